@@ -1,0 +1,54 @@
+/// How samples are laid out in memory: interleaved, native endian.
+public enum SampleFormat: String, Sendable, CaseIterable, Codable {
+    case float32
+    case int32
+    case int16
+
+    public var bytesPerSample: Int {
+        switch self {
+        case .float32, .int32: 4
+        case .int16: 2
+        }
+    }
+}
+
+/// What a decoder found in a file, for `announce info` and for the engine.
+public struct AudioFileInfo: Equatable, Sendable, Codable {
+    /// Container as sniffed: WAV, RF64, CAF, AIFF, AIFC, FLAC, Ogg, MP3.
+    public var container: String
+    /// Codec in words: "PCM 16-bit", "Vorbis", "MPEG-1 Layer III".
+    public var codec: String
+    public var sampleRate: Int
+    public var channels: Int
+    /// Total frames, when the file says or it was counted.
+    public var frames: Int64?
+    /// The sample format that reproduces the source exactly (int16 for 16-bit PCM).
+    public var exactSampleFormat: SampleFormat
+
+    public var durationSeconds: Double? {
+        frames.map { Double($0) / Double(sampleRate) }
+    }
+}
+
+/// A source of interleaved PCM frames. Decoders stream: memory stays bounded
+/// whatever the clip's length.
+public protocol AudioDecoder: AnyObject {
+    var path: String { get }
+    var info: AudioFileInfo { get }
+    /// Sample formats `read` can produce. Always contains `.float32`.
+    var readableFormats: Set<SampleFormat> { get }
+    /// Reads up to `frames` frames into `buffer` as `format`; returns frames read, 0 at the end.
+    func read(into buffer: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError) -> Int
+    /// Moves so the next read starts at `frame` (exact, not fuzzy).
+    func seek(toFrame frame: Int64) throws(AnnounceError)
+    /// Set when the input ended before the length its header promised.
+    var truncationWarning: String? { get }
+}
+
+extension AudioDecoder {
+    /// Float32 interleaved frames into `buffer`; returns frames read, 0 at the end.
+    public func read(into buffer: UnsafeMutableBufferPointer<Float>) throws(AnnounceError) -> Int {
+        guard let base = buffer.baseAddress else { return 0 }
+        return try read(into: UnsafeMutableRawPointer(base), frames: buffer.count / info.channels, as: .float32)
+    }
+}

@@ -1,0 +1,51 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Opens a file and picks its decoder by the bytes it starts with.
+public enum DecoderRegistry {
+    public static func open(_ path: String) throws(AnnounceError) -> any AudioDecoder {
+        let fd = try openReadable(path)
+        var header = [UInt8](repeating: 0, count: SniffedContainer.headerLength)
+        let count = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        guard count > 0 else {
+            close(fd)
+            if count < 0 { throw .cannotOpen(path: path, reason: systemErrorMessage(errno)) }
+            throw .undecodable(path: path, reason: "empty file")
+        }
+        header.removeLast(header.count - count)
+        switch SniffedContainer.sniff(header) {
+        case .mpeg:
+            return try MPG123Decoder(path: path, fd: fd)
+        case .unknown:
+            close(fd)
+            throw .undecodable(path: path, reason: "not a recognised audio format (\(describe(header)))")
+        case let container:
+            return try SndFileDecoder(path: path, fd: fd, container: container)
+        }
+    }
+
+    /// An fd for reading, or the reason a user can act on.
+    static func openReadable(_ path: String) throws(AnnounceError) -> Int32 {
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else {
+            let code = errno
+            throw .cannotOpen(path: path, reason: code == ENOENT ? "no such file" : systemErrorMessage(code))
+        }
+        var status = stat()
+        if fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
+            close(fd)
+            throw .cannotOpen(path: path, reason: "is a directory")
+        }
+        return fd
+    }
+
+    private static func describe(_ header: [UInt8]) -> String {
+        let printable = header.prefix(4).allSatisfy { (0x20..<0x7F).contains($0) || $0 == 0x0A || $0 == 0x09 }
+        if printable { return "looks like text" }
+        return "starts with " + header.prefix(4).map { byte in
+            let hex = String(byte, radix: 16)
+            return hex.count == 1 ? "0" + hex : hex
+        }.joined(separator: " ")
+    }
+}

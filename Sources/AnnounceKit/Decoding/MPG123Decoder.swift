@@ -1,0 +1,137 @@
+import CMpg123
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// MPEG audio (MP3, MP2) through libmpg123: float output, gapless, ID3v2 skipped, exact seeking.
+public final class MPG123Decoder: AudioDecoder {
+    public let path: String
+    public private(set) var info: AudioFileInfo
+    public let readableFormats: Set<SampleFormat> = [.float32]
+    public private(set) var truncationWarning: String?
+    private let handle: OpaquePointer
+    private let fd: Int32
+    /// Frames the Info/Xing header promised; nil when the stream has no such header.
+    private let promisedFrames: Int64?
+    private var position: Int64 = 0
+
+    private static let libraryReady: Bool = mpg123_init() == Int32(MPG123_OK.rawValue)
+
+    /// Takes ownership of `fd`.
+    init(path: String, fd: Int32) throws(AnnounceError) {
+        self.path = path
+        self.fd = fd
+        var err: Int32 = 0
+        guard Self.libraryReady, let handle = mpg123_new(nil, &err) else {
+            close(fd)
+            throw .internal("libmpg123 did not initialise: \(String(cString: mpg123_plain_strerror(err)))")
+        }
+        self.handle = handle
+        do {
+            (info, promisedFrames) = try Self.open(handle, fd: fd, path: path)
+        } catch {
+            mpg123_delete(handle)
+            close(fd)
+            throw error
+        }
+    }
+
+    deinit {
+        mpg123_close(handle)
+        mpg123_delete(handle)
+        close(fd)
+    }
+
+    private static func open(_ h: OpaquePointer, fd: Int32, path: String) throws(AnnounceError) -> (AudioFileInfo, Int64?) {
+        let flags = Int(MPG123_QUIET.rawValue | MPG123_GAPLESS.rawValue | MPG123_SKIP_ID3V2.rawValue)
+        _ = announce_mpg123_set_flag(h, flags)
+        // Only float output, at any rate and channel count the stream has.
+        mpg123_format_none(h)
+        var rates: UnsafePointer<Int>?
+        var rateCount = 0
+        mpg123_rates(&rates, &rateCount)
+        for i in 0..<rateCount {
+            mpg123_format(h, rates![i], Int32(MPG123_MONO.rawValue | MPG123_STEREO.rawValue), Int32(MPG123_ENC_FLOAT_32.rawValue))
+        }
+        guard mpg123_open_fd(h, fd) == Int32(MPG123_OK.rawValue) else {
+            throw .undecodable(path: path, reason: "not decodable MPEG audio (\(errorText(h)))")
+        }
+        var rate = 0, channels: Int32 = 0, encoding: Int32 = 0
+        guard mpg123_getformat(h, &rate, &channels, &encoding) == Int32(MPG123_OK.rawValue) else {
+            throw .undecodable(path: path, reason: "no MPEG audio frames found (\(errorText(h)))")
+        }
+        try validate(channels: Int(channels), sampleRate: rate, path: path)
+        var frameInfo = mpg123_frameinfo2()
+        var codec = "MPEG audio"
+        if mpg123_info2(h, &frameInfo) == Int32(MPG123_OK.rawValue) {
+            let version = ["1", "2", "2.5"][Int(frameInfo.version) % 3]
+            let layer = String(repeating: "I", count: Int(frameInfo.layer))
+            let mode = ["CBR", "VBR", "ABR"][Int(frameInfo.vbr) % 3]
+            let kbps = frameInfo.vbr == Int32(MPG123_CBR.rawValue) ? " \(frameInfo.bitrate) kbit/s" : ""
+            codec = "MPEG-\(version) Layer \(layer)\(kbps) \(mode)"
+        }
+        var delay = 0, ignored = 0.0
+        let hasInfoTag = mpg123_getstate2(h, Int32(MPG123_ENC_DELAY.rawValue), &delay, &ignored) == Int32(MPG123_OK.rawValue) && delay >= 0
+        let length = Int64(mpg123_length(h))
+        let frames: Int64? = length > 0 ? length : nil
+        let info = AudioFileInfo(container: "MP3", codec: codec, sampleRate: rate, channels: Int(channels),
+                                 frames: frames, exactSampleFormat: .float32)
+        return (info, hasInfoTag ? frames : nil)
+    }
+
+    /// Reads the whole stream's frame headers (no decoding) so the length is exact
+    /// even without an Info header. Costs a pass over the file; `info` uses it.
+    public func scanForExactLength() throws(AnnounceError) {
+        guard mpg123_scan(handle) == Int32(MPG123_OK.rawValue) else {
+            throw .undecodable(path: path, reason: "scan failed (\(Self.errorText(handle)))")
+        }
+        let length = Int64(mpg123_length(handle))
+        if length > 0 { info.frames = length }
+        try seek(toFrame: position)
+    }
+
+    public func read(into buffer: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError) -> Int {
+        precondition(format == .float32, "MPG123Decoder reads float32 only")
+        let bytesPerFrame = info.channels * 4
+        var filled = 0
+        let wanted = frames * bytesPerFrame
+        while filled < wanted {
+            var done = 0
+            let status = mpg123_read(handle, buffer.advanced(by: filled), wanted - filled, &done)
+            filled += done
+            if status == Int32(MPG123_OK.rawValue) { continue }
+            if status == Int32(MPG123_DONE.rawValue) { noteEnd(at: position + Int64(filled / bytesPerFrame)); break }
+            if status == Int32(MPG123_NEW_FORMAT.rawValue) {
+                // A format change mid-stream (a Frankenstein file): stop cleanly at the splice.
+                truncationWarning = truncationWarning ?? "format changes mid-stream; stopped at the change"
+                break
+            }
+            if filled > 0 || position > 0 {
+                truncationWarning = truncationWarning ?? "decoding stopped early: \(Self.errorText(handle))"
+                break
+            }
+            throw .undecodable(path: path, reason: "not decodable MPEG audio (\(Self.errorText(handle)))")
+        }
+        let got = filled / bytesPerFrame
+        position += Int64(got)
+        return got
+    }
+
+    private func noteEnd(at frames: Int64) {
+        if let promised = promisedFrames, frames < promised, truncationWarning == nil {
+            truncationWarning = "truncated: its header promises \(promised) frames, the file holds \(frames)"
+        }
+    }
+
+    public func seek(toFrame frame: Int64) throws(AnnounceError) {
+        let result = mpg123_seek(handle, off_t(frame), SEEK_SET)
+        guard result >= 0 else {
+            throw .undecodable(path: path, reason: "cannot seek to frame \(frame): \(Self.errorText(handle))")
+        }
+        position = Int64(result)
+    }
+
+    private static func errorText(_ h: OpaquePointer) -> String {
+        String(cString: mpg123_strerror(h))
+    }
+}

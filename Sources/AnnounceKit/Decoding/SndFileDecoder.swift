@@ -1,0 +1,120 @@
+import CSndFile
+
+/// WAV (incl. RF64 and extensible), CAF, AIFF/AIFC, FLAC and Ogg Vorbis/Opus through libsndfile.
+public final class SndFileDecoder: AudioDecoder {
+    public let path: String
+    public let info: AudioFileInfo
+    public let readableFormats: Set<SampleFormat> = [.float32, .int32, .int16]
+    public private(set) var truncationWarning: String?
+    private let file: OpaquePointer
+    private var framesRead: Int64 = 0
+
+    /// Takes ownership of `fd` (closed with the decoder, or here on failure).
+    init(path: String, fd: Int32, container: SniffedContainer) throws(AnnounceError) {
+        self.path = path
+        var sfInfo = SF_INFO()
+        guard let file = sf_open_fd(fd, Int32(SFM_READ), &sfInfo, 1) else {
+            let reason = String(cString: sf_strerror(nil))
+            throw .undecodable(path: path, reason: "not decodable audio (\(reason))")
+        }
+        self.file = file
+        do {
+            info = try Self.describe(sfInfo, path: path)
+        } catch {
+            sf_close(file)
+            throw error
+        }
+    }
+
+    deinit { sf_close(file) }
+
+    public func read(into buffer: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError) -> Int {
+        let count = sf_count_t(frames)
+        let got: sf_count_t = switch format {
+        case .float32: sf_readf_float(file, buffer.assumingMemoryBound(to: Float.self), count)
+        case .int32: sf_readf_int(file, buffer.assumingMemoryBound(to: Int32.self), count)
+        case .int16: sf_readf_short(file, buffer.assumingMemoryBound(to: Int16.self), count)
+        }
+        framesRead += Int64(got)
+        if got < count, sf_error(file) != 0, truncationWarning == nil {
+            // libsndfile decoded what it could; say why it stopped instead of failing the clip.
+            truncationWarning = "stopped after \(framesRead) frames: \(String(cString: sf_strerror(file)))"
+        }
+        return Int(got)
+    }
+
+    public func seek(toFrame frame: Int64) throws(AnnounceError) {
+        guard sf_seek(file, sf_count_t(frame), SEEK_SET) >= 0 else {
+            throw .undecodable(path: path, reason: "cannot seek to frame \(frame): \(String(cString: sf_strerror(file)))")
+        }
+        framesRead = frame
+    }
+
+    private static func describe(_ sf: SF_INFO, path: String) throws(AnnounceError) -> AudioFileInfo {
+        try validate(channels: Int(sf.channels), sampleRate: Int(sf.samplerate), path: path)
+        let major = Int(announce_sf_major(sf.format)), minor = Int(announce_sf_minor(sf.format))
+        let (codec, exact) = describeCodec(minor)
+        var container: String
+        switch major {
+        case SF_FORMAT_WAV: container = "WAV"
+        case SF_FORMAT_WAVEX: container = "WAV (extensible)"
+        case SF_FORMAT_RF64: container = "RF64"
+        case SF_FORMAT_CAF: container = "CAF"
+        case SF_FORMAT_AIFF:
+            let plainAIFF = [SF_FORMAT_PCM_S8, SF_FORMAT_PCM_16, SF_FORMAT_PCM_24, SF_FORMAT_PCM_32].contains(minor)
+            container = plainAIFF ? "AIFF" : "AIFC"
+        case SF_FORMAT_FLAC: container = "FLAC"
+        case SF_FORMAT_OGG: container = "Ogg"
+        case SF_FORMAT_W64: container = "Wave64"
+        default: container = "libsndfile format 0x\(String(major, radix: 16))"
+        }
+        if sf.frames <= 0 {
+            throw .undecodable(path: path, reason: "holds no audio frames")
+        }
+        return AudioFileInfo(container: container, codec: codec, sampleRate: Int(sf.samplerate),
+                             channels: Int(sf.channels), frames: Int64(sf.frames), exactSampleFormat: exact)
+    }
+}
+
+/// Codec name and the sample format that reproduces it exactly.
+private func describeCodec(_ minor: Int) -> (String, SampleFormat) {
+    switch minor {
+    case SF_FORMAT_PCM_S8: ("PCM 8-bit", .int16)
+    case SF_FORMAT_PCM_U8: ("PCM 8-bit unsigned", .int16)
+    case SF_FORMAT_PCM_16: ("PCM 16-bit", .int16)
+    case SF_FORMAT_PCM_24: ("PCM 24-bit", .int32)
+    case SF_FORMAT_PCM_32: ("PCM 32-bit", .int32)
+    case SF_FORMAT_FLOAT: ("float 32-bit", .float32)
+    case SF_FORMAT_DOUBLE: ("float 64-bit", .float32)
+    case SF_FORMAT_ULAW: ("mu-law", .int16)
+    case SF_FORMAT_ALAW: ("A-law", .int16)
+    case SF_FORMAT_IMA_ADPCM: ("IMA ADPCM", .int16)
+    case SF_FORMAT_MS_ADPCM: ("MS ADPCM", .int16)
+    case SF_FORMAT_VORBIS: ("Vorbis", .float32)
+    case SF_FORMAT_OPUS: ("Opus", .float32)
+    case SF_FORMAT_ALAC_16: ("ALAC 16-bit", .int16)
+    case SF_FORMAT_ALAC_24: ("ALAC 24-bit", .int32)
+    default: ("sub-format 0x\(String(minor, radix: 16))", .float32)
+    }
+}
+
+/// Limits every decoder applies before trusting a header.
+func validate(channels: Int, sampleRate: Int, path: String) throws(AnnounceError) {
+    guard channels > 0 else { throw .undecodable(path: path, reason: "header says 0 channels") }
+    guard channels <= maxChannels else {
+        throw .undecodable(path: path, reason: "header says \(channels) channels; at most \(maxChannels) are supported")
+    }
+    guard sampleRate > 0 else { throw .undecodable(path: path, reason: "header says 0 Hz") }
+    guard sampleRate <= maxSampleRate else {
+        throw .undecodable(path: path, reason: "header says \(sampleRate) Hz; at most \(maxSampleRate) Hz is supported")
+    }
+}
+
+let maxChannels = 32
+let maxSampleRate = 768_000
+
+extension String {
+    func replacingPrefix(_ prefix: String, with replacement: String) -> String {
+        hasPrefix(prefix) ? replacement + dropFirst(prefix.count) : self
+    }
+}

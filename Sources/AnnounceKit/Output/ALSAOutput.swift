@@ -1,0 +1,164 @@
+import CALSA
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A PCM playback device through ALSA, negotiated the way aplay and out123 do:
+/// interleaved access, a sample format the device takes, channels, rate-near with
+/// a tolerance check, period before buffer, a start threshold of one period.
+public final class ALSAOutput: AudioOutput {
+    public let deviceName: String
+    public let format: OutputFormat
+    public let periodFrames: Int
+    public let bufferFrames: Int
+    public private(set) var recoveries = 0
+    private let pcm: OpaquePointer
+
+    /// Largest relative rate error accepted from rate-near before refusing (0.5%).
+    static let rateTolerance = 0.005
+
+    public init(device: String, request: OutputRequest) throws(AnnounceError) {
+        deviceName = device
+        var handle: OpaquePointer?
+        // Non-blocking open: a busy device fails at once instead of hanging a cron job.
+        let opened = snd_pcm_open(&handle, device, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK)
+        guard opened == 0, let pcm = handle else { throw Self.openError(device, opened) }
+        self.pcm = pcm
+        do {
+            try Self.check(snd_pcm_nonblock(pcm, 0), device, "cannot switch to blocking writes")
+            (format, periodFrames, bufferFrames) = try Self.configure(pcm, device: device, request: request)
+        } catch {
+            snd_pcm_close(pcm)
+            throw error
+        }
+    }
+
+    deinit { snd_pcm_close(pcm) }
+
+    public func write(_ samples: UnsafeRawPointer, frames: Int) throws(OutputFailure) {
+        var cursor = samples
+        var left = frames
+        let bytesPerFrame = format.bytesPerFrame
+        while left > 0 {
+            let written = snd_pcm_writei(pcm, cursor, snd_pcm_uframes_t(left))
+            if written >= 0 {
+                left -= Int(written)
+                cursor += Int(written) * bytesPerFrame
+                continue
+            }
+            try recover(Int32(-written))
+        }
+    }
+
+    private func recover(_ code: Int32) throws(OutputFailure) {
+        switch code {
+        case EINTR:
+            return
+        case EAGAIN:
+            _ = snd_pcm_wait(pcm, 100)
+        case EPIPE:
+            recoveries += 1
+            guard snd_pcm_prepare(pcm) == 0 else { throw OutputFailure(code: EPIPE, operation: "underrun recovery") }
+        case ESTRPIPE:
+            recoveries += 1
+            var status = snd_pcm_resume(pcm)
+            while status == -EAGAIN {
+                usleep(10_000)  // the system is resuming from suspend
+                status = snd_pcm_resume(pcm)
+            }
+            if status < 0, snd_pcm_prepare(pcm) < 0 {
+                throw OutputFailure(code: ESTRPIPE, operation: "suspend recovery")
+            }
+        default:
+            throw OutputFailure(code: code, operation: "write")
+        }
+    }
+
+    public func delay() -> Int {
+        var frames: snd_pcm_sframes_t = 0
+        return snd_pcm_delay(pcm, &frames) == 0 ? max(0, Int(frames)) : 0
+    }
+
+    public func drain() throws(OutputFailure) {
+        let status = snd_pcm_drain(pcm)
+        if status < 0, status != -EPIPE { throw OutputFailure(code: -status, operation: "drain") }
+        _ = snd_pcm_prepare(pcm)
+    }
+
+    public func drop() {
+        _ = snd_pcm_drop(pcm)
+        _ = snd_pcm_prepare(pcm)
+    }
+
+    // MARK: negotiation
+
+    private static func configure(_ pcm: OpaquePointer, device: String, request: OutputRequest) throws(AnnounceError)
+        -> (OutputFormat, Int, Int)
+    {
+        guard let hw = announce_hw_params_new() else { throw .internal("out of memory for ALSA hw params") }
+        defer { snd_pcm_hw_params_free(hw) }
+        try check(snd_pcm_hw_params_any(pcm, hw), device, "has no configurations")
+        try check(snd_pcm_hw_params_set_access(pcm, hw, SND_PCM_ACCESS_RW_INTERLEAVED), device,
+                  "does not take interleaved writes")
+        guard let sampleFormat = request.sampleFormats.first(where: {
+            snd_pcm_hw_params_test_format(pcm, hw, alsaFormat($0)) == 0
+        }) else {
+            throw .deviceUnavailable(device: device, reason: "takes none of the sample formats float, S32, S16")
+        }
+        try check(snd_pcm_hw_params_set_format(pcm, hw, alsaFormat(sampleFormat)), device, "refused \(sampleFormat)")
+        try check(snd_pcm_hw_params_set_channels(pcm, hw, UInt32(request.channels)), device,
+                  "cannot play \(request.channels) channel\(request.channels == 1 ? "" : "s")")
+        var rate = UInt32(request.sampleRate)
+        var dir: Int32 = 0
+        try check(snd_pcm_hw_params_set_rate_near(pcm, hw, &rate, &dir), device, "cannot play \(request.sampleRate) Hz")
+        if abs(Double(rate) - Double(request.sampleRate)) > Double(request.sampleRate) * rateTolerance {
+            throw .deviceUnavailable(device: device,
+                reason: "plays \(rate) Hz, not \(request.sampleRate) Hz (use a plug device such as 'default' or 'plughw:0')")
+        }
+        var periodTime = UInt32(request.periodMicroseconds)
+        try check(snd_pcm_hw_params_set_period_time_near(pcm, hw, &periodTime, &dir), device, "refused the period time")
+        var period: snd_pcm_uframes_t = 0
+        try check(snd_pcm_hw_params_get_period_size(hw, &period, &dir), device, "has no period size")
+        var buffer = period * snd_pcm_uframes_t(request.periods)
+        try check(snd_pcm_hw_params_set_buffer_size_near(pcm, hw, &buffer), device, "refused the buffer size")
+        try check(snd_pcm_hw_params(pcm, hw), device, "refused the hardware parameters")
+        try check(snd_pcm_hw_params_get_period_size(hw, &period, &dir), device, "has no period size")
+        try check(snd_pcm_hw_params_get_buffer_size(hw, &buffer), device, "has no buffer size")
+
+        guard let sw = announce_sw_params_new() else { throw .internal("out of memory for ALSA sw params") }
+        defer { snd_pcm_sw_params_free(sw) }
+        try check(snd_pcm_sw_params_current(pcm, sw), device, "has no software parameters")
+        // Start after one period so a 100 ms clip starts without waiting for a full buffer.
+        try check(snd_pcm_sw_params_set_start_threshold(pcm, sw, period), device, "refused the start threshold")
+        try check(snd_pcm_sw_params_set_avail_min(pcm, sw, period), device, "refused avail_min")
+        try check(snd_pcm_sw_params(pcm, sw), device, "refused the software parameters")
+        try check(snd_pcm_prepare(pcm), device, "cannot be prepared")
+
+        let format = OutputFormat(sampleFormat: sampleFormat, sampleRate: Int(rate), channels: request.channels)
+        return (format, Int(period), Int(buffer))
+    }
+
+    private static func alsaFormat(_ format: SampleFormat) -> snd_pcm_format_t {
+        switch format {
+        case .float32: SND_PCM_FORMAT_FLOAT_LE
+        case .int32: SND_PCM_FORMAT_S32_LE
+        case .int16: SND_PCM_FORMAT_S16_LE
+        }
+    }
+
+    private static func check(_ status: Int32, _ device: String, _ what: @autoclosure () -> String) throws(AnnounceError) {
+        guard status < 0 else { return }
+        throw .deviceUnavailable(device: device, reason: "\(what()): \(String(cString: snd_strerror(status)))")
+    }
+
+    private static func openError(_ device: String, _ status: Int32) -> AnnounceError {
+        let reason = switch -status {
+        case ENOENT, ENODEV, ENXIO: "no such device"
+        case EBUSY: "busy: another program is using it"
+        case ECONNREFUSED: "the sound server refused the connection (is it running?)"
+        case EACCES, EPERM: "permission denied"
+        default: "cannot open: \(String(cString: snd_strerror(status)))"
+        }
+        return .deviceUnavailable(device: device, reason: reason)
+    }
+}

@@ -1,0 +1,59 @@
+/// Sample layout a device was opened with.
+public struct OutputFormat: Equatable, Sendable, CustomStringConvertible {
+    public var sampleFormat: SampleFormat
+    public var sampleRate: Int
+    public var channels: Int
+
+    public init(sampleFormat: SampleFormat, sampleRate: Int, channels: Int) {
+        self.sampleFormat = sampleFormat
+        self.sampleRate = sampleRate
+        self.channels = channels
+    }
+
+    public var bytesPerFrame: Int { sampleFormat.bytesPerSample * channels }
+    public var description: String { "\(sampleFormat) \(sampleRate) Hz \(channels) ch" }
+}
+
+/// What a caller asks a device for.
+public struct OutputRequest: Equatable, Sendable {
+    public var sampleRate: Int
+    public var channels: Int
+    /// Tried in order; the first the device takes wins.
+    public var sampleFormats: [SampleFormat]
+    public var periodMicroseconds: Int = 20_000
+    public var periods: Int = 4
+
+    public init(sampleRate: Int, channels: Int, sampleFormats: [SampleFormat]) {
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.sampleFormats = sampleFormats
+    }
+}
+
+/// A failure on the playback path. Carries only an errno and a static label so
+/// that throwing it never allocates.
+public struct OutputFailure: Error, Sendable {
+    public let code: Int32
+    public let operation: StaticString
+
+    public var message: String { "\(operation) failed: \(systemErrorMessage(code))" }
+}
+
+/// A device the playback thread writes to. `write`, `delay`, `drain` and `drop`
+/// are called from the playback thread only.
+public protocol AudioOutput: AnyObject {
+    var deviceName: String { get }
+    var format: OutputFormat { get }
+    var periodFrames: Int { get }
+    var bufferFrames: Int { get }
+    /// Underruns and suspends recovered from so far.
+    var recoveries: Int { get }
+    /// Writes all `frames`, blocking as the device paces; recovers underrun and suspend.
+    func write(_ samples: UnsafeRawPointer, frames: Int) throws(OutputFailure)
+    /// Frames written but not yet heard.
+    func delay() -> Int
+    /// Plays out what is buffered, then is ready for more.
+    func drain() throws(OutputFailure)
+    /// Discards what is buffered at once, then is ready for more.
+    func drop()
+}

@@ -1,0 +1,10 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+
+/// strerror for an errno value, as a Swift string.
+func systemErrorMessage(_ code: Int32) -> String {
+    String(cString: strerror(code))
+}

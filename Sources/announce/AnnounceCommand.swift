@@ -1,0 +1,28 @@
+import AnnounceKit
+import ArgumentParser
+
+@main
+struct AnnounceCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "announce",
+        abstract: "Play announcements on Linux: priorities, honest exit codes, kind to scripts.",
+        discussion: """
+            EXIT STATUS
+              0   played to the end (or the command succeeded)
+              64  usage error
+              65  input is not decodable audio / corrupt
+              66  input cannot be opened (missing, permission, directory)
+              69  audio device unavailable (missing, busy, refused the format)
+              70  internal error
+              75  not played to the end (stopped)
+
+            EXAMPLES
+              announce play backup-done.mp3
+              announce play chime.wav attention.wav --device plughw:0 --volume 0.5
+              announce info recording.flac --json
+              # crontab: a chime on the hour, quietly skipped when no device is there
+              0 * * * *  announce play -q /usr/share/sounds/chime.wav || true
+            """,
+        subcommands: [Play.self, Info.self, Devices.self]
+    )
+}

@@ -1,0 +1,61 @@
+import AnnounceKit
+import ArgumentParser
+import FoundationEssentials
+
+struct Info: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Show container, codec, rate, channels, frames and duration of audio files.")
+
+    @Argument(help: "Audio files to describe.")
+    var files: [String]
+
+    @Flag(help: "One JSON object per file, one per line.")
+    var json = false
+
+    struct Description: Codable {
+        var path: String
+        var container: String
+        var codec: String
+        var sampleRate: Int
+        var channels: Int
+        var frames: Int64?
+        var duration: Double?
+    }
+
+    func run() throws {
+        var failure: ExitCode?
+        for path in files {
+            do {
+                let decoder = try DecoderRegistry.open(path)
+                try (decoder as? MPG123Decoder)?.scanForExactLength()
+                let info = decoder.info
+                let description = Description(path: path, container: info.container, codec: info.codec,
+                                              sampleRate: info.sampleRate, channels: info.channels,
+                                              frames: info.frames, duration: info.durationSeconds)
+                print(json ? try jsonLine(description) : text(description))
+            } catch let error as AnnounceError {
+                failure = failure ?? reportedExit(error)
+            }
+        }
+        if let failure { throw failure }
+    }
+
+    private func jsonLine(_ description: Description) throws -> String {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        return String(decoding: try encoder.encode(description), as: UTF8.self)
+    }
+
+    private func text(_ d: Description) -> String {
+        let duration = d.duration.map { "\(($0 * 1000).rounded() / 1000) s" } ?? "unknown"
+        return """
+            \(d.path)
+              container  \(d.container)
+              codec      \(d.codec)
+              rate       \(d.sampleRate) Hz
+              channels   \(d.channels)
+              frames     \(d.frames.map(String.init) ?? "unknown")
+              duration   \(duration)
+            """
+    }
+}
