@@ -32,5 +32,7 @@ let package = Package(
             ]
         ),
         .testTarget(name: "AnnounceKitTests", dependencies: ["AnnounceKit"]),
+        // Runs the built `announce` binary against generated fixtures (make test builds it first).
+        .testTarget(name: "EndToEndTests"),
     ]
 )
