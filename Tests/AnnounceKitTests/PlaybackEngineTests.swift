@@ -1,0 +1,118 @@
+import Testing
+@testable import AnnounceKit
+
+@Suite struct PlaybackEngineTests {
+    @Test func unityGainInt16IsBitExactAcrossRingWraps() throws {
+        // 10 000 frames through a ring of max(4 × 64 × 2, 48000 / 4) frames wraps several times.
+        let source = ramp(frames: 100_000, channels: 2)
+        let (engine, outputs) = makeEngine()
+        let report = try engine.play(MemoryDecoder(samples: source, channels: 2))
+        #expect(outputs().count == 1)
+        #expect(outputs()[0].format.sampleFormat == .int16)
+        #expect(outputs()[0].int16Samples == source)
+        #expect(report.framesPlayed == 100_000)
+        #expect(outputs()[0].drainCount == 1)
+    }
+
+    @Test func floatOnlyDecoderConvertsToAnInt16Device() throws {
+        let source = ramp(frames: 5_000, channels: 1)
+        let (engine, outputs) = makeEngine(formats: [.int16])
+        _ = try engine.play(MemoryDecoder(samples: source, channels: 1, floatOnly: true))
+        #expect(outputs()[0].int16Samples == source)
+    }
+
+    @Test func volumeScalesEverySample() throws {
+        let source = ramp(frames: 3_000, channels: 2)
+        let (engine, outputs) = makeEngine()
+        _ = try engine.play(MemoryDecoder(samples: source, channels: 2), options: PlaybackOptions(gain: 0.5))
+        let expected = source.map { Int16((Float($0) / 32_768 * 0.5 * 32_768).rounded()) }
+        #expect(outputs()[0].int16Samples == expected)
+    }
+
+    @Test func panOnMonoPlaysStereoWithBalance() throws {
+        let source = ramp(frames: 2_000, channels: 1)
+        let (engine, outputs) = makeEngine()
+        _ = try engine.play(MemoryDecoder(samples: source, channels: 1), options: PlaybackOptions(pan: -0.5))
+        let output = outputs()[0]
+        #expect(output.format.channels == 2)
+        let left = stride(from: 0, to: output.int16Samples.count, by: 2).map { output.int16Samples[$0] }
+        let right = stride(from: 1, to: output.int16Samples.count, by: 2).map { output.int16Samples[$0] }
+        #expect(left == source)
+        #expect(right == source.map { Int16((Float($0) * 0.5).rounded()) })
+    }
+
+    @Test func loopsAndStartOffset() throws {
+        let frames = 1_000
+        let source = ramp(frames: frames, channels: 2)
+        let (engine, outputs) = makeEngine()
+        let options = PlaybackOptions(loops: 2, start: TimeSpan(seconds: 0.01))  // 480 frames at 48 kHz
+        let report = try engine.play(MemoryDecoder(samples: source, channels: 2), options: options)
+        let expected = Array(source[(480 * 2)...]) + source + source
+        #expect(outputs()[0].int16Samples == expected)
+        #expect(report.framesPlayed == Int64(frames - 480 + 2 * frames))
+    }
+
+    @Test func startAtOrPastTheEndIsAUsageError() {
+        let (engine, _) = makeEngine()
+        let decoder = MemoryDecoder(samples: ramp(frames: 480, channels: 1), channels: 1)
+        #expect(throws: AnnounceError.self) { try engine.play(decoder, options: PlaybackOptions(start: TimeSpan(seconds: 0.01))) }
+    }
+
+    @Test func consecutiveClipsShareTheDeviceWhenTheFormatMatches() throws {
+        let first = ramp(frames: 700, channels: 2), second = ramp(frames: 900, channels: 2).reversed()
+        let (engine, outputs) = makeEngine()
+        _ = try engine.play(MemoryDecoder(samples: first, channels: 2))
+        _ = try engine.play(MemoryDecoder(samples: Array(second), channels: 2))
+        #expect(outputs().count == 1)
+        #expect(outputs()[0].int16Samples == first + second)
+        _ = try engine.play(MemoryDecoder(samples: first, channels: 2, rate: 44_100))
+        #expect(outputs().count == 2, "a new rate reopens the device")
+    }
+
+    @Test func stopMidClipEndsEarlyAndTheEngineStaysUsable() throws {
+        let source = ramp(frames: 48_000, channels: 2)
+        var engineRef: PlaybackEngine?
+        let (engine, outputs) = makeEngine { output in
+            output.beforeWrite = { written in if written >= 6_400 { engineRef?.stop() } }
+        }
+        engineRef = engine
+        let report = try engine.play(MemoryDecoder(samples: source, channels: 2))
+        #expect(report.stopped)
+        #expect(report.framesPlayed < 48_000)
+        #expect(outputs()[0].int16Samples == Array(source.prefix(Int(report.framesPlayed) * 2)))
+        #expect(outputs()[0].drainCount == 0, "a stop drops, it does not drain")
+        engineRef = nil
+        let again = try engine.play(MemoryDecoder(samples: ramp(frames: 100, channels: 2), channels: 2))
+        #expect(!again.stopped && again.framesPlayed == 100)
+    }
+
+    @Test func decodeFailureIsReportedAndTheEngineStaysUsable() throws {
+        let (engine, _) = makeEngine()
+        let broken = MemoryDecoder(samples: ramp(frames: 100, channels: 2), channels: 2)
+        broken.failFirstRead = true
+        #expect(throws: AnnounceError.undecodable(path: "memory.wav", reason: "broken on purpose")) { try engine.play(broken) }
+        let report = try engine.play(MemoryDecoder(samples: ramp(frames: 100, channels: 2), channels: 2))
+        #expect(report.framesPlayed == 100)
+    }
+
+    @Test func deviceFailureMidClipIsA69AndTheNextPlayReopens() throws {
+        let (engine, outputs) = makeEngine { $0.failAfterFrames = $0.periodFrames * 3 }
+        do {
+            _ = try engine.play(MemoryDecoder(samples: ramp(frames: 5_000, channels: 2), channels: 2))
+            Issue.record("expected a device error")
+        } catch {
+            #expect(error.exitCode == 69)
+        }
+        _ = try? engine.play(MemoryDecoder(samples: ramp(frames: 10, channels: 2), channels: 2))
+        #expect(outputs().count == 2)
+    }
+
+    @Test func progressComesFromPlayedFramesAndEndsAtTheTotal() throws {
+        let (engine, _) = makeEngine()
+        var seen: [PlaybackProgress] = []
+        _ = try engine.play(MemoryDecoder(samples: ramp(frames: 48_000, channels: 1), channels: 1)) { seen.append($0) }
+        #expect(seen.count >= 2)
+        #expect(seen.map(\.framesPlayed) == seen.map(\.framesPlayed).sorted())
+        #expect(seen.last?.framesPlayed == 48_000 && seen.last?.totalFrames == 48_000)
+    }
+}
