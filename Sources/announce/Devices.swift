@@ -3,7 +3,7 @@ import ArgumentParser
 import FoundationEssentials
 
 struct Devices: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "List ALSA playback devices.")
+    static let configuration = CommandConfiguration(commandName: "devices", abstract: "List ALSA playback devices.")
 
     @Flag(help: "A JSON array of {name, description}.")
     var json = false

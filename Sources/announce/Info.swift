@@ -4,6 +4,7 @@ import FoundationEssentials
 
 struct Info: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "info",
         abstract: "Show container, codec, rate, channels, frames and duration of audio files.")
 
     @Argument(help: "Audio files to describe.")

@@ -37,6 +37,7 @@ struct PlaybackFlags: ParsableArguments {
 
 struct Play: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "play",
         abstract: "Play audio files in order and wait until they have been heard.",
         discussion: """
             Formats are recognised by content, not extension: WAV/RF64, CAF, AIFF/AIFC, FLAC,

@@ -59,13 +59,20 @@ final class CapturingOutput: AudioOutput, @unchecked Sendable {
         bufferFrames = periodFrames * 4
     }
 
-    func write(_ samples: UnsafeRawPointer, frames: Int) throws(OutputFailure) {
+    /// Takes one period per write, so a clip needs many writes.
+    func writableFrames() throws(OutputFailure) -> Int { periodFrames }
+
+    func write(_ samples: UnsafeRawPointer, frames: Int) throws(OutputFailure) -> Int {
         beforeWrite?(framesSoFar)
         if let limit = failAfterFrames, framesSoFar + frames > limit { throw OutputFailure(code: 19, operation: "write") }
         framesSoFar += frames
         let bytes = UnsafeRawBufferPointer(start: samples, count: frames * format.bytesPerFrame)
         captured.withLock { $0.append(contentsOf: bytes) }
+        return frames
     }
+
+    func waitUntilWritable() throws(OutputFailure) {}
+    func interrupt() {}
 
     func delay() -> Int { 0 }
     func drain() throws(OutputFailure) { drains.add(1, ordering: .relaxed) }

@@ -43,7 +43,8 @@ final class PCMRing: @unchecked Sendable {
         readCount.add(frames, ordering: .releasing)
     }
 
-    var isFull: Bool {
-        writeCount.load(ordering: .relaxed) - readCount.load(ordering: .acquiring) == capacityFrames
+    /// At least half the capacity is free: worth waking the decode side for.
+    var isHalfEmpty: Bool {
+        writeCount.load(ordering: .acquiring) - readCount.load(ordering: .acquiring) <= capacityFrames / 2
     }
 }

@@ -46,7 +46,7 @@ public final class PlaybackEngine {
     private var output: (any AudioOutput)?
     private var current: PlaybackJob?
     /// Frames the decode side asks for per read.
-    static let decodeChunkFrames = 4096
+    static let decodeChunkFrames = 8192
     /// How often progress is reported, in seconds of audio played.
     static let progressInterval = 0.1
 
@@ -71,11 +71,15 @@ public final class PlaybackEngine {
         if startFrame > 0 { try decoder.seek(toFrame: startFrame) }
 
         let ringFormat = decoder.readableFormats.contains(output.format.sampleFormat) ? output.format.sampleFormat : .float32
-        let ring = PCMRing(capacityFrames: max(output.bufferFrames * 2, info.sampleRate / 4),
-                           bytesPerFrame: ringFormat.bytesPerSample * info.channels)
+        // Two seconds (at most 4 MB): each side sleeps until half the ring is
+        // free or filled, so the threads wake each other about once a second.
+        let bytesPerFrame = ringFormat.bytesPerSample * info.channels
+        let ring = PCMRing(capacityFrames: max(output.bufferFrames * 8, min(info.sampleRate * 2, (4 << 20) / bytesPerFrame)),
+                           bytesPerFrame: bytesPerFrame)
         let processor = FrameProcessor(input: ringFormat, inputChannels: info.channels, output: output.format,
-                                       maxFrames: output.periodFrames, gain: options.gain, pan: options.pan)
-        let job = PlaybackJob(ring: ring, processor: processor, output: output)
+                                       maxFrames: output.bufferFrames, gain: options.gain, pan: options.pan)
+        let progressStep = progress == nil ? 0 : Int(Double(info.sampleRate) * Self.progressInterval)
+        let job = PlaybackJob(ring: ring, processor: processor, output: output, progressStepFrames: progressStep)
         current = job
         defer { current = nil }
 
@@ -88,7 +92,7 @@ public final class PlaybackEngine {
             let (destination, room) = ring.writable()
             if room == 0 {
                 if !submitted { thread.submit(job); submitted = true }
-                job.spaceAvailable.wait()
+                job.waitForSpace(seenTicks: reporter.seenTicks)
                 reporter.report(job)
                 continue
             }
@@ -98,7 +102,7 @@ public final class PlaybackEngine {
             } catch {
                 job.requestStop()
                 if !submitted { thread.submit(job) }
-                while !job.isDone.load(ordering: .acquiring) { job.spaceAvailable.wait() }
+                job.waitUntilDone(seenTicks: -1)
                 throw error
             }
             if got == 0 {
@@ -111,15 +115,18 @@ public final class PlaybackEngine {
             }
             framesThisPass += Int64(got)
             ring.commitWrite(got)
-            job.dataAvailable.signal()
+            // Start as soon as there is something to play; keep decoding ahead meanwhile.
+            if !submitted { thread.submit(job); submitted = true }
+            if !ring.isHalfEmpty { job.dataAvailable.signal() }
         }
         job.endOfInput.store(true, ordering: .releasing)
         job.dataAvailable.signal()
         if !submitted { thread.submit(job) }
         while !job.isDone.load(ordering: .acquiring) {
-            job.spaceAvailable.wait()
+            job.waitUntilDone(seenTicks: reporter.seenTicks)
             reporter.report(job)
         }
+        reporter.report(job)
         if let failure = job.failure {
             self.output = nil
             throw .deviceUnavailable(device: device, reason: failure.message)
@@ -151,12 +158,13 @@ public final class PlaybackEngine {
     }
 }
 
-/// Calls back at most every `PlaybackEngine.progressInterval` of audio played.
+/// Calls back on each progress tick the playback thread publishes, and at the end.
 private struct ProgressReporter {
     let total: Int64?
     let sampleRate: Int
     let callback: ((PlaybackProgress) -> Void)?
-    private var lastReported: Int64?
+    private(set) var seenTicks = 0
+    private var finished = false
 
     init(total: Int64?, sampleRate: Int, callback: ((PlaybackProgress) -> Void)?) {
         self.total = total
@@ -165,11 +173,13 @@ private struct ProgressReporter {
     }
 
     mutating func report(_ job: PlaybackJob) {
-        guard let callback else { return }
-        let played = Int64(job.framesPlayed.load(ordering: .acquiring))
-        let step = Int64(Double(sampleRate) * PlaybackEngine.progressInterval)
-        guard lastReported.map({ played - $0 >= step }) ?? true || job.isDone.load(ordering: .acquiring) else { return }
-        lastReported = played
-        callback(PlaybackProgress(framesPlayed: played, totalFrames: total, sampleRate: sampleRate))
+        guard let callback, !finished else { return }
+        let ticks = job.progressTicks.load(ordering: .acquiring)
+        let done = job.isDone.load(ordering: .acquiring)
+        guard ticks != seenTicks || done else { return }
+        seenTicks = ticks
+        finished = done
+        callback(PlaybackProgress(framesPlayed: Int64(job.framesPlayed.load(ordering: .acquiring)),
+                                  totalFrames: total, sampleRate: sampleRate))
     }
 }

@@ -9,10 +9,11 @@ final class PlaybackJob: @unchecked Sendable {
     let ring: PCMRing
     let processor: FrameProcessor
     let output: any AudioOutput
-    /// Posted by the decode side after each commit and at end of input or stop.
-    let dataAvailable = Semaphore()
-    /// Posted by the playback thread after each period it takes, and once when done.
-    let spaceAvailable = Semaphore()
+    /// The playback thread sleeps here when the ring is empty; the decode side
+    /// signals after each commit, at end of input and on stop.
+    let dataAvailable = Wakeup()
+    /// The decode side sleeps here until the ring is half empty or the job is done.
+    let spaceAvailable = Wakeup()
     let endOfInput = Atomic<Bool>(false)
     let stopRequested = Atomic<Bool>(false)
     let isDone = Atomic<Bool>(false)
@@ -21,16 +22,34 @@ final class PlaybackJob: @unchecked Sendable {
     let framesPlayed = Atomic<Int>(0)
     /// Set by the playback thread before `isDone`; read only after it.
     private(set) var failure: OutputFailure?
+    /// Frames between progress ticks; 0 when nobody watches progress.
+    let progressStepFrames: Int
+    /// Bumped by the playback thread every `progressStepFrames` written.
+    let progressTicks = Atomic<Int>(0)
 
-    init(ring: PCMRing, processor: FrameProcessor, output: any AudioOutput) {
+    init(ring: PCMRing, processor: FrameProcessor, output: any AudioOutput, progressStepFrames: Int) {
         self.ring = ring
         self.processor = processor
         self.output = output
+        self.progressStepFrames = progressStepFrames
+    }
+
+    /// Decode side: sleeps until the ring has room for a good chunk, the job
+    /// ended, or a progress tick passed `seenTicks`.
+    func waitForSpace(seenTicks: Int) {
+        spaceAvailable.wait { ring.isHalfEmpty || isDone.load(ordering: .acquiring)
+            || progressTicks.load(ordering: .acquiring) != seenTicks }
+    }
+
+    /// Decode side: sleeps until the job is done or a progress tick passed `seenTicks`.
+    func waitUntilDone(seenTicks: Int) {
+        spaceAvailable.wait { isDone.load(ordering: .acquiring) || progressTicks.load(ordering: .acquiring) != seenTicks }
     }
 
     func requestStop() {
         stopRequested.store(true, ordering: .releasing)
         dataAvailable.signal()
+        output.interrupt()
     }
 
     /// The playback thread's work for this job. Reads the ring, applies the
@@ -38,6 +57,7 @@ final class PlaybackJob: @unchecked Sendable {
     /// no locks, no logging.
     fileprivate func render() {
         var written = 0
+        var nextTick = progressStepFrames
         while true {
             if stopRequested.load(ordering: .acquiring) {
                 framesPlayed.store(max(0, written - output.delay()), ordering: .releasing)
@@ -53,22 +73,37 @@ final class PlaybackJob: @unchecked Sendable {
                     framesPlayed.store(written, ordering: .releasing)
                     break
                 }
-                dataAvailable.wait()
+                // Wait for half a ring, not a chunk: decoding that much takes well under
+                // a millisecond, and on an unpaced device it saves thousands of wake-ups.
+                dataAvailable.wait { !ring.isHalfEmpty || endOfInput.load(ordering: .acquiring)
+                    || stopRequested.load(ordering: .acquiring) }
                 continue
             }
-            let frames = min(available, processor.maxFrames)
             do {
-                try output.write(processor.process(source, frames: frames), frames: frames)
+                let room = try output.writableFrames()
+                if room == 0 {
+                    try output.waitUntilWritable()
+                    continue
+                }
+                let frames = min(available, room, processor.maxFrames)
+                // Fewer taken only after a recovered xrun; the rest goes next time round.
+                let taken = try output.write(processor.process(source, frames: frames), frames: frames)
+                ring.commitRead(taken)
+                written += taken
             } catch {
                 failure = error
                 framesPlayed.store(max(0, written - output.delay()), ordering: .releasing)
                 break
             }
-            ring.commitRead(frames)
-            written += frames
             framesWritten.store(written, ordering: .releasing)
             framesPlayed.store(max(0, written - output.delay()), ordering: .releasing)
-            spaceAvailable.signal()
+            if progressStepFrames > 0, written >= nextTick {
+                nextTick = written + progressStepFrames
+                progressTicks.add(1, ordering: .releasing)
+                spaceAvailable.signal()
+            } else if ring.isHalfEmpty {
+                spaceAvailable.signal()
+            }
         }
         isDone.store(true, ordering: .releasing)
         spaceAvailable.signal()

@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -21,5 +22,32 @@ final class Semaphore: @unchecked Sendable {
 
     func wait() {
         while sem_wait(handle) != 0 && errno == EINTR {}
+    }
+}
+
+/// A wake-up that costs one atomic exchange to signal when nobody is asleep,
+/// so the playback thread can signal after every period without a syscall.
+/// The sleeper states its condition; spurious wake-ups just re-check it.
+final class Wakeup: @unchecked Sendable {
+    private let semaphore = Semaphore()
+    private let sleeping = Atomic<Bool>(false)
+
+    /// Returns once `condition` holds. `condition` must read state that the
+    /// signalling side changes before it calls `signal`.
+    func wait(until condition: () -> Bool) {
+        while !condition() {
+            sleeping.store(true, ordering: .sequentiallyConsistent)
+            atomicMemoryFence(ordering: .sequentiallyConsistent)
+            if condition() {
+                sleeping.store(false, ordering: .relaxed)
+                return
+            }
+            semaphore.wait()
+        }
+    }
+
+    func signal() {
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
+        if sleeping.exchange(false, ordering: .sequentiallyConsistent) { semaphore.signal() }
     }
 }

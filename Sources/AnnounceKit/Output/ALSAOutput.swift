@@ -6,6 +6,8 @@ import Glibc
 /// A PCM playback device through ALSA, negotiated the way aplay and out123 do:
 /// interleaved access, a sample format the device takes, channels, rate-near with
 /// a tolerance check, period before buffer, a start threshold of one period.
+/// Writes are non-blocking; the playback thread sleeps in poll() on the
+/// device's descriptors and an eventfd that `interrupt` writes to.
 public final class ALSAOutput: AudioOutput {
     public let deviceName: String
     public let format: OutputFormat
@@ -13,41 +15,89 @@ public final class ALSAOutput: AudioOutput {
     public let bufferFrames: Int
     public private(set) var recoveries = 0
     private let pcm: OpaquePointer
+    /// The device's poll descriptors, then the eventfd; made at open.
+    private let pollDescriptors: UnsafeMutablePointer<pollfd>
+    private let devicePollCount: Int
+    private let interruptFD: Int32
 
     /// Largest relative rate error accepted from rate-near before refusing (0.5%).
     static let rateTolerance = 0.005
 
+    /// Each PCM is used by one thread at a time (opened and closed while the
+    /// playback thread is idle), so ALSA's per-call locking is pure cost.
+    /// A user's explicit LIBASOUND_THREAD_SAFE still wins.
+    private static let singleThreadedPCMs: Void = {
+        setenv("LIBASOUND_THREAD_SAFE", "0", 0)
+    }()
+
     public init(device: String, request: OutputRequest) throws(AnnounceError) {
         deviceName = device
+        Self.singleThreadedPCMs
         var handle: OpaquePointer?
-        // Non-blocking open: a busy device fails at once instead of hanging a cron job.
+        // Non-blocking: a busy device fails at once instead of hanging a cron job,
+        // and a stop never waits behind a blocked write.
         let opened = snd_pcm_open(&handle, device, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK)
         guard opened == 0, let pcm = handle else { throw Self.openError(device, opened) }
         self.pcm = pcm
         do {
-            try Self.check(snd_pcm_nonblock(pcm, 0), device, "cannot switch to blocking writes")
             (format, periodFrames, bufferFrames) = try Self.configure(pcm, device: device, request: request)
         } catch {
             snd_pcm_close(pcm)
             throw error
         }
+        interruptFD = announce_wakeup_fd()
+        devicePollCount = max(0, Int(snd_pcm_poll_descriptors_count(pcm)))
+        pollDescriptors = .allocate(capacity: devicePollCount + 1)
+        pollDescriptors.initialize(repeating: pollfd(), count: devicePollCount + 1)
+        _ = snd_pcm_poll_descriptors(pcm, pollDescriptors, UInt32(devicePollCount))
+        pollDescriptors[devicePollCount] = pollfd(fd: interruptFD, events: Int16(POLLIN), revents: 0)
     }
 
-    deinit { snd_pcm_close(pcm) }
+    deinit {
+        snd_pcm_close(pcm)
+        close(interruptFD)
+        pollDescriptors.deallocate()
+    }
 
-    public func write(_ samples: UnsafeRawPointer, frames: Int) throws(OutputFailure) {
-        var cursor = samples
-        var left = frames
-        let bytesPerFrame = format.bytesPerFrame
-        while left > 0 {
-            let written = snd_pcm_writei(pcm, cursor, snd_pcm_uframes_t(left))
-            if written >= 0 {
-                left -= Int(written)
-                cursor += Int(written) * bytesPerFrame
-                continue
-            }
-            try recover(Int32(-written))
+    public func writableFrames() throws(OutputFailure) -> Int {
+        let available = snd_pcm_avail_update(pcm)
+        if available >= 0 { return Int(available) }
+        try recover(Int32(-available))
+        return 0
+    }
+
+    public func write(_ samples: UnsafeRawPointer, frames: Int) throws(OutputFailure) -> Int {
+        let written = snd_pcm_writei(pcm, samples, snd_pcm_uframes_t(frames))
+        if written >= 0 { return Int(written) }
+        try recover(Int32(-written))
+        return 0
+    }
+
+    public func waitUntilWritable() throws(OutputFailure) {
+        let count = nfds_t(devicePollCount + 1)
+        while poll(pollDescriptors, count, -1) < 0 {
+            guard errno == EINTR else { throw OutputFailure(code: errno, operation: "poll") }
         }
+        if pollDescriptors[devicePollCount].revents != 0 {
+            var value: UInt64 = 0
+            _ = read(interruptFD, &value, 8)
+        }
+        var events: UInt16 = 0
+        _ = snd_pcm_poll_descriptors_revents(pcm, pollDescriptors, UInt32(devicePollCount), &events)
+        if Int32(events) & Int32(POLLERR) != 0 {
+            // An xrun or suspend shows up as POLLERR; the state says which.
+            switch snd_pcm_state(pcm) {
+            case SND_PCM_STATE_XRUN: try recover(EPIPE)
+            case SND_PCM_STATE_SUSPENDED: try recover(ESTRPIPE)
+            case SND_PCM_STATE_DISCONNECTED: throw OutputFailure(code: ENODEV, operation: "poll")
+            default: break
+            }
+        }
+    }
+
+    public func interrupt() {
+        var one: UInt64 = 1
+        _ = Glibc.write(interruptFD, &one, 8)
     }
 
     private func recover(_ code: Int32) throws(OutputFailure) {
@@ -55,7 +105,7 @@ public final class ALSAOutput: AudioOutput {
         case EINTR:
             return
         case EAGAIN:
-            _ = snd_pcm_wait(pcm, 100)
+            return  // the buffer is full; the caller waits in poll
         case EPIPE:
             recoveries += 1
             guard snd_pcm_prepare(pcm) == 0 else { throw OutputFailure(code: EPIPE, operation: "underrun recovery") }
@@ -80,7 +130,10 @@ public final class ALSAOutput: AudioOutput {
     }
 
     public func drain() throws(OutputFailure) {
+        // Blocking for the drain only: ALSA's non-blocking drain is uneven across plugins.
+        _ = snd_pcm_nonblock(pcm, 0)
         let status = snd_pcm_drain(pcm)
+        _ = snd_pcm_nonblock(pcm, 1)
         if status < 0, status != -EPIPE { throw OutputFailure(code: -status, operation: "drain") }
         _ = snd_pcm_prepare(pcm)
     }

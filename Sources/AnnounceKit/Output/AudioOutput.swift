@@ -39,8 +39,8 @@ public struct OutputFailure: Error, Sendable {
     public var message: String { "\(operation) failed: \(systemErrorMessage(code))" }
 }
 
-/// A device the playback thread writes to. `write`, `delay`, `drain` and `drop`
-/// are called from the playback thread only.
+/// A device the playback thread writes to. Everything but `interrupt` is
+/// called from the playback thread only.
 public protocol AudioOutput: AnyObject {
     var deviceName: String { get }
     var format: OutputFormat { get }
@@ -48,8 +48,14 @@ public protocol AudioOutput: AnyObject {
     var bufferFrames: Int { get }
     /// Underruns and suspends recovered from so far.
     var recoveries: Int { get }
-    /// Writes all `frames`, blocking as the device paces; recovers underrun and suspend.
-    func write(_ samples: UnsafeRawPointer, frames: Int) throws(OutputFailure)
+    /// Frames the device takes now without waiting; recovers underrun and suspend.
+    func writableFrames() throws(OutputFailure) -> Int
+    /// Writes up to `frames` without blocking; returns how many the device took.
+    func write(_ samples: UnsafeRawPointer, frames: Int) throws(OutputFailure) -> Int
+    /// Sleeps until the device takes a period, or until `interrupt` is called.
+    func waitUntilWritable() throws(OutputFailure)
+    /// Wakes `waitUntilWritable` at once. Any thread.
+    func interrupt()
     /// Frames written but not yet heard.
     func delay() -> Int
     /// Plays out what is buffered, then is ready for more.
