@@ -1,0 +1,203 @@
+#!/usr/bin/env bash
+# Generates the end-to-end test fixtures of `announce` into OUTDIR, deterministically.
+#
+#   tests/make-fixtures.sh OUTDIR
+#
+# Needs sox, ffmpeg (libmp3lame, libvorbis, libopus), mpg123, espeak-ng and python3
+# (standard library only). Running it again rewrites the same files.
+#
+# Good clips come with a reference decode made by another program (ffmpeg, sox, mpg123), named
+#   NAME.<ext>.ref.s16   raw int16 LE, for sources announce plays as int16 (8/16-bit PCM, FLAC 16)
+#   NAME.<ext>.ref.s32   raw int32 LE, for 24/32-bit integer PCM (24-bit left-justified: x << 8)
+#   NAME.<ext>.ref.f32   raw float32 LE, for float PCM and lossy codecs
+# interleaved, same rate and channels as the source. Bad inputs are under bad/.
+set -euo pipefail
+
+if [[ $# -ne 1 ]]; then
+    echo "usage: $0 OUTDIR" >&2
+    exit 64
+fi
+OUT=$1
+for tool in sox ffmpeg mpg123 espeak-ng python3; do
+    command -v "$tool" >/dev/null || { echo "$0: $tool is required (make deps-test installs it)" >&2; exit 69; }
+done
+mkdir -p "$OUT/bad"
+OUT=$(cd "$OUT" && pwd)
+WORK="$OUT/.work"
+rm -rf "$WORK"
+mkdir -p "$WORK"
+
+# -R: repeatable (fixed seeds, no time stamps); -D: no dither, so samples are plain rounding.
+SOX=(sox -R -D -V1)
+# bitexact: no encoder version strings or random ids in the output.
+FF=(ffmpeg -nostdin -hide_banner -loglevel error -y)
+FFOUT=(-fflags +bitexact -flags:a +bitexact -map_metadata -1)
+
+# tone OUT RATE CHANNELS BITS ENCODING SECONDS FREQ... : one sine per channel at half scale.
+tone() {
+    local out=$1 rate=$2 channels=$3 bits=$4 encoding=$5 seconds=$6
+    shift 6
+    local synth=()
+    for f in "$@"; do synth+=(sine "$f"); done
+    "${SOX[@]}" -n -r "$rate" -c "$channels" -b "$bits" -e "$encoding" "$out" synth "$seconds" "${synth[@]}" vol 0.5
+}
+
+# ref IN KIND : the reference decode of a PCM/lossless file by ffmpeg's own decoders.
+ref() {
+    local in=$1 kind=$2
+    case $kind in
+        s16) "${FF[@]}" -i "$in" -map 0:a -c:a pcm_s16le -f s16le "$in.ref.s16" ;;
+        s32) "${FF[@]}" -i "$in" -map 0:a -c:a pcm_s32le -f s32le "$in.ref.s32" ;;
+        f32) "${FF[@]}" -i "$in" -map 0:a -c:a pcm_f32le -f f32le "$in.ref.f32" ;;
+    esac
+}
+
+# ---------------------------------------------------------------- good clips: PCM and lossless
+
+tone "$OUT/wav16-stereo.wav" 44100 2 16 signed-integer 1.0 440 660
+ref "$OUT/wav16-stereo.wav" s16
+# A second 16-bit stereo clip at the same rate, for back-to-back playback on one open device.
+tone "$OUT/wav16-second.wav" 44100 2 16 signed-integer 0.6 880 990
+ref "$OUT/wav16-second.wav" s16
+# Mono, for pan (a mono clip with a pan plays in stereo).
+tone "$OUT/wav16-mono.wav" 48000 1 16 signed-integer 0.8 523.25
+ref "$OUT/wav16-mono.wav" s16
+
+tone "$OUT/wav24.wav" 48000 2 24 signed-integer 0.8 587 784
+ref "$OUT/wav24.wav" s32
+
+tone "$OUT/wavfloat.wav" 44100 2 32 floating-point 0.7 349 698
+ref "$OUT/wavfloat.wav" f32
+
+# WAVE_FORMAT_EXTENSIBLE: ffmpeg writes it for more than two channels.
+tone "$WORK/six.wav" 48000 6 16 signed-integer 0.5 300 400 500 600 700 800
+"${FF[@]}" -i "$WORK/six.wav" -c:a pcm_s16le "${FFOUT[@]}" "$OUT/wavext-6ch.wav"
+ref "$OUT/wavext-6ch.wav" s16
+
+"${FF[@]}" -i "$OUT/wav16-stereo.wav" -c:a pcm_s16le -rf64 always "${FFOUT[@]}" "$OUT/rf64.wav"
+ref "$OUT/rf64.wav" s16
+
+tone "$WORK/caf-src.wav" 32000 2 16 signed-integer 0.6 250 375
+"${FF[@]}" -i "$WORK/caf-src.wav" -c:a pcm_s16be "${FFOUT[@]}" -f caf "$OUT/clip.caf"
+ref "$OUT/clip.caf" s16
+
+tone "$OUT/clip.aiff" 22050 2 16 signed-integer 0.6 330 495
+ref "$OUT/clip.aiff" s16
+
+# AIFC with 32-bit float ('fl32') and little-endian 16-bit ('sowt').
+tone "$WORK/aifc-src.wav" 44100 1 32 floating-point 0.5 392
+"${FF[@]}" -i "$WORK/aifc-src.wav" -c:a pcm_f32be "${FFOUT[@]}" -f aiff "$OUT/float.aifc"
+ref "$OUT/float.aifc" f32
+"${FF[@]}" -i "$OUT/wav16-second.wav" -c:a pcm_s16le "${FFOUT[@]}" -f aiff "$OUT/sowt.aifc"
+ref "$OUT/sowt.aifc" s16
+
+"${FF[@]}" -i "$OUT/wav16-stereo.wav" -c:a flac "${FFOUT[@]}" "$OUT/flac16.flac"
+ref "$OUT/flac16.flac" s16
+"${FF[@]}" -i "$OUT/wav24.wav" -c:a flac "${FFOUT[@]}" "$OUT/flac24.flac"
+ref "$OUT/flac24.flac" s32
+
+# One frame: left 12345, right -23456.
+python3 - "$OUT/one-frame.wav" <<'EOF'
+import struct, sys
+data = struct.pack('<hh', 12345, -23456)
+fmt = struct.pack('<HHIIHH', 1, 2, 44100, 44100 * 4, 4, 16)
+body = b'WAVE' + b'fmt ' + struct.pack('<I', len(fmt)) + fmt + b'data' + struct.pack('<I', len(data)) + data
+open(sys.argv[1], 'wb').write(b'RIFF' + struct.pack('<I', len(body)) + body)
+EOF
+ref "$OUT/one-frame.wav" s16
+
+# Spoken: espeak-ng writes 22050 Hz mono 16-bit.
+espeak-ng -v en -s 170 -w "$OUT/speech.wav" "Attention please. The train is late."
+ref "$OUT/speech.wav" s16
+
+# ---------------------------------------------------------------- good clips: lossy
+
+"${FF[@]}" -i "$OUT/wav16-stereo.wav" -c:a libvorbis -q:a 4 "${FFOUT[@]}" "$OUT/vorbis.ogg"
+# Two Vorbis references, neither exact: ffmpeg's own float decoder (an independent
+# implementation; it drops the last 128 frames of this clip) and sox through libvorbisfile
+# (full length, but rounded to 16 bits by ov_read).
+"${FF[@]}" -i "$OUT/vorbis.ogg" -map 0:a -c:a pcm_f32le -f f32le "$OUT/vorbis.ogg.ref.f32"
+sox -V1 "$OUT/vorbis.ogg" -t raw -e floating-point -b 32 "$OUT/vorbis.ogg.ref-sox.f32"
+
+tone "$WORK/opus-src.wav" 48000 2 16 signed-integer 1.0 440 660
+"${FF[@]}" -i "$WORK/opus-src.wav" -c:a libopus -b:a 96k "${FFOUT[@]}" "$OUT/opus.opus"
+# libopus through ffmpeg, asked for float output (its default is int16).
+"${FF[@]}" -request_sample_fmt flt -c:a libopus -i "$OUT/opus.opus" -map 0:a -c:a pcm_f32le -f f32le "$OUT/opus.opus.ref.f32"
+
+"${FF[@]}" -i "$OUT/wav16-stereo.wav" -c:a libmp3lame -b:a 128k "${FFOUT[@]}" "$OUT/cbr128.mp3"
+"${FF[@]}" -i "$OUT/wav16-stereo.wav" -c:a libmp3lame -q:a 4 "${FFOUT[@]}" "$OUT/vbr.mp3"
+"${FF[@]}" -i "$OUT/speech.wav" -c:a libmp3lame -b:a 64k "${FFOUT[@]}" "$OUT/mono.mp3"
+# ID3v2.3 tag with an embedded cover picture (a generated 32x32 PNG).
+"${FF[@]}" -f lavfi -i color=c=0x3366cc:s=32x32 -frames:v 1 "$WORK/cover.png"
+"${FF[@]}" -i "$OUT/wav16-second.wav" -i "$WORK/cover.png" -map 0:a -map 1:v -c:a libmp3lame -b:a 128k \
+    -c:v copy -id3v2_version 3 -metadata title="Platform change" -metadata:s:v title="Album cover" \
+    -metadata:s:v comment="Cover (front)" -fflags +bitexact -flags:a +bitexact "$OUT/cover.mp3"
+# mpg123 is gapless by default, as announce is.
+for f in cbr128 vbr mono cover; do
+    mpg123 -q -e f32 -s "$OUT/$f.mp3" >"$OUT/$f.mp3.ref.f32"
+done
+
+# ---------------------------------------------------------------- bad inputs
+
+BAD="$OUT/bad"
+: >"$BAD/empty.wav"
+head -c 20 "$OUT/wav16-stereo.wav" >"$BAD/truncated-header.wav"
+printf 'This is not audio.\nJust some text that happens to be named like a WAV file.\n' >"$BAD/text.wav"
+mkdir -p "$BAD/dir.wav"
+rm -f "$BAD/no-permission.wav"
+cp "$OUT/wav16-stereo.wav" "$BAD/no-permission.wav"
+chmod 000 "$BAD/no-permission.wav"
+
+python3 - "$BAD" <<'EOF'
+import math, random, struct, sys
+bad = sys.argv[1]
+
+def wav(channels, rate, bits, data, data_size=None):
+    block = channels * bits // 8
+    fmt = struct.pack('<HHIIHH', 1, channels, rate, rate * block, block, bits)
+    size = len(data) if data_size is None else data_size
+    body = b'WAVE' + b'fmt ' + struct.pack('<I', len(fmt)) + fmt + b'data' + struct.pack('<I', size) + data
+    riff = len(body) if data_size is None else min(0xFFFFFFFF, 4 + 8 + len(fmt) + 8 + data_size)
+    return b'RIFF' + struct.pack('<I', riff) + body
+
+tone = b''.join(struct.pack('<hh', int(round(8000 * math.sin(2 * math.pi * 440 * i / 44100))),
+                                   int(round(-6000 * math.sin(2 * math.pi * 550 * i / 44100))))
+                for i in range(22050))
+open(f'{bad}/zero-channels.wav', 'wb').write(wav(0, 44100, 16, tone[:4000]))
+open(f'{bad}/zero-rate.wav', 'wb').write(wav(2, 0, 16, tone[:4000]))
+# A header promising 0x7FFFFFF0 bytes of data, followed by 0.5 s of real samples.
+open(f'{bad}/huge-data-size.wav', 'wb').write(wav(2, 44100, 16, tone, data_size=0x7FFFFFF0))
+open(f'{bad}/huge-data-size.wav.ref.s16', 'wb').write(tone)
+
+# Random bytes named .mp3: neither an MPEG frame sync nor 'ID3' at the start.
+random.seed(1)
+noise = bytearray(random.getrandbits(8) for _ in range(65536))
+noise[0] = 0x5A
+noise[1] = 0x17
+open(f'{bad}/random.mp3', 'wb').write(bytes(noise))
+EOF
+
+# A CBR MP3 with an Info header, cut in the middle of a frame well after the start.
+"${FF[@]}" -i "$OUT/wav16-stereo.wav" -c:a libmp3lame -b:a 128k "${FFOUT[@]}" "$WORK/full.mp3"
+python3 - "$WORK/full.mp3" "$BAD/cut-mid-frame.mp3" <<'EOF'
+import sys
+data = open(sys.argv[1], 'rb').read()
+assert b'Info' in data[:200] or b'Xing' in data[:200], 'expected an Info/Xing header'
+# 128 kbit/s at 44.1 kHz: frames of 417 or 418 bytes. Walk 20 frames (the Info frame and
+# 19 of audio) and cut halfway through the 21st.
+def frame_len(i):
+    b1, b2 = data[i + 1], data[i + 2]
+    rates = [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320]
+    return 144000 * rates[b2 >> 4] // 44100 + ((b2 >> 1) & 1)
+pos = 0
+if data[:3] == b'ID3':
+    pos = 10 + ((data[6] << 21) | (data[7] << 14) | (data[8] << 7) | data[9])
+for _ in range(20):
+    assert data[pos] == 0xFF and data[pos + 1] & 0xE0 == 0xE0, f'no frame sync at {pos}'
+    pos += frame_len(pos)
+cut = pos + frame_len(pos) // 2
+open(sys.argv[2], 'wb').write(data[:cut])
+EOF
+mpg123 -q -e f32 -s "$BAD/cut-mid-frame.mp3" >"$BAD/cut-mid-frame.mp3.ref.f32" 2>/dev/null
+
+rm -rf "$WORK"
