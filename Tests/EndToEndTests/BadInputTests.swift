@@ -1,0 +1,201 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Broken, missing and unreadable inputs, and a missing device: the documented exit code,
+/// exactly one `announce: PATH: reason` line on stderr, nothing on stdout, nothing played.
+@Suite("Bad inputs")
+struct BadInputTests {
+    struct BadCase: Sendable, CustomTestStringConvertible {
+        var file: String
+        var status: Int32
+        var testDescription: String { "\(file) → \(status)" }
+    }
+
+    static let cases: [BadCase] = [
+        BadCase(file: "bad/empty.wav", status: 65),
+        BadCase(file: "bad/truncated-header.wav", status: 65),
+        BadCase(file: "bad/random.mp3", status: 65),
+        BadCase(file: "bad/text.wav", status: 65),
+        BadCase(file: "bad/zero-channels.wav", status: 65),
+        BadCase(file: "bad/zero-rate.wav", status: 65),
+        BadCase(file: "bad/dir.wav", status: 66),
+        BadCase(file: "bad/does-not-exist.wav", status: 66),
+    ]
+
+    /// Exit status, one stderr line naming `subject`, empty stdout.
+    static func expectOneError(_ outcome: Outcome, status: Int32, naming subject: String,
+                               sourceLocation: SourceLocation = #_sourceLocation) {
+        #expect(outcome.signal == nil, "crashed: \(outcome)", sourceLocation: sourceLocation)
+        #expect(outcome.status == status, "\(outcome)", sourceLocation: sourceLocation)
+        #expect(outcome.stdout.isEmpty, "stdout: \(outcome.stdout.debugDescription)", sourceLocation: sourceLocation)
+        let lines = outcome.stderrLines
+        #expect(lines.count == 1, "exactly one stderr line expected: \(lines)", sourceLocation: sourceLocation)
+        if let line = lines.first {
+            #expect(line.hasPrefix("announce: \(subject)"), "\(line.debugDescription) should start with 'announce: \(subject)'",
+                    sourceLocation: sourceLocation)
+        }
+        #expect(outcome.stderr.hasSuffix("\n"), "the line ends with a newline", sourceLocation: sourceLocation)
+    }
+
+    @Test("play: exit code, one line naming the file, nothing played", arguments: cases)
+    func play(_ test: BadCase) async throws {
+        let path = try Harness.fixture(test.file)
+        let play = try await Playback.run([path], debug: false, label: "bad")
+        Self.expectOneError(play.outcome, status: test.status, naming: "\(path): ")
+        #expect(play.capturedNothing, "something was played")
+    }
+
+    @Test("info: the same exit code and line", arguments: cases)
+    func info(_ test: BadCase) async throws {
+        let path = try Harness.fixture(test.file)
+        let outcome = try await Runner.announce(["info", "--json", path])
+        Self.expectOneError(outcome, status: test.status, naming: "\(path): ")
+    }
+
+    @Test("a file without read permission → 66 (run as an unprivileged user when root)")
+    func noPermission() async throws {
+        let path = try Harness.fixture("bad/no-permission.wav")
+        let arguments = ["play", path, "-d", "null"]
+        let outcome: Outcome
+        if getuid() == 0 {
+            // Root reads anything: drop to nobody so the permission bits apply.
+            let setpriv = "/usr/bin/setpriv"
+            try #require(FileManager.default.isExecutableFile(atPath: setpriv),
+                         "running as root needs \(setpriv) (util-linux) to test as an unprivileged user")
+            let binary = try Harness.sharedBinaryResult.get()
+            let dropped = ["--reuid=65534", "--regid=65534", "--clear-groups"]
+            let probe = try await Runner.run(setpriv, dropped + [binary, "info", try Harness.fixture("one-frame.wav")])
+            try #require(probe.status == 0, """
+                uid 65534 cannot run \(binary) on the fixtures (every directory on the way must be \
+                world-searchable); \(probe)
+                """)
+            outcome = try await Runner.run(setpriv, dropped + [binary] + arguments)
+        } else {
+            try #require(access(path, R_OK) != 0, "\(path) is readable despite mode 000")
+            outcome = try await Runner.announce(arguments)
+        }
+        Self.expectOneError(outcome, status: 66, naming: "\(path): ")
+    }
+
+    @Test("an unknown device → 69, the line names the device")
+    func unknownDevice() async throws {
+        let outcome = try await Runner.announce(["play", try Harness.fixture("wav16-stereo.wav"), "-d", "no_such_device"])
+        Self.expectOneError(outcome, status: 69, naming: "device 'no_such_device': ")
+    }
+
+    @Test("a bad file with good ones: nothing plays, the bad file's code is returned",
+          arguments: [
+            (["wav16-stereo.wav", "bad/text.wav"], "bad/text.wav", Int32(65)),
+            (["bad/does-not-exist.wav", "wav16-stereo.wav"], "bad/does-not-exist.wav", Int32(66)),
+            (["wav16-stereo.wav", "flac16.flac", "bad/zero-rate.wav"], "bad/zero-rate.wav", Int32(65)),
+          ])
+    func badAmongGood(_ files: [String], _ bad: String, _ status: Int32) async throws {
+        let play = try await Playback.run(try files.map(Harness.fixture), debug: false, label: "mixed")
+        Self.expectOneError(play.outcome, status: status, naming: "\(try Harness.fixture(bad)): ")
+        #expect(play.capturedNothing, "something was played before the bad file was found")
+    }
+
+    @Test("an MP3 cut mid-frame plays what decodes, with one 'truncated' warning")
+    func mp3CutMidFrame() async throws {
+        let path = try Harness.fixture("bad/cut-mid-frame.mp3")
+        let play = try await Playback.run([path], label: "cut")
+        if let output = play.output() {
+            let reference = try PCM.reference(try Harness.fixture("bad/cut-mid-frame.mp3.ref.f32"), channels: 2)
+            try #require(reference.frames > 10_000, "the reference decode of the cut file is too short")
+            expectSamples(output, match: reference, tolerance: Tolerance.exact, "cut MP3 vs mpg123's decode of it")
+            #expect(play.debugLines.first?.frames == reference.frames)
+        }
+        // Without debug logging, stderr is just the warning.
+        let quiet = try await Playback.run([path], debug: false, label: "cut")
+        #expect(quiet.outcome.status == 0, "\(quiet.outcome)")
+        #expect(quiet.outcome.stdout.isEmpty)
+        let lines = quiet.outcome.stderrLines
+        #expect(lines.count == 1, "one warning line expected: \(lines)")
+        if let line = lines.first {
+            #expect(line.hasPrefix("announce: "), "\(line)")
+            #expect(line.contains(path), "the warning names the file: \(line)")
+            #expect(line.contains("truncated"), "the warning says truncated: \(line)")
+        }
+        // -q silences warnings.
+        let silent = try await Playback.run([path], ["-q"], debug: false, label: "cut")
+        #expect(silent.outcome.status == 0 && silent.outcome.stderr.isEmpty, "-q: \(silent.outcome)")
+    }
+
+    @Test("info on an MP3 cut mid-frame counts the frames that play")
+    func mp3CutMidFrameInfo() async throws {
+        let path = try Harness.fixture("bad/cut-mid-frame.mp3")
+        let reference = try PCM.reference(try Harness.fixture("bad/cut-mid-frame.mp3.ref.f32"), channels: 2)
+        let outcome = try await Runner.announce(["info", "--json", path])
+        try #require(outcome.status == 0, "\(outcome)")
+        let info = try JSONDecoder().decode(InfoTests.Description.self, from: Data(outcome.stdout.utf8))
+        withKnownIssue("""
+            info counts whole MPEG frames (19 × 1152 = 21888) without the encoder delay that \
+            gapless playback removes; play gives 20783. Needs a decision: what should info say \
+            for a truncated MP3?
+            """) {
+            #expect(info.frames == reference.frames)
+        }
+    }
+
+    @Test("a WAV whose header claims a huge data size plays exactly the samples present")
+    func hugeDataSize() async throws {
+        let path = try Harness.fixture("bad/huge-data-size.wav")
+        let play = try await Playback.run([path], label: "huge")
+        guard let output = play.output() else { return }
+        let reference = try PCM.reference(try Harness.fixture("bad/huge-data-size.wav.ref.s16"), channels: 2)
+        expectSamples(output, match: reference, tolerance: Tolerance.exact, "huge data size vs the real samples")
+        #expect(play.debugLines.first?.frames == reference.frames)
+    }
+}
+
+/// Out-of-range and malformed options: usage error 64, nothing played.
+@Suite("Usage errors")
+struct UsageTests {
+    static let cases: [[String]] = [
+        ["--volume", "2"],
+        ["--volume", "-0.5"],
+        ["--pan", "3"],
+        ["--pan=-1.5"],
+        ["--loops", "-2"],
+        ["--loops=-2"],
+        ["--volume", "0.5", "--gain", "-3"],
+        ["--volume", "0.5", "--gain=-3"],
+        ["--start", "abc"],
+        ["--start", "-1s"],
+        ["--start", "2s"],  // past the end of a 1 s clip
+        ["--loops", "many"],
+    ]
+
+    @Test("exit 64 and nothing played", arguments: cases)
+    func usage(_ options: [String]) async throws {
+        let play = try await Playback.run([try Harness.fixture("wav16-stereo.wav")], options, debug: false, label: "usage")
+        #expect(play.outcome.status == 64, "\(play.outcome)")
+        #expect(play.outcome.signal == nil)
+        #expect(play.outcome.stdout.isEmpty, "stdout: \(play.outcome.stdout)")
+        #expect(!play.outcome.stderr.isEmpty, "a usage error says why")
+        #expect(play.capturedNothing, "something was played")
+    }
+
+    @Test("no files → 64")
+    func noFiles() async throws {
+        let outcome = try await Runner.announce(["play", "-d", "null"])
+        #expect(outcome.status == 64, "\(outcome)")
+    }
+}
+
+/// Scripts and cron get silence: no progress line when stderr is not a terminal.
+@Suite("Quiet in pipes")
+struct PipeTests {
+    @Test("play with stdout and stderr not a TTY prints nothing", arguments: ["wav16-stereo.wav", "cbr128.mp3"])
+    func silentInPipes(_ name: String) async throws {
+        let play = try await Playback.run([try Harness.fixture(name)], debug: false, label: "pipe")
+        #expect(play.outcome.status == 0, "\(play.outcome)")
+        #expect(play.outcome.stdout.isEmpty, "stdout: \(play.outcome.stdout.debugDescription)")
+        #expect(play.outcome.stderr.isEmpty, "stderr: \(play.outcome.stderr.debugDescription)")
+        #expect(!play.capturedNothing, "nothing was played")
+    }
+}

@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+
+/// Every good format, played onto ALSA's file device, is its reference decode sample for sample.
+@Suite("Formats play as their reference decodes")
+struct FormatTests {
+    @Test("plays sample for sample like the reference decode", arguments: Clips.all)
+    func playsLikeReference(_ clip: Clip) async throws {
+        let path = try Harness.fixture(clip.file)
+        let play = try await Playback.run([path], label: clip.file)
+        guard let output = play.output() else { return }
+        #expect(play.outcome.stdout.isEmpty)
+        #expect(play.otherStderrLines.isEmpty, "unexpected warnings or errors")
+        let line = try #require(play.debugLines.count == 1 ? play.debugLines.first : nil,
+                                "one debug line expected: \(play.debugLines)")
+        #expect(line.path == path)
+        // The file device takes anything, so the source's exact format is what it gets.
+        #expect(line.format == clip.format)
+        #expect(line.sampleRate == clip.sampleRate)
+        #expect(line.channels == clip.channels)
+
+        let full = try Clips.load(clip)
+        #expect(line.frames == full.frames, "frames played vs the reference length")
+        for reference in clip.references {
+            let expected = try Clips.load(clip, reference)
+            expectSamples(output, match: expected, tolerance: reference.tolerance,
+                          outputMayContinue: !reference.coversWholeClip,
+                          "\(clip.file) vs \(reference.file) (\(reference.note))")
+        }
+    }
+
+    @Test("a 1-frame WAV plays its one frame")
+    func oneFrame() async throws {
+        let play = try await Playback.run([try Harness.fixture("one-frame.wav")], label: "one-frame")
+        guard let output = play.output() else { return }
+        #expect(output.format == .int16)
+        try #require(output.frames >= 1, "no frame captured")
+        #expect(output.samples[0] * 32768 == 12345)
+        #expect(output.samples[1] * 32768 == -23456)
+        #expect(output.frames(from: 1).samples.allSatisfy { $0 == 0 }, "padding after the frame is not silence")
+    }
+
+    @Test("two files in one play are played back to back, in order, on one open device")
+    func backToBack() async throws {
+        let first = Clips.named("wav16-stereo.wav"), second = Clips.named("wav16-second.wav")
+        let paths = [try Harness.fixture(first.file), try Harness.fixture(second.file)]
+        let play = try await Playback.run(paths, label: "back-to-back")
+        guard let output = play.output() else { return }
+        #expect(play.debugLines.map(\.path) == paths)
+        // Had the device been reopened for the second file, the capture would hold only it.
+        expectSamples(output, match: try Clips.load(first) + Clips.load(second), tolerance: Tolerance.exact,
+                      "first then second")
+    }
+
+    @Test("the same file twice plays twice")
+    func sameFileTwice() async throws {
+        let clip = Clips.named("flac16.flac")
+        let path = try Harness.fixture(clip.file)
+        let play = try await Playback.run([path, path], label: "twice")
+        guard let output = play.output() else { return }
+        let reference = try Clips.load(clip)
+        expectSamples(output, match: reference + reference, tolerance: Tolerance.exact, "flac16 twice")
+    }
+}
+
+/// `announce info --json`: one JSON object per file.
+@Suite("info --json")
+struct InfoTests {
+    struct Description: Decodable {
+        var path: String
+        var container: String
+        var codec: String
+        var sampleRate: Int
+        var channels: Int
+        var frames: Int?
+        var duration: Double?
+    }
+
+    @Test("reports container, rate, channels and the decoded length", arguments: Clips.all)
+    func describes(_ clip: Clip) async throws {
+        let path = try Harness.fixture(clip.file)
+        let outcome = try await Runner.announce(["info", path, "--json"])
+        try #require(outcome.status == 0 && outcome.signal == nil, "\(outcome)")
+        #expect(outcome.stderr.isEmpty)
+        let lines = outcome.stdout.split(separator: "\n")
+        try #require(lines.count == 1, "one JSON line expected: \(outcome.stdout)")
+        let info = try JSONDecoder().decode(Description.self, from: Data(lines[0].utf8))
+        let frames = try Clips.load(clip).frames
+        #expect(info.path == path)
+        #expect(info.container == clip.container)
+        #expect(info.sampleRate == clip.sampleRate)
+        #expect(info.channels == clip.channels)
+        #expect(info.frames == frames, "frames vs the reference decode's length")
+        #expect(!info.codec.isEmpty)
+        if let duration = info.duration {
+            #expect(abs(duration - Double(frames) / Double(clip.sampleRate)) < 1e-9)
+        } else {
+            Issue.record("no duration")
+        }
+    }
+
+    @Test("several files give one line each, in order")
+    func severalFiles() async throws {
+        let names = ["flac24.flac", "cbr128.mp3", "clip.caf", "opus.opus"]
+        let paths = try names.map { try Harness.fixture($0) }
+        let outcome = try await Runner.announce(["info", "--json"] + paths)
+        try #require(outcome.status == 0, "\(outcome)")
+        let decoded = try outcome.stdout.split(separator: "\n").map {
+            try JSONDecoder().decode(Description.self, from: Data($0.utf8))
+        }
+        #expect(decoded.map(\.path) == paths)
+        #expect(decoded.map(\.container) == names.map { Clips.named($0).container })
+    }
+}
