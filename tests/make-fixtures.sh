@@ -63,6 +63,10 @@ ref "$OUT/wav16-second.wav" s16
 tone "$OUT/wav16-mono.wav" 48000 1 16 signed-integer 0.8 523.25
 ref "$OUT/wav16-mono.wav" s16
 
+# 8-bit unsigned: announce plays it as int16, (x - 128) << 8.
+tone "$OUT/wav8-mono.wav" 16000 1 8 unsigned-integer 0.5 700
+ref "$OUT/wav8-mono.wav" s16
+
 tone "$OUT/wav24.wav" 48000 2 24 signed-integer 0.8 587 784
 ref "$OUT/wav24.wav" s32
 

@@ -46,6 +46,8 @@ enum Clips {
              references: [.exact("wav16-second.wav.ref.s16")]),
         Clip(file: "wav16-mono.wav", format: .int16, sampleRate: 48000, channels: 1, container: "WAV",
              references: [.exact("wav16-mono.wav.ref.s16")]),
+        Clip(file: "wav8-mono.wav", format: .int16, sampleRate: 16000, channels: 1, container: "WAV",
+             references: [.exact("wav8-mono.wav.ref.s16", "8-bit unsigned as int16, (x - 128) << 8, exact")]),
         // sox writes WAVE_FORMAT_EXTENSIBLE for 24-bit.
         Clip(file: "wav24.wav", format: .int32, sampleRate: 48000, channels: 2, container: "WAV (extensible)",
              references: [.exact("wav24.wav.ref.s32", "24-bit left-justified in int32 (x << 8), exact")]),
