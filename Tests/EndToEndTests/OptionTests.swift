@@ -131,6 +131,7 @@ struct OptionTests {
         StartCase(clip: "flac24.flac", start: "0.5s", seconds: 0.5),
         StartCase(clip: "clip.caf", start: "0.2s", seconds: 0.2, loops: 1),
         StartCase(clip: "vorbis.ogg", start: "0.5s", seconds: 0.5),
+        StartCase(clip: "opus.opus", start: "0.5s", seconds: 0.5),
         StartCase(clip: "cbr128.mp3", start: "0.5s", seconds: 0.5, loops: 1, tolerance: 1e-6),
         StartCase(clip: "mono.mp3", start: "1s", seconds: 1, tolerance: 1e-6),
         StartCase(clip: "vbr.mp3", start: "0.5s", seconds: 0.5, tolerance: 1e-6),
