@@ -23,6 +23,23 @@ struct AnnounceCommand: ParsableCommand {
               # crontab: a chime on the hour, quietly skipped when no device is there
               0 * * * *  announce play -q /usr/share/sounds/chime.wav || true
             """,
+        version: "0.1.0",
         subcommands: [Play.self, Info.self, Devices.self]
     )
+
+    /// ArgumentParser's own main, except that usage errors are one line
+    /// (`announce: <message>`) like every other error, still exiting 64.
+    static func main() {
+        do {
+            var command = try parseAsRoot()
+            try command.run()
+        } catch let code as ExitCode {
+            Self.exit(withError: code)  // already reported
+        } catch {
+            let status = exitCode(for: error)
+            guard status == .validationFailure else { Self.exit(withError: error) }  // help, version
+            printError("\(message(for: error)) (see 'announce --help')")
+            Self.exit(withError: status)
+        }
+    }
 }

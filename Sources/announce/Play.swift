@@ -9,13 +9,14 @@ struct PlaybackFlags: ParsableArguments {
     @Option(help: "Linear volume, 0 to 1.")
     var volume: Double?
 
-    @Option(help: ArgumentHelp("Gain in dB (negative is quieter).", valueName: "dB"))
+    // .unconditional: "--gain -6" must read -6 as the value, not as an option.
+    @Option(parsing: .unconditional, help: ArgumentHelp("Gain in dB (negative is quieter).", valueName: "dB"))
     var gain: Double?
 
-    @Option(help: "Balance, -1 (left) to 1 (right). A mono clip with a pan plays in stereo.")
+    @Option(parsing: .unconditional, help: "Balance, -1 (left) to 1 (right). A mono clip with a pan plays in stereo.")
     var pan: Double = 0
 
-    @Option(help: "Extra passes after the first; -1 repeats until stopped.")
+    @Option(parsing: .unconditional, help: "Extra passes after the first; -1 repeats until stopped.")
     var loops: Int = 0
 
     @Option(help: ArgumentHelp("Where the first pass starts: 1.5s, 500ms, 2m.", valueName: "time"))

@@ -108,11 +108,20 @@ import Testing
     }
 
     @Test func progressComesFromPlayedFramesAndEndsAtTheTotal() throws {
-        let (engine, _) = makeEngine()
+        // The device waits at each 100 ms tick until the report for it arrived,
+        // so the reports cannot be outrun whatever the scheduling.
+        let reported = Semaphore()
+        let tick = 4_800  // 100 ms at 48 kHz, a multiple of the 64-frame period
+        let (engine, _) = makeEngine { output in
+            output.beforeWrite = { written in if written > 0 && written % tick == 0 { reported.wait() } }
+        }
         var seen: [PlaybackProgress] = []
-        _ = try engine.play(MemoryDecoder(samples: ramp(frames: 48_000, channels: 1), channels: 1)) { seen.append($0) }
-        #expect(seen.count >= 2)
-        #expect(seen.map(\.framesPlayed) == seen.map(\.framesPlayed).sorted())
-        #expect(seen.last?.framesPlayed == 48_000 && seen.last?.totalFrames == 48_000)
+        _ = try engine.play(MemoryDecoder(samples: ramp(frames: 48_000, channels: 1), channels: 1)) {
+            seen.append($0)
+            reported.signal()
+        }
+        #expect(seen.count == 10)
+        #expect(seen.map(\.framesPlayed) == (1...10).map { Int64($0 * tick) })
+        #expect(seen.allSatisfy { $0.totalFrames == 48_000 && $0.sampleRate == 48_000 })
     }
 }

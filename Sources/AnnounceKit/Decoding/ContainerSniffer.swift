@@ -1,6 +1,6 @@
 /// What the first bytes of a file say it is. Extensions are never consulted.
 public enum SniffedContainer: Equatable, Sendable {
-    case wav, rf64, caf, aiff, flac, ogg
+    case wav, rf64, caf, aiff, aifc, flac, ogg
     /// ID3v2-tagged or bare MPEG audio frames.
     case mpeg
     case unknown
@@ -17,7 +17,8 @@ public enum SniffedContainer: Equatable, Sendable {
         if ascii(0, "RIFF") && ascii(8, "WAVE") { return .wav }
         if (ascii(0, "RF64") || ascii(0, "BW64")) && ascii(8, "WAVE") { return .rf64 }
         if ascii(0, "caff") { return .caf }
-        if ascii(0, "FORM") && (ascii(8, "AIFF") || ascii(8, "AIFC")) { return .aiff }
+        if ascii(0, "FORM") && ascii(8, "AIFF") { return .aiff }
+        if ascii(0, "FORM") && ascii(8, "AIFC") { return .aifc }
         if ascii(0, "fLaC") { return .flac }
         if ascii(0, "OggS") { return .ogg }
         if ascii(0, "ID3") { return .mpeg }

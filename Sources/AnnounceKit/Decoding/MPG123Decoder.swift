@@ -45,6 +45,9 @@ public final class MPG123Decoder: AudioDecoder {
     private static func open(_ h: OpaquePointer, fd: Int32, path: String) throws(AnnounceError) -> (AudioFileInfo, Int64?) {
         let flags = Int(MPG123_QUIET.rawValue | MPG123_GAPLESS.rawValue | MPG123_SKIP_ID3V2.rawValue)
         _ = announce_mpg123_set_flag(h, flags)
+        // Layer III needs its bit reservoir refilled after a seek; mpg123's default of
+        // 4 frames leaves low-bitrate VBR streams wrong for ~20 ms after --start.
+        _ = announce_mpg123_set_integer(h, MPG123_PREFRAMES, 20)
         // Only float output, at any rate and channel count the stream has.
         mpg123_format_none(h)
         var rates: UnsafePointer<Int>?
@@ -81,12 +84,26 @@ public final class MPG123Decoder: AudioDecoder {
 
     /// Reads the whole stream's frame headers (no decoding) so the length is exact
     /// even without an Info header. Costs a pass over the file; `info` uses it.
+    /// When the scan disagrees with the Info header the file is damaged and
+    /// mpg123's gapless trimming no longer matches its count, so the frames are
+    /// counted by decoding: `info` then says exactly what `play` will play.
     public func scanForExactLength() throws(AnnounceError) {
         guard mpg123_scan(handle) == Int32(MPG123_OK.rawValue) else {
             throw .undecodable(path: path, reason: "scan failed (\(Self.errorText(handle)))")
         }
         let length = Int64(mpg123_length(handle))
-        if length > 0 { info.frames = length }
+        if let promised = promisedFrames, length != promised {
+            // The scan also switched this handle's gapless trimming off: count on a fresh one.
+            let fresh = try MPG123Decoder(path: path, fd: try DecoderRegistry.openReadable(path))
+            let chunk = 4096
+            let scratch = UnsafeMutableRawPointer.allocate(byteCount: chunk * info.channels * 4, alignment: 16)
+            defer { scratch.deallocate() }
+            var counted: Int64 = 0
+            while case let got = try fresh.read(into: scratch, frames: chunk, as: .float32), got > 0 { counted += Int64(got) }
+            info.frames = counted
+        } else if length > 0 {
+            info.frames = length
+        }
         try seek(toFrame: position)
     }
 

@@ -19,7 +19,7 @@ public final class SndFileDecoder: AudioDecoder {
         }
         self.file = file
         do {
-            info = try Self.describe(sfInfo, path: path)
+            info = try Self.describe(sfInfo, path: path, sniffed: container)
         } catch {
             sf_close(file)
             throw error
@@ -50,7 +50,7 @@ public final class SndFileDecoder: AudioDecoder {
         framesRead = frame
     }
 
-    private static func describe(_ sf: SF_INFO, path: String) throws(AnnounceError) -> AudioFileInfo {
+    private static func describe(_ sf: SF_INFO, path: String, sniffed: SniffedContainer) throws(AnnounceError) -> AudioFileInfo {
         try validate(channels: Int(sf.channels), sampleRate: Int(sf.samplerate), path: path)
         let major = Int(announce_sf_major(sf.format)), minor = Int(announce_sf_minor(sf.format))
         let (codec, exact) = describeCodec(minor)
@@ -60,9 +60,7 @@ public final class SndFileDecoder: AudioDecoder {
         case SF_FORMAT_WAVEX: container = "WAV (extensible)"
         case SF_FORMAT_RF64: container = "RF64"
         case SF_FORMAT_CAF: container = "CAF"
-        case SF_FORMAT_AIFF:
-            let plainAIFF = [SF_FORMAT_PCM_S8, SF_FORMAT_PCM_16, SF_FORMAT_PCM_24, SF_FORMAT_PCM_32].contains(minor)
-            container = plainAIFF ? "AIFF" : "AIFC"
+        case SF_FORMAT_AIFF: container = sniffed == .aifc ? "AIFC" : "AIFF"  // libsndfile reports both as AIFF
         case SF_FORMAT_FLAC: container = "FLAC"
         case SF_FORMAT_OGG: container = "Ogg"
         case SF_FORMAT_W64: container = "Wave64"

@@ -164,7 +164,7 @@ private struct ProgressReporter {
     let sampleRate: Int
     let callback: ((PlaybackProgress) -> Void)?
     private(set) var seenTicks = 0
-    private var finished = false
+    private var lastFrames: Int64?
 
     init(total: Int64?, sampleRate: Int, callback: ((PlaybackProgress) -> Void)?) {
         self.total = total
@@ -173,13 +173,13 @@ private struct ProgressReporter {
     }
 
     mutating func report(_ job: PlaybackJob) {
-        guard let callback, !finished else { return }
+        guard let callback else { return }
         let ticks = job.progressTicks.load(ordering: .acquiring)
-        let done = job.isDone.load(ordering: .acquiring)
-        guard ticks != seenTicks || done else { return }
+        guard ticks != seenTicks || job.isDone.load(ordering: .acquiring) else { return }
         seenTicks = ticks
-        finished = done
-        callback(PlaybackProgress(framesPlayed: Int64(job.framesPlayed.load(ordering: .acquiring)),
-                                  totalFrames: total, sampleRate: sampleRate))
+        let played = Int64(job.framesPlayed.load(ordering: .acquiring))
+        guard played != lastFrames else { return }
+        lastFrames = played
+        callback(PlaybackProgress(framesPlayed: played, totalFrames: total, sampleRate: sampleRate))
     }
 }
