@@ -10,6 +10,7 @@ final class MemoryDecoder: AudioDecoder {
     let samples: [Int16]
     private var position = 0
     var failFirstRead = false
+    var failSeeks = false
 
     init(path: String = "memory.wav", samples: [Int16], channels: Int, rate: Int = 48_000, floatOnly: Bool = false) {
         self.path = path
@@ -35,7 +36,10 @@ final class MemoryDecoder: AudioDecoder {
         return count
     }
 
-    func seek(toFrame frame: Int64) throws(AnnounceError) { position = Int(frame) }
+    func seek(toFrame frame: Int64) throws(AnnounceError) {
+        if failSeeks { throw .undecodable(path: path, reason: "cannot seek") }
+        position = Int(frame)
+    }
 }
 
 /// Records every frame written, as the device format says.

@@ -1,7 +1,8 @@
 import Testing
 @testable import AnnounceKit
 
-@Suite struct PlaybackEngineTests {
+// A lost wake-up would hang, not fail: the time limit turns it into a failure.
+@Suite(.timeLimit(.minutes(1))) struct PlaybackEngineTests {
     @Test func unityGainInt16IsBitExactAcrossRingWraps() throws {
         // 10 000 frames through a ring of max(4 × 64 × 2, 48000 / 4) frames wraps several times.
         let source = ramp(frames: 100_000, channels: 2)
@@ -91,6 +92,17 @@ import Testing
         let broken = MemoryDecoder(samples: ramp(frames: 100, channels: 2), channels: 2)
         broken.failFirstRead = true
         #expect(throws: AnnounceError.undecodable(path: "memory.wav", reason: "broken on purpose")) { try engine.play(broken) }
+        let report = try engine.play(MemoryDecoder(samples: ramp(frames: 100, channels: 2), channels: 2))
+        #expect(report.framesPlayed == 100)
+    }
+
+    @Test func seekFailureWhileLoopingEndsThePlayAndTheEngineStaysUsable() throws {
+        let (engine, _) = makeEngine()
+        let decoder = MemoryDecoder(samples: ramp(frames: 300, channels: 2), channels: 2)
+        decoder.failSeeks = true
+        #expect(throws: AnnounceError.undecodable(path: "memory.wav", reason: "cannot seek")) {
+            try engine.play(decoder, options: PlaybackOptions(loops: 3))
+        }
         let report = try engine.play(MemoryDecoder(samples: ramp(frames: 100, channels: 2), channels: 2))
         #expect(report.framesPlayed == 100)
     }

@@ -1,3 +1,5 @@
+import Synchronization
+
 /// How one clip is played (AVAudioPlayer's volume, pan, numberOfLoops, currentTime).
 public struct PlaybackOptions: Equatable, Sendable {
     /// Linear gain; 1 leaves samples untouched.
@@ -44,7 +46,8 @@ public final class PlaybackEngine {
     private let openOutput: OutputOpener
     private let thread = PlaybackThread()
     private var output: (any AudioOutput)?
-    private var current: PlaybackJob?
+    /// The job playing now; `stop` reads it from other threads.
+    private let current = Mutex<PlaybackJob?>(nil)
     /// Frames the decode side asks for per read.
     static let decodeChunkFrames = 8192
     /// How often progress is reported, in seconds of audio played.
@@ -67,7 +70,7 @@ public final class PlaybackEngine {
         if let total = info.frames, startFrame >= total, startFrame > 0 {
             throw .usage("\(decoder.path): --start \(options.start!) is at or past the end (\(TimeSpan(seconds: info.durationSeconds ?? 0)))")
         }
-        let output = try prepareOutput(for: info, pan: options.pan, readable: decoder.readableFormats)
+        let output = try prepareOutput(for: info, pan: options.pan)
         if startFrame > 0 { try decoder.seek(toFrame: startFrame) }
 
         let ringFormat = decoder.readableFormats.contains(output.format.sampleFormat) ? output.format.sampleFormat : .float32
@@ -80,8 +83,8 @@ public final class PlaybackEngine {
                                        maxFrames: output.bufferFrames, gain: options.gain, pan: options.pan)
         let progressStep = progress == nil ? 0 : Int(Double(info.sampleRate) * Self.progressInterval)
         let job = PlaybackJob(ring: ring, processor: processor, output: output, progressStepFrames: progressStep)
-        current = job
-        defer { current = nil }
+        current.withLock { $0 = job }
+        defer { current.withLock { $0 = nil } }
 
         let totalFrames: Int64? = options.loops < 0 ? nil : info.frames.map { $0 - startFrame + $0 * Int64(options.loops) }
         var reporter = ProgressReporter(total: totalFrames, sampleRate: info.sampleRate, callback: progress)
@@ -99,19 +102,20 @@ public final class PlaybackEngine {
             let got: Int
             do {
                 got = try decoder.read(into: destination, frames: min(room, Self.decodeChunkFrames), as: ringFormat)
+                if got == 0 {
+                    // Another pass, unless this one was empty (nothing would ever end).
+                    guard loopsLeft != 0, framesThisPass > 0 else { break decoding }
+                    if loopsLeft > 0 { loopsLeft -= 1 }
+                    try decoder.seek(toFrame: 0)
+                    framesThisPass = 0
+                    continue
+                }
             } catch {
+                // Never leave the playback thread waiting for input that will not come.
                 job.requestStop()
                 if !submitted { thread.submit(job) }
                 job.waitUntilDone(seenTicks: -1)
                 throw error
-            }
-            if got == 0 {
-                // Another pass, unless this one was empty (nothing would ever end).
-                guard loopsLeft != 0, framesThisPass > 0 else { break decoding }
-                if loopsLeft > 0 { loopsLeft -= 1 }
-                try decoder.seek(toFrame: 0)
-                framesThisPass = 0
-                continue
             }
             framesThisPass += Int64(got)
             ring.commitWrite(got)
@@ -139,11 +143,11 @@ public final class PlaybackEngine {
 
     /// Stops the clip playing now; buffered audio is dropped, not drained. Any thread.
     public func stop() {
-        current?.requestStop()
+        current.withLock { $0 }?.requestStop()
     }
 
     /// Reuses the open device when rate and channels match; reopens otherwise.
-    private func prepareOutput(for info: AudioFileInfo, pan: Float, readable: Set<SampleFormat>) throws(AnnounceError) -> any AudioOutput {
+    private func prepareOutput(for info: AudioFileInfo, pan: Float) throws(AnnounceError) -> any AudioOutput {
         let channels = info.channels == 1 && pan != 0 ? 2 : info.channels
         if let output, output.format.sampleRate == info.sampleRate, output.format.channels == channels {
             return output
