@@ -204,4 +204,8 @@ open(sys.argv[2], 'wb').write(data[:cut])
 EOF
 mpg123 -q -e f32 -s "$BAD/cut-mid-frame.mp3" >"$BAD/cut-mid-frame.mp3.ref.f32" 2>/dev/null
 
+# Two MP3s joined: 44.1 kHz stereo, then the mono speech clip at another rate.
+# Only the first part may play; its reference is cbr128.mp3's.
+cat "$OUT/cbr128.mp3" "$OUT/mono.mp3" >"$BAD/spliced-formats.mp3"
+
 rm -rf "$WORK"

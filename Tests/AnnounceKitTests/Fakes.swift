@@ -48,7 +48,8 @@ final class CapturingOutput: AudioOutput, @unchecked Sendable {
     let format: OutputFormat
     let periodFrames: Int
     let bufferFrames: Int
-    let recoveries = 0
+    /// Set by a test to pretend the device recovered from underruns.
+    var recoveries = 0
     private let captured = Mutex<[UInt8]>([])
     private let drains = Atomic<Int>(0)
     /// Fails the write after this many frames, like an unplugged device.

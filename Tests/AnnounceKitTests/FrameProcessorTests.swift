@@ -37,7 +37,6 @@ import Testing
     @Test func twentyFourBitInInt32SurvivesFloat() {
         // A 24-bit sample left-justified in int32 round-trips exactly through float.
         let input: [Int32] = [0x7FFF_FF00, -0x8000_0000, 0x0000_0100, -0x0000_0100]
-        #expect(process(input, as: .int32, to: .int32, gain: 1, pan: 0.0, Int32.self).count == 4)
         let viaFloat = process(input, as: .int32, to: .float32, Float.self)
         #expect(process(viaFloat, as: .float32, to: .int32, Int32.self) == input)
     }

@@ -96,6 +96,18 @@ import Testing
         #expect(report.framesPlayed == 100)
     }
 
+    @Test func underrunsAreCountedPerClipNotPerDevice() throws {
+        let (engine, outputs) = makeEngine { output in
+            output.beforeWrite = { [unowned output] written in if written == 0 { output.recoveries += 2 } }
+        }
+        let first = try engine.play(MemoryDecoder(samples: ramp(frames: 500, channels: 2), channels: 2))
+        outputs()[0].beforeWrite = nil
+        let second = try engine.play(MemoryDecoder(samples: ramp(frames: 500, channels: 2), channels: 2))
+        #expect(outputs().count == 1, "both clips share the device")
+        #expect(first.recoveries == 2)
+        #expect(second.recoveries == 0)
+    }
+
     @Test func seekFailureWhileLoopingEndsThePlayAndTheEngineStaysUsable() throws {
         let (engine, _) = makeEngine()
         let decoder = MemoryDecoder(samples: ramp(frames: 300, channels: 2), channels: 2)

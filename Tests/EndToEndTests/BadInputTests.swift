@@ -125,6 +125,23 @@ struct BadInputTests {
         #expect(silent.outcome.status == 0 && silent.outcome.stderr.isEmpty, "-q: \(silent.outcome)")
     }
 
+    @Test("an MP3 whose format changes mid-stream plays only the first part, with one warning")
+    func mp3FormatSplice() async throws {
+        let path = try Harness.fixture("bad/spliced-formats.mp3")
+        let play = try await Playback.run([path], label: "splice")
+        if let output = play.output() {
+            let reference = try PCM.reference(try Harness.fixture("cbr128.mp3.ref.f32"), channels: 2)
+            // Anything after the first part would be audio in another format read as this one.
+            expectSamples(output, match: reference, tolerance: Tolerance.exact, "spliced MP3 vs its first part")
+            #expect(play.debugLines.first?.frames == reference.frames)
+        }
+        let quiet = try await Playback.run([path], debug: false, label: "splice")
+        #expect(quiet.outcome.status == 0, "\(quiet.outcome)")
+        let lines = quiet.outcome.stderrLines
+        #expect(lines.count == 1 && lines[0].hasPrefix("announce: warning: \(path): ") && lines[0].contains("format changes"),
+                "one warning naming the file: \(lines)")
+    }
+
     @Test("info on an MP3 cut mid-frame counts the frames that play")
     func mp3CutMidFrameInfo() async throws {
         let path = try Harness.fixture("bad/cut-mid-frame.mp3")

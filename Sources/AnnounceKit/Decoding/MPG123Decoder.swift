@@ -14,6 +14,9 @@ public final class MPG123Decoder: AudioDecoder {
     /// Frames the Info/Xing header promised; nil when the stream has no such header.
     private let promisedFrames: Int64?
     private var position: Int64 = 0
+    /// Set at a format change or a decode error: later reads return 0 until a seek,
+    /// so audio in another format is never played as if it were this one.
+    private var stoppedEarly = false
 
     private static let libraryReady: Bool = mpg123_init() == Int32(MPG123_OK.rawValue)
 
@@ -109,6 +112,7 @@ public final class MPG123Decoder: AudioDecoder {
 
     public func read(into buffer: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError) -> Int {
         precondition(format == .float32, "MPG123Decoder reads float32 only")
+        if stoppedEarly { return 0 }
         let bytesPerFrame = info.channels * 4
         var filled = 0
         let wanted = frames * bytesPerFrame
@@ -121,10 +125,12 @@ public final class MPG123Decoder: AudioDecoder {
             if status == Int32(MPG123_NEW_FORMAT.rawValue) {
                 // A format change mid-stream (a Frankenstein file): stop cleanly at the splice.
                 truncationWarning = truncationWarning ?? "format changes mid-stream; stopped at the change"
+                stoppedEarly = true
                 break
             }
             if filled > 0 || position > 0 {
                 truncationWarning = truncationWarning ?? "decoding stopped early: \(Self.errorText(handle))"
+                stoppedEarly = true
                 break
             }
             throw .undecodable(path: path, reason: "not decodable MPEG audio (\(Self.errorText(handle)))")
@@ -146,6 +152,7 @@ public final class MPG123Decoder: AudioDecoder {
             throw .undecodable(path: path, reason: "cannot seek to frame \(frame): \(Self.errorText(handle))")
         }
         position = Int64(result)
+        stoppedEarly = false
     }
 
     private static func errorText(_ h: OpaquePointer) -> String {

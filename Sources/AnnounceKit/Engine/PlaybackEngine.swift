@@ -30,7 +30,7 @@ public struct PlaybackProgress: Equatable, Sendable {
 public struct PlaybackReport: Equatable, Sendable {
     public var framesPlayed: Int64
     public var outputFormat: OutputFormat
-    /// Underruns and suspends the output recovered from.
+    /// Underruns and suspends the output recovered from during this clip.
     public var recoveries: Int
     /// The input ended early; what played is what decoded.
     public var truncationWarning: String?
@@ -71,6 +71,7 @@ public final class PlaybackEngine {
             throw .usage("\(decoder.path): --start \(options.start!) is at or past the end (\(TimeSpan(seconds: info.durationSeconds ?? 0)))")
         }
         let output = try prepareOutput(for: info, pan: options.pan)
+        let recoveriesBefore = output.recoveries  // the device may have played earlier clips
         if startFrame > 0 { try decoder.seek(toFrame: startFrame) }
 
         let ringFormat = decoder.readableFormats.contains(output.format.sampleFormat) ? output.format.sampleFormat : .float32
@@ -136,7 +137,7 @@ public final class PlaybackEngine {
             throw .deviceUnavailable(device: device, reason: failure.message)
         }
         return PlaybackReport(framesPlayed: Int64(job.framesPlayed.load(ordering: .acquiring)),
-                              outputFormat: output.format, recoveries: output.recoveries,
+                              outputFormat: output.format, recoveries: output.recoveries - recoveriesBefore,
                               truncationWarning: decoder.truncationWarning,
                               stopped: job.stopRequested.load(ordering: .acquiring))
     }

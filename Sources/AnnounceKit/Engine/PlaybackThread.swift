@@ -17,7 +17,6 @@ final class PlaybackJob: @unchecked Sendable {
     let endOfInput = Atomic<Bool>(false)
     let stopRequested = Atomic<Bool>(false)
     let isDone = Atomic<Bool>(false)
-    let framesWritten = Atomic<Int>(0)
     /// Written minus what the device still holds: what was heard.
     let framesPlayed = Atomic<Int>(0)
     /// Set by the playback thread before `isDone`; read only after it.
@@ -95,7 +94,6 @@ final class PlaybackJob: @unchecked Sendable {
                 framesPlayed.store(max(0, written - output.delay()), ordering: .releasing)
                 break
             }
-            framesWritten.store(written, ordering: .releasing)
             framesPlayed.store(max(0, written - output.delay()), ordering: .releasing)
             if progressStepFrames > 0, written >= nextTick {
                 nextTick = written + progressStepFrames
