@@ -24,7 +24,8 @@ struct AnnounceCommand: ParsableCommand {
               0 * * * *  announce play -q /usr/share/sounds/chime.wav || true
             """,
         version: "0.1.0",
-        subcommands: [Play.self, Info.self, Devices.self]
+        subcommands: [Play.self, QueueCommand.self, Status.self, Skip.self, Pause.self, Resume.self, Stop.self,
+                      Clear.self, Cancel.self, Events.self, Info.self, Devices.self, DaemonCommand.self]
     )
 
     /// ArgumentParser's own main, except that usage errors are one line

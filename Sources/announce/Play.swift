@@ -36,53 +36,146 @@ struct PlaybackFlags: ParsableArguments {
     }
 }
 
+struct QueueFlags: ParsableArguments {
+    @Option(help: "low, normal, high or critical. Higher preempts lower; critical is never preempted.")
+    var priority: Priority = .normal
+
+    @Flag(help: "Wait for the playing item even when this one outranks it.")
+    var noInterrupt = false
+
+    @Option(help: "When preempted: resume (where it was heard to, with a short fade-in), restart or drop.")
+    var onInterrupt: InterruptAction = .resume
+
+    @Option(help: ArgumentHelp("A preempted item that had this fraction heard is dropped.", valueName: "fraction"))
+    var dropAfter: Double = 0.8
+
+    @Option(help: "A label for cancel --tag and --replace.")
+    var tag: String?
+
+    @Flag(help: "Cancel queued and playing items with the same --tag: the newest message wins.")
+    var replace = false
+
+    @Option(help: ArgumentHelp("Give up if not started within this time (10s, 5m).", valueName: "duration"))
+    var expire: TimeSpan?
+
+    @Option(help: ArgumentHelp("Play no sooner than this long from now.", valueName: "duration"))
+    var delay: TimeSpan?
+
+    @Option(help: ArgumentHelp("Play at this local time (the next one to come).", valueName: "HH:MM[:SS]"))
+    var at: ClockTime?
+
+    func validate() throws {
+        if !(0...1).contains(dropAfter) { throw ValidationError("--drop-after must be between 0 and 1, not \(dropAfter).") }
+        if replace && tag == nil { throw ValidationError("--replace needs a --tag.") }
+        if delay != nil && at != nil { throw ValidationError("Give --delay or --at, not both.") }
+    }
+
+    func request(for clip: Clip) -> ItemRequest {
+        ItemRequest(clip: clip, priority: priority, interrupts: noInterrupt ? false : nil, onInterrupt: onInterrupt,
+                    dropAfter: dropAfter, tag: tag, replace: replace ? true : nil, at: at?.nextOccurrence(),
+                    delay: delay?.seconds, expire: expire?.seconds)
+    }
+}
+
 struct Play: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "play",
-        abstract: "Play audio files in order and wait until they have been heard.",
+        abstract: "Queue audio files and wait until they have been heard.",
         discussion: """
-            Formats are recognised by content, not extension: WAV/RF64, CAF, AIFF/AIFC, FLAC,
-            Ogg Vorbis/Opus and MP3. Every file is checked before anything plays, so a missing
-            or broken file never leaves half an announcement.
+            The files go to the user's announce daemon (started on demand), which plays one
+            queue for every script, cron job and terminal. Formats are recognised by content,
+            not extension: WAV/RF64, CAF, AIFF/AIFC, FLAC, Ogg Vorbis/Opus and MP3. Every file
+            is checked before anything is queued, so a broken file never leaves half an
+            announcement.
+
+            Exit status: 0 played to the end; 75 not played to the end (dropped, cancelled,
+            replaced, expired), with the reason on stderr; 65/66 bad input; 69 no device.
+
+            EXAMPLES
+              announce play backup-done.mp3 --priority high
+              announce play --tag build --replace build-failed.wav   # newest status wins
+              announce play reminder.flac --at 09:30 --expire 10m --no-wait
             """)
 
     @Argument(help: "Audio files to play in order.")
     var files: [String]
 
-    @OptionGroup var device: DeviceOption
-    @OptionGroup var playback: PlaybackFlags
+    @Option(name: .shortAndLong, help: "ALSA PCM to play on (see `announce devices`); default: the daemon's.")
+    var device: String?
 
-    @Flag(name: .shortAndLong, help: "No progress display and no warnings.")
+    @OptionGroup var playback: PlaybackFlags
+    @OptionGroup var queue: QueueFlags
+
+    @Flag(help: "Print the item ids once they are safely queued, and exit 0.")
+    var noWait = false
+
+    @Flag(help: "Print each outcome (or, with --no-wait, the ids) as a JSON object.")
+    var json = false
+
+    @Flag(name: .shortAndLong, help: "No progress display, no warnings, and no reason for exit 75.")
     var quiet = false
 
     func run() throws {
         let logger = CLILogHandler.bootstrap(quiet: quiet)
-        var decoders: [any AudioDecoder] = []
         do {
-            for path in files { decoders.append(try DecoderRegistry.open(path)) }
-            let engine = PlaybackEngine(device: device.device)
-            let display = isatty(STDERR_FILENO) == 1 && !quiet ? ProgressLine() : nil
-            for decoder in decoders {
-                let name = String(decoder.path.split(separator: "/").last ?? Substring(decoder.path))
-                let report = try engine.play(decoder, options: playback.options) { display?.show(name, $0) }
-                display?.finish()
-                logger.debug("\(decoder.path): \(report.framesPlayed) frames as \(report.outputFormat) on \(device.device)")
-                if let warning = report.truncationWarning { logger.warning("\(decoder.path): \(warning)") }
-                if report.recoveries > 0 { logger.warning("\(decoder.path): recovered from \(report.recoveries) underrun(s)") }
+            let requests = try files.map { path throws(AnnounceError) in queue.request(for: try checkedClip(path)) }
+            guard let client = try DaemonClient.connect(autoStart: true) else { return }
+            let display = !noWait && !json && !quiet && isatty(STDERR_FILENO) == 1 ? ProgressLine() : nil
+            let ids = try client.call(Request(.play, items: requests, wait: !noWait, progress: display != nil)).ids ?? []
+            if noWait {
+                print(json ? jsonLine(["ids": ids]) : ids.joined(separator: "\n"))
+                return
             }
-        } catch {
+            let outcomes = try OutcomeWaiter.wait(for: ids, on: client, progress: display != nil) { event in
+                guard let display, let index = ids.firstIndex(of: event.id ?? "") else { return }
+                let name = String(files[index].split(separator: "/").last ?? "")
+                switch event.event {
+                case .progress, .started: display.show(name, heard: event.heard ?? 0, duration: event.duration)
+                case .interruptionBegan: display.show(name, heard: event.heard ?? 0, duration: event.duration, state: "interrupted")
+                case .finished: display.finish()
+                default: break
+                }
+            }
+            var status: Int32 = 0
+            for (id, path) in zip(ids, files) {
+                guard let event = outcomes[id], let outcome = event.outcome else { continue }
+                if json { print(jsonLine(event)) }
+                if let frames = event.frames, let format = event.format, let device = event.device {
+                    logger.debug("\(path): \(frames) frames as \(format) on \(device)")
+                }
+                if let warning = event.warning { logger.warning("\(path): \(warning)") }
+                switch outcome.kind {
+                case .played: break
+                case .failed: printError(outcome.reason ?? "\(path): failed")
+                default: if !quiet { printError("\(path): \(outcome.kind.rawValue)\(outcome.reason.map { " (\($0))" } ?? "")") }
+                }
+                if status == 0 { status = outcome.exitCode }
+            }
+            if status != 0 { throw ExitCode(status) }
+        } catch let error as AnnounceError {
             throw reportedExit(error)
         }
+    }
+
+    /// Opens the file as the daemon will, so bad input fails here with the
+    /// caller's own path in the message, before anything is queued.
+    private func checkedClip(_ path: String) throws(AnnounceError) -> Clip {
+        let decoder = try DecoderRegistry.open(path)
+        let info = decoder.info
+        let options = playback.options
+        if let start = options.start, let frames = info.frames, start.frames(atRate: info.sampleRate) >= frames, start.seconds > 0 {
+            throw .usage("\(path): --start \(start) is at or past the end (\(TimeSpan(seconds: info.durationSeconds ?? 0)))")
+        }
+        return Clip(path: absolutePath(path), device: device, gain: options.gain, pan: options.pan,
+                    loops: options.loops, start: options.start?.seconds)
     }
 }
 
 /// The one-line progress display a terminal gets while a clip plays.
 final class ProgressLine {
-    func show(_ name: String, _ progress: PlaybackProgress) {
-        let rate = Double(progress.sampleRate)
-        let elapsed = TimeSpan.format(Double(progress.framesPlayed) / rate)
-        let total = progress.totalFrames.map { " / " + TimeSpan.format(Double($0) / rate) } ?? ""
-        writeToStderr("\r\u{1B}[K▶ \(name)  \(elapsed)\(total)")
+    func show(_ name: String, heard: Double, duration: Double?, state: String? = nil) {
+        let total = duration.map { " / " + TimeSpan.format($0) } ?? ""
+        writeToStderr("\r\u{1B}[K\(state == nil ? "▶" : "⏸") \(name)  \(TimeSpan.format(heard))\(total)\(state.map { "  " + $0 } ?? "")")
     }
 
     func finish() { writeToStderr("\r\u{1B}[K") }

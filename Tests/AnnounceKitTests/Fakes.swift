@@ -77,6 +77,7 @@ final class CapturingOutput: AudioOutput, @unchecked Sendable {
     }
 
     func waitUntilWritable() throws(OutputFailure) {}
+    func waitForInterrupt(milliseconds: Int) {}
     func interrupt() {}
 
     func delay() -> Int { 0 }

@@ -48,6 +48,7 @@ enum Harness {
         }
         scratchToRemove = dir.path
         atexit {
+            if let path = Harness.scratchToRemove, let pid = Harness.daemonPID(runtime: path + "/runtime") { kill(pid, SIGTERM) }
             guard let path = Harness.scratchToRemove,
                   ProcessInfo.processInfo.environment["ANNOUNCE_E2E_KEEP"] != "1" else { return }
             try? FileManager.default.removeItem(atPath: path)
@@ -56,6 +57,19 @@ enum Harness {
     }()
 
     nonisolated(unsafe) private static var scratchToRemove: String?
+
+    /// `work/runtime`: the ANNOUNCE_RUNTIME_DIR every command of this test process shares.
+    static func sharedRuntimeDirectory() throws -> String {
+        let path = try workResult.get().appendingPathComponent("runtime").path
+        if mkdir(path, 0o700) != 0 && errno != EEXIST { throw HarnessError("cannot create \(path)") }
+        return path
+    }
+
+    /// The pid a daemon wrote into its lock file in `runtime`, if one ran.
+    static func daemonPID(runtime: String) -> pid_t? {
+        guard let text = try? String(contentsOfFile: runtime + "/daemon.lock", encoding: .utf8) else { return nil }
+        return pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines))
+    }
 
     /// Fixtures generated once per test process by tests/make-fixtures.sh.
     static let fixturesResult: Result<URL, HarnessError> = {
@@ -158,9 +172,11 @@ enum Runner {
                     environment: [String: String?] = [:]) async throws -> Outcome {
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "ANNOUNCE_LOG")
+        let work = try Harness.workResult.get()
+        // One daemon for this test process, in its own runtime directory, stopped at exit.
+        env["ANNOUNCE_RUNTIME_DIR"] = try Harness.sharedRuntimeDirectory()
         for (key, value) in environment { env[key] = value }
 
-        let work = try Harness.workResult.get()
         let id = UUID().uuidString
         let outURL = work.appendingPathComponent("captures/\(id).stdout")
         let errURL = work.appendingPathComponent("captures/\(id).stderr")

@@ -10,12 +10,15 @@ public struct PlaybackOptions: Equatable, Sendable {
     public var loops: Int = 0
     /// Where the first pass starts; later passes start at 0.
     public var start: TimeSpan?
+    /// A linear ramp up from silence at the start (a resumed clip).
+    public var fadeIn: TimeSpan?
 
-    public init(gain: Float = 1, pan: Float = 0, loops: Int = 0, start: TimeSpan? = nil) {
+    public init(gain: Float = 1, pan: Float = 0, loops: Int = 0, start: TimeSpan? = nil, fadeIn: TimeSpan? = nil) {
         self.gain = gain
         self.pan = pan
         self.loops = loops
         self.start = start
+        self.fadeIn = fadeIn
     }
 }
 
@@ -64,6 +67,7 @@ public final class PlaybackEngine {
 
     /// Plays `decoder` to the end (or until `stop`), returning what was heard.
     public func play(_ decoder: any AudioDecoder, options: PlaybackOptions = PlaybackOptions(),
+                     control: PlaybackControl? = nil,
                      progress: ((PlaybackProgress) -> Void)? = nil) throws(AnnounceError) -> PlaybackReport {
         let info = decoder.info
         let startFrame = options.start.map { $0.frames(atRate: info.sampleRate) } ?? 0
@@ -81,11 +85,16 @@ public final class PlaybackEngine {
         let ring = PCMRing(capacityFrames: max(output.bufferFrames * 8, min(info.sampleRate * 2, (4 << 20) / bytesPerFrame)),
                            bytesPerFrame: bytesPerFrame)
         let processor = FrameProcessor(input: ringFormat, inputChannels: info.channels, output: output.format,
-                                       maxFrames: output.bufferFrames, gain: options.gain, pan: options.pan)
+                                       maxFrames: output.bufferFrames, gain: options.gain, pan: options.pan,
+                                       fadeInFrames: options.fadeIn.map { Int($0.frames(atRate: output.format.sampleRate)) } ?? 0)
         let progressStep = progress == nil ? 0 : Int(Double(info.sampleRate) * Self.progressInterval)
         let job = PlaybackJob(ring: ring, processor: processor, output: output, progressStepFrames: progressStep)
         current.withLock { $0 = job }
-        defer { current.withLock { $0 = nil } }
+        control?.attach(job)
+        defer {
+            control?.detach()
+            current.withLock { $0 = nil }
+        }
 
         let totalFrames: Int64? = options.loops < 0 ? nil : info.frames.map { $0 - startFrame + $0 * Int64(options.loops) }
         var reporter = ProgressReporter(total: totalFrames, sampleRate: info.sampleRate, callback: progress)
@@ -147,6 +156,17 @@ public final class PlaybackEngine {
         current.withLock { $0 }?.requestStop()
     }
 
+    /// Closes the device so other programs can have it; the next play reopens it.
+    /// Call only between plays.
+    public func closeOutput() {
+        output = nil
+    }
+
+    public var isOutputOpen: Bool { output != nil }
+
+    /// The format the device was opened with, while it is open.
+    public var outputFormat: OutputFormat? { output?.format }
+
     /// Reuses the open device when rate and channels match; reopens otherwise.
     private func prepareOutput(for info: AudioFileInfo, pan: Float) throws(AnnounceError) -> any AudioOutput {
         let channels = info.channels == 1 && pan != 0 ? 2 : info.channels
@@ -186,5 +206,39 @@ private struct ProgressReporter {
         guard played != lastFrames else { return }
         lastFrames = played
         callback(PlaybackProgress(framesPlayed: played, totalFrames: total, sampleRate: sampleRate))
+    }
+}
+
+/// Stops one play from any thread, also before the play has begun or after it ended.
+public final class PlaybackControl: Sendable {
+    private struct State: ~Copyable {
+        var stopped = false
+        var job: PlaybackJob?
+    }
+
+    private let state = Mutex(State())
+
+    public init() {}
+
+    public func stop() {
+        let job = state.withLock { state in
+            state.stopped = true
+            return state.job
+        }
+        job?.requestStop()
+    }
+
+    public var isStopped: Bool { state.withLock { $0.stopped } }
+
+    func attach(_ job: PlaybackJob) {
+        let stopped = state.withLock { state in
+            state.job = job
+            return state.stopped
+        }
+        if stopped { job.requestStop() }
+    }
+
+    func detach() {
+        state.withLock { $0.job = nil }
     }
 }

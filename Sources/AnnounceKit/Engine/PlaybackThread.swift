@@ -56,7 +56,9 @@ final class PlaybackJob: @unchecked Sendable {
     /// no locks, no logging.
     fileprivate func render() {
         var written = 0
-        var nextTick = progressStepFrames
+        var lastPending = Int.max
+        // The first tick comes with the first write: watchers learn at once that it started.
+        var nextTick = progressStepFrames > 0 ? 1 : 0
         while true {
             if stopRequested.load(ordering: .acquiring) {
                 framesPlayed.store(max(0, written - output.delay()), ordering: .releasing)
@@ -68,6 +70,15 @@ final class PlaybackJob: @unchecked Sendable {
                 if endOfInput.load(ordering: .acquiring) {
                     // The producer commits before it sets endOfInput: look once more.
                     if ring.readable().frames > 0 { continue }
+                    // Sleep while the device plays out all but its last period, so a stop
+                    // still cuts in at once; a device whose delay does not shrink is drained.
+                    let pending = output.delay()
+                    if pending > output.periodFrames, pending < lastPending {
+                        lastPending = pending
+                        framesPlayed.store(max(0, written - pending), ordering: .releasing)
+                        output.waitForInterrupt(milliseconds: max(1, (pending - output.periodFrames) * 1000 / output.format.sampleRate))
+                        continue
+                    }
                     do { try output.drain() } catch { failure = error }
                     framesPlayed.store(written, ordering: .releasing)
                     break

@@ -95,6 +95,14 @@ public final class ALSAOutput: AudioOutput {
         }
     }
 
+    public func waitForInterrupt(milliseconds: Int) {
+        var descriptor = pollDescriptors[devicePollCount]
+        if poll(&descriptor, 1, Int32(clamping: milliseconds)) > 0 {
+            var value: UInt64 = 0
+            _ = read(interruptFD, &value, 8)
+        }
+    }
+
     public func interrupt() {
         var one: UInt64 = 1
         _ = Glibc.write(interruptFD, &one, 8)

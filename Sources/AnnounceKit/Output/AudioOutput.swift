@@ -54,7 +54,9 @@ public protocol AudioOutput: AnyObject {
     func write(_ samples: UnsafeRawPointer, frames: Int) throws(OutputFailure) -> Int
     /// Sleeps until the device takes a period, or until `interrupt` is called.
     func waitUntilWritable() throws(OutputFailure)
-    /// Wakes `waitUntilWritable` at once. Any thread.
+    /// Sleeps up to `milliseconds`, or until `interrupt` is called.
+    func waitForInterrupt(milliseconds: Int)
+    /// Wakes `waitUntilWritable` and `waitForInterrupt` at once. Any thread.
     func interrupt()
     /// Frames written but not yet heard.
     func delay() -> Int

@@ -8,6 +8,11 @@ public enum AnnounceError: Error, Equatable, Sendable, CustomStringConvertible {
     case cannotOpen(path: String, reason: String)
     /// The audio device is missing, busy or refused the format (69).
     case deviceUnavailable(device: String, reason: String)
+    /// The daemon cannot run or cannot be reached: its runtime directory is unsafe,
+    /// it failed to start (69, as for a device: nothing can play).
+    case unavailable(String)
+    /// An error the daemon reported, with the exit status it maps to.
+    case daemon(code: Int32, message: String)
     /// A bug or an unexpected system failure (70).
     case `internal`(String)
 
@@ -16,7 +21,8 @@ public enum AnnounceError: Error, Equatable, Sendable, CustomStringConvertible {
         case .usage: 64
         case .undecodable: 65
         case .cannotOpen: 66
-        case .deviceUnavailable: 69
+        case .deviceUnavailable, .unavailable: 69
+        case .daemon(let code, _): code
         case .internal: 70
         }
     }
@@ -28,6 +34,8 @@ public enum AnnounceError: Error, Equatable, Sendable, CustomStringConvertible {
         case .undecodable(let path, let reason): "\(path): \(reason)"
         case .cannotOpen(let path, let reason): "\(path): \(reason)"
         case .deviceUnavailable(let device, let reason): "device '\(device)': \(reason)"
+        case .unavailable(let message): message
+        case .daemon(_, let message): message
         case .internal(let message): "internal error: \(message)"
         }
     }

@@ -1,0 +1,133 @@
+import CPosix
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A connection to the user's daemon: send requests, read replies and events.
+public final class DaemonClient {
+    public let runtime: RuntimeDirectory
+    private let fd: Int32
+    private var buffer: [UInt8] = []
+    private var start = 0
+
+    /// How long an auto-started daemon lingers with nothing to do.
+    public static let autoStartIdleExit = "30s"
+
+    private init(runtime: RuntimeDirectory, fd: Int32) {
+        self.runtime = runtime
+        self.fd = fd
+    }
+
+    deinit { close(fd) }
+
+    /// Connects to the daemon; when none answers, starts one if `autoStart`
+    /// (else returns nil). Fifty callers at once start exactly one: they queue
+    /// on a lock, and the first one's daemon answers the rest.
+    public static func connect(autoStart: Bool, runtime: RuntimeDirectory? = nil) throws(AnnounceError) -> DaemonClient? {
+        let runtime = if let runtime { runtime } else { try RuntimeDirectory.prepare() }
+        if let fd = tryConnect(runtime) { return DaemonClient(runtime: runtime, fd: fd) }
+        guard autoStart else { return nil }
+        return DaemonClient(runtime: runtime, fd: try startDaemon(runtime))
+    }
+
+    private static func tryConnect(_ runtime: RuntimeDirectory) -> Int32? {
+        let fd = announce_unix_connect(runtime.socketPath)
+        return fd >= 0 ? fd : nil
+    }
+
+    private static func startDaemon(_ runtime: RuntimeDirectory) throws(AnnounceError) -> Int32 {
+        let lock = open(runtime.spawnLockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard lock >= 0 else { throw .unavailable("cannot open \(runtime.spawnLockPath): \(systemErrorMessage(errno))") }
+        defer { close(lock) }
+        while flock(lock, LOCK_EX) != 0 && errno == EINTR {}
+        // Someone else's daemon may have come up while we waited for the lock.
+        if let fd = tryConnect(runtime) { return fd }
+
+        var ends: [Int32] = [0, 0]
+        guard announce_cloexec_pipe(&ends) == 0 else { throw .internal("pipe: \(systemErrorMessage(errno))") }
+        defer { close(ends[0]) }
+        let arguments = ["announce", "daemon", "--idle-exit", autoStartIdleExit, "--ready-fd", "3"]
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        let pid = announce_spawn_detached("/proc/self/exe", &argv, runtime.logPath, ends[1])
+        close(ends[1])
+        guard pid > 0 else { throw .unavailable("cannot start the daemon: \(systemErrorMessage(-pid))") }
+
+        // The daemon writes "ready" once it listens, "running" if another one owns
+        // the directory; it closes the pipe without a word if it fails.
+        var answer: [UInt8] = []
+        var byte: UInt8 = 0
+        while answer.last != UInt8(ascii: "\n") {
+            let got = read(ends[0], &byte, 1)
+            if got < 0 && errno == EINTR { continue }
+            guard got == 1 else { break }
+            answer.append(byte)
+        }
+        var status: Int32 = 0
+        if answer.isEmpty { waitpid(pid, &status, 0) }
+        let word = String(decoding: answer.filter { $0 > 32 }, as: UTF8.self)
+        guard word == "ready" || word == "running" else {
+            throw .unavailable("the daemon did not start (see \(runtime.logPath)): \(lastLine(of: runtime.logPath) ?? "no message")")
+        }
+        // "running": another daemon owns the directory and may still be binding its socket.
+        var delay: useconds_t = 1000
+        for _ in 0..<12 {
+            if let fd = tryConnect(runtime) { return fd }
+            usleep(delay)
+            delay *= 2
+        }
+        throw .unavailable("the daemon started but does not answer on \(runtime.socketPath)")
+    }
+
+    private static func lastLine(of path: String) -> String? {
+        guard let bytes = readWholeFile(path, limit: 8 << 20) else { return nil }
+        return bytes.split(separator: UInt8(ascii: "\n")).last.map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    // MARK: messages
+
+    public func send(_ request: Request) throws(AnnounceError) {
+        let bytes = WireProtocol.encode(request)
+        var offset = 0
+        while offset < bytes.count {
+            let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            if sent < 0 && errno == EINTR { continue }
+            guard sent > 0 else { throw .unavailable("lost the daemon at \(runtime.socketPath): \(systemErrorMessage(errno))") }
+            offset += sent
+        }
+    }
+
+    /// The next reply or event; nil when the daemon closed the connection.
+    public func next() throws(AnnounceError) -> DaemonMessage? {
+        while true {
+            if let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
+                let line = buffer[start..<newline]
+                start = newline + 1
+                do {
+                    return try DaemonMessage.decode(line)
+                } catch {
+                    throw .internal("the daemon sent something unreadable: \(String(decoding: line.prefix(200), as: UTF8.self))")
+                }
+            }
+            buffer.removeFirst(start)
+            start = 0
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let got = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if got < 0 && errno == EINTR { continue }
+            if got <= 0 { return nil }
+            buffer.append(contentsOf: chunk[0..<got])
+        }
+    }
+
+    /// Sends `request` and returns its reply (events before it are skipped);
+    /// a failed reply becomes an error with the daemon's code and message.
+    public func call(_ request: Request) throws(AnnounceError) -> Reply {
+        try send(request)
+        while let message = try next() {
+            guard case .reply(let reply) = message else { continue }
+            if let error = reply.error, !reply.ok { throw .daemon(code: error.code, message: error.message) }
+            return reply
+        }
+        throw .unavailable("the daemon closed the connection without answering")
+    }
+}

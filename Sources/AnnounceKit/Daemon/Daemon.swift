@@ -1,0 +1,593 @@
+import CPosix
+import FoundationEssentials
+import Logging
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The per-user queue owner: one control thread in poll() over the socket, the
+/// clients, the player's mailbox and the termination signals. It sleeps with
+/// no timeout while idle; the only timed wake-ups are the scheduler's next
+/// deadline, the device's idle grace and the idle exit.
+public final class Daemon {
+    public struct Configuration: Sendable {
+        /// Where items without `--device` play.
+        public var device: String
+        /// Exit after this long with nothing queued and nobody connected (auto-started daemons).
+        public var idleExit: Double?
+        /// Written "ready\n" once the socket listens (the auto-starting client waits on it).
+        public var readyFD: Int32?
+        /// How long the device stays open after the queue empties.
+        public var deviceGrace: Double = 1
+
+        public init(device: String = "default", idleExit: Double? = nil, readyFD: Int32? = nil) {
+            self.device = device
+            self.idleExit = idleExit
+            self.readyFD = readyFD
+        }
+    }
+
+    public typealias Clock = @Sendable () -> Double
+
+    public static let wallClock: Clock = {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+
+    private let runtime: RuntimeDirectory
+    private let configuration: Configuration
+    private let logger: Logger
+    private let clock: Clock
+    private let openOutput: PlaybackEngine.OutputOpener
+
+    private var scheduler = Scheduler()
+    private var spool: Spool!
+    private var player: Player!
+    private var connections: [Int32: Connection] = [:]
+    private var listener: Int32 = -1
+    private var signals: Int32 = -1
+    private var lockFD: Int32 = -1
+    private var mailbox: Mailbox!
+    private var mailboxFD: Int32 { mailbox.fd }
+
+    // What the control side knows about the play in progress.
+    private var playingRate: Int?
+    private var playingTotal: Int64?
+    private var playingFrames: Int64 = 0
+    private var lastMilestone: [String: Int] = [:]
+    private var details: [String: PlayDetails] = [:]
+    /// Items interrupted and waiting to go on: their next play ends the interruption.
+    private var interruptedIDs: Set<String> = []
+    private var openDevices: Set<String> = []
+    /// Finished events held until the per-item device they played on is closed,
+    /// so a waiting client finds that device's output complete.
+    private var heldFinishes: [String: [Event]] = [:]
+    private var deviceCloseAt: Double?
+    private var idleSince: Double?
+    private var terminating = false
+
+    public init(runtime: RuntimeDirectory, configuration: Configuration, logger: Logger,
+                clock: @escaping Clock = Daemon.wallClock,
+                openOutput: @escaping PlaybackEngine.OutputOpener = { device, request throws(AnnounceError) in
+                    try ALSAOutput(device: device, request: request)
+                }) {
+        self.runtime = runtime
+        self.configuration = configuration
+        self.logger = logger
+        self.clock = clock
+        self.openOutput = openOutput
+    }
+
+    /// Runs until SIGTERM/SIGINT/SIGHUP or the idle exit. Returns false when another
+    /// daemon already owns this runtime directory (and tells the auto-starter so).
+    @discardableResult
+    public func run() throws(AnnounceError) -> Bool {
+        // Before any thread starts, so every thread inherits the blocked signals.
+        signals = announce_termination_signalfd()
+        guard signals >= 0 else { throw .internal("signalfd: \(systemErrorMessage(-signals))") }
+        guard try acquireLock() else {
+            notifyReady("running")
+            return false
+        }
+        spool = try Spool(runtime: runtime)
+        let now = clock()
+        spool.pruneOutcomes(now: now)
+        let restored = spool.load()
+        for problem in restored.problems { logger.warning("\(problem)") }
+        scheduler = Scheduler(restoring: restored.items)
+        interruptedIDs = Set(restored.items.filter(\.interrupted).map(\.id))
+        if !restored.items.isEmpty { logger.info("restored \(restored.items.count) item(s) from \(spool.directory)") }
+
+        let mailbox = try Mailbox()
+        self.mailbox = mailbox
+        player = Player(openOutput: openOutput) { mailbox.post($0) }
+        unlink(runtime.socketPath)  // stale: we hold the lock
+        listener = announce_unix_listen(runtime.socketPath, 1024)
+        guard listener >= 0 else {
+            throw .unavailable("cannot listen on \(runtime.socketPath): \(systemErrorMessage(-listener))")
+        }
+        logger.info("listening on \(runtime.socketPath), device '\(configuration.device)', pid \(getpid())")
+        notifyReady("ready")
+        apply(scheduler.advance(now: now), now: now)
+        loop()
+        shutdown()
+        return true
+    }
+
+    // MARK: lifecycle
+
+    private func acquireLock() throws(AnnounceError) -> Bool {
+        lockFD = open(runtime.daemonLockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard lockFD >= 0 else { throw .unavailable("cannot open \(runtime.daemonLockPath): \(systemErrorMessage(errno))") }
+        guard flock(lockFD, LOCK_EX | LOCK_NB) == 0 else {
+            let holder = readWholeFile(runtime.daemonLockPath).map { String(decoding: $0.filter { $0 > 32 }, as: UTF8.self) } ?? "?"
+            logger.info("another daemon (pid \(holder)) owns \(runtime.path)")
+            return false
+        }
+        let pid = Array("\(getpid())\n".utf8)
+        _ = ftruncate(lockFD, 0)
+        _ = pid.withUnsafeBytes { pwrite(lockFD, $0.baseAddress, $0.count, 0) }
+        return true
+    }
+
+    private func notifyReady(_ word: String) {
+        guard let fd = configuration.readyFD else { return }
+        let bytes = Array((word + "\n").utf8)
+        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+    }
+
+    private func shutdown() {
+        logger.info("stopping: the spool keeps \(scheduler.count) item(s)")
+        // The playing item keeps its heard position, as if paused.
+        let now = clock()
+        if scheduler.playing != nil {
+            apply(scheduler.pause(now: now), now: now)
+            player.stop()
+            while scheduler.playing != nil, waitForMailbox(milliseconds: 2000) {
+                drainMailbox()
+            }
+        }
+        player.shutdown()
+        close(listener)
+        unlink(runtime.socketPath)
+        for connection in connections.values { connection.flush() }
+        connections.removeAll()
+        close(lockFD)
+    }
+
+    private func waitForMailbox(milliseconds: Int32) -> Bool {
+        var descriptor = pollfd(fd: mailboxFD, events: Int16(POLLIN), revents: 0)
+        return poll(&descriptor, 1, milliseconds) > 0
+    }
+
+    // MARK: the loop
+
+    private func loop() {
+        var descriptors: [pollfd] = []
+        var order: [Int32] = []
+        while !terminating {
+            descriptors.removeAll(keepingCapacity: true)
+            order.removeAll(keepingCapacity: true)
+            descriptors.append(pollfd(fd: signals, events: Int16(POLLIN), revents: 0))
+            descriptors.append(pollfd(fd: mailboxFD, events: Int16(POLLIN), revents: 0))
+            descriptors.append(pollfd(fd: listener, events: Int16(POLLIN), revents: 0))
+            for (fd, connection) in connections {
+                descriptors.append(pollfd(fd: fd, events: Int16(POLLIN) | (connection.wantsToWrite ? Int16(POLLOUT) : 0), revents: 0))
+                order.append(fd)
+            }
+            let timeout = pollTimeout(now: clock())
+            let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
+            if ready < 0 && errno != EINTR {
+                logger.critical("poll failed: \(systemErrorMessage(errno))")
+                return
+            }
+            if descriptors[0].revents != 0 { handleSignals() }
+            if descriptors[1].revents != 0 { drainMailbox() }
+            if descriptors[2].revents != 0 { acceptClients() }
+            for (index, fd) in order.enumerated() where descriptors[index + 3].revents != 0 {
+                guard let connection = connections[fd] else { continue }
+                if descriptors[index + 3].revents & Int16(POLLOUT) != 0 { connection.flush() }
+                if descriptors[index + 3].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { serve(connection) }
+            }
+            reapConnections()
+            handleTimers(now: clock())
+        }
+    }
+
+    private func pollTimeout(now: Double) -> Int32 {
+        var deadline = scheduler.nextDeadline
+        for candidate in [deviceCloseAt, idleDeadline] {
+            if let candidate { deadline = min(deadline ?? candidate, candidate) }
+        }
+        guard let deadline else { return -1 }
+        return Int32(clamping: max(0, Int(((deadline - now) * 1000).rounded(.up))))
+    }
+
+    private var idleDeadline: Double? {
+        guard let idleExit = configuration.idleExit, let idleSince else { return nil }
+        return idleSince + idleExit
+    }
+
+    private func handleTimers(now: Double) {
+        if let deadline = scheduler.nextDeadline, deadline <= now {
+            apply(scheduler.advance(now: now), now: now)
+        }
+        if let closeAt = deviceCloseAt, closeAt <= now {
+            deviceCloseAt = nil
+            if scheduler.playing == nil { player.closeDevices(except: nil) }
+        }
+        let idle = scheduler.count == 0 && connections.isEmpty && heldFinishes.isEmpty
+        if !idle { idleSince = nil } else if idleSince == nil { idleSince = now }
+        if let deadline = idleDeadline, deadline <= now {
+            logger.info("idle for \(configuration.idleExit ?? 0) s; exiting")
+            terminating = true
+        }
+    }
+
+    private func handleSignals() {
+        while case let signal = announce_read_signal(signals), signal != 0 {
+            logger.info("signal \(signal) received")
+            terminating = true
+        }
+    }
+
+    private func acceptClients() {
+        while true {
+            let fd = announce_unix_accept(listener)
+            if fd == -EINTR { continue }
+            guard fd >= 0 else {
+                if fd != -EAGAIN { logger.warning("accept failed: \(systemErrorMessage(-fd))") }
+                return
+            }
+            connections[fd] = Connection(fd: fd)
+        }
+    }
+
+    private func reapConnections() {
+        for (fd, connection) in connections where connection.dead {
+            connections[fd] = nil
+        }
+    }
+
+    // MARK: requests
+
+    private func serve(_ connection: Connection) {
+        let (lines, oversized) = connection.readLines()
+        for line in lines where !connection.closing {
+            handle(line, from: connection)
+        }
+        if oversized && !connection.closing {
+            connection.sendAndClose(WireProtocol.encode(
+                Reply.failure(64, "request line longer than \(WireProtocol.maxLineBytes) bytes")))
+        }
+    }
+
+    private struct VersionProbe: Decodable { var v: Int? }
+
+    private func handle(_ line: ArraySlice<UInt8>, from connection: Connection) {
+        let request: Request
+        do {
+            guard let version = try WireProtocol.decode(VersionProbe.self, from: line).v else {
+                return reject(connection, "malformed request: no protocol version \"v\"")
+            }
+            guard version == WireProtocol.version else {
+                return reject(connection, "unsupported protocol version \(version); this daemon speaks \(WireProtocol.version)")
+            }
+            request = try WireProtocol.decode(Request.self, from: line)
+        } catch let error as DecodingError {
+            return reject(connection, "malformed request: \(Self.describe(error))")
+        } catch {
+            return reject(connection, "malformed request: not a JSON object")
+        }
+        let now = clock()
+        switch request.op {
+        case .play: enqueue(request, from: connection, now: now)
+        case .wait: wait(for: request.ids ?? [], progress: request.progress ?? false, connection: connection)
+        case .status: connection.send(WireProtocol.encode(Reply(status: status())))
+        case .skip: control(connection, scheduler.skip(now: now), now: now)
+        case .pause: control(connection, scheduler.pause(now: now), now: now, event: .paused)
+        case .resume: control(connection, scheduler.resume(now: now), now: now, event: .resumed)
+        case .stop: control(connection, scheduler.stop(now: now), now: now)
+        case .clear: control(connection, scheduler.clear(now: now), now: now)
+        case .cancel:
+            if let tag = request.tag {
+                control(connection, scheduler.cancel(tag: tag, now: now), now: now)
+            } else if let ids = request.ids, !ids.isEmpty {
+                let (effects, unknown) = scheduler.cancel(ids: ids, now: now)
+                apply(effects, now: now)
+                connection.send(WireProtocol.encode(Reply(unknown: unknown)))
+            } else {
+                reject(connection, "cancel needs ids or a tag")
+            }
+        case .events:
+            connection.subscribed = true
+            connection.send(WireProtocol.encode(Reply()))
+        }
+    }
+
+    private func reject(_ connection: Connection, _ message: String) {
+        connection.sendAndClose(WireProtocol.encode(Reply.failure(64, message)))
+    }
+
+    private func control(_ connection: Connection, _ effects: [SchedulerEffect], now: Double, event: EventKind? = nil) {
+        apply(effects, now: now)
+        if let event { emit(Event(event, time: now)) }
+        connection.send(WireProtocol.encode(Reply()))
+    }
+
+    private func enqueue(_ request: Request, from connection: Connection, now: Double) {
+        guard let requests = request.items, !requests.isEmpty else { return reject(connection, "play needs at least one item") }
+        guard requests.count <= 1000 else { return reject(connection, "at most 1000 items per request") }
+        var items: [(QueueItem, Bool)] = []
+        for (index, itemRequest) in requests.enumerated() {
+            if let problem = Self.problem(with: itemRequest) { return reject(connection, "items[\(index)]: \(problem)") }
+            let eligibleAt = itemRequest.at ?? itemRequest.delay.map { now + $0 }
+            let item = QueueItem(
+                id: newID(), clip: itemRequest.clip, priority: itemRequest.priority ?? .normal,
+                interrupts: itemRequest.interrupts ?? true, onInterrupt: itemRequest.onInterrupt ?? .resume,
+                dropAfter: itemRequest.dropAfter ?? 0.8, tag: itemRequest.tag, arrival: now,
+                eligibleAt: eligibleAt.flatMap { $0 > now ? $0 : nil }, expireAfter: itemRequest.expire)
+            items.append((item, itemRequest.replace ?? false))
+        }
+        var ids: [String] = []
+        for (item, replace) in items {
+            var effects = scheduler.enqueue(item, replace: replace, now: now)
+            // Spooled before it is acknowledged; if that fails, it was never accepted.
+            if case .persist(let spooled)? = effects.first {
+                effects.removeFirst()
+                do {
+                    try spool.save(spooled)
+                } catch {
+                    logger.error("\(error.description)")
+                    apply(effects + scheduler.cancel(ids: [item.id], now: now).effects, now: now)
+                    return connection.send(WireProtocol.encode(Reply.failure(70, "cannot spool the item: \(error.description)")))
+                }
+            }
+            ids.append(item.id)
+            emit(Event(.queued, time: now, id: item.id, path: item.clip.path, priority: item.priority))
+            apply(effects, now: now)
+        }
+        connection.send(WireProtocol.encode(Reply(ids: ids)))
+        if request.wait ?? false {
+            connection.waiting.formUnion(ids)
+            connection.wantsProgress = request.progress ?? false
+        }
+    }
+
+    private func wait(for ids: [String], progress: Bool, connection: Connection) {
+        let pending = Set(([scheduler.playing].compactMap { $0 } + scheduler.ready + scheduler.scheduled).map(\.id))
+        var known: [String] = []
+        var unknown: [String] = []
+        var finished: [Event] = []
+        for id in ids {
+            if pending.contains(id) || heldFinishes.values.contains(where: { $0.contains { $0.id == id } }) {
+                known.append(id)
+            } else if let outcome = spool.outcome(of: id) {
+                known.append(id)
+                finished.append(outcome)
+            } else {
+                unknown.append(id)
+            }
+        }
+        connection.send(WireProtocol.encode(Reply(ids: known, unknown: unknown.isEmpty ? nil : unknown)))
+        connection.waiting.formUnion(known)
+        connection.waiting.subtract(finished.compactMap(\.id))
+        connection.wantsProgress = progress
+        for event in finished { connection.send(WireProtocol.encode(event)) }
+    }
+
+    /// Values a client could not have checked for us: the daemon never trusts them.
+    static func problem(with request: ItemRequest) -> String? {
+        let clip = request.clip
+        if !clip.path.hasPrefix("/") { return "path must be absolute, not \(clip.path)" }
+        if clip.path.utf8.count > 4096 { return "path is too long" }
+        if !clip.gain.isFinite || clip.gain < 0 || clip.gain > 16 { return "gain must be 0 to 16, not \(clip.gain)" }
+        if !(-1...1).contains(clip.pan) { return "pan must be -1 to 1, not \(clip.pan)" }
+        if clip.loops < -1 { return "loops must be -1 or more, not \(clip.loops)" }
+        if let start = clip.start, !start.isFinite || start < 0 { return "start must be 0 or more seconds" }
+        if let device = clip.device, device.isEmpty || device.utf8.count > 1024 { return "device name is empty or too long" }
+        if let dropAfter = request.dropAfter, !(0...1).contains(dropAfter) { return "dropAfter must be 0 to 1, not \(dropAfter)" }
+        for (name, value) in [("at", request.at), ("delay", request.delay), ("expire", request.expire)] {
+            if let value, !value.isFinite || value < 0 { return "\(name) must be 0 or more, not \(value)" }
+        }
+        if let tag = request.tag, tag.isEmpty || tag.utf8.count > 256 { return "tag is empty or too long" }
+        return nil
+    }
+
+    static func describe(_ error: DecodingError) -> String {
+        func path(_ context: DecodingError.Context) -> String {
+            let keys = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? "." + $0.stringValue }.joined()
+            return keys.isEmpty ? "" : String(keys.drop { $0 == "." }) + ": "
+        }
+        switch error {
+        case .typeMismatch(let type, let context): return "\(path(context))expected \(type)"
+        case .valueNotFound(let type, let context): return "\(path(context))missing \(type)"
+        case .keyNotFound(let key, let context): return "\(path(context))missing \"\(key.stringValue)\""
+        case .dataCorrupted(let context):
+            return context.codingPath.isEmpty ? "not valid JSON" : "\(path(context))invalid value"
+        @unknown default: return "invalid"
+        }
+    }
+
+    private func newID() -> String {
+        while true {
+            let id = String(UInt64.random(in: 0..<(1 << 48)) | (1 << 48), radix: 16).dropFirst().description
+            if spool.outcome(of: id) == nil { return id }
+        }
+    }
+
+    // MARK: effects and reports
+
+    private func apply(_ effects: [SchedulerEffect], now: Double) {
+        for effect in effects {
+            switch effect {
+            case .persist(let item):
+                do { try spool.save(item) } catch { logger.error("\(error.description)") }
+            case .play(let item):
+                let device = item.clip.device ?? configuration.device
+                if interruptedIDs.remove(item.id) != nil {
+                    emit(Event(.interruptionEnded, time: now, id: item.id, path: item.clip.path, priority: item.priority,
+                               shouldResume: true))
+                }
+                deviceCloseAt = nil
+                playingRate = nil
+                playingTotal = item.totalFrames
+                playingFrames = 0
+                player.play(item, device: device)
+                // Started items never expire, also after a crash; saved after the play began.
+                do { try spool.save(item) } catch { logger.error("\(error.description)") }
+            case .stopPlayback:
+                player.stop()
+            case .interrupted(let item, let reason):
+                interruptedIDs.insert(item.id)
+                emit(Event(.interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
+                           reason: Self.describe(reason), heard: seconds(item.heardFrames)))
+            case .finish(let item, let outcome):
+                let played = details.removeValue(forKey: item.id)
+                lastMilestone[item.id] = nil
+                interruptedIDs.remove(item.id)
+                let event = Event(.finished, time: now, id: item.id, path: item.clip.path, priority: item.priority,
+                                  reason: outcome.reason, heard: seconds(item.heardFrames),
+                                  duration: seconds(item.totalFrames), outcome: outcome, device: played?.device,
+                                  format: played?.format, frames: played.map { _ in playingFrames }, warning: played?.warning)
+                do { try spool.finish(item.id, event: event) } catch { logger.error("\(error.description)") }
+                logger.info("\(item.id) \(item.clip.path): \(outcome.kind.rawValue)\(outcome.reason.map { " (\($0))" } ?? "")")
+                if let device = played?.device, device != configuration.device, openDevices.contains(device) {
+                    heldFinishes[device, default: []].append(event)
+                } else {
+                    emit(event)
+                }
+            }
+        }
+        if scheduler.playing == nil {
+            if openDevices.contains(where: { $0 != configuration.device }) { player.closeDevices(except: configuration.device) }
+            if openDevices.contains(configuration.device), deviceCloseAt == nil { deviceCloseAt = now + configuration.deviceGrace }
+        }
+    }
+
+    private func seconds(_ frames: Int64?) -> Double? {
+        guard let frames, let rate = playingRate, rate > 0 else { return nil }
+        return (Double(frames) / Double(rate) * 1000).rounded() / 1000
+    }
+
+    private func drainMailbox() {
+        for report in mailbox.take() { handle(report) }
+    }
+
+    private func handle(_ report: PlayerReport) {
+        let now = clock()
+        switch report {
+        case .started(let id, let device, let format, let rate, let total):
+            playingRate = rate
+            playingTotal = total
+            if openDevices.insert(device).inserted {
+                emit(Event(.deviceOpened, time: now, device: device, format: format))
+            }
+            guard let item = scheduler.playing, item.id == id else { return }
+            emit(Event(.started, time: now, id: id, path: item.clip.path, priority: item.priority,
+                       heard: seconds(item.heardFrames), duration: seconds(total), device: device, format: format))
+        case .progress(let id, let frames, _):
+            guard let item = scheduler.playing, item.id == id else { return }
+            playingFrames = frames
+            let heard = item.heardFrames + frames
+            let progress = Event(.progress, time: now, id: id, heard: seconds(heard), duration: seconds(playingTotal))
+            let tick = WireProtocol.encode(progress)
+            for connection in connections.values where connection.wantsProgress && connection.waiting.contains(id) {
+                connection.send(tick)
+            }
+            if let total = playingTotal, total > 0 {
+                let percent = Int(heard * 100 / total)
+                let milestone = [75, 50, 25].first { percent >= $0 } ?? 0
+                if milestone > lastMilestone[id, default: 0] {
+                    lastMilestone[id] = milestone
+                    var event = progress
+                    event.percent = milestone
+                    let line = WireProtocol.encode(event)
+                    for connection in connections.values where connection.subscribed { connection.send(line) }
+                }
+            }
+        case .ended(let id, let heard, let total, let rate, let end, let played):
+            if let rate { playingRate = rate }
+            playingFrames = heard
+            details[id] = played
+            if case .failed(_, let message) = end { logger.warning("\(message)") }
+            apply(scheduler.playbackEnded(id: id, heardFrames: heard, totalFrames: total, end: end, now: now), now: now)
+        case .devicesClosed(let devices):
+            for device in devices {
+                openDevices.remove(device)
+                emit(Event(.deviceClosed, time: now, device: device))
+                for event in heldFinishes.removeValue(forKey: device) ?? [] { emit(event) }
+            }
+        }
+    }
+
+    /// To every `events` subscriber, and to the clients waiting on the event's item.
+    private func emit(_ event: Event) {
+        let line = WireProtocol.encode(event)
+        for connection in connections.values {
+            let waits = event.id.map { connection.waiting.contains($0) } ?? false
+            guard connection.subscribed || (waits && event.event != .queued) else { continue }
+            connection.send(line)
+            if waits && event.event == .finished { connection.waiting.remove(event.id!) }
+        }
+    }
+
+    private func status() -> DaemonStatus {
+        func describe(_ item: QueueItem, _ state: ItemStatus.State) -> ItemStatus {
+            ItemStatus(id: item.id, state: state, path: item.clip.path, priority: item.priority, tag: item.tag,
+                       device: item.clip.device, heard: item.heardFrames > 0 ? seconds(item.heardFrames) : nil,
+                       eligibleAt: item.eligibleAt, expiresAt: item.started ? nil : item.expiresAt)
+        }
+        var playing = scheduler.playing.map { describe($0, .playing) }
+        if let item = scheduler.playing {
+            playing?.heard = seconds(item.heardFrames + playingFrames)
+            playing?.duration = seconds(playingTotal)
+        }
+        return DaemonStatus(pid: getpid(), device: configuration.device, deviceOpen: !openDevices.isEmpty,
+                            paused: scheduler.isPaused, playing: playing,
+                            queued: scheduler.ready.map { describe($0, $0.interrupted ? .interrupted : .queued) },
+                            scheduled: scheduler.scheduled.map { describe($0, .scheduled) })
+    }
+
+    static func describe(_ reason: StopReason) -> String {
+        switch reason {
+        case .preempted(let by): "preempted by \(by)"
+        case .paused: "paused"
+        case .skipped: "skipped"
+        case .cancelled: "cancelled"
+        case .replaced(let by): "replaced by \(by)"
+        case .stopped: "stopped"
+        }
+    }
+}
+
+/// The player's reports on their way to the control thread, which polls the eventfd.
+final class Mailbox: Sendable {
+    let fd: Int32
+    private let reports = Mutex<[PlayerReport]>([])
+
+    init() throws(AnnounceError) {
+        fd = announce_eventfd()
+        guard fd >= 0 else { throw .internal("eventfd: \(systemErrorMessage(-fd))") }
+    }
+
+    deinit { close(fd) }
+
+    func post(_ report: PlayerReport) {
+        reports.withLock { $0.append(report) }
+        var one: UInt64 = 1
+        _ = write(fd, &one, 8)
+    }
+
+    func take() -> [PlayerReport] {
+        var count: UInt64 = 0
+        _ = read(fd, &count, 8)
+        return reports.withLock { reports in
+            defer { reports.removeAll() }
+            return reports
+        }
+    }
+}

@@ -1,0 +1,48 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The per-user directory holding the daemon's socket, lock, spool and log.
+/// cron and a login shell of the same user resolve the same one.
+public struct RuntimeDirectory: Sendable {
+    public let path: String
+
+    public var socketPath: String { path + "/socket" }
+    /// Held (flock) by the running daemon; holds its pid.
+    public var daemonLockPath: String { path + "/daemon.lock" }
+    /// Held by the client that is starting a daemon, so fifty callers start one.
+    public var spawnLockPath: String { path + "/spawn.lock" }
+    public var spoolPath: String { path + "/spool" }
+    public var outcomesPath: String { path + "/outcomes" }
+    /// Where an auto-started daemon logs.
+    public var logPath: String { path + "/daemon.log" }
+
+    /// `$ANNOUNCE_RUNTIME_DIR`, else `$XDG_RUNTIME_DIR/announce`, else `/tmp/announce-$UID`.
+    public static func defaultPath(environment: (String) -> String? = { getenv($0).map { String(cString: $0) } }) -> String {
+        if let explicit = environment("ANNOUNCE_RUNTIME_DIR"), !explicit.isEmpty { return explicit }
+        if let xdg = environment("XDG_RUNTIME_DIR"), !xdg.isEmpty { return xdg + "/announce" }
+        return "/tmp/announce-\(getuid())"
+    }
+
+    /// Creates the directory (0700) if missing and refuses one that is not a
+    /// plain directory owned by this user and closed to everyone else.
+    public static func prepare(_ path: String = defaultPath()) throws(AnnounceError) -> RuntimeDirectory {
+        if mkdir(path, 0o700) != 0, errno != EEXIST {
+            throw .unavailable("cannot create runtime directory \(path): \(systemErrorMessage(errno))")
+        }
+        var info = stat()
+        guard lstat(path, &info) == 0 else {
+            throw .unavailable("cannot inspect runtime directory \(path): \(systemErrorMessage(errno))")
+        }
+        guard info.st_mode & S_IFMT == S_IFDIR else {
+            throw .unavailable("runtime directory \(path) is not a directory; refusing to use it")
+        }
+        guard info.st_uid == getuid() else {
+            throw .unavailable("runtime directory \(path) is owned by uid \(info.st_uid), not you (uid \(getuid())); refusing to use it")
+        }
+        guard info.st_mode & 0o077 == 0 else {
+            throw .unavailable("runtime directory \(path) is open to others (mode \(String(info.st_mode & 0o777, radix: 8))); it must be 0700")
+        }
+        return RuntimeDirectory(path: path)
+    }
+}

@@ -1,0 +1,258 @@
+import FoundationEssentials
+
+/// The wire protocol between clients and the daemon: one JSON object per
+/// line over the Unix socket (docs/protocol.md). Every message carries `v`.
+public enum WireProtocol {
+    public static let version = 1
+    /// Longer request lines get an error reply and the connection closes.
+    public static let maxLineBytes = 64 * 1024
+
+    /// One line: the JSON object and a newline.
+    public static func encode<Message: Encodable>(_ message: Message) -> [UInt8] {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+        var bytes = [UInt8]((try? encoder.encode(message)) ?? Data(#"{"v":1,"ok":false}"#.utf8))
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes
+    }
+
+    public static func decode<Message: Decodable>(_ type: Message.Type, from line: some Collection<UInt8>) throws -> Message {
+        try JSONDecoder().decode(type, from: Data(line))
+    }
+}
+
+public enum Operation: String, Codable, Sendable {
+    case play, wait, status, skip, pause, resume, stop, clear, cancel, events
+}
+
+/// One clip to enqueue, with its queue options (`announce play`'s flags).
+public struct ItemRequest: Codable, Equatable, Sendable {
+    public var clip: Clip
+    public var priority: Priority?
+    /// False for `--no-interrupt`.
+    public var interrupts: Bool?
+    public var onInterrupt: InterruptAction?
+    public var dropAfter: Double?
+    public var tag: String?
+    /// Cancel every queued or playing item with `tag`.
+    public var replace: Bool?
+    /// Eligible at this time (seconds since the epoch; the client resolves `--at HH:MM`).
+    public var at: Double?
+    /// Eligible this many seconds after arrival.
+    public var delay: Double?
+    /// Must start within this many seconds of becoming eligible.
+    public var expire: Double?
+
+    public init(clip: Clip, priority: Priority? = nil, interrupts: Bool? = nil, onInterrupt: InterruptAction? = nil,
+                dropAfter: Double? = nil, tag: String? = nil, replace: Bool? = nil, at: Double? = nil,
+                delay: Double? = nil, expire: Double? = nil) {
+        self.clip = clip
+        self.priority = priority
+        self.interrupts = interrupts
+        self.onInterrupt = onInterrupt
+        self.dropAfter = dropAfter
+        self.tag = tag
+        self.replace = replace
+        self.at = at
+        self.delay = delay
+        self.expire = expire
+    }
+}
+
+public struct Request: Codable, Equatable, Sendable {
+    public var v: Int
+    public var op: Operation
+    /// play: the clips, queued in this order with consecutive sequence numbers.
+    public var items: [ItemRequest]?
+    /// play: keep the connection and stream these items' events until their outcomes.
+    public var wait: Bool?
+    /// play, wait: also stream progress events (for a terminal's progress line).
+    public var progress: Bool?
+    /// wait, cancel.
+    public var ids: [String]?
+    /// cancel.
+    public var tag: String?
+
+    public init(_ op: Operation, items: [ItemRequest]? = nil, wait: Bool? = nil, progress: Bool? = nil,
+                ids: [String]? = nil, tag: String? = nil) {
+        v = WireProtocol.version
+        self.op = op
+        self.items = items
+        self.wait = wait
+        self.progress = progress
+        self.ids = ids
+        self.tag = tag
+    }
+}
+
+public struct ReplyError: Codable, Equatable, Sendable {
+    /// The exit status a client should end with (DESIGN §1).
+    public var code: Int32
+    public var message: String
+
+    public init(code: Int32, message: String) {
+        self.code = code
+        self.message = message
+    }
+}
+
+/// One item as `announce queue` / `status` shows it.
+public struct ItemStatus: Codable, Equatable, Sendable {
+    public enum State: String, Codable, Sendable { case playing, queued, interrupted, scheduled }
+
+    public var id: String
+    public var state: State
+    public var path: String
+    public var priority: Priority
+    public var tag: String?
+    public var device: String?
+    /// Seconds heard so far (the resume point), when known.
+    public var heard: Double?
+    /// Seconds the whole program lasts, when known.
+    public var duration: Double?
+    public var eligibleAt: Double?
+    public var expiresAt: Double?
+
+    public init(id: String, state: State, path: String, priority: Priority, tag: String? = nil, device: String? = nil,
+                heard: Double? = nil, duration: Double? = nil, eligibleAt: Double? = nil, expiresAt: Double? = nil) {
+        self.id = id
+        self.state = state
+        self.path = path
+        self.priority = priority
+        self.tag = tag
+        self.device = device
+        self.heard = heard
+        self.duration = duration
+        self.eligibleAt = eligibleAt
+        self.expiresAt = expiresAt
+    }
+}
+
+public struct DaemonStatus: Codable, Equatable, Sendable {
+    public var pid: Int32
+    public var device: String
+    /// The device is open now (it is closed while idle).
+    public var deviceOpen: Bool
+    public var paused: Bool
+    public var playing: ItemStatus?
+    /// Waiting to play, in play order.
+    public var queued: [ItemStatus]
+    /// Held until their time, earliest first.
+    public var scheduled: [ItemStatus]
+
+    public init(pid: Int32, device: String, deviceOpen: Bool, paused: Bool, playing: ItemStatus?,
+                queued: [ItemStatus], scheduled: [ItemStatus]) {
+        self.pid = pid
+        self.device = device
+        self.deviceOpen = deviceOpen
+        self.paused = paused
+        self.playing = playing
+        self.queued = queued
+        self.scheduled = scheduled
+    }
+}
+
+public struct Reply: Codable, Equatable, Sendable {
+    public var v: Int
+    public var ok: Bool
+    public var error: ReplyError?
+    /// play: the new items' ids, in order. wait: the ids it will report on.
+    public var ids: [String]?
+    /// cancel, wait: ids that are not (or no longer) known.
+    public var unknown: [String]?
+    public var status: DaemonStatus?
+
+    public init(ok: Bool = true, error: ReplyError? = nil, ids: [String]? = nil, unknown: [String]? = nil,
+                status: DaemonStatus? = nil) {
+        v = WireProtocol.version
+        self.ok = ok
+        self.error = error
+        self.ids = ids
+        self.unknown = unknown
+        self.status = status
+    }
+
+    public static func failure(_ code: Int32, _ message: String) -> Reply {
+        Reply(ok: false, error: ReplyError(code: code, message: message))
+    }
+}
+
+public enum EventKind: String, Codable, CaseIterable, Sendable {
+    case queued
+    /// The first frames went to the device.
+    case started
+    /// Frames heard so far; milestones (25/50/75%) for `events`, every 100 ms for a waiting terminal.
+    case progress
+    case interruptionBegan = "interruption-began"
+    case interruptionEnded = "interruption-ended"
+    case finished
+    case deviceOpened = "device-opened"
+    case deviceClosed = "device-closed"
+    case paused, resumed
+}
+
+public struct Event: Codable, Equatable, Sendable {
+    public var v: Int
+    public var event: EventKind
+    /// Seconds since the epoch, daemon clock.
+    public var time: Double
+    public var id: String?
+    public var path: String?
+    public var priority: Priority?
+    /// interruption-began, finished: why.
+    public var reason: String?
+    /// interruption-ended: the item goes on by itself.
+    public var shouldResume: Bool?
+    /// progress, finished: seconds heard; duration when known.
+    public var heard: Double?
+    public var duration: Double?
+    /// progress milestones: 25, 50, 75.
+    public var percent: Int?
+    public var outcome: Outcome?
+    /// started, finished, device-*: the ALSA PCM and the format it was opened with.
+    public var device: String?
+    public var format: String?
+    /// finished: frames heard in its last play, and a warning (truncated input, underruns).
+    public var frames: Int64?
+    public var warning: String?
+
+    public init(_ event: EventKind, time: Double, id: String? = nil, path: String? = nil, priority: Priority? = nil,
+                reason: String? = nil, shouldResume: Bool? = nil, heard: Double? = nil, duration: Double? = nil,
+                percent: Int? = nil, outcome: Outcome? = nil, device: String? = nil, format: String? = nil,
+                frames: Int64? = nil, warning: String? = nil) {
+        v = WireProtocol.version
+        self.event = event
+        self.time = time
+        self.id = id
+        self.path = path
+        self.priority = priority
+        self.reason = reason
+        self.shouldResume = shouldResume
+        self.heard = heard
+        self.duration = duration
+        self.percent = percent
+        self.outcome = outcome
+        self.device = device
+        self.format = format
+        self.frames = frames
+        self.warning = warning
+    }
+}
+
+/// What a client reads: a reply to its request or an event, told apart by `event`.
+public enum DaemonMessage: Sendable {
+    case reply(Reply)
+    case event(Event)
+
+    private struct Envelope: Decodable {
+        var v: Int
+        var event: String?
+    }
+
+    public static func decode(_ line: some Collection<UInt8>) throws -> DaemonMessage {
+        let data = Data(line)
+        let envelope = try JSONDecoder().decode(Envelope.self, from: data)
+        return envelope.event == nil ? .reply(try JSONDecoder().decode(Reply.self, from: data))
+                                     : .event(try JSONDecoder().decode(Event.self, from: data))
+    }
+}

@@ -1,0 +1,154 @@
+/// Priority levels, lowest first (DESIGN §2).
+public enum Priority: String, Codable, Comparable, CaseIterable, Sendable {
+    case low, normal, high, critical
+
+    private var rank: Int {
+        switch self {
+        case .low: 0
+        case .normal: 1
+        case .high: 2
+        case .critical: 3
+        }
+    }
+
+    public static func < (a: Priority, b: Priority) -> Bool { a.rank < b.rank }
+}
+
+/// What happens to an item when something of higher priority takes over.
+public enum InterruptAction: String, Codable, CaseIterable, Sendable {
+    case resume, restart, drop
+}
+
+/// What to play and how; the scheduler never looks inside.
+public struct Clip: Codable, Equatable, Sendable {
+    /// Absolute path, resolved by the client.
+    public var path: String
+    /// ALSA PCM for this clip; nil plays on the daemon's device.
+    public var device: String?
+    public var gain: Float
+    public var pan: Float
+    /// Extra passes after the first; -1 repeats until stopped.
+    public var loops: Int
+    /// Where the first pass starts, in seconds.
+    public var start: Double?
+
+    public init(path: String, device: String? = nil, gain: Float = 1, pan: Float = 0, loops: Int = 0, start: Double? = nil) {
+        self.path = path
+        self.device = device
+        self.gain = gain
+        self.pan = pan
+        self.loops = loops
+        self.start = start
+    }
+}
+
+/// One accepted announcement: what the spool holds and the scheduler orders.
+/// Times are seconds since the Unix epoch on the daemon's clock.
+public struct QueueItem: Codable, Equatable, Sendable {
+    public var id: String
+    /// Arrival order, assigned by the scheduler; FIFO within a priority.
+    public var sequence: UInt64
+    public var clip: Clip
+    public var priority: Priority
+    /// False for `--no-interrupt`: waits for the playing item even when it outranks it.
+    public var interrupts: Bool
+    public var onInterrupt: InterruptAction
+    /// Heard fraction at or past which a preempted item is dropped.
+    public var dropAfter: Double
+    public var tag: String?
+    public var arrival: Double
+    /// `--at` / `--delay`: not eligible before this time.
+    public var eligibleAt: Double?
+    /// `--expire`: seconds from eligibility (arrival when not scheduled) within which it must start.
+    public var expireAfter: Double?
+
+    /// Frames of the whole program (every pass, from the start offset) heard so far: the resume point.
+    public var heardFrames: Int64 = 0
+    /// Length of the program in frames, once known; nil when unknown or looping forever.
+    public var totalFrames: Int64?
+    /// It has played at least once, so it can no longer expire.
+    public var started = false
+    /// It was interrupted and waits to go on; the next play is an interruption ending.
+    public var interrupted = false
+
+    public init(id: String, sequence: UInt64 = 0, clip: Clip, priority: Priority = .normal, interrupts: Bool = true,
+                onInterrupt: InterruptAction = .resume, dropAfter: Double = 0.8, tag: String? = nil,
+                arrival: Double, eligibleAt: Double? = nil, expireAfter: Double? = nil) {
+        self.id = id
+        self.sequence = sequence
+        self.clip = clip
+        self.priority = priority
+        self.interrupts = interrupts
+        self.onInterrupt = onInterrupt
+        self.dropAfter = dropAfter
+        self.tag = tag
+        self.arrival = arrival
+        self.eligibleAt = eligibleAt
+        self.expireAfter = expireAfter
+    }
+
+    /// When it stops being able to start, if ever.
+    public var expiresAt: Double? { expireAfter.map { max(arrival, eligibleAt ?? arrival) + $0 } }
+}
+
+/// Final outcomes; each is reported once (DESIGN §2).
+public enum OutcomeKind: String, Codable, CaseIterable, Sendable {
+    case played, dropped, cancelled, replaced, expired, silenced, failed
+}
+
+public struct Outcome: Codable, Equatable, Sendable {
+    public var kind: OutcomeKind
+    /// Why, in a few words ("preempted by 7f3a after 85% heard", "skipped").
+    public var reason: String?
+    /// For `failed`: the exit status the error maps to (65, 66, 69, 70).
+    public var code: Int32?
+
+    public init(_ kind: OutcomeKind, reason: String? = nil, code: Int32? = nil) {
+        self.kind = kind
+        self.reason = reason
+        self.code = code
+    }
+
+    /// The client's exit status for this outcome (DESIGN §1).
+    public var exitCode: Int32 {
+        switch kind {
+        case .played: 0
+        case .failed: code ?? 70
+        default: 75
+        }
+    }
+}
+
+/// Why the scheduler asks for the current item to stop.
+public enum StopReason: Equatable, Sendable {
+    case preempted(by: String)
+    case paused
+    case skipped
+    case cancelled
+    case replaced(by: String)
+    case stopped
+}
+
+/// How a play of the current item ended, as the daemon saw it.
+public enum PlaybackEnd: Equatable, Sendable {
+    /// Played to the end of the program.
+    case finished
+    /// Stopped on request (a `stopPlayback` effect).
+    case stopped
+    /// Could not play: the error's exit code and one-line message.
+    case failed(code: Int32, message: String)
+}
+
+/// What the daemon must do, in order, after a scheduler call.
+public enum SchedulerEffect: Equatable, Sendable {
+    /// Start playing this item from `item.heardFrames` (fading in when resuming mid-clip).
+    case play(QueueItem)
+    /// Stop the current item; `playbackEnded` follows.
+    case stopPlayback(id: String, reason: StopReason)
+    /// Write the item to the spool (accepted, or its resume point changed).
+    case persist(QueueItem)
+    /// The item was interrupted and goes back to the queue.
+    case interrupted(QueueItem, reason: StopReason)
+    /// Final: remove it from the spool and tell whoever waits.
+    case finish(QueueItem, Outcome)
+}

@@ -1,0 +1,112 @@
+#define _GNU_SOURCE
+#include "cposix.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/signalfd.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+extern char **environ;
+
+static int fill_address(struct sockaddr_un *address, const char *path) {
+    memset(address, 0, sizeof *address);
+    address->sun_family = AF_UNIX;
+    if (strlen(path) >= sizeof address->sun_path) return -ENAMETOOLONG;
+    strcpy(address->sun_path, path);
+    return 0;
+}
+
+int announce_unix_listen(const char *path, int backlog) {
+    struct sockaddr_un address;
+    int status = fill_address(&address, path);
+    if (status < 0) return status;
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -errno;
+    // Only the owner may connect, whatever the directory's mode.
+    mode_t old = umask(0177);
+    status = bind(fd, (struct sockaddr *)&address, sizeof address);
+    umask(old);
+    if (status < 0 || listen(fd, backlog) < 0) {
+        int error = errno;
+        close(fd);
+        return -error;
+    }
+    return fd;
+}
+
+int announce_unix_connect(const char *path) {
+    struct sockaddr_un address;
+    int status = fill_address(&address, path);
+    if (status < 0) return status;
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) return -errno;
+    while ((status = connect(fd, (struct sockaddr *)&address, sizeof address)) < 0 && errno == EINTR) {}
+    if (status < 0) {
+        int error = errno;
+        close(fd);
+        return -error;
+    }
+    return fd;
+}
+
+int announce_unix_accept(int listener) {
+    int fd = accept4(listener, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
+
+int announce_termination_signalfd(void) {
+    sigset_t set;
+    sigemptyset(&set);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGHUP);
+    if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0) return -EINVAL;
+    signal(SIGPIPE, SIG_IGN);
+    int fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
+
+int announce_read_signal(int fd) {
+    struct signalfd_siginfo info;
+    return read(fd, &info, sizeof info) == sizeof info ? (int)info.ssi_signo : 0;
+}
+
+int announce_eventfd(void) {
+    int fd = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
+    return fd < 0 ? -errno : fd;
+}
+
+int announce_cloexec_pipe(int fds[2]) {
+    return pipe2(fds, O_CLOEXEC) == 0 ? 0 : -errno;
+}
+
+pid_t announce_spawn_detached(const char *path, char *const argv[], const char *log_path, int ready_fd) {
+    posix_spawn_file_actions_t actions;
+    posix_spawnattr_t attributes;
+    posix_spawn_file_actions_init(&actions);
+    posix_spawnattr_init(&attributes);
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    posix_spawn_file_actions_addopen(&actions, 1, log_path, O_WRONLY | O_CREAT | O_APPEND, 0600);
+    posix_spawn_file_actions_adddup2(&actions, 1, 2);
+    posix_spawn_file_actions_adddup2(&actions, ready_fd, 3);
+    // Nothing else leaks in: a cron job's output pipe must not stay open in the daemon.
+    posix_spawn_file_actions_addclosefrom_np(&actions, 4);
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(&attributes, &none);
+    posix_spawnattr_setsigdefault(&attributes, &all);
+    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    pid_t pid = 0;
+    int status = posix_spawn(&pid, path, &actions, &attributes, argv, environ);
+    posix_spawn_file_actions_destroy(&actions);
+    posix_spawnattr_destroy(&attributes);
+    return status == 0 ? pid : -status;
+}

@@ -1,0 +1,29 @@
+#ifndef ANNOUNCE_CPOSIX_H
+#define ANNOUNCE_CPOSIX_H
+
+// The few POSIX/Linux calls Swift's Glibc module does not give a usable
+// signature for (sockaddr_un, signalfd, posix_spawn with setsid/closefrom).
+// Each returns a descriptor or pid, or -errno.
+
+#include <sys/types.h>
+
+/// A non-blocking, close-on-exec listening Unix stream socket at path (mode 0600).
+int announce_unix_listen(const char *path, int backlog);
+/// A blocking, close-on-exec connection to the socket at path.
+int announce_unix_connect(const char *path);
+/// Accepts one connection, non-blocking and close-on-exec; -EAGAIN when none waits.
+int announce_unix_accept(int listener);
+/// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread (threads started later
+/// inherit it), ignores SIGPIPE, and returns a non-blocking signalfd for the three.
+int announce_termination_signalfd(void);
+/// The next pending signal number from announce_termination_signalfd, or 0.
+int announce_read_signal(int fd);
+/// A non-blocking, close-on-exec eventfd.
+int announce_eventfd(void);
+/// pipe2(fds, O_CLOEXEC); 0 or -errno.
+int announce_cloexec_pipe(int fds[2]);
+/// Starts argv[0]=path in a new session: stdin from /dev/null, stdout and stderr
+/// appended to log_path, ready_fd as descriptor 3, every other descriptor closed.
+pid_t announce_spawn_detached(const char *path, char *const argv[], const char *log_path, int ready_fd);
+
+#endif

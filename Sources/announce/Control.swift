@@ -1,0 +1,39 @@
+import AnnounceKit
+import ArgumentParser
+
+/// skip, pause, resume, stop and clear: one request each, no output, exit 0.
+/// Without a daemon there is nothing to control, which is not an error.
+private func sendControl(_ operation: Operation) throws {
+    _ = CLILogHandler.bootstrap(quiet: false)
+    do {
+        guard let client = try DaemonClient.connect(autoStart: false) else { return }
+        _ = try client.call(Request(operation))
+    } catch let error as AnnounceError {
+        throw reportedExit(error)
+    }
+}
+
+struct Skip: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "End the playing item (outcome cancelled) and go on with the queue.")
+    func run() throws { try sendControl(.skip) }
+}
+
+struct Pause: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Hold the queue; the playing item stops where it was heard to.")
+    func run() throws { try sendControl(.pause) }
+}
+
+struct Resume: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Let the queue go on; a paused item resumes with a short fade-in.")
+    func run() throws { try sendControl(.resume) }
+}
+
+struct Stop: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Silence: cancel the playing item and everything queued or scheduled.")
+    func run() throws { try sendControl(.stop) }
+}
+
+struct Clear: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Cancel everything queued or scheduled; the playing item finishes.")
+    func run() throws { try sendControl(.clear) }
+}

@@ -1,0 +1,67 @@
+import AnnounceKit
+import ArgumentParser
+import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct DaemonCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "daemon",
+        abstract: "Run the queue owner in the foreground (systemd user unit, or debugging).",
+        discussion: """
+            `announce play` starts a daemon by itself when none answers; that one exits after
+            \(DaemonClient.autoStartIdleExit) with nothing to do. Run this one to keep it up (see
+            contrib/systemd/announce.service). SIGTERM stops it cleanly; queued items stay in the
+            spool and play when a daemon next starts.
+            """)
+
+    @Option(name: .shortAndLong, help: "ALSA PCM for items without --device.")
+    var device = "default"
+
+    @Option(help: ArgumentHelp("Exit after this long with nothing queued and no client connected.", valueName: "duration"))
+    var idleExit: TimeSpan?
+
+    @Option(help: .hidden)
+    var readyFd: Int32?
+
+    func run() throws {
+        LoggingSystem.bootstrap { _ in DaemonLogHandler() }
+        let logger = Logger(label: "announce-daemon")
+        ALSALogBridge.install(logger)
+        do {
+            let runtime = try RuntimeDirectory.prepare()
+            let daemon = Daemon(runtime: runtime, configuration: Daemon.Configuration(
+                device: device, idleExit: idleExit?.seconds, readyFD: readyFd), logger: logger)
+            if try !daemon.run(), readyFd == nil {
+                throw AnnounceError.unavailable("another announce daemon already runs for \(runtime.path)")
+            }
+        } catch let error as AnnounceError {
+            throw reportedExit(error)
+        }
+    }
+}
+
+/// Timestamped lines on stderr (the log file when auto-started).
+struct DaemonLogHandler: LogHandler {
+    var logLevel: Logger.Level = getenv("ANNOUNCE_LOG").flatMap { Logger.Level(rawValue: String(cString: $0)) } ?? .info
+    var metadata: Logger.Metadata = [:]
+
+    subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+        get { metadata[key] }
+        set { metadata[key] = newValue }
+    }
+
+    func log(event: LogEvent) {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        var fields = tm()
+        var seconds = now.tv_sec
+        gmtime_r(&seconds, &fields)
+        var stamp = [CChar](repeating: 0, count: 32)
+        strftime(&stamp, stamp.count, "%Y-%m-%dT%H:%M:%S", &fields)
+        let millis = Int(now.tv_nsec / 1_000_000)
+        let fraction = (millis < 10 ? "00" : millis < 100 ? "0" : "") + String(millis)
+        writeToStderr("\(String(cString: stamp)).\(fraction)Z [\(getpid())] \(event.level): \(event.message)\n")
+    }
+}

@@ -1,0 +1,46 @@
+import AnnounceKit
+import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
+
+struct Events: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Print the daemon's events as they happen, until interrupted.",
+        discussion: """
+            Events: queued, started, progress (25/50/75%), interruption-began,
+            interruption-ended (should-resume), finished (with the outcome), paused, resumed,
+            device-opened, device-closed. Starts the daemon if none runs.
+            """)
+
+    @Flag(help: "One JSON object per line, as in docs/protocol.md.")
+    var json = false
+
+    func run() throws {
+        _ = CLILogHandler.bootstrap(quiet: false)
+        do {
+            guard let client = try DaemonClient.connect(autoStart: true) else { return }
+            _ = try client.call(Request(.events))
+            while let message = try client.next() {
+                guard case .event(let event) = message else { continue }
+                // Unbuffered: a pipe reader sees each event as it happens.
+                writeToStdout((json ? jsonLine(event) : describe(event)) + "\n")
+            }
+            throw AnnounceError.unavailable("the daemon went away")
+        } catch let error as AnnounceError {
+            throw reportedExit(error)
+        }
+    }
+
+    private func describe(_ event: Event) -> String {
+        var text = event.event.rawValue
+        if let id = event.id { text += " \(id)" }
+        if let path = event.path { text += " \(path)" }
+        if let outcome = event.outcome { text += " \(outcome.kind.rawValue)" }
+        if let reason = event.reason { text += " (\(reason))" }
+        if let percent = event.percent { text += " \(percent)%" }
+        if let shouldResume = event.shouldResume { text += " should-resume=\(shouldResume)" }
+        if let device = event.device { text += " device=\(device)" }
+        return text
+    }
+}

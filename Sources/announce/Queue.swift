@@ -1,0 +1,69 @@
+import AnnounceKit
+import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `queue` and `status` show the same state: `queue` lists every item,
+/// `status` summarises.
+struct QueueCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "queue", abstract: "What is playing, queued and scheduled.")
+
+    @Flag(help: "The daemon's state as one JSON object.")
+    var json = false
+
+    func run() throws { try showStatus(json: json, listItems: true) }
+}
+
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "The daemon's device, what plays, and how many items wait.")
+
+    @Flag(help: "The daemon's state as one JSON object.")
+    var json = false
+
+    func run() throws { try showStatus(json: json, listItems: false) }
+}
+
+private func showStatus(json: Bool, listItems: Bool) throws {
+    _ = CLILogHandler.bootstrap(quiet: false)
+    do {
+        guard let client = try DaemonClient.connect(autoStart: false) else {
+            print(json ? #"{"running":false}"# : "no daemon running; nothing is queued")
+            return
+        }
+        guard let status = try client.call(Request(.status)).status else { throw AnnounceError.internal("status reply without status") }
+        if json { return print(jsonLine(status)) }
+        print("daemon pid \(status.pid), device '\(status.device)' (\(status.deviceOpen ? "open" : "closed"))\(status.paused ? ", paused" : "")")
+        if let playing = status.playing { print(line(playing)) } else { print("nothing playing") }
+        if listItems {
+            for item in status.queued + status.scheduled { print(line(item)) }
+        } else {
+            print("\(status.queued.count) queued, \(status.scheduled.count) scheduled")
+        }
+    } catch let error as AnnounceError {
+        throw reportedExit(error)
+    }
+}
+
+private func line(_ item: ItemStatus) -> String {
+    var text = "\(item.state.rawValue.padding(12)) \(item.id)  \(item.priority.rawValue.padding(8)) \(item.path)"
+    if let heard = item.heard { text += "  \(TimeSpan.format(heard))" + (item.duration.map { " / " + TimeSpan.format($0) } ?? "") }
+    if let at = item.eligibleAt { text += "  at \(localTime(at))" }
+    if let tag = item.tag { text += "  tag=\(tag)" }
+    return text
+}
+
+private func localTime(_ seconds: Double) -> String {
+    var clock = time_t(seconds)
+    var fields = tm()
+    localtime_r(&clock, &fields)
+    var text = [CChar](repeating: 0, count: 32)
+    strftime(&text, text.count, "%H:%M:%S", &fields)
+    return String(cString: text)
+}
+
+extension String {
+    func padding(_ width: Int) -> String { self + String(repeating: " ", count: max(0, width - count)) }
+}
