@@ -462,7 +462,10 @@ public final class Daemon {
                 }
             }
         }
-        if scheduler.playing == nil {
+        if let playing = scheduler.playing {
+            // The device stays open for the next item, so nothing is left to wait for.
+            for event in heldFinishes.removeValue(forKey: playing.clip.device ?? configuration.device) ?? [] { emit(event) }
+        } else {
             if openDevices.contains(where: { $0 != configuration.device }) { player.closeDevices(except: configuration.device) }
             if openDevices.contains(configuration.device), deviceCloseAt == nil { deviceCloseAt = now + configuration.deviceGrace }
         }
