@@ -490,6 +490,7 @@ public final class Daemon {
                 emit(Event(.deviceOpened, time: now, device: device, format: format))
             }
             guard let item = scheduler.playing, item.id == id else { return }
+            logger.info("\(id) \(item.clip.path): started on \(device) as \(format)")
             emit(Event(.started, time: now, id: id, path: item.clip.path, priority: item.priority,
                        heard: seconds(item.heardFrames), duration: seconds(total), device: device, format: format))
         case .progress(let id, let frames, _):

@@ -1,0 +1,55 @@
+import Foundation
+
+/// Which test tone sounds when: a Goertzel filter per window at each
+/// candidate frequency (DESIGN §7). Clips in daemon tests are pure tones.
+enum ToneAnalysis {
+    /// Power of `frequency` in `samples` (mono), normalised so a full-scale
+    /// sine gives about 1 and silence 0.
+    static func power(of frequency: Double, in samples: ArraySlice<Double>, rate: Double) -> Double {
+        guard !samples.isEmpty else { return 0 }
+        let coefficient = 2 * cos(2 * Double.pi * frequency / rate)
+        var previous = 0.0, beforePrevious = 0.0
+        for sample in samples {
+            let current = sample + coefficient * previous - beforePrevious
+            beforePrevious = previous
+            previous = current
+        }
+        let power = previous * previous + beforePrevious * beforePrevious - coefficient * previous * beforePrevious
+        let n = Double(samples.count)
+        return 4 * power / (n * n)
+    }
+
+    /// The tone in each `window`-second window: the candidate with the most power,
+    /// or nil when none reaches `threshold` (silence, or a fade).
+    static func timeline(_ samples: [Double], rate: Double, tones: [Double], window: Double = 0.02,
+                         threshold: Double = 0.001) -> [Double?] {
+        let size = max(1, Int(window * rate))
+        return stride(from: 0, to: samples.count - size + 1, by: size).map { start in
+            let slice = samples[start..<start + size]
+            let powers = tones.map { power(of: $0, in: slice, rate: rate) }
+            guard let best = powers.indices.max(by: { powers[$0] < powers[$1] }), powers[best] >= threshold else { return nil }
+            return tones[best]
+        }
+    }
+
+    /// Consecutive runs of the same tone: (tone, number of windows). Silence is a nil tone.
+    static func runs(_ timeline: [Double?]) -> [(tone: Double?, windows: Int)] {
+        var runs: [(tone: Double?, windows: Int)] = []
+        for tone in timeline {
+            if let last = runs.last, last.tone == tone { runs[runs.count - 1].windows += 1 } else { runs.append((tone, 1)) }
+        }
+        return runs
+    }
+
+    /// The runs with short blips (fewer than `minimum` windows, e.g. a fade or a
+    /// boundary window) merged away, and silence dropped: the order tones were heard in.
+    static func order(_ timeline: [Double?], minimum: Int = 3) -> [(tone: Double, windows: Int)] {
+        var result: [(tone: Double, windows: Int)] = []
+        for run in runs(timeline) where run.windows >= minimum {
+            guard let tone = run.tone else { continue }
+            if let last = result.last, last.tone == tone { result[result.count - 1].windows += run.windows }
+            else { result.append((tone, run.windows)) }
+        }
+        return result
+    }
+}
