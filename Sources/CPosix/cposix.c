@@ -2,6 +2,8 @@
 #include "cposix.h"
 
 #include <errno.h>
+#include <poll.h>
+#include <stdlib.h>
 #include <fcntl.h>
 #include <signal.h>
 #include <spawn.h>
@@ -109,4 +111,52 @@ pid_t announce_spawn_detached(const char *path, char *const argv[], const char *
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attributes);
     return status == 0 ? pid : -status;
+}
+
+static char cancel_path[108];
+static char *cancel_request;
+static size_t cancel_length;
+
+static void cancel_and_exit(int signo) {
+    // Only async-signal-safe calls: socket, connect, write, poll, read, _exit.
+    int fd = announce_unix_connect(cancel_path);
+    if (fd >= 0) {
+        size_t sent = 0;
+        while (sent < cancel_length) {
+            ssize_t n = write(fd, cancel_request + sent, cancel_length - sent);
+            if (n <= 0) break;
+            sent += (size_t)n;
+        }
+        struct pollfd reply = {fd, POLLIN, 0};
+        char byte;
+        while (poll(&reply, 1, 1000) > 0 && read(fd, &byte, 1) == 1 && byte != '\n') {}
+        close(fd);
+    }
+    _exit(128 + signo);
+}
+
+int announce_cancel_on_signal(const char *path, const char *request, size_t length) {
+    if (strlen(path) >= sizeof cancel_path) return -ENAMETOOLONG;
+    char *copy = malloc(length);
+    if (!copy) return -ENOMEM;
+    memcpy(copy, request, length);
+    sigset_t set, old;
+    sigemptyset(&set);
+    sigaddset(&set, SIGINT);
+    sigaddset(&set, SIGTERM);
+    sigaddset(&set, SIGHUP);
+    sigprocmask(SIG_BLOCK, &set, &old);
+    free(cancel_request);
+    cancel_request = copy;
+    cancel_length = length;
+    strcpy(cancel_path, path);
+    sigprocmask(SIG_SETMASK, &old, NULL);
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = cancel_and_exit;
+    sigfillset(&action.sa_mask);
+    sigaction(SIGINT, &action, NULL);
+    sigaction(SIGTERM, &action, NULL);
+    sigaction(SIGHUP, &action, NULL);
+    return 0;
 }

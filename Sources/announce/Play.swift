@@ -126,6 +126,7 @@ struct Play: ParsableCommand {
                 print(json ? jsonLine(["ids": ids]) : ids.joined(separator: "\n"))
                 return
             }
+            client.cancelOnInterrupt(ids: ids)
             let outcomes = try OutcomeWaiter.wait(for: ids, on: client, progress: display != nil) { event in
                 guard let display, let index = ids.firstIndex(of: event.id ?? "") else { return }
                 let name = String(files[index].split(separator: "/").last ?? "")

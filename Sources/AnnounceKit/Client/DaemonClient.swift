@@ -84,6 +84,15 @@ public final class DaemonClient {
         return bytes.split(separator: UInt8(ascii: "\n")).last.map { String(decoding: $0, as: UTF8.self) }
     }
 
+    /// From now on Ctrl-C (SIGINT), SIGTERM and SIGHUP cancel these items in the
+    /// daemon before the process ends (128 + signal): the caller no longer wants them.
+    public func cancelOnInterrupt(ids: [String]) {
+        let request = WireProtocol.encode(Request(.cancel, ids: ids))
+        _ = request.withUnsafeBytes { bytes in
+            announce_cancel_on_signal(runtime.socketPath, bytes.baseAddress!.assumingMemoryBound(to: CChar.self), bytes.count)
+        }
+    }
+
     // MARK: messages
 
     public func send(_ request: Request) throws(AnnounceError) {

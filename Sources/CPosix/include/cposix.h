@@ -26,4 +26,10 @@ int announce_cloexec_pipe(int fds[2]);
 /// appended to log_path, ready_fd as descriptor 3, every other descriptor closed.
 pid_t announce_spawn_detached(const char *path, char *const argv[], const char *log_path, int ready_fd);
 
+/// From now on SIGINT, SIGTERM and SIGHUP send `request` (one line) over a new
+/// connection to the socket at path, wait up to a second for the reply line, and
+/// end the process with 128 + the signal. Copies both; call again to replace.
+/// What a waiting `announce play` does when the user presses Ctrl-C.
+int announce_cancel_on_signal(const char *path, const char *request, size_t length);
+
 #endif

@@ -1,0 +1,154 @@
+#!/usr/bin/env bash
+# A real-time paced ALSA device without a sound card, for the paced end-to-end tests.
+#
+#   tests/paced-audio.sh up DIR     start a private PulseAudio with a 48 kHz null sink; writes DIR/env
+#   tests/paced-audio.sh down DIR   stop what `up DIR` started (only those pids), keep the logs
+#
+# After `up`, `source DIR/env` and the ALSA devices "pulse" (and "default") play in real time
+# into the null sink; record what was heard with
+#   parec --raw --format=s16le --rate=48000 --channels=2 -d "$PACED_SINK.monitor" > rec.raw
+#
+# Needs only Debian's pulseaudio, pulseaudio-utils, libasound2-plugins and sox. Nothing is
+# written outside DIR (not even $HOME/.config/pulse). Runs as root too (PulseAudio warns).
+#
+# What `up` does, and why:
+# - PulseAudio with module-null-sink (rate 48000, stereo), a native socket in DIR with anonymous
+#   auth, no autospawn, no memfd, and module-role-ducking (trigger role "announce", ducked roles
+#   "music,video", -20 dB) for the ducking tests.
+# - A low-latency (10 ms) `parec` on the sink's monitor, kept for the whole session: without a
+#   low-latency reader the idle null sink renders 2 s blocks and new streams start up to 2 s late.
+#   Then one suspend/resume of the sink resets its render clock to "now", and a 100 ms probe
+#   through paplay must finish in well under 0.5 s.
+# - With PACED_WATCH_PID=PID (e.g. the test runner), a watchdog runs `down DIR` once PID is gone,
+#   so a killed test run leaves no PulseAudio behind.
+# Do not set PULSE_LATENCY_MSEC for ALSA clients: drains through the pulse plugin then never end.
+set -euo pipefail
+
+usage() { echo "usage: $0 up|down DIR" >&2; exit 64; }
+[[ $# -eq 2 ]] || usage
+ACTION=$1
+DIR=$2
+RATE=48000
+SINK=announce_paced
+
+alive() { [[ -f $1 ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
+now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
+
+# stop PIDFILE COMM: TERM (then KILL) the pid in PIDFILE if it still runs COMM.
+stop() {
+    local pidfile=$1 comm=$2 pid
+    [[ -f $pidfile ]] || return 0
+    pid=$(cat "$pidfile")
+    if kill -0 "$pid" 2>/dev/null && [[ $(cat "/proc/$pid/comm" 2>/dev/null) == "$comm" ]]; then
+        kill -TERM "$pid" 2>/dev/null || true
+        for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
+        if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; echo "killed $comm $pid"
+        else echo "stopped $comm $pid"; fi
+    fi
+    rm -f "$pidfile"
+}
+
+down() {
+    [[ -d $DIR ]] || return 0
+    local watchdog=""
+    [[ -f $DIR/watchdog.pid ]] && watchdog=$(cat "$DIR/watchdog.pid")
+    # Not the watchdog when it is the one running `down`.
+    if [[ -n $watchdog && $watchdog != "${PACED_SELF_PID:-}" ]]; then stop "$DIR/watchdog.pid" bash; fi
+    stop "$DIR/keepalive.pid" parec
+    stop "$DIR/pulseaudio.pid" pulseaudio
+    rm -f "$DIR/native"
+}
+
+up() {
+    for tool in pulseaudio pactl parec paplay sox; do
+        command -v "$tool" >/dev/null || {
+            echo "$0: $tool is missing: install pulseaudio pulseaudio-utils libasound2-plugins sox (make deps-test)" >&2
+            exit 69
+        }
+    done
+    [[ -e /usr/lib/x86_64-linux-gnu/alsa-lib/libasound_module_pcm_pulse.so ]] || compgen -G "/usr/lib/*/alsa-lib/libasound_module_pcm_pulse.so" >/dev/null || {
+        echo "$0: the ALSA pulse plugin is missing: install libasound2-plugins (make deps-test)" >&2
+        exit 69
+    }
+    mkdir -p "$DIR"
+    DIR=$(cd "$DIR" && pwd)
+    if alive "$DIR/pulseaudio.pid"; then
+        echo "$0: a paced PulseAudio already runs for $DIR (pid $(cat "$DIR/pulseaudio.pid"))" >&2
+        exit 1
+    fi
+    # The socket path must fit in sun_path (108 bytes).
+    (( ${#DIR} < 90 )) || { echo "$0: $DIR is too long for a Unix socket path" >&2; exit 64; }
+    mkdir -p "$DIR"/{home,config,state,run,xdg}
+    chmod 700 "$DIR" "$DIR/run" "$DIR/xdg"
+    rm -f "$DIR/native" "$DIR"/*.pid
+
+    printf 'autospawn = no\nenable-memfd = no\n' > "$DIR/client.conf"
+    cat > "$DIR/env" <<EOF
+export PULSE_SERVER=unix:$DIR/native
+export PULSE_CLIENTCONFIG=$DIR/client.conf
+export PULSE_COOKIE=$DIR/cookie
+export PULSE_RUNTIME_PATH=$DIR/run
+export PACED_SINK=$SINK
+export PACED_RATE=$RATE
+EOF
+    # shellcheck disable=SC1091
+    source "$DIR/env"
+    local t0 t1 t2 t3 a b=0 lat
+    t0=$(now_ms)
+
+    HOME=$DIR/home XDG_CONFIG_HOME=$DIR/config XDG_RUNTIME_DIR=$DIR/xdg PULSE_STATE_PATH=$DIR/state \
+        setsid pulseaudio -n --daemonize=no --fail=yes --exit-idle-time=-1 --realtime=no --high-priority=no \
+            --enable-memfd=no --use-pid-file=no --log-target="file:$DIR/pulseaudio.log" --log-level=notice \
+            --log-time=yes \
+            -L "module-null-sink sink_name=$SINK rate=$RATE channels=2 sink_properties=device.description=AnnouncePaced" \
+            -L "module-native-protocol-unix auth-anonymous=1 socket=$DIR/native" \
+            -L "module-role-ducking trigger_roles=announce ducking_roles=music,video volume=-20dB" \
+            </dev/null >>"$DIR/pulseaudio.out" 2>&1 &
+    echo $! > "$DIR/pulseaudio.pid"
+    if [[ -n ${PACED_WATCH_PID:-} ]]; then
+        # The watchdog: `down` once the watched process is gone (it may be killed without cleaning up).
+        setsid bash -c 'while kill -0 "$1" 2>/dev/null && [[ -f "$3/pulseaudio.pid" ]]; do sleep 0.5; done
+                        PACED_SELF_PID=$$ exec "$2" down "$3"' watchdog "$PACED_WATCH_PID" "$(realpath "$0")" "$DIR" \
+            </dev/null >>"$DIR/watchdog.log" 2>&1 &
+        echo $! > "$DIR/watchdog.pid"
+    fi
+    fail() { echo "$0: $*" >&2; tail -5 "$DIR/pulseaudio.log" >&2 2>/dev/null; down >&2; exit 1; }
+
+    for _ in $(seq 1 500); do   # up to 5 s
+        pactl info >/dev/null 2>&1 && break
+        alive "$DIR/pulseaudio.pid" || fail "pulseaudio exited at start; see $DIR/pulseaudio.log"
+        sleep 0.01
+    done
+    pactl info >/dev/null 2>&1 || fail "pulseaudio did not answer within 5 s"
+    t1=$(now_ms)
+
+    setsid parec --raw --format=s16le --rate=$RATE --channels=2 --latency-msec=10 -d "$SINK.monitor" \
+        </dev/null >/dev/null 2>>"$DIR/keepalive.err" &
+    echo $! > "$DIR/keepalive.pid"
+    for _ in $(seq 1 300); do   # up to 3 s for the sink to run at the reader's latency
+        lat=$(pactl list sinks 2>/dev/null | sed -n 's/.*configured \([0-9]*\) usec.*/\1/p' | head -1)
+        [[ -n $lat && $lat -le 20000 ]] && break
+        alive "$DIR/keepalive.pid" || fail "the monitor reader exited; see $DIR/keepalive.err"
+        sleep 0.01
+    done
+    [[ -n ${lat:-} && $lat -le 20000 ]] || fail "the null sink did not go low-latency (configured ${lat:-?} usec)"
+    t2=$(now_ms)
+    # Drop what the idle sink rendered ahead: its clock restarts now.
+    pactl suspend-sink "$SINK" 1
+    pactl suspend-sink "$SINK" 0
+    sox -q -n -r $RATE -c 2 -b 16 "$DIR/probe.wav" trim 0 0.1
+    for _ in $(seq 1 10); do
+        a=$(now_ms); paplay --latency-msec=20 "$DIR/probe.wav"; b=$(( $(now_ms) - a ))
+        (( b < 400 )) && break
+    done
+    (( b < 400 )) || fail "a 100 ms probe still takes $b ms"
+    t3=$(now_ms)
+    echo "paced-audio up in $DIR: pulseaudio $(cat "$DIR/pulseaudio.pid"), reader $(cat "$DIR/keepalive.pid");" \
+         "answering $((t1 - t0)) ms, low-latency $((t2 - t0)) ms, probe $b ms, ready $((t3 - t0)) ms"
+}
+
+case $ACTION in
+    up) up ;;
+    down) down ;;
+    *) usage ;;
+esac
