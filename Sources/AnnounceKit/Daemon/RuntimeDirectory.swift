@@ -18,10 +18,22 @@ public struct RuntimeDirectory: Sendable {
     public var logPath: String { path + "/daemon.log" }
 
     /// `$ANNOUNCE_RUNTIME_DIR`, else `$XDG_RUNTIME_DIR/announce`, else `/tmp/announce-$UID`.
-    public static func defaultPath(environment: (String) -> String? = { getenv($0).map { String(cString: $0) } }) -> String {
+    /// cron sets no XDG_RUNTIME_DIR, so without it the user's `/run/user/$UID` (made by
+    /// logind while the user is logged in or lingering) is used when it exists: a cron job
+    /// and a login shell then reach the same daemon.
+    public static func defaultPath(environment: (String) -> String? = { getenv($0).map { String(cString: $0) } },
+                                   isOwnDirectory: (String) -> Bool = RuntimeDirectory.isOwnDirectory) -> String {
         if let explicit = environment("ANNOUNCE_RUNTIME_DIR"), !explicit.isEmpty { return explicit }
         if let xdg = environment("XDG_RUNTIME_DIR"), !xdg.isEmpty { return xdg + "/announce" }
+        let logind = "/run/user/\(getuid())"
+        if isOwnDirectory(logind) { return logind + "/announce" }
         return "/tmp/announce-\(getuid())"
+    }
+
+    /// A directory (not a symlink) owned by this user.
+    public static func isOwnDirectory(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR && info.st_uid == getuid()
     }
 
     /// Creates the directory (0700) if missing and refuses one that is not a
