@@ -54,6 +54,7 @@ down() {
     [[ -f $DIR/watchdog.pid ]] && watchdog=$(cat "$DIR/watchdog.pid")
     # Not the watchdog when it is the one running `down`.
     if [[ -n $watchdog && $watchdog != "${PACED_SELF_PID:-}" ]]; then stop "$DIR/watchdog.pid" bash; fi
+    rm -f "$DIR/watchdog.pid"
     stop "$DIR/keepalive.pid" parec
     stop "$DIR/pulseaudio.pid" pulseaudio
     rm -f "$DIR/native"
@@ -66,7 +67,7 @@ up() {
             exit 69
         }
     done
-    [[ -e /usr/lib/x86_64-linux-gnu/alsa-lib/libasound_module_pcm_pulse.so ]] || compgen -G "/usr/lib/*/alsa-lib/libasound_module_pcm_pulse.so" >/dev/null || {
+    compgen -G "/usr/lib/*/alsa-lib/libasound_module_pcm_pulse.so" >/dev/null || {
         echo "$0: the ALSA pulse plugin is missing: install libasound2-plugins (make deps-test)" >&2
         exit 69
     }

@@ -91,6 +91,8 @@ public final class Daemon {
             notifyReady("running")
             return false
         }
+        // Paths arrive absolute; holding the starter's directory would keep it busy.
+        _ = chdir("/")
         spool = try Spool(runtime: runtime)
         let now = clock()
         spool.pruneOutcomes(now: now)
