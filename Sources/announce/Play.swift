@@ -138,6 +138,7 @@ struct Play: ParsableCommand {
                 }
             }
             var status: Int32 = 0
+            var printed: Set<String> = []  // one line for a device that failed every item
             for (id, path) in zip(ids, files) {
                 guard let event = outcomes[id], let outcome = event.outcome else { continue }
                 if json { print(jsonLine(event)) }
@@ -147,7 +148,9 @@ struct Play: ParsableCommand {
                 if let warning = event.warning { logger.warning("\(path): \(warning)") }
                 switch outcome.kind {
                 case .played: break
-                case .failed: printError(outcome.reason ?? "\(path): failed")
+                case .failed:
+                    let message = outcome.reason ?? "\(path): failed"
+                    if printed.insert(message).inserted { printError(message) }
                 default: if !quiet { printError("\(path): \(outcome.kind.rawValue)\(outcome.reason.map { " (\($0))" } ?? "")") }
                 }
                 if status == 0 { status = outcome.exitCode }
