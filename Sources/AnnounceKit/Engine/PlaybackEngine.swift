@@ -132,6 +132,9 @@ public final class PlaybackEngine {
             // Start as soon as there is something to play; keep decoding ahead meanwhile.
             if !submitted { thread.submit(job); submitted = true }
             if !ring.isHalfEmpty { job.dataAvailable.signal() }
+            // An unpaced device rarely lets the ring fill: look at the ticks here too,
+            // so "started" and progress are not held back until decoding ends.
+            reporter.report(job)
         }
         job.endOfInput.store(true, ordering: .releasing)
         job.dataAvailable.signal()

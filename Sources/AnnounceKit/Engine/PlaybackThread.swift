@@ -107,7 +107,7 @@ final class PlaybackJob: @unchecked Sendable {
             }
             framesPlayed.store(max(0, written - output.delay()), ordering: .releasing)
             if progressStepFrames > 0, written >= nextTick {
-                nextTick = written + progressStepFrames
+                nextTick = (written / progressStepFrames + 1) * progressStepFrames
                 progressTicks.add(1, ordering: .releasing)
                 spaceAvailable.signal()
             } else if ring.isHalfEmpty {

@@ -4,8 +4,9 @@ import FoundationEssentials
 /// line over the Unix socket (docs/protocol.md). Every message carries `v`.
 public enum WireProtocol {
     public static let version = 1
-    /// Longer request lines get an error reply and the connection closes.
-    public static let maxLineBytes = 64 * 1024
+    /// Longer request lines get an error reply and the connection closes
+    /// (1000 items with long paths fit).
+    public static let maxLineBytes = 1 << 20
 
     /// One line: the JSON object and a newline.
     public static func encode<Message: Encodable>(_ message: Message) -> [UInt8] {
