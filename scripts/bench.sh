@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # make bench: announce against mpg123, aplay and sox on the same files, in the same run,
-# all playing to ALSA's `null` PCM. Writes BENCHMARKS.md at the repo root.
+# all playing to ALSA's `null` PCM, then the daemon's own figures. Writes BENCHMARKS.md at the
+# repo root. announce's rows count its client (`announce play`) and its daemon together: each
+# case runs against a daemon started for it (scripts/measure.py --daemon).
 #
 #   scripts/bench.sh PATH-TO-announce
 #
@@ -11,6 +13,9 @@
 #   BENCH_PROFILE=1     also profile announce next to the reference players
 #                       (scripts/bench/profile.py: callgrind, perf, strace, whichever are
 #                       installed; about 30 s); 0 skips
+#   BENCH_DAEMON=1      also measure the daemon (scripts/bench/daemon.py: enqueue round trip,
+#                       preemption, cold start, idle cost, memory over 1000 plays; about a
+#                       minute); 0 skips
 #   BENCH_OUT=FILE      where to write the report (default: BENCHMARKS.md at the repo root)
 #   ANNOUNCE_COMMIT=..  how to name the build in the report (default: git describe --dirty)
 #   BENCH_ALSA_CONFIG=pinned (default): every player reads the system's alsa.conf without its
@@ -40,6 +45,7 @@ runs=${BENCH_RUNS:-5}
 runs_long=${BENCH_RUNS_LONG:-5}
 runs_tiny=${BENCH_RUNS_TINY:-20}
 profile=${BENCH_PROFILE:-1}
+daemon_section=${BENCH_DAEMON:-1}
 
 missing=()
 for tool in python3 ffmpeg ffprobe mpg123 aplay sox; do
@@ -223,6 +229,13 @@ measure() {  # measure CASE FILE RUNS WARMUP player-args...
   python3 "$here/measure.py" run --case "$case" --file "$cache/$file" --seconds "${!var}" \
     --runs "$n" --warmup "$warm" --out "$results" "$@"
 }
+# `announce play` hands the file to the user's daemon, which decodes and plays it. Each case
+# gets a daemon of its own in a private runtime directory (a Unix socket path must stay under
+# 108 bytes, hence the short name; /tmp if the checkout's path is too long), and measure.py adds
+# the daemon's CPU, RSS and context switches during each run to the client's.
+rt=$cache/rt
+if [ ${#rt} -gt 90 ]; then rt=$(mktemp -d /tmp/announce-bench.XXXXXX); fi
+announce_daemon=(--daemon announce "$(q "$bin") daemon --device null" --daemon-dir "$rt")
 t0=$SECONDS
 echo "bench: $commit, $runs runs (60-minute MP3: $runs_long, 0.1 s clips: $runs_tiny), medians"
 for case in wav-0.1s:wav-0.1s.wav:$runs_tiny wav-1min:wav-1min.wav:$runs wav-10min:wav-10min.wav:$runs \
@@ -233,18 +246,30 @@ for case in wav-0.1s:wav-0.1s.wav:$runs_tiny wav-1min:wav-1min.wav:$runs wav-10m
   # The 60-minute MP3 takes seconds per run: warm the page cache with cat instead of a run.
   if [ "$name" = mp3-60min ]; then warm=0; cat "$f" >/dev/null; fi
   if [ "${file##*.}" = wav ]; then
-    measure "$name" "$file" "$n" "$warm" \
+    measure "$name" "$file" "$n" "$warm" "${announce_daemon[@]}" \
+      --daemon-warmup "$(q "$bin") play -q -d null $(q "$cache/wav-0.1s.wav")" \
       --player announce "$(q "$bin") play -q -d null $(q "$f")" \
       --player aplay "aplay -q -D null $(q "$f")" \
       --player sox "sox -q $(q "$f") -t alsa null"
   else
-    measure "$name" "$file" "$n" "$warm" \
+    measure "$name" "$file" "$n" "$warm" "${announce_daemon[@]}" \
+      --daemon-warmup "$(q "$bin") play -q -d null $(q "$cache/mp3-0.1s.mp3")" \
       --player announce "$(q "$bin") play -q -d null $(q "$f")" \
       --player mpg123 "mpg123 -q -o alsa -a null $(q "$f")" \
       --player sox "sox -q $(q "$f") -t alsa null"
   fi
 done
 echo "bench: timed runs took $((SECONDS - t0)) s"
+
+# ---------------------------------------------------------------------------------------
+# The daemon: enqueue round trip, preemption, cold start, idle cost, memory over many plays.
+daemon_json=$cache/daemon.json
+rm -f "$daemon_json"
+if [ "$daemon_section" != 0 ]; then
+  t2=$SECONDS
+  python3 "$here/bench/daemon.py" "$bin" "$cache" "$daemon_json"
+  echo "bench: daemon section took $((SECONDS - t2)) s"
+fi
 
 # ---------------------------------------------------------------------------------------
 # Profile: where announce spends its time, next to the reference players.
@@ -260,6 +285,7 @@ fi
 echo
 extra=()
 [ -s "$notes" ] && extra=(--notes "$notes")
+[ -s "$daemon_json" ] && extra+=(--daemon "$daemon_json")
 python3 "$here/measure.py" report "$results" --machine "$machine" --markdown "$out" "${extra[@]}"
 echo
 echo "bench: wrote $out"

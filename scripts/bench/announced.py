@@ -1,0 +1,268 @@
+"""Helpers for benchmarking the announce daemon (Python standard library only).
+
+Used by scripts/measure.py (announce rows: client + daemon), scripts/bench/daemon.py (the
+daemon section) and scripts/bench/profile.py.
+
+Reading another process's CPU time
+  proc_cpu_ns(pid)   the process's CPU clock (clock_gettime on the clock id that
+                     clock_getcpuclockid(pid) returns, CPUCLOCK_SCHED): nanoseconds on CPU of
+                     every thread, those that already exited included. It is the same counter
+                     as /proc/PID/task/*/schedstat's first field, but a sum over task/* loses
+                     the time of threads that ended (the daemon's playback thread ends when the
+                     device is closed), and /proc/PID/stat's utime+stime are in clock ticks
+                     (10 ms at USER_HZ=100).
+  tasks_schedstat_ns(pid), tasks_ctxsw(pid)
+                     per live thread: on-CPU ns and voluntary + involuntary context switches.
+  stat_ticks(pid)    utime, stime from /proc/PID/stat (all threads, exited ones too), in ticks.
+"""
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import time
+
+CLK_TCK = os.sysconf("SC_CLK_TCK")
+CPUCLOCK_SCHED = 2
+
+
+def proc_cpu_ns(pid):
+    # MAKE_PROCESS_CPUCLOCK(pid, CPUCLOCK_SCHED), what glibc's clock_getcpuclockid() returns.
+    return time.clock_gettime_ns(((~pid) << 3) | CPUCLOCK_SCHED)
+
+
+def _tids(pid):
+    try:
+        return os.listdir(f"/proc/{pid}/task")
+    except OSError:
+        return []
+
+
+def tasks_schedstat_ns(pid):
+    total = 0
+    for tid in _tids(pid):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                total += int(f.read().split()[0])
+        except (OSError, ValueError, IndexError):
+            pass
+    return total
+
+
+def tasks_ctxsw(pid):
+    """{tid: voluntary + nonvoluntary context switches} for the live threads."""
+    out = {}
+    for tid in _tids(pid):
+        n = 0
+        try:
+            with open(f"/proc/{pid}/task/{tid}/status") as f:
+                for line in f:
+                    if line.startswith(("voluntary_ctxt_switches", "nonvoluntary_ctxt_switches")):
+                        n += int(line.split()[1])
+        except OSError:
+            continue
+        out[tid] = n
+    return out
+
+
+def ctxsw_delta(before, after):
+    """Switches between two tasks_ctxsw() readings; threads born in between count from 0.
+    Threads that ended in between are lost (their counts are not kept anywhere readable)."""
+    return sum(n - before.get(tid, 0) for tid, n in after.items())
+
+
+def stat_ticks(pid):
+    with open(f"/proc/{pid}/stat") as f:
+        fields = f.read().rsplit(")", 1)[1].split()
+    return int(fields[11]), int(fields[12])  # utime, stime (fields 14 and 15)
+
+
+def status_kib(pid, keys=("VmHWM", "VmRSS", "RssAnon", "RssFile")):
+    found = {}
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                key = line.split(":", 1)[0]
+                if key in keys:
+                    found[key] = int(line.split()[1])
+    except OSError:
+        pass
+    return found
+
+
+def reset_hwm(pid):
+    """Resets the process's VmHWM to its current RSS (Linux ≥ 4.0, clear_refs 5)."""
+    try:
+        with open(f"/proc/{pid}/clear_refs", "w") as f:
+            f.write("5")
+        return True
+    except OSError:
+        return False
+
+
+def alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] not in ("Z", "X")
+    except OSError:
+        return False
+
+
+def fresh_dir(path):
+    """An empty 0700 directory at path (removing what was there)."""
+    import shutil
+    shutil.rmtree(path, ignore_errors=True)
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    os.mkdir(path, 0o700)
+    os.chmod(path, 0o700)
+    return path
+
+
+def daemon_argv(binary, device="null", idle_exit=None):
+    argv = [binary, "daemon", "--device", device]
+    if idle_exit:
+        argv += ["--idle-exit", idle_exit]
+    return argv
+
+
+class Daemon:
+    """`announce daemon` started by us, in its own runtime directory; ready once it listens."""
+
+    def __init__(self, argv, rundir, env=None, log=None, timeout=10.0):
+        """argv: e.g. daemon_argv(BIN, "null"), possibly behind valgrind/strace/perf."""
+        self.rundir = rundir
+        self.env = dict(env if env is not None else os.environ)
+        self.env["ANNOUNCE_RUNTIME_DIR"] = rundir
+        argv = list(argv)
+        r, w = os.pipe()
+        argv += ["--ready-fd", str(w)]
+        self.log_path = log or os.path.join(rundir, "daemon.log")
+        logf = open(self.log_path, "ab")
+        t0 = time.perf_counter()
+        self.proc = subprocess.Popen(argv, env=self.env, stdin=subprocess.DEVNULL, stdout=logf, stderr=logf,
+                                     pass_fds=(w,))
+        os.close(w)
+        logf.close()
+        word = b""
+        deadline = time.monotonic() + timeout
+        while not word.endswith(b"\n"):
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([r], [], [], left)[0]:
+                break
+            chunk = os.read(r, 64)
+            if not chunk:
+                break
+            word += chunk
+        os.close(r)
+        self.ready_seconds = time.perf_counter() - t0
+        if word.strip() != b"ready":
+            self.proc.kill()
+            self.proc.wait()
+            raise RuntimeError(f"announce daemon did not start in {rundir} (said {word!r}); "
+                               f"log: {self.log_tail()}")
+        # With a prefix (valgrind, strace, perf) the daemon may not be our child: the lock names it.
+        self.pid = int(open(os.path.join(rundir, "daemon.lock")).read().split()[0])
+        self.socket_path = os.path.join(rundir, "socket")
+
+    def log_tail(self, n=5):
+        try:
+            return " | ".join(open(self.log_path, errors="replace").read().splitlines()[-n:])
+        except OSError:
+            return "(no log)"
+
+    def connect(self):
+        return Conn(self.socket_path)
+
+    def stop(self, timeout=10.0):
+        """SIGTERM, then wait; returns (exit status, rusage or None, seconds to exit)."""
+        t0 = time.perf_counter()
+        try:
+            os.kill(self.pid, signal.SIGTERM)
+        except ProcessLookupError:
+            pass
+        deadline = time.monotonic() + timeout
+        ru = None
+        status = None
+        while time.monotonic() < deadline:
+            pid, st, r = os.wait4(self.proc.pid, os.WNOHANG)
+            if pid:
+                status, ru = st, r
+                break
+            time.sleep(0.005)
+        if status is None:
+            self.proc.kill()
+            _, status, ru = os.wait4(self.proc.pid, 0)
+            raise RuntimeError(f"announce daemon (pid {self.pid}) did not exit within {timeout} s of SIGTERM")
+        code = os.waitstatus_to_exitcode(status)
+        return code, ru, time.perf_counter() - t0
+
+
+class Conn:
+    """One NDJSON connection to the daemon."""
+
+    def __init__(self, path, timeout=10.0):
+        self.sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.sock.settimeout(timeout)
+        self.sock.connect(path)
+        self.buf = b""
+
+    def close(self):
+        self.sock.close()
+
+    def send(self, obj):
+        obj = dict(obj)
+        obj.setdefault("v", 1)
+        self.sock.sendall(json.dumps(obj, separators=(",", ":")).encode() + b"\n")
+
+    def next(self, timeout=None):
+        """The next message; None on timeout (when a timeout is given)."""
+        while b"\n" not in self.buf:
+            if timeout is not None:
+                r, _, _ = select.select([self.sock], [], [], max(0.0, timeout))
+                if not r:
+                    return None
+            chunk = self.sock.recv(65536)
+            if not chunk:
+                raise ConnectionError("the daemon closed the connection")
+            self.buf += chunk
+        line, self.buf = self.buf.split(b"\n", 1)
+        return json.loads(line)
+
+    def pending(self):
+        """Every message already received, without waiting."""
+        out = []
+        while True:
+            m = self.next(timeout=0)
+            if m is None:
+                return out
+            out.append(m)
+
+    def call(self, obj):
+        """Sends a request and returns its reply (events before it are returned too)."""
+        self.send(obj)
+        events = []
+        while True:
+            m = self.next()
+            if "event" in m:
+                events.append(m)
+                continue
+            if not m.get("ok"):
+                raise RuntimeError(f"daemon refused {obj.get('op')}: {m.get('error')}")
+            return m, events
+
+
+def item(path, **kw):
+    clip = {"path": path, "gain": 1, "pan": 0, "loops": kw.pop("loops", 0)}
+    if "device" in kw:
+        clip["device"] = kw.pop("device")
+    return dict(clip=clip, **kw)
+
+
+def percentile(values, p):
+    """Nearest-rank percentile (p in 0..100) of values."""
+    s = sorted(values)
+    if not s:
+        return None
+    k = max(0, min(len(s) - 1, -(-len(s) * p // 100) - 1))
+    return s[int(k)]
