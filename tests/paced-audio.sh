@@ -31,7 +31,29 @@ DIR=$2
 RATE=48000
 SINK=announce_paced
 
-alive() { [[ -f $1 ]] && kill -0 "$(cat "$1")" 2>/dev/null; }
+# detach CMD...: CMD in the background in its own session, with no inherited descriptor above 2.
+# (A caller that learns of this script's exit from EOF on an inherited pipe or socket, as
+# Foundation's Process does, would otherwise wait for PulseAudio's exit.) $! is CMD's pid.
+detach() {
+    (
+        for fd in /proc/self/fd/*; do
+            fd=${fd##*/}
+            if (( fd > 2 && fd != 255 )); then { eval "exec $fd>&-"; } 2>/dev/null; fi
+        done
+        exec setsid "$@"
+    ) &
+}
+
+# running PID: true while PID runs; an exited child of init that is not reaped yet (a zombie;
+# some container inits reap only every few seconds) counts as gone.
+running() {
+    local stat
+    kill -0 "$1" 2>/dev/null || return 1
+    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+    stat=${stat##*) }
+    [[ ${stat:0:1} != Z ]]
+}
+alive() { [[ -f $1 ]] && running "$(cat "$1")"; }
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
 
 # stop PIDFILE COMM: TERM (then KILL) the pid in PIDFILE if it still runs COMM.
@@ -39,10 +61,10 @@ stop() {
     local pidfile=$1 comm=$2 pid
     [[ -f $pidfile ]] || return 0
     pid=$(cat "$pidfile")
-    if kill -0 "$pid" 2>/dev/null && [[ $(cat "/proc/$pid/comm" 2>/dev/null) == "$comm" ]]; then
+    if running "$pid" && [[ $(cat "/proc/$pid/comm" 2>/dev/null) == "$comm" ]]; then
         kill -TERM "$pid" 2>/dev/null || true
-        for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.05; done
-        if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; echo "killed $comm $pid"
+        for _ in $(seq 1 100); do running "$pid" || break; sleep 0.02; done
+        if running "$pid"; then kill -KILL "$pid" 2>/dev/null || true; echo "killed $comm $pid"
         else echo "stopped $comm $pid"; fi
     fi
     rm -f "$pidfile"
@@ -98,19 +120,19 @@ EOF
     t0=$(now_ms)
 
     HOME=$DIR/home XDG_CONFIG_HOME=$DIR/config XDG_RUNTIME_DIR=$DIR/xdg PULSE_STATE_PATH=$DIR/state \
-        setsid pulseaudio -n --daemonize=no --fail=yes --exit-idle-time=-1 --realtime=no --high-priority=no \
+        detach pulseaudio -n --daemonize=no --fail=yes --exit-idle-time=-1 --realtime=no --high-priority=no \
             --enable-memfd=no --use-pid-file=no --log-target="file:$DIR/pulseaudio.log" --log-level=notice \
             --log-time=yes \
             -L "module-null-sink sink_name=$SINK rate=$RATE channels=2 sink_properties=device.description=AnnouncePaced" \
             -L "module-native-protocol-unix auth-anonymous=1 socket=$DIR/native" \
             -L "module-role-ducking trigger_roles=announce ducking_roles=music,video volume=-20dB" \
-            </dev/null >>"$DIR/pulseaudio.out" 2>&1 &
+            </dev/null >>"$DIR/pulseaudio.out" 2>&1
     echo $! > "$DIR/pulseaudio.pid"
     if [[ -n ${PACED_WATCH_PID:-} ]]; then
         # The watchdog: `down` once the watched process is gone (it may be killed without cleaning up).
-        setsid bash -c 'while kill -0 "$1" 2>/dev/null && [[ -f "$3/pulseaudio.pid" ]]; do sleep 0.5; done
-                        PACED_SELF_PID=$$ exec "$2" down "$3"' watchdog "$PACED_WATCH_PID" "$(realpath "$0")" "$DIR" \
-            </dev/null >>"$DIR/watchdog.log" 2>&1 &
+        detach bash -c 'while kill -0 "$1" 2>/dev/null && [[ -f "$3/pulseaudio.pid" ]]; do sleep 0.5; done
+                        PACED_SELF_PID=$$ exec bash "$2" down "$3"' watchdog "$PACED_WATCH_PID" "$(realpath "$0")" "$DIR" \
+            </dev/null >>"$DIR/watchdog.log" 2>&1
         echo $! > "$DIR/watchdog.pid"
     fi
     fail() { echo "$0: $*" >&2; tail -5 "$DIR/pulseaudio.log" >&2 2>/dev/null; down >&2; exit 1; }
@@ -123,8 +145,8 @@ EOF
     pactl info >/dev/null 2>&1 || fail "pulseaudio did not answer within 5 s"
     t1=$(now_ms)
 
-    setsid parec --raw --format=s16le --rate=$RATE --channels=2 --latency-msec=10 -d "$SINK.monitor" \
-        </dev/null >/dev/null 2>>"$DIR/keepalive.err" &
+    detach parec --raw --format=s16le --rate=$RATE --channels=2 --latency-msec=10 -d "$SINK.monitor" \
+        </dev/null >/dev/null 2>>"$DIR/keepalive.err"
     echo $! > "$DIR/keepalive.pid"
     for _ in $(seq 1 300); do   # up to 3 s for the sink to run at the reader's latency
         lat=$(pactl list sinks 2>/dev/null | sed -n 's/.*configured \([0-9]*\) usec.*/\1/p' | head -1)
