@@ -19,7 +19,12 @@ public enum OutcomeWaiter {
                 guard let fresh = try DaemonClient.connect(autoStart: true, runtime: client.runtime) else { continue }
                 client = fresh
                 let remaining = ids.filter { outcomes[$0] == nil }
-                let reply = try client.call(Request(.wait, progress: progress, ids: remaining))
+                let reply: Reply
+                do {
+                    reply = try client.call(Request(.wait, progress: progress, ids: remaining))
+                } catch .unavailable {
+                    continue  // a dying daemon's socket can still take a connection: count it, try again
+                }
                 for id in reply.unknown ?? [] {
                     outcomes[id] = Event(.finished, time: 0, id: id, outcome: Outcome(
                         .failed, reason: "the daemon lost track of item \(id)", code: 70))

@@ -100,6 +100,11 @@ public final class Daemon {
         for problem in restored.problems { logger.warning("\(problem)") }
         scheduler = Scheduler(restoring: restored.items)
         interruptedIDs = Set(restored.items.filter(\.interrupted).map(\.id))
+        // A queue the user paused stays paused across a crash or a restart.
+        if access(runtime.pausedMarkerPath, F_OK) == 0 {
+            _ = scheduler.pause(now: now)
+            logger.info("the queue is paused (announce resume lets it go on)")
+        }
         if !restored.items.isEmpty { logger.info("restored \(restored.items.count) item(s) from \(spool.directory)") }
 
         let mailbox = try Mailbox()
@@ -158,6 +163,15 @@ public final class Daemon {
         for connection in connections.values { connection.flush() }
         connections.removeAll()
         close(lockFD)
+    }
+
+    private func setPausedMarker(_ paused: Bool) {
+        if paused {
+            let fd = open(runtime.pausedMarkerPath, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
+            if fd >= 0 { fsync(fd); close(fd) } else { logger.error("cannot write \(runtime.pausedMarkerPath): \(systemErrorMessage(errno))") }
+        } else {
+            unlink(runtime.pausedMarkerPath)
+        }
     }
 
     private func waitForMailbox(milliseconds: Int32) -> Bool {
@@ -290,8 +304,12 @@ public final class Daemon {
         case .wait: wait(for: request.ids ?? [], progress: request.progress ?? false, connection: connection)
         case .status: connection.send(WireProtocol.encode(Reply(status: status())))
         case .skip: control(connection, scheduler.skip(now: now), now: now)
-        case .pause: control(connection, scheduler.pause(now: now), now: now, event: .paused)
-        case .resume: control(connection, scheduler.resume(now: now), now: now, event: .resumed)
+        case .pause:
+            setPausedMarker(true)
+            control(connection, scheduler.pause(now: now), now: now, event: .paused)
+        case .resume:
+            setPausedMarker(false)
+            control(connection, scheduler.resume(now: now), now: now, event: .resumed)
         case .stop: control(connection, scheduler.stop(now: now), now: now)
         case .clear: control(connection, scheduler.clear(now: now), now: now)
         case .cancel:
@@ -332,7 +350,9 @@ public final class Daemon {
                 interrupts: itemRequest.interrupts ?? true, onInterrupt: itemRequest.onInterrupt ?? .resume,
                 dropAfter: itemRequest.dropAfter ?? 0.8, tag: itemRequest.tag, arrival: now,
                 eligibleAt: eligibleAt.flatMap { $0 > now ? $0 : nil }, expireAfter: itemRequest.expire)
-            items.append((item, itemRequest.replace ?? false))
+            // `play --tag T --replace a b` replaces older T items, not its own first file.
+            let replaces = (itemRequest.replace ?? false) && !items.contains { $0.0.tag == item.tag && $0.1 }
+            items.append((item, replaces))
         }
         var ids: [String] = []
         for (item, replace) in items {
@@ -353,32 +373,40 @@ public final class Daemon {
             apply(effects, now: now)
         }
         connection.send(WireProtocol.encode(Reply(ids: ids)))
-        if request.wait ?? false {
-            connection.waiting.formUnion(ids)
-            connection.wantsProgress = request.progress ?? false
-        }
+        if request.wait ?? false { subscribe(connection, to: ids, progress: request.progress ?? false) }
     }
 
-    private func wait(for ids: [String], progress: Bool, connection: Connection) {
-        let pending = Set(([scheduler.playing].compactMap { $0 } + scheduler.ready + scheduler.scheduled).map(\.id))
-        var known: [String] = []
+    private var pendingIDs: Set<String> {
+        Set(([scheduler.playing].compactMap { $0 } + scheduler.ready + scheduler.scheduled).map(\.id))
+            .union(heldFinishes.values.flatMap { $0.compactMap(\.id) })
+    }
+
+    /// Streams these items' events to `connection`; an item that is already final
+    /// (even one that ended while it was being queued, like `--expire 0s`) gets its
+    /// finished event at once. Returns the ids nobody knows.
+    @discardableResult
+    private func subscribe(_ connection: Connection, to ids: [String], progress: Bool) -> [String] {
+        let pending = pendingIDs
         var unknown: [String] = []
-        var finished: [Event] = []
+        connection.wantsProgress = progress
         for id in ids {
-            if pending.contains(id) || heldFinishes.values.contains(where: { $0.contains { $0.id == id } }) {
-                known.append(id)
+            if pending.contains(id) {
+                connection.waiting.insert(id)
             } else if let outcome = spool.outcome(of: id) {
-                known.append(id)
-                finished.append(outcome)
+                connection.send(WireProtocol.encode(outcome))
             } else {
                 unknown.append(id)
             }
         }
-        connection.send(WireProtocol.encode(Reply(ids: known, unknown: unknown.isEmpty ? nil : unknown)))
-        connection.waiting.formUnion(known)
-        connection.waiting.subtract(finished.compactMap(\.id))
-        connection.wantsProgress = progress
-        for event in finished { connection.send(WireProtocol.encode(event)) }
+        return unknown
+    }
+
+    private func wait(for ids: [String], progress: Bool, connection: Connection) {
+        let pending = pendingIDs
+        let unknown = ids.filter { !pending.contains($0) && spool.outcome(of: $0) == nil }
+        connection.send(WireProtocol.encode(Reply(ids: ids.filter { !unknown.contains($0) },
+                                                  unknown: unknown.isEmpty ? nil : unknown)))
+        subscribe(connection, to: ids.filter { !unknown.contains($0) }, progress: progress)
     }
 
     /// Values a client could not have checked for us: the daemon never trusts them.

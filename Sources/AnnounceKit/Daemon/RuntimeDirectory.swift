@@ -14,6 +14,8 @@ public struct RuntimeDirectory: Sendable {
     public var spawnLockPath: String { path + "/spawn.lock" }
     public var spoolPath: String { path + "/spool" }
     public var outcomesPath: String { path + "/outcomes" }
+    /// Present while the user has the queue paused, so a restarted daemon stays paused.
+    public var pausedMarkerPath: String { path + "/paused" }
     /// Where an auto-started daemon logs.
     public var logPath: String { path + "/daemon.log" }
 
