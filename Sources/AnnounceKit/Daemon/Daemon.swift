@@ -53,7 +53,8 @@ public final class Daemon {
     private var mailboxFD: Int32 { mailbox.fd }
 
     // What the control side knows about the play in progress.
-    private var playingRate: Int?
+    /// Sample rate of each item that has played, to turn its frames into seconds.
+    private var rates: [String: Int] = [:]
     private var playingTotal: Int64?
     private var playingFrames: Int64 = 0
     private var lastMilestone: [String: Int] = [:]
@@ -463,7 +464,6 @@ public final class Daemon {
                                shouldResume: true))
                 }
                 deviceCloseAt = nil
-                playingRate = nil
                 playingTotal = item.totalFrames
                 playingFrames = 0
                 player.play(item, device: device)
@@ -474,15 +474,16 @@ public final class Daemon {
             case .interrupted(let item, let reason):
                 interruptedIDs.insert(item.id)
                 emit(Event(.interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
-                           reason: Self.describe(reason), heard: seconds(item.heardFrames)))
+                           reason: Self.describe(reason), heard: seconds(item.heardFrames, of: item.id)))
             case .finish(let item, let outcome):
                 let played = details.removeValue(forKey: item.id)
                 lastMilestone[item.id] = nil
                 interruptedIDs.remove(item.id)
                 let event = Event(.finished, time: now, id: item.id, path: item.clip.path, priority: item.priority,
-                                  reason: outcome.reason, heard: seconds(item.heardFrames),
-                                  duration: seconds(item.totalFrames), outcome: outcome, device: played?.device,
+                                  reason: outcome.reason, heard: seconds(item.heardFrames, of: item.id),
+                                  duration: seconds(item.totalFrames, of: item.id), outcome: outcome, device: played?.device,
                                   format: played?.format, frames: played.map { _ in playingFrames }, warning: played?.warning)
+                rates[item.id] = nil
                 do { try spool.finish(item.id, event: event) } catch { logger.error("\(error.description)") }
                 logger.info("\(item.id) \(item.clip.path): \(outcome.kind.rawValue)\(outcome.reason.map { " (\($0))" } ?? "")")
                 if let device = played?.device, device != configuration.device, openDevices.contains(device) {
@@ -501,8 +502,8 @@ public final class Daemon {
         }
     }
 
-    private func seconds(_ frames: Int64?) -> Double? {
-        guard let frames, let rate = playingRate, rate > 0 else { return nil }
+    private func seconds(_ frames: Int64?, of id: String) -> Double? {
+        guard let frames, let rate = rates[id], rate > 0 else { return nil }
         return (Double(frames) / Double(rate) * 1000).rounded() / 1000
     }
 
@@ -514,7 +515,7 @@ public final class Daemon {
         let now = clock()
         switch report {
         case .started(let id, let device, let format, let rate, let total):
-            playingRate = rate
+            rates[id] = rate
             playingTotal = total
             if openDevices.insert(device).inserted {
                 emit(Event(.deviceOpened, time: now, device: device, format: format))
@@ -522,12 +523,12 @@ public final class Daemon {
             guard let item = scheduler.playing, item.id == id else { return }
             logger.info("\(id) \(item.clip.path): started on \(device) as \(format)")
             emit(Event(.started, time: now, id: id, path: item.clip.path, priority: item.priority,
-                       heard: seconds(item.heardFrames), duration: seconds(total), device: device, format: format))
+                       heard: seconds(item.heardFrames, of: id), duration: seconds(total, of: id), device: device, format: format))
         case .progress(let id, let frames, _):
             guard let item = scheduler.playing, item.id == id else { return }
             playingFrames = frames
             let heard = item.heardFrames + frames
-            let progress = Event(.progress, time: now, id: id, heard: seconds(heard), duration: seconds(playingTotal))
+            let progress = Event(.progress, time: now, id: id, heard: seconds(heard, of: id), duration: seconds(playingTotal, of: id))
             let tick = WireProtocol.encode(progress)
             for connection in connections.values where connection.wantsProgress && connection.waiting.contains(id) {
                 connection.send(tick)
@@ -544,7 +545,7 @@ public final class Daemon {
                 }
             }
         case .ended(let id, let heard, let total, let rate, let end, let played):
-            if let rate { playingRate = rate }
+            if let rate { rates[id] = rate }
             playingFrames = heard
             details[id] = played
             if case .failed(_, let message) = end { logger.warning("\(message)") }
@@ -572,13 +573,13 @@ public final class Daemon {
     private func status() -> DaemonStatus {
         func describe(_ item: QueueItem, _ state: ItemStatus.State) -> ItemStatus {
             ItemStatus(id: item.id, state: state, path: item.clip.path, priority: item.priority, tag: item.tag,
-                       device: item.clip.device, heard: item.heardFrames > 0 ? seconds(item.heardFrames) : nil,
+                       device: item.clip.device, heard: item.heardFrames > 0 ? seconds(item.heardFrames, of: item.id) : nil,
                        eligibleAt: item.eligibleAt, expiresAt: item.started ? nil : item.expiresAt)
         }
         var playing = scheduler.playing.map { describe($0, .playing) }
         if let item = scheduler.playing {
-            playing?.heard = seconds(item.heardFrames + playingFrames)
-            playing?.duration = seconds(playingTotal)
+            playing?.heard = seconds(item.heardFrames + playingFrames, of: item.id)
+            playing?.duration = seconds(playingTotal, of: item.id)
         }
         return DaemonStatus(pid: getpid(), device: configuration.device, deviceOpen: !openDevices.isEmpty,
                             paused: scheduler.isPaused, playing: playing,
