@@ -69,6 +69,9 @@ if ! grep -A3 'AUDIO DEVICE DRIVERS' <<<"$soxhelp" | grep -qw alsa; then
 fi
 
 mkdir -p "$cache"
+# The user's own announce config (quiet hours, device) must not reach the measured plays.
+mkdir -p "$cache/config"
+export XDG_CONFIG_HOME=$cache/config
 
 # ---------------------------------------------------------------------------------------
 # Inputs, generated once. Bump GEN when the recipe changes so old caches are regenerated.

@@ -14,18 +14,19 @@ struct AnnounceCommand: ParsableCommand {
               66  input cannot be opened (missing, permission, directory)
               69  audio device unavailable (missing, busy, refused the format)
               70  internal error
-              75  not played to the end (stopped)
+              75  not played to the end (stopped, dropped, expired, silenced by quiet mode)
 
             EXAMPLES
               announce play backup-done.mp3
               announce play chime.wav attention.wav --device plughw:0 --volume 0.5
               announce info recording.flac --json
+              announce quiet until 07:30   # ambient/solo-ambient items end as silenced
               # crontab: a chime on the hour, quietly skipped when no device is there
               0 * * * *  announce play -q /usr/share/sounds/chime.wav || true
             """,
         version: "0.1.0",
         subcommands: [Play.self, QueueCommand.self, Status.self, Skip.self, Pause.self, Resume.self, Stop.self,
-                      Clear.self, Cancel.self, Events.self, Info.self, Devices.self, DaemonCommand.self]
+                      Clear.self, Cancel.self, Quiet.self, Events.self, Info.self, Devices.self, DaemonCommand.self]
     )
 
     /// ArgumentParser's own main, except that usage errors are one line

@@ -14,10 +14,14 @@ struct DaemonCommand: ParsableCommand {
             \(DaemonClient.autoStartIdleExit) with nothing to do. Run this one to keep it up (see
             contrib/systemd/announce.service). SIGTERM stops it cleanly; queued items stay in the
             spool and play when a daemon next starts.
+
+            The config file ($XDG_CONFIG_HOME/announce/config, else ~/.config/announce/config)
+            is read at start: `device`, `duck-level` and `quiet-hours` (see README). Problems in
+            it are logged as warnings, never fatal.
             """)
 
-    @Option(name: .shortAndLong, help: "ALSA PCM for items without --device.")
-    var device = "default"
+    @Option(name: .shortAndLong, help: "ALSA PCM for items without --device (default: the config file's `device`, else `default`).")
+    var device: String?
 
     @Option(help: ArgumentHelp("Exit after this long with nothing queued and no client connected.", valueName: "duration"))
     var idleExit: TimeSpan?
@@ -31,8 +35,11 @@ struct DaemonCommand: ParsableCommand {
         ALSALogBridge.install(logger)
         do {
             let runtime = try RuntimeDirectory.prepare()
+            let (user, warnings) = UserConfiguration.load()
+            for warning in warnings { logger.warning("\(warning)") }
             let daemon = Daemon(runtime: runtime, configuration: Daemon.Configuration(
-                device: device, idleExit: idleExit?.seconds, readyFD: readyFd), logger: logger)
+                device: device ?? user.device ?? "default", idleExit: idleExit?.seconds, readyFD: readyFd,
+                quietHours: user.quietHours, duckLevel: user.duckLevel), logger: logger)
             if try !daemon.run(), readyFd == nil {
                 throw AnnounceError.unavailable("another announce daemon already runs for \(runtime.path)")
             }

@@ -89,12 +89,14 @@ struct Play: ParsableCommand {
             announcement.
 
             Exit status: 0 played to the end; 75 not played to the end (dropped, cancelled,
-            replaced, expired), with the reason on stderr; 65/66 bad input; 69 no device.
+            replaced, expired, silenced by quiet mode), with the reason on stderr; 65/66 bad
+            input; 69 no device.
 
             EXAMPLES
               announce play backup-done.mp3 --priority high
               announce play --tag build --replace build-failed.wav   # newest status wins
               announce play reminder.flac --at 09:30 --expire 10m --no-wait
+              announce play --category playback alarm.wav   # plays even in quiet mode
             """)
 
     @Argument(help: "Audio files to play in order.")
@@ -102,6 +104,9 @@ struct Play: ParsableCommand {
 
     @Option(name: .shortAndLong, help: "ALSA PCM to play on (see `announce devices`); default: the daemon's.")
     var device: String?
+
+    @Option(help: ArgumentHelp("Session category: ambient, solo-ambient (default), playback or multi-route. Quiet mode silences ambient and solo-ambient.", valueName: "category"))
+    var category: String?
 
     @OptionGroup var playback: PlaybackFlags
     @OptionGroup var queue: QueueFlags
@@ -118,7 +123,13 @@ struct Play: ParsableCommand {
     func run() throws {
         let logger = CLILogHandler.bootstrap(quiet: quiet)
         do {
-            let requests = try files.map { path throws(AnnounceError) in queue.request(for: try checkedClip(path)) }
+            // Parsed here rather than by ArgumentParser, for SessionCategory's own messages (64).
+            let sessionCategory = try category.map { text throws(AnnounceError) in try SessionCategory(parsing: text) }
+            let requests = try files.map { path throws(AnnounceError) in
+                var request = queue.request(for: try checkedClip(path))
+                request.category = sessionCategory
+                return request
+            }
             guard let client = try DaemonClient.connect(autoStart: true) else { return }
             let display = !noWait && !json && !quiet && isatty(STDERR_FILENO) == 1 ? ProgressLine() : nil
             let ids = try client.call(Request(.play, items: requests, wait: !noWait, progress: display != nil)).ids ?? []

@@ -35,7 +35,7 @@ private func showStatus(json: Bool, listItems: Bool) throws {
         }
         guard let status = try client.call(Request(.status)).status else { throw AnnounceError.internal("status reply without status") }
         if json { return print(jsonLine(status)) }
-        print("daemon pid \(status.pid), device '\(status.device)' (\(status.deviceOpen ? "open" : "closed"))\(status.paused ? ", paused" : "")")
+        print("daemon pid \(status.pid), device '\(status.device)' (\(status.deviceOpen ? "open" : "closed"))\(status.paused ? ", paused" : "")\(status.quiet ? ", quiet" : "")")
         if let playing = status.playing { print(line(playing)) } else { print("nothing playing") }
         if listItems {
             for item in status.queued + status.scheduled { print(line(item)) }

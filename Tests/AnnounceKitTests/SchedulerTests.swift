@@ -519,6 +519,41 @@ private struct SplitMix64: RandomNumberGenerator {
         #expect(scheduler.playbackEnded(id: "c", heardFrames: 1, totalFrames: nil, end: .finished, now: 0).isEmpty)
     }
 
+    // MARK: Quiet mode
+
+    @Test func silencedPlayEndsOnceAndTheNextItemPlays() {
+        var scheduler = Scheduler()
+        _ = scheduler.pause(now: 0)
+        _ = scheduler.add(item("a"))
+        _ = scheduler.add(item("b"))
+        _ = scheduler.add(item("c", .low))
+        #expect(describe(scheduler.resume(now: 1)) == ["play a"])
+        // The daemon declines each play it is offered while quiet mode is on.
+        #expect(scheduler.endPlaying(.silenced(reason: "quiet mode"), now: 1)
+            == ["finish a: silenced (quiet mode)", "play b"])
+        #expect(scheduler.endPlaying(.silenced(reason: "quiet mode"), now: 1)
+            == ["finish b: silenced (quiet mode)", "play c"])
+        // A late second report for a silenced item changes nothing.
+        #expect(scheduler.playbackEnded(id: "a", heardFrames: 0, totalFrames: nil,
+                                        end: .silenced(reason: "quiet mode"), now: 1).isEmpty)
+        #expect(scheduler.playing?.id == "c")
+        #expect(scheduler.endPlaying(now: 2) == ["finish c: played"])
+        #expect(scheduler.count == 0 && scheduler.playing == nil)
+    }
+
+    @Test func anInterruptedItemThatResumesInQuietModeEndsSilenced() {
+        var scheduler = Scheduler()
+        _ = scheduler.add(item("a"))
+        #expect(scheduler.add(item("h", .high)) == ["persist h", "stop a: preempted by h"])
+        #expect(scheduler.endPlaying(.stopped, heard: 40, total: 1000)
+            == ["interrupted a: preempted by h", "persist a", "play h"])
+        #expect(scheduler.endPlaying() == ["finish h: played", "play a from 40"])
+        // Quiet mode came on meanwhile: the resumption is declined, and that is its one outcome.
+        #expect(scheduler.endPlaying(.silenced(reason: "quiet mode")) == ["finish a: silenced (quiet mode)"])
+        #expect(scheduler.count == 0)
+        #expect(Outcome(.silenced, reason: "quiet mode").exitCode == 75)
+    }
+
     // MARK: Restore
 
     @Test func restoresShuffledItemsInOrder() {

@@ -46,6 +46,10 @@ struct WireStatus: Decodable, Sendable {
     var playing: WireItem?
     var queued: [WireItem]
     var scheduled: [WireItem]
+    var quiet: Bool?
+    var quietSetting: String?
+    var quietUntil: Double?
+    var quietHours: [String]?
 }
 
 struct WireReplyError: Decodable, Sendable {
@@ -231,7 +235,7 @@ final class DaemonProcess: @unchecked Sendable {
     var pid: pid_t { process.processIdentifier }
     var isRunning: Bool { exited.wait(timeout: .now()) == .timedOut }
 
-    init(runtime: String, arguments: [String], logPath: String) throws {
+    init(runtime: String, arguments: [String], logPath: String, environment: [String: String?] = [:]) throws {
         self.logPath = logPath
         process = Process()
         process.executableURL = URL(fileURLWithPath: try Harness.binary())
@@ -239,6 +243,8 @@ final class DaemonProcess: @unchecked Sendable {
         var env = ProcessInfo.processInfo.environment
         env.removeValue(forKey: "ANNOUNCE_LOG")
         env["ANNOUNCE_RUNTIME_DIR"] = runtime
+        env["XDG_CONFIG_HOME"] = Harness.noConfigHome
+        for (key, value) in environment { env[key] = value }
         process.environment = env
         _ = FileManager.default.createFile(atPath: logPath, contents: nil)
         let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
@@ -314,13 +320,15 @@ final class DaemonRuntime: @unchecked Sendable {
                              environment: environment)
     }
 
-    /// Starts `announce daemon --device DEVICE` in the background and returns once its
-    /// socket answers a status request from that very process.
+    /// Starts `announce daemon --device DEVICE` (without `--device` when nil) in the background
+    /// and returns once its socket answers a status request from that very process.
+    /// `environment` entries override the inherited ones (nil removes one).
     @discardableResult
-    func startDaemon(device: String, arguments: [String] = [], timeout: Double = 15) async throws -> DaemonProcess {
+    func startDaemon(device: String?, arguments: [String] = [], environment: [String: String?] = [:],
+                     timeout: Double = 15) async throws -> DaemonProcess {
         let index = lock.withLock { started.count }
-        let daemon = try DaemonProcess(runtime: path, arguments: ["--device", device] + arguments,
-                                       logPath: "\(path)/fg-daemon-\(index).log")
+        let daemon = try DaemonProcess(runtime: path, arguments: (device.map { ["--device", $0] } ?? []) + arguments,
+                                       logPath: "\(path)/fg-daemon-\(index).log", environment: environment)
         lock.withLock { started.append(daemon) }
         let deadline = monotonicNow() + timeout
         var backoff: UInt64 = 1_000_000

@@ -138,6 +138,11 @@ enum Harness {
     }
 
     static func fileDevice(_ capture: String) -> String { "file:FILE=\(capture),FORMAT=wav" }
+
+    /// An XDG_CONFIG_HOME with no announce config in it, so every command sees the defaults.
+    static var noConfigHome: String {
+        ((try? workResult.get().path) ?? "/nonexistent") + "/no-config-home"
+    }
 }
 
 /// How a process ended and what it printed.
@@ -175,6 +180,8 @@ enum Runner {
         let work = try Harness.workResult.get()
         // One daemon for this test process, in its own runtime directory, stopped at exit.
         env["ANNOUNCE_RUNTIME_DIR"] = try Harness.sharedRuntimeDirectory()
+        // Hermetic: the user's own config file (quiet hours, device) must not reach the tests.
+        env["XDG_CONFIG_HOME"] = Harness.noConfigHome
         for (key, value) in environment { env[key] = value }
 
         let id = UUID().uuidString

@@ -302,6 +302,7 @@ final class PacedSession: @unchecked Sendable {
         environment.removeValue(forKey: "ANNOUNCE_LOG")
         for (key, value) in paced.environment { environment[key] = value }
         environment["ANNOUNCE_RUNTIME_DIR"] = runtime
+        environment["XDG_CONFIG_HOME"] = Harness.noConfigHome  // the user's quiet hours must not apply
         self.environment = environment
         eventsPath = directory + "/events.jsonl"
         recordingPath = directory + "/recording.s16"

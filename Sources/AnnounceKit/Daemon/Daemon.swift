@@ -20,11 +20,20 @@ public final class Daemon {
         public var readyFD: Int32?
         /// How long the device stays open after the queue empties.
         public var deviceGrace: Double = 1
+        /// Quiet hours from the config file.
+        public var quietHours: [QuietHours]
+        /// The duck level from the config file, in dB (for the mixer's ducking).
+        public var duckLevel: Double
+        /// Local time of day, for quiet hours (injectable for tests).
+        public var localMinutes: QuietMode.LocalMinutes = QuietMode.systemLocalMinutes
 
-        public init(device: String = "default", idleExit: Double? = nil, readyFD: Int32? = nil) {
+        public init(device: String = "default", idleExit: Double? = nil, readyFD: Int32? = nil,
+                    quietHours: [QuietHours] = [], duckLevel: Double = UserConfiguration.defaultDuckLevel) {
             self.device = device
             self.idleExit = idleExit
             self.readyFD = readyFD
+            self.quietHours = quietHours
+            self.duckLevel = duckLevel
         }
     }
 
@@ -43,6 +52,8 @@ public final class Daemon {
     private let openOutput: PlaybackEngine.OutputOpener
 
     private var scheduler = Scheduler()
+    /// The quiet switch and quiet hours; consulted whenever an item is about to start.
+    private var quiet = QuietMode()
     private var spool: Spool!
     private var player: Player!
     private var connections: [Int32: Connection] = [:]
@@ -105,6 +116,13 @@ public final class Daemon {
         if access(runtime.pausedMarkerPath, F_OK) == 0 {
             _ = scheduler.pause(now: now)
             logger.info("the queue is paused (announce resume lets it go on)")
+        }
+        quiet = QuietMode(setting: runtime.loadQuietSetting(), hours: configuration.quietHours,
+                          localMinutes: configuration.localMinutes)
+        let quietNow = quiet.state(at: now)
+        if quietNow.quiet || !quietNow.hours.isEmpty {
+            let hours = quietNow.hours.isEmpty ? "" : "; quiet hours \(quietNow.hours.joined(separator: ", "))"
+            logger.info("quiet mode is \(quietNow.quiet ? "on" : "off") (\(quietNow.reason))\(hours)")
         }
         if !restored.items.isEmpty { logger.info("restored \(restored.items.count) item(s) from \(spool.directory)") }
 
@@ -326,7 +344,30 @@ public final class Daemon {
         case .events:
             connection.subscribed = true
             connection.send(WireProtocol.encode(Reply()))
+        case .quiet:
+            setQuiet(request, from: connection, now: now)
         }
+    }
+
+    /// `announce quiet on|off|until`: takes effect for the next item that starts; the one
+    /// playing now goes on. Saved in the runtime directory so a restart keeps it.
+    private func setQuiet(_ request: Request, from connection: Connection, now: Double) {
+        let setting: QuietSetting
+        switch request.state {
+        case nil: return reject(connection, "quiet needs a state: on, off or until")
+        case .on?: setting = .on
+        case .off?: setting = .off(since: now)
+        case .until?:
+            guard let until = request.until, until.isFinite else { return reject(connection, "quiet until needs an \"until\" time") }
+            guard until > now else { return reject(connection, "quiet until: the time has already passed") }
+            setting = .until(until)
+        }
+        quiet.setting = setting
+        do { try runtime.saveQuietSetting(setting) } catch { logger.error("\(error.description)") }
+        let state = quiet.state(at: now)
+        logger.info("quiet \(setting.kind.rawValue): quiet mode is \(state.quiet ? "on" : "off") (\(state.reason))")
+        emit(Event(.quiet, time: now, reason: state.reason, quiet: state.quiet, state: setting.kind, until: state.until))
+        connection.send(WireProtocol.encode(Reply()))
     }
 
     private func reject(_ connection: Connection, _ message: String) {
@@ -350,7 +391,8 @@ public final class Daemon {
                 id: newID(), clip: itemRequest.clip, priority: itemRequest.priority ?? .normal,
                 interrupts: itemRequest.interrupts ?? true, onInterrupt: itemRequest.onInterrupt ?? .resume,
                 dropAfter: itemRequest.dropAfter ?? 0.8, tag: itemRequest.tag, arrival: now,
-                eligibleAt: eligibleAt.flatMap { $0 > now ? $0 : nil }, expireAfter: itemRequest.expire)
+                eligibleAt: eligibleAt.flatMap { $0 > now ? $0 : nil }, expireAfter: itemRequest.expire,
+                category: itemRequest.category)
             // `play --tag T --replace a b` replaces older T items, not its own first file.
             let replaces = (itemRequest.replace ?? false) && !items.contains { $0.0.tag == item.tag && $0.1 }
             items.append((item, replaces))
@@ -453,10 +495,20 @@ public final class Daemon {
     // MARK: effects and reports
 
     private func apply(_ effects: [SchedulerEffect], now: Double) {
-        for effect in effects {
+        // A worklist rather than recursion: an item silenced by quiet mode brings the
+        // scheduler's next effects, which may silence the next item, and so on.
+        var effects = effects
+        var next = 0
+        while next < effects.count {
+            let effect = effects[next]
+            next += 1
             switch effect {
             case .persist(let item):
                 do { try spool.save(item) } catch { logger.error("\(error.description)") }
+            case .play(let item) where item.sessionCategory.silencedByQuietMode && quiet.isQuiet(at: now):
+                // Never reaches the player: it ends `silenced` and the next item is offered.
+                effects += scheduler.playbackEnded(id: item.id, heardFrames: 0, totalFrames: nil,
+                                                   end: .silenced(reason: "quiet mode"), now: now)
             case .play(let item):
                 let device = item.clip.device ?? configuration.device
                 if interruptedIDs.remove(item.id) != nil {
@@ -584,7 +636,8 @@ public final class Daemon {
         return DaemonStatus(pid: getpid(), device: configuration.device, deviceOpen: !openDevices.isEmpty,
                             paused: scheduler.isPaused, playing: playing,
                             queued: scheduler.ready.map { describe($0, $0.interrupted ? .interrupted : .queued) },
-                            scheduled: scheduler.scheduled.map { describe($0, .scheduled) })
+                            scheduled: scheduler.scheduled.map { describe($0, .scheduled) },
+                            quiet: quiet.state(at: clock()))
     }
 
     static func describe(_ reason: StopReason) -> String {

@@ -1,3 +1,4 @@
+import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -16,6 +17,8 @@ public struct RuntimeDirectory: Sendable {
     public var outcomesPath: String { path + "/outcomes" }
     /// Present while the user has the queue paused, so a restarted daemon stays paused.
     public var pausedMarkerPath: String { path + "/paused" }
+    /// The manual quiet switch (`announce quiet`), JSON, so a restarted daemon keeps it.
+    public var quietSettingPath: String { path + "/quiet" }
     /// Where an auto-started daemon logs.
     public var logPath: String { path + "/daemon.log" }
 
@@ -58,5 +61,28 @@ public struct RuntimeDirectory: Sendable {
             throw .unavailable("runtime directory \(path) is open to others (mode \(String(info.st_mode & 0o777, radix: 8))); it must be 0700")
         }
         return RuntimeDirectory(path: path)
+    }
+
+    /// The saved quiet switch; nil when none was set (or the file is unreadable).
+    public func loadQuietSetting() -> QuietSetting? {
+        guard let bytes = readWholeFile(quietSettingPath, limit: 4096) else { return nil }
+        return try? JSONDecoder().decode(QuietSetting.self, from: Data(bytes))
+    }
+
+    /// Writes the quiet switch durably (temporary file, fsync, rename).
+    public func saveQuietSetting(_ setting: QuietSetting) throws(AnnounceError) {
+        let bytes = JSONEncoder().encodeOrEmpty(setting) + [UInt8(ascii: "\n")]
+        let temporary = path + "/.quiet.tmp"
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { throw .unavailable("cannot write \(temporary): \(systemErrorMessage(errno))") }
+        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        let code = errno
+        let synced = written == bytes.count && fsync(fd) == 0
+        close(fd)
+        guard synced, rename(temporary, quietSettingPath) == 0 else {
+            let failure = synced ? errno : code
+            unlink(temporary)
+            throw .unavailable("cannot store \(quietSettingPath): \(systemErrorMessage(failure))")
+        }
     }
 }

@@ -23,7 +23,7 @@ public enum WireProtocol {
 }
 
 public enum Operation: String, Codable, Sendable {
-    case play, wait, status, skip, pause, resume, stop, clear, cancel, events
+    case play, wait, status, skip, pause, resume, stop, clear, cancel, events, quiet
 }
 
 /// One clip to enqueue, with its queue options (`announce play`'s flags).
@@ -43,10 +43,12 @@ public struct ItemRequest: Codable, Equatable, Sendable {
     public var delay: Double?
     /// Must start within this many seconds of becoming eligible.
     public var expire: Double?
+    /// `--category`; nil is solo-ambient.
+    public var category: SessionCategory?
 
     public init(clip: Clip, priority: Priority? = nil, interrupts: Bool? = nil, onInterrupt: InterruptAction? = nil,
                 dropAfter: Double? = nil, tag: String? = nil, replace: Bool? = nil, at: Double? = nil,
-                delay: Double? = nil, expire: Double? = nil) {
+                delay: Double? = nil, expire: Double? = nil, category: SessionCategory? = nil) {
         self.clip = clip
         self.priority = priority
         self.interrupts = interrupts
@@ -57,6 +59,7 @@ public struct ItemRequest: Codable, Equatable, Sendable {
         self.at = at
         self.delay = delay
         self.expire = expire
+        self.category = category
     }
 }
 
@@ -73,9 +76,13 @@ public struct Request: Codable, Equatable, Sendable {
     public var ids: [String]?
     /// cancel.
     public var tag: String?
+    /// quiet: the switch position.
+    public var state: QuietSwitch?
+    /// quiet with state `until`: quiet until this time (seconds since the epoch).
+    public var until: Double?
 
     public init(_ op: Operation, items: [ItemRequest]? = nil, wait: Bool? = nil, progress: Bool? = nil,
-                ids: [String]? = nil, tag: String? = nil) {
+                ids: [String]? = nil, tag: String? = nil, state: QuietSwitch? = nil, until: Double? = nil) {
         v = WireProtocol.version
         self.op = op
         self.items = items
@@ -83,6 +90,8 @@ public struct Request: Codable, Equatable, Sendable {
         self.progress = progress
         self.ids = ids
         self.tag = tag
+        self.state = state
+        self.until = until
     }
 }
 
@@ -140,9 +149,19 @@ public struct DaemonStatus: Codable, Equatable, Sendable {
     public var queued: [ItemStatus]
     /// Held until their time, earliest first.
     public var scheduled: [ItemStatus]
+    /// Quiet mode is in effect now (ambient and solo-ambient items end `silenced`).
+    public var quiet: Bool
+    /// The manual switch while it counts (`on`, `off`, `until`); absent when there is none or it lapsed.
+    public var quietSetting: QuietSwitch?
+    /// With quietSetting `until`: when it ends.
+    public var quietUntil: Double?
+    /// The config file's quiet hours, `HH:MM-HH:MM`.
+    public var quietHours: [String]
+    /// Why quiet mode is on or off now.
+    public var quietReason: String?
 
     public init(pid: Int32, device: String, deviceOpen: Bool, paused: Bool, playing: ItemStatus?,
-                queued: [ItemStatus], scheduled: [ItemStatus]) {
+                queued: [ItemStatus], scheduled: [ItemStatus], quiet: QuietState = QuietState(quiet: false, reason: "")) {
         self.pid = pid
         self.device = device
         self.deviceOpen = deviceOpen
@@ -150,6 +169,16 @@ public struct DaemonStatus: Codable, Equatable, Sendable {
         self.playing = playing
         self.queued = queued
         self.scheduled = scheduled
+        self.quiet = quiet.quiet
+        quietSetting = quiet.setting
+        quietUntil = quiet.until
+        quietHours = quiet.hours
+        quietReason = quiet.reason.isEmpty ? nil : quiet.reason
+    }
+
+    /// The quiet fields as one value.
+    public var quietState: QuietState {
+        QuietState(quiet: quiet, setting: quietSetting, until: quietUntil, hours: quietHours, reason: quietReason ?? "")
     }
 }
 
@@ -190,6 +219,8 @@ public enum EventKind: String, Codable, CaseIterable, Sendable {
     case deviceOpened = "device-opened"
     case deviceClosed = "device-closed"
     case paused, resumed
+    /// The quiet switch was changed (`announce quiet`).
+    case quiet
 }
 
 public struct Event: Codable, Equatable, Sendable {
@@ -216,11 +247,16 @@ public struct Event: Codable, Equatable, Sendable {
     /// finished: frames heard in its last play, and a warning (truncated input, underruns).
     public var frames: Int64?
     public var warning: String?
+    /// quiet: quiet mode is in effect now, the switch position, and the end of `until`.
+    public var quiet: Bool?
+    public var state: QuietSwitch?
+    public var until: Double?
 
     public init(_ event: EventKind, time: Double, id: String? = nil, path: String? = nil, priority: Priority? = nil,
                 reason: String? = nil, shouldResume: Bool? = nil, heard: Double? = nil, duration: Double? = nil,
                 percent: Int? = nil, outcome: Outcome? = nil, device: String? = nil, format: String? = nil,
-                frames: Int64? = nil, warning: String? = nil) {
+                frames: Int64? = nil, warning: String? = nil, quiet: Bool? = nil, state: QuietSwitch? = nil,
+                until: Double? = nil) {
         v = WireProtocol.version
         self.event = event
         self.time = time
@@ -237,6 +273,9 @@ public struct Event: Codable, Equatable, Sendable {
         self.format = format
         self.frames = frames
         self.warning = warning
+        self.quiet = quiet
+        self.state = state
+        self.until = until
     }
 }
 

@@ -61,6 +61,8 @@ public struct QueueItem: Codable, Equatable, Sendable {
     public var eligibleAt: Double?
     /// `--expire`: seconds from eligibility (arrival when not scheduled) within which it must start.
     public var expireAfter: Double?
+    /// `--category`; nil is solo-ambient (and what items spooled before categories existed decode to).
+    public var category: SessionCategory?
 
     /// Frames of the whole program (every pass, from the start offset) heard so far: the resume point.
     public var heardFrames: Int64 = 0
@@ -73,7 +75,7 @@ public struct QueueItem: Codable, Equatable, Sendable {
 
     public init(id: String, sequence: UInt64 = 0, clip: Clip, priority: Priority = .normal, interrupts: Bool = true,
                 onInterrupt: InterruptAction = .resume, dropAfter: Double = 0.8, tag: String? = nil,
-                arrival: Double, eligibleAt: Double? = nil, expireAfter: Double? = nil) {
+                arrival: Double, eligibleAt: Double? = nil, expireAfter: Double? = nil, category: SessionCategory? = nil) {
         self.id = id
         self.sequence = sequence
         self.clip = clip
@@ -85,7 +87,11 @@ public struct QueueItem: Codable, Equatable, Sendable {
         self.arrival = arrival
         self.eligibleAt = eligibleAt
         self.expireAfter = expireAfter
+        self.category = category
     }
+
+    /// The session category it plays in (DESIGN §3).
+    public var sessionCategory: SessionCategory { category ?? .default }
 
     /// When it stops being able to start, if ever.
     public var expiresAt: Double? { expireAfter.map { max(arrival, eligibleAt ?? arrival) + $0 } }
@@ -137,6 +143,8 @@ public enum PlaybackEnd: Equatable, Sendable {
     case stopped
     /// Could not play: the error's exit code and one-line message.
     case failed(code: Int32, message: String)
+    /// Not played at all: quiet mode silenced it when it was due to start (outcome `silenced`).
+    case silenced(reason: String)
 }
 
 /// What the daemon must do, in order, after a scheduler call.

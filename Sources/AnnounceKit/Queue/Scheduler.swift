@@ -150,7 +150,9 @@ public struct Scheduler: Sendable {
     }
 
     /// The current play ended; `heardFrames` were heard during this play, `totalFrames` is the
-    /// program length when known. `.finished` and `.failed` are final whatever stop was pending;
+    /// program length when known. `.finished`, `.failed` and `.silenced` are final whatever stop was pending
+    /// (`.silenced` is how the daemon declines a `.play` in quiet mode: the item ends `silenced`
+    /// and the next one is offered);
     /// `.stopped` ends the item by the pending reason: preempted items are dropped (heard fraction
     /// at least `dropAfter`, or `onInterrupt == .drop`) or requeued at the head of their class, paused
     /// ones are requeued to resume. Then as `advance(now:)`. Ignores an id that is not the playing one.
@@ -171,6 +173,8 @@ public struct Scheduler: Sendable {
             finish(item, Outcome(.played), into: &effects)
         case let .failed(code, message):
             finish(item, Outcome(.failed, reason: message, code: code), into: &effects)
+        case let .silenced(reason):
+            finish(item, Outcome(.silenced, reason: reason), into: &effects)
         case .stopped:
             switch stopReason {
             case let .preempted(by: preemptor)?:

@@ -1,0 +1,104 @@
+import AnnounceKit
+import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `announce quiet [on|off|until HH:MM] [--json]`: the silent switch (DESIGN §3).
+struct Quiet: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "The silent switch: quiet on, off, until a time; alone, show whether it is quiet.",
+        discussion: """
+            In quiet mode items of category ambient and solo-ambient (the default) end as
+            `silenced` (exit 75) instead of playing; playback and multi-route still play. An item
+            already playing finishes. Quiet mode is on with `announce quiet on`, until a time
+            with `announce quiet until HH:MM`, or during the config file's quiet-hours.
+            `announce quiet off` means sound now, even inside quiet hours, until the next
+            quiet-hours window starts. The switch is kept in the runtime directory, so it
+            survives daemon restarts.
+
+            EXAMPLES
+              announce quiet on
+              announce quiet until 07:30
+              announce quiet off
+              announce quiet --json
+            """)
+
+    @Argument(help: ArgumentHelp("on, off or until; nothing: show the state.", valueName: "state"))
+    var state: String?
+
+    @Argument(help: ArgumentHelp("With until: the local time quiet mode ends (the next one to come).", valueName: "HH:MM"))
+    var clockTime: String?
+
+    @Flag(help: "Print the state as one JSON object.")
+    var json = false
+
+    func validate() throws {
+        guard let state else {
+            if clockTime != nil { throw ValidationError("Give a state (on, off, until) before a time.") }
+            return
+        }
+        guard let position = QuietSwitch(rawValue: state.lowercased()) else {
+            throw ValidationError("Unknown quiet state '\(state)'; use on, off or until HH:MM.")
+        }
+        if position == .until {
+            guard let time = clockTime else { throw ValidationError("quiet until needs a time, e.g. 'announce quiet until 07:30'.") }
+            guard ClockTime(argument: time) != nil else { throw ValidationError("'\(time)' is not a time of day (HH:MM[:SS]).") }
+        } else if clockTime != nil {
+            throw ValidationError("quiet \(position.rawValue) takes no time.")
+        }
+    }
+
+    func run() throws {
+        let logger = CLILogHandler.bootstrap(quiet: false)
+        do {
+            if let state, let position = QuietSwitch(rawValue: state.lowercased()) {
+                // The switch must hold for the next play, so a daemon is started if none runs.
+                guard let client = try DaemonClient.connect(autoStart: true) else { return }
+                let until = position == .until ? clockTime.flatMap(ClockTime.init(argument:))?.nextOccurrence() : nil
+                _ = try client.call(Request(.quiet, state: position, until: until))
+                guard let status = try client.call(Request(.status)).status else {
+                    throw AnnounceError.internal("status reply without status")
+                }
+                show(status.quietState)
+                return
+            }
+            if let client = try DaemonClient.connect(autoStart: false) {
+                guard let status = try client.call(Request(.status)).status else {
+                    throw AnnounceError.internal("status reply without status")
+                }
+                return show(status.quietState)
+            }
+            // No daemon: the same rules on the same files, as the next daemon will see them.
+            let runtime = try RuntimeDirectory.prepare()
+            let (user, warnings) = UserConfiguration.load()
+            for warning in warnings { logger.warning("\(warning)") }
+            let mode = QuietMode(setting: runtime.loadQuietSetting(), hours: user.quietHours)
+            show(mode.state(at: Daemon.wallClock()))
+        } catch let error as AnnounceError {
+            throw reportedExit(error)
+        }
+    }
+
+    /// `quiet: on (announce quiet until 07:30)` and the quiet hours, or one JSON object.
+    private func show(_ state: QuietState) {
+        if json { return print(jsonLine(state)) }
+        var reason = state.reason
+        if state.setting == .until, let until = state.until { reason = "announce quiet until \(localClock(until))" }
+        print("quiet: \(state.quiet ? "on" : "off") (\(reason))")
+        if !state.hours.isEmpty { print("quiet hours: \(state.hours.joined(separator: ", "))") }
+    }
+}
+
+/// `HH:MM` local time, with the date when it is not today.
+private func localClock(_ seconds: Double) -> String {
+    var clock = time_t(seconds)
+    var now = time(nil)
+    var fields = tm(), today = tm()
+    localtime_r(&clock, &fields)
+    localtime_r(&now, &today)
+    var text = [CChar](repeating: 0, count: 32)
+    let sameDay = fields.tm_year == today.tm_year && fields.tm_yday == today.tm_yday
+    strftime(&text, text.count, sameDay ? "%H:%M" : "%Y-%m-%d %H:%M", &fields)
+    return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+}
