@@ -57,7 +57,7 @@ public final class Spool {
     public func load() -> (items: [QueueItem], problems: [String]) {
         var items: [QueueItem] = []
         var problems: [String] = []
-        for name in Self.entries(of: directory) {
+        for name in directoryEntries(directory) {
             let path = directory + "/" + name
             if name.hasPrefix(".") && name.hasSuffix(".tmp") {
                 unlink(path)  // a write that never got renamed was never acknowledged
@@ -81,7 +81,7 @@ public final class Spool {
 
     /// Removes outcomes older than an hour.
     public func pruneOutcomes(now: Double) {
-        for name in Self.entries(of: outcomesDirectory) {
+        for name in directoryEntries(outcomesDirectory) {
             var info = stat()
             let path = outcomesDirectory + "/" + name
             if stat(path, &info) == 0, Double(info.st_mtim.tv_sec) < now - Self.outcomeLifetime { unlink(path) }
@@ -94,17 +94,6 @@ public final class Spool {
     }
 
     private static func fileName(_ id: String) -> String { id + ".json" }
-
-    private static func entries(of directory: String) -> [String] {
-        guard let handle = opendir(directory) else { return [] }
-        defer { closedir(handle) }
-        var names: [String] = []
-        while let entry = readdir(handle) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names
-    }
 
     private func writeAtomically(_ bytes: [UInt8], name: String, in directory: String, directoryFD: Int32) throws(AnnounceError) {
         let temporary = directory + "/." + name + ".tmp"
@@ -132,23 +121,6 @@ public final class Spool {
         }
         fsync(directoryFD)
     }
-}
-
-/// The whole file, or nil when it cannot be read.
-func readWholeFile(_ path: String, limit: Int = 1 << 20) -> [UInt8]? {
-    let fd = open(path, O_RDONLY | O_CLOEXEC)
-    guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    var bytes: [UInt8] = []
-    var chunk = [UInt8](repeating: 0, count: 16384)
-    while bytes.count <= limit {
-        let got = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
-        if got < 0 && errno == EINTR { continue }
-        if got < 0 { return nil }
-        if got == 0 { return bytes }
-        bytes.append(contentsOf: chunk[0..<got])
-    }
-    return nil
 }
 
 extension JSONEncoder {

@@ -344,18 +344,6 @@ public enum DeviceHolders {
         root.hasSuffix("/") ? root + path : root + "/" + path
     }
 
-    /// Names in a directory, or none when it cannot be read.
-    private static func directoryEntries(_ path: String) -> [String] {
-        guard let handle = opendir(path) else { return [] }
-        defer { closedir(handle) }
-        var names: [String] = []
-        while let entry = readdir(handle) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names
-    }
-
     /// Where a symbolic link points, as written (not resolved), or nil.
     private static func linkTarget(_ path: String) -> String? {
         var buffer = [UInt8](repeating: 0, count: Int(PATH_MAX))
