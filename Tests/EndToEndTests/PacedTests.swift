@@ -160,4 +160,51 @@ struct PacedTests {
         #expect(abs(segments[1].length - 0.5) <= 0.040, "C lasted \(PacedAnalysis.ms(segments[1].length))")
         #expect(!session.allEvents().contains { $0.kind == "interruption-began" }, "\(session.allEvents())")
     }
+
+    /// Desktop citizenship: announce's streams carry media.role=announce, so PulseAudio's
+    /// module-role-ducking (loaded by tests/paced-audio.sh: trigger role announce, ducking
+    /// music and video by 20 dB) lowers a music stream while an announcement plays and
+    /// restores it after. Without the role the music stays at its level (0 dB difference).
+    @Test("streams carry media.role=announce: the desktop's role ducking lowers music meanwhile")
+    func desktopRoleDucking() async throws {
+        let session = try PacedSession("role-ducking")
+        defer { session.close() }
+        try await session.start()
+        let music = session.directory + "/music-300-3s.wav"
+        let sox = try ChildProcess("sox", ["sox", "-R", "-D", "-V1", "-n", "-r", "48000", "-c", "2", "-b", "16", music,
+                                           "synth", "3", "sine", "300", "gain", "-6"],
+                                   environment: ProcessInfo.processInfo.environment, stdout: "/dev/null", stderr: "/dev/null")
+        try #require(sox.waitForExit(timeout: 30) == 0, "sox could not make \(music)")
+        try session.startRecording()
+        let player = try ChildProcess("paplay", ["paplay", "--property=media.role=music", music], environment: session.environment,
+                                      stdout: session.directory + "/paplay.log", stderr: session.directory + "/paplay.log")
+        defer { player.stop() }
+        try await Task.sleep(for: .seconds(0.8))  // music alone first
+        let outcome = try await session.announce(["play", session.paced.clips.b])
+        #expect(outcome.status == 0, "announce: \(outcome)")
+        _ = player.waitForExit(timeout: 10)
+        let samples = try await session.stopRecording()
+
+        // 50 ms windows (a whole number of cycles of both tones, so neither leaks into the
+        // other's filter): the music's level alone, and while the announcement (880 Hz) sounds.
+        let size = 2400
+        var alone: [Double] = [], ducked: [Double] = [], restored: [Double] = []
+        for start in stride(from: 0, to: samples.count - size, by: size) {
+            let window = samples[start..<start + size]
+            let musicLevel = ToneAnalysis.power(of: 300, in: window, rate: 48000)
+            let announceLevel = ToneAnalysis.power(of: 880, in: window, rate: 48000)
+            guard musicLevel > 1e-7 else { continue }  // the music has not started or has ended
+            if announceLevel > 0.1 { ducked.append(musicLevel) } else if announceLevel < 1e-6 {
+                alone.append(musicLevel)
+                if !ducked.isEmpty { restored.append(musicLevel) }  // after the announcement
+            }
+            // (edge windows, where either stream starts or stops, are neither)
+        }
+        func medianDecibels(_ levels: [Double]) -> Double { 10 * log10(levels.sorted()[levels.count / 2]) }
+        try #require(alone.count >= 20 && ducked.count >= 6, "music alone \(alone.count) windows, with the announcement \(ducked.count)")
+        let drop = medianDecibels(alone) - medianDecibels(ducked)
+        try #require(restored.count >= 5, "no music after the announcement (\(restored.count) windows)")
+        #expect(abs(medianDecibels(restored) - medianDecibels(alone)) <= 0.5, "music not restored after the announcement")
+        #expect(abs(drop - 20) <= 1, "music dropped \(drop) dB while the announcement played (alone \(medianDecibels(alone)) dB over \(alone.count) windows, with it \(medianDecibels(ducked)) dB over \(ducked.count)); expected 20 dB")
+    }
 }

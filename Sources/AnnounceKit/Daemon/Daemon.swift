@@ -18,8 +18,9 @@ public final class Daemon {
         public var idleExit: Double?
         /// Written "ready\n" once the socket listens (the auto-starting client waits on it).
         public var readyFD: Int32?
-        /// How long the device stays open after the queue empties.
-        public var deviceGrace: Double = 1
+        /// How long the device stays open after the queue empties: short, because an open
+        /// stream keeps the desktop's role ducking (and other programs) waiting.
+        public var deviceGrace: Double = 0.1
         /// Quiet hours from the config file.
         public var quietHours: [QuietHours]
         /// The duck level from the config file, in dB (for the mixer's ducking).

@@ -23,16 +23,27 @@ public final class ALSAOutput: AudioOutput {
     /// Largest relative rate error accepted from rate-near before refusing (0.5%).
     static let rateTolerance = 0.005
 
-    /// Each PCM is used by one thread at a time (opened and closed while the
-    /// playback thread is idle), so ALSA's per-call locking is pure cost.
-    /// A user's explicit LIBASOUND_THREAD_SAFE still wins.
-    private static let singleThreadedPCMs: Void = {
+    /// Set once, before the first open; a user's explicit values win.
+    /// - Each PCM is used by one thread at a time (opened and closed while the
+    ///   playback thread is idle), so ALSA's per-call locking is pure cost.
+    /// - Through PulseAudio's or PipeWire's ALSA plugin, streams say they are
+    ///   announcements (media.role=announce), so the desktop's role-based ducking
+    ///   lowers music and video while they play.
+    private static let processEnvironment: Void = {
         setenv("LIBASOUND_THREAD_SAFE", "0", 0)
+        setenv("PULSE_PROP", mediaRoleProperties(pulse: getenv("PULSE_PROP").map { String(cString: $0) }), 1)
+        setenv("PIPEWIRE_ALSA", #"{ media.role = "announce" }"#, 0)
     }()
+
+    /// The user's PULSE_PROP with media.role=announce added unless it names a role.
+    static func mediaRoleProperties(pulse existing: String?) -> String {
+        guard let existing, !existing.isEmpty else { return "media.role=announce" }
+        return existing.contains("media.role") ? existing : existing + " media.role=announce"
+    }
 
     public init(device: String, request: OutputRequest) throws(AnnounceError) {
         deviceName = device
-        Self.singleThreadedPCMs
+        Self.processEnvironment
         var handle: OpaquePointer?
         // Non-blocking: a busy device fails at once instead of hanging a cron job,
         // and a stop never waits behind a blocked write.
