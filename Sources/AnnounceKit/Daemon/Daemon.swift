@@ -127,6 +127,8 @@ public final class Daemon {
         }
         if !restored.items.isEmpty { logger.info("restored \(restored.items.count) item(s) from \(spool.directory)") }
 
+        // setenv is not thread-safe: done before the player and playback threads exist.
+        ALSAOutput.processEnvironment
         let mailbox = try Mailbox()
         self.mailbox = mailbox
         player = Player(openOutput: openOutput) { mailbox.post($0) }
@@ -187,8 +189,7 @@ public final class Daemon {
 
     private func setPausedMarker(_ paused: Bool) {
         if paused {
-            let fd = open(runtime.pausedMarkerPath, O_WRONLY | O_CREAT | O_CLOEXEC, 0o600)
-            if fd >= 0 { fsync(fd); close(fd) } else { logger.error("cannot write \(runtime.pausedMarkerPath): \(systemErrorMessage(errno))") }
+            do { try writeFileAtomically([], to: runtime.pausedMarkerPath) } catch { logger.error("\(error.description)") }
         } else {
             unlink(runtime.pausedMarkerPath)
         }
@@ -239,7 +240,8 @@ public final class Daemon {
             if let candidate { deadline = min(deadline ?? candidate, candidate) }
         }
         guard let deadline else { return -1 }
-        return Int32(clamping: max(0, Int(((deadline - now) * 1000).rounded(.up))))
+        // Clamped as a Double first: a far deadline must not trap in the conversion.
+        return Int32(min(max(0, ((deadline - now) * 1000).rounded(.up)), Double(Int32.max)))
     }
 
     private var idleDeadline: Double? {
@@ -361,6 +363,7 @@ public final class Daemon {
         case .until?:
             guard let until = request.until, until.isFinite else { return reject(connection, "quiet until needs an \"until\" time") }
             guard until > now else { return reject(connection, "quiet until: the time has already passed") }
+            guard until <= now + TimeSpan.longest.seconds else { return reject(connection, "quiet until: the time is too far ahead") }
             setting = .until(until)
         }
         quiet.setting = setting
@@ -408,7 +411,8 @@ public final class Daemon {
                     try spool.save(spooled)
                 } catch {
                     logger.error("\(error.description)")
-                    apply(effects + scheduler.cancel(ids: [item.id], now: now).effects, now: now)
+                    // None of the request is accepted: its items spooled so far go too.
+                    apply(effects + scheduler.cancel(ids: ids + [item.id], now: now).effects, now: now)
                     return connection.send(WireProtocol.encode(Reply.failure(70, "cannot spool the item: \(error.description)")))
                 }
             }
@@ -457,15 +461,18 @@ public final class Daemon {
     static func problem(with request: ItemRequest) -> String? {
         let clip = request.clip
         if !clip.path.hasPrefix("/") { return "path must be absolute, not \(clip.path)" }
+        if clip.path.utf8.contains(0) { return "path contains a NUL byte" }
         if clip.path.utf8.count > 4096 { return "path is too long" }
         if !clip.gain.isFinite || clip.gain < 0 || clip.gain > 16 { return "gain must be 0 to 16, not \(clip.gain)" }
         if !(-1...1).contains(clip.pan) { return "pan must be -1 to 1, not \(clip.pan)" }
-        if clip.loops < -1 { return "loops must be -1 or more, not \(clip.loops)" }
-        if let start = clip.start, !start.isFinite || start < 0 { return "start must be 0 or more seconds" }
+        if clip.loops < -1 || clip.loops > QueueItem.maxLoops { return "loops must be -1 to \(QueueItem.maxLoops), not \(clip.loops)" }
+        let longest = TimeSpan.longest.seconds
+        if let start = clip.start, !start.isFinite || start < 0 || start > longest { return "start must be 0 to \(longest) seconds" }
         if let device = clip.device, device.isEmpty || device.utf8.count > 1024 { return "device name is empty or too long" }
         if let dropAfter = request.dropAfter, !(0...1).contains(dropAfter) { return "dropAfter must be 0 to 1, not \(dropAfter)" }
-        for (name, value) in [("at", request.at), ("delay", request.delay), ("expire", request.expire)] {
-            if let value, !value.isFinite || value < 0 { return "\(name) must be 0 or more, not \(value)" }
+        // `at` is a time since the epoch, the others durations: none may reach absurd values.
+        for (name, value, limit) in [("at", request.at, 1e11), ("delay", request.delay, longest), ("expire", request.expire, longest)] {
+            if let value, !value.isFinite || value < 0 || value > limit { return "\(name) must be 0 to \(limit), not \(value)" }
         }
         if let tag = request.tag, tag.isEmpty || tag.utf8.count > 256 { return "tag is empty or too long" }
         return nil
@@ -535,7 +542,7 @@ public final class Daemon {
                 let event = Event(.finished, time: now, id: item.id, path: item.clip.path, priority: item.priority,
                                   reason: outcome.reason, heard: seconds(item.heardFrames, of: item.id),
                                   duration: seconds(item.totalFrames, of: item.id), outcome: outcome, device: played?.device,
-                                  format: played?.format, frames: played.map { _ in playingFrames }, warning: played?.warning)
+                                  format: played?.format, frames: played?.frames, warning: played?.warning)
                 rates[item.id] = nil
                 do { try spool.finish(item.id, event: event) } catch { logger.error("\(error.description)") }
                 logger.info("\(item.id) \(item.clip.path): \(outcome.kind.rawValue)\(outcome.reason.map { " (\($0))" } ?? "")")

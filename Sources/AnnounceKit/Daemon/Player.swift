@@ -20,6 +20,8 @@ public struct PlayDetails: Sendable, Equatable {
     public var device: String
     public var format: String?
     public var warning: String?
+    /// Frames heard in this play.
+    public var frames: Int64 = 0
 }
 
 /// The daemon's decode side: one thread that opens each clip, plays it through
@@ -160,6 +162,7 @@ public final class Player: @unchecked Sendable {
             if let warning = report.truncationWarning { warnings.append(warning) }
             if report.recoveries > 0 { warnings.append("recovered from \(report.recoveries) underrun(s)") }
             details.warning = warnings.isEmpty ? nil : warnings.joined(separator: "; ")
+            details.frames = report.framesPlayed
             ended(report.stopped ? .stopped : .finished, heard: report.framesPlayed, total: total, rate: info.sampleRate)
         } catch {
             if case .deviceUnavailable = error { engine.closeOutput() }
@@ -170,7 +173,8 @@ public final class Player: @unchecked Sendable {
     /// Frames in the whole program: every pass, the first from `startFrame`.
     static func programFrames(fileFrames: Int64?, startFrame: Int64, loops: Int) -> Int64? {
         guard loops >= 0, let fileFrames else { return nil }
-        return fileFrames * Int64(loops + 1) - startFrame
+        let (passes, overflow) = fileFrames.multipliedReportingOverflow(by: Int64(loops) + 1)
+        return overflow ? nil : passes - startFrame
     }
 
     /// Where to go on after `heard` program frames: the offset in the file and the

@@ -71,18 +71,6 @@ public struct RuntimeDirectory: Sendable {
 
     /// Writes the quiet switch durably (temporary file, fsync, rename).
     public func saveQuietSetting(_ setting: QuietSetting) throws(AnnounceError) {
-        let bytes = JSONEncoder().encodeOrEmpty(setting) + [UInt8(ascii: "\n")]
-        let temporary = path + "/.quiet.tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .unavailable("cannot write \(temporary): \(systemErrorMessage(errno))") }
-        let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        let code = errno
-        let synced = written == bytes.count && fsync(fd) == 0
-        close(fd)
-        guard synced, rename(temporary, quietSettingPath) == 0 else {
-            let failure = synced ? errno : code
-            unlink(temporary)
-            throw .unavailable("cannot store \(quietSettingPath): \(systemErrorMessage(failure))")
-        }
+        try writeFileAtomically(JSONEncoder().encodeOrEmpty(setting) + [UInt8(ascii: "\n")], to: quietSettingPath)
     }
 }

@@ -35,12 +35,12 @@ public final class Spool {
 
     /// Durably stores `item` (new, or with a new resume point).
     public func save(_ item: QueueItem) throws(AnnounceError) {
-        try writeAtomically(JSONEncoder().encodeOrEmpty(item), name: Self.fileName(item.id), in: directory, directoryFD: directoryFD)
+        try writeFileAtomically(JSONEncoder().encodeOrEmpty(item), to: directory + "/" + Self.fileName(item.id), directoryFD: directoryFD)
     }
 
     /// Records the item's final event, then forgets the item.
     public func finish(_ id: String, event: Event) throws(AnnounceError) {
-        try writeAtomically(JSONEncoder().encodeOrEmpty(event), name: Self.fileName(id), in: outcomesDirectory, directoryFD: outcomesFD)
+        try writeFileAtomically(JSONEncoder().encodeOrEmpty(event), to: outcomesDirectory + "/" + Self.fileName(id), directoryFD: outcomesFD)
         unlink(directory + "/" + Self.fileName(id))
         fsync(directoryFD)
     }
@@ -94,33 +94,6 @@ public final class Spool {
     }
 
     private static func fileName(_ id: String) -> String { id + ".json" }
-
-    private func writeAtomically(_ bytes: [UInt8], name: String, in directory: String, directoryFD: Int32) throws(AnnounceError) {
-        let temporary = directory + "/." + name + ".tmp"
-        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
-        guard fd >= 0 else { throw .unavailable("cannot write \(temporary): \(systemErrorMessage(errno))") }
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 {
-                if errno == EINTR { continue }
-                let code = errno
-                close(fd)
-                unlink(temporary)
-                throw .unavailable("cannot write \(temporary): \(systemErrorMessage(code))")
-            }
-            offset += written
-        }
-        let synced = fsync(fd) == 0
-        let code = errno
-        close(fd)
-        guard synced, rename(temporary, directory + "/" + name) == 0 else {
-            let failure = synced ? errno : code
-            unlink(temporary)
-            throw .unavailable("cannot store \(directory)/\(name): \(systemErrorMessage(failure))")
-        }
-        fsync(directoryFD)
-    }
 }
 
 extension JSONEncoder {

@@ -29,7 +29,7 @@ public final class ALSAOutput: AudioOutput {
     /// - Through PulseAudio's or PipeWire's ALSA plugin, streams say they are
     ///   announcements (media.role=announce), so the desktop's role-based ducking
     ///   lowers music and video while they play.
-    private static let processEnvironment: Void = {
+    static let processEnvironment: Void = {
         setenv("LIBASOUND_THREAD_SAFE", "0", 0)
         setenv("PULSE_PROP", mediaRoleProperties(pulse: getenv("PULSE_PROP").map { String(cString: $0) }), 1)
         setenv("PIPEWIRE_ALSA", #"{ media.role = "announce" }"#, 0)

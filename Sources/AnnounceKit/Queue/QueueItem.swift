@@ -42,6 +42,11 @@ public struct Clip: Codable, Equatable, Sendable {
     }
 }
 
+extension QueueItem {
+    /// More passes than this is a typo; -1 repeats forever.
+    public static let maxLoops = 1_000_000
+}
+
 /// One accepted announcement: what the spool holds and the scheduler orders.
 /// Times are seconds since the Unix epoch on the daemon's clock.
 public struct QueueItem: Codable, Equatable, Sendable {

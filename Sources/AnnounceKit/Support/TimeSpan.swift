@@ -13,13 +13,18 @@ public struct TimeSpan: Equatable, Sendable, CustomStringConvertible {
             scale = unit.scale
             break
         }
-        guard let value = Double(number), value.isFinite, value >= 0 else { return nil }
+        guard let value = Double(number), value.isFinite, value >= 0, value * scale <= Self.longest.seconds else { return nil }
         seconds = value * scale
     }
 
-    /// The frame index this span reaches at `sampleRate`, rounded to the nearest frame.
+    /// Longer is surely a typo (and would overflow frame counts): about 31 years.
+    public static let longest = TimeSpan(seconds: 1e9)
+
+    /// The frame index this span reaches at `sampleRate`, rounded to the nearest frame
+    /// (saturating, so no value can trap).
     public func frames(atRate sampleRate: Int) -> Int64 {
-        Int64((seconds * Double(sampleRate)).rounded())
+        let frames = (seconds * Double(sampleRate)).rounded()
+        return frames.isNaN || frames <= 0 ? 0 : frames >= 9.2e18 ? Int64.max : Int64(frames)
     }
 
     public var description: String { TimeSpan.format(seconds) }
