@@ -607,7 +607,7 @@ def cmd_report(args):
         w("  the difference of the daemon's process CPU clock (`clock_gettime` on")
         w("  `clock_getcpuclockid(pid)`, nanoseconds, every thread including threads that ended) read")
         w("  just before the client is started and again once the daemon has closed the device after")
-        w("  the item (the `device-closed` event; the daemon keeps an idle device open for 1 s, so each")
+        w("  the item (the `device-closed` event; the daemon closes an idle device after 100 ms, so each")
         w("  run pays for opening, playing and closing, like the other players). The per-thread sums of")
         w("  `/proc/PID/task/*/schedstat` read the same counter but lose the playback thread, which")
         w("  ends when the device closes; `/proc/PID/stat` utime + stime are only 10 ms ticks.")

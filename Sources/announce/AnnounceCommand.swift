@@ -12,17 +12,22 @@ struct AnnounceCommand: ParsableCommand {
               64  usage error
               65  input is not decodable audio / corrupt
               66  input cannot be opened (missing, permission, directory)
-              69  audio device unavailable (missing, busy, refused the format)
+              69  audio device unavailable (missing, busy, refused the format), or
+                  the daemon cannot run (unsafe runtime directory, failed to start)
               70  internal error
-              75  not played to the end (stopped, dropped, expired, silenced by quiet mode)
+              75  not played to the end: dropped, cancelled (skip, stop, clear,
+                  cancel), replaced, expired, silenced by quiet mode; for cancel,
+                  an id that was unknown or already final
+              128+N  play got signal N while waiting (Ctrl-C: 130; also SIGTERM,
+                     SIGHUP); the items it queued were cancelled
 
             EXAMPLES
               announce play backup-done.mp3
               announce play chime.wav attention.wav --device plughw:0 --volume 0.5
               announce info recording.flac --json
               announce quiet until 07:30   # ambient/solo-ambient items end as silenced
-              # crontab: a chime on the hour, quietly skipped when no device is there
-              0 * * * *  announce play -q /usr/share/sounds/chime.wav || true
+              # crontab: a chime on the hour; no mail, no failure without a device
+              0 * * * *  announce play -q /usr/share/sounds/chime.wav 2>/dev/null || true
             """,
         version: "0.1.0",
         subcommands: [Play.self, QueueCommand.self, Status.self, Skip.self, Pause.self, Resume.self, Stop.self,

@@ -10,13 +10,15 @@ struct DaemonCommand: ParsableCommand {
         commandName: "daemon",
         abstract: "Run the queue owner in the foreground (systemd user unit, or debugging).",
         discussion: """
-            `announce play` starts a daemon by itself when none answers; that one exits after
-            \(DaemonClient.autoStartIdleExit) with nothing to do. Run this one to keep it up (see
-            contrib/systemd/announce.service). SIGTERM stops it cleanly; queued items stay in the
-            spool and play when a daemon next starts.
+            `announce play` starts a daemon by itself when none answers; that one exits after \
+            \(DaemonClient.autoStartIdleExit) with nothing queued and no client connected. Run this \
+            one to keep it up (see contrib/systemd/announce.service). SIGTERM, SIGINT or SIGHUP \
+            stop it cleanly: queued items, and the playing one at the point it was heard to, \
+            stay in the spool and play when a daemon next starts. Exits 69 when another daemon \
+            already owns the runtime directory.
 
-            The config file ($XDG_CONFIG_HOME/announce/config, else ~/.config/announce/config)
-            is read at start: `device`, `duck-level` and `quiet-hours` (see README). Problems in
+            The config file ($XDG_CONFIG_HOME/announce/config, else ~/.config/announce/config) \
+            is read at start: `device`, `duck-level` and `quiet-hours` (see README). Problems in \
             it are logged as warnings, never fatal.
             """)
 

@@ -8,9 +8,11 @@ struct Events: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print the daemon's events as they happen, until interrupted.",
         discussion: """
-            Events: queued, started, progress (25/50/75%), interruption-began,
-            interruption-ended (should-resume), finished (with the outcome), paused, resumed,
-            device-opened, device-closed. Starts the daemon if none runs.
+            Events: queued, started, progress (25/50/75%: the highest mark passed since the \
+            last one), interruption-began, interruption-ended (should-resume), finished (with \
+            the outcome), paused, resumed, quiet (the quiet switch was changed), \
+            device-opened, device-closed. Starts the daemon if none runs; exits 69 if it \
+            goes away.
             """)
 
     @Flag(help: "One JSON object per line, as in docs/protocol.md.")

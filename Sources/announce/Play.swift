@@ -6,20 +6,20 @@ import Glibc
 #endif
 
 struct PlaybackFlags: ParsableArguments {
-    @Option(help: "Linear volume, 0 to 1.")
+    @Option(help: "Linear volume, 0 to 1 (not with --gain).")
     var volume: Double?
 
     // .unconditional: "--gain -6" must read -6 as the value, not as an option.
-    @Option(parsing: .unconditional, help: ArgumentHelp("Gain in dB (negative is quieter).", valueName: "dB"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Gain in dB, at most 24 (negative is quieter; not with --volume).", valueName: "dB"))
     var gain: Double?
 
     @Option(parsing: .unconditional, help: "Balance, -1 (left) to 1 (right). A mono clip with a pan plays in stereo.")
     var pan: Double = 0
 
-    @Option(parsing: .unconditional, help: "Extra passes after the first; -1 repeats until stopped.")
+    @Option(parsing: .unconditional, help: "Extra passes after the first (at most 1000000); -1 repeats until stopped.")
     var loops: Int = 0
 
-    @Option(help: ArgumentHelp("Where the first pass starts: 1.5s, 500ms, 2m.", valueName: "time"))
+    @Option(help: ArgumentHelp("Where the first pass starts: 1.5s, 500ms, 2m, 1h (before the end of the file).", valueName: "time"))
     var start: TimeSpan?
 
     func validate() throws {
@@ -27,7 +27,9 @@ struct PlaybackFlags: ParsableArguments {
         if let volume, !(0...1).contains(volume) { throw ValidationError("--volume must be between 0 and 1, not \(volume).") }
         if let gain, !gain.isFinite || gain > 24 { throw ValidationError("--gain must be at most 24 dB, not \(gain).") }
         if !(-1...1).contains(pan) { throw ValidationError("--pan must be between -1 and 1, not \(pan).") }
-        if loops < -1 { throw ValidationError("--loops must be -1 (forever) or more, not \(loops).") }
+        if loops < -1 || loops > QueueItem.maxLoops {
+            throw ValidationError("--loops must be -1 (forever) to \(QueueItem.maxLoops), not \(loops).")
+        }
     }
 
     var options: PlaybackOptions {
@@ -46,23 +48,23 @@ struct QueueFlags: ParsableArguments {
     @Option(help: "When preempted: resume (where it was heard to, with a short fade-in), restart or drop.")
     var onInterrupt: InterruptAction = .resume
 
-    @Option(help: ArgumentHelp("A preempted item that had this fraction heard is dropped.", valueName: "fraction"))
+    @Option(help: ArgumentHelp("A preempted item that had this fraction (0 to 1) heard is dropped.", valueName: "fraction"))
     var dropAfter: Double = 0.8
 
     @Option(help: "A label for cancel --tag and --replace.")
     var tag: String?
 
-    @Flag(help: "Cancel queued and playing items with the same --tag: the newest message wins.")
+    @Flag(help: "Queued, scheduled and playing items with the same --tag end as replaced: the newest message wins.")
     var replace = false
 
-    @Option(help: ArgumentHelp("Give up if not started within this time (10s, 5m).", valueName: "duration"))
+    @Option(help: ArgumentHelp("Give up (expired, 75) if not started within this time (10s, 5m), counted from --at/--delay when given.", valueName: "duration"))
     var expire: TimeSpan?
 
-    @Option(help: ArgumentHelp("Play no sooner than this long from now.", valueName: "duration"))
+    @Option(help: ArgumentHelp("Play no sooner than this long from now (not with --at).", valueName: "duration"))
     var delay: TimeSpan?
 
     @Option(help: ArgumentHelp("Play at this local time (the next one to come).", valueName: "HH:MM[:SS]"))
-    var at: ClockTime?
+    var at: TimeOfDay?
 
     func validate() throws {
         if !(0...1).contains(dropAfter) { throw ValidationError("--drop-after must be between 0 and 1, not \(dropAfter).") }
@@ -82,15 +84,19 @@ struct Play: ParsableCommand {
         commandName: "play",
         abstract: "Queue audio files and wait until they have been heard.",
         discussion: """
-            The files go to the user's announce daemon (started on demand), which plays one
-            queue for every script, cron job and terminal. Formats are recognised by content,
-            not extension: WAV/RF64, CAF, AIFF/AIFC, FLAC, Ogg Vorbis/Opus and MP3. Every file
-            is checked before anything is queued, so a broken file never leaves half an
-            announcement.
+            The files go to the user's announce daemon, which plays one queue for every \
+            script, cron job and terminal; when none answers, one is started that exits after \
+            \(DaemonClient.autoStartIdleExit) with nothing queued and no client connected. Formats are recognised by \
+            content, not extension: WAV/RF64, CAF, AIFF/AIFC, FLAC, Ogg Vorbis/Opus and MP3. \
+            Every file is checked before anything is queued, so a broken file never leaves \
+            half an announcement.
 
-            Exit status: 0 played to the end; 75 not played to the end (dropped, cancelled,
-            replaced, expired, silenced by quiet mode), with the reason on stderr; 65/66 bad
-            input; 69 no device.
+            Exit status: 0 played to the end (with --no-wait: queued); 75 not played to the \
+            end (dropped, cancelled, replaced, expired, silenced by quiet mode), with the \
+            reason on stderr; 64 usage error; 65/66 bad input; 69 device unavailable or the \
+            daemon cannot run. With several files, the first one that did not play decides. \
+            Ctrl-C (or SIGTERM, SIGHUP) while waiting cancels this command's items and exits \
+            128 + the signal (130 for Ctrl-C).
 
             EXAMPLES
               announce play backup-done.mp3 --priority high
@@ -117,7 +123,7 @@ struct Play: ParsableCommand {
     @Flag(help: "Print each outcome (or, with --no-wait, the ids) as a JSON object.")
     var json = false
 
-    @Flag(name: .shortAndLong, help: "No progress display, no warnings, and no reason for exit 75.")
+    @Flag(name: .shortAndLong, help: "No progress display, no warnings, and no reason line for exit 75; errors are still printed.")
     var quiet = false
 
     func run() throws {

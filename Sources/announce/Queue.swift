@@ -10,7 +10,7 @@ struct QueueCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "queue", abstract: "What is playing, queued and scheduled.")
 
-    @Flag(help: "The daemon's state as one JSON object.")
+    @Flag(help: #"The daemon's state as one JSON object ({"running":false} when no daemon runs)."#)
     var json = false
 
     func run() throws { try showStatus(json: json, listItems: true) }
@@ -20,7 +20,7 @@ struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "The daemon's device, what plays, and how many items wait.")
 
-    @Flag(help: "The daemon's state as one JSON object.")
+    @Flag(help: #"The daemon's state as one JSON object ({"running":false} when no daemon runs)."#)
     var json = false
 
     func run() throws { try showStatus(json: json, listItems: false) }
@@ -50,19 +50,11 @@ private func showStatus(json: Bool, listItems: Bool) throws {
 private func line(_ item: ItemStatus) -> String {
     var text = "\(item.state.rawValue.padding(12)) \(item.id)  \(item.priority.rawValue.padding(8)) \(item.path)"
     if let heard = item.heard { text += "  \(TimeSpan.format(heard))" + (item.duration.map { " / " + TimeSpan.format($0) } ?? "") }
-    if let at = item.eligibleAt { text += "  at \(localTime(at))" }
+    if let at = item.eligibleAt { text += "  at \(localTimeText(at, withSeconds: true))" }
     if let tag = item.tag { text += "  tag=\(tag)" }
     return text
 }
 
-private func localTime(_ seconds: Double) -> String {
-    var clock = time_t(seconds)
-    var fields = tm()
-    localtime_r(&clock, &fields)
-    var text = [CChar](repeating: 0, count: 32)
-    strftime(&text, text.count, "%H:%M:%S", &fields)
-    return String(cString: text)
-}
 
 extension String {
     func padding(_ width: Int) -> String { self + String(repeating: " ", count: max(0, width - count)) }

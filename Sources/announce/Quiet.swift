@@ -9,13 +9,14 @@ struct Quiet: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "The silent switch: quiet on, off, until a time; alone, show whether it is quiet.",
         discussion: """
-            In quiet mode items of category ambient and solo-ambient (the default) end as
-            `silenced` (exit 75) instead of playing; playback and multi-route still play. An item
-            already playing finishes. Quiet mode is on with `announce quiet on`, until a time
-            with `announce quiet until HH:MM`, or during the config file's quiet-hours.
-            `announce quiet off` means sound now, even inside quiet hours, until the next
-            quiet-hours window starts. The switch is kept in the runtime directory, so it
-            survives daemon restarts.
+            In quiet mode items of category ambient and solo-ambient (the default) end as \
+            `silenced` (exit 75) instead of playing; playback and multi-route still play. An item \
+            already playing finishes. Quiet mode is on with `announce quiet on`, until a time \
+            with `announce quiet until HH:MM` (then the quiet hours apply again), or during the \
+            config file's quiet-hours. `announce quiet off` means sound now, even inside quiet \
+            hours, until the next quiet-hours window starts. The switch is kept in the runtime \
+            directory, so it survives daemon restarts; setting it starts a daemon when none \
+            runs, showing it needs none.
 
             EXAMPLES
               announce quiet on
@@ -43,7 +44,7 @@ struct Quiet: ParsableCommand {
         }
         if position == .until {
             guard let time = clockTime else { throw ValidationError("quiet until needs a time, e.g. 'announce quiet until 07:30'.") }
-            guard ClockTime(argument: time) != nil else { throw ValidationError("'\(time)' is not a time of day (HH:MM[:SS]).") }
+            guard TimeOfDay(argument: time) != nil else { throw ValidationError("'\(time)' is not a time of day (HH:MM[:SS]).") }
         } else if clockTime != nil {
             throw ValidationError("quiet \(position.rawValue) takes no time.")
         }
@@ -55,7 +56,7 @@ struct Quiet: ParsableCommand {
             if let state, let position = QuietSwitch(rawValue: state.lowercased()) {
                 // The switch must hold for the next play, so a daemon is started if none runs.
                 guard let client = try DaemonClient.connect(autoStart: true) else { return }
-                let until = position == .until ? clockTime.flatMap(ClockTime.init(argument:))?.nextOccurrence() : nil
+                let until = position == .until ? clockTime.flatMap(TimeOfDay.init(argument:))?.nextOccurrence() : nil
                 _ = try client.call(Request(.quiet, state: position, until: until))
                 guard let status = try client.call(Request(.status)).status else {
                     throw AnnounceError.internal("status reply without status")
@@ -84,21 +85,9 @@ struct Quiet: ParsableCommand {
     private func show(_ state: QuietState) {
         if json { return print(jsonLine(state)) }
         var reason = state.reason
-        if state.setting == .until, let until = state.until { reason = "announce quiet until \(localClock(until))" }
+        if state.setting == .until, let until = state.until { reason = "announce quiet until \(localTimeText(until))" }
         print("quiet: \(state.quiet ? "on" : "off") (\(reason))")
         if !state.hours.isEmpty { print("quiet hours: \(state.hours.joined(separator: ", "))") }
     }
 }
 
-/// `HH:MM` local time, with the date when it is not today.
-private func localClock(_ seconds: Double) -> String {
-    var clock = time_t(seconds)
-    var now = time(nil)
-    var fields = tm(), today = tm()
-    localtime_r(&clock, &fields)
-    localtime_r(&now, &today)
-    var text = [CChar](repeating: 0, count: 32)
-    let sameDay = fields.tm_year == today.tm_year && fields.tm_yday == today.tm_yday
-    strftime(&text, text.count, sameDay ? "%H:%M" : "%Y-%m-%d %H:%M", &fields)
-    return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-}

@@ -63,31 +63,17 @@ struct DeviceOption: ParsableArguments {
 extension Priority: ExpressibleByArgument {}
 extension InterruptAction: ExpressibleByArgument {}
 
-/// `--at HH:MM[:SS]`, local time.
-struct ClockTime: ExpressibleByArgument {
-    var hour: Int32
-    var minute: Int32
-    var second: Int32
-
-    init?(argument: String) {
-        let parts = argument.split(separator: ":", omittingEmptySubsequences: false).map { Int32($0) }
-        guard (2...3).contains(parts.count), parts.allSatisfy({ $0 != nil }),
-              let hour = parts[0], let minute = parts[1], (0...23).contains(hour), (0...59).contains(minute) else { return nil }
-        let second = parts.count == 3 ? parts[2]! : 0
-        guard (0...59).contains(second) else { return nil }
-        self.hour = hour
-        self.minute = minute
-        self.second = second
-    }
+extension TimeOfDay: ExpressibleByArgument {
+    public init?(argument: String) { self.init(parsing: argument) }
 
     /// Seconds since the epoch of the next time the clock shows this (today or tomorrow).
     func nextOccurrence(after now: time_t = time(nil)) -> Double {
         var clock = now
         var fields = tm()
         localtime_r(&clock, &fields)
-        fields.tm_hour = hour
-        fields.tm_min = minute
-        fields.tm_sec = second
+        fields.tm_hour = Int32(hour)
+        fields.tm_min = Int32(minute)
+        fields.tm_sec = Int32(second)
         fields.tm_isdst = -1
         var target = mktime(&fields)
         if target <= now {
@@ -113,4 +99,16 @@ func jsonLine<Value: Encodable>(_ value: Value) -> String {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
     return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+}
+
+/// `HH:MM` (or `HH:MM:SS`) local time, with the date in front when it is not today.
+func localTimeText(_ seconds: Double, withSeconds: Bool = false) -> String {
+    guard var clock = time_t(exactly: seconds.rounded(.down)) else { return "?" }
+    var now = time(nil)
+    var fields = tm(), today = tm()
+    guard localtime_r(&clock, &fields) != nil, localtime_r(&now, &today) != nil else { return "?" }
+    let sameDay = fields.tm_year == today.tm_year && fields.tm_yday == today.tm_yday
+    var text = [CChar](repeating: 0, count: 40)
+    strftime(&text, text.count, (sameDay ? "" : "%Y-%m-%d ") + (withSeconds ? "%H:%M:%S" : "%H:%M"), &fields)
+    return String(cString: text)
 }

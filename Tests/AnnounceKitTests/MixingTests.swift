@@ -31,6 +31,30 @@ import Testing
         return largest
     }
 
+    /// The raised cosine's closed-form bound on the change between two frames of a ramp
+    /// from `from` to `to` over `frames`: |Δ|·sin(π/2N) (see GainRamp).
+    private func stepBound(from: Float, to: Float, frames: Int) -> Float {
+        Float(Double(abs(to - from)) * sin(Double.pi / (2 * Double(frames))))
+    }
+
+    private func decibels(_ gain: Float) -> Float { 20 * log10(gain) }
+
+    private func frames(_ seconds: Double) -> Int { Int(TimeSpan(seconds: seconds).frames(atRate: Self.rate)) }
+
+    /// The gain the ramp gives its next frame, read through `apply`.
+    private func nextGain(_ ramp: inout GainRamp) -> Float {
+        var sample: Float = 1
+        ramp.apply(to: &sample, frames: 1, channels: 1)
+        return sample
+    }
+
+    /// One block through `beginBlock`, `accumulate` for each (stream, samples) and `finishBlock`.
+    private func mixBlock(_ mixer: StreamMixer, frames: Int, _ inputs: [(StreamMixer.StreamID, [Float])]) -> [Float] {
+        mixer.beginBlock(frames: frames)
+        for (id, samples) in inputs { mixer.accumulate(id, samples, frames: frames) }
+        return Array(UnsafeBufferPointer(start: mixer.finishBlock(), count: frames * mixer.channels))
+    }
+
     // MARK: Gain
 
     @Test func decibelHelpers() {
@@ -38,30 +62,30 @@ import Testing
         #expect(abs(Gain.decibels(-12) - 0.251_188_64) < 1e-6)
         #expect(abs(Gain.decibels(-6.020_6) - 0.5) < 1e-5)
         #expect(Gain.decibels(-.infinity) == 0)
-        #expect(abs(Gain.toDecibels(Gain.decibels(-12)) + 12) < 1e-5)
-        #expect(Gain.toDecibels(0) == -.infinity)
     }
 
     // MARK: GainRamp
 
     /// DESIGN.md §3: duck to -12 dB over 150 ms, restore over 400 ms, never a click.
     @Test func duckRampShape() {
-        let down = GainRamp.frames(seconds: GainRamp.duckDownSeconds, sampleRate: Self.rate)
-        let up = GainRamp.frames(seconds: GainRamp.duckUpSeconds, sampleRate: Self.rate)
+        let down = frames(GainRamp.duckDownSeconds)
+        let up = frames(GainRamp.duckUpSeconds)
         #expect(down == 7_200 && up == 19_200)
-        let duck = Gain.decibels(Gain.defaultDuckDecibels)
+        let duck = Gain.decibels(Float(UserConfiguration.defaultDuckLevel))
 
         var ramp = GainRamp()
         ramp.setTarget(duck, overFrames: down)
-        #expect(!ramp.isSettled && ramp.framesRemaining == down && ramp.current == 1)
-        let falling = render(&ramp, frames: down)
+        #expect(!ramp.isSettled && ramp.current == 1)
+        var falling = render(&ramp, frames: down - 1)
+        #expect(!ramp.isSettled, "one frame short of 150 ms it still ramps")
+        falling += render(&ramp, frames: 1)
         // At 150 ms (the 7200th frame) it is at -12 dB, and stays there.
-        #expect(abs(Gain.toDecibels(falling[down - 1]) + 12) < 0.1)
+        #expect(abs(decibels(falling[down - 1]) + 12) < 0.1)
         #expect(falling[down - 1] == duck && ramp.isSettled && ramp.current == duck)
-        #expect(abs(Gain.toDecibels(falling[down / 2]) + 12) > 1)  // still on its way half-way
+        #expect(abs(decibels(falling[down / 2]) + 12) > 1)  // still on its way half-way
         #expect(zip(falling, falling.dropFirst()).allSatisfy { $0 >= $1 })
         let downStep = maxStep(falling, from: 1)
-        let downBound = GainRamp.maxStep(from: 1, to: duck, overFrames: down)
+        let downBound = stepBound(from: 1, to: duck, frames: down)
         // |Δ|·sin(π/2N) = 0.7488 · 2.18e-4 ≈ 1.63e-4 per sample (a linear ramp: 1.04e-4; linear in dB: 1.92e-4).
         #expect(abs(downBound - 1.634e-4) < 1e-6)
         // Measured within one Float ulp (rounding of the two gains) of the closed form.
@@ -76,12 +100,12 @@ import Testing
         let rising = render(&ramp, frames: up, block: 1_024)
         #expect(zip(rising, rising.dropFirst()).allSatisfy { $0 <= $1 })
         let upStep = maxStep(rising, from: duck)
-        let upBound = GainRamp.maxStep(from: duck, to: 1, overFrames: up)
+        let upBound = stepBound(from: duck, to: 1, frames: up)
         #expect(abs(upBound - 6.126e-5) < 1e-7)
         #expect(upStep <= upBound + Float(1).ulp && upStep > upBound * 0.999)
         // Back at exactly unity at 400 ms, settled, and then a no-op.
         #expect(rising[up - 1] == 1 && rising[up - 200] < 1)
-        #expect(ramp.isSettled && ramp.current == 1 && ramp.framesRemaining == 0)
+        #expect(ramp.isSettled && ramp.current == 1)
         #expect(render(&ramp, frames: 100).allSatisfy { $0 == 1 })
     }
 
@@ -110,8 +134,7 @@ import Testing
         #expect(ramp.current == reached && !ramp.isSettled)
         let second = render(&ramp, frames: 500)
         // The step across the retarget is no larger than either ramp allows.
-        let bound = max(GainRamp.maxStep(from: 1, to: 0, overFrames: 1_000),
-                        GainRamp.maxStep(from: reached, to: 1, overFrames: 500))
+        let bound = max(stepBound(from: 1, to: 0, frames: 1_000), stepBound(from: reached, to: 1, frames: 500))
         #expect(maxStep(first + second, from: 1) <= bound + Float(1).ulp)
         #expect(abs(second[0] - reached) <= bound)
         #expect(second.last == 1 && ramp.isSettled)
@@ -124,10 +147,10 @@ import Testing
         #expect(render(&ramp, frames: 10).allSatisfy { $0 == 0.5 })
         ramp.setTarget(0.5, overFrames: 1_000)  // already there: nothing to ramp
         #expect(ramp.isSettled)
-        ramp.jump(to: 0)
-        #expect(ramp.next() == 0 && ramp.isSettled)
+        ramp.setTarget(0, overFrames: 0)
+        #expect(nextGain(&ramp) == 0 && ramp.isSettled)
         ramp.setTarget(1, overFrames: 2)
-        #expect(ramp.next() == 0.5 && ramp.next() == 1 && ramp.isSettled)
+        #expect(nextGain(&ramp) == 0.5 && nextGain(&ramp) == 1 && ramp.isSettled)
 
         // Unity leaves samples untouched (bit-exact, NaN included).
         var unity = GainRamp()
@@ -140,7 +163,7 @@ import Testing
 
     @Test func limiterIsTheIdentityBelowTheKnee() {
         let limiter = SoftLimiter()
-        #expect(abs(Gain.toDecibels(limiter.knee) + 1) < 1e-5)
+        #expect(abs(decibels(limiter.knee) + 1) < 1e-5)
         let knee = limiter.knee
         for x in [0, knee, -knee, knee.nextDown, -knee.nextDown, Float.leastNonzeroMagnitude, 0.5, -0.25] {
             #expect(limiter(x) == x)
@@ -236,7 +259,7 @@ import Testing
         mixer.accumulate(idC, c, frames: frames)
         let out = Array(UnsafeBufferPointer(start: mixer.finishBlock(), count: frames))
         for i in 0..<frames {
-            let expected = a[i] * 0.5 + b[i] * 0.25 + c[i] * reference.next()
+            let expected = a[i] * 0.5 + b[i] * 0.25 + c[i] * nextGain(&reference)
             #expect(abs(out[i] - expected) <= 1e-6)
         }
         #expect(mixer.ramp(of: idC)!.isSettled && mixer.ramp(of: idC)!.current == 0)
@@ -260,11 +283,8 @@ import Testing
         #expect(mixer.activeStreams == 0)
         mixer.beginBlock(frames: 64)
         #expect(UnsafeBufferPointer(start: mixer.finishBlock(), count: 128).allSatisfy { $0 == 0 })
-        var output = [Float](repeating: 7, count: 128)
-        output.withUnsafeMutableBufferPointer { out in
-            mixer.mix(frames: 64, into: out.baseAddress!) { _ in Issue.record("no stream to ask"); return nil }
-        }
-        #expect(output.allSatisfy { $0 == 0 })
+        // The removed stream's samples no longer reach the bus.
+        #expect(mixBlock(mixer, frames: 64, [(id, loud)]).allSatisfy { $0 == 0 })
     }
 
     @Test func aStreamRemovedMidwayStopsContributing() {
@@ -274,21 +294,10 @@ import Testing
         let b = sine(550, amplitude: 0.3, frames: frames * 2)
         let idA = mixer.addStream(channels: 1)!
         let idB = mixer.addStream(channels: 1)!
-        var output = [Float](repeating: 0, count: frames * 2)
-        output.withUnsafeMutableBufferPointer { out in
-            a.withUnsafeBufferPointer { a in
-                b.withUnsafeBufferPointer { b in
-                    mixer.mix(frames: frames, into: out.baseAddress!) { id in
-                        (id == idA ? a.baseAddress! : b.baseAddress!, frames)
-                    }
-                    mixer.removeStream(idB)
-                    mixer.mix(frames: frames, into: out.baseAddress! + frames) { id in
-                        #expect(id == idA)
-                        return (a.baseAddress! + frames, frames)
-                    }
-                }
-            }
-        }
+        var output = mixBlock(mixer, frames: frames, [(idA, Array(a[..<frames])), (idB, Array(b[..<frames]))])
+        mixer.removeStream(idB)
+        #expect(mixer.activeStreams == 1)
+        output += mixBlock(mixer, frames: frames, [(idA, Array(a[frames...])), (idB, Array(b[frames...]))])
         for i in 0..<frames { #expect(output[i] == a[i] + b[i]) }
         for i in frames..<frames * 2 { #expect(output[i] == a[i]) }
         // The removed id is stale, also once its slot is reused.
@@ -304,13 +313,8 @@ import Testing
     @Test func loudSumsAreLimited() {
         let mixer = StreamMixer(channels: 1, maxStreams: 4, maxFrames: 4)
         let full: [Float] = [0.8, -0.8, 1, -1]
-        for _ in 0..<4 { _ = mixer.addStream(channels: 1) }
-        var output = [Float](repeating: 0, count: 4)
-        output.withUnsafeMutableBufferPointer { out in
-            full.withUnsafeBufferPointer { full in
-                mixer.mix(frames: 4, into: out.baseAddress!) { _ in (full.baseAddress!, 4) }
-            }
-        }
+        let ids = (0..<4).compactMap { _ in mixer.addStream(channels: 1) }
+        let output = mixBlock(mixer, frames: 4, ids.map { ($0, full) })
         let limiter = SoftLimiter()
         #expect(output == [limiter(3.2), limiter(-3.2), limiter(4), limiter(-4)])
         #expect(output.allSatisfy { abs($0) < 1 })
@@ -342,7 +346,18 @@ import Testing
         #expect(Array(UnsafeBufferPointer(start: mixer.finishBlock(), count: 2)) == [0.375, -0.25])
     }
 
-    /// `mix` cannot allocate what it never asks for: every buffer is made at init for
+    /// Channel counts come from the file: a layout the mixer cannot map is refused, not a trap.
+    @Test func unmixableLayoutsAreRefused() {
+        let stereo = StreamMixer(channels: 2, maxStreams: 4, maxFrames: 8)
+        for channels in [0, -1, 3, 6, Int.max, Int.min] { #expect(stereo.addStream(channels: channels) == nil, "\(channels)") }
+        #expect(stereo.activeStreams == 0)
+        #expect(stereo.addStream(channels: 1) != nil && stereo.addStream(channels: 2) != nil)
+        let mono = StreamMixer(channels: 1, maxStreams: 2, maxFrames: 8)
+        #expect(mono.addStream(channels: 0) == nil && mono.addStream(channels: -2) == nil)
+        #expect(mono.addStream(channels: 6) != nil, "any count averages onto a mono device")
+    }
+
+    /// The mixer cannot allocate what it never asks for: every buffer is made at init for
     /// fixed capacities, which never grow (more streams are refused, larger blocks trap).
     @Test func capacitiesAreFixedAtInit() {
         let mixer = StreamMixer(channels: 2, maxStreams: 3, maxFrames: 512)

@@ -24,7 +24,7 @@ private func mode(_ setting: QuietSetting? = nil, _ windows: [QuietHours] = []) 
 @Suite struct QuietHoursTests {
     @Test(arguments: [
         ("22:00-07:00", 1320, 420), ("7:30-8:00", 450, 480), (" 12:00 - 13:00 ", 720, 780),
-        ("00:00-24:00", 0, 1440), ("23:59-00:00", 1439, 0),
+        ("00:00-24:00", 0, 1440), ("23:59-00:00", 1439, 0), ("22:00:00-07:00", 1320, 420),
     ])
     func parses(_ text: String, _ start: Int, _ end: Int) throws {
         let window = try QuietHours(parsing: text)
@@ -32,7 +32,8 @@ private func mode(_ setting: QuietSetting? = nil, _ windows: [QuietHours] = []) 
     }
 
     @Test(arguments: ["22:00", "25:00-01:00", "12:60-13:00", "10:00-10:00", "a-b", "24:00-01:00", "1:2-3:04",
-                      "12:00-13:00-14:00", "-", "", "12h-13h", "１２:00-13:00"])
+                      "12:00-13:00-14:00", "-", "", "12h-13h", "１２:00-13:00",
+                      "22:00:30-07:00", "+7:00-8:00", "7:00-24:00:00"])
     func refuses(_ text: String) {
         #expect(throws: AnnounceError.self) { try QuietHours(parsing: text) }
     }
@@ -50,6 +51,22 @@ private func mode(_ setting: QuietSetting? = nil, _ windows: [QuietHours] = []) 
         #expect(night.contains(minute: 419) && !night.contains(minute: 420) && !night.contains(minute: 1319))
         let whole = try QuietHours(parsing: "00:00-24:00")
         #expect((0..<1440).allSatisfy(whole.contains(minute:)))
+    }
+}
+
+/// The one HH:MM[:SS] parser: quiet hours, `--at` and `quiet until` all read times with it.
+@Suite struct TimeOfDayTests {
+    @Test(arguments: [("7:30", 7, 30, 0), ("07:30", 7, 30, 0), ("0:00", 0, 0, 0), ("23:59", 23, 59, 0),
+                      ("07:30:15", 7, 30, 15), ("23:59:59", 23, 59, 59)])
+    func parses(_ text: String, _ hour: Int, _ minute: Int, _ second: Int) throws {
+        let time = try #require(TimeOfDay(parsing: text))
+        #expect(time.hour == hour && time.minute == minute && time.second == second)
+    }
+
+    @Test(arguments: ["24:00", "25:00", "12:60", "12:00:60", "7:5", "7:05:1", "123:00", "07", "07:00:00:00", "",
+                      ":", "+7:00", "-1:00", "07:+5", "7 :30", "07:30 ", "١٢:00", "１２:00", "99999999999999999999:00"])
+    func refuses(_ text: String) {
+        #expect(TimeOfDay(parsing: text) == nil)
     }
 }
 
@@ -117,6 +134,14 @@ private func mode(_ setting: QuietSetting? = nil, _ windows: [QuietHours] = []) 
         #expect(noHours.activeSetting(at: at("23:00", day: 5)) == .off(since: at("23:00")))
     }
 
+    /// The system clock's conversion used to trap (time_t(_:) on NaN, infinities, huge values).
+    @Test func systemLocalMinutesTakesAnyTime() {
+        for epoch in [Double.nan, .infinity, -.infinity, 1e300, -1e300, 9.3e18, 1e17] {
+            #expect(QuietMode.systemLocalMinutes(epoch) == 0, "\(epoch)")
+        }
+        #expect((0..<1440).contains(QuietMode.systemLocalMinutes(1_795_000_000.7)))
+    }
+
     @Test func usesTheInjectedLocalClock() {
         // Local time three hours ahead of the fake UTC-like clock.
         let ahead = QuietMode(hours: hours("22:00-23:00"), localMinutes: { (fakeLocal($0) + 180) % 1440 })
@@ -131,6 +156,10 @@ private func mode(_ setting: QuietSetting? = nil, _ windows: [QuietHours] = []) 
         #expect(String(decoding: try JSONEncoder().encode(QuietSetting.on), as: UTF8.self) == #"{"state":"on"}"#)
         #expect(throws: (any Error).self) { try JSONDecoder().decode(QuietSetting.self, from: Data(#"{"state":"until"}"#.utf8)) }
         #expect(throws: (any Error).self) { try JSONDecoder().decode(QuietSetting.self, from: Data(#"{"state":"loud"}"#.utf8)) }
+        // A damaged runtime file: `announce quiet` used to trap showing this as local time.
+        for json in [#"{"state":"until","until":1e300}"#, #"{"state":"off","since":-1e19}"#] {
+            #expect(throws: DecodingError.self) { try JSONDecoder().decode(QuietSetting.self, from: Data(json.utf8)) }
+        }
     }
 
     @Test func categoriesQuietModeSilences() {
@@ -176,6 +205,15 @@ private func mode(_ setting: QuietSetting? = nil, _ windows: [QuietHours] = []) 
         #expect(configuration.device == "file:FILE=/tmp/out.wav,FORMAT=wav")
         #expect(configuration.duckLevel == -6)
         #expect(configuration.quietHours.map(\.description) == ["22:00-07:00", "12:00-12:30", "18:00-18:15"])
+    }
+
+    /// A file saved with Windows line ends: "\r\n" is one Character, so it must still split into lines.
+    @Test func readsCRLFLines() {
+        let text = "device = hw:1\r\nvolume = 11\r\nquiet-hours = 22:00-07:00\r\n"
+        let (configuration, warnings) = UserConfiguration.parse(text, name: "cfg")
+        #expect(configuration.device == "hw:1")
+        #expect(configuration.quietHours.map(\.description) == ["22:00-07:00"])
+        #expect(warnings.count == 1 && warnings.first?.hasPrefix("cfg:2: unknown key 'volume'") == true, "\(warnings)")
     }
 
     @Test func emptyTextMeansTheDefaults() {

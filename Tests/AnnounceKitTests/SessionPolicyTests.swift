@@ -122,9 +122,7 @@ private func initialStreams(_ kinds: [Kind]) -> [ActiveStream] {
                     #expect(session.mixesWithOthers == (lane == .mixed), "\(session)")
                     #expect(session.interruptsNonMixable == (lane == .main), "\(session)")
                     #expect(session.interruptsSpokenAudio == options.interruptSpokenAudioAndMixWithOthers, "\(session)")
-                    #expect(session.silencedByQuietMode == row.silencedByQuietMode, "\(session)")
-                    #expect(session.isSilenced(byQuietMode: true) == row.silencedByQuietMode, "\(session)")
-                    #expect(session.isSilenced(byQuietMode: false) == false, "\(session)")
+                    #expect(session.category.silencedByQuietMode == row.silencedByQuietMode, "\(session)")
                 }
             }
         }
@@ -142,7 +140,7 @@ private func initialStreams(_ kinds: [Kind]) -> [ActiveStream] {
             let session = AudioSession(category: category)
             #expect(session.mixesWithOthers == mixes)
             #expect(session.interruptsNonMixable == interrupts)
-            #expect(session.silencedByQuietMode == silenced)
+            #expect(category.silencedByQuietMode == silenced)
         }
         #expect(AudioSession().category == .soloAmbient)
         #expect(AudioSession().options.notifyOthersOnDeactivation)
@@ -188,7 +186,7 @@ private func initialStreams(_ kinds: [Kind]) -> [ActiveStream] {
             if after && !before.ducked { expectedDucking.ducked.append(id(kind)) }
             if !after && before.ducked { expectedDucking.unducked.append(id(kind)) }
         }
-        let expected = PolicyDecision(id: "new", lane: lane, startsDucked: !ducks && !playingDuckers.isEmpty,
+        let expected = PolicyDecision(id: "new", startsDucked: !ducks && !playingDuckers.isEmpty,
                                       interrupted: expectedInterrupted, ducking: expectedDucking)
 
         var policy = SessionPolicy(streams: start)
@@ -293,12 +291,12 @@ private func initialStreams(_ kinds: [Kind]) -> [ActiveStream] {
     @Test func duckingAcrossTwoDuckOthersSessionsEndsWithTheLast() {
         var policy = SessionPolicy()
         let bed = policy.activate("bed", session: AudioSession(category: .ambient, options: SessionOptions(mixWithOthers: true)))
-        #expect(bed == PolicyDecision(id: "bed", lane: .mixed))
+        #expect(bed == PolicyDecision(id: "bed"))
 
         let first = policy.activate("first", session: AudioSession(options: SessionOptions(duckOthers: true)))
-        #expect(first == PolicyDecision(id: "first", lane: .main, ducking: DuckChanges(ducked: ["bed"])))
+        #expect(first == PolicyDecision(id: "first", ducking: DuckChanges(ducked: ["bed"])))
         let second = policy.activate("second", session: AudioSession(category: .ambient, options: SessionOptions(duckOthers: true)))
-        #expect(second == PolicyDecision(id: "second", lane: .mixed), "the bed is already down; duckers stay up")
+        #expect(second == PolicyDecision(id: "second"), "the bed is already down; duckers stay up")
         #expect(policy.duckers == ["first", "second"])
 
         #expect(policy.deactivate("first") == DeactivationDecision(id: "first"))
@@ -335,9 +333,10 @@ private func initialStreams(_ kinds: [Kind]) -> [ActiveStream] {
         _ = policy.activate("podcast", session: AudioSession(category: .ambient, mode: .spokenAudio))
         _ = policy.activate("music", session: AudioSession(category: .ambient))
         _ = policy.activate("talk", session: AudioSession(category: .playback, mode: .spokenAudio))
-        let nav = policy.activate("nav", session: AudioSession(
-            category: .playback, options: SessionOptions(interruptSpokenAudioAndMixWithOthers: true), mode: .voicePrompt))
-        #expect(nav.lane == .mixed)
+        let navSession = AudioSession(
+            category: .playback, options: SessionOptions(interruptSpokenAudioAndMixWithOthers: true), mode: .voicePrompt)
+        #expect(navSession.lane == .mixed)
+        let nav = policy.activate("nav", session: navSession)
         #expect(nav.interrupted == [
             Interruption(id: "podcast", by: "nav", reason: .spokenAudioInterrupted),
             Interruption(id: "talk", by: "nav", reason: .spokenAudioInterrupted),
@@ -372,7 +371,7 @@ private func initialStreams(_ kinds: [Kind]) -> [ActiveStream] {
         _ = policy.activate("low", session: AudioSession(options: SessionOptions(duckOthers: true)))
         #expect(policy["bed"]?.ducked == true)
         let high = policy.activate("high", session: AudioSession(category: .playback), preempting: "low")
-        #expect(high == PolicyDecision(id: "high", lane: .main,
+        #expect(high == PolicyDecision(id: "high",
                                        interrupted: [Interruption(id: "low", by: "high", reason: .preempted)],
                                        ducking: DuckChanges(unducked: ["bed"])))
         let end = policy.deactivate("high")

@@ -403,8 +403,7 @@ def render(res):
     for r in res["preemption"]:
         s = r["resume"]
         V.append((f"daemon: resumption after the preempting item, to its `started` event (normal {r['normal']})",
-                  "INFO", f"p50 {s['p50']:.1f} ms, p99 {s['p99']:.1f} ms, max {s['max']:.1f} ms; mostly the late "
-                  "`started` on `null` (see b.); no target set"))
+                  "INFO", f"p50 {s['p50']:.1f} ms, p99 {s['p99']:.1f} ms, max {s['max']:.1f} ms; no target set"))
     for r in res["cold"]:
         s = r["first_frame"]
         V.append((f"daemon: cold `announce play` with auto-start to first frame ({r['file']}, runtime dir on {r['fs']})",
@@ -492,13 +491,9 @@ def render(res):
     w.append("resume point, opening the clip and writing its first frames. **resumption** = the normal item's")
     w.append("next `started` `time` − the high item's `finished` `time` (no target: INFO).")
     w.append("")
-    w.append("Caveat, from the product: the daemon posts `started` at the first progress report of its decode")
-    w.append("loop, which looks for progress only when the ring buffer is full or the input has ended. For the")
-    w.append("0.05 s high item that is within about a millisecond of its first write, so the latencies above")
-    w.append("hold. But `null` takes frames faster than the decoder makes them, so for the resumed normal")
-    w.append("item the ring seldom fills and its `started` comes late, at worst when the pass reaches the end")
-    w.append("of the file: the resumption column, MP3 above all, measures that lag more than the resumption")
-    w.append("itself (a paced device fills the ring within milliseconds).")
+    w.append("The daemon posts `started` from the decode loop's first look at the playback thread's progress")
+    w.append("ticks; it looks after every decoded chunk (8192 frames), and the first tick comes with the first")
+    w.append("write, so `started` trails the first frame written by at most one chunk's decoding.")
     w.append("")
     w.append("| normal item | n | p50 ms | p99 ms | max ms | target: result | enqueue round trip p99 ms | "
              "resumption p50 / p99 / max ms | high items' outcomes |")

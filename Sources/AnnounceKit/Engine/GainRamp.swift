@@ -4,20 +4,12 @@ import Glibc
 import Darwin
 #endif
 
-/// Linear gain ⇄ decibels. Duck levels are given in dB (`--duck-level -12`).
+/// Linear gain from decibels. Duck levels are given in dB (`duck-level = -12dB`).
 public enum Gain {
     /// 10^(dB/20); -∞ dB is silence.
     public static func decibels(_ dB: Float) -> Float {
         dB == -.infinity ? 0 : pow(10, dB / 20)
     }
-
-    /// 20·log10(gain); silence is -∞ dB.
-    public static func toDecibels(_ gain: Float) -> Float {
-        20 * log10(gain)
-    }
-
-    /// The default duck level of a duck-others session (DESIGN.md §3).
-    public static let defaultDuckDecibels: Float = -12
 }
 
 /// A gain that moves smoothly to a target over a number of frames, one gain
@@ -31,9 +23,8 @@ public enum Gain {
 ///   ramp starts or stops (a linear fade's corners are what is heard as a tick);
 /// - the per-frame step is bounded in closed form:
 ///     |g(k) − g(k−1)| = |Δ| · sin(π(2k−1)/2N) · sin(π/2N) ≤ |Δ| · sin(π/2N) ≤ |Δ|·π/2N,
-///   only π/2 times a linear ramp's |Δ|/N (see `maxStep`). A line in dB is
-///   larger still at the loud end (|Δ dB|·ln10/20/N ≈ 1.17× for a -12 dB duck)
-///   and keeps its corners.
+///   only π/2 times a linear ramp's |Δ|/N. A line in dB is larger still at the
+///   loud end (|Δ dB|·ln10/20/N ≈ 1.17× for a -12 dB duck) and keeps its corners.
 ///
 /// Retargeting mid-ramp starts a new ramp from the gain the last frame got,
 /// so the gain never jumps. Real-time safe: no allocation, no locks; two trig
@@ -60,16 +51,8 @@ public struct GainRamp: Sendable, Equatable {
         start = gain
     }
 
-    /// Frames of `seconds` at `sampleRate`, rounded.
-    public static func frames(seconds: Double, sampleRate: Int) -> Int {
-        Int((seconds * Double(sampleRate)).rounded())
-    }
-
     /// True once the gain sits at its target and stays there.
     public var isSettled: Bool { position >= length }
-
-    /// Frames left until the target is reached.
-    public var framesRemaining: Int { length - position }
 
     /// Moves to `gain` over `overFrames` frames from the current gain; at once when
     /// `overFrames` ≤ 0. A ramp already under way is replaced without a jump.
@@ -81,20 +64,6 @@ public struct GainRamp: Sendable, Equatable {
         if length == 0 { current = gain; start = gain }
     }
 
-    /// Sets the gain at once (no ramp): only for streams not yet audible.
-    public mutating func jump(to gain: Float) {
-        setTarget(gain, overFrames: 0)
-    }
-
-    /// The largest gain change between two consecutive frames of a ramp from
-    /// `from` to `to` over `overFrames`: |Δ|·sin(π/2N), plus at most one Float ulp
-    /// of rounding. A step from the previous gain into a new ramp's first frame is
-    /// within the new ramp's bound too.
-    public static func maxStep(from: Float, to: Float, overFrames: Int) -> Float {
-        guard overFrames > 0 else { return abs(to - from) }
-        return Float(Double(abs(to - from)) * sin(Double.pi / (2 * Double(overFrames))))
-    }
-
     /// Multiplies `frames` interleaved frames of `channels` samples in place,
     /// advancing the ramp by `frames`.
     public mutating func apply(to buffer: UnsafeMutablePointer<Float>, frames: Int, channels: Int) {
@@ -103,13 +72,6 @@ public struct GainRamp: Sendable, Equatable {
             let base = buffer + frame * channels
             for channel in 0..<channels { base[channel] *= gain }
         }
-    }
-
-    /// The gain of the next frame; advances by one. For per-sample use.
-    public mutating func next() -> Float {
-        var result = current
-        forEachFrame(1) { _, gain in result = gain }
-        return result
     }
 
     /// Calls `body(frame, gain)` for frames 0..<frames in order, advancing the

@@ -35,17 +35,13 @@ public struct SoftLimiter: Sendable, Equatable {
     public func callAsFunction(_ x: Float) -> Float {
         let magnitude = abs(x)
         if magnitude <= knee { return x }
+        // NaN fails `<=` too and ends here.
         return bend(x, magnitude)
     }
 
     /// Limits `count` samples in place.
     public func process(_ samples: UnsafeMutablePointer<Float>, count: Int) {
-        for index in 0..<count {
-            let x = samples[index]
-            let magnitude = abs(x)
-            // `!(≤)` also sends NaN to `bend`.
-            if !(magnitude <= knee) { samples[index] = bend(x, magnitude) }
-        }
+        for index in 0..<count { samples[index] = self(samples[index]) }
     }
 
     private func bend(_ x: Float, _ magnitude: Float) -> Float {

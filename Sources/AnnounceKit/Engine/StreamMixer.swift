@@ -3,13 +3,14 @@
 ///
 /// Capacity (streams, frames per block) is fixed at init and every buffer is
 /// made there: `addStream`, `removeStream`, `setGain`, `beginBlock`,
-/// `accumulate`, `finishBlock` and `mix` never allocate, lock or log, so all of
+/// `accumulate` and `finishBlock` never allocate, lock or log, so all of
 /// them may run on the playback thread. The type is not thread-safe: call it
 /// from one thread (the playback thread), handing it commands lock-free.
 ///
 /// Layouts: a mono stream goes to every channel at full level; a stream with
 /// the device's channel count goes channel to channel; a multichannel stream
-/// on a mono device is averaged. Rates must already match the device.
+/// on a mono device is averaged; other layouts are refused. Rates must already
+/// match the device.
 ///
 /// One block:
 ///
@@ -40,7 +41,6 @@ final class StreamMixer {
     let limiter: SoftLimiter
     private let slots: UnsafeMutablePointer<Slot>
     private let bus: UnsafeMutablePointer<Float>
-    private(set) var activeStreams = 0
     /// Frames in the block being mixed (or last mixed).
     private(set) var blockFrames = 0
 
@@ -64,18 +64,19 @@ final class StreamMixer {
 
     // MARK: Streams
 
+    var activeStreams: Int { (0..<maxStreams).count { slots[$0].isActive } }
+
     /// A new stream of `channels` interleaved channels at `gain` (use 0 and then
-    /// `setGain` to fade it in); nil when all `maxStreams` slots are taken.
+    /// `setGain` to fade it in); nil when the layout cannot be mixed (the channel
+    /// count comes from the file) or all `maxStreams` slots are taken.
     func addStream(channels streamChannels: Int, gain: Float = 1) -> StreamID? {
-        precondition(streamChannels == 1 || streamChannels == channels || channels == 1,
-                     "a \(streamChannels)-channel stream cannot be mixed to \(channels) channels")
+        guard streamChannels > 0, streamChannels == 1 || streamChannels == channels || channels == 1 else { return nil }
         for index in 0..<maxStreams where !slots[index].isActive {
             slots[index].generation &+= 1
             slots[index].isActive = true
             slots[index].channels = streamChannels
             slots[index].ramp = GainRamp(gain: gain)
             slots[index].filled = blockFrames  // joining mid-block adds nothing to it
-            activeStreams += 1
             return StreamID(slot: index, generation: slots[index].generation)
         }
         return nil
@@ -86,7 +87,6 @@ final class StreamMixer {
     func removeStream(_ id: StreamID) {
         guard contains(id) else { return }
         slots[id.slot].isActive = false
-        activeStreams -= 1
     }
 
     func contains(_ id: StreamID) -> Bool {
@@ -163,20 +163,5 @@ final class StreamMixer {
     func finishBlock() -> UnsafePointer<Float> {
         limiter.process(bus, count: blockFrames * channels)
         return UnsafePointer(bus)
-    }
-
-    /// One whole block: every active stream is asked for its samples (`source`
-    /// returns a pointer and how many frames it has, or nil to sit this block out),
-    /// the sum is limited and copied to `output` (`frames · channels` floats).
-    /// Each stream gives min(its frames, `frames`); one whose ring wraps should
-    /// use `accumulate` twice instead.
-    func mix(frames: Int, into output: UnsafeMutablePointer<Float>,
-             source: (StreamID) -> (samples: UnsafePointer<Float>, frames: Int)?) {
-        beginBlock(frames: frames)
-        for index in 0..<maxStreams where slots[index].isActive {
-            let id = StreamID(slot: index, generation: slots[index].generation)
-            if let input = source(id) { accumulate(id, input.samples, frames: input.frames) }
-        }
-        output.update(from: finishBlock(), count: frames * channels)
     }
 }

@@ -30,9 +30,6 @@ public struct DeviceHolder: Codable, Equatable, Sendable {
         self.command = command
     }
 
-    /// The hardware PCM as ALSA names it: `hw:0,0`.
-    public var hardwareName: String { "hw:\(card),\(device)" }
-
     private enum CodingKeys: String, CodingKey { case card, device, subdevice, cardID, pid, command }
 
     /// Every key, unknown ones as null, so JSON readers see one shape.
@@ -91,6 +88,7 @@ public enum DeviceHolders {
     /// card, device, substream, pid.
     public static func find(root: String = "/", excluding: Int32 = getpid()) -> [DeviceHolder] {
         let proc = joined(root, "proc")
+        let asound = proc + "/asound"
         var found: [(card: Int, device: Int, subdevice: Int?, pid: Int32)] = []
         var seen = Set<HolderKey>()
         func add(card: Int, device: Int, subdevice: Int?, pid: Int32) {
@@ -98,15 +96,13 @@ public enum DeviceHolders {
             found.append((card, device, subdevice, pid))
         }
 
-        // 1. The kernel's own record of open substreams.
-        let asound = proc + "/asound"
-        // In number order, so the lowest substream a process holds is the one kept.
-        for (card, cardEntry) in numbered(asound, prefix: "card", suffix: "") {
-            for (device, pcmEntry) in numbered(asound + "/" + cardEntry, prefix: "pcm", suffix: "p") {
-                for (subdevice, subEntry) in numbered(asound + "/" + cardEntry + "/" + pcmEntry, prefix: "sub", suffix: "") {
-                    guard let status = readText(asound + "/" + cardEntry + "/" + pcmEntry + "/" + subEntry + "/status"),
-                          let owner = field(status, "owner_pid").flatMap({ Int32($0) }), owner > 0
-                    else { continue }
+        // 1. The kernel's own record of open substreams, in number order, so the
+        // lowest substream a process holds is the one kept.
+        for (card, cardPath) in numbered(asound, prefix: "card", suffix: "") {
+            for (device, pcmPath) in numbered(cardPath, prefix: "pcm", suffix: "p") {
+                for (subdevice, subPath) in numbered(pcmPath, prefix: "sub", suffix: "") {
+                    guard let owner = readText(subPath + "/status").flatMap({ field($0, "owner_pid") }).flatMap({ Int32($0) }),
+                          owner > 0 else { continue }
                     add(card: card, device: device, subdevice: subdevice, pid: processID(ofThread: owner, proc: proc))
                 }
             }
@@ -117,26 +113,15 @@ public enum DeviceHolders {
             guard let pid = Int32(pidEntry), pid > 0, pid != excluding else { continue }
             let fdDirectory = proc + "/" + pidEntry + "/fd"
             for fdEntry in directoryEntries(fdDirectory) {
-                guard let target = linkTarget(fdDirectory + "/" + fdEntry), let node = playbackNode(target) else { continue }
+                guard let node = linkTarget(fdDirectory + "/" + fdEntry).flatMap(playbackNode) else { continue }
                 add(card: node.card, device: node.device, subdevice: nil, pid: pid)
             }
         }
 
-        var cardIDs: [Int: String?] = [:]
-        var commands: [Int32: String] = [:]
-        var holders: [DeviceHolder] = []
-        for entry in found {
-            if cardIDs[entry.card] == nil {
-                cardIDs[entry.card] = readText(asound + "/card\(entry.card)/id").map(trimmed).flatMap { $0.isEmpty ? nil : sanitized($0) }
-            }
-            if commands[entry.pid] == nil {
-                commands[entry.pid] = readableCommand(cmdline: readBytes(proc + "/\(entry.pid)/cmdline", limit: 4096),
-                                                      comm: readText(proc + "/\(entry.pid)/comm"))
-            }
-            holders.append(DeviceHolder(card: entry.card, device: entry.device, subdevice: entry.subdevice,
-                                        cardID: cardIDs[entry.card] ?? nil, pid: entry.pid, command: commands[entry.pid] ?? ""))
-        }
-        return holders.sorted {
+        return found.map { entry in
+            DeviceHolder(card: entry.card, device: entry.device, subdevice: entry.subdevice, cardID: cardID(entry.card, asound: asound),
+                         pid: entry.pid, command: command(ofProcess: entry.pid, proc: proc))
+        }.sorted {
             ($0.card, $0.device, $0.subdevice ?? -1, $0.pid) < ($1.card, $1.device, $1.subdevice ?? -1, $1.pid)
         }
     }
@@ -218,12 +203,11 @@ public enum DeviceHolders {
         var seen = Set<Int32>()
         let processes = holders.filter { seen.insert($0.pid).inserted }
             .map { $0.command.isEmpty ? "pid \($0.pid)" : "pid \($0.pid) (\($0.command))" }
-        let shown = processes.prefix(3)
         switch processes.count {
         case 0: return "held by another program"
         case 1: return "held by " + processes[0]
-        case 2, 3: return "held by " + shown.dropLast().joined(separator: ", ") + " and " + shown.last!
-        default: return "held by " + shown.joined(separator: ", ") + " and \(processes.count - 3) more"
+        case 2, 3: return "held by " + processes.dropLast().joined(separator: ", ") + " and " + processes[processes.count - 1]
+        default: return "held by " + processes.prefix(3).joined(separator: ", ") + " and \(processes.count - 3) more"
         }
     }
 
@@ -241,6 +225,17 @@ public enum DeviceHolders {
         var pid: Int32
         var card: Int
         var device: Int
+    }
+
+    /// The card's id (`PCH`) from `asound/cardN/id`; nil when unreadable or empty.
+    private static func cardID(_ card: Int, asound: String) -> String? {
+        guard let id = readText(asound + "/card\(card)/id").map(trimmed), !id.isEmpty else { return nil }
+        return sanitized(id)
+    }
+
+    /// The process's command line for messages (see `readableCommand`).
+    private static func command(ofProcess pid: Int32, proc: String) -> String {
+        readableCommand(cmdline: readFilePrefix(proc + "/\(pid)/cmdline", limit: 4096), comm: readText(proc + "/\(pid)/comm"))
     }
 
     /// The process a thread belongs to (`Tgid:` of its status), or the id itself.
@@ -311,9 +306,10 @@ public enum DeviceHolders {
         return index >= 0 ? Int(index) : nil
     }
 
-    /// The entries of a directory named `<prefix>N<suffix>`, by N.
-    private static func numbered(_ path: String, prefix: String, suffix: String) -> [(Int, String)] {
-        directoryEntries(path).compactMap { name in number(name, prefix: prefix, suffix: suffix).map { ($0, name) } }
+    /// The entries of a directory named `<prefix>N<suffix>`, as (N, path), by N.
+    private static func numbered(_ directory: String, prefix: String, suffix: String) -> [(Int, String)] {
+        directoryEntries(directory)
+            .compactMap { name in number(name, prefix: prefix, suffix: suffix).map { ($0, directory + "/" + name) } }
             .sorted { $0.0 < $1.0 }
     }
 
@@ -334,11 +330,7 @@ public enum DeviceHolders {
         return String(text.dropFirst().dropLast())
     }
 
-    private static func trimmed(_ text: String) -> String {
-        let isSpace: (Character) -> Bool = { $0 == " " || $0 == "\t" || $0 == "\n" || $0 == "\r" }
-        guard let start = text.firstIndex(where: { !isSpace($0) }), let end = text.lastIndex(where: { !isSpace($0) }) else { return "" }
-        return String(text[start...end])
-    }
+    private static func trimmed(_ text: String) -> String { text.trimming(" \t\n\r") }
 
     private static func joined(_ root: String, _ path: String) -> String {
         root.hasSuffix("/") ? root + path : root + "/" + path
@@ -353,23 +345,6 @@ public enum DeviceHolders {
     }
 
     private static func readText(_ path: String) -> String? {
-        readBytes(path, limit: 16384).map { String(decoding: $0, as: UTF8.self) }
-    }
-
-    /// Up to `limit` bytes of a file (proc files are read in one go), or nil.
-    private static func readBytes(_ path: String, limit: Int) -> [UInt8]? {
-        let fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
-        guard fd >= 0 else { return nil }
-        defer { close(fd) }
-        var bytes = [UInt8](repeating: 0, count: limit)
-        var count = 0
-        while count < limit {
-            let got = bytes.withUnsafeMutableBytes { read(fd, $0.baseAddress! + count, limit - count) }
-            if got < 0 && errno == EINTR { continue }
-            if got < 0 { return nil }
-            if got == 0 { break }
-            count += got
-        }
-        return Array(bytes[..<count])
+        readFilePrefix(path, limit: 16384).map { String(decoding: $0, as: UTF8.self) }
     }
 }

@@ -21,6 +21,14 @@ public enum SessionCategory: String, Codable, CaseIterable, Sendable, CustomStri
 
     public var description: String { rawValue }
 
+    /// ambient and solo-ambient end as `silenced` while quiet mode is on; playback and multi-route play.
+    public var silencedByQuietMode: Bool {
+        switch self {
+        case .ambient, .soloAmbient: true
+        case .playback, .multiRoute: false
+        }
+    }
+
     /// AVAudioSession categories that need a microphone or do not play, with why.
     private static let refused: [(name: String, why: String)] = [
         ("record", "needs a microphone"),
@@ -184,17 +192,6 @@ public struct AudioSession: Codable, Equatable, Hashable, Sendable, CustomString
 
     /// Activating it pauses the active streams whose mode is spoken-audio, whatever their lane.
     public var interruptsSpokenAudio: Bool { options.interruptSpokenAudioAndMixWithOthers }
-
-    /// ambient and solo-ambient end as `silenced` in quiet mode; playback and multi-route play.
-    public var silencedByQuietMode: Bool {
-        switch category {
-        case .ambient, .soloAmbient: true
-        case .playback, .multiRoute: false
-        }
-    }
-
-    /// Whether quiet mode, on or off, silences it. (`announce alert --ignore-quiet` is the daemon's business.)
-    public func isSilenced(byQuietMode quiet: Bool) -> Bool { quiet && silencedByQuietMode }
 
     public var lane: SessionLane { mixesWithOthers ? .mixed : .main }
 

@@ -22,11 +22,12 @@ public struct QuietMode: Sendable {
     /// Minutes since local midnight (0 to 1439) at a time in seconds since the epoch.
     public typealias LocalMinutes = @Sendable (Double) -> Int
 
-    /// The system's local time zone (TZ, /etc/localtime), through localtime_r.
+    /// The system's local time zone (TZ, /etc/localtime), through localtime_r; 0 for a time
+    /// it cannot place (not finite, or beyond time_t or the calendar).
     public static let systemLocalMinutes: LocalMinutes = { epoch in
-        var clock = time_t(epoch.rounded(.down))
         var fields = tm()
-        localtime_r(&clock, &fields)
+        // time_t(exactly:): time_t(_:) traps on NaN, infinities and out-of-range values.
+        guard var clock = time_t(exactly: epoch.rounded(.down)), localtime_r(&clock, &fields) != nil else { return 0 }
         return Int(fields.tm_hour) * 60 + Int(fields.tm_min)
     }
 
@@ -126,10 +127,19 @@ public enum QuietSetting: Codable, Equatable, Sendable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
+        // Readers show these times as local time through time_t, which traps on a value it cannot
+        // hold (`until: 1e300` in a damaged file): such a file has no setting.
+        func time(_ key: CodingKeys) throws -> Double {
+            let value = try container.decode(Double.self, forKey: key)
+            guard time_t(exactly: value.rounded(.down)) != nil else {
+                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "\(value) is not a time")
+            }
+            return value
+        }
         switch try container.decode(QuietSwitch.self, forKey: .state) {
         case .on: self = .on
-        case .off: self = .off(since: try container.decodeIfPresent(Double.self, forKey: .since) ?? 0)
-        case .until: self = .until(try container.decode(Double.self, forKey: .until))
+        case .off: self = .off(since: container.contains(.since) ? try time(.since) : 0)
+        case .until: self = .until(try time(.until))
         }
     }
 
@@ -209,26 +219,40 @@ public struct QuietHours: Equatable, Hashable, Sendable, CustomStringConvertible
 
     public var description: String { "\(Self.text(start))-\(Self.text(end))" }
 
-    /// `H:MM` or `HH:MM` → minutes; `24:00` only when `allowingEnd`.
-    static func minutes(_ text: String, allowingEnd: Bool) -> Int? {
-        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
-        guard parts.count == 2, (1...2).contains(parts[0].count), parts[1].count == 2,
-              parts.allSatisfy({ $0.allSatisfy(\.isASCII) && $0.allSatisfy(\.isNumber) }),
-              let hour = Int(parts[0]), let minute = Int(parts[1]) else { return nil }
-        if allowingEnd && hour == 24 && minute == 0 { return 1440 }
-        guard (0...23).contains(hour), (0...59).contains(minute) else { return nil }
-        return hour * 60 + minute
+    /// Minutes since midnight of a whole-minute time of day; `24:00` only when `allowingEnd`.
+    private static func minutes(_ text: String, allowingEnd: Bool) -> Int? {
+        if allowingEnd && text == "24:00" { return 1440 }
+        guard let time = TimeOfDay(parsing: text), time.second == 0 else { return nil }
+        return time.hour * 60 + time.minute
     }
 
-    static func text(_ minutes: Int) -> String {
+    private static func text(_ minutes: Int) -> String {
         let hour = minutes / 60, minute = minutes % 60
         return (hour < 10 ? "0" : "") + "\(hour):" + (minute < 10 ? "0" : "") + "\(minute)"
     }
 }
 
-extension SessionCategory {
-    /// ambient and solo-ambient end as `silenced` while quiet mode is on (DESIGN §3).
-    public var silencedByQuietMode: Bool { AudioSession(category: self).silencedByQuietMode }
+/// A local time of day as users write it: `7:30`, `07:30` or `07:30:15`, hours 0 to 23.
+/// Quiet hours and the command line's `--at` and `quiet until` all read times with it.
+public struct TimeOfDay: Equatable, Sendable {
+    public var hour: Int
+    public var minute: Int
+    public var second: Int
+
+    public init?(parsing text: String) {
+        let fields = text.split(separator: ":", omittingEmptySubsequences: false)
+        // ASCII digits only: Int(_:) alone would take "+7".
+        guard (2...3).contains(fields.count), (1...2).contains(fields[0].utf8.count),
+              fields.dropFirst().allSatisfy({ $0.utf8.count == 2 }),
+              fields.allSatisfy({ $0.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } })
+        else { return nil }
+        let numbers = fields.compactMap { Int($0) }
+        let second = numbers.count == 3 ? numbers[2] : 0
+        guard (0...23).contains(numbers[0]), (0...59).contains(numbers[1]), (0...59).contains(second) else { return nil }
+        hour = numbers[0]
+        minute = numbers[1]
+        self.second = second
+    }
 }
 
 extension String {

@@ -80,16 +80,12 @@ public struct ActiveStream: Codable, Equatable, Sendable {
     public var isInterrupted: Bool { !interruptedBy.isEmpty }
     /// Producing sound: neither interrupted nor waiting for a resume. Only playing streams duck others.
     public var isPlaying: Bool { interruptedBy.isEmpty && !awaitsResume }
-    public var lane: SessionLane { session.lane }
 }
 
 /// What happens when a session activates. Ids are in activation order.
 public struct PolicyDecision: Equatable, Sendable {
     /// The stream that activates.
     public var id: String
-    /// Where it plays. The daemon already routed it by `AudioSession.lane` at enqueue time; repeated
-    /// here so the decision is complete.
-    public var lane: SessionLane
     /// It starts at the duck level: a playing duck-others stream is already active.
     public var startsDucked: Bool
     /// Streams that pause now (they were playing; interruption-began). Streams already interrupted
@@ -98,10 +94,8 @@ public struct PolicyDecision: Equatable, Sendable {
     /// Gain changes for the other streams.
     public var ducking: DuckChanges
 
-    public init(id: String, lane: SessionLane, startsDucked: Bool = false, interrupted: [Interruption] = [],
-                ducking: DuckChanges = DuckChanges()) {
+    public init(id: String, startsDucked: Bool = false, interrupted: [Interruption] = [], ducking: DuckChanges = DuckChanges()) {
         self.id = id
-        self.lane = lane
         self.startsDucked = startsDucked
         self.interrupted = interrupted
         self.ducking = ducking
@@ -149,8 +143,8 @@ public struct DeactivationDecision: Equatable, Sendable {
 ///   the right level, but they do not duck others while paused.
 ///
 /// How the daemon applies it:
-/// 1. Enqueue: check `session.isSilenced(byQuietMode:)` (outcome `silenced`), then route by
-///    `session.lane`: `.main` to the scheduler, `.mixed` straight to the mixer.
+/// 1. Enqueue: while quiet, a session whose `category.silencedByQuietMode` ends `silenced`; the
+///    others go by `session.lane`: `.main` to the scheduler, `.mixed` straight to the mixer.
 /// 2. First frame of a stream (the scheduler's `.play`, or at once for mixed): `activate`. Pause
 ///    each `interrupted` stream at its heard position and emit `interruption-began` with
 ///    `reason.rawValue`; start the new stream at the duck level if `startsDucked`; ramp `ducking`.
@@ -206,8 +200,7 @@ public struct SessionPolicy: Equatable, Sendable {
         let ducking = reduck(except: id)
         let startsDucked = Self.shouldDuck(streams[streams.count - 1], among: streams)
         streams[streams.count - 1].ducked = startsDucked
-        return PolicyDecision(id: id, lane: session.lane, startsDucked: startsDucked, interrupted: interrupted,
-                              ducking: ducking)
+        return PolicyDecision(id: id, startsDucked: startsDucked, interrupted: interrupted, ducking: ducking)
     }
 
     /// A stream reached its final outcome. Its interruptions end (should-resume by its

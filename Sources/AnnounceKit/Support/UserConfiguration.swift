@@ -69,7 +69,9 @@ public struct UserConfiguration: Equatable, Sendable {
     public static func parse(_ text: String, name: String) -> (configuration: UserConfiguration, warnings: [String]) {
         var configuration = UserConfiguration()
         var warnings: [String] = []
-        for (index, rawLine) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+        // "\r\n" is one Character, so splitting on "\n" alone would leave a CRLF file one line.
+        let lines = text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" }
+        for (index, rawLine) in lines.enumerated() {
             func warn(_ reason: String) { warnings.append("\(name):\(index + 1): \(reason)") }
             let line = withoutComment(String(rawLine)).trimming(" \t\r")
             if line.isEmpty { continue }
