@@ -15,12 +15,13 @@ import Testing
     }
 
     @Test func refusesAbsurdLoopsTimesAndPaths() {
-        #expect(Daemon.problem(with: request { $0.clip.loops = .max })?.contains("loops") == true)
+        // Each names the field it refuses ("at" alone would match almost any message).
+        #expect(Daemon.problem(with: request { $0.clip.loops = .max })?.hasPrefix("loops must be") == true)
         #expect(Daemon.problem(with: request { $0.clip.loops = QueueItem.maxLoops }) == nil)
-        #expect(Daemon.problem(with: request { $0.clip.start = 1e300 })?.contains("start") == true)
-        #expect(Daemon.problem(with: request { $0.delay = 1e300 })?.contains("delay") == true)
-        #expect(Daemon.problem(with: request { $0.expire = 1e300 })?.contains("expire") == true)
-        #expect(Daemon.problem(with: request { $0.at = 1e300 })?.contains("at") == true)
+        #expect(Daemon.problem(with: request { $0.clip.start = 1e300 })?.hasPrefix("start must be") == true)
+        #expect(Daemon.problem(with: request { $0.delay = 1e300 })?.hasPrefix("delay must be") == true)
+        #expect(Daemon.problem(with: request { $0.expire = 1e300 })?.hasPrefix("expire must be") == true)
+        #expect(Daemon.problem(with: request { $0.at = 1e300 })?.hasPrefix("at must be") == true)
         #expect(Daemon.problem(with: request { $0.clip.path = "/tmp/a\u{0}.wav" })?.contains("NUL") == true)
     }
 

@@ -210,6 +210,7 @@ private func initialStreams(_ kinds: [Kind]) -> [ActiveStream] {
         let end = policy.deactivate("new")
         #expect(end == DeactivationDecision(id: "new", ended: expectedEnded, ducking: expectedRestore), "\(label)")
         #expect(policy["new"] == nil, "\(label)")
+        #expect(policy.streams.map(\.id) == kinds.map(id), "\(label): every other stream is still there")
         #expect(Set(policy.awaitingResume) == (notify ? [] : Set(expectedEnded.map(\.id))), "\(label)")
         if let held = policy["held"] {
             #expect(held.interruptedBy == ["elsewhere"], "\(label)")

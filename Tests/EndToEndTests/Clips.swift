@@ -36,43 +36,37 @@ extension Reference {
     }
 }
 
+extension Clip {
+    /// A clip with one bit-exact reference decode, `FILE.ref.s16|s32|f32` after its format.
+    static func exact(_ file: String, _ format: SampleFormat, _ sampleRate: Int, _ channels: Int, _ container: String,
+                      _ note: String = "lossless: the same integers or floats") -> Clip {
+        Clip(file: file, format: format, sampleRate: sampleRate, channels: channels, container: container,
+             references: [.exact("\(file).ref.\(format.referenceExtension)", note)])
+    }
+}
+
 enum Clips {
     static let mp3Note = "mpg123 CLI: the same libmpg123, gapless, float output — bit-identical"
+    static let twentyFourBitNote = "24-bit left-justified in int32 (x << 8), exact"
 
     static let all: [Clip] = [
-        Clip(file: "wav16-stereo.wav", format: .int16, sampleRate: 44100, channels: 2, container: "WAV",
-             references: [.exact("wav16-stereo.wav.ref.s16")]),
-        Clip(file: "wav16-second.wav", format: .int16, sampleRate: 44100, channels: 2, container: "WAV",
-             references: [.exact("wav16-second.wav.ref.s16")]),
-        Clip(file: "wav16-mono.wav", format: .int16, sampleRate: 48000, channels: 1, container: "WAV",
-             references: [.exact("wav16-mono.wav.ref.s16")]),
-        Clip(file: "wav8-mono.wav", format: .int16, sampleRate: 16000, channels: 1, container: "WAV",
-             references: [.exact("wav8-mono.wav.ref.s16", "8-bit unsigned as int16, (x - 128) << 8, exact")]),
+        .exact("wav16-stereo.wav", .int16, 44100, 2, "WAV"),
+        .exact("wav16-second.wav", .int16, 44100, 2, "WAV"),
+        .exact("wav16-mono.wav", .int16, 48000, 1, "WAV"),
+        .exact("wav8-mono.wav", .int16, 16000, 1, "WAV", "8-bit unsigned as int16, (x - 128) << 8, exact"),
         // sox writes WAVE_FORMAT_EXTENSIBLE for 24-bit.
-        Clip(file: "wav24.wav", format: .int32, sampleRate: 48000, channels: 2, container: "WAV (extensible)",
-             references: [.exact("wav24.wav.ref.s32", "24-bit left-justified in int32 (x << 8), exact")]),
-        Clip(file: "wavfloat.wav", format: .float32, sampleRate: 44100, channels: 2, container: "WAV",
-             references: [.exact("wavfloat.wav.ref.f32")]),
-        Clip(file: "wavext-6ch.wav", format: .int16, sampleRate: 48000, channels: 6, container: "WAV (extensible)",
-             references: [.exact("wavext-6ch.wav.ref.s16")]),
-        Clip(file: "rf64.wav", format: .int16, sampleRate: 44100, channels: 2, container: "RF64",
-             references: [.exact("rf64.wav.ref.s16")]),
-        Clip(file: "clip.caf", format: .int16, sampleRate: 32000, channels: 2, container: "CAF",
-             references: [.exact("clip.caf.ref.s16")]),
-        Clip(file: "clip.aiff", format: .int16, sampleRate: 22050, channels: 2, container: "AIFF",
-             references: [.exact("clip.aiff.ref.s16")]),
-        Clip(file: "float.aifc", format: .float32, sampleRate: 44100, channels: 1, container: "AIFC",
-             references: [.exact("float.aifc.ref.f32")]),
-        Clip(file: "sowt.aifc", format: .int16, sampleRate: 44100, channels: 2, container: "AIFC",
-             references: [.exact("sowt.aifc.ref.s16")]),
-        Clip(file: "flac16.flac", format: .int16, sampleRate: 44100, channels: 2, container: "FLAC",
-             references: [.exact("flac16.flac.ref.s16")]),
-        Clip(file: "flac24.flac", format: .int32, sampleRate: 48000, channels: 2, container: "FLAC",
-             references: [.exact("flac24.flac.ref.s32", "24-bit left-justified in int32 (x << 8), exact")]),
-        Clip(file: "one-frame.wav", format: .int16, sampleRate: 44100, channels: 2, container: "WAV",
-             references: [.exact("one-frame.wav.ref.s16")]),
-        Clip(file: "speech.wav", format: .int16, sampleRate: 22050, channels: 1, container: "WAV",
-             references: [.exact("speech.wav.ref.s16")]),
+        .exact("wav24.wav", .int32, 48000, 2, "WAV (extensible)", twentyFourBitNote),
+        .exact("wavfloat.wav", .float32, 44100, 2, "WAV"),
+        .exact("wavext-6ch.wav", .int16, 48000, 6, "WAV (extensible)"),
+        .exact("rf64.wav", .int16, 44100, 2, "RF64"),
+        .exact("clip.caf", .int16, 32000, 2, "CAF"),
+        .exact("clip.aiff", .int16, 22050, 2, "AIFF"),
+        .exact("float.aifc", .float32, 44100, 1, "AIFC"),
+        .exact("sowt.aifc", .int16, 44100, 2, "AIFC"),
+        .exact("flac16.flac", .int16, 44100, 2, "FLAC"),
+        .exact("flac24.flac", .int32, 48000, 2, "FLAC", twentyFourBitNote),
+        .exact("one-frame.wav", .int16, 44100, 2, "WAV"),
+        .exact("speech.wav", .int16, 22050, 1, "WAV"),
         Clip(file: "vorbis.ogg", format: .float32, sampleRate: 44100, channels: 2, container: "Ogg",
              references: [
                 // libvorbisfile through sox: full length, but ov_read rounds to 16 bits, so
@@ -84,16 +78,11 @@ enum Clips {
                 Reference(file: "vorbis.ogg.ref.f32", tolerance: 1e-6, coversWholeClip: false,
                           note: "ffmpeg native float decoder: rounding differences, seen 3e-7"),
              ]),
-        Clip(file: "opus.opus", format: .float32, sampleRate: 48000, channels: 2, container: "Ogg",
-             references: [.exact("opus.opus.ref.f32", "libopus float decode through ffmpeg — bit-identical")]),
-        Clip(file: "cbr128.mp3", format: .float32, sampleRate: 44100, channels: 2, container: "MP3",
-             references: [.exact("cbr128.mp3.ref.f32", mp3Note)]),
-        Clip(file: "vbr.mp3", format: .float32, sampleRate: 44100, channels: 2, container: "MP3",
-             references: [.exact("vbr.mp3.ref.f32", mp3Note)]),
-        Clip(file: "mono.mp3", format: .float32, sampleRate: 22050, channels: 1, container: "MP3",
-             references: [.exact("mono.mp3.ref.f32", mp3Note)]),
-        Clip(file: "cover.mp3", format: .float32, sampleRate: 44100, channels: 2, container: "MP3",
-             references: [.exact("cover.mp3.ref.f32", mp3Note)]),
+        .exact("opus.opus", .float32, 48000, 2, "Ogg", "libopus float decode through ffmpeg — bit-identical"),
+        .exact("cbr128.mp3", .float32, 44100, 2, "MP3", mp3Note),
+        .exact("vbr.mp3", .float32, 44100, 2, "MP3", mp3Note),
+        .exact("mono.mp3", .float32, 22050, 1, "MP3", mp3Note),
+        .exact("cover.mp3", .float32, 44100, 2, "MP3", mp3Note),
     ]
 
     static func named(_ file: String) -> Clip { all.first { $0.file == file }! }

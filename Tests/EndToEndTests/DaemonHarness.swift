@@ -5,9 +5,10 @@ import Testing
 import Glibc
 #endif
 
-// Helpers for the daemon end-to-end tests (DaemonTests.swift): a private runtime
-// directory per test, daemons started and always stopped, a raw NDJSON client on
-// the daemon's socket, the wire types as the tests read them, and tone clips.
+// Helpers for the daemon end-to-end tests (DaemonTests, QuietTests, and PacedHarness's
+// sessions): a private runtime directory per test, daemons started and always stopped, a
+// raw NDJSON client on the daemon's socket, the wire types as the tests read them, and
+// tone clips.
 
 // MARK: - Wire types, as a client reads them
 
@@ -17,16 +18,37 @@ struct WireOutcome: Decodable, Sendable {
     var code: Int32?
 }
 
-struct WireEvent: Decodable, Sendable {
+/// One event, from the socket or a line of `announce events --json`.
+struct WireEvent: Decodable, Sendable, CustomStringConvertible {
     var v: Int
     var event: String
+    /// Seconds since the epoch, on the daemon's clock.
+    var time: Double
     var id: String?
     var path: String?
     var priority: String?
+    /// interruption-began's reason.
     var reason: String?
+    /// Seconds heard: interruption-began's, started's resume point, progress.
+    var heard: Double?
     var outcome: WireOutcome?
     var device: String?
     var format: String?
+    /// quiet: in effect now, and the switch position.
+    var quiet: Bool?
+    var state: String?
+
+    /// An event line; nil for anything else.
+    init?(line: some StringProtocol) {
+        guard let event = try? JSONDecoder().decode(Self.self, from: Data(line.utf8)) else { return nil }
+        self = event
+    }
+
+    var description: String {
+        "\(event) \(path.map { ($0 as NSString).lastPathComponent } ?? id ?? "") t=\(time)"
+            + (heard.map { " heard=\($0)" } ?? "") + (outcome.map { " \($0.kind)" } ?? "")
+            + ((outcome?.reason ?? reason).map { " (\($0))" } ?? "")
+    }
 }
 
 struct WireItem: Decodable, Sendable {
@@ -81,20 +103,6 @@ enum WireMessage: Sendable {
             self = .event(try JSONDecoder().decode(WireEvent.self, from: data))
         }
     }
-}
-
-/// Runs blocking work (socket reads, waits on processes) off the cooperative pool.
-func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
-    }
-}
-
-/// Seconds on the monotonic clock.
-func monotonicNow() -> Double {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
 }
 
 // MARK: - Raw socket client
@@ -213,9 +221,9 @@ final class SocketClient: @unchecked Sendable {
         var seen: [WireEvent] = []
         while true {
             let left = deadline - monotonicNow()
-            guard left > 0 else { throw HarnessError("waited \(timeout) s for an event; saw \(seen.map { "\($0.event) \($0.id ?? "")" })") }
+            guard left > 0 else { throw HarnessError("waited \(timeout) s for an event; saw \(seen)") }
             guard let message = try next(timeout: left) else {
-                throw HarnessError("the daemon closed the event stream; saw \(seen.map { "\($0.event) \($0.id ?? "")" })")
+                throw HarnessError("the daemon closed the event stream; saw \(seen)")
             }
             guard case .event(let event) = message else { continue }
             seen.append(event)
@@ -228,49 +236,27 @@ final class SocketClient: @unchecked Sendable {
 
 /// `announce daemon` run in the foreground by the test, as a child process.
 final class DaemonProcess: @unchecked Sendable {
-    let process: Process
+    let child: ChildProcess
     let logPath: String
-    private let exited = DispatchGroup()
 
-    var pid: pid_t { process.processIdentifier }
-    var isRunning: Bool { exited.wait(timeout: .now()) == .timedOut }
+    var pid: pid_t { child.pid }
+    var isRunning: Bool { child.isRunning }
+    /// Its exit status; nil while it runs or when a signal ended it.
+    var exitStatus: Int32? { child.exitStatus }
+    /// The signal that ended it, if one did.
+    var terminatingSignal: Int32? { child.terminatingSignal }
 
-    init(runtime: String, arguments: [String], logPath: String, environment: [String: String?] = [:]) throws {
+    /// `announce daemon ARGUMENTS` with `Harness.environment(environment)`, output to `logPath`.
+    init(arguments: [String], logPath: String, environment: [String: String?]) throws {
         self.logPath = logPath
-        process = Process()
-        process.executableURL = URL(fileURLWithPath: try Harness.binary())
-        process.arguments = ["daemon"] + arguments
-        var env = ProcessInfo.processInfo.environment
-        env.removeValue(forKey: "ANNOUNCE_LOG")
-        env["ANNOUNCE_RUNTIME_DIR"] = runtime
-        env["XDG_CONFIG_HOME"] = Harness.noConfigHome
-        for (key, value) in environment { env[key] = value }
-        process.environment = env
-        _ = FileManager.default.createFile(atPath: logPath, contents: nil)
-        let log = try FileHandle(forWritingTo: URL(fileURLWithPath: logPath))
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = log
-        process.standardError = log
-        exited.enter()
-        process.terminationHandler = { [exited] _ in exited.leave() }
-        do {
-            try process.run()
-        } catch {
-            exited.leave()
-            throw HarnessError("cannot start announce daemon: \(error)")
-        }
-        try? log.close()
+        child = try ChildProcess("announce daemon", [try Harness.binary(), "daemon"] + arguments,
+                                 environment: try Harness.environment(environment), stdout: logPath, stderr: logPath)
     }
 
-    /// Waits (off the pool) for the process to end; false at the deadline.
-    func waitForExit(timeout: Double) async -> Bool {
-        let exited = self.exited
-        return (try? await offPool { exited.wait(timeout: .now() + timeout) == .success }) ?? false
-    }
+    /// Suspends until the process ends; false at the deadline.
+    func waitForExit(timeout: Double) async -> Bool { await child.exited(within: timeout) }
 
-    func signal(_ number: Int32) {
-        if isRunning { kill(pid, number) }
-    }
+    func signal(_ number: Int32) { child.signal(number) }
 
     var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 }
@@ -281,26 +267,32 @@ final class DaemonProcess: @unchecked Sendable {
 /// with every daemon that ran in it stopped by `cleanup()`.
 final class DaemonRuntime: @unchecked Sendable {
     let path: String
+    /// What every process of this runtime gets on top of `Harness.environment()`.
+    let environment: [String: String?]
     private let lock = NSLock()
     private var started: [DaemonProcess] = []
     nonisolated(unsafe) private static var counter = 0
     private static let counterLock = NSLock()
 
-    var environment: [String: String?] { ["ANNOUNCE_RUNTIME_DIR": path] }
     var socketPath: String { path + "/socket" }
     var spoolPath: String { path + "/spool" }
     var daemonLogPath: String { path + "/daemon.log" }
 
-    /// A fresh, empty directory `<scratch>/d/N`, mode 0700.
-    init() throws {
-        let scratch = try Harness.workResult.get().path
-        let parent = scratch + "/d"
-        if mkdir(parent, 0o755) != 0 && errno != EEXIST { throw HarnessError("cannot create \(parent)") }
-        let number = Self.counterLock.withLock {
-            Self.counter += 1
-            return Self.counter
+    /// A fresh, empty directory, mode 0700: `path`, else `<scratch>/d/N`. `environment`
+    /// entries go to every process started for it (nil removes a variable).
+    init(path given: String? = nil, environment extra: [String: String?] = [:]) throws {
+        if let given {
+            path = given
+        } else {
+            let parent = try Harness.workResult.get().path + "/d"
+            if mkdir(parent, 0o755) != 0 && errno != EEXIST { throw HarnessError("cannot create \(parent)") }
+            let number = Self.counterLock.withLock {
+                Self.counter += 1
+                return Self.counter
+            }
+            path = "\(parent)/\(number)"
         }
-        path = "\(parent)/\(number)"
+        environment = extra.merging(["ANNOUNCE_RUNTIME_DIR": path]) { $1 }
         try? FileManager.default.removeItem(atPath: path)
         guard mkdir(path, 0o700) == 0 else { throw HarnessError("cannot create \(path): \(String(cString: strerror(errno)))") }
         chmod(path, 0o700)  // whatever the umask
@@ -313,38 +305,59 @@ final class DaemonRuntime: @unchecked Sendable {
     }
 
     /// `announce ARGS...`, killed after `seconds` (the outcome then says "killed by signal 9"):
-    /// for a command that might hang. SIGKILL because children of the test runner inherit a
-    /// signal mask that blocks SIGTERM, and timeout(1)'s default SIGTERM leaves it unreaped.
-    func announce(_ arguments: [String], killAfter seconds: Int) async throws -> Outcome {
-        try await Runner.run("/usr/bin/timeout", ["-s", "KILL", String(seconds), try Harness.binary()] + arguments,
-                             environment: environment)
+    /// for a command that might hang.
+    func announce(_ arguments: [String], killAfter seconds: Double) async throws -> Outcome {
+        try await Runner.announce(arguments, environment: environment, killAfter: seconds)
     }
+
+    /// `announce ARGS...` (a control command: pause, resume, quiet on...), expected to exit 0.
+    func control(_ arguments: String..., sourceLocation: SourceLocation = #_sourceLocation) async throws {
+        let result = try await announce(arguments)
+        #expect(result.status == 0, "announce \(arguments.joined(separator: " ")): \(result)", sourceLocation: sourceLocation)
+    }
+
+    /// The environment the processes of this runtime get, resolved.
+    func resolvedEnvironment() throws -> [String: String] { try Harness.environment(environment) }
 
     /// Starts `announce daemon --device DEVICE` (without `--device` when nil) in the background
     /// and returns once its socket answers a status request from that very process.
-    /// `environment` entries override the inherited ones (nil removes one).
+    /// `environment` entries override the runtime's (nil removes one).
     @discardableResult
-    func startDaemon(device: String?, arguments: [String] = [], environment: [String: String?] = [:],
+    func startDaemon(device: String?, arguments: [String] = [], environment extra: [String: String?] = [:],
                      timeout: Double = 15) async throws -> DaemonProcess {
         let index = lock.withLock { started.count }
-        let daemon = try DaemonProcess(runtime: path, arguments: (device.map { ["--device", $0] } ?? []) + arguments,
-                                       logPath: "\(path)/fg-daemon-\(index).log", environment: environment)
+        let daemon = try DaemonProcess(arguments: (device.map { ["--device", $0] } ?? []) + arguments,
+                                       logPath: "\(path)/fg-daemon-\(index).log",
+                                       environment: environment.merging(extra) { $1 })
         lock.withLock { started.append(daemon) }
+        do {
+            try await waitForDaemon(timeout: timeout, { $0 == daemon.pid }, unless: {
+                daemon.isRunning ? nil : "announce daemon exited (\(daemon.child.endDescription)) before answering"
+            })
+        } catch {
+            throw HarnessError("\(error); its log: \(daemon.log)")
+        }
+        return daemon
+    }
+
+    /// Waits until a daemon answers a status request on the socket with a pid that `accept`s;
+    /// returns that pid. Throws at the deadline, or as soon as `unless` gives a reason.
+    @discardableResult
+    func waitForDaemon(timeout: Double = 15, _ accept: @escaping @Sendable (pid_t) -> Bool,
+                       unless failure: () -> String? = { nil }) async throws -> pid_t {
         let deadline = monotonicNow() + timeout
         var backoff: UInt64 = 1_000_000
         while true {
-            if !daemon.isRunning {
-                throw HarnessError("announce daemon exited (\(daemon.process.terminationStatus)) before answering: \(daemon.log)")
-            }
-            if let client = try? SocketClient(path: socketPath),
-               let reply = try? await offPool({ try client.call(#"{"v":1,"op":"status"}"#) }),
-               reply.status?.pid == daemon.pid {
-                return daemon
+            if let reason = failure() { throw HarnessError(reason) }
+            if let client = try? client(),
+               let reply = try? await offPool({ try client.call(#"{"v":1,"op":"status"}"#, timeout: 5) }),
+               let pid = reply.status?.pid, accept(pid) {
+                return pid
             }
             guard monotonicNow() < deadline else {
-                throw HarnessError("announce daemon (pid \(daemon.pid)) did not answer on \(socketPath) within \(timeout) s: \(daemon.log)")
+                throw HarnessError("no daemon answered on \(socketPath) within \(timeout) s; daemon.log: \(daemonLogLines())")
             }
-            // Back off between connection attempts (the socket appears once it listens).
+            // Nothing to wait on before the socket exists: back off between connection attempts.
             try await Task.sleep(nanoseconds: backoff)
             backoff = min(backoff * 2, 50_000_000)
         }
@@ -365,7 +378,7 @@ final class DaemonRuntime: @unchecked Sendable {
     var lockPID: pid_t? { Harness.daemonPID(runtime: path) }
 
     /// `announce queue --json`, decoded.
-    func status(sourceLocation: SourceLocation = #_sourceLocation) async throws -> WireStatus {
+    func status() async throws -> WireStatus {
         let result = try await announce(["queue", "--json"])
         guard result.status == 0 else { throw HarnessError("announce queue --json failed: \(result)") }
         do {
@@ -478,7 +491,7 @@ enum Tones {
     private static let lock = NSLock()
     nonisolated(unsafe) private static var made: [String: String] = [:]
 
-    /// A mono 48 kHz 16-bit sine of `frequency` Hz lasting `seconds`, made once by sox.
+    /// A mono 48 kHz 16-bit sine of `frequency` Hz at -6 dBFS lasting `seconds`, made once by sox.
     static func clip(_ frequency: Int, seconds: Double = 0.3) throws -> String {
         let name = "tone-\(frequency)-\(Int(seconds * 1000))ms.wav"
         return try lock.withLock {
@@ -486,19 +499,7 @@ enum Tones {
             let dir = try Harness.workResult.get().appendingPathComponent("tones").path
             try FileManager.default.createDirectory(atPath: dir, withIntermediateDirectories: true)
             let path = dir + "/" + name
-            let sox = Process()
-            sox.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            sox.arguments = ["sox", "-n", "-r", "48000", "-c", "1", "-b", "16", path,
-                             "synth", String(seconds), "sine", String(frequency), "vol", "0.5"]
-            sox.standardInput = FileHandle.nullDevice
-            let errors = Pipe()
-            sox.standardError = errors
-            try sox.run()
-            let message = errors.fileHandleForReading.readDataToEndOfFile()
-            sox.waitUntilExit()
-            guard sox.terminationStatus == 0, FileManager.default.fileExists(atPath: path) else {
-                throw HarnessError("sox failed making \(name): \(String(decoding: message, as: UTF8.self))")
-            }
+            try Sox.tone(path, frequency: Double(frequency), seconds: seconds, channels: 1)
             made[name] = path
             return path
         }
@@ -514,7 +515,7 @@ enum Tones {
         }
         let pcm = PCM(format: format, channels: capture.channels, bytes: capture.data)
         let timeline = ToneAnalysis.timeline(pcm.channel(0), rate: Double(capture.sampleRate), tones: candidates)
-        return ToneAnalysis.order(timeline).map(\.tone)
+        return ToneAnalysis.segments(timeline).map(\.tone)
     }
 }
 

@@ -36,11 +36,6 @@ struct DaemonTests {
         return try #require(seen.last?.id)
     }
 
-    private func control(_ runtime: DaemonRuntime, _ command: String...,
-                         sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        let result = try await runtime.announce(command)
-        #expect(result.status == 0, "announce \(command.joined(separator: " ")): \(result)", sourceLocation: sourceLocation)
-    }
 
     // MARK: 1. queue order
 
@@ -52,7 +47,7 @@ struct DaemonTests {
             // The daemon's own device is another file: no item may land there.
             let unused = try Harness.capturePath("daemon-order-default")
             let daemon = try await runtime.startDaemon(device: Harness.fileDevice(unused))
-            try await control(runtime, "pause")
+            try await runtime.control("pause")
 
             let plan: [(tone: Int, priority: String)] = [
                 (200, "low"), (300, "normal"), (400, "high"), (500, "critical"), (600, "normal"), (700, "normal"),
@@ -75,7 +70,7 @@ struct DaemonTests {
             let idList = ids.map { "\"\($0)\"" }.joined(separator: ",")
             let reply = try await offPool { try waiter.call(#"{"v":1,"op":"wait","ids":[\#(idList)]}"#) }
             #expect(reply.ok && Set(reply.ids ?? []) == Set(ids), "wait: \(reply)")
-            try await control(runtime, "resume")
+            try await runtime.control("resume")
             let total = ids.count
             let events = try await offPool {
                 var count = 0
@@ -92,11 +87,10 @@ struct DaemonTests {
             // SIGTERM: a clean exit, and the capture is complete.
             daemon.signal(SIGTERM)
             #expect(await daemon.waitForExit(timeout: 10), "daemon did not exit on SIGTERM")
-            #expect(daemon.process.terminationReason == .exit && daemon.process.terminationStatus == 0, "\(daemon.log)")
+            #expect(daemon.exitStatus == 0, "\(daemon.child.endDescription): \(daemon.log)")
             let heard = try Tones.heardOrder(capture: capture, candidates: plan.map { Double($0.tone) })
             #expect(heard == expected.map(Double.init), "tones heard in the capture")
-            let stray = FileManager.default.fileExists(atPath: unused) ? try WAVCapture(path: unused).data.count : 0
-            #expect(stray == 0, "nothing may play on the daemon's own device")
+            #expect(try WAVCapture.audioBytes(atPath: unused) == 0, "nothing may play on the daemon's own device")
         }
     }
 
@@ -107,12 +101,12 @@ struct DaemonTests {
         try await withDaemonRuntime { runtime in
             let device = Harness.fileDevice(try Harness.capturePath("cancel"))
             try await runtime.startDaemon(device: device)
-            try await control(runtime, "pause")
+            try await runtime.control("pause")
             let events = try await runtime.subscribe()
             let clip = try Tones.clip(440)
             let play = background(runtime, ["play", clip])
             let id = try await queuedID(of: clip, on: events)
-            try await control(runtime, "cancel", id)
+            try await runtime.control("cancel", id)
             let result = try await play.value
             #expect(result.status == 75, "\(result)")
             #expect(result.stderrLines.count == 1 && result.stderr.contains("cancelled"), "\(result)")
@@ -129,7 +123,7 @@ struct DaemonTests {
         try await withDaemonRuntime { runtime in
             let device = Harness.fileDevice(try Harness.capturePath("replace"))
             try await runtime.startDaemon(device: device)
-            try await control(runtime, "pause")
+            try await runtime.control("pause")
             let events = try await runtime.subscribe()
             let older = try Tones.clip(440)
             let play = background(runtime, ["play", "--tag", "build", older])
@@ -149,7 +143,7 @@ struct DaemonTests {
         try await withDaemonRuntime { runtime in
             let capture = try Harness.capturePath("replace-several")
             try await runtime.startDaemon(device: Harness.fileDevice(try Harness.capturePath("replace-several-default")))
-            try await control(runtime, "pause")
+            try await runtime.control("pause")
             // An older message with the tag, waiting: the one to replace.
             let older = try await enqueue(runtime, ["--tag", "status", try Tones.clip(300)])
             let newer = try await enqueue(runtime, ["--tag", "status", "--replace", "-d", Harness.fileDevice(capture),
@@ -161,7 +155,7 @@ struct DaemonTests {
             let waiter = try runtime.client()
             let reply = try await offPool { try waiter.call(#"{"v":1,"op":"wait","ids":["\#(newer[0])","\#(newer[1])"]}"#) }
             #expect(reply.ok)
-            try await control(runtime, "resume")
+            try await runtime.control("resume")
             let finished = try await offPool {
                 var done = Set<String>()
                 return try waiter.events { event in
@@ -180,7 +174,7 @@ struct DaemonTests {
         try await withDaemonRuntime { runtime in
             let device = Harness.fileDevice(try Harness.capturePath("expire"))
             try await runtime.startDaemon(device: device)
-            try await control(runtime, "pause")
+            try await runtime.control("pause")
             // Bounded: a play that is never told its outcome must fail the test, not hang it.
             let result = try await runtime.announce(["play", "--expire", expire, try Tones.clip(440)], killAfter: 5)
             #expect(result.status == 75, "\(result) (killed by signal 9 = still waiting after 5 s)")
@@ -194,7 +188,7 @@ struct DaemonTests {
         try await withDaemonRuntime { runtime in
             let device = Harness.fileDevice(try Harness.capturePath("stop"))
             try await runtime.startDaemon(device: device)
-            try await control(runtime, "pause")
+            try await runtime.control("pause")
             let events = try await runtime.subscribe()
             let clips = [try Tones.clip(440), try Tones.clip(550), try Tones.clip(660)]
             var plays: [Task<Outcome, any Error>] = []
@@ -202,7 +196,7 @@ struct DaemonTests {
                 plays.append(background(runtime, ["play", clip]))
                 _ = try await queuedID(of: clip, on: events)
             }
-            try await control(runtime, "stop")
+            try await runtime.control("stop")
             for play in plays {
                 let result = try await play.value
                 #expect(result.status == 75, "\(result)")
@@ -218,7 +212,7 @@ struct DaemonTests {
         try await withDaemonRuntime { runtime in
             let device = Harness.fileDevice(try Harness.capturePath("nowait"))
             try await runtime.startDaemon(device: device)
-            try await control(runtime, "pause")
+            try await runtime.control("pause")
             let result = try await runtime.announce(["play", "--no-wait", try Tones.clip(440)])
             #expect(result.status == 0 && result.stderr.isEmpty, "\(result)")
             let printed = ids(result)
@@ -257,16 +251,16 @@ struct DaemonTests {
         try await withDaemonRuntime { runtime in
             let device = Harness.fileDevice(try Harness.capturePath("concurrent"))
             try await runtime.startDaemon(device: device)
-            try await control(runtime, "pause")
+            try await runtime.control("pause")
             let clips = try (0..<10).map { try Tones.clip(1000 + 100 * $0, seconds: 0.05) }
-            let started = monotonicNow()
-            let results = try await withThrowingTaskGroup(of: Outcome.self) { group in
-                for _ in 0..<100 {
-                    group.addTask { try await runtime.announce(["play", "--no-wait"] + clips) }
+            let results = try await HeavyLoad.exclusively {
+                try await withThrowingTaskGroup(of: Outcome.self) { group in
+                    for _ in 0..<100 {
+                        group.addTask { try await runtime.announce(["play", "--no-wait"] + clips) }
+                    }
+                    return try await group.reduce(into: [Outcome]()) { $0.append($1) }
                 }
-                return try await group.reduce(into: [Outcome]()) { $0.append($1) }
             }
-            let elapsed = monotonicNow() - started
             let failures = results.filter { $0.status != 0 }
             #expect(failures.isEmpty, "\(failures.count) clients failed, e.g. \(failures.first.map(\.description) ?? "")")
             let perClient = results.map(ids)
@@ -289,7 +283,6 @@ struct DaemonTests {
             let spool = runtime.spoolEntries()
             #expect(spool.count == 1000, "spool has \(spool.count) entries")
             #expect(Set(spool) == Set(all.map { $0 + ".json" }))
-            print("100 concurrent clients enqueued 1000 items in \(Int(elapsed * 1000)) ms")
         }
     }
 
@@ -301,7 +294,7 @@ struct DaemonTests {
             let capture = try Harness.capturePath("crash")
             let device = Harness.fileDevice(capture)
             let first = try await runtime.startDaemon(device: device)
-            try await control(runtime, "pause")
+            try await runtime.control("pause")
             let priorities = ["normal", "low", "high", "normal", "critical"]
             var ids: [String] = []
             for index in 0..<20 {
@@ -314,7 +307,7 @@ struct DaemonTests {
 
             first.signal(SIGKILL)
             #expect(await first.waitForExit(timeout: 10))
-            #expect(first.process.terminationReason == .uncaughtSignal)
+            #expect(first.terminatingSignal == SIGKILL, "\(first.child.endDescription)")
             #expect(runtime.spoolEntries().count == 20)
 
             let second = try await runtime.startDaemon(device: device)
@@ -332,7 +325,7 @@ struct DaemonTests {
             let capture = try Harness.capturePath("crash-order")
             let device = Harness.fileDevice(capture)
             let first = try await runtime.startDaemon(device: device)
-            try await control(runtime, "pause")
+            try await runtime.control("pause")
             let priorities = ["normal", "low", "high", "normal", "critical"]
             let tones = (0..<20).map { 300 + 100 * $0 }
             var toneOf: [String: Int] = [:]
@@ -346,15 +339,16 @@ struct DaemonTests {
             first.signal(SIGKILL)
             #expect(await first.waitForExit(timeout: 10))
 
-            // The restarted daemon may start playing at once (nothing says it is paused):
-            // wait for the 20 outcomes over the protocol, including any already final.
+            // The restarted daemon is still paused (the pause is spooled too): wait for the 20
+            // outcomes over the protocol, then let it play.
             let unused = try Harness.capturePath("crash-order-default")
             let second = try await runtime.startDaemon(device: Harness.fileDevice(unused))
+            #expect(try await runtime.status().paused, "a paused queue must stay paused after a crash")
             let waiter = try runtime.client()
             let idList = before.map { "\"\($0)\"" }.joined(separator: ",")
             let reply = try await offPool { try waiter.call(#"{"v":1,"op":"wait","ids":[\#(idList)]}"#) }
             #expect(reply.ok && (reply.unknown ?? []).isEmpty && Set(reply.ids ?? []) == Set(before), "wait: \(reply)")
-            if try await runtime.status().paused { try await control(runtime, "resume") }
+            try await runtime.control("resume")
             let finished = try await offPool {
                 var done = Set<String>()
                 return try waiter.events { event in
@@ -376,7 +370,7 @@ struct DaemonTests {
         try await withDaemonRuntime { runtime in
             let device = Harness.fileDevice(try Harness.capturePath("survive"))
             let first = try await runtime.startDaemon(device: device)
-            try await control(runtime, "pause")
+            try await runtime.control("pause")
             let events = try await runtime.subscribe()
             let clip = try Tones.clip(440)
             let play = background(runtime, ["play", "--json", "-d", device, clip])
@@ -389,22 +383,15 @@ struct DaemonTests {
             #expect(await first.waitForExit(timeout: 10))
             // The client reconnects and so starts a daemon by itself (daemon.log); events ends.
             _ = try? await offPool { try events.events { _ in false } }
-            let result = try await {
-                // Resume whichever daemon answers now (the restarted one), then the play ends.
-                let deadline = monotonicNow() + 15
-                while true {
-                    if let client = try? runtime.client(),
-                       let reply = try? await offPool({ try client.call(#"{"v":1,"op":"status"}"#) }),
-                       let pid = reply.status?.pid, pid != first.pid { break }
-                    guard monotonicNow() < deadline else {
-                        let play = try? await play.value
-                        throw HarnessError("no daemon came back; the play: \(play.map(\.description) ?? "-"); daemon.log: \(runtime.daemonLogLines())")
-                    }
-                    try await Task.sleep(nanoseconds: 5_000_000)
-                }
-                try await control(runtime, "resume")
-                return try await play.value
-            }()
+            // Resume whichever daemon answers now (the restarted one), then the play ends.
+            do {
+                try await runtime.waitForDaemon { $0 != first.pid }
+            } catch {
+                let play = try? await play.value
+                throw HarnessError("\(error); the play: \(play.map(\.description) ?? "-")")
+            }
+            try await runtime.control("resume")
+            let result = try await play.value
             #expect(result.status == 0, "\(result)")
             let event = try? JSONDecoder().decode(WireEvent.self, from: Data(result.stdout.utf8))
             #expect(event?.id == id && event?.outcome?.kind == "played", "\(result)")
@@ -422,11 +409,13 @@ struct DaemonTests {
             let device = Harness.fileDevice(try Harness.capturePath("autostart"))
             let clip = try Tones.clip(440, seconds: 0.05)
             #expect(!runtime.daemonLockHeld)
-            let results = try await withThrowingTaskGroup(of: Outcome.self) { group in
-                for _ in 0..<50 {
-                    group.addTask { try await runtime.announce(["play", "--no-wait", "-d", device, clip]) }
+            let results = try await HeavyLoad.exclusively {
+                try await withThrowingTaskGroup(of: Outcome.self) { group in
+                    for _ in 0..<50 {
+                        group.addTask { try await runtime.announce(["play", "--no-wait", "-d", device, clip]) }
+                    }
+                    return try await group.reduce(into: [Outcome]()) { $0.append($1) }
                 }
-                return try await group.reduce(into: [Outcome]()) { $0.append($1) }
             }
             let failures = results.filter { $0.status != 0 }
             #expect(failures.isEmpty, "\(failures.count) failed, e.g. \(failures.first.map(\.description) ?? "")")
@@ -585,7 +574,7 @@ struct DaemonTests {
     func badFileAmongGoodOnes() async throws {
         try await withDaemonRuntime { runtime in
             try await runtime.startDaemon(device: Harness.fileDevice(try Harness.capturePath("bad-among")))
-            try await control(runtime, "pause")
+            try await runtime.control("pause")
             let result = try await runtime.announce(["play", "--no-wait", try Tones.clip(440), "/nonexistent.wav"])
             #expect(result.status == 66, "\(result)")
             #expect(result.stdout.isEmpty)

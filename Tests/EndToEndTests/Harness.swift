@@ -48,9 +48,9 @@ enum Harness {
         }
         scratchToRemove = dir.path
         atexit {
-            if let path = Harness.scratchToRemove, let pid = Harness.daemonPID(runtime: path + "/runtime") { kill(pid, SIGTERM) }
-            guard let path = Harness.scratchToRemove,
-                  ProcessInfo.processInfo.environment["ANNOUNCE_E2E_KEEP"] != "1" else { return }
+            guard let path = Harness.scratchToRemove else { return }
+            Harness.stopSharedDaemon(runtime: path + "/runtime")
+            guard ProcessInfo.processInfo.environment["ANNOUNCE_E2E_KEEP"] != "1" else { return }
             try? FileManager.default.removeItem(atPath: path)
         }
         return .success(dir)
@@ -63,6 +63,27 @@ enum Harness {
         let path = try workResult.get().appendingPathComponent("runtime").path
         if mkdir(path, 0o700) != 0 && errno != EEXIST { throw HarnessError("cannot create \(path)") }
         return path
+    }
+
+    /// Stops the daemon that holds `runtime`/daemon.lock, if one does (SIGTERM, SIGKILL after 5 s),
+    /// and returns once it released the lock: the scratch directory is removed after it, and a
+    /// daemon still writing its outcome files would leave some behind.
+    static func stopSharedDaemon(runtime: String) {
+        let fd = open(runtime + "/daemon.lock", O_RDWR | O_CLOEXEC)
+        guard fd >= 0 else { return }
+        defer { close(fd) }
+        // Free: no daemon runs (and the pid in the file may belong to someone else by now).
+        guard flock(fd, LOCK_EX | LOCK_NB) != 0, let pid = daemonPID(runtime: runtime) else { return }
+        let released = DispatchSemaphore(value: 0)
+        Thread {
+            while flock(fd, LOCK_EX) != 0 && errno == EINTR {}
+            released.signal()
+        }.start()
+        kill(pid, SIGTERM)
+        if released.wait(timeout: .now() + 5) == .timedOut {
+            kill(pid, SIGKILL)
+            _ = released.wait(timeout: .now() + 5)
+        }
     }
 
     /// The pid a daemon wrote into its lock file in `runtime`, if one ran.
@@ -80,25 +101,18 @@ enum Harness {
         }
         let dir = work.appendingPathComponent("fixtures")
         let script = repoRoot.appendingPathComponent("tests/make-fixtures.sh").path
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/bin/bash")
-        process.arguments = [script, dir.path]
-        let log = work.appendingPathComponent("make-fixtures.log")
-        _ = FileManager.default.createFile(atPath: log.path, contents: nil)
+        let log = work.appendingPathComponent("make-fixtures.log").path
+        let status: Int32?
         do {
-            let handle = try FileHandle(forWritingTo: log)
-            defer { try? handle.close() }
-            process.standardOutput = handle
-            process.standardError = handle
-            process.standardInput = FileHandle.nullDevice
-            try process.run()
-            process.waitUntilExit()
+            status = try ChildProcess("make-fixtures.sh", ["/bin/bash", script, dir.path],
+                                      environment: ProcessInfo.processInfo.environment, stdout: log, stderr: log)
+                .waitForExit(timeout: 600)
         } catch {
             return .failure(HarnessError("cannot run \(script): \(error)"))
         }
-        guard process.terminationReason == .exit, process.terminationStatus == 0 else {
-            let output = (try? String(contentsOf: log, encoding: .utf8)) ?? ""
-            return .failure(HarnessError("\(script) failed (status \(process.terminationStatus)):\n\(output)"))
+        guard status == 0 else {
+            let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
+            return .failure(HarnessError("\(script) failed (\(status.map { "status \($0)" } ?? "no exit within 600 s")):\n\(output)"))
         }
         chmod(dir.path, 0o755)
         chmod(dir.appendingPathComponent("bad").path, 0o755)
@@ -143,6 +157,19 @@ enum Harness {
     static var noConfigHome: String {
         ((try? workResult.get().path) ?? "/nonexistent") + "/no-config-home"
     }
+
+    /// The environment of every process a test starts: this process's without ANNOUNCE_LOG, the
+    /// shared runtime directory, no user config; then `overrides` (a nil value removes a variable).
+    static func environment(_ overrides: [String: String?] = [:]) throws -> [String: String] {
+        var env = ProcessInfo.processInfo.environment
+        env.removeValue(forKey: "ANNOUNCE_LOG")
+        // One daemon for this test process, in its own runtime directory, stopped at exit.
+        env["ANNOUNCE_RUNTIME_DIR"] = try sharedRuntimeDirectory()
+        // Hermetic: the user's own config file (quiet hours, device) must not reach the tests.
+        env["XDG_CONFIG_HOME"] = noConfigHome
+        for (key, value) in overrides { env[key] = value }
+        return env
+    }
 }
 
 /// How a process ended and what it printed.
@@ -170,96 +197,42 @@ enum Runner {
     /// Longest any single command may take; clips are about a second and the file device is not paced.
     static let timeoutSeconds = 30.0
 
-    /// Runs `executable` with `arguments`, stdin from /dev/null, stdout and stderr to files
-    /// (so stderr is never a TTY). `environment` entries override the inherited ones; a nil
-    /// value removes the variable. ANNOUNCE_LOG is never inherited.
+    /// Runs `executable` with `arguments` (a ChildProcess: stdin from /dev/null, stdout and stderr
+    /// to files, so stderr is never a TTY) in `Harness.environment(environment)`.
+    /// After `killAfter` seconds it is killed and the outcome says "killed by signal 9" (for a
+    /// command that might hang); without it, a command still running after `timeoutSeconds` is a
+    /// harness error.
     static func run(_ executable: String, _ arguments: [String],
-                    environment: [String: String?] = [:]) async throws -> Outcome {
-        var env = ProcessInfo.processInfo.environment
-        env.removeValue(forKey: "ANNOUNCE_LOG")
+                    environment: [String: String?] = [:], killAfter: Double? = nil) async throws -> Outcome {
+        let env = try Harness.environment(environment)
         let work = try Harness.workResult.get()
-        // One daemon for this test process, in its own runtime directory, stopped at exit.
-        env["ANNOUNCE_RUNTIME_DIR"] = try Harness.sharedRuntimeDirectory()
-        // Hermetic: the user's own config file (quiet hours, device) must not reach the tests.
-        env["XDG_CONFIG_HOME"] = Harness.noConfigHome
-        for (key, value) in environment { env[key] = value }
-
         let id = UUID().uuidString
-        let outURL = work.appendingPathComponent("captures/\(id).stdout")
-        let errURL = work.appendingPathComponent("captures/\(id).stderr")
-        _ = FileManager.default.createFile(atPath: outURL.path, contents: nil)
-        _ = FileManager.default.createFile(atPath: errURL.path, contents: nil)
+        let outPath = work.appendingPathComponent("captures/\(id).stdout").path
+        let errPath = work.appendingPathComponent("captures/\(id).stderr").path
         defer {
-            try? FileManager.default.removeItem(at: outURL)
-            try? FileManager.default.removeItem(at: errURL)
+            unlink(outPath)
+            unlink(errPath)
         }
-        let outHandle = try FileHandle(forWritingTo: outURL)
-        let errHandle = try FileHandle(forWritingTo: errURL)
-
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.environment = env
-        process.standardInput = FileHandle.nullDevice
-        process.standardOutput = outHandle
-        process.standardError = errHandle
-
-        let state = RunState()
-        await withCheckedContinuation { (continuation: CheckedContinuation<Void, Never>) in
-            process.terminationHandler = { _ in
-                state.finished = true
-                continuation.resume()
-            }
-            do {
-                try process.run()
-            } catch {
-                process.terminationHandler = nil
-                state.launchError = "\(error)"
-                continuation.resume()
-                return
-            }
-            let pid = process.processIdentifier
-            DispatchQueue.global().asyncAfter(deadline: .now() + timeoutSeconds) {
-                guard !state.finished else { return }
-                state.fired = true
-                kill(pid, SIGKILL)
-            }
+        let child = try ChildProcess((executable as NSString).lastPathComponent, [executable] + arguments,
+                                     environment: env, stdout: outPath, stderr: errPath)
+        let limit = killAfter ?? timeoutSeconds
+        let finished = await child.exited(within: limit)
+        if !finished {
+            child.signal(SIGKILL)
+            _ = await child.exited(within: 10)
         }
-        try? outHandle.close()
-        try? errHandle.close()
-        if let launchError = state.launchError {
-            throw HarnessError("cannot run \(executable): \(launchError)")
+        let stdout = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "<not UTF-8>"
+        let stderr = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "<not UTF-8>"
+        if !finished && killAfter == nil {
+            throw HarnessError("`\(([executable] + arguments).joined(separator: " "))` did not finish within \(Int(limit)) s; killed. stderr: \(stderr)")
         }
-        let stdout = (try? String(contentsOf: outURL, encoding: .utf8)) ?? "<not UTF-8>"
-        let stderr = (try? String(contentsOf: errURL, encoding: .utf8)) ?? "<not UTF-8>"
-        if state.fired {
-            throw HarnessError("`\(([executable] + arguments).joined(separator: " "))` did not finish within \(Int(timeoutSeconds)) s; killed. stderr: \(stderr)")
-        }
-        let signalled = process.terminationReason == .uncaughtSignal
-        return Outcome(status: process.terminationStatus, signal: signalled ? process.terminationStatus : nil,
-                       stdout: stdout, stderr: stderr)
+        let signal = child.terminatingSignal
+        return Outcome(status: child.exitStatus ?? signal.map { 128 + $0 } ?? -1, signal: signal, stdout: stdout, stderr: stderr)
     }
 
     /// `announce ARGS...`.
-    static func announce(_ arguments: [String], environment: [String: String?] = [:]) async throws -> Outcome {
-        try await run(Harness.binary(), arguments, environment: environment)
-    }
-}
-
-/// A few flags shared between the waiting task and the timeout.
-private final class RunState: @unchecked Sendable {
-    private let lock = NSLock()
-    private var _finished = false, _fired = false, _launchError: String?
-    var finished: Bool {
-        get { lock.withLock { _finished } }
-        set { lock.withLock { _finished = newValue } }
-    }
-    var fired: Bool {
-        get { lock.withLock { _fired } }
-        set { lock.withLock { _fired = newValue } }
-    }
-    var launchError: String? {
-        get { lock.withLock { _launchError } }
-        set { lock.withLock { _launchError = newValue } }
+    static func announce(_ arguments: [String], environment: [String: String?] = [:],
+                         killAfter: Double? = nil) async throws -> Outcome {
+        try await run(Harness.binary(), arguments, environment: environment, killAfter: killAfter)
     }
 }

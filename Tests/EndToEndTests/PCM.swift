@@ -20,6 +20,15 @@ enum SampleFormat: String, Sendable, CaseIterable {
     var lsb: Double { self == .float32 ? 0 : 1 / scale }
 
     /// The raw reference file extension for this format (`s16`, `s32`, `f32`).
+    var referenceExtension: String {
+        switch self {
+        case .int16: "s16"
+        case .int32: "s32"
+        case .float32: "f32"
+        }
+    }
+
+    /// The format of a raw reference file extension (`s16`, `s32`, `f32`).
     init?(referenceExtension: String) {
         switch referenceExtension {
         case "s16": self = .int16
@@ -156,6 +165,11 @@ struct WAVCapture: Sendable {
             offset += 8 + size + (size & 1)
         }
         throw HarnessError("capture \(path) has no data chunk")
+    }
+
+    /// Bytes of audio in the capture at `path`; 0 when the device was never opened (no file).
+    static func audioBytes(atPath path: String) throws -> Int {
+        FileManager.default.fileExists(atPath: path) ? try WAVCapture(path: path).data.count : 0
     }
 }
 

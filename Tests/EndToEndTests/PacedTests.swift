@@ -28,6 +28,11 @@ import Testing
 /// - Measurement error: lengths come from samples, not from timers, so scheduling jitter does not
 ///   enter them; each edge is within one 5 ms window, and the 50 ms fade-in of a resume loses its
 ///   first ~3 ms (below the detection threshold).
+/// - Where a preemption must land at a given point of A (the 80% rule, restart), B is queued over
+///   the socket as soon as A starts, with `at` = A's `started` time + an offset: the daemon's own
+///   timer preempts, not the start-up of a client process (20–400 ms on a loaded machine, which
+///   pushed the 80% test's preemption past A's end). Where only the order and lengths matter, B
+///   is `announce play` started after a sleep, and that sleep is the preemption point.
 @Suite("Paced device: preemption as heard", .serialized, PacedAudioTrait(), .timeLimit(.minutes(2)))
 struct PacedTests {
     typealias Tone = PacedClips
@@ -47,118 +52,117 @@ struct PacedTests {
 
     @Test("a higher priority cuts in at once; the preempted clip resumes where it was heard")
     func preemptAndResume() async throws {
-        let session = try PacedSession("preempt-resume")
-        defer { session.close() }
-        try await session.start()
-        let clips = session.paced.clips
-        try session.startRecording()
-        let a = session.launch(["play", clips.a3])
-        let startedA = try await session.waitForEvent("A's started event") { $0.kind == "started" && $0.path == clips.a3 }
-        try await Task.sleep(for: .seconds(1))  // the preemption point: about 1 s of A heard
-        let b = session.launch(["play", clips.b, "--priority", "high"])
-        let outcomeA = try await a.value, outcomeB = try await b.value
-        let segments = PacedAnalysis.segments(try await session.stopRecording())
+        try await withPacedSession("preempt-resume") { session in
+            try await session.start()
+            let clips = session.paced.clips
+            try session.startRecording()
+            let a = session.launch(["play", clips.a3])
+            let startedA = try await session.waitForEvent("A's started event") { $0.event == "started" && $0.path == clips.a3 }
+            try await Task.sleep(for: .seconds(1))  // the preemption point: about 1 s of A heard
+            let b = session.launch(["play", clips.b, "--priority", "high"])
+            let outcomeA = try await a.value, outcomeB = try await b.value
+            let segments = PacedAnalysis.segments(try await session.stopRecording())
 
-        expectExit(outcomeA, 0, "A (preempted, resumed)")
-        expectExit(outcomeB, 0, "B (high)")
-        try expectOrder(segments, [Tone.aTone, Tone.bTone, Tone.aTone], session)
-        let (first, bRun, rest) = (segments[0], segments[1], segments[2])
-        let queuedB = try #require(session.event("queued", path: clips.b), "no queued event for B")
-        let interruption = try #require(session.event("interruption-began", path: clips.a3), "no interruption-began for A")
-        let claimedHeard = try #require(interruption.heard, "interruption-began without heard: \(interruption)")
+            expectExit(outcomeA, 0, "A (preempted, resumed)")
+            expectExit(outcomeB, 0, "B (high)")
+            try expectOrder(segments, [Tone.aTone, Tone.bTone, Tone.aTone], session)
+            let (first, bRun, rest) = (segments[0], segments[1], segments[2])
+            let queuedB = try #require(session.event("queued", path: clips.b), "no queued event for B")
+            let interruption = try #require(session.event("interruption-began", path: clips.a3), "no interruption-began for A")
+            let claimedHeard = try #require(interruption.heard, "interruption-began without heard: \(interruption)")
 
-        let gap = bRun.start - first.end
-        let total = first.length + rest.length
-        let latency = (bRun.start - first.start) - (queuedB.time - startedA.time)
-        PacedAudio.report("paced preempt-resume: A \(PacedAnalysis.ms(first.length)) (daemon: heard \(PacedAnalysis.ms(claimedHeard))),"
-              + " gap \(PacedAnalysis.ms(gap)), B \(PacedAnalysis.ms(bRun.length)), A again \(PacedAnalysis.ms(rest.length)),"
-              + " A total \(PacedAnalysis.ms(total)), preemption latency \(PacedAnalysis.ms(latency)); \(segments)")
+            let gap = bRun.start - first.end
+            let total = first.length + rest.length
+            let latency = (bRun.start - first.start) - (queuedB.time - startedA.time)
+            PacedAudio.report("paced preempt-resume: A \(PacedAnalysis.ms(first.length)) (daemon: heard \(PacedAnalysis.ms(claimedHeard))),"
+                  + " gap \(PacedAnalysis.ms(gap)), B \(PacedAnalysis.ms(bRun.length)), A again \(PacedAnalysis.ms(rest.length)),"
+                  + " A total \(PacedAnalysis.ms(total)), preemption latency \(PacedAnalysis.ms(latency)); \(segments)")
 
-        #expect(abs(bRun.length - 0.5) <= 0.040, "B lasted \(PacedAnalysis.ms(bRun.length)), not 500 ± 40 ms: \(segments)")
-        #expect(abs(total - 3.0) <= 0.040,
-                "A was heard for \(PacedAnalysis.ms(total)) in all, not 3000 ± 40 ms: \(total < 3 ? "skipped" : "replayed") audio at the resume: \(segments)")
-        #expect(abs(first.length - claimedHeard) <= 0.030,
-                "A sounded for \(PacedAnalysis.ms(first.length)) before B, but the daemon says \(PacedAnalysis.ms(claimedHeard)) was heard: the resume point is not what was heard")
-        #expect(gap <= 0.060, "\(PacedAnalysis.ms(gap)) between A's end and B's start: \(segments)")
-        #expect(latency <= 0.040,
-                "B was heard \(PacedAnalysis.ms(latency)) later than an immediate preemption (A's buffer was played out first?): \(segments); \(session.allEvents())")
+            #expect(abs(bRun.length - 0.5) <= 0.040, "B lasted \(PacedAnalysis.ms(bRun.length)), not 500 ± 40 ms: \(segments)")
+            #expect(abs(total - 3.0) <= 0.040,
+                    "A was heard for \(PacedAnalysis.ms(total)) in all, not 3000 ± 40 ms: \(total < 3 ? "skipped" : "replayed") audio at the resume: \(segments)")
+            #expect(abs(first.length - claimedHeard) <= 0.030,
+                    "A sounded for \(PacedAnalysis.ms(first.length)) before B, but the daemon says \(PacedAnalysis.ms(claimedHeard)) was heard: the resume point is not what was heard")
+            #expect(gap <= 0.060, "\(PacedAnalysis.ms(gap)) between A's end and B's start: \(segments)")
+            #expect(latency <= 0.040,
+                    "B was heard \(PacedAnalysis.ms(latency)) later than an immediate preemption (A's buffer was played out first?): \(segments); \(session.allEvents())")
+        }
     }
 
     @Test("80% rule: a clip preempted after 85% was heard is dropped, not resumed")
     func dropAfterMostHeard() async throws {
-        let session = try PacedSession("drop-after")
-        defer { session.close() }
-        try await session.start()
-        let clips = session.paced.clips
-        try session.startRecording()
-        let a = session.launch(["play", clips.a2])
-        _ = try await session.waitForEvent("A's started event") { $0.kind == "started" && $0.path == clips.a2 }
-        // B reaches the daemon 20–180 ms after the sleep (a debug client starting; seen 1.74–1.75 s
-        // heard), so the preemption lands at 82–90% of 2.0 s: over the 80% line, before the end.
-        try await Task.sleep(for: .seconds(1.62))
-        let b = session.launch(["play", clips.b, "--priority", "high"])
-        let outcomeA = try await a.value, outcomeB = try await b.value
-        let segments = PacedAnalysis.segments(try await session.stopRecording())
-        PacedAudio.report("paced drop-after: \(segments); A: \(outcomeA.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
+        try await withPacedSession("drop-after") { session in
+            try await session.start()
+            let clips = session.paced.clips
+            try session.startRecording()
+            let a = session.launch(["play", clips.a2])
+            let startedA = try await session.waitForEvent("A's started event") { $0.event == "started" && $0.path == clips.a2 }
+            // The preemption point: B eligible `dropOffset` s after A's start on the daemon's clock,
+            // ~89% of A heard: over the 80% line and before the end, with room either side.
+            let b = try await session.schedule(clips.b, priority: "high", at: startedA.time + Self.dropOffset)
+            let outcomeA = try await a.value, finishedB = try await b.value
+            let segments = PacedAnalysis.segments(try await session.stopRecording())
+            PacedAudio.report("paced drop-after: \(segments); A: \(outcomeA.stderr.trimmingCharacters(in: .whitespacesAndNewlines))")
 
-        expectExit(outcomeA, 75, "A (preempted after 85% heard: dropped)")
-        #expect(outcomeA.stderr.contains("dropped"), "A's reason: \(outcomeA.stderr.debugDescription)")
-        expectExit(outcomeB, 0, "B (high)")
-        // Nothing of A after B: the tail recorded after both clients exited holds no 440 Hz either.
-        try expectOrder(segments, [Tone.aTone, Tone.bTone], session)
-        #expect((1.6...1.95).contains(segments[0].length),
-                "A sounded \(PacedAnalysis.ms(segments[0].length)) before B; the test meant to preempt it at ~1.7 s (over 80%, before the end)")
-        #expect(abs(segments[1].length - 0.5) <= 0.040, "B lasted \(PacedAnalysis.ms(segments[1].length))")
-        let finished = session.event("finished", path: clips.a2)
-        #expect(finished?.outcome == "dropped", "A's finished event: \(String(describing: finished))")
+            expectExit(outcomeA, 75, "A (preempted after 85% heard: dropped)")
+            #expect(outcomeA.stderr.contains("dropped"), "A's reason: \(outcomeA.stderr.debugDescription)")
+            #expect(finishedB.outcome?.kind == "played", "B (high): \(finishedB)")
+            // Nothing of A after B: the tail recorded after both items ended holds no 440 Hz either.
+            try expectOrder(segments, [Tone.aTone, Tone.bTone], session)
+            #expect((1.6...1.95).contains(segments[0].length),
+                    "A sounded \(PacedAnalysis.ms(segments[0].length)) before B; the test meant to preempt it at ~1.78 s (over 80%, before the end)")
+            #expect(abs(segments[1].length - 0.5) <= 0.040, "B lasted \(PacedAnalysis.ms(segments[1].length))")
+            let finished = session.event("finished", path: clips.a2)
+            #expect(finished?.outcome?.kind == "dropped", "A's finished event: \(String(describing: finished))")
+        }
     }
 
     @Test("--on-interrupt restart: the preempted clip plays again from its start")
     func restartOnInterrupt() async throws {
-        let session = try PacedSession("restart")
-        defer { session.close() }
-        try await session.start()
-        let clips = session.paced.clips
-        try session.startRecording()
-        let a = session.launch(["play", clips.a3, "--on-interrupt", "restart"])
-        _ = try await session.waitForEvent("A's started event") { $0.kind == "started" && $0.path == clips.a3 }
-        try await Task.sleep(for: .seconds(1))
-        let b = session.launch(["play", clips.b, "--priority", "high"])
-        let outcomeA = try await a.value, outcomeB = try await b.value
-        let segments = PacedAnalysis.segments(try await session.stopRecording())
-        PacedAudio.report("paced restart: \(segments)")
+        try await withPacedSession("restart") { session in
+            try await session.start()
+            let clips = session.paced.clips
+            try session.startRecording()
+            let a = session.launch(["play", clips.a3, "--on-interrupt", "restart"])
+            let startedA = try await session.waitForEvent("A's started event") { $0.event == "started" && $0.path == clips.a3 }
+            // The preemption point: ~1.1 s of A heard.
+            let b = try await session.schedule(clips.b, priority: "high", at: startedA.time + Self.restartOffset)
+            let outcomeA = try await a.value, finishedB = try await b.value
+            let segments = PacedAnalysis.segments(try await session.stopRecording())
+            PacedAudio.report("paced restart: \(segments)")
 
-        expectExit(outcomeA, 0, "A (preempted, restarted)")
-        expectExit(outcomeB, 0, "B (high)")
-        try expectOrder(segments, [Tone.aTone, Tone.bTone, Tone.aTone], session)
-        #expect((0.9...1.3).contains(segments[0].length), "A sounded \(PacedAnalysis.ms(segments[0].length)) before B, not ~1 s")
-        #expect(abs(segments[1].length - 0.5) <= 0.040, "B lasted \(PacedAnalysis.ms(segments[1].length))")
-        // The whole clip again (a resume would leave ~2.0 s).
-        #expect(abs(segments[2].length - 3.0) <= 0.040,
-                "A's second play lasted \(PacedAnalysis.ms(segments[2].length)), not the whole 3000 ± 40 ms: \(segments)")
+            expectExit(outcomeA, 0, "A (preempted, restarted)")
+            #expect(finishedB.outcome?.kind == "played", "B (high): \(finishedB)")
+            try expectOrder(segments, [Tone.aTone, Tone.bTone, Tone.aTone], session)
+            #expect((0.9...1.3).contains(segments[0].length), "A sounded \(PacedAnalysis.ms(segments[0].length)) before B, not ~1.1 s")
+            #expect(abs(segments[1].length - 0.5) <= 0.040, "B lasted \(PacedAnalysis.ms(segments[1].length))")
+            // The whole clip again (a resume would leave ~1.9 s).
+            #expect(abs(segments[2].length - 3.0) <= 0.040,
+                    "A's second play lasted \(PacedAnalysis.ms(segments[2].length)), not the whole 3000 ± 40 ms: \(segments)")
+        }
     }
 
     @Test("equal priority never interrupts: the second clip waits for the first to end")
     func equalPriorityWaits() async throws {
-        let session = try PacedSession("equal-priority")
-        defer { session.close() }
-        try await session.start()
-        let clips = session.paced.clips
-        try session.startRecording()
-        let a = session.launch(["play", clips.a3])
-        _ = try await session.waitForEvent("A's started event") { $0.kind == "started" && $0.path == clips.a3 }
-        try await Task.sleep(for: .seconds(1))
-        let c = session.launch(["play", clips.c])
-        let outcomeA = try await a.value, outcomeC = try await c.value
-        let segments = PacedAnalysis.segments(try await session.stopRecording())
-        PacedAudio.report("paced equal-priority: \(segments)")
+        try await withPacedSession("equal-priority") { session in
+            try await session.start()
+            let clips = session.paced.clips
+            try session.startRecording()
+            let a = session.launch(["play", clips.a3])
+            _ = try await session.waitForEvent("A's started event") { $0.event == "started" && $0.path == clips.a3 }
+            try await Task.sleep(for: .seconds(1))  // C arrives while A plays
+            let c = session.launch(["play", clips.c])
+            let outcomeA = try await a.value, outcomeC = try await c.value
+            let segments = PacedAnalysis.segments(try await session.stopRecording())
+            PacedAudio.report("paced equal-priority: \(segments)")
 
-        expectExit(outcomeA, 0, "A (normal, first)")
-        expectExit(outcomeC, 0, "C (normal, queued)")
-        try expectOrder(segments, [Tone.aTone, Tone.cTone], session)
-        #expect(abs(segments[0].length - 3.0) <= 0.040, "A lasted \(PacedAnalysis.ms(segments[0].length)), not 3000 ± 40 ms in one go")
-        #expect(abs(segments[1].length - 0.5) <= 0.040, "C lasted \(PacedAnalysis.ms(segments[1].length))")
-        #expect(!session.allEvents().contains { $0.kind == "interruption-began" }, "\(session.allEvents())")
+            expectExit(outcomeA, 0, "A (normal, first)")
+            expectExit(outcomeC, 0, "C (normal, queued)")
+            try expectOrder(segments, [Tone.aTone, Tone.cTone], session)
+            #expect(abs(segments[0].length - 3.0) <= 0.040, "A lasted \(PacedAnalysis.ms(segments[0].length)), not 3000 ± 40 ms in one go")
+            #expect(abs(segments[1].length - 0.5) <= 0.040, "C lasted \(PacedAnalysis.ms(segments[1].length))")
+            #expect(!session.allEvents().contains { $0.event == "interruption-began" }, "\(session.allEvents())")
+        }
     }
 
     /// Desktop citizenship: announce's streams carry media.role=announce, so PulseAudio's
@@ -167,44 +171,48 @@ struct PacedTests {
     /// restores it after. Without the role the music stays at its level (0 dB difference).
     @Test("streams carry media.role=announce: the desktop's role ducking lowers music meanwhile")
     func desktopRoleDucking() async throws {
-        let session = try PacedSession("role-ducking")
-        defer { session.close() }
-        try await session.start()
-        let music = session.directory + "/music-300-3s.wav"
-        let sox = try ChildProcess("sox", ["sox", "-R", "-D", "-V1", "-n", "-r", "48000", "-c", "2", "-b", "16", music,
-                                           "synth", "3", "sine", "300", "gain", "-6"],
-                                   environment: ProcessInfo.processInfo.environment, stdout: "/dev/null", stderr: "/dev/null")
-        try #require(sox.waitForExit(timeout: 30) == 0, "sox could not make \(music)")
-        try session.startRecording()
-        let player = try ChildProcess("paplay", ["paplay", "--property=media.role=music", music], environment: session.environment,
-                                      stdout: session.directory + "/paplay.log", stderr: session.directory + "/paplay.log")
-        defer { player.stop() }
-        try await Task.sleep(for: .seconds(0.8))  // music alone first
-        let outcome = try await session.announce(["play", session.paced.clips.b])
-        #expect(outcome.status == 0, "announce: \(outcome)")
-        _ = player.waitForExit(timeout: 10)
-        let samples = try await session.stopRecording()
+        try await withPacedSession("role-ducking") { session in
+            try await session.start()
+            let music = session.directory + "/music-300-3s.wav"
+            try Sox.tone(music, frequency: 300, seconds: 3, rate: PacedAudio.rate, channels: 2)
+            try session.startRecording()
+            let player = try ChildProcess("paplay", ["paplay", "--property=media.role=music", music],
+                                          environment: try session.runtime.resolvedEnvironment(),
+                                          stdout: session.directory + "/paplay.log", stderr: session.directory + "/paplay.log")
+            defer { player.stop() }
+            try await Task.sleep(for: .seconds(0.8))  // music alone first
+            let outcome = try await session.announce(["play", session.paced.clips.b])
+            #expect(outcome.status == 0, "announce: \(outcome)")
+            #expect(await player.exited(within: 10), "paplay did not finish the music")
+            let samples = try await session.stopRecording()
 
-        // 50 ms windows (a whole number of cycles of both tones, so neither leaks into the
-        // other's filter): the music's level alone, and while the announcement (880 Hz) sounds.
-        let size = 2400
-        var alone: [Double] = [], ducked: [Double] = [], restored: [Double] = []
-        for start in stride(from: 0, to: samples.count - size, by: size) {
-            let window = samples[start..<start + size]
-            let musicLevel = ToneAnalysis.power(of: 300, in: window, rate: 48000)
-            let announceLevel = ToneAnalysis.power(of: 880, in: window, rate: 48000)
-            guard musicLevel > 1e-7 else { continue }  // the music has not started or has ended
-            if announceLevel > 0.1 { ducked.append(musicLevel) } else if announceLevel < 1e-6 {
-                alone.append(musicLevel)
-                if !ducked.isEmpty { restored.append(musicLevel) }  // after the announcement
+            // 50 ms windows (a whole number of cycles of both tones, so neither leaks into the
+            // other's filter): the music's level alone, and while the announcement (880 Hz) sounds.
+            let size = 2400
+            var alone: [Double] = [], ducked: [Double] = [], restored: [Double] = []
+            for start in stride(from: 0, to: samples.count - size, by: size) {
+                let window = samples[start..<start + size]
+                let musicLevel = ToneAnalysis.power(of: 300, in: window, rate: 48000)
+                let announceLevel = ToneAnalysis.power(of: 880, in: window, rate: 48000)
+                guard musicLevel > 1e-7 else { continue }  // the music has not started or has ended
+                if announceLevel > 0.1 { ducked.append(musicLevel) } else if announceLevel < 1e-6 {
+                    alone.append(musicLevel)
+                    if !ducked.isEmpty { restored.append(musicLevel) }  // after the announcement
+                }
+                // (edge windows, where either stream starts or stops, are neither)
             }
-            // (edge windows, where either stream starts or stops, are neither)
+            func medianDecibels(_ levels: [Double]) -> Double { 10 * log10(levels.sorted()[levels.count / 2]) }
+            try #require(alone.count >= 20 && ducked.count >= 6, "music alone \(alone.count) windows, with the announcement \(ducked.count)")
+            let drop = medianDecibels(alone) - medianDecibels(ducked)
+            try #require(restored.count >= 5, "no music after the announcement (\(restored.count) windows)")
+            #expect(abs(medianDecibels(restored) - medianDecibels(alone)) <= 0.5, "music not restored after the announcement")
+            #expect(abs(drop - 20) <= 1, "music dropped \(drop) dB while the announcement played (alone \(medianDecibels(alone)) dB over \(alone.count) windows, with it \(medianDecibels(ducked)) dB over \(ducked.count)); expected 20 dB")
         }
-        func medianDecibels(_ levels: [Double]) -> Double { 10 * log10(levels.sorted()[levels.count / 2]) }
-        try #require(alone.count >= 20 && ducked.count >= 6, "music alone \(alone.count) windows, with the announcement \(ducked.count)")
-        let drop = medianDecibels(alone) - medianDecibels(ducked)
-        try #require(restored.count >= 5, "no music after the announcement (\(restored.count) windows)")
-        #expect(abs(medianDecibels(restored) - medianDecibels(alone)) <= 0.5, "music not restored after the announcement")
-        #expect(abs(drop - 20) <= 1, "music dropped \(drop) dB while the announcement played (alone \(medianDecibels(alone)) dB over \(alone.count) windows, with it \(medianDecibels(ducked)) dB over \(ducked.count)); expected 20 dB")
     }
+
+    /// Seconds from A's `started` (its first frames went to the device) to B's eligibility. What
+    /// of A sounds before B is within ~10 ms of it (seen 1780–1790 ms and 1100–1105 ms, also with
+    /// three CPU hogs on two cores): the middles of the ranges the tests accept.
+    static let dropOffset = 1.78
+    static let restartOffset = 1.1
 }

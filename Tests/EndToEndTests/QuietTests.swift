@@ -9,18 +9,6 @@ import Glibc
 /// `file:` device. Each play gets its own capture file, closed before `play` returns.
 @Suite("Quiet mode", .serialized)
 struct QuietTests {
-    /// Bytes of audio in a capture; 0 when the device was never opened.
-    private func capturedBytes(_ path: String) throws -> Int {
-        guard FileManager.default.fileExists(atPath: path) else { return 0 }
-        return try WAVCapture(path: path).data.count
-    }
-
-    private func run(_ runtime: DaemonRuntime, _ arguments: String...,
-                     sourceLocation: SourceLocation = #_sourceLocation) async throws {
-        let result = try await runtime.announce(arguments)
-        #expect(result.status == 0, "announce \(arguments.joined(separator: " ")): \(result)", sourceLocation: sourceLocation)
-    }
-
     /// `announce play [ARGS] CLIP -d <fresh capture>`: silenced (75, one "silenced" line, nothing written).
     private func expectSilenced(_ runtime: DaemonRuntime, _ arguments: [String] = [], label: String,
                                 sourceLocation: SourceLocation = #_sourceLocation) async throws {
@@ -29,7 +17,7 @@ struct QuietTests {
         let result = try await runtime.announce(["play"] + arguments + ["-d", Harness.fileDevice(capture), clip], killAfter: 10)
         #expect(result.status == 75, "\(result)", sourceLocation: sourceLocation)
         #expect(result.stderrLines == ["announce: \(clip): silenced (quiet mode)"], "\(result)", sourceLocation: sourceLocation)
-        #expect(try capturedBytes(capture) == 0, "a silenced item wrote audio", sourceLocation: sourceLocation)
+        #expect(try WAVCapture.audioBytes(atPath: capture) == 0, "a silenced item wrote audio", sourceLocation: sourceLocation)
     }
 
     /// `announce play [ARGS] CLIP -d <fresh capture>`: played (0) and the tone is in the capture.
@@ -61,7 +49,7 @@ struct QuietTests {
     func onAndOff() async throws {
         try await withDaemonRuntime { runtime in
             try await runtime.startDaemon(device: Harness.fileDevice(try Harness.capturePath("quiet-default")))
-            try await run(runtime, "quiet", "on")
+            try await runtime.control("quiet", "on")
             let state = try await quietState(runtime)
             #expect(state["quiet"] as? Bool == true && state["setting"] as? String == "on", "\(state)")
             #expect(try await runtime.status().quiet == true)
@@ -75,7 +63,7 @@ struct QuietTests {
             let json = try await runtime.announce(["play", "--json", "-q", try Tones.clip(440)], killAfter: 10)
             #expect(json.status == 75 && json.stdout.contains(#""kind":"silenced""#), "\(json)")
 
-            try await run(runtime, "quiet", "off")
+            try await runtime.control("quiet", "off")
             #expect(try await runtime.status().quiet == false)
             try await expectPlayed(runtime, label: "quiet-off-default")
         }
@@ -143,7 +131,7 @@ struct QuietTests {
             try await expectPlayed(runtime, ["--category", "playback"], label: "quiet-hours-playback")
 
             // Sound now, inside the window.
-            try await run(runtime, "quiet", "off")
+            try await runtime.control("quiet", "off")
             let state = try await quietState(runtime)
             #expect(state["quiet"] as? Bool == false && state["setting"] as? String == "off", "\(state)")
             try await expectPlayed(runtime, label: "quiet-hours-off")
@@ -164,9 +152,10 @@ struct QuietTests {
             let device = Harness.fileDevice(try Harness.capturePath("quiet-restart-default"))
             let first = try await runtime.startDaemon(device: device)
             let events = try await runtime.subscribe()
-            try await run(runtime, "quiet", "on")
+            try await runtime.control("quiet", "on")
             let seen = try await offPool { try events.events { $0.event == "quiet" } }
-            #expect(seen.last?.event == "quiet")
+            let announced = try #require(seen.last)
+            #expect(announced.quiet == true && announced.state == "on", "the quiet event: \(announced)")
 
             first.signal(SIGTERM)
             #expect(await first.waitForExit(timeout: 10), "daemon did not exit on SIGTERM")

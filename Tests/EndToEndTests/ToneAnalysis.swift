@@ -41,15 +41,21 @@ enum ToneAnalysis {
         return runs
     }
 
-    /// The runs with short blips (fewer than `minimum` windows, e.g. a fade or a
-    /// boundary window) merged away, and silence dropped: the order tones were heard in.
-    static func order(_ timeline: [Double?], minimum: Int = 3) -> [(tone: Double, windows: Int)] {
-        var result: [(tone: Double, windows: Int)] = []
-        for run in runs(timeline) where run.windows >= minimum {
-            guard let tone = run.tone else { continue }
-            if let last = result.last, last.tone == tone { result[result.count - 1].windows += run.windows }
-            else { result.append((tone, run.windows)) }
+    /// The tones in the order heard, each with the windows it spans: runs shorter than
+    /// `minimum` windows (a fade, a boundary window, a blip of another tone) are left out,
+    /// silence is dropped, and the same tone either side of what was left out is one segment.
+    static func segments(_ timeline: [Double?], minimum: Int = 3) -> [(tone: Double, windows: Range<Int>)] {
+        var segments: [(tone: Double, windows: Range<Int>)] = []
+        var index = 0
+        for run in runs(timeline) {
+            defer { index += run.windows }
+            guard let tone = run.tone, run.windows >= minimum else { continue }
+            if let last = segments.last, last.tone == tone {
+                segments[segments.count - 1].windows = last.windows.lowerBound..<index + run.windows
+            } else {
+                segments.append((tone, index..<index + run.windows))
+            }
         }
-        return result
+        return segments
     }
 }
