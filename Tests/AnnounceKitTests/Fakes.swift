@@ -2,7 +2,7 @@ import Synchronization
 @testable import AnnounceKit
 
 /// Frames from memory, as int16 or float, so engine tests know every sample.
-final class MemoryDecoder: AudioDecoder {
+final class MemoryDecoder: AudioDecoder, @unchecked Sendable {
     let path: String
     let info: AudioFileInfo
     let readableFormats: Set<SampleFormat>
@@ -11,6 +11,13 @@ final class MemoryDecoder: AudioDecoder {
     private var position = 0
     var failFirstRead = false
     var failSeeks = false
+    /// Called at the start of each read with the number of reads before it.
+    var onRead: ((Int) -> Void)?
+    private var reads = 0
+
+    convenience init(path: String = "memory.wav", floats: [Float], channels: Int, rate: Int = 48_000) {
+        self.init(path: path, samples: floats.map { Int16(($0 * 32_768).rounded()) }, channels: channels, rate: rate, floatOnly: true)
+    }
 
     init(path: String = "memory.wav", samples: [Int16], channels: Int, rate: Int = 48_000, floatOnly: Bool = false) {
         self.path = path
@@ -21,6 +28,8 @@ final class MemoryDecoder: AudioDecoder {
     }
 
     func read(into buffer: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError) -> Int {
+        onRead?(reads)
+        reads += 1
         if failFirstRead { throw .undecodable(path: path, reason: "broken on purpose") }
         let channels = info.channels
         let count = min(frames, samples.count / channels - position)

@@ -46,21 +46,4 @@ import Testing
         #expect(process(input, as: .int16, to: .int16, channels: 2, pan: 1, Int16.self) == [0, 10_000])
         #expect(process(input, as: .int16, to: .int16, channels: 2, pan: -0.25, Int16.self) == [10_000, 7_500])
     }
-
-    /// A resumed clip ramps up linearly from silence across calls, then passes through untouched.
-    @Test func fadeInRampsAcrossCallsThenPassesThrough() {
-        let format = OutputFormat(sampleFormat: .float32, sampleRate: 48_000, channels: 1)
-        let processor = FrameProcessor(input: .float32, inputChannels: 1, output: format, maxFrames: 8, gain: 1, pan: 0,
-                                       fadeInFrames: 4)
-        #expect(!processor.isPassthrough)
-        let ones: [Float] = [1, 1, 1]
-        func run() -> [Float] {
-            ones.withUnsafeBytes { raw in
-                Array(UnsafeBufferPointer(start: processor.process(raw.baseAddress!, frames: 3).assumingMemoryBound(to: Float.self), count: 3))
-            }
-        }
-        #expect(run() == [0, 0.25, 0.5])
-        #expect(run() == [0.75, 1, 1])
-        #expect(processor.isPassthrough)
-    }
 }

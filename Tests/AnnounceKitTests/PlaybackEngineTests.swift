@@ -72,18 +72,16 @@ import Testing
 
     @Test func stopMidClipEndsEarlyAndTheEngineStaysUsable() throws {
         let source = ramp(frames: 48_000, channels: 2)
-        var engineRef: PlaybackEngine?
+        let control = PlaybackControl()
         let (engine, outputs) = makeEngine { output in
-            output.beforeWrite = { written in if written >= 6_400 { engineRef?.stop() } }
+            output.beforeWrite = { written in if written >= 6_400 { control.stop() } }
         }
-        engineRef = engine
-        let report = try engine.play(MemoryDecoder(samples: source, channels: 2))
+        let report = try engine.play(MemoryDecoder(samples: source, channels: 2), control: control)
         #expect(report.stopped)
         // Stopped from inside the write that follows the first 6 400 frames: those played, not the rest.
         #expect((6_400..<48_000).contains(report.framesPlayed), "\(report.framesPlayed) frames played")
         #expect(outputs()[0].int16Samples == Array(source.prefix(Int(report.framesPlayed) * 2)))
         #expect(outputs()[0].drainCount == 0, "a stop drops, it does not drain")
-        engineRef = nil
         let again = try engine.play(MemoryDecoder(samples: ramp(frames: 100, channels: 2), channels: 2))
         #expect(!again.stopped && again.framesPlayed == 100)
     }
@@ -120,14 +118,11 @@ import Testing
         #expect(report.framesPlayed == 100)
     }
 
-    @Test func deviceFailureMidClipIsA69AndTheNextPlayReopens() throws {
+    @Test func deviceFailureMidClipIsReportedWithThePositionAndTheNextPlayReopens() throws {
         let (engine, outputs) = makeEngine { $0.failAfterFrames = $0.periodFrames * 3 }
-        do {
-            _ = try engine.play(MemoryDecoder(samples: ramp(frames: 5_000, channels: 2), channels: 2))
-            Issue.record("expected a device error")
-        } catch {
-            #expect(error.exitCode == 69)
-        }
+        let failed = try engine.play(MemoryDecoder(samples: ramp(frames: 5_000, channels: 2), channels: 2))
+        #expect(failed.deviceFailure?.code == 19 && failed.deviceFailure?.isDeviceLoss == true)
+        #expect(failed.framesPlayed == Int64(outputs()[0].periodFrames * 3), "what was written before the failure")
         let again = try engine.play(MemoryDecoder(samples: ramp(frames: 10, channels: 2), channels: 2))
         #expect(!again.stopped && again.framesPlayed == 10, "the next play, on a reopened device")
         #expect(outputs().count == 2)

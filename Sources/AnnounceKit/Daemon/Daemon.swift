@@ -174,7 +174,7 @@ public final class Daemon {
         let now = clock()
         if scheduler.playing != nil {
             apply(scheduler.pause(now: now), now: now)
-            player.stop()
+            if let id = scheduler.playing?.id { player.stop(id) }
             while scheduler.playing != nil, waitForMailbox(milliseconds: 2000) {
                 drainMailbox()
             }
@@ -529,8 +529,8 @@ public final class Daemon {
                 player.play(item, device: device)
                 // Started items never expire, also after a crash; saved after the play began.
                 do { try spool.save(item) } catch { logger.error("\(error.description)") }
-            case .stopPlayback:
-                player.stop()
+            case .stopPlayback(let id, _):
+                player.stop(id)
             case .interrupted(let item, let reason):
                 interruptedIDs.insert(item.id)
                 emit(Event(.interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,

@@ -3,7 +3,7 @@ import Synchronization
 import Glibc
 #endif
 
-/// What the player tells the control side; posted from the player's thread.
+/// What the player tells the control side; posted from the play threads.
 public enum PlayerReport: Sendable, Equatable {
     /// The first frames of this play went to the device.
     case started(id: String, device: String, format: String, sampleRate: Int, totalFrames: Int64?)
@@ -22,108 +22,143 @@ public struct PlayDetails: Sendable, Equatable {
     public var warning: String?
     /// Frames heard in this play.
     public var frames: Int64 = 0
+    /// The device could not be used: another program holds it (busy) or it went away (lost).
+    public var deviceTrouble: DeviceTrouble?
 }
 
-/// The daemon's decode side: one thread that opens each clip, plays it through
-/// one engine per device (each engine has its own playback thread) and reports
-/// back. Everything touching engines runs on this thread.
-public final class Player: @unchecked Sendable {
-    private enum Command {
-        case play(QueueItem, device: String, control: PlaybackControl)
-        case closeDevices(except: String?)
-        case shutdown
-    }
+public enum DeviceTrouble: Sendable, Equatable {
+    /// EBUSY at open; the reason names the holder.
+    case busy(String)
+    /// Failed mid-play or cannot be reopened: unplugged, sound server gone.
+    case lost(String)
+}
 
+/// The daemon's decode side. Each play gets its own thread, which opens the
+/// clip, decodes it ahead into the device's engine (one engine, one playback
+/// thread per device; plays on the same device are mixed) and reports back.
+/// A housekeeping thread closes idle devices.
+public final class Player: @unchecked Sendable {
     /// The fade-in when a clip resumes mid-way.
     static let resumeFade = TimeSpan(seconds: 0.05)
 
     private let openOutput: PlaybackEngine.OutputOpener
     private let post: @Sendable (PlayerReport) -> Void
-    private let wake = Semaphore()
-    private let commands = Mutex<[Command]>([])
-    /// The play in progress, so `stop` reaches it even before it has begun.
-    private let currentControl = Mutex<PlaybackControl?>(nil)
-    private var engines: [String: PlaybackEngine] = [:]
-    private var thread = pthread_t()
+    private struct Engines {
+        var byDevice: [String: PlaybackEngine] = [:]
+        /// Plays holding each engine; an engine with none may be closed.
+        var users: [String: Int] = [:]
+    }
+    /// Held while a device opens or closes, so a hardware PCM is never opened twice.
+    private let engines = Mutex(Engines())
+    /// Plays in progress, by item id.
+    private let controls = Mutex<[String: PlaybackControl]>([:])
+    private let running = Atomic<Int>(0)
+    private let playEnded = Semaphore()
+    private let housekeeping = Semaphore()
+    private let closeRequests = Mutex<[String?]>([])
+    private let shuttingDown = Atomic<Bool>(false)
+    private var housekeeper = pthread_t()
+    /// Decoded alert sounds.
+    let alertCache = AlertCache()
 
     public init(openOutput: @escaping PlaybackEngine.OutputOpener = { device, request throws(AnnounceError) in
         try ALSAOutput(device: device, request: request)
     }, post: @escaping @Sendable (PlayerReport) -> Void) {
         self.openOutput = openOutput
         self.post = post
-        let context = Unmanaged.passRetained(self).toOpaque()
-        let status = pthread_create(&thread, nil, { context in
-            Unmanaged<Player>.fromOpaque(context!).takeRetainedValue().run()
-            return nil
-        }, context)
-        precondition(status == 0, "cannot start the player thread: \(systemErrorMessage(status))")
+        housekeeper = startThread { [self] in houseKeep() }
     }
 
-    /// Plays `item` from its resume point on `device`. Control side.
-    public func play(_ item: QueueItem, device: String) {
-        let control = PlaybackControl()
-        currentControl.withLock { $0 = control }
-        send(.play(item, device: device, control: control))
+    /// Plays `item` from its resume point on `device`, at mixer gain `gain` (ducked). Control side.
+    public func play(_ item: QueueItem, device: String, gain: Float = 1, alert: Bool = false) {
+        let control = PlaybackControl(gain: gain)
+        controls.withLock { $0[item.id] = control }
+        running.add(1, ordering: .relaxed)
+        let thread = startThread { [self] in
+            play(item, device: device, control: control, alert: alert)
+            controls.withLock { if $0[item.id] === control { $0[item.id] = nil } }
+            running.subtract(1, ordering: .releasing)
+            playEnded.signal()
+        }
+        pthread_detach(thread)
     }
 
-    /// Stops the current play; its `ended` report follows. Control side.
-    public func stop() {
-        currentControl.withLock { $0 }?.stop()
+    /// Stops a play; its `ended` report follows. Control side.
+    public func stop(_ id: String) {
+        controls.withLock { $0[id] }?.stop()
     }
 
-    /// Closes every open device but `except`; reports which. Control side.
+    /// Ramps a play's mixer gain (ducking). Control side.
+    public func setGain(_ id: String, gain: Float, overSeconds seconds: Double) {
+        controls.withLock { $0[id] }?.setGain(gain, overSeconds: seconds)
+    }
+
+    /// Closes every idle device but `except`; reports which. Control side.
     public func closeDevices(except device: String?) {
-        send(.closeDevices(except: device))
+        closeRequests.withLock { $0.append(device) }
+        housekeeping.signal()
     }
 
-    /// Stops what plays, closes the devices and ends the thread; waits for it.
+    /// Stops every play, waits for them, closes the devices and ends the threads.
     public func shutdown() {
-        stop()
-        send(.shutdown)
-        pthread_join(thread, nil)
+        for control in controls.withLock({ Array($0.values) }) { control.stop() }
+        while running.load(ordering: .acquiring) > 0 { playEnded.wait() }
+        shuttingDown.store(true, ordering: .releasing)
+        housekeeping.signal()
+        pthread_join(housekeeper, nil)
     }
 
-    private func send(_ command: Command) {
-        commands.withLock { $0.append(command) }
-        wake.signal()
-    }
-
-    private func run() {
+    private func houseKeep() {
         while true {
-            wake.wait()
-            guard let command = commands.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) else { continue }
-            switch command {
-            case .play(let item, let device, let control):
-                play(item, device: device, control: control)
-                currentControl.withLock { if $0 === control { $0 = nil } }
-            case .closeDevices(let except):
-                let closed = closeEngines(except: except)
-                if !closed.isEmpty { post(.devicesClosed(closed)) }
-            case .shutdown:
-                _ = closeEngines(except: nil)
+            housekeeping.wait()
+            if shuttingDown.load(ordering: .acquiring) {
+                _ = closeIdleEngines(except: nil)
                 return
+            }
+            for except in closeRequests.withLock({ requests in defer { requests.removeAll() }; return requests }) {
+                let closed = closeIdleEngines(except: except)
+                if !closed.isEmpty { post(.devicesClosed(closed)) }
             }
         }
     }
 
-    private func closeEngines(except device: String?) -> [String] {
-        var closed: [String] = []
-        for (name, engine) in engines where name != device {
-            if engine.isOutputOpen { closed.append(name) }
-            engine.closeOutput()
-            engines[name] = nil
+    /// Closes and forgets the engines nobody plays on (but `except`'s); returns the devices that were open.
+    private func closeIdleEngines(except device: String?) -> [String] {
+        engines.withLock { engines in
+            var closed: [String] = []
+            for (name, engine) in engines.byDevice where name != device && engines.users[name, default: 0] == 0 {
+                if engine.closeOutputIfIdle() { closed.append(name) }
+                engines.byDevice[name] = nil
+            }
+            return closed.sorted()
         }
-        return closed.sorted()
     }
 
-    private func play(_ item: QueueItem, device: String, control: PlaybackControl) {
+    private func acquireEngine(_ device: String) -> PlaybackEngine {
+        engines.withLock { engines in
+            engines.users[device, default: 0] += 1
+            if let engine = engines.byDevice[device] { return engine }
+            let engine = PlaybackEngine(device: device, openOutput: openOutput)
+            engines.byDevice[device] = engine
+            return engine
+        }
+    }
+
+    private func releaseEngine(_ device: String) {
+        engines.withLock { engines in
+            engines.users[device, default: 1] -= 1
+            if engines.users[device] == 0 { engines.users[device] = nil }
+        }
+    }
+
+    private func play(_ item: QueueItem, device: String, control: PlaybackControl, alert: Bool) {
         var details = PlayDetails(device: device)
         func ended(_ end: PlaybackEnd, heard: Int64 = 0, total: Int64? = nil, rate: Int? = nil) {
             post(.ended(id: item.id, heardFrames: heard, totalFrames: total, sampleRate: rate, end: end, details: details))
         }
         let decoder: any AudioDecoder
         do {
-            decoder = try DecoderRegistry.open(item.clip.path)
+            decoder = alert ? try alertCache.decoder(for: item.clip.path) : try DecoderRegistry.open(item.clip.path)
         } catch {
             return ended(.failed(code: error.exitCode, message: error.description))
         }
@@ -136,11 +171,11 @@ public final class Player: @unchecked Sendable {
         }
         if control.isStopped { return ended(.stopped, total: total, rate: info.sampleRate) }
 
-        // One device at a time: a hardware PCM opens once, and an idle one is given back.
-        let closed = closeEngines(except: device)
+        // An idle device on another name is given back first: a hardware PCM opens once.
+        let closed = closeIdleEngines(except: device)
         if !closed.isEmpty { post(.devicesClosed(closed)) }
-        let engine = engines[device] ?? PlaybackEngine(device: device, openOutput: openOutput)
-        engines[device] = engine
+        let engine = acquireEngine(device)
+        defer { releaseEngine(device) }
 
         let options = PlaybackOptions(
             gain: item.clip.gain, pan: item.clip.pan, loops: position.loops,
@@ -163,9 +198,18 @@ public final class Player: @unchecked Sendable {
             if report.recoveries > 0 { warnings.append("recovered from \(report.recoveries) underrun(s)") }
             details.warning = warnings.isEmpty ? nil : warnings.joined(separator: "; ")
             details.frames = report.framesPlayed
+            if let failure = report.deviceFailure {
+                let message = AnnounceError.deviceUnavailable(device: device, reason: failure.message).description
+                if failure.isDeviceLoss { details.deviceTrouble = .lost(message) }
+                return ended(.failed(code: 69, message: message), heard: report.framesPlayed, total: total, rate: info.sampleRate)
+            }
             ended(report.stopped ? .stopped : .finished, heard: report.framesPlayed, total: total, rate: info.sampleRate)
         } catch {
-            if case .deviceUnavailable = error { engine.closeOutput() }
+            switch error {
+            case .deviceBusy(_, let reason): details.deviceTrouble = .busy(reason)
+            case .deviceUnavailable(_, let reason): details.deviceTrouble = .lost(reason)
+            default: break
+            }
             ended(.failed(code: error.exitCode, message: error.description), total: total, rate: info.sampleRate)
         }
     }
@@ -186,4 +230,20 @@ public final class Player: @unchecked Sendable {
         if loops >= 0 && pass > loops { return nil }
         return (position % fileFrames, loops < 0 ? -1 : loops - Int(pass))
     }
+}
+
+/// Starts a joinable POSIX thread running `body`.
+func startThread(_ body: @escaping @Sendable () -> Void) -> pthread_t {
+    final class Box: @unchecked Sendable {
+        let body: @Sendable () -> Void
+        init(_ body: @escaping @Sendable () -> Void) { self.body = body }
+    }
+    var thread = pthread_t()
+    let context = Unmanaged.passRetained(Box(body)).toOpaque()
+    let status = pthread_create(&thread, nil, { context in
+        Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
+        return nil
+    }, context)
+    precondition(status == 0, "cannot start a thread: \(systemErrorMessage(status))")
+    return thread
 }

@@ -1,5 +1,6 @@
 /// Turns ring frames into device frames: per-channel gain (volume and pan),
-/// mono to stereo, and sample format conversion with clipping. All buffers are
+/// mono to stereo, and sample format conversion with clipping. Stateless, so a
+/// block can be processed again after a partial write. All buffers are
 /// made up front; `process` runs on the playback thread and never allocates.
 final class FrameProcessor {
     let input: SampleFormat
@@ -9,16 +10,10 @@ final class FrameProcessor {
     /// Gain for each output channel.
     private let gains: UnsafeMutableBufferPointer<Float>
     private let scratch: UnsafeMutableRawPointer
-    /// Same layout, unity gain: once any fade-in is over, ring frames go to the device untouched.
-    private let isPassthroughLayout: Bool
-    /// Frames of the linear fade-in still to apply, out of `fadeInFrames`.
-    private var fadeInLeft: Int
-    private let fadeInFrames: Int
+    /// Same layout, unity gain: ring frames go to the device untouched.
+    let isPassthrough: Bool
 
-    var isPassthrough: Bool { isPassthroughLayout && fadeInLeft == 0 }
-
-    init(input: SampleFormat, inputChannels: Int, output: OutputFormat, maxFrames: Int, gain: Float, pan: Float,
-         fadeInFrames: Int = 0) {
+    init(input: SampleFormat, inputChannels: Int, output: OutputFormat, maxFrames: Int, gain: Float = 1, pan: Float = 0) {
         self.input = input
         self.inputChannels = inputChannels
         self.output = output
@@ -31,9 +26,7 @@ final class FrameProcessor {
             gains[1] = gain * (pan < 0 ? 1 + pan : 1)
         }
         scratch = .allocate(byteCount: maxFrames * output.bytesPerFrame, alignment: 16)
-        isPassthroughLayout = input == output.sampleFormat && inputChannels == output.channels && gains.allSatisfy { $0 == 1 }
-        self.fadeInFrames = max(0, fadeInFrames)
-        fadeInLeft = self.fadeInFrames
+        isPassthrough = input == output.sampleFormat && inputChannels == output.channels && gains.allSatisfy { $0 == 1 }
     }
 
     deinit {
@@ -73,21 +66,7 @@ final class FrameProcessor {
         let outChannels = output.channels
         let inChannels = inputChannels
         let gains = self.gains.baseAddress!
-        // A resumed clip fades in, so it never starts with a click mid-waveform.
-        let fading = min(frames, fadeInLeft)
-        if fading > 0 {
-            let step = 1 / Float(fadeInFrames)
-            var ramp = Float(fadeInFrames - fadeInLeft) * step
-            for frame in 0..<fading {
-                for channel in 0..<outChannels {
-                    let sample = toFloat(source[frame * inChannels + (inChannels == 1 ? 0 : channel)])
-                    destination[frame * outChannels + channel] = fromFloat(sample * gains[channel] * ramp)
-                }
-                ramp += step
-            }
-            fadeInLeft -= fading
-        }
-        for frame in fading..<frames {
+        for frame in 0..<frames {
             let inBase = frame * inChannels
             let outBase = frame * outChannels
             for channel in 0..<outChannels {

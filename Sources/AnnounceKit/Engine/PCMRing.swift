@@ -43,6 +43,11 @@ final class PCMRing: @unchecked Sendable {
         readCount.add(frames, ordering: .releasing)
     }
 
+    /// Frames written and not yet read, wrap included.
+    var filledFrames: Int {
+        writeCount.load(ordering: .acquiring) - readCount.load(ordering: .acquiring)
+    }
+
     /// At least half the capacity is free: worth waking the decode side for.
     var isHalfEmpty: Bool {
         writeCount.load(ordering: .acquiring) - readCount.load(ordering: .acquiring) <= capacityFrames / 2

@@ -31,6 +31,7 @@ public struct PlaybackProgress: Equatable, Sendable {
 }
 
 public struct PlaybackReport: Equatable, Sendable {
+    /// Frames of the file heard (at the file's rate, also when resampled).
     public var framesPlayed: Int64
     public var outputFormat: OutputFormat
     /// Underruns and suspends the output recovered from during this clip.
@@ -38,19 +39,28 @@ public struct PlaybackReport: Equatable, Sendable {
     /// The input ended early; what played is what decoded.
     public var truncationWarning: String?
     public var stopped: Bool
+    /// The device failed mid-clip (unplugged, sound server gone) after `framesPlayed`.
+    public var deviceFailure: OutputFailure?
 }
 
-/// Plays clips one after another on one device. The caller's thread decodes
-/// ahead into a ring; the playback thread writes to the device.
-public final class PlaybackEngine {
+/// One device: its output, its playback thread and the streams mixed on it.
+/// `play` may be called from several threads at once, each decoding its own
+/// clip ahead into a ring; the playback thread mixes them into the device.
+/// An idle device is opened at the first clip's own rate and channels, so a
+/// clip alone plays sample-exact; clips that join it are converted to it.
+public final class PlaybackEngine: @unchecked Sendable {
     public typealias OutputOpener = (String, OutputRequest) throws(AnnounceError) -> any AudioOutput
 
     public let device: String
     private let openOutput: OutputOpener
     private let thread = PlaybackThread()
-    private var output: (any AudioOutput)?
-    /// The job playing now; `stop` reads it from other threads.
-    private let current = Mutex<PlaybackJob?>(nil)
+    private struct State {
+        var open: OpenDevice?
+        /// Job slots not in use; a play holds its slot until its job is done.
+        var freeSlots: UInt64 = OpenDevice.maxStreams == 64 ? .max : (1 << UInt64(OpenDevice.maxStreams)) - 1
+        var isIdle: Bool { freeSlots.nonzeroBitCount == OpenDevice.maxStreams }
+    }
+    private let state = Mutex(State())
     /// Frames the decode side asks for per read.
     static let decodeChunkFrames = 8192
     /// How often progress is reported, in seconds of audio played.
@@ -63,9 +73,11 @@ public final class PlaybackEngine {
         self.openOutput = openOutput
     }
 
+    /// Only once every play has returned.
     deinit { thread.shutdown() }
 
-    /// Plays `decoder` to the end (or until `stop`), returning what was heard.
+    /// Plays `decoder` to the end (or until stopped through `control`), mixed with
+    /// whatever else plays on the device, returning what was heard.
     public func play(_ decoder: any AudioDecoder, options: PlaybackOptions = PlaybackOptions(),
                      control: PlaybackControl? = nil,
                      progress: ((PlaybackProgress) -> Void)? = nil) throws(AnnounceError) -> PlaybackReport {
@@ -74,115 +86,186 @@ public final class PlaybackEngine {
         if let total = info.frames, startFrame >= total, startFrame > 0 {
             throw .usage("\(decoder.path): --start \(options.start!) is at or past the end (\(TimeSpan(seconds: info.durationSeconds ?? 0)))")
         }
-        let output = try prepareOutput(for: info, pan: options.pan)
+        let channels = info.channels == 1 && options.pan != 0 ? 2 : info.channels
+        let (device, slot) = try acquire(rate: info.sampleRate, channels: channels, exactFormat: info.exactSampleFormat)
+        var failed = false
+        defer { release(slot, device, failed: failed) }
+        let output = device.output
+        let format = output.format
+        guard StreamMixer.canMix(channels: channels, onto: format.channels) else {
+            throw .deviceUnavailable(device: self.device, reason: "it is open with \(format.channels) channels; \(decoder.path) has \(channels), which cannot be mixed onto them")
+        }
         let recoveriesBefore = output.recoveries  // the device may have played earlier clips
         if startFrame > 0 { try decoder.seek(toFrame: startFrame) }
 
-        let ringFormat = decoder.readableFormats.contains(output.format.sampleFormat) ? output.format.sampleFormat : .float32
+        // A clip at another rate than the open device is resampled here, on the decode side.
+        let resampler = format.sampleRate == info.sampleRate ? nil
+            : try Resampler(channels: info.channels, inputRate: info.sampleRate, outputRate: format.sampleRate)
+        let ringFormat = resampler == nil && decoder.readableFormats.contains(format.sampleFormat) ? format.sampleFormat : .float32
         // Two seconds (at most 4 MB): each side sleeps until half the ring is
         // free or filled, so the threads wake each other about once a second.
         let bytesPerFrame = ringFormat.bytesPerSample * info.channels
-        let ring = PCMRing(capacityFrames: max(output.bufferFrames * 8, min(info.sampleRate * 2, (4 << 20) / bytesPerFrame)),
+        let ring = PCMRing(capacityFrames: max(output.bufferFrames * 8, min(format.sampleRate * 2, (4 << 20) / bytesPerFrame)),
                            bytesPerFrame: bytesPerFrame)
-        let processor = FrameProcessor(input: ringFormat, inputChannels: info.channels, output: output.format,
-                                       maxFrames: output.bufferFrames, gain: options.gain, pan: options.pan,
-                                       fadeInFrames: options.fadeIn.map { Int($0.frames(atRate: output.format.sampleRate)) } ?? 0)
-        let progressStep = progress == nil ? 0 : Int(Double(info.sampleRate) * Self.progressInterval)
-        let job = PlaybackJob(ring: ring, processor: processor, output: output, progressStepFrames: progressStep)
-        current.withLock { $0 = job }
+        let job = PlaybackJob(
+            ring: ring, device: device,
+            directProcessor: FrameProcessor(input: ringFormat, inputChannels: info.channels, output: format,
+                                            maxFrames: device.blockFrames, gain: options.gain, pan: options.pan),
+            playsDirect: channels == format.channels || info.channels == 1,
+            mixProcessor: FrameProcessor(input: ringFormat, inputChannels: info.channels,
+                                         output: OutputFormat(sampleFormat: .float32, sampleRate: format.sampleRate, channels: channels),
+                                         maxFrames: device.blockFrames, gain: options.gain, pan: options.pan),
+            mixChannels: channels,
+            progressStepFrames: progress == nil ? 0 : Int(Double(format.sampleRate) * Self.progressInterval),
+            gain: 1, fadeInFrames: options.fadeIn.map { Int($0.frames(atRate: format.sampleRate)) } ?? 0)
         control?.attach(job)
-        defer {
-            control?.detach()
-            current.withLock { $0 = nil }
-        }
+        defer { control?.detach() }
 
+        // Device frames back to the file's, for progress and the resume point.
+        let ratio = Double(info.sampleRate) / Double(format.sampleRate)
+        let sourceFrames: (Int) -> Int64 = { resampler == nil ? Int64($0) : Int64((Double($0) * ratio).rounded()) }
         let totalFrames: Int64? = options.loops < 0 ? nil : info.frames.map { $0 - startFrame + $0 * Int64(options.loops) }
-        var reporter = ProgressReporter(total: totalFrames, sampleRate: info.sampleRate, callback: progress)
+        var reporter = ProgressReporter(total: totalFrames, sampleRate: info.sampleRate, sourceFrames: sourceFrames, callback: progress)
         var submitted = false
+        func submit() {
+            if !submitted { thread.submit(job, slot: slot) }
+            submitted = true
+        }
         var loopsLeft = options.loops
         var framesThisPass: Int64 = 0
+        /// Starts another pass, unless none is left or this one was empty (nothing would ever end).
+        func nextPass() throws(AnnounceError) -> Bool {
+            guard loopsLeft != 0, framesThisPass > 0 else { return false }
+            if loopsLeft > 0 { loopsLeft -= 1 }
+            try decoder.seek(toFrame: 0)
+            framesThisPass = 0
+            return true
+        }
+        let chunk = Self.decodeChunkFrames
+        let scratch: UnsafeMutablePointer<Float>? = resampler == nil ? nil : .allocate(capacity: chunk * info.channels)
+        defer { scratch?.deallocate() }
+        var pendingInput = 0, pendingOffset = 0, flushing = false
         decoding: while !job.isDone.load(ordering: .acquiring) {
             let (destination, room) = ring.writable()
             if room == 0 {
-                if !submitted { thread.submit(job); submitted = true }
+                submit()
                 job.waitForSpace(seenTicks: reporter.seenTicks)
                 reporter.report(job)
                 continue
             }
-            let got: Int
+            var produced = 0
             do {
-                got = try decoder.read(into: destination, frames: min(room, Self.decodeChunkFrames), as: ringFormat)
-                if got == 0 {
-                    // Another pass, unless this one was empty (nothing would ever end).
-                    guard loopsLeft != 0, framesThisPass > 0 else { break decoding }
-                    if loopsLeft > 0 { loopsLeft -= 1 }
-                    try decoder.seek(toFrame: 0)
-                    framesThisPass = 0
-                    continue
+                if let resampler, let scratch {
+                    let into = destination.assumingMemoryBound(to: Float.self)
+                    if flushing {
+                        produced = resampler.finish(into: into, capacity: room)
+                        if produced == 0 { break decoding }
+                    } else {
+                        if pendingInput == 0 {
+                            let got = try decoder.read(into: scratch, frames: chunk, as: .float32)
+                            if got == 0 {
+                                if try !nextPass() { flushing = true }
+                                continue
+                            }
+                            framesThisPass += Int64(got)
+                            pendingInput = got
+                            pendingOffset = 0
+                        }
+                        let step = resampler.process(scratch + pendingOffset * info.channels, frames: pendingInput,
+                                                     into: into, capacity: room)
+                        pendingOffset += step.consumed
+                        pendingInput -= step.consumed
+                        produced = step.produced
+                    }
+                } else {
+                    produced = try decoder.read(into: destination, frames: min(room, chunk), as: ringFormat)
+                    if produced == 0 {
+                        if try nextPass() { continue }
+                        break decoding
+                    }
+                    framesThisPass += Int64(produced)
                 }
             } catch {
                 // Never leave the playback thread waiting for input that will not come.
                 job.requestStop()
-                if !submitted { thread.submit(job) }
+                submit()
                 job.waitUntilDone(seenTicks: -1)
                 throw error
             }
-            framesThisPass += Int64(got)
-            ring.commitWrite(got)
-            // Start as soon as there is something to play; keep decoding ahead meanwhile.
-            if !submitted { thread.submit(job); submitted = true }
-            if !ring.isHalfEmpty { job.dataAvailable.signal() }
+            if produced > 0 {
+                ring.commitWrite(produced)
+                // Start as soon as there is something to play; keep decoding ahead meanwhile.
+                submit()
+                job.notifyData()
+            }
             // An unpaced device rarely lets the ring fill: look at the ticks here too,
             // so "started" and progress are not held back until decoding ends.
             reporter.report(job)
         }
         job.endOfInput.store(true, ordering: .releasing)
-        job.dataAvailable.signal()
-        if !submitted { thread.submit(job) }
+        job.notifyData()
+        submit()
         while !job.isDone.load(ordering: .acquiring) {
             job.waitUntilDone(seenTicks: reporter.seenTicks)
             reporter.report(job)
         }
         reporter.report(job)
-        if let failure = job.failure {
-            self.output = nil
-            throw .deviceUnavailable(device: device, reason: failure.message)
-        }
-        return PlaybackReport(framesPlayed: Int64(job.framesPlayed.load(ordering: .acquiring)),
-                              outputFormat: output.format, recoveries: output.recoveries - recoveriesBefore,
+        failed = job.failure != nil
+        return PlaybackReport(framesPlayed: sourceFrames(job.framesPlayed.load(ordering: .acquiring)),
+                              outputFormat: format, recoveries: output.recoveries - recoveriesBefore,
                               truncationWarning: decoder.truncationWarning,
-                              stopped: job.stopRequested.load(ordering: .acquiring))
+                              stopped: job.stopRequested.load(ordering: .acquiring), deviceFailure: job.failure)
     }
 
-    /// Stops the clip playing now; buffered audio is dropped, not drained. Any thread.
-    public func stop() {
-        current.withLock { $0 }?.requestStop()
+    /// Closes the device so other programs can have it, if nothing plays on it;
+    /// the next play reopens it. Returns whether it was open and is now closed.
+    @discardableResult
+    public func closeOutputIfIdle() -> Bool {
+        state.withLock { state in
+            guard state.isIdle, state.open != nil else { return false }
+            state.open = nil
+            return true
+        }
     }
 
-    /// Closes the device so other programs can have it; the next play reopens it.
-    /// Call only between plays.
-    public func closeOutput() {
-        output = nil
-    }
+    public var isOutputOpen: Bool { state.withLock { $0.open != nil } }
 
-    public var isOutputOpen: Bool { output != nil }
+    /// Plays in progress on this device.
+    public var activePlays: Int { state.withLock { OpenDevice.maxStreams - $0.freeSlots.nonzeroBitCount } }
 
     /// The format the device was opened with, while it is open.
-    public var outputFormat: OutputFormat? { output?.format }
+    public var outputFormat: OutputFormat? { state.withLock { $0.open?.output.format } }
 
-    /// Reuses the open device when rate and channels match; reopens otherwise.
-    private func prepareOutput(for info: AudioFileInfo, pan: Float) throws(AnnounceError) -> any AudioOutput {
-        let channels = info.channels == 1 && pan != 0 ? 2 : info.channels
-        if let output, output.format.sampleRate == info.sampleRate, output.format.channels == channels {
-            return output
+    /// A slot and the open device: an idle device is reused when rate and channels
+    /// match and reopened for this clip otherwise; a busy one is shared as it is.
+    private func acquire(rate: Int, channels: Int, exactFormat: SampleFormat) throws(AnnounceError) -> (OpenDevice, Int) {
+        try state.withLock { state throws(AnnounceError) -> (OpenDevice, Int) in
+            guard state.freeSlots != 0 else {
+                throw .deviceUnavailable(device: device, reason: "\(OpenDevice.maxStreams) streams already play on it")
+            }
+            if state.isIdle, state.open.map({ $0.output.format.sampleRate != rate || $0.output.format.channels != channels }) ?? true {
+                state.open = nil  // close before reopening: a hw device opens once
+                // The file's own format first: a clip alone then reaches the device untouched.
+                var formats = [exactFormat]
+                for format in [SampleFormat.float32, .int32, .int16] where !formats.contains(format) { formats.append(format) }
+                let request = OutputRequest(sampleRate: rate, channels: channels, sampleFormats: formats)
+                state.open = OpenDevice(output: try openOutput(device, request))
+            }
+            guard let open = state.open else {
+                throw .deviceUnavailable(device: device, reason: "it failed and other streams are still winding down")
+            }
+            let slot = state.freeSlots.trailingZeroBitCount
+            state.freeSlots &= ~(1 << UInt64(slot))
+            return (open, slot)
         }
-        output = nil  // close before reopening: a hw device opens once
-        var formats = [info.exactSampleFormat]
-        for format in [SampleFormat.float32, .int32, .int16] where !formats.contains(format) { formats.append(format) }
-        let request = OutputRequest(sampleRate: info.sampleRate, channels: channels, sampleFormats: formats)
-        let opened = try openOutput(device, request)
-        output = opened
-        return opened
+    }
+
+    private func release(_ slot: Int, _ device: OpenDevice, failed: Bool) {
+        state.withLock { state in
+            state.freeSlots |= 1 << UInt64(slot)
+            // A failed device is reopened by the next play.
+            if failed, state.open === device { state.open = nil }
+        }
     }
 }
 
@@ -190,13 +273,16 @@ public final class PlaybackEngine {
 private struct ProgressReporter {
     let total: Int64?
     let sampleRate: Int
+    /// Device frames to the file's.
+    let sourceFrames: (Int) -> Int64
     let callback: ((PlaybackProgress) -> Void)?
     private(set) var seenTicks = 0
     private var lastFrames: Int64?
 
-    init(total: Int64?, sampleRate: Int, callback: ((PlaybackProgress) -> Void)?) {
+    init(total: Int64?, sampleRate: Int, sourceFrames: @escaping (Int) -> Int64, callback: ((PlaybackProgress) -> Void)?) {
         self.total = total
         self.sampleRate = sampleRate
+        self.sourceFrames = sourceFrames
         self.callback = callback
     }
 
@@ -205,23 +291,29 @@ private struct ProgressReporter {
         let ticks = job.progressTicks.load(ordering: .acquiring)
         guard ticks != seenTicks || job.isDone.load(ordering: .acquiring) else { return }
         seenTicks = ticks
-        let played = Int64(job.framesPlayed.load(ordering: .acquiring))
+        let played = sourceFrames(job.framesPlayed.load(ordering: .acquiring))
         guard played != lastFrames else { return }
         lastFrames = played
         callback(PlaybackProgress(framesPlayed: played, totalFrames: total, sampleRate: sampleRate))
     }
 }
 
-/// Stops one play from any thread, also before the play has begun or after it ended.
+/// Stops one play, or moves its mixer gain (ducking), from any thread, also
+/// before the play has begun or after it ended.
 public final class PlaybackControl: Sendable {
     private struct State: ~Copyable {
         var stopped = false
         var job: PlaybackJob?
+        /// The mixer gain the play starts at, or ramps to.
+        var gain: Float = 1
     }
 
     private let state = Mutex(State())
 
-    public init() {}
+    /// `gain`: the mixer gain the play starts at (a stream that starts ducked).
+    public init(gain: Float = 1) {
+        state.withLock { $0.gain = gain }
+    }
 
     public func stop() {
         let job = state.withLock { state in
@@ -233,9 +325,21 @@ public final class PlaybackControl: Sendable {
 
     public var isStopped: Bool { state.withLock { $0.stopped } }
 
+    /// Ramps the play's mixer gain to `gain` over `seconds` (raised cosine); a play
+    /// that has not begun starts at `gain`.
+    public func setGain(_ gain: Float, overSeconds seconds: Double) {
+        state.withLock { state in
+            state.gain = gain
+            if let job = state.job {
+                job.setGain(gain, rampFrames: Int(seconds * Double(job.device.output.format.sampleRate)))
+            }
+        }
+    }
+
     func attach(_ job: PlaybackJob) {
         let stopped = state.withLock { state in
             state.job = job
+            job.setGain(state.gain, rampFrames: 0)  // before the job is submitted: its starting gain
             return state.stopped
         }
         if stopped { job.requestStop() }

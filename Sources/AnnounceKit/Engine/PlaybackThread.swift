@@ -3,131 +3,31 @@ import Synchronization
 import Glibc
 #endif
 
-/// One clip on its way to the device: the ring the decode side fills, the
-/// stages the playback thread applies, and the counters it publishes.
-final class PlaybackJob: @unchecked Sendable {
-    let ring: PCMRing
-    let processor: FrameProcessor
-    let output: any AudioOutput
-    /// The playback thread sleeps here when the ring is empty; the decode side
-    /// signals after each commit, at end of input and on stop.
-    let dataAvailable = Wakeup()
-    /// The decode side sleeps here until the ring is half empty or the job is done.
-    let spaceAvailable = Wakeup()
-    let endOfInput = Atomic<Bool>(false)
-    let stopRequested = Atomic<Bool>(false)
-    let isDone = Atomic<Bool>(false)
-    /// Written minus what the device still holds: what was heard.
-    let framesPlayed = Atomic<Int>(0)
-    /// Set by the playback thread before `isDone`; read only after it.
-    private(set) var failure: OutputFailure?
-    /// Frames between progress ticks; 0 when nobody watches progress.
-    let progressStepFrames: Int
-    /// Bumped by the playback thread every `progressStepFrames` written.
-    let progressTicks = Atomic<Int>(0)
-
-    init(ring: PCMRing, processor: FrameProcessor, output: any AudioOutput, progressStepFrames: Int) {
-        self.ring = ring
-        self.processor = processor
-        self.output = output
-        self.progressStepFrames = progressStepFrames
-    }
-
-    /// Decode side: sleeps until the ring has room for a good chunk, the job
-    /// ended, or a progress tick passed `seenTicks`.
-    func waitForSpace(seenTicks: Int) {
-        spaceAvailable.wait { ring.isHalfEmpty || isDone.load(ordering: .acquiring)
-            || progressTicks.load(ordering: .acquiring) != seenTicks }
-    }
-
-    /// Decode side: sleeps until the job is done or a progress tick passed `seenTicks`.
-    func waitUntilDone(seenTicks: Int) {
-        spaceAvailable.wait { isDone.load(ordering: .acquiring) || progressTicks.load(ordering: .acquiring) != seenTicks }
-    }
-
-    func requestStop() {
-        stopRequested.store(true, ordering: .releasing)
-        dataAvailable.signal()
-        output.interrupt()
-    }
-
-    /// The playback thread's work for this job. Reads the ring, applies the
-    /// stages, writes to the device and publishes counters; no allocation,
-    /// no locks, no logging.
-    fileprivate func render() {
-        var written = 0
-        var lastPending = Int.max
-        // The first tick comes with the first write: watchers learn at once that it started.
-        var nextTick = progressStepFrames > 0 ? 1 : 0
-        while true {
-            if stopRequested.load(ordering: .acquiring) {
-                framesPlayed.store(max(0, written - output.delay()), ordering: .releasing)
-                output.drop()
-                break
-            }
-            let (source, available) = ring.readable()
-            if available == 0 {
-                if endOfInput.load(ordering: .acquiring) {
-                    // The producer commits before it sets endOfInput: look once more.
-                    if ring.readable().frames > 0 { continue }
-                    // Sleep while the device plays out all but its last period, so a stop
-                    // still cuts in at once; a device whose delay does not shrink is drained.
-                    let pending = output.delay()
-                    if pending > output.periodFrames, pending < lastPending {
-                        lastPending = pending
-                        framesPlayed.store(max(0, written - pending), ordering: .releasing)
-                        output.waitForInterrupt(milliseconds: max(1, (pending - output.periodFrames) * 1000 / output.format.sampleRate))
-                        continue
-                    }
-                    do { try output.drain() } catch { failure = error }
-                    framesPlayed.store(written, ordering: .releasing)
-                    break
-                }
-                // Wait for half a ring, not a chunk: decoding that much takes well under
-                // a millisecond, and on an unpaced device it saves thousands of wake-ups.
-                dataAvailable.wait { !ring.isHalfEmpty || endOfInput.load(ordering: .acquiring)
-                    || stopRequested.load(ordering: .acquiring) }
-                continue
-            }
-            do {
-                let room = try output.writableFrames()
-                if room == 0 {
-                    try output.waitUntilWritable()
-                    continue
-                }
-                let frames = min(available, room, processor.maxFrames)
-                // Fewer taken only after a recovered xrun; the rest goes next time round.
-                let taken = try output.write(processor.process(source, frames: frames), frames: frames)
-                ring.commitRead(taken)
-                written += taken
-            } catch {
-                failure = error
-                framesPlayed.store(max(0, written - output.delay()), ordering: .releasing)
-                break
-            }
-            framesPlayed.store(max(0, written - output.delay()), ordering: .releasing)
-            if progressStepFrames > 0, written >= nextTick {
-                nextTick = (written / progressStepFrames + 1) * progressStepFrames
-                progressTicks.add(1, ordering: .releasing)
-                spaceAvailable.signal()
-            } else if ring.isHalfEmpty {
-                spaceAvailable.signal()
-            }
-        }
-        isDone.store(true, ordering: .releasing)
-        spaceAvailable.signal()
-    }
-}
-
-/// The dedicated thread that feeds the device. It sleeps on a semaphore
-/// between jobs and runs one job at a time.
+/// The dedicated thread that feeds one device. It mixes every stream
+/// submitted to it; a stream alone at unity mixer gain goes to the device
+/// without the mixer, sample-exact. It never decodes, allocates, logs or
+/// locks: streams arrive through slots and a bit mask, requests through
+/// atomics, and every wait is on the device or its interrupt descriptor.
 final class PlaybackThread: @unchecked Sendable {
-    private let wake = Semaphore()
-    private let pending = Mutex<PlaybackJob?>(nil)
+    private let slots: UnsafeMutablePointer<PlaybackJob?>
+    /// Slots filled by `submit` and not yet adopted.
+    private let submitted = Atomic<UInt64>(0)
+    private let wake = Wakeup()
     private let shuttingDown = Atomic<Bool>(false)
     private var thread = pthread_t()
 
+    // Playback thread only.
+    /// Slots whose jobs this thread plays.
+    private var owned: UInt64 = 0
+    /// The device's delay at the last sleep before a drain; a delay that stops shrinking is drained.
+    private var lastPending = Int.max
+
+    /// A stopped stream that others play over fades out this long, not to click.
+    static let stopFadeSeconds = 0.010
+
     init() {
+        slots = .allocate(capacity: OpenDevice.maxStreams)
+        slots.initialize(repeating: nil, count: OpenDevice.maxStreams)
         let context = Unmanaged.passRetained(self).toOpaque()
         let status = pthread_create(&thread, nil, { context in
             let me = Unmanaged<PlaybackThread>.fromOpaque(context!).takeRetainedValue()
@@ -137,12 +37,20 @@ final class PlaybackThread: @unchecked Sendable {
         precondition(status == 0, "cannot start the playback thread: \(systemErrorMessage(status))")
     }
 
-    func submit(_ job: PlaybackJob) {
-        pending.withLock { $0 = job }
-        wake.signal()
+    deinit {
+        slots.deinitialize(count: OpenDevice.maxStreams)
+        slots.deallocate()
     }
 
-    /// Ends the thread after its current job; waits for it.
+    /// Hands `job` to the thread in `slot`, which the caller owns until the job is done.
+    func submit(_ job: PlaybackJob, slot: Int) {
+        slots[slot] = job
+        submitted.bitwiseOr(1 << UInt64(slot), ordering: .releasing)
+        wake.signal()
+        job.device.output.interrupt()
+    }
+
+    /// Ends the thread once it has no jobs; waits for it.
     func shutdown() {
         shuttingDown.store(true, ordering: .releasing)
         wake.signal()
@@ -151,10 +59,257 @@ final class PlaybackThread: @unchecked Sendable {
 
     private func run() {
         while true {
-            wake.wait()
-            if shuttingDown.load(ordering: .acquiring) { return }
-            guard let job = pending.withLock({ slot in defer { slot = nil }; return slot }) else { continue }
-            job.render()
+            let incoming = submitted.exchange(0, ordering: .acquiring)
+            if incoming != 0 { adopt(incoming) }
+            if owned == 0 {
+                if shuttingDown.load(ordering: .acquiring) { return }
+                wake.wait { submitted.load(ordering: .acquiring) != 0 || shuttingDown.load(ordering: .acquiring) }
+                continue
+            }
+            // Every job shares the device: the decode side reopens only when none plays.
+            cycle(slots[owned.trailingZeroBitCount]!.device)
         }
+    }
+
+    @inline(__always)
+    private func forEachJob(_ body: (Int, PlaybackJob) -> Void) {
+        var mask = owned
+        while mask != 0 {
+            let slot = mask.trailingZeroBitCount
+            mask &= mask - 1
+            body(slot, slots[slot]!)
+        }
+    }
+
+    private func adopt(_ incoming: UInt64) {
+        var mask = incoming
+        while mask != 0 {
+            let slot = mask.trailingZeroBitCount
+            mask &= mask - 1
+            let job = slots[slot]!
+            owned |= 1 << UInt64(slot)
+            let request = job.requestedGain
+            let gain = PlaybackJob.unpack(request).gain
+            job.appliedGainRequest = request
+            job.nextTick = job.progressStepFrames > 0 ? 1 : 0  // the first tick comes with the first write
+            guard let id = job.device.mixer.addStream(channels: job.mixChannels, gain: job.fadeInFrames > 0 ? 0 : gain) else {
+                // The decode side checked the layout and there are as many mixer slots as job slots.
+                finish(slot, job, heard: 0, failure: OutputFailure(code: EINVAL, operation: "mix"))
+                continue
+            }
+            job.mixID = id
+            if job.fadeInFrames > 0 { job.device.mixer.setGain(gain, of: id, overFrames: job.fadeInFrames) }
+        }
+        lastPending = .max
+    }
+
+    private func finish(_ slot: Int, _ job: PlaybackJob, heard: Int, failure: OutputFailure? = nil) {
+        if let id = job.mixID { job.device.mixer.removeStream(id) }
+        owned &= ~(1 << UInt64(slot))
+        slots[slot] = nil  // the decode side still holds the job, so it is not freed here
+        job.finish(heard: heard, failure: failure)
+    }
+
+    /// One step: apply stops and gains, retire streams heard to the end, then
+    /// write one block or sleep until the device or a stream needs us.
+    private func cycle(_ device: OpenDevice) {
+        let output = device.output
+        do {
+            applyRequests(device)
+            guard owned != 0 else { return }
+            let pending = output.delay()
+            var live = 0
+            forEachJob { _, job in if !job.inputEnded { live += 1 } }
+            if live > 0 {
+                // Streams that ended under others are done once the device has played them.
+                let played = device.written - pending
+                forEachJob { slot, job in
+                    if job.inputEnded && job.lastEnd <= played { finish(slot, job, heard: job.mixed) }
+                }
+            } else {
+                // Only tails are left: sleep while the device plays all but its last period,
+                // so a stop or a new stream still cuts in; a delay that does not shrink is drained.
+                if pending > output.periodFrames, pending < lastPending {
+                    lastPending = pending
+                    publish(device, pending: pending)
+                    output.waitForInterrupt(milliseconds: max(1, (pending - output.periodFrames) * 1000 / output.format.sampleRate))
+                    return
+                }
+                try output.drain()
+                lastPending = .max
+                forEachJob { slot, job in finish(slot, job, heard: job.mixed) }
+                return
+            }
+            lastPending = .max
+            let room = try output.writableFrames()
+            if room == 0 {
+                try output.waitUntilWritable()
+                return
+            }
+            if owned.nonzeroBitCount == 1, let job = slots[owned.trailingZeroBitCount], job.playsDirect, !job.fadingOut,
+               let ramp = job.mixID.flatMap(device.mixer.ramp(of:)), ramp.isSettled, ramp.current == 1 {
+                try writeAlone(job, device, room: room)
+            } else {
+                try mix(device, room: room)
+            }
+        } catch {
+            let pending = output.delay()
+            forEachJob { slot, job in finish(slot, job, heard: job.heard(pending: pending), failure: error) }
+        }
+    }
+
+    /// Stops and gain changes asked for since the last cycle.
+    private func applyRequests(_ device: OpenDevice) {
+        var stopping = 0
+        var others = 0
+        forEachJob { _, job in
+            if job.stopRequested.load(ordering: .acquiring) { stopping += 1 } else { others += 1 }
+        }
+        if stopping > 0 {
+            let pending = device.output.delay()
+            if others == 0 {
+                // Nothing else plays: drop what the device holds, so the stop is heard at once.
+                forEachJob { slot, job in finish(slot, job, heard: job.heard(pending: pending)) }
+                device.output.drop()
+                lastPending = .max
+                return
+            }
+            forEachJob { slot, job in
+                guard job.stopRequested.load(ordering: .acquiring), !job.fadingOut else { return }
+                if job.inputEnded {
+                    finish(slot, job, heard: job.heard(pending: pending))  // its tail plays out under the others
+                } else if let id = job.mixID {
+                    job.fadingOut = true
+                    device.mixer.setGain(0, of: id, overFrames: Int(Double(device.output.format.sampleRate) * Self.stopFadeSeconds))
+                }
+            }
+        }
+        forEachJob { _, job in
+            let request = job.requestedGain
+            guard !job.fadingOut, request != job.appliedGainRequest, let id = job.mixID else { return }
+            job.appliedGainRequest = request
+            let (gain, rampFrames) = PlaybackJob.unpack(request)
+            device.mixer.setGain(gain, of: id, overFrames: rampFrames)
+        }
+    }
+
+    /// The only stream, at unity mixer gain: straight from its ring to the device.
+    private func writeAlone(_ job: PlaybackJob, _ device: OpenDevice, room: Int) throws(OutputFailure) {
+        let (source, available) = job.ring.readable()
+        if available == 0 {
+            if job.endOfInput.load(ordering: .acquiring) {
+                // The decode side commits before it sets endOfInput: look once more.
+                if job.ring.readable().frames == 0 { job.inputEnded = true }
+                return
+            }
+            waitForData(job, device)
+            return
+        }
+        let frames = min(available, room, device.blockFrames)
+        // Fewer taken only after a recovered xrun; the rest goes next time round.
+        let taken = try device.output.write(job.directProcessor.process(source, frames: frames), frames: frames)
+        job.ring.commitRead(taken)
+        device.written += taken
+        job.mixed += taken
+        job.lastEnd = device.written
+        afterWrite(device)
+    }
+
+    /// Several streams, or one being ducked or faded: one block through the mixer.
+    private func mix(_ device: OpenDevice, room: Int) throws(OutputFailure) {
+        let output = device.output
+        var block = min(room, device.blockFrames)
+        var starving = false
+        forEachJob { _, job in
+            guard !job.inputEnded, !job.endOfInput.load(ordering: .acquiring) else { return }
+            let filled = job.ring.filledFrames
+            if filled == 0 { starving = true } else { block = min(block, filled) }
+        }
+        if starving {
+            // A stream's decoding is late (it runs seconds ahead, so the disk stalled): wait for
+            // it rather than leave a gap in it. Stops, gains and new streams still interrupt.
+            forEachJob { _, job in
+                if !job.inputEnded && job.ring.filledFrames == 0 { job.wantsData.store(true, ordering: .sequentiallyConsistent) }
+            }
+            atomicMemoryFence(ordering: .sequentiallyConsistent)
+            var arrived = false
+            forEachJob { _, job in
+                if job.wantsData.load(ordering: .relaxed)
+                    && (job.ring.filledFrames > 0 || job.endOfInput.load(ordering: .acquiring)) { arrived = true }
+            }
+            if !arrived { output.waitForInterrupt(milliseconds: -1) }
+            forEachJob { _, job in job.wantsData.store(false, ordering: .relaxed) }
+            return
+        }
+        let mixer = device.mixer
+        mixer.beginBlock(frames: block)
+        forEachJob { _, job in
+            guard !job.inputEnded, let id = job.mixID else { return }
+            var taken = 0
+            while taken < block {
+                let (source, available) = job.ring.readable()
+                let count = min(available, block - taken)
+                if count == 0 { break }
+                let floats = job.mixProcessor.process(source, frames: count).assumingMemoryBound(to: Float.self)
+                mixer.accumulate(id, floats, frames: count)
+                job.ring.commitRead(count)
+                taken += count
+            }
+            if taken > 0 {
+                job.mixed += taken
+                job.lastEnd = device.written + taken
+            }
+            if taken < block, job.endOfInput.load(ordering: .acquiring), job.ring.readable().frames == 0 {
+                job.inputEnded = true
+            }
+        }
+        let frames = device.busProcessor.process(UnsafeRawPointer(mixer.finishBlock()), frames: block)
+        var offset = 0
+        while offset < block {
+            let taken = try output.write(frames + offset * output.format.bytesPerFrame, frames: block - offset)
+            if taken == 0 { try output.waitUntilWritable() }
+            offset += taken
+        }
+        device.written += block
+        afterWrite(device)
+        // A stopped stream that has faded to silence is done.
+        forEachJob { slot, job in
+            guard job.fadingOut, let id = job.mixID, mixer.ramp(of: id)?.isSettled ?? true else { return }
+            finish(slot, job, heard: job.heard(pending: output.delay()))
+        }
+    }
+
+    /// Sleeps until `job` has half a ring or its input ended, or the device is interrupted.
+    /// Half a ring, not a chunk: decoding that much takes well under a millisecond, and on
+    /// an unpaced device it saves thousands of wake-ups.
+    private func waitForData(_ job: PlaybackJob, _ device: OpenDevice) {
+        job.wantsData.store(true, ordering: .sequentiallyConsistent)
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
+        // The decode side may have committed meanwhile.
+        if !job.ring.isHalfEmpty || job.endOfInput.load(ordering: .acquiring) {
+            job.wantsData.store(false, ordering: .relaxed)
+            return
+        }
+        device.output.waitForInterrupt(milliseconds: -1)
+    }
+
+    /// Publishes what each stream has been heard, and ticks progress.
+    private func afterWrite(_ device: OpenDevice) {
+        let pending = device.output.delay()
+        forEachJob { _, job in
+            job.framesPlayed.store(job.heard(pending: pending), ordering: .releasing)
+            let step = job.progressStepFrames
+            if step > 0, job.mixed >= job.nextTick {
+                job.nextTick = (job.mixed / step + 1) * step
+                job.progressTicks.add(1, ordering: .releasing)
+                job.spaceAvailable.signal()
+            } else if job.ring.isHalfEmpty {
+                job.spaceAvailable.signal()
+            }
+        }
+    }
+
+    private func publish(_ device: OpenDevice, pending: Int) {
+        forEachJob { _, job in job.framesPlayed.store(job.heard(pending: pending), ordering: .releasing) }
     }
 }

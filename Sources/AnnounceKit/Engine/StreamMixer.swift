@@ -64,13 +64,18 @@ final class StreamMixer {
 
     // MARK: Streams
 
+    /// Mono onto anything, N onto N, anything onto mono.
+    static func canMix(channels: Int, onto deviceChannels: Int) -> Bool {
+        channels > 0 && (channels == 1 || channels == deviceChannels || deviceChannels == 1)
+    }
+
     var activeStreams: Int { (0..<maxStreams).count { slots[$0].isActive } }
 
     /// A new stream of `channels` interleaved channels at `gain` (use 0 and then
     /// `setGain` to fade it in); nil when the layout cannot be mixed (the channel
     /// count comes from the file) or all `maxStreams` slots are taken.
     func addStream(channels streamChannels: Int, gain: Float = 1) -> StreamID? {
-        guard streamChannels > 0, streamChannels == 1 || streamChannels == channels || channels == 1 else { return nil }
+        guard Self.canMix(channels: streamChannels, onto: channels) else { return nil }
         for index in 0..<maxStreams where !slots[index].isActive {
             slots[index].generation &+= 1
             slots[index].isActive = true

@@ -224,9 +224,9 @@ public final class ALSAOutput: AudioOutput {
     }
 
     private static func openError(_ device: String, _ status: Int32) -> AnnounceError {
+        if -status == EBUSY { return .deviceBusy(device: device, reason: DeviceHolders.busyReason(device: device)) }
         let reason = switch -status {
         case ENOENT, ENODEV, ENXIO: "no such device"
-        case EBUSY: DeviceHolders.busyReason(device: device)
         case ECONNREFUSED: "the sound server refused the connection (is it running?)"
         case EACCES, EPERM: "permission denied"
         default: "cannot open: \(String(cString: snd_strerror(status)))"

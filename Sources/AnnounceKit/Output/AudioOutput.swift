@@ -1,3 +1,7 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Sample layout a device was opened with.
 public struct OutputFormat: Equatable, Sendable, CustomStringConvertible {
     public var sampleFormat: SampleFormat
@@ -32,11 +36,18 @@ public struct OutputRequest: Equatable, Sendable {
 
 /// A failure on the playback path. Carries only an errno and a static label so
 /// that throwing it never allocates.
-public struct OutputFailure: Error, Sendable {
+public struct OutputFailure: Error, Sendable, Equatable {
     public let code: Int32
     public let operation: StaticString
 
     public var message: String { "\(operation) failed: \(systemErrorMessage(code))" }
+
+    /// The device went away (unplugged, the sound server stopped): worth reopening later.
+    public var isDeviceLoss: Bool { [ENODEV, EIO, EBADFD, ENXIO, ESHUTDOWN, ECONNRESET, EPIPE].contains(code) }
+
+    public static func == (a: OutputFailure, b: OutputFailure) -> Bool {
+        a.code == b.code && a.operation.description == b.operation.description
+    }
 }
 
 /// A device the playback thread writes to. Everything but `interrupt` is

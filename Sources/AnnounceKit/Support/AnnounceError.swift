@@ -8,6 +8,8 @@ public enum AnnounceError: Error, Equatable, Sendable, CustomStringConvertible {
     case cannotOpen(path: String, reason: String)
     /// The audio device is missing, busy or refused the format (69).
     case deviceUnavailable(device: String, reason: String)
+    /// Another program holds the device (69); the reason names it.
+    case deviceBusy(device: String, reason: String)
     /// The daemon cannot run or cannot be reached: its runtime directory is unsafe,
     /// it failed to start (69, as for a device: nothing can play).
     case unavailable(String)
@@ -21,7 +23,7 @@ public enum AnnounceError: Error, Equatable, Sendable, CustomStringConvertible {
         case .usage: 64
         case .undecodable: 65
         case .cannotOpen: 66
-        case .deviceUnavailable, .unavailable: 69
+        case .deviceUnavailable, .deviceBusy, .unavailable: 69
         case .daemon(let code, _): code
         case .internal: 70
         }
@@ -33,7 +35,7 @@ public enum AnnounceError: Error, Equatable, Sendable, CustomStringConvertible {
         case .usage(let message): message
         case .undecodable(let path, let reason): "\(path): \(reason)"
         case .cannotOpen(let path, let reason): "\(path): \(reason)"
-        case .deviceUnavailable(let device, let reason): "device '\(device)': \(reason)"
+        case .deviceUnavailable(let device, let reason), .deviceBusy(let device, let reason): "device '\(device)': \(reason)"
         case .unavailable(let message): message
         case .daemon(_, let message): message
         case .internal(let message): "internal error: \(message)"
