@@ -15,6 +15,7 @@ private func text(_ reason: StopReason) -> String {
     switch reason {
     case let .preempted(by: id): "preempted by \(id)"
     case .paused: "paused"
+    case let .held(why): "held: \(why)"
     case .skipped: "skipped"
     case .cancelled: "cancelled"
     case let .replaced(by: id): "replaced by \(id)"
@@ -760,5 +761,43 @@ private struct SplitMix64: RandomNumberGenerator {
         #expect(daemon.accepted == Set(issued))
         #expect(daemon.finishes.count == issued.count)
         #expect(daemon.finishes.values.allSatisfy { $0 == 1 })
+    }
+
+    // MARK: holds (device busy or lost, session interruptions of the main lane)
+
+    @Test func aHoldStopsThePlayingItemWhichResumesWhenReleased() {
+        var scheduler = Scheduler()
+        _ = scheduler.add(item("a"))
+        _ = scheduler.add(item("b", at: 1))
+        #expect(describe(scheduler.hold("device-lost", now: 1)) == ["stop a: held: device-lost"])
+        #expect(scheduler.endPlaying(.stopped, heard: 480, now: 1) == ["interrupted a: held: device-lost", "persist a"])
+        #expect(scheduler.playing == nil, "nothing starts while held")
+        #expect(describe(scheduler.advance(now: 5)) == [])
+        #expect(describe(scheduler.resume(now: 5)) == [], "a user's resume does not lift a hold")
+        #expect(describe(scheduler.release("device-lost", now: 6)) == ["play a from 480"])
+    }
+
+    @Test func aPlayThatEndsHeldGoesBackAndHoldsTheQueue() {
+        var scheduler = Scheduler()
+        _ = scheduler.add(item("a"))
+        _ = scheduler.add(item("b", .high, at: 1, expireAfter: 3))
+        // b preempted a, then found the device busy.
+        _ = scheduler.endPlaying(.stopped, heard: 100, now: 1)
+        #expect(scheduler.playing?.id == "b")
+        #expect(scheduler.endPlaying(.held("device-busy"), now: 2) == ["interrupted b: held: device-busy", "persist b"])
+        #expect(scheduler.holds == ["device-busy"])
+        #expect(describe(scheduler.advance(now: 3)) == [])
+        // b never started, so its --expire still runs while the queue waits for the device.
+        #expect(describe(scheduler.advance(now: 4.5)) == ["finish b: expired (not started within 3s)"])
+        #expect(describe(scheduler.release("device-busy", now: 5)) == ["play a from 100"])
+    }
+
+    @Test func twoHoldsMustBothBeReleased() {
+        var scheduler = Scheduler()
+        _ = scheduler.hold("x", now: 0)
+        _ = scheduler.hold("y", now: 0)
+        _ = scheduler.add(item("a"))
+        #expect(describe(scheduler.release("x", now: 1)) == [])
+        #expect(describe(scheduler.release("y", now: 1)) == ["play a"])
     }
 }

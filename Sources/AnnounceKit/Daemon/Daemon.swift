@@ -652,6 +652,7 @@ public final class Daemon {
         switch reason {
         case .preempted(let by): "preempted by \(by)"
         case .paused: "paused"
+        case .held(let why): why
         case .skipped: "skipped"
         case .cancelled: "cancelled"
         case .replaced(let by): "replaced by \(by)"

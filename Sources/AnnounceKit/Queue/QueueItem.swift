@@ -134,6 +134,8 @@ public struct Outcome: Codable, Equatable, Sendable {
 public enum StopReason: Equatable, Sendable {
     case preempted(by: String)
     case paused
+    /// The queue is held for this reason (device busy or lost, a session interruption).
+    case held(String)
     case skipped
     case cancelled
     case replaced(by: String)
@@ -150,6 +152,9 @@ public enum PlaybackEnd: Equatable, Sendable {
     case failed(code: Int32, message: String)
     /// Not played at all: quiet mode silenced it when it was due to start (outcome `silenced`).
     case silenced(reason: String)
+    /// Could not go on for a reason outside the queue (the device is busy or went away): it
+    /// goes back to the head of its class with what was heard, and the queue is held for `reason`.
+    case held(String)
 }
 
 /// What the daemon must do, in order, after a scheduler call.

@@ -66,6 +66,9 @@ public struct Scheduler: Sendable {
     /// Next sequence number to hand out (max restored + 1, or 1).
     public private(set) var nextSequence: UInt64
     public private(set) var isPaused = false
+    /// Why the main lane is held apart from a user's pause: the device is busy or lost, or a
+    /// session interrupted the lane (DESIGN §3). Nothing starts while any is held.
+    public private(set) var holds: Set<String> = []
 
     /// Restores spooled items (any order): they keep id, sequence, heardFrames, started, interrupted.
     /// Nothing plays until the first `advance(now:)`.
@@ -175,6 +178,19 @@ public struct Scheduler: Sendable {
             finish(item, Outcome(.failed, reason: message, code: code), into: &effects)
         case let .silenced(reason):
             finish(item, Outcome(.silenced, reason: reason), into: &effects)
+        case let .held(reason):
+            // It could not go on for a reason outside the queue: back to the head of its
+            // class, keeping what was heard; the queue waits until the hold is released.
+            holds.insert(reason)
+            if item.heardFrames == 0 {
+                // Nothing was heard (the device was busy at open): it has not really started,
+                // so its --expire still bounds the wait.
+                item.started = false
+                if let expiresAt = item.expiresAt, expiresAt.isFinite {
+                    expiryHeap.insert(TimedKey(time: expiresAt, sequence: item.sequence, id: item.id))
+                }
+            }
+            requeue(item, reason: .held(reason), into: &effects)
         case .stopped:
             switch stopReason {
             case let .preempted(by: preemptor)?:
@@ -182,6 +198,8 @@ public struct Scheduler: Sendable {
             case .paused?, nil:
                 // Without a recorded reason (should not happen) nothing is lost: it resumes later.
                 requeue(item, reason: .paused, into: &effects)
+            case let .held(reason)?:
+                requeue(item, reason: .held(reason), into: &effects)
             case .skipped?:
                 finish(item, Outcome(.cancelled, reason: "skipped"), into: &effects)
             case .cancelled?:
@@ -241,6 +259,21 @@ public struct Scheduler: Sendable {
         var effects: [SchedulerEffect] = []
         requestStop(.paused, into: &effects)
         return effects
+    }
+
+    /// Holds the queue for `reason` (not a user's pause: `resume` does not lift it); the playing
+    /// item is stopped and resumes where it was heard once every hold is released.
+    public mutating func hold(_ reason: String, now: Double) -> [SchedulerEffect] {
+        holds.insert(reason)
+        var effects: [SchedulerEffect] = []
+        requestStop(.held(reason), into: &effects)
+        return effects
+    }
+
+    /// Lifts one hold; the queue goes on when none is left and it is not paused.
+    public mutating func release(_ reason: String, now: Double) -> [SchedulerEffect] {
+        holds.remove(reason)
+        return advance(now: now)
     }
 
     /// Lets the queue go on.
@@ -304,7 +337,7 @@ public struct Scheduler: Sendable {
             if best.priority > playing.priority, best.interrupts, playing.priority != .critical {
                 requestStop(.preempted(by: best.id), into: &effects)
             }
-        } else if !isPaused {
+        } else if !isPaused && holds.isEmpty {
             readyHeap.removeMin()
             var item = best
             item.started = true
@@ -426,7 +459,7 @@ private extension StopReason {
     /// Ends the item for good, as opposed to sending it back to the queue.
     var isFinal: Bool {
         switch self {
-        case .preempted, .paused: false
+        case .preempted, .paused, .held: false
         case .skipped, .cancelled, .replaced, .stopped: true
         }
     }
