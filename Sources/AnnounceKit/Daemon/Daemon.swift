@@ -323,6 +323,7 @@ public final class Daemon {
         let now = clock()
         switch request.op {
         case .play: enqueue(request, from: connection, now: now)
+        case .alert: reject(connection, "this daemon does not play alerts yet")  // stub until the daemon side lands
         case .wait: wait(for: request.ids ?? [], progress: request.progress ?? false, connection: connection)
         case .status: connection.send(WireProtocol.encode(Reply(status: status())))
         case .skip: control(connection, scheduler.skip(now: now), now: now)
