@@ -10,10 +10,12 @@ struct AnnounceCommand: ParsableCommand {
             EXIT STATUS
               0   played to the end (or the command succeeded)
               64  usage error
-              65  input is not decodable audio / corrupt
+              65  input is not decodable audio / corrupt (alert: not PCM WAV/CAF/AIFF,
+                  or longer than 30 s)
               66  input cannot be opened (missing, permission, directory)
-              69  audio device unavailable (missing, busy, refused the format), or
-                  the daemon cannot run (unsafe runtime directory, failed to start)
+              69  audio device unavailable (missing, busy with --if-busy fail, refused
+                  the format), or the daemon cannot run (unsafe runtime directory,
+                  failed to start)
               70  internal error
               75  not played to the end: dropped, cancelled (skip, stop, clear,
                   cancel), replaced, expired, silenced by quiet mode; for cancel,
@@ -24,13 +26,15 @@ struct AnnounceCommand: ParsableCommand {
             EXAMPLES
               announce play backup-done.mp3
               announce play chime.wav attention.wav --device plughw:0 --volume 0.5
+              announce play --category ambient --duck-others bell.wav  # ducks the music
+              announce alert ding.wav   # a system sound: at once, over everything
               announce info recording.flac --json
               announce quiet until 07:30   # ambient/solo-ambient items end as silenced
               # crontab: a chime on the hour; no mail, no failure without a device
               0 * * * *  announce play -q /usr/share/sounds/chime.wav 2>/dev/null || true
             """,
         version: "0.1.0",
-        subcommands: [Play.self, QueueCommand.self, Status.self, Skip.self, Pause.self, Resume.self, Stop.self,
+        subcommands: [Play.self, Alert.self, QueueCommand.self, Status.self, Skip.self, Pause.self, Resume.self, Stop.self,
                       Clear.self, Cancel.self, Quiet.self, Events.self, Info.self, Devices.self, DaemonCommand.self]
     )
 

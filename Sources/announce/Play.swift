@@ -5,13 +5,27 @@ import Logging
 import Glibc
 #endif
 
-struct PlaybackFlags: ParsableArguments {
+/// `--volume` or `--gain`, for `play` and `alert`.
+struct VolumeFlags: ParsableArguments {
     @Option(help: "Linear volume, 0 to 1 (not with --gain).")
     var volume: Double?
 
     // .unconditional: "--gain -6" must read -6 as the value, not as an option.
     @Option(parsing: .unconditional, help: ArgumentHelp("Gain in dB, at most 24 (negative is quieter; not with --volume).", valueName: "dB"))
     var gain: Double?
+
+    func validate() throws {
+        if volume != nil && gain != nil { throw ValidationError("Give --volume or --gain, not both.") }
+        if let volume, !(0...1).contains(volume) { throw ValidationError("--volume must be between 0 and 1, not \(volume).") }
+        if let gain, !gain.isFinite || gain > 24 { throw ValidationError("--gain must be at most 24 dB, not \(gain).") }
+    }
+
+    /// The linear gain the daemon applies.
+    var linearGain: Float { Float(volume ?? gain.map { pow(10, $0 / 20) } ?? 1) }
+}
+
+struct PlaybackFlags: ParsableArguments {
+    @OptionGroup var level: VolumeFlags
 
     @Option(parsing: .unconditional, help: "Balance, -1 (left) to 1 (right). A mono clip with a pan plays in stereo.")
     var pan: Double = 0
@@ -23,9 +37,6 @@ struct PlaybackFlags: ParsableArguments {
     var start: TimeSpan?
 
     func validate() throws {
-        if volume != nil && gain != nil { throw ValidationError("Give --volume or --gain, not both.") }
-        if let volume, !(0...1).contains(volume) { throw ValidationError("--volume must be between 0 and 1, not \(volume).") }
-        if let gain, !gain.isFinite || gain > 24 { throw ValidationError("--gain must be at most 24 dB, not \(gain).") }
         if !(-1...1).contains(pan) { throw ValidationError("--pan must be between -1 and 1, not \(pan).") }
         if loops < -1 || loops > QueueItem.maxLoops {
             throw ValidationError("--loops must be -1 (forever) to \(QueueItem.maxLoops), not \(loops).")
@@ -33,8 +44,84 @@ struct PlaybackFlags: ParsableArguments {
     }
 
     var options: PlaybackOptions {
-        let linear = volume ?? gain.map { pow(10, $0 / 20) } ?? 1
-        return PlaybackOptions(gain: Float(linear), pan: Float(pan), loops: loops, start: start)
+        PlaybackOptions(gain: level.linearGain, pan: Float(pan), loops: loops, start: start)
+    }
+}
+
+/// The session an item plays in (DESIGN §3): category, mode and options, and `--duck-level`, `--if-busy`.
+struct SessionFlags: ParsableArguments {
+    @Option(help: ArgumentHelp("""
+        Session category: ambient (mixes with whatever plays), solo-ambient (the default; one at a time, \
+        in queue order), playback (plays in quiet mode) or multi-route (as playback, on every --device given). \
+        Quiet mode silences ambient and solo-ambient.
+        """, valueName: "category"))
+    var category: String?
+
+    @Option(help: ArgumentHelp("What the audio is: default, spoken-audio (paused, not talked over, by --interrupt-spoken-audio) or voice-prompt.", valueName: "mode"))
+    var mode: String?
+
+    @Flag(help: "Mix over whatever plays instead of waiting its turn (playback and multi-route; ambient always mixes, solo-ambient never).")
+    var mixWithOthers = false
+
+    @Flag(help: "While this plays, lower every other stream by the duck level (it still waits its turn unless it mixes).")
+    var duckOthers = false
+
+    @Flag(help: "Mix, and pause the streams whose mode is spoken-audio until this ends.")
+    var interruptSpokenAudio = false
+
+    @Flag(help: "When this ends, leave the streams it interrupted paused until `announce resume` (default: they resume).")
+    var noNotifyOthers = false
+
+    // .unconditional: "--duck-level -12" must read -12 as the value.
+    @Option(parsing: .unconditional, help: ArgumentHelp("How far --duck-others lowers the others: -60 to 0 dB, as -12, -12dB or '-12 dB' (default: the config file's duck-level, else -12 dB).", valueName: "dB"))
+    var duckLevel: String?
+
+    @Option(help: ArgumentHelp("When another program holds the device: wait (the default, for at most --expire when given) or fail (exit 69).", valueName: "wait|fail"))
+    var ifBusy: IfBusy = .wait
+
+    func validate() throws {
+        do {
+            _ = try audioSession()
+            _ = try duckDecibels()
+        } catch {
+            throw ValidationError(error.description)
+        }
+    }
+
+    /// The session the flags describe; throws AudioSession's own one-line messages (64).
+    func audioSession() throws(AnnounceError) -> AudioSession {
+        let options = SessionOptions(mixWithOthers: mixWithOthers, duckOthers: duckOthers,
+                                     interruptSpokenAudioAndMixWithOthers: interruptSpokenAudio,
+                                     notifyOthersOnDeactivation: !noNotifyOthers)
+        return AudioSession(category: try category.map { text throws(AnnounceError) in try SessionCategory(parsing: text) } ?? .default,
+                            options: options,
+                            mode: try mode.map { text throws(AnnounceError) in try SessionMode(parsing: text) } ?? .default)
+    }
+
+    /// `--duck-level` in dB, or nil for the daemon's level.
+    func duckDecibels() throws(AnnounceError) -> Double? {
+        guard let duckLevel else { return nil }
+        let range = UserConfiguration.duckLevelRange
+        if let level = UserConfiguration.parseDecibels(duckLevel) { return level }
+        if let level = UserConfiguration.parseAnyDecibels(duckLevel), level > range.upperBound {
+            throw .usage("--duck-level \(duckLevel): ducking lowers the other streams, so give a level of 0 dB or below, like -12dB")
+        }
+        throw .usage("--duck-level must be a level in dB from \(Int(range.lowerBound)) to \(Int(range.upperBound)), like -12dB, not '\(duckLevel)'")
+    }
+
+    /// Lines for `announce: warning: …`: options that do nothing as given.
+    func warnings() -> [String] {
+        var lines = (try? audioSession().warnings) ?? []
+        if duckLevel != nil && !duckOthers { lines.append("--duck-level has no effect without --duck-others") }
+        return lines
+    }
+
+    /// Sets the session fields of `request`; the defaults go as absent fields.
+    func apply(to request: inout ItemRequest) throws(AnnounceError) {
+        let session = try audioSession()
+        request.session = session == .default ? nil : session
+        request.duckLevel = try duckDecibels()
+        request.ifBusy = ifBusy == .wait ? nil : ifBusy
     }
 }
 
@@ -91,10 +178,16 @@ struct Play: ParsableCommand {
             Every file is checked before anything is queued, so a broken file never leaves \
             half an announcement.
 
+            Sessions (as AVAudioSession): items of the default category solo-ambient play one \
+            at a time in queue order; ambient items, and playback or multi-route items with \
+            --mix-with-others or --interrupt-spoken-audio, start at once and mix over whatever \
+            plays. When another program holds the device, --if-busy wait (the default) waits \
+            for it, for at most --expire when given; --if-busy fail exits 69 naming the holder.
+
             Exit status: 0 played to the end (with --no-wait: queued); 75 not played to the \
             end (dropped, cancelled, replaced, expired, silenced by quiet mode), with the \
-            reason on stderr; 64 usage error; 65/66 bad input; 69 device unavailable or the \
-            daemon cannot run. With several files, the first one that did not play decides. \
+            reason on stderr; 64 usage error; 65/66 bad input; 69 device unavailable (or busy \
+            with --if-busy fail) or the daemon cannot run. With several files, the first one that did not play decides. \
             Ctrl-C (or SIGTERM, SIGHUP) while waiting cancels this command's items and exits \
             128 + the signal (130 for Ctrl-C).
 
@@ -103,18 +196,27 @@ struct Play: ParsableCommand {
               announce play --tag build --replace build-failed.wav   # newest status wins
               announce play reminder.flac --at 09:30 --expire 10m --no-wait
               announce play --category playback alarm.wav   # plays even in quiet mode
+              # a doorbell over the music, the music 20 dB lower meanwhile:
+              announce play --category ambient --duck-others --duck-level -20dB bell.wav
+              # a podcast that traffic news pauses, then lets resume:
+              announce play --category playback --mode spoken-audio podcast.mp3 --no-wait
+              announce play --category ambient --interrupt-spoken-audio traffic.wav
+              # both sound cards at once:
+              announce play --category multi-route -d plughw:0 -d plughw:1 fire.wav
+              announce play --if-busy fail --expire 30s status.wav || echo "device busy"
             """)
 
     @Argument(help: "Audio files to play in order.")
     var files: [String]
 
-    @Option(name: .shortAndLong, help: "ALSA PCM to play on (see `announce devices`); default: the daemon's.")
-    var device: String?
-
-    @Option(help: ArgumentHelp("Session category: ambient, solo-ambient (default), playback or multi-route. Quiet mode silences ambient and solo-ambient.", valueName: "category"))
-    var category: String?
+    @Option(name: .shortAndLong, help: ArgumentHelp("""
+        ALSA PCM to play on (see `announce devices`); default: the daemon's. With --category multi-route, \
+        give it up to \(Clip.maxDevices) times to play on every one at once.
+        """, valueName: "device"))
+    var device: [String] = []
 
     @OptionGroup var playback: PlaybackFlags
+    @OptionGroup var session: SessionFlags
     @OptionGroup var queue: QueueFlags
 
     @Flag(help: "Print the item ids once they are safely queued, and exit 0.")
@@ -126,14 +228,26 @@ struct Play: ParsableCommand {
     @Flag(name: .shortAndLong, help: "No progress display, no warnings, and no reason line for exit 75; errors are still printed.")
     var quiet = false
 
+    func validate() throws {
+        if device.contains("") { throw ValidationError("--device needs a name") }
+        if device.contains(where: { $0.utf8.count > 1024 }) { throw ValidationError("--device names are at most 1024 bytes") }
+        guard device.count > 1 else { return }
+        // A bad --category is SessionFlags' to report.
+        guard (try? session.audioSession().category) == .multiRoute else {
+            throw ValidationError("several --device need --category multi-route")
+        }
+        if device.count > Clip.maxDevices { throw ValidationError("at most \(Clip.maxDevices) --device, not \(device.count)") }
+        var seen: Set<String> = []
+        for name in device where !seen.insert(name).inserted { throw ValidationError("--device \(name) is given twice") }
+    }
+
     func run() throws {
         let logger = CLILogHandler.bootstrap(quiet: quiet)
         do {
-            // Parsed here rather than by ArgumentParser, for SessionCategory's own messages (64).
-            let sessionCategory = try category.map { text throws(AnnounceError) in try SessionCategory(parsing: text) }
+            for warning in session.warnings() { logger.warning("\(warning)") }
             let requests = try files.map { path throws(AnnounceError) in
                 var request = queue.request(for: try checkedClip(path))
-                request.category = sessionCategory
+                try session.apply(to: &request)
                 return request
             }
             guard let client = try DaemonClient.connect(autoStart: true) else { return }
@@ -154,24 +268,8 @@ struct Play: ParsableCommand {
                 default: break
                 }
             }
-            var status: Int32 = 0
-            var printed: Set<String> = []  // one line for a device that failed every item
-            for (id, path) in zip(ids, files) {
-                guard let event = outcomes[id], let outcome = event.outcome else { continue }
-                if json { print(jsonLine(event)) }
-                if let frames = event.frames, let format = event.format, let device = event.device {
-                    logger.debug("\(path): \(frames) frames as \(format) on \(device)")
-                }
-                if let warning = event.warning { logger.warning("\(path): \(warning)") }
-                switch outcome.kind {
-                case .played: break
-                case .failed:
-                    let message = outcome.reason ?? "\(path): failed"
-                    if printed.insert(message).inserted { printError(message) }
-                default: if !quiet { printError("\(path): \(outcome.kind.rawValue)\(outcome.reason.map { " (\($0))" } ?? "")") }
-                }
-                if status == 0 { status = outcome.exitCode }
-            }
+            let status = reportOutcomes(outcomes, of: Array(zip(ids, files)).map { (id: $0, path: $1) }, json: json,
+                                        quiet: quiet, logger: logger)
             if status != 0 { throw ExitCode(status) }
         } catch let error as AnnounceError {
             throw reportedExit(error)
@@ -187,7 +285,8 @@ struct Play: ParsableCommand {
         if let start = options.start, let frames = info.frames, start.frames(atRate: info.sampleRate) >= frames, start.seconds > 0 {
             throw .usage("\(path): --start \(start) is at or past the end (\(TimeSpan(seconds: info.durationSeconds ?? 0)))")
         }
-        return Clip(path: absolutePath(path), device: device, gain: options.gain, pan: options.pan,
+        return Clip(path: absolutePath(path), device: device.first, extraDevices: device.count > 1 ? Array(device.dropFirst()) : nil,
+                    gain: options.gain, pan: options.pan,
                     loops: options.loops, start: options.start?.seconds)
     }
 }

@@ -62,6 +62,7 @@ struct DeviceOption: ParsableArguments {
 
 extension Priority: ExpressibleByArgument {}
 extension InterruptAction: ExpressibleByArgument {}
+extension IfBusy: ExpressibleByArgument {}
 
 extension TimeOfDay: ExpressibleByArgument {
     public init?(argument: String) { self.init(parsing: argument) }

@@ -23,7 +23,15 @@ public enum WireProtocol {
 }
 
 public enum Operation: String, Codable, Sendable {
-    case play, wait, status, skip, pause, resume, stop, clear, cancel, events, quiet
+    case play, alert, wait, status, skip, pause, resume, stop, clear, cancel, events, quiet
+}
+
+/// `--if-busy`: what an item does when another program holds its device.
+public enum IfBusy: String, Codable, CaseIterable, Sendable {
+    /// Wait for the device to come free, bounded by the item's `expire` (the default).
+    case wait
+    /// End at once as `failed` with 69, naming who holds the device.
+    case fail
 }
 
 /// One clip to enqueue, with its queue options (`announce play`'s flags).
@@ -43,12 +51,19 @@ public struct ItemRequest: Codable, Equatable, Sendable {
     public var delay: Double?
     /// Must start within this many seconds of becoming eligible.
     public var expire: Double?
-    /// `--category`; nil is solo-ambient.
-    public var category: SessionCategory?
+    /// `--category`, `--mode` and the session options; nil is `AudioSession.default` (solo-ambient).
+    /// Requests written before sessions existed carry only `"category"`, which decodes into this.
+    public var session: AudioSession?
+    /// `--duck-level`, dB (-60 to 0): how far a duck-others item lowers the other streams;
+    /// nil is the daemon's configured level.
+    public var duckLevel: Double?
+    /// `--if-busy`; nil is `wait`.
+    public var ifBusy: IfBusy?
 
     public init(clip: Clip, priority: Priority? = nil, interrupts: Bool? = nil, onInterrupt: InterruptAction? = nil,
                 dropAfter: Double? = nil, tag: String? = nil, replace: Bool? = nil, at: Double? = nil,
-                delay: Double? = nil, expire: Double? = nil, category: SessionCategory? = nil) {
+                delay: Double? = nil, expire: Double? = nil, session: AudioSession? = nil, duckLevel: Double? = nil,
+                ifBusy: IfBusy? = nil) {
         self.clip = clip
         self.priority = priority
         self.interrupts = interrupts
@@ -59,7 +74,56 @@ public struct ItemRequest: Codable, Equatable, Sendable {
         self.at = at
         self.delay = delay
         self.expire = expire
-        self.category = category
+        self.session = session
+        self.duckLevel = duckLevel
+        self.ifBusy = ifBusy
+    }
+
+    /// The session's category (nil when no session is given); setting it keeps the other session fields.
+    public var category: SessionCategory? {
+        get { session?.category }
+        set { session = AudioSession.replacingCategory(of: session, with: newValue) }
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case clip, priority, interrupts, onInterrupt, dropAfter, tag, replace, at, delay, expire, session, duckLevel, ifBusy
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        clip = try container.decode(Clip.self, forKey: .clip)
+        priority = try container.decodeIfPresent(Priority.self, forKey: .priority)
+        interrupts = try container.decodeIfPresent(Bool.self, forKey: .interrupts)
+        onInterrupt = try container.decodeIfPresent(InterruptAction.self, forKey: .onInterrupt)
+        dropAfter = try container.decodeIfPresent(Double.self, forKey: .dropAfter)
+        tag = try container.decodeIfPresent(String.self, forKey: .tag)
+        replace = try container.decodeIfPresent(Bool.self, forKey: .replace)
+        at = try container.decodeIfPresent(Double.self, forKey: .at)
+        delay = try container.decodeIfPresent(Double.self, forKey: .delay)
+        expire = try container.decodeIfPresent(Double.self, forKey: .expire)
+        session = try AudioSession.decode(from: decoder, key: .session, in: container)
+        duckLevel = try container.decodeIfPresent(Double.self, forKey: .duckLevel)
+        ifBusy = try container.decodeIfPresent(IfBusy.self, forKey: .ifBusy)
+    }
+}
+
+/// `announce alert`: a system sound (DESIGN §3, System sounds). Plays at once, mixed over
+/// everything; never queued, never preempted, not spooled.
+public struct AlertRequest: Codable, Equatable, Sendable {
+    /// Absolute path of a PCM WAV, CAF or AIFF file of at most `SystemSound.maxSeconds`.
+    public var path: String
+    /// Linear gain, 0 to 16.
+    public var gain: Float
+    /// `--ignore-quiet`: plays in quiet mode (nil or false: silenced while quiet mode is on).
+    public var ignoreQuiet: Bool?
+    /// ALSA PCM; nil plays on the daemon's device.
+    public var device: String?
+
+    public init(path: String, gain: Float = 1, ignoreQuiet: Bool? = nil, device: String? = nil) {
+        self.path = path
+        self.gain = gain
+        self.ignoreQuiet = ignoreQuiet
+        self.device = device
     }
 }
 
@@ -68,7 +132,7 @@ public struct Request: Codable, Equatable, Sendable {
     public var op: Operation
     /// play: the clips, queued in this order with consecutive sequence numbers.
     public var items: [ItemRequest]?
-    /// play: keep the connection and stream these items' events until their outcomes.
+    /// play, alert: keep the connection and stream these items' events until their outcomes.
     public var wait: Bool?
     /// play, wait: also stream progress events (for a terminal's progress line).
     public var progress: Bool?
@@ -80,9 +144,12 @@ public struct Request: Codable, Equatable, Sendable {
     public var state: QuietSwitch?
     /// quiet with state `until`: quiet until this time (seconds since the epoch).
     public var until: Double?
+    /// alert: the system sound to play.
+    public var alert: AlertRequest?
 
     public init(_ op: Operation, items: [ItemRequest]? = nil, wait: Bool? = nil, progress: Bool? = nil,
-                ids: [String]? = nil, tag: String? = nil, state: QuietSwitch? = nil, until: Double? = nil) {
+                ids: [String]? = nil, tag: String? = nil, state: QuietSwitch? = nil, until: Double? = nil,
+                alert: AlertRequest? = nil) {
         v = WireProtocol.version
         self.op = op
         self.items = items
@@ -92,6 +159,7 @@ public struct Request: Codable, Equatable, Sendable {
         self.tag = tag
         self.state = state
         self.until = until
+        self.alert = alert
     }
 }
 
@@ -186,7 +254,7 @@ public struct Reply: Codable, Equatable, Sendable {
     public var v: Int
     public var ok: Bool
     public var error: ReplyError?
-    /// play: the new items' ids, in order. wait: the ids it will report on.
+    /// play: the new items' ids, in order. alert: the alert's id. wait: the ids it will report on.
     public var ids: [String]?
     /// cancel, wait: ids that are not (or no longer) known.
     public var unknown: [String]?
@@ -221,6 +289,9 @@ public enum EventKind: String, Codable, CaseIterable, Sendable {
     case paused, resumed
     /// The quiet switch was changed (`announce quiet`).
     case quiet
+    /// A device went away (`reason` old-device-unavailable) or came back (new-device-available);
+    /// `device` names it.
+    case routeChange = "route-change"
 }
 
 public struct Event: Codable, Equatable, Sendable {
@@ -231,7 +302,7 @@ public struct Event: Codable, Equatable, Sendable {
     public var id: String?
     public var path: String?
     public var priority: Priority?
-    /// interruption-began, finished: why.
+    /// interruption-began, finished: why. route-change: old-device-unavailable or new-device-available.
     public var reason: String?
     /// interruption-ended: the item goes on by itself.
     public var shouldResume: Bool?
@@ -241,7 +312,7 @@ public struct Event: Codable, Equatable, Sendable {
     /// progress milestones: 25, 50, 75.
     public var percent: Int?
     public var outcome: Outcome?
-    /// started, finished, device-*: the ALSA PCM and the format it was opened with.
+    /// started, finished, device-*: the ALSA PCM and the format it was opened with. route-change: the device.
     public var device: String?
     public var format: String?
     /// finished: frames heard in its last play, and a warning (truncated input, underruns).
@@ -296,3 +367,25 @@ public enum DaemonMessage: Sendable {
                                      : .event(try JSONDecoder().decode(Event.self, from: data))
     }
 }
+
+extension AudioSession {
+    /// `session` with another category (nil: the default one); nil stays nil when there is no category to set.
+    static func replacingCategory(of session: AudioSession?, with category: SessionCategory?) -> AudioSession? {
+        guard session != nil || category != nil else { return nil }
+        var result = session ?? AudioSession()
+        result.category = category ?? .default
+        return result
+    }
+
+    /// The session under `key`, else one made from a top-level `"category"`: what requests and
+    /// spool entries written before sessions existed carry. `key` wins when both are present.
+    static func decode<Key: CodingKey>(from decoder: any Decoder, key: Key,
+                                       in container: KeyedDecodingContainer<Key>) throws -> AudioSession? {
+        if let session = try container.decodeIfPresent(AudioSession.self, forKey: key) { return session }
+        let legacy = try decoder.container(keyedBy: LegacySessionKey.self)
+        return try legacy.decodeIfPresent(SessionCategory.self, forKey: .category).map { AudioSession(category: $0) }
+    }
+}
+
+/// The one session field items had before `session`.
+private enum LegacySessionKey: String, CodingKey { case category }

@@ -25,6 +25,9 @@ public struct Clip: Codable, Equatable, Sendable {
     public var path: String
     /// ALSA PCM for this clip; nil plays on the daemon's device.
     public var device: String?
+    /// Category multi-route only: further devices the clip plays on at the same time, after
+    /// `device` (or the daemon's device when `device` is nil). At most `Clip.maxDevices` in all.
+    public var extraDevices: [String]?
     public var gain: Float
     public var pan: Float
     /// Extra passes after the first; -1 repeats until stopped.
@@ -32,13 +35,23 @@ public struct Clip: Codable, Equatable, Sendable {
     /// Where the first pass starts, in seconds.
     public var start: Double?
 
-    public init(path: String, device: String? = nil, gain: Float = 1, pan: Float = 0, loops: Int = 0, start: Double? = nil) {
+    public init(path: String, device: String? = nil, extraDevices: [String]? = nil, gain: Float = 1, pan: Float = 0,
+                loops: Int = 0, start: Double? = nil) {
         self.path = path
         self.device = device
+        self.extraDevices = extraDevices
         self.gain = gain
         self.pan = pan
         self.loops = loops
         self.start = start
+    }
+
+    /// Most devices one clip may play on (`device` and `extraDevices` together).
+    public static let maxDevices = 8
+
+    /// Every device the clip plays on, in order: `device` (else `defaultDevice`), then `extraDevices`.
+    public func devices(default defaultDevice: String) -> [String] {
+        [device ?? defaultDevice] + (extraDevices ?? [])
     }
 }
 
@@ -66,8 +79,14 @@ public struct QueueItem: Codable, Equatable, Sendable {
     public var eligibleAt: Double?
     /// `--expire`: seconds from eligibility (arrival when not scheduled) within which it must start.
     public var expireAfter: Double?
-    /// `--category`; nil is solo-ambient (and what items spooled before categories existed decode to).
-    public var category: SessionCategory?
+    /// `--category`, `--mode` and the session options; nil is `AudioSession.default`. Items spooled
+    /// with only a `"category"` decode into a session of that category, those spooled before
+    /// categories existed into nil.
+    public var session: AudioSession?
+    /// `--duck-level` in dB (-60 to 0) for a duck-others item; nil is the daemon's configured level.
+    public var duckLevel: Double?
+    /// `--if-busy`; nil is `wait`.
+    public var ifBusy: IfBusy?
 
     /// Frames of the whole program (every pass, from the start offset) heard so far: the resume point.
     public var heardFrames: Int64 = 0
@@ -80,7 +99,8 @@ public struct QueueItem: Codable, Equatable, Sendable {
 
     public init(id: String, sequence: UInt64 = 0, clip: Clip, priority: Priority = .normal, interrupts: Bool = true,
                 onInterrupt: InterruptAction = .resume, dropAfter: Double = 0.8, tag: String? = nil,
-                arrival: Double, eligibleAt: Double? = nil, expireAfter: Double? = nil, category: SessionCategory? = nil) {
+                arrival: Double, eligibleAt: Double? = nil, expireAfter: Double? = nil, session: AudioSession? = nil,
+                duckLevel: Double? = nil, ifBusy: IfBusy? = nil) {
         self.id = id
         self.sequence = sequence
         self.clip = clip
@@ -92,14 +112,62 @@ public struct QueueItem: Codable, Equatable, Sendable {
         self.arrival = arrival
         self.eligibleAt = eligibleAt
         self.expireAfter = expireAfter
-        self.category = category
+        self.session = session
+        self.duckLevel = duckLevel
+        self.ifBusy = ifBusy
     }
 
+    /// Only a category: the session's options and mode, `duckLevel` and `ifBusy` are left out.
+    @available(*, deprecated, message: "pass session:, duckLevel: and ifBusy: from the ItemRequest")
+    public init(id: String, sequence: UInt64 = 0, clip: Clip, priority: Priority = .normal, interrupts: Bool = true,
+                onInterrupt: InterruptAction = .resume, dropAfter: Double = 0.8, tag: String? = nil,
+                arrival: Double, eligibleAt: Double? = nil, expireAfter: Double? = nil, category: SessionCategory?) {
+        self.init(id: id, sequence: sequence, clip: clip, priority: priority, interrupts: interrupts,
+                  onInterrupt: onInterrupt, dropAfter: dropAfter, tag: tag, arrival: arrival, eligibleAt: eligibleAt,
+                  expireAfter: expireAfter, session: category.map { AudioSession(category: $0) })
+    }
+
+    /// The session it plays in, defaults applied (DESIGN §3).
+    public var audioSession: AudioSession { session ?? .default }
+
     /// The session category it plays in (DESIGN §3).
-    public var sessionCategory: SessionCategory { category ?? .default }
+    public var sessionCategory: SessionCategory { audioSession.category }
+
+    /// The session's category (nil when no session is given); setting it keeps the other session fields.
+    public var category: SessionCategory? {
+        get { session?.category }
+        set { session = AudioSession.replacingCategory(of: session, with: newValue) }
+    }
 
     /// When it stops being able to start, if ever.
     public var expiresAt: Double? { expireAfter.map { max(arrival, eligibleAt ?? arrival) + $0 } }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, sequence, clip, priority, interrupts, onInterrupt, dropAfter, tag, arrival, eligibleAt, expireAfter
+        case session, duckLevel, ifBusy, heardFrames, totalFrames, started, interrupted
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        id = try container.decode(String.self, forKey: .id)
+        sequence = try container.decode(UInt64.self, forKey: .sequence)
+        clip = try container.decode(Clip.self, forKey: .clip)
+        priority = try container.decode(Priority.self, forKey: .priority)
+        interrupts = try container.decode(Bool.self, forKey: .interrupts)
+        onInterrupt = try container.decode(InterruptAction.self, forKey: .onInterrupt)
+        dropAfter = try container.decode(Double.self, forKey: .dropAfter)
+        tag = try container.decodeIfPresent(String.self, forKey: .tag)
+        arrival = try container.decode(Double.self, forKey: .arrival)
+        eligibleAt = try container.decodeIfPresent(Double.self, forKey: .eligibleAt)
+        expireAfter = try container.decodeIfPresent(Double.self, forKey: .expireAfter)
+        session = try AudioSession.decode(from: decoder, key: .session, in: container)
+        duckLevel = try container.decodeIfPresent(Double.self, forKey: .duckLevel)
+        ifBusy = try container.decodeIfPresent(IfBusy.self, forKey: .ifBusy)
+        heardFrames = try container.decode(Int64.self, forKey: .heardFrames)
+        totalFrames = try container.decodeIfPresent(Int64.self, forKey: .totalFrames)
+        started = try container.decode(Bool.self, forKey: .started)
+        interrupted = try container.decode(Bool.self, forKey: .interrupted)
+    }
 }
 
 /// Final outcomes; each is reported once (DESIGN §2).

@@ -112,10 +112,16 @@ public struct UserConfiguration: Equatable, Sendable {
 
     /// `-12dB`, `-12 dB`, `-12db`, `-12`: a finite level within `duckLevelRange`.
     public static func parseDecibels(_ text: String) -> Double? {
+        guard let value = parseAnyDecibels(text), duckLevelRange.contains(value) else { return nil }
+        return value
+    }
+
+    /// The same spellings, any finite level (so a caller can say why one is out of range).
+    public static func parseAnyDecibels(_ text: String) -> Double? {
         var number = text.trimming(" \t")
         if number.lowercased().hasSuffix("db") { number = String(number.dropLast(2)).trimming(" \t") }
         guard !number.isEmpty, number.allSatisfy({ $0.isASCII && ($0.isNumber || "+-.".contains($0)) }),
-              let value = Double(number), value.isFinite, duckLevelRange.contains(value) else { return nil }
+              let value = Double(number), value.isFinite else { return nil }
         return value
     }
 

@@ -1,0 +1,70 @@
+import AnnounceKit
+import ArgumentParser
+
+struct Alert: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "alert",
+        abstract: "Play a short system sound at once, mixed over everything.",
+        discussion: """
+            Like AudioServicesPlaySystemSound: the file plays immediately, mixed over whatever \
+            plays; it is not queued and never preempted, and alerts given while another plays \
+            overlap. Alerts are PCM WAV, CAF or AIFF files of at most \(Int(SystemSound.maxSeconds)) s \
+            (recognised by content, not extension); anything else is refused before the daemon \
+            is asked (use announce play). The daemon keeps decoded alerts, so a repeated one \
+            starts without decoding. Quiet mode silences alerts unless --ignore-quiet. As play, \
+            it starts the daemon when none answers.
+
+            Exit status: 0 once the daemon has accepted the alert (with --wait: once it has \
+            been heard); 75 with --wait when it was not played to the end (silenced by quiet \
+            mode, cancelled), with the reason on stderr; 64 usage error; 65 not decodable, not \
+            PCM WAV/CAF/AIFF, or longer than \(Int(SystemSound.maxSeconds)) s; 66 cannot open the file; \
+            69 device unavailable or the daemon cannot run.
+
+            EXAMPLES
+              announce alert /usr/share/sounds/alsa/Front_Center.wav
+              announce alert ding.wav --volume 0.4 --ignore-quiet
+              make && announce alert --wait done.aiff   # exits once it was heard
+            """)
+
+    @Argument(help: "A PCM WAV, CAF or AIFF file of at most 30 s.")
+    var file: String
+
+    @OptionGroup var level: VolumeFlags
+
+    @Flag(help: "Play even while quiet mode is on.")
+    var ignoreQuiet = false
+
+    @Flag(help: "Wait until the alert has been heard, and exit as play does.")
+    var wait = false
+
+    @Option(name: .shortAndLong, help: "ALSA PCM to play on (see `announce devices`); default: the daemon's.")
+    var device: String?
+
+    @Flag(name: .shortAndLong, help: "No warnings, and no reason line for exit 75; errors are still printed.")
+    var quiet = false
+
+    func validate() throws {
+        if device == "" { throw ValidationError("--device needs a name") }
+        if let device, device.utf8.count > 1024 { throw ValidationError("--device names are at most 1024 bytes") }
+    }
+
+    func run() throws {
+        let logger = CLILogHandler.bootstrap(quiet: quiet)
+        do {
+            // Checked here, with the caller's own path in the message, before the daemon is asked.
+            let decoder = try DecoderRegistry.open(file)
+            if let refusal = SystemSound.refusal(of: decoder.info, path: file) { throw refusal }
+            let alert = AlertRequest(path: absolutePath(file), gain: level.linearGain,
+                                     ignoreQuiet: ignoreQuiet ? true : nil, device: device)
+            guard let client = try DaemonClient.connect(autoStart: true) else { return }
+            let ids = try client.call(Request(.alert, wait: wait, alert: alert)).ids ?? []
+            guard wait else { return }
+            client.cancelOnInterrupt(ids: ids)
+            let outcomes = try OutcomeWaiter.wait(for: ids, on: client, progress: false) { _ in }
+            let status = reportOutcomes(outcomes, of: ids.map { (id: $0, path: file) }, json: false, quiet: quiet, logger: logger)
+            if status != 0 { throw ExitCode(status) }
+        } catch let error as AnnounceError {
+            throw reportedExit(error)
+        }
+    }
+}
