@@ -158,11 +158,15 @@ struct SessionFlagTests {
             for options in [["--duck-others", "--duck-level", "-12"], ["--duck-others", "--duck-level", "-12dB"],
                             ["--duck-others", "--duck-level", "-12 dB"], ["--duck-others", "--duck-level=-60"],
                             ["--if-busy", "wait"], ["--if-busy", "fail"], ["--mode", "Spoken_Audio"],
-                            ["--category", "playback", "--mix-with-others", "--interrupt-spoken-audio", "--no-notify-others"]] {
+                            ["--category", "playback", "--no-notify-others"]] {
                 let outcome = try await runtime.announce(["play", "--no-wait", "--delay", "1h", "-d", "null"] + options
                                                          + [try Tones.clip(440)])
                 #expect(outcome.status == 0 && outcome.stderr.isEmpty, "\(options): \(outcome)")
             }
+            // A mixable session starts at once: a delay makes no sense for it.
+            let mixable = try await runtime.announce(["play", "--no-wait", "--delay", "1h", "-d", "null", "--category", "playback",
+                                                      "--mix-with-others", "--interrupt-spoken-audio", try Tones.clip(440)])
+            #expect(mixable.status == 64 && mixable.stderr.contains("starts at once"), "\(mixable)")
             try await runtime.control("clear")
         }
     }

@@ -8,9 +8,6 @@ import Glibc
 /// `announce alert` starts without opening a decoder. Bounded by total bytes;
 /// the least recently used sounds go first.
 final class AlertCache: @unchecked Sendable {
-    /// Alerts are short PCM: WAV, CAF, AIFF up to this long.
-    static let longestSeconds = 30.0
-    static let pcmContainers: Set<String> = ["WAV", "RF64", "CAF", "AIFF", "AIFC"]
     /// 64 MiB: five 30 s stereo 48 kHz sounds, or hundreds of usual chimes.
     static let capacityBytes = 64 << 20
 
@@ -94,13 +91,8 @@ final class AlertCache: @unchecked Sendable {
     static func decode(_ path: String) throws(AnnounceError) -> DecodedSound {
         let decoder = try DecoderRegistry.open(path)
         let info = decoder.info
-        guard pcmContainers.contains(info.container), info.codec.hasPrefix("PCM") || info.codec.hasPrefix("float") else {
-            throw .undecodable(path: path, reason: "alerts play PCM WAV, CAF or AIFF; this is \(info.container) \(info.codec) (use announce play)")
-        }
-        let limit = Int64(longestSeconds * Double(info.sampleRate))
-        if let frames = info.frames, frames > limit {
-            throw .undecodable(path: path, reason: "\(TimeSpan(seconds: Double(frames) / Double(info.sampleRate))) is longer than an alert's 30 s (use announce play)")
-        }
+        if let refusal = SystemSound.refusal(of: info, path: path) { throw refusal }
+        let limit = Int64(SystemSound.maxSeconds * Double(info.sampleRate))
         let capacity = Int(min(info.frames ?? limit, limit)) * info.channels
         var samples = [Float](repeating: 0, count: capacity)
         var filled = 0

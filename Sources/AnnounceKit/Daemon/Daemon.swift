@@ -81,6 +81,38 @@ public final class Daemon {
     private var idleSince: Double?
     private var terminating = false
 
+    // The session layer (DESIGN §3).
+    /// Who mixes, who is interrupted, who is ducked.
+    private var policy = SessionPolicy()
+    /// Mixable sessions and alerts: they start at once, mixed over the main lane.
+    private var mixed: [String: MixedStream] = [:]
+    /// The main-lane item the scheduler preempted for each id about to play.
+    private var preemptedFor: [String: String] = [:]
+    /// Devices that failed mid-play: reopened with backoff until they are back.
+    private var lostDevices: Set<String> = []
+    private var deviceRetryAt: Double?
+    private var deviceRetryDelay = Daemon.firstRetryDelay
+    static let firstRetryDelay = 0.25
+    static let longestRetryDelay = 4.0
+    /// Scheduler hold keys.
+    static let busyHold = "device-busy", lostHold = "device-lost", resumeHold = "waiting for announce resume"
+
+    private struct MixedStream {
+        var item: QueueItem
+        var isAlert: Bool
+        /// A play is in progress on the player.
+        var playing = false
+        /// Paused by an interruption, or waiting for its device.
+        var waiting: Waiting?
+        /// Why we stopped the play in progress.
+        var stopIntent: StopIntent?
+        /// Frames heard in the play in progress.
+        var frames: Int64 = 0
+
+        enum Waiting { case interrupted, device }
+        enum StopIntent { case interrupt, end(Outcome) }
+    }
+
     public init(runtime: RuntimeDirectory, configuration: Configuration, logger: Logger,
                 clock: @escaping Clock = Daemon.wallClock,
                 openOutput: @escaping PlaybackEngine.OutputOpener = { device, request throws(AnnounceError) in
@@ -111,7 +143,8 @@ public final class Daemon {
         spool.pruneOutcomes(now: now)
         let restored = spool.load()
         for problem in restored.problems { logger.warning("\(problem)") }
-        scheduler = Scheduler(restoring: restored.items)
+        let restoredMixed = restored.items.filter { $0.audioSession.lane == .mixed }
+        scheduler = Scheduler(restoring: restored.items.filter { $0.audioSession.lane == .main })
         interruptedIDs = Set(restored.items.filter(\.interrupted).map(\.id))
         // A queue the user paused stays paused across a crash or a restart.
         if access(runtime.pausedMarkerPath, F_OK) == 0 {
@@ -139,6 +172,7 @@ public final class Daemon {
         }
         logger.info("listening on \(runtime.socketPath), device '\(configuration.device)', pid \(getpid())")
         notifyReady("ready")
+        for item in restoredMixed.sorted(by: { $0.sequence < $1.sequence }) { startMixed(item, alert: false, now: now) }
         apply(scheduler.advance(now: now), now: now)
         loop()
         shutdown()
@@ -172,10 +206,15 @@ public final class Daemon {
         logger.info("stopping: the spool keeps \(scheduler.count) item(s)")
         // The playing item keeps its heard position, as if paused.
         let now = clock()
-        if scheduler.playing != nil {
+        terminating = true
+        if scheduler.playing != nil || mixed.values.contains(where: \.playing) {
             apply(scheduler.pause(now: now), now: now)
             if let id = scheduler.playing?.id { player.stop(id) }
-            while scheduler.playing != nil, waitForMailbox(milliseconds: 2000) {
+            for (id, stream) in mixed where stream.playing {
+                mixed[id]?.stopIntent = .interrupt
+                player.stop(id)
+            }
+            while scheduler.playing != nil || mixed.values.contains(where: \.playing), waitForMailbox(milliseconds: 2000) {
                 drainMailbox()
             }
         }
@@ -236,7 +275,7 @@ public final class Daemon {
 
     private func pollTimeout(now: Double) -> Int32 {
         var deadline = scheduler.nextDeadline
-        for candidate in [deviceCloseAt, idleDeadline] {
+        for candidate in [deviceCloseAt, idleDeadline, deviceRetryAt] {
             if let candidate { deadline = min(deadline ?? candidate, candidate) }
         }
         guard let deadline else { return -1 }
@@ -255,9 +294,17 @@ public final class Daemon {
         }
         if let closeAt = deviceCloseAt, closeAt <= now {
             deviceCloseAt = nil
-            if scheduler.playing == nil { player.closeDevices(except: nil) }
+            if !isPlaying { player.closeDevices(except: nil) }
         }
-        let idle = scheduler.count == 0 && connections.isEmpty && heldFinishes.isEmpty
+        if let retryAt = deviceRetryAt, retryAt <= now {
+            // Try the device again: the held item, then the mixed streams that wait for it.
+            deviceRetryAt = nil
+            var effects = scheduler.release(Self.busyHold, now: now)
+            effects += scheduler.release(Self.lostHold, now: now)
+            apply(effects, now: now)
+            for (id, stream) in mixed where stream.waiting == .device { playMixed(id) }
+        }
+        let idle = scheduler.count == 0 && mixed.isEmpty && connections.isEmpty && heldFinishes.isEmpty
         if !idle { idleSince = nil } else if idleSince == nil { idleSince = now }
         if let deadline = idleDeadline, deadline <= now {
             logger.info("idle for \(configuration.idleExit ?? 0) s; exiting")
@@ -323,7 +370,7 @@ public final class Daemon {
         let now = clock()
         switch request.op {
         case .play: enqueue(request, from: connection, now: now)
-        case .alert: reject(connection, "this daemon does not play alerts yet")  // stub until the daemon side lands
+        case .alert: alert(request, from: connection, now: now)
         case .wait: wait(for: request.ids ?? [], progress: request.progress ?? false, connection: connection)
         case .status: connection.send(WireProtocol.encode(Reply(status: status())))
         case .skip: control(connection, scheduler.skip(now: now), now: now)
@@ -332,16 +379,20 @@ public final class Daemon {
             control(connection, scheduler.pause(now: now), now: now, event: .paused)
         case .resume:
             setPausedMarker(false)
-            control(connection, scheduler.resume(now: now), now: now, event: .resumed)
-        case .stop: control(connection, scheduler.stop(now: now), now: now)
+            control(connection, resumeAwaiting(now: now) + scheduler.resume(now: now), now: now, event: .resumed)
+        case .stop:
+            for id in mixed.keys.sorted() { endMixed(id, Outcome(.cancelled, reason: "stopped"), now: now) }
+            control(connection, scheduler.stop(now: now), now: now)
         case .clear: control(connection, scheduler.clear(now: now), now: now)
         case .cancel:
             if let tag = request.tag {
+                for (id, stream) in mixed where stream.item.tag == tag { endMixed(id, Outcome(.cancelled, reason: "cancelled"), now: now) }
                 control(connection, scheduler.cancel(tag: tag, now: now), now: now)
             } else if let ids = request.ids, !ids.isEmpty {
-                let (effects, unknown) = scheduler.cancel(ids: ids, now: now)
+                for id in ids where mixed[id] != nil { endMixed(id, Outcome(.cancelled, reason: "cancelled"), now: now) }
+                let (effects, unknown) = scheduler.cancel(ids: ids.filter { mixed[$0] == nil }, now: now)
                 apply(effects, now: now)
-                connection.send(WireProtocol.encode(Reply(unknown: unknown)))
+                connection.send(WireProtocol.encode(Reply(unknown: unknown.filter { mixed[$0] == nil })))
             } else {
                 reject(connection, "cancel needs ids or a tag")
             }
@@ -397,13 +448,30 @@ public final class Daemon {
                 interrupts: itemRequest.interrupts ?? true, onInterrupt: itemRequest.onInterrupt ?? .resume,
                 dropAfter: itemRequest.dropAfter ?? 0.8, tag: itemRequest.tag, arrival: now,
                 eligibleAt: eligibleAt.flatMap { $0 > now ? $0 : nil }, expireAfter: itemRequest.expire,
-                category: itemRequest.category)
+                session: itemRequest.session, duckLevel: itemRequest.duckLevel, ifBusy: itemRequest.ifBusy)
             // `play --tag T --replace a b` replaces older T items, not its own first file.
             let replaces = (itemRequest.replace ?? false) && !items.contains { $0.0.tag == item.tag && $0.1 }
             items.append((item, replaces))
         }
         var ids: [String] = []
         for (item, replace) in items {
+            if item.audioSession.lane == .mixed {
+                // Mixable: never queued, it starts now over whatever plays.
+                var item = item
+                item.sequence = scheduler.nextSequence
+                do {
+                    try spool.save(item)
+                } catch {
+                    logger.error("\(error.description)")
+                    apply(scheduler.cancel(ids: ids, now: now).effects, now: now)
+                    for id in ids where mixed[id] != nil { endMixed(id, Outcome(.cancelled, reason: "cancelled"), now: now) }
+                    return connection.send(WireProtocol.encode(Reply.failure(70, "cannot spool the item: \(error.description)")))
+                }
+                ids.append(item.id)
+                emit(Event(.queued, time: now, id: item.id, path: item.clip.path, priority: item.priority))
+                startMixed(item, alert: false, now: now)
+                continue
+            }
             var effects = scheduler.enqueue(item, replace: replace, now: now)
             // Spooled before it is acknowledged; if that fails, it was never accepted.
             if case .persist(let spooled)? = effects.first {
@@ -427,7 +495,217 @@ public final class Daemon {
 
     private var pendingIDs: Set<String> {
         Set(([scheduler.playing].compactMap { $0 } + scheduler.ready + scheduler.scheduled).map(\.id))
+            .union(mixed.keys)
             .union(heldFinishes.values.flatMap { $0.compactMap(\.id) })
+    }
+
+    /// Something is playing (or being stopped) on some device.
+    private var isPlaying: Bool { scheduler.playing != nil || mixed.values.contains(where: \.playing) }
+
+    // MARK: the mixed lane and alerts
+
+    /// `announce alert`: a system sound, mixed over everything at once; never queued, never
+    /// preempted, not ducked, not spooled. Quiet mode silences it unless `ignoreQuiet`.
+    private func alert(_ request: Request, from connection: Connection, now: Double) {
+        guard let alert = request.alert else { return reject(connection, "alert needs an \"alert\"") }
+        if let problem = Self.problem(with: alert) { return reject(connection, "alert: \(problem)") }
+        let item = QueueItem(id: newID(), clip: Clip(path: alert.path, device: alert.device, gain: alert.gain),
+                             priority: .high, arrival: now, session: AudioSession(category: .ambient))
+        mixed[item.id] = MixedStream(item: item, isAlert: true)
+        connection.send(WireProtocol.encode(Reply(ids: [item.id])))
+        if request.wait ?? false { subscribe(connection, to: [item.id], progress: false) }
+        if quiet.isQuiet(at: now) && !(alert.ignoreQuiet ?? false) {
+            return endMixed(item.id, Outcome(.silenced, reason: "quiet mode"), now: now)
+        }
+        playMixed(item.id)
+    }
+
+    /// A mixable session starts: quiet mode may silence it; otherwise the policy decides whom
+    /// it interrupts and ducks, and it plays at once.
+    private func startMixed(_ item: QueueItem, alert: Bool, now: Double) {
+        mixed[item.id] = MixedStream(item: item, isAlert: alert)
+        if item.sessionCategory.silencedByQuietMode && quiet.isQuiet(at: now) {
+            return endMixed(item.id, Outcome(.silenced, reason: "quiet mode"), now: now)
+        }
+        if item.interrupted { interruptedIDs.insert(item.id) }
+        apply(activate(item, preempting: nil, now: now), now: now)
+        if policy[item.id]?.isPlaying ?? true { playMixed(item.id) } else { mixed[item.id]?.waiting = .interrupted }
+    }
+
+    private func playMixed(_ id: String) {
+        guard var stream = mixed[id], !stream.playing else { return }
+        stream.playing = true
+        stream.waiting = nil
+        stream.frames = 0
+        mixed[id] = stream
+        deviceCloseAt = nil
+        player.play(stream.item, devices: stream.item.clip.devices(default: configuration.device),
+                    gain: startingGain(stream.item.id), alert: stream.isAlert)
+    }
+
+    /// Ends a mixed stream for good with `outcome`: at once when it does not play, else after its stop.
+    private func endMixed(_ id: String, _ outcome: Outcome, now: Double) {
+        guard let stream = mixed[id] else { return }
+        if stream.playing {
+            mixed[id]?.stopIntent = .end(outcome)
+            player.stop(id)
+        } else {
+            mixed[id] = nil
+            apply([.finish(stream.item, outcome)], now: now)
+        }
+    }
+
+    private func mixedEnded(_ id: String, heard: Int64, total: Int64?, end: PlaybackEnd, details: PlayDetails, now: Double) {
+        guard var stream = mixed[id] else { return }
+        stream.playing = false
+        let (sum, overflow) = stream.item.heardFrames.addingReportingOverflow(max(0, heard))
+        stream.item.heardFrames = overflow ? .max : sum
+        if let total { stream.item.totalFrames = total }
+        let intent = stream.stopIntent
+        stream.stopIntent = nil
+        mixed[id] = stream
+        switch (end, intent) {
+        case (_, .end(let outcome)?):
+            endMixed(id, outcome, now: now)
+        case (.finished, _):
+            endMixed(id, Outcome(.played), now: now)
+        case (.stopped, _), (.held, _):
+            // Interrupted (or the daemon is stopping): it keeps what was heard and waits.
+            if !stream.isAlert { do { try spool.save(stream.item) } catch { logger.error("\(error.description)") } }
+            if terminating { return }
+            if policy[id]?.isPlaying ?? true { playMixed(id) } else { mixed[id]?.waiting = .interrupted }
+        case (.failed(let code, let message), _):
+            if deviceTrouble(details, device: details.device, item: stream.item, now: now) != nil {
+                mixed[id]?.waiting = .device
+                if !stream.isAlert { do { try spool.save(stream.item) } catch { logger.error("\(error.description)") } }
+            } else {
+                endMixed(id, Outcome(.failed, reason: message, code: code), now: now)
+            }
+        case (.silenced(let reason), _):
+            endMixed(id, Outcome(.silenced, reason: reason), now: now)
+        }
+        scheduleDeviceClose(now: now)
+    }
+
+    // MARK: sessions
+
+    /// The mixer gain an item starts at: ducked while a duck-others session plays.
+    private func startingGain(_ id: String) -> Float {
+        policy[id]?.ducked == true ? duckGain : 1
+    }
+
+    /// The duck level of the playing duck-others session (its `--duck-level`, else the config's).
+    private var duckGain: Float {
+        let level = policy.duckers.lazy.compactMap { self.item($0)?.duckLevel }.first ?? configuration.duckLevel
+        return Gain.decibels(Float(level))
+    }
+
+    private func item(_ id: String) -> QueueItem? {
+        if let stream = mixed[id] { return stream.item }
+        if let playing = scheduler.playing, playing.id == id { return playing }
+        return nil
+    }
+
+    /// A session starts playing: pause whom it interrupts, duck whom it ducks. Returns the
+    /// scheduler's effects (a main-lane item it interrupts is held).
+    private func activate(_ item: QueueItem, preempting: String?, now: Double) -> [SchedulerEffect] {
+        let decision = policy.activate(item.id, session: item.audioSession, preempting: preempting)
+        var effects: [SchedulerEffect] = []
+        for interruption in decision.interrupted where interruption.reason != .preempted {
+            let id = interruption.id
+            if interruptedIDs.insert(id).inserted, let other = self.item(id) {
+                emit(Event(.interruptionBegan, time: now, id: id, path: other.clip.path, priority: other.priority,
+                           reason: interruption.reason.rawValue, heard: seconds(other.heardFrames, of: id)))
+            }
+            if let stream = mixed[id] {
+                if stream.playing {
+                    mixed[id]?.stopIntent = .interrupt
+                    player.stop(id)
+                }
+                mixed[id]?.waiting = .interrupted
+            } else if scheduler.playing?.id == id {
+                effects += scheduler.hold(Self.sessionHold(item.id), now: now)
+            }
+        }
+        applyDucking(decision.ducking)
+        return effects
+    }
+
+    /// A session reached its final outcome: the streams it interrupted go on (or wait for
+    /// `announce resume`), its ducking ends.
+    private func deactivate(_ id: String, now: Double) -> [SchedulerEffect] {
+        guard policy[id] != nil else { return [] }
+        let decision = policy.deactivate(id)
+        for end in decision.ended {
+            if interruptedIDs.remove(end.id) != nil, let other = item(end.id) ?? scheduler.ready.first(where: { $0.id == end.id }) {
+                emit(Event(.interruptionEnded, time: now, id: end.id, path: other.clip.path, priority: other.priority,
+                           shouldResume: end.shouldResume))
+            }
+            if end.shouldResume, mixed[end.id]?.waiting == .interrupted { playMixed(end.id) }
+        }
+        applyDucking(decision.ducking)
+        var effects: [SchedulerEffect] = []
+        if scheduler.holds.contains(Self.sessionHold(id)) { effects += scheduler.release(Self.sessionHold(id), now: now) }
+        return effects
+    }
+
+    /// `announce resume`: streams left paused by a `--no-notify-others` session go on.
+    private func resumeAwaiting(now: Double) -> [SchedulerEffect] {
+        for id in policy.awaitingResume {
+            applyDucking(policy.resume(id))
+            if mixed[id]?.waiting == .interrupted { playMixed(id) }
+        }
+        return scheduler.holds.contains(Self.resumeHold) ? scheduler.release(Self.resumeHold, now: now) : []
+    }
+
+    private func applyDucking(_ changes: DuckChanges) {
+        let gain = duckGain
+        for id in changes.ducked { player.setGain(id, gain: gain, overSeconds: GainRamp.duckDownSeconds) }
+        for id in changes.unducked { player.setGain(id, gain: 1, overSeconds: GainRamp.duckUpSeconds) }
+    }
+
+    private static func sessionHold(_ id: String) -> String { "interrupted by \(id)" }
+
+    // MARK: device trouble
+
+    /// A play failed on its device. Busy (unless `--if-busy fail`) and lost devices are
+    /// retried with backoff: returns the scheduler hold that waits for it, or nil when the
+    /// failure is final (an unknown device, a refused format, `--if-busy fail`).
+    private func deviceTrouble(_ details: PlayDetails, device: String, item: QueueItem, now: Double) -> String? {
+        let hold: String
+        switch details.deviceTrouble {
+        case .busy(let reason)? where item.ifBusy != .fail:
+            hold = Self.busyHold
+            if interruptedIDs.insert(item.id).inserted {
+                emit(Event(.interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
+                           reason: InterruptionReason.deviceBusy.rawValue, heard: seconds(item.heardFrames, of: item.id),
+                           device: device, warning: reason))
+            }
+        case .lost(let reason)?:
+            hold = Self.lostHold
+            for name in device.components(separatedBy: ", ") where lostDevices.insert(name).inserted {
+                logger.warning("device '\(name)' lost: \(reason); \(item.id) keeps its place and resumes when it is back")
+                emit(Event(.routeChange, time: now, reason: "old-device-unavailable", device: name, warning: reason))
+            }
+        case .unavailable?, .busy?:
+            // A device lost mid-play that is still gone (or taken meanwhile): keep waiting.
+            // Anything else (an unknown name, no sound server, --if-busy fail) is final.
+            guard lostDevices.contains(where: { device.components(separatedBy: ", ").contains($0) }) else { return nil }
+            hold = Self.lostHold
+        case nil:
+            return nil
+        }
+        if deviceRetryAt == nil {
+            deviceRetryAt = now + deviceRetryDelay
+            deviceRetryDelay = min(deviceRetryDelay * 2, Self.longestRetryDelay)
+        }
+        return hold
+    }
+
+    private func scheduleDeviceClose(now: Double) {
+        guard !isPlaying else { return }
+        if openDevices.contains(where: { $0 != configuration.device }) { player.closeDevices(except: configuration.device) }
+        if openDevices.contains(configuration.device), deviceCloseAt == nil { deviceCloseAt = now + configuration.deviceGrace }
     }
 
     /// Streams these items' events to `connection`; an item that is already final
@@ -497,25 +775,33 @@ public final class Daemon {
                 // Never reaches the player: it ends `silenced` and the next item is offered.
                 effects += scheduler.playbackEnded(id: item.id, heardFrames: 0, totalFrames: nil,
                                                    end: .silenced(reason: "quiet mode"), now: now)
+            case .play(let item) where policy[item.id].map({ !$0.isPlaying }) ?? false:
+                // Left paused by a --no-notify-others session (or still interrupted): it waits
+                // at the head of the queue for `announce resume`.
+                effects += scheduler.playbackEnded(id: item.id, heardFrames: 0, totalFrames: nil,
+                                                   end: .held(Self.resumeHold), now: now)
             case .play(let item):
-                let device = item.clip.device ?? configuration.device
-                if interruptedIDs.remove(item.id) != nil {
-                    emit(Event(.interruptionEnded, time: now, id: item.id, path: item.clip.path, priority: item.priority,
-                               shouldResume: true))
+                if policy[item.id] == nil {
+                    effects += activate(item, preempting: preemptedFor.removeValue(forKey: item.id), now: now)
                 }
                 deviceCloseAt = nil
                 playingTotal = item.totalFrames
                 playingFrames = 0
-                player.play(item, device: device)
+                player.play(item, devices: item.clip.devices(default: configuration.device), gain: startingGain(item.id))
                 // Started items never expire, also after a crash; saved after the play began.
                 do { try spool.save(item) } catch { logger.error("\(error.description)") }
             case .stopPlayback(let id, _):
                 player.stop(id)
             case .interrupted(let item, let reason):
-                interruptedIDs.insert(item.id)
-                emit(Event(.interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
-                           reason: Self.describe(reason), heard: seconds(item.heardFrames, of: item.id)))
+                if case .preempted(let by) = reason { preemptedFor[by] = item.id }
+                // Interruptions the daemon announced itself (sessions, the device) are not repeated.
+                if interruptedIDs.insert(item.id).inserted {
+                    emit(Event(.interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
+                               reason: Self.describe(reason), heard: seconds(item.heardFrames, of: item.id)))
+                }
             case .finish(let item, let outcome):
+                effects += deactivate(item.id, now: now)
+                preemptedFor = preemptedFor.filter { $0.value != item.id && $0.key != item.id }
                 let played = details.removeValue(forKey: item.id)
                 lastMilestone[item.id] = nil
                 interruptedIDs.remove(item.id)
@@ -536,10 +822,8 @@ public final class Daemon {
         if let playing = scheduler.playing {
             // The device stays open for the next item, so nothing is left to wait for.
             for event in heldFinishes.removeValue(forKey: playing.clip.device ?? configuration.device) ?? [] { emit(event) }
-        } else {
-            if openDevices.contains(where: { $0 != configuration.device }) { player.closeDevices(except: configuration.device) }
-            if openDevices.contains(configuration.device), deviceCloseAt == nil { deviceCloseAt = now + configuration.deviceGrace }
         }
+        scheduleDeviceClose(now: now)
     }
 
     private func seconds(_ frames: Int64?, of id: String) -> Double? {
@@ -556,24 +840,41 @@ public final class Daemon {
         switch report {
         case .started(let id, let device, let format, let rate, let total):
             rates[id] = rate
-            playingTotal = total
             if openDevices.insert(device).inserted {
                 emit(Event(.deviceOpened, time: now, device: device, format: format))
             }
-            guard let item = scheduler.playing, item.id == id else { return }
+            guard let item = item(id) else { return }
+            if scheduler.playing?.id == id { playingTotal = total }
+            // The device works: whatever waited for it is over.
+            deviceRetryDelay = Self.firstRetryDelay
+            if lostDevices.remove(device) != nil {
+                logger.info("device '\(device)' is back")
+                emit(Event(.routeChange, time: now, reason: "new-device-available", device: device, format: format))
+            }
+            if interruptedIDs.contains(id), policy[id]?.isInterrupted != true {
+                interruptedIDs.remove(id)
+                emit(Event(.interruptionEnded, time: now, id: id, path: item.clip.path, priority: item.priority, shouldResume: true))
+            }
             logger.info("\(id) \(item.clip.path): started on \(device) as \(format)")
             emit(Event(.started, time: now, id: id, path: item.clip.path, priority: item.priority,
                        heard: seconds(item.heardFrames, of: id), duration: seconds(total, of: id), device: device, format: format))
         case .progress(let id, let frames, _):
-            guard let item = scheduler.playing, item.id == id else { return }
-            playingFrames = frames
+            guard let item = item(id) else { return }
+            let total: Int64?
+            if mixed[id] != nil {
+                mixed[id]?.frames = frames
+                total = item.totalFrames
+            } else {
+                playingFrames = frames
+                total = playingTotal
+            }
             let heard = item.heardFrames + frames
-            let progress = Event(.progress, time: now, id: id, heard: seconds(heard, of: id), duration: seconds(playingTotal, of: id))
+            let progress = Event(.progress, time: now, id: id, heard: seconds(heard, of: id), duration: seconds(total, of: id))
             let tick = WireProtocol.encode(progress)
             for connection in connections.values where connection.wantsProgress && connection.waiting.contains(id) {
                 connection.send(tick)
             }
-            if let total = playingTotal, total > 0 {
+            if let total, total > 0 {
                 let percent = Int(heard * 100 / total)
                 let milestone = [75, 50, 25].first { percent >= $0 } ?? 0
                 if milestone > lastMilestone[id, default: 0] {
@@ -584,11 +885,18 @@ public final class Daemon {
                     for connection in connections.values where connection.subscribed { connection.send(line) }
                 }
             }
-        case .ended(let id, let heard, let total, let rate, let end, let played):
+        case .ended(let id, let heard, let total, let rate, var end, let played):
             if let rate { rates[id] = rate }
-            playingFrames = heard
             details[id] = played
             if case .failed(_, let message) = end { logger.warning("\(message)") }
+            if mixed[id] != nil {
+                return mixedEnded(id, heard: heard, total: total, end: end, details: played, now: now)
+            }
+            playingFrames = heard
+            if case .failed = end, let item = scheduler.playing, item.id == id,
+               let hold = deviceTrouble(played, device: played.device, item: item, now: now) {
+                end = .held(hold)  // back to the head of the queue; the device is tried again
+            }
             apply(scheduler.playbackEnded(id: id, heardFrames: heard, totalFrames: total, end: end, now: now), now: now)
         case .devicesClosed(let devices):
             for device in devices {
@@ -621,11 +929,20 @@ public final class Daemon {
             playing?.heard = seconds(item.heardFrames + playingFrames, of: item.id)
             playing?.duration = seconds(playingTotal, of: item.id)
         }
-        return DaemonStatus(pid: getpid(), device: configuration.device, deviceOpen: !openDevices.isEmpty,
+        var status = DaemonStatus(pid: getpid(), device: configuration.device, deviceOpen: !openDevices.isEmpty,
                             paused: scheduler.isPaused, playing: playing,
                             queued: scheduler.ready.map { describe($0, $0.interrupted ? .interrupted : .queued) },
                             scheduled: scheduler.scheduled.map { describe($0, .scheduled) },
                             quiet: quiet.state(at: clock()))
+        let streams = mixed.values.sorted { $0.item.sequence < $1.item.sequence }.map { stream in
+            var entry = describe(stream.item, stream.playing ? .playing : .interrupted)
+            entry.heard = seconds(stream.item.heardFrames + stream.frames, of: stream.item.id)
+            entry.duration = seconds(stream.item.totalFrames, of: stream.item.id)
+            return entry
+        }
+        status.mixing = streams.isEmpty ? nil : streams
+        status.holds = scheduler.holds.isEmpty ? nil : scheduler.holds.sorted()
+        return status
     }
 
     static func describe(_ reason: StopReason) -> String {

@@ -29,8 +29,10 @@ public struct PlayDetails: Sendable, Equatable {
 public enum DeviceTrouble: Sendable, Equatable {
     /// EBUSY at open; the reason names the holder.
     case busy(String)
-    /// Failed mid-play or cannot be reopened: unplugged, sound server gone.
+    /// Failed mid-play: unplugged, the sound server went away.
     case lost(String)
+    /// Could not be opened (missing, the sound server is not running).
+    case unavailable(String)
 }
 
 /// The daemon's decode side. Each play gets its own thread, which opens the
@@ -50,8 +52,8 @@ public final class Player: @unchecked Sendable {
     }
     /// Held while a device opens or closes, so a hardware PCM is never opened twice.
     private let engines = Mutex(Engines())
-    /// Plays in progress, by item id.
-    private let controls = Mutex<[String: PlaybackControl]>([:])
+    /// Plays in progress, by item id (one per device for multi-route).
+    private let controls = Mutex<[String: [PlaybackControl]]>([:])
     private let running = Atomic<Int>(0)
     private let playEnded = Semaphore()
     private let housekeeping = Semaphore()
@@ -69,28 +71,37 @@ public final class Player: @unchecked Sendable {
         housekeeper = startThread { [self] in houseKeep() }
     }
 
-    /// Plays `item` from its resume point on `device`, at mixer gain `gain` (ducked). Control side.
-    public func play(_ item: QueueItem, device: String, gain: Float = 1, alert: Bool = false) {
-        let control = PlaybackControl(gain: gain)
-        controls.withLock { $0[item.id] = control }
-        running.add(1, ordering: .relaxed)
-        let thread = startThread { [self] in
-            play(item, device: device, control: control, alert: alert)
-            controls.withLock { if $0[item.id] === control { $0[item.id] = nil } }
-            running.subtract(1, ordering: .releasing)
-            playEnded.signal()
+    /// Plays `item` from its resume point on `devices` (several for multi-route, all at once,
+    /// reported as one play), at mixer gain `gain` (ducked). `alert`: from the alert cache. Control side.
+    public func play(_ item: QueueItem, devices: [String], gain: Float = 1, alert: Bool = false) {
+        let group = RouteGroup(count: devices.count, post: post)
+        let plays = devices.map { ($0, PlaybackControl(gain: gain)) }
+        controls.withLock { $0[item.id] = plays.map(\.1) }
+        for (index, (device, control)) in plays.enumerated() {
+            running.add(1, ordering: .relaxed)
+            let thread = startThread { [self] in
+                play(item, device: device, control: control, alert: alert, route: index, group: group)
+                controls.withLock { controls in
+                    if controls[item.id]?.contains(where: { $0 === control }) == true {
+                        controls[item.id]?.removeAll { $0 === control }
+                        if controls[item.id]?.isEmpty == true { controls[item.id] = nil }
+                    }
+                }
+                running.subtract(1, ordering: .releasing)
+                playEnded.signal()
+            }
+            pthread_detach(thread)
         }
-        pthread_detach(thread)
     }
 
     /// Stops a play; its `ended` report follows. Control side.
     public func stop(_ id: String) {
-        controls.withLock { $0[id] }?.stop()
+        for control in controls.withLock({ $0[id] ?? [] }) { control.stop() }
     }
 
     /// Ramps a play's mixer gain (ducking). Control side.
     public func setGain(_ id: String, gain: Float, overSeconds seconds: Double) {
-        controls.withLock { $0[id] }?.setGain(gain, overSeconds: seconds)
+        for control in controls.withLock({ $0[id] ?? [] }) { control.setGain(gain, overSeconds: seconds) }
     }
 
     /// Closes every idle device but `except`; reports which. Control side.
@@ -101,7 +112,7 @@ public final class Player: @unchecked Sendable {
 
     /// Stops every play, waits for them, closes the devices and ends the threads.
     public func shutdown() {
-        for control in controls.withLock({ Array($0.values) }) { control.stop() }
+        for control in controls.withLock({ $0.values.flatMap { $0 } }) { control.stop() }
         while running.load(ordering: .acquiring) > 0 { playEnded.wait() }
         shuttingDown.store(true, ordering: .releasing)
         housekeeping.signal()
@@ -151,10 +162,10 @@ public final class Player: @unchecked Sendable {
         }
     }
 
-    private func play(_ item: QueueItem, device: String, control: PlaybackControl, alert: Bool) {
+    private func play(_ item: QueueItem, device: String, control: PlaybackControl, alert: Bool, route: Int, group: RouteGroup) {
         var details = PlayDetails(device: device)
         func ended(_ end: PlaybackEnd, heard: Int64 = 0, total: Int64? = nil, rate: Int? = nil) {
-            post(.ended(id: item.id, heardFrames: heard, totalFrames: total, sampleRate: rate, end: end, details: details))
+            group.ended(.ended(id: item.id, heardFrames: heard, totalFrames: total, sampleRate: rate, end: end, details: details))
         }
         let decoder: any AudioDecoder
         do {
@@ -175,23 +186,29 @@ public final class Player: @unchecked Sendable {
         let closed = closeIdleEngines(except: device)
         if !closed.isEmpty { post(.devicesClosed(closed)) }
         let engine = acquireEngine(device)
-        defer { releaseEngine(device) }
-
         let options = PlaybackOptions(
             gain: item.clip.gain, pan: item.clip.pan, loops: position.loops,
             start: position.offset > 0 ? TimeSpan(seconds: Double(position.offset) / Double(info.sampleRate)) : nil,
             fadeIn: item.heardFrames > 0 ? Self.resumeFade : nil)
         var announced = false
-        do {
-            let report = try engine.play(decoder, options: options, control: control) { progress in
+        let result = Result { () throws(AnnounceError) -> PlaybackReport in
+            try engine.play(decoder, options: options, control: control) { progress in
                 if !announced {
                     announced = true
                     details.format = engine.outputFormat?.description
-                    self.post(.started(id: item.id, device: device, format: details.format ?? "",
-                                       sampleRate: info.sampleRate, totalFrames: total))
+                    group.started(.started(id: item.id, device: device, format: details.format ?? "",
+                                           sampleRate: info.sampleRate, totalFrames: total))
                 }
-                self.post(.progress(id: item.id, framesPlayed: progress.framesPlayed, sampleRate: progress.sampleRate))
+                // The first route speaks for a multi-route play.
+                if route == 0 {
+                    self.post(.progress(id: item.id, framesPlayed: progress.framesPlayed, sampleRate: progress.sampleRate))
+                }
             }
+        }
+        // Given back before the report: the control side may close the device at once.
+        releaseEngine(device)
+        switch result {
+        case .success(let report):
             details.format = report.outputFormat.description
             var warnings: [String] = []
             if let warning = report.truncationWarning { warnings.append(warning) }
@@ -204,10 +221,10 @@ public final class Player: @unchecked Sendable {
                 return ended(.failed(code: 69, message: message), heard: report.framesPlayed, total: total, rate: info.sampleRate)
             }
             ended(report.stopped ? .stopped : .finished, heard: report.framesPlayed, total: total, rate: info.sampleRate)
-        } catch {
+        case .failure(let error):
             switch error {
             case .deviceBusy(_, let reason): details.deviceTrouble = .busy(reason)
-            case .deviceUnavailable(_, let reason): details.deviceTrouble = .lost(reason)
+            case .deviceUnavailable(_, let reason): details.deviceTrouble = .unavailable(reason)
             default: break
             }
             ended(.failed(code: error.exitCode, message: error.description), total: total, rate: info.sampleRate)
@@ -230,6 +247,55 @@ public final class Player: @unchecked Sendable {
         if loops >= 0 && pass > loops { return nil }
         return (position % fileFrames, loops < 0 ? -1 : loops - Int(pass))
     }
+}
+
+/// The plays of one item on several devices (multi-route), reported as one: started
+/// with the first device that starts, ended when the last ends, with the least heard
+/// and the first failure.
+private final class RouteGroup: @unchecked Sendable {
+    private struct State {
+        var left: Int
+        var started = false
+        var ended: PlayerReport?
+    }
+    private let state: Mutex<State>
+    private let post: @Sendable (PlayerReport) -> Void
+
+    init(count: Int, post: @escaping @Sendable (PlayerReport) -> Void) {
+        state = Mutex(State(left: count))
+        self.post = post
+    }
+
+    func started(_ report: PlayerReport) {
+        if state.withLock({ state in defer { state.started = true }; return !state.started }) { post(report) }
+    }
+
+    func ended(_ report: PlayerReport) {
+        let last = state.withLock { state -> PlayerReport? in
+            state.left -= 1
+            state.ended = state.ended.map { Self.merge($0, report) } ?? report
+            return state.left == 0 ? state.ended : nil
+        }
+        if let last { post(last) }
+    }
+
+    private static func merge(_ a: PlayerReport, _ b: PlayerReport) -> PlayerReport {
+        guard case let .ended(id, heardA, totalA, rateA, endA, detailsA) = a,
+              case let .ended(_, heardB, totalB, rateB, endB, detailsB) = b else { return a }
+        var details = detailsA
+        details.device = detailsA.device + ", " + detailsB.device
+        details.frames = min(detailsA.frames, detailsB.frames)
+        details.warning = [detailsA.warning, detailsB.warning].compactMap { $0 }.joined(separator: "; ").nilIfEmpty
+        details.deviceTrouble = detailsA.deviceTrouble ?? detailsB.deviceTrouble
+        let end: PlaybackEnd = if case .failed = endA { endA } else if case .failed = endB { endB }
+            else if endA == .stopped || endB == .stopped { .stopped } else { endA }
+        return .ended(id: id, heardFrames: min(heardA, heardB), totalFrames: totalA ?? totalB, sampleRate: rateA ?? rateB,
+                      end: end, details: details)
+    }
+}
+
+private extension String {
+    var nilIfEmpty: String? { isEmpty ? nil : self }
 }
 
 /// Starts a joinable POSIX thread running `body`.

@@ -21,6 +21,9 @@ extension Daemon {
             if let value, !value.isFinite || value < 0 || value > limit { return "\(name) must be 0 to \(limit), not \(value)" }
         }
         if let tag = request.tag, tag.isEmpty || tag.utf8.count > 256 { return "tag is empty or too long" }
+        if (request.session ?? .default).lane == .mixed, request.at != nil || request.delay != nil {
+            return "a mixable session (\(request.session ?? .default)) starts at once; at and delay need a queued one"
+        }
         let duckRange = UserConfiguration.duckLevelRange
         if let level = request.duckLevel, !duckRange.contains(level) {  // NaN is not contained either
             return "duckLevel must be \(Int(duckRange.lowerBound)) to \(Int(duckRange.upperBound)) dB, not \(level)"

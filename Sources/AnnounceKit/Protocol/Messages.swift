@@ -213,6 +213,10 @@ public struct DaemonStatus: Codable, Equatable, Sendable {
     public var deviceOpen: Bool
     public var paused: Bool
     public var playing: ItemStatus?
+    /// Mixable sessions and alerts playing over the main lane (or paused by an interruption).
+    public var mixing: [ItemStatus]?
+    /// Why the main lane waits apart from a pause: device-busy, device-lost, a session's interruption.
+    public var holds: [String]?
     /// Waiting to play, in play order.
     public var queued: [ItemStatus]
     /// Held until their time, earliest first.

@@ -117,16 +117,6 @@ public struct QueueItem: Codable, Equatable, Sendable {
         self.ifBusy = ifBusy
     }
 
-    /// Only a category: the session's options and mode, `duckLevel` and `ifBusy` are left out.
-    @available(*, deprecated, message: "pass session:, duckLevel: and ifBusy: from the ItemRequest")
-    public init(id: String, sequence: UInt64 = 0, clip: Clip, priority: Priority = .normal, interrupts: Bool = true,
-                onInterrupt: InterruptAction = .resume, dropAfter: Double = 0.8, tag: String? = nil,
-                arrival: Double, eligibleAt: Double? = nil, expireAfter: Double? = nil, category: SessionCategory?) {
-        self.init(id: id, sequence: sequence, clip: clip, priority: priority, interrupts: interrupts,
-                  onInterrupt: onInterrupt, dropAfter: dropAfter, tag: tag, arrival: arrival, eligibleAt: eligibleAt,
-                  expireAfter: expireAfter, session: category.map { AudioSession(category: $0) })
-    }
-
     /// The session it plays in, defaults applied (DESIGN §3).
     public var audioSession: AudioSession { session ?? .default }
 
