@@ -95,7 +95,8 @@ public final class Daemon {
     static let firstRetryDelay = 0.25
     static let longestRetryDelay = 4.0
     /// Scheduler hold keys.
-    static let busyHold = "device-busy", lostHold = "device-lost", resumeHold = "waiting for announce resume"
+    static let busyHold = "device-busy", lostHold = "device-lost"
+    public static let resumeHold = "waiting for announce resume"
 
     private struct MixedStream {
         var item: QueueItem
