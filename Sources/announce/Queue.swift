@@ -18,7 +18,7 @@ struct QueueCommand: ParsableCommand {
 
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "The daemon's device, what plays, and how many items wait.")
+        commandName: "status", abstract: "The daemon's device, what plays, and how many items wait.")
 
     @Flag(help: #"The daemon's state as one JSON object ({"running":false} when no daemon runs)."#)
     var json = false
