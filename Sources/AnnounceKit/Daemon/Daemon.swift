@@ -86,6 +86,8 @@ public final class Daemon {
     private var policy = SessionPolicy()
     /// Mixable sessions and alerts: they start at once, mixed over the main lane.
     private var mixed: [String: MixedStream] = [:]
+    /// Items whose play in progress has been announced `started` (a multi-route play starts once per device).
+    private var startedPlays: Set<String> = []
     /// The main-lane item the scheduler preempted for each id about to play.
     private var preemptedFor: [String: String] = [:]
     /// Devices that failed mid-play: reopened with backoff until they are back.
@@ -813,7 +815,9 @@ public final class Daemon {
                 rates[item.id] = nil
                 do { try spool.finish(item.id, event: event) } catch { logger.error("\(error.description)") }
                 logger.info("\(item.id) \(item.clip.path): \(outcome.kind.rawValue)\(outcome.reason.map { " (\($0))" } ?? "")")
-                if let device = played?.device, device != configuration.device, openDevices.contains(device) {
+                // Held until its own device closes (a multi-route play: the first such device).
+                if let device = played?.device.components(separatedBy: ", ").first(where: {
+                    $0 != configuration.device && openDevices.contains($0) }) {
                     heldFinishes[device, default: []].append(event)
                 } else {
                     emit(event)
@@ -844,7 +848,7 @@ public final class Daemon {
             if openDevices.insert(device).inserted {
                 emit(Event(.deviceOpened, time: now, device: device, format: format))
             }
-            guard let item = item(id) else { return }
+            guard let item = item(id), startedPlays.insert(id).inserted else { return }
             if scheduler.playing?.id == id { playingTotal = total }
             // The device works: whatever waited for it is over.
             deviceRetryDelay = Self.firstRetryDelay
@@ -887,6 +891,7 @@ public final class Daemon {
                 }
             }
         case .ended(let id, let heard, let total, let rate, var end, let played):
+            startedPlays.remove(id)
             if let rate { rates[id] = rate }
             details[id] = played
             if case .failed(_, let message) = end { logger.warning("\(message)") }
