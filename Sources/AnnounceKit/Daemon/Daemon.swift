@@ -175,7 +175,7 @@ public final class Daemon {
         }
         logger.info("listening on \(runtime.socketPath), device '\(configuration.device)', pid \(getpid())")
         notifyReady("ready")
-        for item in restoredMixed.sorted(by: { $0.sequence < $1.sequence }) { startMixed(item, alert: false, now: now) }
+        for item in restoredMixed.sorted(by: { ($0.arrival, $0.id) < ($1.arrival, $1.id) }) { startMixed(item, alert: false, now: now) }
         apply(scheduler.advance(now: now), now: now)
         loop()
         shutdown()
@@ -926,9 +926,12 @@ public final class Daemon {
 
     private func status() -> DaemonStatus {
         func describe(_ item: QueueItem, _ state: ItemStatus.State) -> ItemStatus {
-            ItemStatus(id: item.id, state: state, path: item.clip.path, priority: item.priority, tag: item.tag,
-                       device: item.clip.device, heard: item.heardFrames > 0 ? seconds(item.heardFrames, of: item.id) : nil,
-                       eligibleAt: item.eligibleAt, expiresAt: item.started ? nil : item.expiresAt)
+            var status = ItemStatus(id: item.id, state: state, path: item.clip.path, priority: item.priority, tag: item.tag,
+                                    device: item.clip.device, heard: item.heardFrames > 0 ? seconds(item.heardFrames, of: item.id) : nil,
+                                    eligibleAt: item.eligibleAt, expiresAt: item.started ? nil : item.expiresAt)
+            if item.audioSession != .default { status.session = item.audioSession.description }
+            if policy[item.id]?.ducked == true { status.ducked = true }
+            return status
         }
         var playing = scheduler.playing.map { describe($0, .playing) }
         if let item = scheduler.playing {
@@ -940,7 +943,7 @@ public final class Daemon {
                             queued: scheduler.ready.map { describe($0, $0.interrupted ? .interrupted : .queued) },
                             scheduled: scheduler.scheduled.map { describe($0, .scheduled) },
                             quiet: quiet.state(at: clock()))
-        let streams = mixed.values.sorted { $0.item.sequence < $1.item.sequence }.map { stream in
+        let streams = mixed.values.sorted { ($0.item.arrival, $0.item.id) < ($1.item.arrival, $1.item.id) }.map { stream in
             var entry = describe(stream.item, stream.playing ? .playing : .interrupted)
             entry.heard = seconds(stream.item.heardFrames + stream.frames, of: stream.item.id)
             entry.duration = seconds(stream.item.totalFrames, of: stream.item.id)
