@@ -296,11 +296,15 @@ final class PlaybackThread: @unchecked Sendable {
     /// Publishes what each stream has been heard, and ticks progress.
     private func afterWrite(_ device: OpenDevice) {
         let pending = device.output.delay()
+        var clock = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &clock)  // the vDSO: no system call
+        let now = UInt64(clock.tv_sec) &* 1_000_000_000 &+ UInt64(clock.tv_nsec)
         forEachJob { _, job in
             job.framesPlayed.store(job.heard(pending: pending), ordering: .releasing)
             let step = job.progressStepFrames
-            if step > 0, job.mixed >= job.nextTick {
+            if step > 0, job.mixed >= job.nextTick, now >= job.nextTickTime {
                 job.nextTick = (job.mixed / step + 1) * step
+                job.nextTickTime = now &+ UInt64(Double(step) / Double(device.output.format.sampleRate) * 1e9)
                 job.progressTicks.add(1, ordering: .releasing)
                 job.spaceAvailable.signal()
             } else if job.ring.isHalfEmpty {
