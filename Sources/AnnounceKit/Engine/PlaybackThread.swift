@@ -153,8 +153,10 @@ final class PlaybackThread: @unchecked Sendable {
                 try mix(device, room: room)
             }
         } catch {
-            let pending = output.delay()
-            forEachJob { slot, job in finish(slot, job, heard: job.heard(pending: pending), failure: error) }
+            // The device is gone and so is its delay (a dead connection reports none): what was
+            // heard is what the last good write published. A few frames may be heard twice on
+            // resuming; none is skipped.
+            forEachJob { slot, job in finish(slot, job, heard: job.framesPlayed.load(ordering: .relaxed), failure: error) }
         }
     }
 
