@@ -47,16 +47,16 @@ public final class Daemon {
     }
 
     private let runtime: RuntimeDirectory
-    private let configuration: Configuration
-    private let logger: Logger
+    let configuration: Configuration
+    let logger: Logger
     private let clock: Clock
     private let openOutput: PlaybackEngine.OutputOpener
 
-    private var scheduler = Scheduler()
+    var scheduler = Scheduler()
     /// The quiet switch and quiet hours; consulted whenever an item is about to start.
-    private var quiet = QuietMode()
-    private var spool: Spool!
-    private var player: Player!
+    var quiet = QuietMode()
+    var spool: Spool!
+    var player: Player!
     private var connections: [Int32: Connection] = [:]
     private var listener: Int32 = -1
     private var signals: Int32 = -1
@@ -70,37 +70,37 @@ public final class Daemon {
     private var playingTotal: Int64?
     private var playingFrames: Int64 = 0
     private var lastMilestone: [String: Int] = [:]
-    private var details: [String: PlayDetails] = [:]
+    var details: [String: PlayDetails] = [:]
     /// Items interrupted and waiting to go on: their next play ends the interruption.
-    private var interruptedIDs: Set<String> = []
-    private var openDevices: Set<String> = []
+    var interruptedIDs: Set<String> = []
+    var openDevices: Set<String> = []
     /// Finished events held until the per-item device they played on is closed,
     /// so a waiting client finds that device's output complete.
     private var heldFinishes: [String: [Event]] = [:]
-    private var deviceCloseAt: Double?
+    var deviceCloseAt: Double?
     private var idleSince: Double?
-    private var terminating = false
+    var terminating = false
 
     // The session layer (DESIGN §3).
     /// Who mixes, who is interrupted, who is ducked.
-    private var policy = SessionPolicy()
+    var policy = SessionPolicy()
     /// Mixable sessions and alerts: they start at once, mixed over the main lane.
-    private var mixed: [String: MixedStream] = [:]
+    var mixed: [String: MixedStream] = [:]
     /// Items whose play in progress has been announced `started` (a multi-route play starts once per device).
     private var startedPlays: Set<String> = []
     /// The main-lane item the scheduler preempted for each id about to play.
     private var preemptedFor: [String: String] = [:]
     /// Devices that failed mid-play: reopened with backoff until they are back.
-    private var lostDevices: Set<String> = []
-    private var deviceRetryAt: Double?
-    private var deviceRetryDelay = Daemon.firstRetryDelay
-    static let firstRetryDelay = 0.25
+    var lostDevices: Set<String> = []
+    var deviceRetryAt: Double?
+    var deviceRetryDelay = Daemon.firstRetryDelay
+    private static let firstRetryDelay = 0.25
     static let longestRetryDelay = 4.0
     /// Scheduler hold keys.
     static let busyHold = "device-busy", lostHold = "device-lost"
     public static let resumeHold = "waiting for announce resume"
 
-    private struct MixedStream {
+    struct MixedStream {
         var item: QueueItem
         var isAlert: Bool
         /// A play is in progress on the player.
@@ -429,7 +429,7 @@ public final class Daemon {
         connection.send(WireProtocol.encode(Reply()))
     }
 
-    private func reject(_ connection: Connection, _ message: String) {
+    func reject(_ connection: Connection, _ message: String) {
         connection.sendAndClose(WireProtocol.encode(Reply.failure(64, message)))
     }
 
@@ -496,274 +496,18 @@ public final class Daemon {
         if request.wait ?? false { subscribe(connection, to: ids, progress: request.progress ?? false) }
     }
 
-    private var pendingIDs: Set<String> {
+    var pendingIDs: Set<String> {
         Set(([scheduler.playing].compactMap { $0 } + scheduler.ready + scheduler.scheduled).map(\.id))
             .union(mixed.keys)
             .union(heldFinishes.values.flatMap { $0.compactMap(\.id) })
     }
 
     /// Something is playing (or being stopped) on some device.
-    private var isPlaying: Bool { scheduler.playing != nil || mixed.values.contains(where: \.playing) }
-
-    // MARK: the mixed lane and alerts
-
-    /// `announce alert`: a system sound, mixed over everything at once; never queued, never
-    /// preempted, not ducked, not spooled. Quiet mode silences it unless `ignoreQuiet`.
-    private func alert(_ request: Request, from connection: Connection, now: Double) {
-        guard let alert = request.alert else { return reject(connection, "alert needs an \"alert\"") }
-        if let problem = Self.problem(with: alert) { return reject(connection, "alert: \(problem)") }
-        let item = QueueItem(id: newID(), clip: Clip(path: alert.path, device: alert.device, gain: alert.gain),
-                             priority: .high, arrival: now, session: AudioSession(category: .ambient))
-        mixed[item.id] = MixedStream(item: item, isAlert: true)
-        connection.send(WireProtocol.encode(Reply(ids: [item.id])))
-        if request.wait ?? false { subscribe(connection, to: [item.id], progress: false) }
-        if quiet.isQuiet(at: now) && !(alert.ignoreQuiet ?? false) {
-            return endMixed(item.id, Outcome(.silenced, reason: "quiet mode"), now: now)
-        }
-        playMixed(item.id)
-    }
-
-    /// A mixable session starts: quiet mode may silence it; otherwise the policy decides whom
-    /// it interrupts and ducks, and it plays at once.
-    private func startMixed(_ item: QueueItem, alert: Bool, now: Double) {
-        mixed[item.id] = MixedStream(item: item, isAlert: alert)
-        if item.sessionCategory.silencedByQuietMode && quiet.isQuiet(at: now) {
-            return endMixed(item.id, Outcome(.silenced, reason: "quiet mode"), now: now)
-        }
-        if item.interrupted { interruptedIDs.insert(item.id) }
-        apply(activate(item, preempting: nil, now: now), now: now)
-        if policy[item.id]?.isPlaying ?? true { playMixed(item.id) } else { mixed[item.id]?.waiting = .interrupted }
-    }
-
-    private func playMixed(_ id: String) {
-        guard var stream = mixed[id], !stream.playing else { return }
-        stream.playing = true
-        stream.waiting = nil
-        stream.frames = 0
-        mixed[id] = stream
-        deviceCloseAt = nil
-        player.play(stream.item, devices: stream.item.clip.devices(default: configuration.device),
-                    gain: startingGain(stream.item.id), alert: stream.isAlert)
-    }
-
-    /// Ends a mixed stream for good with `outcome`: at once when it does not play, else after its stop.
-    private func endMixed(_ id: String, _ outcome: Outcome, now: Double) {
-        guard let stream = mixed[id] else { return }
-        if stream.playing {
-            mixed[id]?.stopIntent = .end(outcome)
-            player.stop(id)
-        } else {
-            mixed[id] = nil
-            apply([.finish(stream.item, outcome)], now: now)
-        }
-    }
-
-    private func mixedEnded(_ id: String, heard: Int64, total: Int64?, end: PlaybackEnd, details: PlayDetails, now: Double) {
-        guard var stream = mixed[id] else { return }
-        stream.playing = false
-        let (sum, overflow) = stream.item.heardFrames.addingReportingOverflow(max(0, heard))
-        stream.item.heardFrames = overflow ? .max : sum
-        if let total { stream.item.totalFrames = total }
-        let intent = stream.stopIntent
-        stream.stopIntent = nil
-        mixed[id] = stream
-        switch (end, intent) {
-        case (_, .end(let outcome)?):
-            endMixed(id, outcome, now: now)
-        case (.finished, _):
-            endMixed(id, Outcome(.played), now: now)
-        case (.stopped, _), (.held, _):
-            // Interrupted (or the daemon is stopping): it keeps what was heard and waits.
-            if !stream.isAlert { do { try spool.save(stream.item) } catch { logger.error("\(error.description)") } }
-            if terminating { return }
-            if policy[id]?.isPlaying ?? true { playMixed(id) } else { mixed[id]?.waiting = .interrupted }
-        case (.failed(let code, let message), _):
-            if deviceTrouble(details, device: details.device, item: stream.item, now: now) != nil {
-                mixed[id]?.waiting = .device
-                if !stream.isAlert { do { try spool.save(stream.item) } catch { logger.error("\(error.description)") } }
-            } else {
-                endMixed(id, Outcome(.failed, reason: message, code: code), now: now)
-            }
-        case (.silenced(let reason), _):
-            endMixed(id, Outcome(.silenced, reason: reason), now: now)
-        }
-        scheduleDeviceClose(now: now)
-    }
-
-    // MARK: sessions
-
-    /// The mixer gain an item starts at: ducked while a duck-others session plays.
-    private func startingGain(_ id: String) -> Float {
-        policy[id]?.ducked == true ? duckGain : 1
-    }
-
-    /// The duck level of the playing duck-others session (its `--duck-level`, else the config's).
-    private var duckGain: Float {
-        let level = policy.duckers.lazy.compactMap { self.item($0)?.duckLevel }.first ?? configuration.duckLevel
-        return Gain.decibels(Float(level))
-    }
-
-    private func item(_ id: String) -> QueueItem? {
-        if let stream = mixed[id] { return stream.item }
-        if let playing = scheduler.playing, playing.id == id { return playing }
-        return nil
-    }
-
-    /// A session starts playing: pause whom it interrupts, duck whom it ducks. Returns the
-    /// scheduler's effects (a main-lane item it interrupts is held).
-    private func activate(_ item: QueueItem, preempting: String?, now: Double) -> [SchedulerEffect] {
-        let decision = policy.activate(item.id, session: item.audioSession, preempting: preempting)
-        var effects: [SchedulerEffect] = []
-        for interruption in decision.interrupted where interruption.reason != .preempted {
-            let id = interruption.id
-            if interruptedIDs.insert(id).inserted, let other = self.item(id) {
-                emit(Event(.interruptionBegan, time: now, id: id, path: other.clip.path, priority: other.priority,
-                           reason: interruption.reason.rawValue, heard: seconds(other.heardFrames, of: id)))
-            }
-            if let stream = mixed[id] {
-                if stream.playing {
-                    mixed[id]?.stopIntent = .interrupt
-                    player.stop(id)
-                }
-                mixed[id]?.waiting = .interrupted
-            } else if scheduler.playing?.id == id {
-                effects += scheduler.hold(Self.sessionHold(item.id), now: now)
-            }
-        }
-        applyDucking(decision.ducking)
-        return effects
-    }
-
-    /// A session reached its final outcome: the streams it interrupted go on (or wait for
-    /// `announce resume`), its ducking ends.
-    private func deactivate(_ id: String, now: Double) -> [SchedulerEffect] {
-        guard policy[id] != nil else { return [] }
-        let decision = policy.deactivate(id)
-        for end in decision.ended {
-            if interruptedIDs.remove(end.id) != nil, let other = item(end.id) ?? scheduler.ready.first(where: { $0.id == end.id }) {
-                emit(Event(.interruptionEnded, time: now, id: end.id, path: other.clip.path, priority: other.priority,
-                           shouldResume: end.shouldResume))
-            }
-            if end.shouldResume, mixed[end.id]?.waiting == .interrupted { playMixed(end.id) }
-        }
-        applyDucking(decision.ducking)
-        var effects: [SchedulerEffect] = []
-        if scheduler.holds.contains(Self.sessionHold(id)) { effects += scheduler.release(Self.sessionHold(id), now: now) }
-        return effects
-    }
-
-    /// `announce resume`: streams left paused by a `--no-notify-others` session go on.
-    private func resumeAwaiting(now: Double) -> [SchedulerEffect] {
-        for id in policy.awaitingResume {
-            applyDucking(policy.resume(id))
-            if mixed[id]?.waiting == .interrupted { playMixed(id) }
-        }
-        return scheduler.holds.contains(Self.resumeHold) ? scheduler.release(Self.resumeHold, now: now) : []
-    }
-
-    private func applyDucking(_ changes: DuckChanges) {
-        let gain = duckGain
-        for id in changes.ducked { player.setGain(id, gain: gain, overSeconds: GainRamp.duckDownSeconds) }
-        for id in changes.unducked { player.setGain(id, gain: 1, overSeconds: GainRamp.duckUpSeconds) }
-    }
-
-    private static func sessionHold(_ id: String) -> String { "interrupted by \(id)" }
-
-    // MARK: device trouble
-
-    /// A play failed on its device. Busy (unless `--if-busy fail`) and lost devices are
-    /// retried with backoff: returns the scheduler hold that waits for it, or nil when the
-    /// failure is final (an unknown device, a refused format, `--if-busy fail`).
-    private func deviceTrouble(_ details: PlayDetails, device: String, item: QueueItem, now: Double) -> String? {
-        let hold: String
-        switch details.deviceTrouble {
-        case .busy(let reason)? where item.ifBusy != .fail:
-            hold = Self.busyHold
-            if interruptedIDs.insert(item.id).inserted {
-                emit(Event(.interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
-                           reason: InterruptionReason.deviceBusy.rawValue, heard: seconds(item.heardFrames, of: item.id),
-                           device: device, warning: reason))
-            }
-        case .lost(let reason)?:
-            hold = Self.lostHold
-            for name in device.components(separatedBy: ", ") where lostDevices.insert(name).inserted {
-                logger.warning("device '\(name)' lost: \(reason); \(item.id) keeps its place and resumes when it is back")
-                emit(Event(.routeChange, time: now, reason: "old-device-unavailable", device: name, warning: reason))
-            }
-        case .unavailable?, .busy?:
-            // A device lost mid-play that is still gone (or taken meanwhile): keep waiting.
-            // Anything else (an unknown name, no sound server, --if-busy fail) is final.
-            guard lostDevices.contains(where: { device.components(separatedBy: ", ").contains($0) }) else { return nil }
-            hold = Self.lostHold
-        case nil:
-            return nil
-        }
-        if deviceRetryAt == nil {
-            deviceRetryAt = now + deviceRetryDelay
-            deviceRetryDelay = min(deviceRetryDelay * 2, Self.longestRetryDelay)
-        }
-        return hold
-    }
-
-    private func scheduleDeviceClose(now: Double) {
-        guard !isPlaying else { return }
-        if openDevices.contains(where: { $0 != configuration.device }) { player.closeDevices(except: configuration.device) }
-        if openDevices.contains(configuration.device), deviceCloseAt == nil { deviceCloseAt = now + configuration.deviceGrace }
-    }
-
-    /// Streams these items' events to `connection`; an item that is already final
-    /// (even one that ended while it was being queued, like `--expire 0s`) gets its
-    /// finished event at once. Returns the ids nobody knows.
-    @discardableResult
-    private func subscribe(_ connection: Connection, to ids: [String], progress: Bool) -> [String] {
-        let pending = pendingIDs
-        var unknown: [String] = []
-        connection.wantsProgress = progress
-        for id in ids {
-            if pending.contains(id) {
-                connection.waiting.insert(id)
-            } else if let outcome = spool.outcome(of: id) {
-                connection.send(WireProtocol.encode(outcome))
-            } else {
-                unknown.append(id)
-            }
-        }
-        return unknown
-    }
-
-    private func wait(for ids: [String], progress: Bool, connection: Connection) {
-        let pending = pendingIDs
-        let unknown = ids.filter { !pending.contains($0) && spool.outcome(of: $0) == nil }
-        connection.send(WireProtocol.encode(Reply(ids: ids.filter { !unknown.contains($0) },
-                                                  unknown: unknown.isEmpty ? nil : unknown)))
-        subscribe(connection, to: ids.filter { !unknown.contains($0) }, progress: progress)
-    }
-
-    static func describe(_ error: DecodingError) -> String {
-        func path(_ context: DecodingError.Context) -> String {
-            let keys = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? "." + $0.stringValue }.joined()
-            return keys.isEmpty ? "" : String(keys.drop { $0 == "." }) + ": "
-        }
-        switch error {
-        case .typeMismatch(let type, let context): return "\(path(context))expected \(type)"
-        case .valueNotFound(let type, let context): return "\(path(context))missing \(type)"
-        case .keyNotFound(let key, let context): return "\(path(context))missing \"\(key.stringValue)\""
-        case .dataCorrupted(let context):
-            return context.codingPath.isEmpty ? "not valid JSON" : "\(path(context))invalid value"
-        @unknown default: return "invalid"
-        }
-    }
-
-    private func newID() -> String {
-        while true {
-            let id = String(UInt64.random(in: 0..<(1 << 48)) | (1 << 48), radix: 16).dropFirst().description
-            if spool.outcome(of: id) == nil { return id }
-        }
-    }
+    var isPlaying: Bool { scheduler.playing != nil || mixed.values.contains(where: \.playing) }
 
     // MARK: effects and reports
 
-    private func apply(_ effects: [SchedulerEffect], now: Double) {
+    func apply(_ effects: [SchedulerEffect], now: Double) {
         // A worklist rather than recursion: an item silenced by quiet mode brings the
         // scheduler's next effects, which may silence the next item, and so on.
         var effects = effects
@@ -831,7 +575,7 @@ public final class Daemon {
         scheduleDeviceClose(now: now)
     }
 
-    private func seconds(_ frames: Int64?, of id: String) -> Double? {
+    func seconds(_ frames: Int64?, of id: String) -> Double? {
         guard let frames, let rate = rates[id], rate > 0 else { return nil }
         return (Double(frames) / Double(rate) * 1000).rounded() / 1000
     }
@@ -914,7 +658,7 @@ public final class Daemon {
     }
 
     /// To every `events` subscriber, and to the clients waiting on the event's item.
-    private func emit(_ event: Event) {
+    func emit(_ event: Event) {
         let line = WireProtocol.encode(event)
         for connection in connections.values {
             let waits = event.id.map { connection.waiting.contains($0) } ?? false
