@@ -45,19 +45,26 @@ import Testing
         }
     }
 
+    /// Starts `first`; once the device holds at `gate`, starts `second`, and lets the device go
+    /// on once the second's first chunk is submitted (its second read begins after that).
+    static func overlap(_ engine: PlaybackEngine, gate: Gate, _ first: MemoryDecoder, _ second: MemoryDecoder,
+                        control: PlaybackControl? = nil) -> (Background<PlaybackReport>, Background<PlaybackReport>) {
+        let one = Background { try engine.play(first) }
+        gate.reached.wait()
+        let submitted = Semaphore()
+        second.onRead = { reads in if reads == 1 { submitted.signal() } }
+        let two = Background { try engine.play(second, control: control) }
+        submitted.wait()
+        gate.release.signal()
+        return (one, two)
+    }
+
     @Test func twoPlaysAtOnceAreSummed() throws {
         let a = Self.tone(440, frames: 20_000), b = Self.tone(1000, frames: 6_000)
         let gate = Gate(at: 4_800)
         let (engine, outputs) = makeEngine(formats: [.float32]) { output in output.beforeWrite = gate.check }
-        let first = Background { try engine.play(MemoryDecoder(floats: a, channels: 1)) }
-        gate.reached.wait()
-        let secondDecoder = MemoryDecoder(floats: b, channels: 1)
-        let submitted = Semaphore()
-        // The second read starts once the first chunk was committed and submitted.
-        secondDecoder.onRead = { reads in if reads == 1 { submitted.signal() } }
-        let second = Background { try engine.play(secondDecoder) }
-        submitted.wait()
-        gate.release.signal()
+        let (first, second) = Self.overlap(engine, gate: gate, MemoryDecoder(floats: a, channels: 1),
+                                           MemoryDecoder(floats: b, channels: 1))
         let reportA = try first.wait(), reportB = try second.wait()
         #expect(reportA.framesPlayed == 20_000 && reportB.framesPlayed == 6_000)
         #expect(outputs().count == 1, "the second play joins the open device")
@@ -120,14 +127,8 @@ import Testing
                 stopAt.check(written)
             }
         }
-        let first = Background { try engine.play(MemoryDecoder(floats: a, channels: 1)) }
-        gate.reached.wait()
-        let decoderB = MemoryDecoder(floats: b, channels: 1)
-        let submitted = Semaphore()
-        decoderB.onRead = { reads in if reads == 1 { submitted.signal() } }
-        let second = Background { try engine.play(decoderB, control: stopB) }
-        submitted.wait()
-        gate.release.signal()
+        let (first, second) = Self.overlap(engine, gate: gate, MemoryDecoder(floats: a, channels: 1),
+                                           MemoryDecoder(floats: b, channels: 1), control: stopB)
         stopAt.reached.wait()
         stopB.stop()
         stopAt.release.signal()
@@ -160,14 +161,8 @@ import Testing
         }
         let gate = Gate(at: 4_800)
         let (engine, outputs) = makeEngine(formats: [.float32]) { output in output.beforeWrite = gate.check }
-        let first = Background { try engine.play(MemoryDecoder(floats: a, channels: 1)) }
-        gate.reached.wait()
-        let decoder = MemoryDecoder(floats: stereo, channels: 2)
-        let submitted = Semaphore()
-        decoder.onRead = { reads in if reads == 1 { submitted.signal() } }
-        let second = Background { try engine.play(decoder) }
-        submitted.wait()
-        gate.release.signal()
+        let (first, second) = Self.overlap(engine, gate: gate, MemoryDecoder(floats: a, channels: 1),
+                                           MemoryDecoder(floats: stereo, channels: 2))
         _ = try first.wait()
         _ = try second.wait()
         let out = outputs()[0].floatSamples
@@ -180,14 +175,8 @@ import Testing
         let b = Self.tone(1_000, frames: 12_000, amplitude: 0.125, rate: 24_000)  // 0.5 s at 24 kHz
         let gate = Gate(at: 4_800)
         let (engine, outputs) = makeEngine(formats: [.float32]) { output in output.beforeWrite = gate.check }
-        let first = Background { try engine.play(MemoryDecoder(floats: a, channels: 1)) }
-        gate.reached.wait()
-        let decoder = MemoryDecoder(floats: b, channels: 1, rate: 24_000)
-        let submitted = Semaphore()
-        decoder.onRead = { reads in if reads == 1 { submitted.signal() } }
-        let second = Background { try engine.play(decoder) }
-        submitted.wait()
-        gate.release.signal()
+        let (first, second) = Self.overlap(engine, gate: gate, MemoryDecoder(floats: a, channels: 1),
+                                           MemoryDecoder(floats: b, channels: 1, rate: 24_000))
         _ = try first.wait()
         let report = try second.wait()
         #expect(outputs().count == 1 && outputs()[0].format.sampleRate == 48_000, "the open device is kept")
