@@ -346,15 +346,38 @@ import Testing
         #expect(Array(UnsafeBufferPointer(start: mixer.finishBlock(), count: 2)) == [0.375, -0.25])
     }
 
-    /// Channel counts come from the file: a layout the mixer cannot map is refused, not a trap.
-    @Test func unmixableLayoutsAreRefused() {
-        let stereo = StreamMixer(channels: 2, maxStreams: 4, maxFrames: 8)
-        for channels in [0, -1, 3, 6, Int.max, Int.min] { #expect(stereo.addStream(channels: channels) == nil, "\(channels)") }
+    /// Channel counts come from the file: nonsense is refused, not a trap.
+    @Test func impossibleChannelCountsAreRefused() {
+        let stereo = StreamMixer(channels: 2, maxStreams: 8, maxFrames: 8)
+        for channels in [0, -1, 1025, Int.max, Int.min] { #expect(stereo.addStream(channels: channels) == nil, "\(channels)") }
         #expect(stereo.activeStreams == 0)
-        #expect(stereo.addStream(channels: 1) != nil && stereo.addStream(channels: 2) != nil)
-        let mono = StreamMixer(channels: 1, maxStreams: 2, maxFrames: 8)
-        #expect(mono.addStream(channels: 0) == nil && mono.addStream(channels: -2) == nil)
-        #expect(mono.addStream(channels: 6) != nil, "any count averages onto a mono device")
+        for channels in [1, 2, 3, 6, 8] { #expect(stereo.addStream(channels: channels) != nil, "\(channels)") }
+    }
+
+    @Test func fivePointOneFoldsDownToStereoAtFullScale() {
+        let mixer = StreamMixer(channels: 2, maxStreams: 1, maxFrames: 3)
+        let id = mixer.addStream(channels: 6)!
+        mixer.beginBlock(frames: 3)
+        // FL only; C only (to both sides at -3 dB); every channel at full scale but LFE.
+        mixer.accumulate(id, [1, 0, 0, 0, 0, 0,  0, 0, 1, 0, 0, 0,  1, 1, 1, 1, 1, 1], frames: 3)
+        let out = Array(UnsafeBufferPointer(start: mixer.finishBlock(), count: 6))
+        let norm = 1 / (1 + 2 * Float(0.5.squareRoot()))
+        #expect(abs(out[0] - norm) < 1e-6 && out[1] == 0, "FL goes left only")
+        #expect(abs(out[2] - out[3]) < 1e-7 && abs(out[2] - Float(0.5.squareRoot()) * norm) < 1e-6, "centre to both")
+        #expect(out[4] <= 1 && out[4] > 0.95 && out[5] <= 1 && out[5] > 0.95, "full scale stays full scale (soft-limited): \(out)")
+    }
+
+    @Test func otherLayoutsGoChannelToChannel() {
+        let mixer = StreamMixer(channels: 2, maxStreams: 1, maxFrames: 1)
+        let id = mixer.addStream(channels: 3)!
+        mixer.beginBlock(frames: 1)
+        mixer.accumulate(id, [0.5, 0.25, 0.125], frames: 1)
+        #expect(Array(UnsafeBufferPointer(start: mixer.finishBlock(), count: 2)) == [0.5, 0.25])
+        let wide = StreamMixer(channels: 4, maxStreams: 1, maxFrames: 1)
+        let stereo = wide.addStream(channels: 2)!
+        wide.beginBlock(frames: 1)
+        wide.accumulate(stereo, [0.5, 0.25], frames: 1)
+        #expect(Array(UnsafeBufferPointer(start: wide.finishBlock(), count: 4)) == [0.5, 0.25, 0, 0])
     }
 
     /// The mixer cannot allocate what it never asks for: every buffer is made at init for

@@ -9,7 +9,10 @@
 ///
 /// Layouts: a mono stream goes to every channel at full level; a stream with
 /// the device's channel count goes channel to channel; a multichannel stream
-/// on a mono device is averaged; other layouts are refused. Rates must already
+/// on a mono device is averaged; 5.1 (WAV order FL FR FC LFE BL BR) on a stereo
+/// device is folded down as ITU-R BS.775 does (centre and surrounds at −3 dB, LFE
+/// left out, normalised so full scale stays full scale); any other layout goes
+/// channel to channel, extra channels dropped and missing ones silent. Rates must already
 /// match the device.
 ///
 /// One block:
@@ -64,10 +67,13 @@ final class StreamMixer {
 
     // MARK: Streams
 
-    /// Mono onto anything, N onto N, anything onto mono.
+    /// Every stream with at least one channel has a mapping (see the type's comment).
     static func canMix(channels: Int, onto deviceChannels: Int) -> Bool {
-        channels > 0 && (channels == 1 || channels == deviceChannels || deviceChannels == 1)
+        channels > 0 && channels <= maxChannels && deviceChannels > 0
     }
+
+    /// More channels than any file format carries is a corrupt header, not a layout.
+    static let maxChannels = 1024
 
     var activeStreams: Int { (0..<maxStreams).count { slots[$0].isActive } }
 
@@ -150,7 +156,7 @@ final class StreamMixer {
                 let destination = out + frame * outChannels
                 for channel in 0..<outChannels { destination[channel] += sample }
             }
-        } else {
+        } else if outChannels == 1 {
             // Several channels onto a mono device: their mean.
             let scale = 1 / Float(inChannels)
             slot.pointee.ramp.forEachFrame(count) { frame, gain in
@@ -158,6 +164,23 @@ final class StreamMixer {
                 var sum: Float = 0
                 for channel in 0..<inChannels { sum += source[channel] }
                 out[frame] += sum * scale * gain
+            }
+        } else if inChannels == 6 && outChannels == 2 {
+            // 5.1 folded down to stereo.
+            let side = Float(0.5.squareRoot()), norm = 1 / (1 + 2 * side)
+            slot.pointee.ramp.forEachFrame(count) { frame, gain in
+                let source = samples + frame * 6
+                let centre = source[2] * side
+                out[frame * 2] += (source[0] + centre + source[4] * side) * norm * gain
+                out[frame * 2 + 1] += (source[1] + centre + source[5] * side) * norm * gain
+            }
+        } else {
+            // Channel to channel: extra channels dropped, missing ones silent.
+            let shared = min(inChannels, outChannels)
+            slot.pointee.ramp.forEachFrame(count) { frame, gain in
+                let source = samples + frame * inChannels
+                let destination = out + frame * outChannels
+                for channel in 0..<shared { destination[channel] += source[channel] * gain }
             }
         }
         return count
