@@ -3,6 +3,7 @@ import ArgumentParser
 
 struct Cancel: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "cancel",
         abstract: "Cancel items by id, or every item with a tag.",
         discussion: "Exits 0 when everything named was cancelled; 75 when some id was unknown or already final (or no daemon runs). --tag exits 0 even when no item has the tag.")
 

@@ -14,26 +14,26 @@ private func sendControl(_ operation: Operation) throws {
 }
 
 struct Skip: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "End the playing item (outcome cancelled) and go on with the queue.")
+    static let configuration = CommandConfiguration(commandName: "skip", abstract: "End the playing item (outcome cancelled) and go on with the queue.")
     func run() throws { try sendControl(.skip) }
 }
 
 struct Pause: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Hold the queue; the playing item stops where it was heard to.")
+    static let configuration = CommandConfiguration(commandName: "pause", abstract: "Hold the queue; the playing item stops where it was heard to.")
     func run() throws { try sendControl(.pause) }
 }
 
 struct Resume: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Let the queue go on; a paused item resumes with a short fade-in.")
+    static let configuration = CommandConfiguration(commandName: "resume", abstract: "Let the queue go on; a paused item resumes with a short fade-in.")
     func run() throws { try sendControl(.resume) }
 }
 
 struct Stop: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Silence: cancel the playing item and everything queued or scheduled.")
+    static let configuration = CommandConfiguration(commandName: "stop", abstract: "Silence: cancel the playing item and everything queued or scheduled.")
     func run() throws { try sendControl(.stop) }
 }
 
 struct Clear: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Cancel everything queued or scheduled; the playing item finishes.")
+    static let configuration = CommandConfiguration(commandName: "clear", abstract: "Cancel everything queued or scheduled; the playing item finishes.")
     func run() throws { try sendControl(.clear) }
 }

@@ -6,6 +6,7 @@ import Glibc
 
 struct Events: ParsableCommand {
     static let configuration = CommandConfiguration(
+        commandName: "events",
         abstract: "Print the daemon's events as they happen, until interrupted.",
         discussion: """
             Events: queued, started, progress (25/50/75%: the highest mark passed since the \

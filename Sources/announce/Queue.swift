@@ -18,7 +18,7 @@ struct QueueCommand: ParsableCommand {
 
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "The daemon's device, what plays, and how many items wait.")
+        commandName: "status", abstract: "The daemon's device, what plays, and how many items wait.")
 
     @Flag(help: #"The daemon's state as one JSON object ({"running":false} when no daemon runs)."#)
     var json = false
@@ -37,21 +37,28 @@ private func showStatus(json: Bool, listItems: Bool) throws {
         if json { return print(jsonLine(status)) }
         print("daemon pid \(status.pid), device '\(status.device)' (\(status.deviceOpen ? "open" : "closed"))\(status.paused ? ", paused" : "")\(status.quiet ? ", quiet" : "")")
         if let playing = status.playing { print(line(playing)) } else { print("nothing playing") }
+        if let holds = status.holds { print("the queue waits: \(holds.joined(separator: "; "))") }
+        let mixing = status.mixing ?? []
         if listItems {
+            for item in mixing { print(line(item, mixing: true)) }
             for item in status.queued + status.scheduled { print(line(item)) }
         } else {
-            print("\(status.queued.count) queued, \(status.scheduled.count) scheduled")
+            let mixed = mixing.isEmpty ? "" : ", \(mixing.count) mixing"
+            print("\(status.queued.count) queued, \(status.scheduled.count) scheduled\(mixed)")
         }
     } catch let error as AnnounceError {
         throw reportedExit(error)
     }
 }
 
-private func line(_ item: ItemStatus) -> String {
-    var text = "\(item.state.rawValue.padding(12)) \(item.id)  \(item.priority.rawValue.padding(8)) \(item.path)"
+private func line(_ item: ItemStatus, mixing: Bool = false) -> String {
+    let state = mixing ? "mixing" + (item.state == .playing ? "" : " (\(item.state.rawValue))") : item.state.rawValue
+    var text = "\(state.padding(12)) \(item.id)  \(item.priority.rawValue.padding(8)) \(item.path)"
     if let heard = item.heard { text += "  \(TimeSpan.format(heard))" + (item.duration.map { " / " + TimeSpan.format($0) } ?? "") }
     if let at = item.eligibleAt { text += "  at \(localTimeText(at, withSeconds: true))" }
     if let tag = item.tag { text += "  tag=\(tag)" }
+    if let session = item.session { text += "  [\(session)]" }
+    if item.ducked == true { text += "  ducked" }
     return text
 }
 

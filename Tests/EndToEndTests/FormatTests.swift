@@ -112,3 +112,33 @@ struct InfoTests {
         #expect(decoded.map(\.container) == names.map { Clips.named($0).container })
     }
 }
+
+@Suite("Multi-route and alerts on the file device") struct RouteAndAlertTests {
+    @Test("multi-route plays the same clip, whole, on every device given")
+    func multiRoute() async throws {
+        let clip = Clips.named("wav16-stereo.wav")
+        let path = try Harness.fixture(clip.file)
+        let first = try Harness.capturePath("route-a"), second = try Harness.capturePath("route-b")
+        let outcome = try await Runner.announce(["play", path, "--category", "multi-route",
+                                                 "-d", Harness.fileDevice(first), "-d", Harness.fileDevice(second)])
+        #expect(outcome.status == 0 && outcome.stderr.isEmpty, "\(outcome)")
+        let reference = try Clips.load(clip)
+        for capture in [first, second] {
+            let wav = try WAVCapture(path: capture)
+            expectSamples(PCM(format: .int16, channels: wav.channels, bytes: wav.data), match: reference,
+                          tolerance: Tolerance.exact, capture)
+        }
+    }
+
+    @Test("an alert alone plays sample-exact and --wait exits 0 once it was heard")
+    func alert() async throws {
+        let clip = Clips.named("wav16-stereo.wav")
+        let path = try Harness.fixture(clip.file)
+        let capture = try Harness.capturePath("alert")
+        let outcome = try await Runner.announce(["alert", path, "--wait", "-d", Harness.fileDevice(capture)])
+        #expect(outcome.status == 0 && outcome.stderr.isEmpty, "\(outcome)")
+        let wav = try WAVCapture(path: capture)
+        expectSamples(PCM(format: .int16, channels: wav.channels, bytes: wav.data), match: try Clips.load(clip),
+                      tolerance: Tolerance.exact, "alert")
+    }
+}

@@ -31,9 +31,9 @@ final class PacedAudio: Sendable {
 
     /// Runs `tests/paced-audio.sh up` in a fresh directory and makes the clips. Throws a
     /// HarnessError that says what to install when PulseAudio (or sox) is missing.
-    static func up() throws -> PacedAudio {
+    static func up(name: String = "paced") throws -> PacedAudio {
         let work = try Harness.workResult.get()
-        let directory = work.appendingPathComponent("paced").path
+        let directory = work.appendingPathComponent(name).path
         // The watchdog takes PulseAudio down if this test process dies without doing so.
         let (status, output) = try runScript(["up", directory], extraEnvironment: ["PACED_WATCH_PID": "\(getpid())"])
         guard status == 0 else {
@@ -104,15 +104,57 @@ final class PacedAudio: Sendable {
     }
 }
 
+// MARK: a sound server that dies and comes back
+
+extension PacedAudio {
+    /// SIGKILLs this suite's PulseAudio (a crashed sound server): every client, the daemon's ALSA
+    /// `pulse` device and the session's recorder among them, loses its connection at once.
+    func killServer() throws {
+        let (status, output) = try Self.runScript(["kill-server", directory])
+        guard status == 0 else { throw HarnessError("tests/paced-audio.sh kill-server: exit \(status): \(output)") }
+    }
+
+    /// Starts the same server again (same socket, sink and environment) and records its sink's
+    /// monitor to `recording` (raw s16le stereo) from before any client can connect to it: a
+    /// client retrying the device cannot play a sample that is not recorded. Returns the script's
+    /// report line.
+    @discardableResult
+    func startServer(recording: String) throws -> String {
+        let (status, output) = try Self.runScript(["start-server", directory, recording])
+        guard status == 0 else { throw HarnessError("tests/paced-audio.sh start-server: exit \(status): \(output)") }
+        return output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// Stops the recorder `startServer` started; its file is complete then.
+    func stopServerRecorder() throws {
+        let (status, output) = try Self.runScript(["stop-recorder", directory])
+        guard status == 0 else { throw HarnessError("tests/paced-audio.sh stop-recorder: exit \(status): \(output)") }
+    }
+
+    /// A raw s16le stereo recording as mono samples (the first channel; the clips have the same
+    /// signal in both).
+    static func monoSamples(ofRecording path: String) throws -> [Double] {
+        guard let data = FileManager.default.contents(atPath: path) else { throw HarnessError("no recording at \(path)") }
+        return data.withUnsafeBytes { raw in
+            let samples = raw.bindMemory(to: Int16.self)
+            return stride(from: 0, to: samples.count - 1, by: 2).map { Double(Int16(littleEndian: samples[$0])) / 32768 }
+        }
+    }
+}
+
 /// Brings the paced device up around the whole suite and takes it down after it, also when a
 /// test fails. If it cannot come up, the suite fails with the reason (it never skips).
 struct PacedAudioTrait: SuiteTrait, TestScoping {
+    /// The directory under the scratch directory: each suite has its own PulseAudio (a suite may
+    /// kill and restart its server), and its sessions still never overlap another's (HeavyLoad).
+    var name = "paced"
+
     var isRecursive: Bool { false }
 
     func provideScope(for test: Test, testCase: Test.Case?,
                       performing function: @Sendable () async throws -> Void) async throws {
         PacedAudio.downAtExit
-        let paced = try PacedAudio.up()
+        let paced = try PacedAudio.up(name: name)
         defer { paced.down() }
         try await PacedAudio.$current.withValue(paced) { try await function() }
     }

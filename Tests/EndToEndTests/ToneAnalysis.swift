@@ -59,3 +59,49 @@ enum ToneAnalysis {
         return segments
     }
 }
+
+// MARK: - Tones that overlap (SessionPacedTests)
+
+/// Where tones that sound at the same time start and end, and how loud each is: a sliding Goertzel
+/// per tone, not the loudest-tone timeline above. Choose tones with a whole number of cycles in
+/// the window (e.g. multiples of 40 Hz for 25 ms): a steady tone then leaks nothing into another's
+/// filter, whatever the window's offset.
+extension ToneAnalysis {
+    /// Amplitude of `frequency` (a sine of amplitude a reads a) in windows of `window` samples
+    /// starting every `hop` samples: element i covers samples i·hop ..< i·hop + window.
+    static func envelope(_ samples: [Double], frequency: Double, rate: Double, window: Int, hop: Int) -> [Double] {
+        guard samples.count >= window else { return [] }
+        return stride(from: 0, through: samples.count - window, by: hop).map {
+            power(of: frequency, in: samples[$0..<$0 + window], rate: rate).squareRoot()
+        }
+    }
+
+    /// The stretches (in seconds from the recording's start) where a sliding `envelope` reaches
+    /// `fraction` of `level`. With `fraction` 0.5 the window is half over the tone at each
+    /// crossing, so an abrupt edge is placed at the window's middle to within a hop. Runs
+    /// shorter than `minimum` seconds are left out.
+    static func spans(_ envelope: [Double], level: Double, fraction: Double = 0.5, rate: Double, window: Int, hop: Int,
+                      minimum: Double = 0.02) -> [ClosedRange<Double>] {
+        var spans: [ClosedRange<Double>] = []
+        var first: Int?
+        func time(_ index: Int) -> Double { (Double(index * hop) + Double(window) / 2) / rate }
+        for index in 0...envelope.count {
+            let value = index < envelope.count ? envelope[index] : -1  // one past the end closes a run
+            if value >= fraction * level {
+                if first == nil { first = index }
+            } else if let start = first {
+                first = nil
+                let span = time(start)...time(index)
+                if span.upperBound - span.lowerBound >= minimum { spans.append(span) }
+            }
+        }
+        return spans
+    }
+
+    /// The level a tone holds: the median of the envelope where it exceeds a fifth of its maximum.
+    static func plateau(_ envelope: [Double]) -> Double {
+        guard let peak = envelope.max(), peak > 0 else { return 0 }
+        let loud = envelope.filter { $0 > peak / 5 }.sorted()
+        return loud[loud.count / 2]
+    }
+}

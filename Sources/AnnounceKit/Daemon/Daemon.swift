@@ -86,6 +86,8 @@ public final class Daemon {
     private var policy = SessionPolicy()
     /// Mixable sessions and alerts: they start at once, mixed over the main lane.
     private var mixed: [String: MixedStream] = [:]
+    /// Items whose play in progress has been announced `started` (a multi-route play starts once per device).
+    private var startedPlays: Set<String> = []
     /// The main-lane item the scheduler preempted for each id about to play.
     private var preemptedFor: [String: String] = [:]
     /// Devices that failed mid-play: reopened with backoff until they are back.
@@ -95,7 +97,8 @@ public final class Daemon {
     static let firstRetryDelay = 0.25
     static let longestRetryDelay = 4.0
     /// Scheduler hold keys.
-    static let busyHold = "device-busy", lostHold = "device-lost", resumeHold = "waiting for announce resume"
+    static let busyHold = "device-busy", lostHold = "device-lost"
+    public static let resumeHold = "waiting for announce resume"
 
     private struct MixedStream {
         var item: QueueItem
@@ -172,7 +175,7 @@ public final class Daemon {
         }
         logger.info("listening on \(runtime.socketPath), device '\(configuration.device)', pid \(getpid())")
         notifyReady("ready")
-        for item in restoredMixed.sorted(by: { $0.sequence < $1.sequence }) { startMixed(item, alert: false, now: now) }
+        for item in restoredMixed.sorted(by: { ($0.arrival, $0.id) < ($1.arrival, $1.id) }) { startMixed(item, alert: false, now: now) }
         apply(scheduler.advance(now: now), now: now)
         loop()
         shutdown()
@@ -812,7 +815,9 @@ public final class Daemon {
                 rates[item.id] = nil
                 do { try spool.finish(item.id, event: event) } catch { logger.error("\(error.description)") }
                 logger.info("\(item.id) \(item.clip.path): \(outcome.kind.rawValue)\(outcome.reason.map { " (\($0))" } ?? "")")
-                if let device = played?.device, device != configuration.device, openDevices.contains(device) {
+                // Held until its own device closes (a multi-route play: the first such device).
+                if let device = played?.device.components(separatedBy: ", ").first(where: {
+                    $0 != configuration.device && openDevices.contains($0) }) {
                     heldFinishes[device, default: []].append(event)
                 } else {
                     emit(event)
@@ -843,7 +848,7 @@ public final class Daemon {
             if openDevices.insert(device).inserted {
                 emit(Event(.deviceOpened, time: now, device: device, format: format))
             }
-            guard let item = item(id) else { return }
+            guard let item = item(id), startedPlays.insert(id).inserted else { return }
             if scheduler.playing?.id == id { playingTotal = total }
             // The device works: whatever waited for it is over.
             deviceRetryDelay = Self.firstRetryDelay
@@ -886,6 +891,7 @@ public final class Daemon {
                 }
             }
         case .ended(let id, let heard, let total, let rate, var end, let played):
+            startedPlays.remove(id)
             if let rate { rates[id] = rate }
             details[id] = played
             if case .failed(_, let message) = end { logger.warning("\(message)") }
@@ -920,9 +926,12 @@ public final class Daemon {
 
     private func status() -> DaemonStatus {
         func describe(_ item: QueueItem, _ state: ItemStatus.State) -> ItemStatus {
-            ItemStatus(id: item.id, state: state, path: item.clip.path, priority: item.priority, tag: item.tag,
-                       device: item.clip.device, heard: item.heardFrames > 0 ? seconds(item.heardFrames, of: item.id) : nil,
-                       eligibleAt: item.eligibleAt, expiresAt: item.started ? nil : item.expiresAt)
+            var status = ItemStatus(id: item.id, state: state, path: item.clip.path, priority: item.priority, tag: item.tag,
+                                    device: item.clip.device, heard: item.heardFrames > 0 ? seconds(item.heardFrames, of: item.id) : nil,
+                                    eligibleAt: item.eligibleAt, expiresAt: item.started ? nil : item.expiresAt)
+            if item.audioSession != .default { status.session = item.audioSession.description }
+            if policy[item.id]?.ducked == true { status.ducked = true }
+            return status
         }
         var playing = scheduler.playing.map { describe($0, .playing) }
         if let item = scheduler.playing {
@@ -934,7 +943,7 @@ public final class Daemon {
                             queued: scheduler.ready.map { describe($0, $0.interrupted ? .interrupted : .queued) },
                             scheduled: scheduler.scheduled.map { describe($0, .scheduled) },
                             quiet: quiet.state(at: clock()))
-        let streams = mixed.values.sorted { $0.item.sequence < $1.item.sequence }.map { stream in
+        let streams = mixed.values.sorted { ($0.item.arrival, $0.item.id) < ($1.item.arrival, $1.item.id) }.map { stream in
             var entry = describe(stream.item, stream.playing ? .playing : .interrupted)
             entry.heard = seconds(stream.item.heardFrames + stream.frames, of: stream.item.id)
             entry.duration = seconds(stream.item.totalFrames, of: stream.item.id)

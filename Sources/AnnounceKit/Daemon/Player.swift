@@ -249,13 +249,11 @@ public final class Player: @unchecked Sendable {
     }
 }
 
-/// The plays of one item on several devices (multi-route), reported as one: started
-/// with the first device that starts, ended when the last ends, with the least heard
-/// and the first failure.
+/// The plays of one item on several devices (multi-route), reported as one: ended when
+/// the last ends, with the least heard and the first failure.
 private final class RouteGroup: @unchecked Sendable {
     private struct State {
         var left: Int
-        var started = false
         var ended: PlayerReport?
     }
     private let state: Mutex<State>
@@ -266,8 +264,9 @@ private final class RouteGroup: @unchecked Sendable {
         self.post = post
     }
 
+    /// Every device's start is reported (each device is open now); the daemon announces the item once.
     func started(_ report: PlayerReport) {
-        if state.withLock({ state in defer { state.started = true }; return !state.started }) { post(report) }
+        post(report)
     }
 
     func ended(_ report: PlayerReport) {

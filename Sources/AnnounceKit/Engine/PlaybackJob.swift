@@ -50,7 +50,7 @@ final class PlaybackJob: @unchecked Sendable {
     var failure: OutputFailure?
     /// Frames between progress ticks; 0 when nobody watches progress.
     let progressStepFrames: Int
-    /// Bumped by the playback thread every `progressStepFrames` written.
+    /// Bumped by the playback thread every `progressStepFrames` written, at most as often in wall time.
     let progressTicks = Atomic<Int>(0)
     /// The mixer gain asked for: Float bits << 32 | ramp frames. Any thread writes, the playback thread applies.
     private let gainRequest: Atomic<UInt64>
@@ -69,6 +69,9 @@ final class PlaybackJob: @unchecked Sendable {
     var fadingOut = false
     var appliedGainRequest: UInt64 = 0
     var nextTick = 0
+    /// Monotonic nanoseconds before which no further tick comes: progress is never reported
+    /// faster than in real time (an unpaced device plays ten minutes in a few milliseconds).
+    var nextTickTime: UInt64 = 0
 
     init(ring: PCMRing, device: OpenDevice, directProcessor: FrameProcessor, playsDirect: Bool,
          mixProcessor: FrameProcessor, mixChannels: Int, progressStepFrames: Int, gain: Float, fadeInFrames: Int) {

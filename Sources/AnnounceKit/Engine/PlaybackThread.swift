@@ -153,8 +153,10 @@ final class PlaybackThread: @unchecked Sendable {
                 try mix(device, room: room)
             }
         } catch {
-            let pending = output.delay()
-            forEachJob { slot, job in finish(slot, job, heard: job.heard(pending: pending), failure: error) }
+            // The device is gone and so is its delay (a dead connection reports none): what was
+            // heard is what the last good write published. A few frames may be heard twice on
+            // resuming; none is skipped.
+            forEachJob { slot, job in finish(slot, job, heard: job.framesPlayed.load(ordering: .relaxed), failure: error) }
         }
     }
 
@@ -296,11 +298,15 @@ final class PlaybackThread: @unchecked Sendable {
     /// Publishes what each stream has been heard, and ticks progress.
     private func afterWrite(_ device: OpenDevice) {
         let pending = device.output.delay()
+        var clock = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &clock)  // the vDSO: no system call
+        let now = UInt64(clock.tv_sec) &* 1_000_000_000 &+ UInt64(clock.tv_nsec)
         forEachJob { _, job in
             job.framesPlayed.store(job.heard(pending: pending), ordering: .releasing)
             let step = job.progressStepFrames
-            if step > 0, job.mixed >= job.nextTick {
+            if step > 0, job.mixed >= job.nextTick, now >= job.nextTickTime {
                 job.nextTick = (job.mixed / step + 1) * step
+                job.nextTickTime = now &+ UInt64(Double(step) / Double(device.output.format.sampleRate) * 1e9)
                 job.progressTicks.add(1, ordering: .releasing)
                 job.spaceAvailable.signal()
             } else if job.ring.isHalfEmpty {

@@ -190,6 +190,10 @@ public struct ItemStatus: Codable, Equatable, Sendable {
     public var duration: Double?
     public var eligibleAt: Double?
     public var expiresAt: Double?
+    /// Its session, when it is not the default (`ambient (duck-others)`).
+    public var session: String?
+    /// Lowered to the duck level (or ramping there) while a duck-others session plays.
+    public var ducked: Bool?
 
     public init(id: String, state: State, path: String, priority: Priority, tag: String? = nil, device: String? = nil,
                 heard: Double? = nil, duration: Double? = nil, eligibleAt: Double? = nil, expiresAt: Double? = nil) {

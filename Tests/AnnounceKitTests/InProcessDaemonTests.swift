@@ -1,0 +1,222 @@
+import Foundation
+import Logging
+import Synchronization
+import Testing
+@testable import AnnounceKit
+
+/// A daemon in this process (device trouble, sessions, alerts) whose device is scripted: busy at open, gone at open, or a
+/// capturing device that fails after some frames, like an unplugged card. The daemon's
+/// reaction (wait, retry with backoff, resume at the heard frame) is checked on the frames
+/// each opened device received and on the events a client saw.
+@Suite(.serialized, .timeLimit(.minutes(1))) struct InProcessDaemonTests {
+    enum Open {
+        case busy
+        case unavailable
+        case works(failAfterFrames: Int? = nil)
+    }
+
+    /// Runs a daemon on a fresh runtime directory until it is idle; `body` talks to it.
+    static func withDaemon(opens script: [Open], configure: @escaping @Sendable (CapturingOutput) -> Void = { _ in },
+                           _ body: (RuntimeDirectory, () -> [CapturingOutput]) throws -> Void) throws {
+        let path = NSTemporaryDirectory() + "announce-inproc-\(UUID().uuidString)"
+        let runtime = try RuntimeDirectory.prepare(path)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let remaining = Mutex(script)
+        let opened = Mutex<[CapturingOutput]>([])
+        let opener: PlaybackEngine.OutputOpener = { device, request throws(AnnounceError) in
+            let next = remaining.withLock { $0.isEmpty ? Open.works() : $0.removeFirst() }
+            switch next {
+            case .busy: throw .deviceBusy(device: device, reason: "busy, held by pid 4242 (other-player)")
+            case .unavailable: throw .deviceUnavailable(device: device, reason: "the sound server refused the connection")
+            case .works(let failAfter):
+                let output = CapturingOutput(format: OutputFormat(sampleFormat: .int16, sampleRate: request.sampleRate,
+                                                                  channels: request.channels))
+                output.failAfterFrames = failAfter
+                configure(output)
+                opened.withLock { $0.append(output) }
+                return output
+            }
+        }
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        var configuration = Daemon.Configuration(device: "fake", idleExit: 0.2, readyFD: ends[1])
+        configuration.deviceGrace = 0.01
+        let daemon = Daemon(runtime: runtime, configuration: configuration, logger: Logger(label: "test-daemon"),
+                            openOutput: opener)
+        let finished = Semaphore()
+        final class Box: @unchecked Sendable { let daemon: Daemon; init(_ daemon: Daemon) { self.daemon = daemon } }
+        let box = Box(daemon)
+        Thread {
+            _ = try? box.daemon.run()
+            finished.signal()
+        }.start()
+        var ready = [UInt8](repeating: 0, count: 6)
+        _ = read(ends[0], &ready, 6)
+        close(ends[0])
+        try body(runtime, { opened.withLock { $0 } })
+        finished.wait()
+    }
+
+    /// Plays `path` and returns every event up to its finished one.
+    static func play(_ path: String, runtime: RuntimeDirectory, ifBusy: IfBusy? = nil, expire: Double? = nil) throws -> [Event] {
+        let client = try #require(try DaemonClient.connect(autoStart: false, runtime: runtime))
+        try client.send(Request(.events))
+        try client.send(Request(.play, items: [ItemRequest(clip: Clip(path: path), expire: expire, ifBusy: ifBusy)], wait: true))
+        var events: [Event] = []
+        while let message = try client.next() {
+            guard case .event(let event) = message else { continue }
+            events.append(event)
+            if event.event == .finished { break }
+        }
+        return events
+    }
+
+    /// A 16-bit stereo 48 kHz WAV of `ramp(frames:channels:)`.
+    static func writeClip(frames: Int) throws -> (path: String, samples: [Int16]) {
+        let samples = ramp(frames: frames, channels: 2)
+        var data = Data()
+        func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) } }
+        data.append(contentsOf: Array("RIFF".utf8)); append(UInt32(36 + samples.count * 2))
+        data.append(contentsOf: Array("WAVEfmt ".utf8)); append(UInt32(16)); append(UInt16(1)); append(UInt16(2))
+        append(UInt32(48_000)); append(UInt32(48_000 * 4)); append(UInt16(4)); append(UInt16(16))
+        data.append(contentsOf: Array("data".utf8)); append(UInt32(samples.count * 2))
+        for sample in samples { append(sample) }
+        let path = NSTemporaryDirectory() + "announce-inproc-\(UUID().uuidString).wav"
+        try data.write(to: URL(fileURLWithPath: path))
+        return (path, samples)
+    }
+
+    @Test func aBusyDeviceIsWaitedForAndThenPlaysTheWholeClip() throws {
+        let clip = try Self.writeClip(frames: 9_600)
+        defer { unlink(clip.path) }
+        try Self.withDaemon(opens: [.busy, .busy]) { runtime, outputs in
+            let events = try Self.play(clip.path, runtime: runtime)
+            let began = events.filter { $0.event == .interruptionBegan }
+            #expect(began.count == 1 && began.first?.reason == "device-busy", "\(events.map(\.event))")
+            #expect(began.first?.warning?.contains("pid 4242") == true, "the event names who holds it")
+            #expect(events.contains { $0.event == .interruptionEnded && $0.shouldResume == true })
+            #expect(events.last?.outcome?.kind == .played)
+            #expect(outputs().count == 1)
+            #expect(outputs().first?.int16Samples == clip.samples, "the whole clip, once")
+        }
+    }
+
+    @Test func ifBusyFailEndsAt69NamingTheHolder() throws {
+        let clip = try Self.writeClip(frames: 4_800)
+        defer { unlink(clip.path) }
+        try Self.withDaemon(opens: [.busy]) { runtime, outputs in
+            let events = try Self.play(clip.path, runtime: runtime, ifBusy: .fail)
+            let outcome = try #require(events.last?.outcome)
+            #expect(outcome.kind == .failed && outcome.code == 69)
+            #expect(outcome.reason?.contains("held by pid 4242 (other-player)") == true, "\(outcome)")
+            #expect(outputs().isEmpty)
+        }
+    }
+
+    @Test func waitingForABusyDeviceEndsAtTheExpiry() throws {
+        let clip = try Self.writeClip(frames: 4_800)
+        defer { unlink(clip.path) }
+        try Self.withDaemon(opens: Array(repeating: .busy, count: 50)) { runtime, _ in
+            let events = try Self.play(clip.path, runtime: runtime, expire: 0.6)
+            #expect(events.last?.outcome?.kind == .expired, "\(events.last.map { "\($0)" } ?? "none")")
+        }
+    }
+
+    @Test func aDeviceLostMidClipIsReopenedAndTheClipResumesWhereItStopped() throws {
+        let clip = try Self.writeClip(frames: 24_000)
+        defer { unlink(clip.path) }
+        // Fails after 4 800 frames; the first reopen finds it still gone; the second works.
+        try Self.withDaemon(opens: [.works(failAfterFrames: 4_800), .unavailable]) { runtime, outputs in
+            let events = try Self.play(clip.path, runtime: runtime)
+            let routes = events.filter { $0.event == .routeChange }.map { $0.reason ?? "" }
+            #expect(routes == ["old-device-unavailable", "new-device-available"], "\(events.map(\.event))")
+            #expect(events.last?.outcome?.kind == .played)
+            let opened = outputs()
+            try #require(opened.count == 2)
+            let before = opened[0].int16Samples, after = opened[1].int16Samples
+            #expect(before == Array(clip.samples.prefix(4_800 * 2)), "what was written before the failure")
+            #expect(before.count + after.count == clip.samples.count, "nothing lost, nothing played twice")
+            // The reopened device fades in over 50 ms (2 400 frames) from frame 4 800, then is exact.
+            #expect(Array(after.dropFirst(2_400 * 2)) == Array(clip.samples.dropFirst((4_800 + 2_400) * 2)))
+            #expect(abs(Int(after[0])) < 64, "starts from silence, not mid-waveform")
+        }
+    }
+
+    /// An `events` subscriber that reads until what a test waits for has come.
+    final class EventLog {
+        let client: DaemonClient
+        private(set) var events: [Event] = []
+
+        init(_ runtime: RuntimeDirectory) throws {
+            client = try #require(try DaemonClient.connect(autoStart: false, runtime: runtime))
+            try client.send(Request(.events))
+        }
+
+        @discardableResult
+        func wait(_ what: String, until matches: (Event) -> Bool) throws -> Event {
+            if let seen = events.first(where: matches) { return seen }
+            while let message = try client.next() {
+                guard case .event(let event) = message else { continue }
+                events.append(event)
+                if matches(event) { return event }
+            }
+            throw AnnounceError.internal("the daemon went away before \(what)")
+        }
+    }
+
+    static func request(_ runtime: RuntimeDirectory, _ request: Request) throws -> Reply {
+        try #require(try DaemonClient.connect(autoStart: false, runtime: runtime)).call(request)
+    }
+
+    /// A spoken-audio item plays on the main lane; an --interrupt-spoken-audio item (mixable)
+    /// pauses it, and when that one ends the first goes on by itself, or waits for
+    /// `announce resume` when the interrupter had --no-notify-others.
+    @Test(arguments: [true, false]) func spokenAudioIsPausedByAnInterrupterAndResumes(notify: Bool) throws {
+        let talk = try Self.writeClip(frames: 48_000), chime = try Self.writeClip(frames: 2_400)
+        defer { unlink(talk.path); unlink(chime.path) }
+        // The first device holds its write at frame 4 800 until the interrupter is under way.
+        let gate = MixingEngineTests.Gate(at: 4_800)
+        try Self.withDaemon(opens: [], configure: { output in output.beforeWrite = gate.check }) { runtime, _ in
+            let log = try EventLog(runtime)
+            let spoken = AudioSession(category: .playback, mode: .spokenAudio)
+            let talkID = try #require(try Self.request(runtime, Request(.play, items: [
+                ItemRequest(clip: Clip(path: talk.path), session: spoken)])).ids?.first)
+            gate.reached.wait()
+            var options = SessionOptions(interruptSpokenAudioAndMixWithOthers: true)
+            options.notifyOthersOnDeactivation = notify
+            let chimeID = try #require(try Self.request(runtime, Request(.play, items: [
+                ItemRequest(clip: Clip(path: chime.path), session: AudioSession(category: .playback, options: options))])).ids?.first)
+            let began = try log.wait("the interruption") { $0.event == .interruptionBegan && $0.id == talkID }
+            #expect(began.reason == "spoken-audio-interrupted")
+            gate.release.signal()
+            try log.wait("the chime's end") { $0.event == .finished && $0.id == chimeID }
+            let ended = try log.wait("the interruption's end") { $0.event == .interruptionEnded && $0.id == talkID }
+            #expect(ended.shouldResume == notify)
+            if !notify {
+                let status = try #require(try Self.request(runtime, Request(.status)).status)
+                #expect(status.holds == [Daemon.resumeHold], "the main lane waits for announce resume")
+                _ = try Self.request(runtime, Request(.resume))
+            }
+            let finished = try log.wait("the talk's end") { $0.event == .finished && $0.id == talkID }
+            #expect(finished.outcome?.kind == .played)
+            #expect(finished.heard == 1.0, "heard in full, once: \(finished.heard ?? -1)")
+        }
+    }
+
+    @Test func anAlertThatIsNotAudioFailsWith65AndTheDaemonGoesOn() throws {
+        let path = NSTemporaryDirectory() + "announce-inproc-\(UUID().uuidString).wav"
+        try Data("not audio at all".utf8).write(to: URL(fileURLWithPath: path))
+        let clip = try Self.writeClip(frames: 2_400)
+        defer { unlink(path); unlink(clip.path) }
+        try Self.withDaemon(opens: []) { runtime, outputs in
+            let log = try EventLog(runtime)
+            let id = try #require(try Self.request(runtime, Request(.alert, alert: AlertRequest(path: path))).ids?.first)
+            let finished = try log.wait("the alert's end") { $0.event == .finished && $0.id == id }
+            #expect(finished.outcome?.kind == .failed && finished.outcome?.code == 65, "\(finished)")
+            let good = try #require(try Self.request(runtime, Request(.alert, alert: AlertRequest(path: clip.path))).ids?.first)
+            let played = try log.wait("the second alert's end") { $0.event == .finished && $0.id == good }
+            #expect(played.outcome?.kind == .played)
+            #expect(outputs().first?.int16Samples == clip.samples, "an alert alone is sample-exact")
+        }
+    }
+}
