@@ -18,7 +18,7 @@
 #                       minute); 0 skips
 #   BENCH_ALERT=1       also measure `announce alert` from the command's start to the first frame
 #                       written, warm (PCM cached) and cold (scripts/bench/alert.py; ALSA null,
-#                       and the paced device when it is up; about 30 s); 0 skips
+#                       and the paced device when it is up; about a minute); 0 skips
 #   BENCH_MIXING=1      also measure the daemon's steady CPU while it mixes 1, 4 and 16 looping
 #                       streams at 48 and 44.1 kHz on the paced device (scripts/bench/mixing.py;
 #                       about 2 minutes); 0 skips
