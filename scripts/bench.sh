@@ -16,6 +16,15 @@
 #   BENCH_DAEMON=1      also measure the daemon (scripts/bench/daemon.py: enqueue round trip,
 #                       preemption, cold start, idle cost, memory over 1000 plays; about a
 #                       minute); 0 skips
+#   BENCH_ALERT=1       also measure `announce alert` from the command's start to the first frame
+#                       written, warm (PCM cached) and cold (scripts/bench/alert.py; ALSA null,
+#                       and the paced device when it is up; about a minute); 0 skips
+#   BENCH_MIXING=1      also measure the daemon's steady CPU while it mixes 1, 4 and 16 looping
+#                       streams at 48 and 44.1 kHz on the paced device (scripts/bench/mixing.py;
+#                       about 2 minutes); 0 skips
+#   BENCH_PACED=1       for those two: start a private real-time PulseAudio with a 48 kHz null
+#                       sink (tests/paced-audio.sh; ALSA PCM "pulse"); 0 does not (the mixing
+#                       section and alert's paced rows are then left out)
 #   BENCH_OUT=FILE      where to write the report (default: BENCHMARKS.md at the repo root)
 #   ANNOUNCE_COMMIT=..  how to name the build in the report (default: git describe --dirty)
 #   BENCH_ALSA_CONFIG=pinned (default): every player reads the system's alsa.conf without its
@@ -46,6 +55,9 @@ runs_long=${BENCH_RUNS_LONG:-5}
 runs_tiny=${BENCH_RUNS_TINY:-20}
 profile=${BENCH_PROFILE:-1}
 daemon_section=${BENCH_DAEMON:-1}
+alert_section=${BENCH_ALERT:-1}
+mixing_section=${BENCH_MIXING:-1}
+paced=${BENCH_PACED:-1}
 
 missing=()
 for tool in python3 ffmpeg ffprobe mpg123 aplay sox; do
@@ -275,6 +287,44 @@ if [ "$daemon_section" != 0 ]; then
 fi
 
 # ---------------------------------------------------------------------------------------
+# Alerts and mixing: alert latency (null, and the paced device), the mixer's steady CPU on the
+# paced device: a private PulseAudio with a 48 kHz null sink, played through ALSA "pulse".
+alert_json=$cache/alert.json
+mixing_json=$cache/mixing.json
+rm -f "$alert_json" "$mixing_json"
+paced_dir=
+paced_down() {
+  if [ -n "$paced_dir" ]; then "$root/tests/paced-audio.sh" down "$paced_dir" >/dev/null 2>&1 || true; fi
+  paced_dir=
+}
+if [ "$paced" != 0 ] && { [ "$alert_section" != 0 ] || [ "$mixing_section" != 0 ]; }; then
+  paced_dir=$cache/paced
+  if [ ${#paced_dir} -gt 80 ]; then paced_dir=$(mktemp -d /tmp/announce-paced.XXXXXX); fi
+  trap paced_down EXIT
+  # The watchdog takes it down should this script be killed.
+  if ! PACED_WATCH_PID=$$ "$root/tests/paced-audio.sh" up "$paced_dir"; then
+    echo "bench.sh: the paced device did not come up (tests/paced-audio.sh up $paced_dir); the paced figures are left out" >&2
+    paced_down
+  fi
+fi
+if [ "$alert_section" != 0 ]; then
+  t3=$SECONDS
+  python3 "$here/bench/alert.py" "$bin" "$cache" "$alert_json" ${paced_dir:+--paced "$paced_dir"}
+  echo "bench: alert section took $((SECONDS - t3)) s"
+fi
+if [ "$mixing_section" != 0 ]; then
+  if [ -n "$paced_dir" ]; then
+    t4=$SECONDS
+    python3 "$here/bench/mixing.py" "$bin" "$cache" "$mixing_json" --paced "$paced_dir"
+    echo "bench: mixing section took $((SECONDS - t4)) s"
+  else
+    echo "bench: mixing section skipped: it needs the paced device (BENCH_PACED=1 and PulseAudio: make deps-bench)" >&2
+  fi
+fi
+paced_down
+trap - EXIT
+
+# ---------------------------------------------------------------------------------------
 # Profile: where announce spends its time, next to the reference players.
 notes=$cache/profile.md
 rm -f "$notes"
@@ -289,6 +339,8 @@ echo
 extra=()
 [ -s "$notes" ] && extra=(--notes "$notes")
 [ -s "$daemon_json" ] && extra+=(--daemon "$daemon_json")
+[ -s "$alert_json" ] && extra+=(--section "$alert_json")
+[ -s "$mixing_json" ] && extra+=(--section "$mixing_json")
 python3 "$here/measure.py" report "$results" --machine "$machine" --markdown "$out" "${extra[@]}"
 echo
 echo "bench: wrote $out"

@@ -479,6 +479,10 @@ def cmd_report(args):
     daemon = json.load(open(args.daemon)) if args.daemon and os.path.exists(args.daemon) else None
     if daemon:
         verdicts += [tuple(v) for v in daemon["verdicts"]]
+    # Further sections (scripts/bench/alert.py, mixing.py): their verdicts, then their text after the daemon's.
+    sections = [json.load(open(p)) for p in (args.section or []) if os.path.exists(p)]
+    for sec in sections:
+        verdicts += [tuple(v) for v in sec["verdicts"]]
 
     lines = []
     w = lines.append
@@ -504,6 +508,12 @@ def cmd_report(args):
         w("The daemon's own targets (rows starting \"daemon:\"): enqueue round trip p99 ≤ 5 ms,")
         w("preemption to first frame p99 ≤ 20 ms, idle CPU < 1 ms per 10 s with no wake-ups; INFO rows")
         w("have no target. Details in [The daemon](#the-daemon).")
+    if any(v[0].startswith("alert:") for v in verdicts):
+        w("Alerts (rows starting \"alert:\"): a warm `announce alert` reaches its first frame written in")
+        w("p50 ≤ 15 ms; see [Alert latency](#alert-latency).")
+    if any(v[0].startswith("mixing:") for v in verdicts):
+        w("Mixing (rows starting \"mixing:\"): the daemon's steady CPU < 0.5% of one core per stream on")
+        w("the paced device; see [Mixing CPU](#mixing-cpu).")
     w("")
     w("CPU targets are judged on the median of the per-round ratios (announce's run over the")
     w("reference's run right after it, so machine drift cancels); the range over rounds follows.")
@@ -577,6 +587,9 @@ def cmd_report(args):
 
     if daemon:
         w(daemon["markdown"].rstrip())
+        w("")
+    for sec in sections:
+        w(sec["markdown"].rstrip())
         w("")
 
     w("## What is measured")
@@ -665,8 +678,10 @@ def cmd_report(args):
     w("(1 and 10 minutes), plus 0.1-second clips of each. Delete `.bench-cache/` to regenerate.")
     w("`BENCH_RUNS` (default 5), `BENCH_RUNS_LONG` (60-minute MP3, 5), `BENCH_RUNS_TINY` (0.1 s clips,")
     w("20) set the counted runs; `BENCH_PROFILE=0` skips the profile, `BENCH_DAEMON=0` the daemon")
-    w("section. Every run's raw figures are in `.bench-cache/results.jsonl` (announce's with the client")
-    w("and daemon parts of each run) and `.bench-cache/daemon.json`.")
+    w("section, `BENCH_ALERT=0` the alert latency, `BENCH_MIXING=0` the mixing CPU, `BENCH_PACED=0` the")
+    w("paced PulseAudio both use (`tests/paced-audio.sh`; without it there is no mixing section and no")
+    w("`pulse` alert rows). Every run's raw figures are in `.bench-cache/results.jsonl` (announce's with the")
+    w("client and daemon parts of each run), `.bench-cache/daemon.json`, `alert.json` and `mixing.json`.")
     text = "\n".join(lines) + "\n"
     if args.markdown:
         with open(args.markdown, "w") as f:
@@ -700,6 +715,9 @@ def main():
     p.add_argument("--markdown")
     p.add_argument("--notes", help="markdown appended before 'Reproduce' (e.g. profiling notes)")
     p.add_argument("--daemon", help="scripts/bench/daemon.py's JSON: its verdicts and section are included")
+    p.add_argument("--section", action="append",
+                   help="a further section's JSON ({verdicts, markdown}: scripts/bench/alert.py, mixing.py), "
+                        "included after the daemon's; may be given more than once")
     args = ap.parse_args()
     if args.cmd == "run":
         cmd_run(args)

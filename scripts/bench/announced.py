@@ -14,6 +14,15 @@ Reading another process's CPU time
   tasks_schedstat_ns(pid), tasks_ctxsw(pid)
                      per live thread: on-CPU ns and voluntary + involuntary context switches.
   stat_ticks(pid)    utime, stime from /proc/PID/stat (all threads, exited ones too), in ticks.
+  threads_cpu_ns(pid)
+                     per live thread: (name from /proc/PID/task/TID/comm, on-CPU ns).
+
+The paced device (tests/paced-audio.sh)
+  paced_env(dir, env)  env plus what `source DIR/env` exports, a client.conf without shared
+                       memory (see there), and ALSA_CONFIG_PATH pointing at a configuration
+                       that defines the ALSA PCM "pulse" when the bench pinned ALSA's
+                       configuration (scripts/bench.sh removes the conf.d hooks that define it).
+  paced_check(dir)     raises, with the end of its log, when the paced PulseAudio is gone.
 """
 import json
 import os
@@ -21,6 +30,7 @@ import select
 import signal
 import socket
 import subprocess
+import sys
 import time
 
 CLK_TCK = os.sysconf("SC_CLK_TCK")
@@ -70,6 +80,89 @@ def ctxsw_delta(before, after):
     """Switches between two tasks_ctxsw() readings; threads born in between count from 0.
     Threads that ended in between are lost (their counts are not kept anywhere readable)."""
     return sum(n - before.get(tid, 0) for tid, n in after.items())
+
+
+def threads_cpu_ns(pid):
+    """{tid: (comm, on-CPU ns)} for the live threads (the first schedstat field)."""
+    out = {}
+    for tid in _tids(pid):
+        try:
+            with open(f"/proc/{pid}/task/{tid}/comm") as f:
+                comm = f.read().strip()
+            with open(f"/proc/{pid}/task/{tid}/schedstat") as f:
+                out[int(tid)] = (comm, int(f.read().split()[0]))
+        except (OSError, ValueError, IndexError):
+            pass
+    return out
+
+
+# The ALSA PCM "pulse" as Debian's /etc/alsa/conf.d/99-pulse.conf defines it (without its hint).
+PULSE_PCM = """
+# scripts/bench/announced.py: the ALSA PCM "pulse" for the paced device (libasound2-plugins)
+pcm.pulse {
+	@args [ DEVICE ]
+	@args.DEVICE { type string default "" }
+	type pulse
+	device $DEVICE
+}
+ctl.pulse {
+	@args [ DEVICE ]
+	@args.DEVICE { type string default "" }
+	type pulse
+	device $DEVICE
+}
+"""
+
+
+def paced_env(paced_dir, env=None):
+    """The environment for an ALSA client of the paced PulseAudio that tests/paced-audio.sh
+    started in paced_dir: its DIR/env exports, and with a pinned ALSA configuration
+    (ALSA_CONFIG_PATH set, as scripts/bench.sh does) a copy of it that also defines "pulse"."""
+    env = dict(os.environ if env is None else env)
+    with open(os.path.join(paced_dir, "env")) as f:
+        for line in f:
+            line = line.strip()
+            if line.startswith("export ") and "=" in line:
+                key, value = line[len("export "):].split("=", 1)
+                env[key] = value
+    # No shared memory between libpulse and the server: Debian 12's PulseAudio 16.1 sometimes
+    # aborts ("memblock.c: Assertion 'pa_atomic_load(&b->pool->stat.imported_size) >= ...'") when
+    # a client that sent audio through shm closes its stream or exits, which the benches do often.
+    # Over the socket each block is copied once more (192 kB/s per device stream here).
+    conf = os.path.join(paced_dir, "bench-client.conf")
+    base = ""
+    if env.get("PULSE_CLIENTCONFIG") and os.path.exists(env["PULSE_CLIENTCONFIG"]):
+        base = open(env["PULSE_CLIENTCONFIG"]).read()
+    with open(conf + ".tmp", "w") as f:
+        f.write(base + ("" if base.endswith("\n") or not base else "\n") + "enable-shm = no\n")
+    os.replace(conf + ".tmp", conf)
+    env["PULSE_CLIENTCONFIG"] = conf
+    pinned = env.get("ALSA_CONFIG_PATH")
+    if pinned:
+        path = os.path.join(paced_dir, "alsa-pulse.conf")
+        with open(pinned) as src, open(path + ".tmp", "w") as dst:
+            dst.write(src.read() + PULSE_PCM)
+        os.replace(path + ".tmp", path)
+        env["ALSA_CONFIG_PATH"] = path
+    return env
+
+
+def paced_pid(paced_dir):
+    """The paced PulseAudio's pid (tests/paced-audio.sh writes DIR/pulseaudio.pid)."""
+    try:
+        return int(open(os.path.join(paced_dir, "pulseaudio.pid")).read().split()[0])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def paced_check(paced_dir):
+    pid = paced_pid(paced_dir)
+    if pid is None or not alive(pid):
+        try:
+            tail = " | ".join(open(os.path.join(paced_dir, "pulseaudio.log"), errors="replace").read().splitlines()[-2:])
+        except OSError:
+            tail = "(no log)"
+        raise RuntimeError(f"the paced PulseAudio ({paced_dir}) is gone: {tail}")
 
 
 def stat_ticks(pid):
@@ -257,6 +350,41 @@ def item(path, **kw):
     if "device" in kw:
         clip["device"] = kw.pop("device")
     return dict(clip=clip, **kw)
+
+
+def write_tone(path, rate, seconds, freq, amplitude=0.1, fade=0.01):
+    """A 16-bit stereo WAV of a sine (freq Hz; the right channel a fifth higher), with
+    fade-seconds ramps at both ends (fade=0: none, so that integer frequencies loop
+    seamlessly). Made once per path: an existing file is kept (its parameters are in its
+    name, by the callers' convention)."""
+    import array
+    import math
+    import wave
+    if os.path.exists(path):
+        return path
+    n = int(round(rate * seconds))
+    full = 32767 * amplitude
+    # Without fades, one second holds whole periods of integer frequencies: computed once, repeated.
+    periodic = fade == 0 and float(freq).is_integer() and float(freq * 1.5).is_integer()
+    m = min(n, rate) if periodic else n
+    ramp = max(1, int(rate * fade))
+    pcm = array.array("h", bytes(4 * m))
+    for i in range(m):
+        g = full if fade == 0 else full * min(1.0, i / ramp, (n - 1 - i) / ramp)
+        pcm[2 * i] = int(g * math.sin(2 * math.pi * freq * i / rate))
+        pcm[2 * i + 1] = int(g * math.sin(2 * math.pi * freq * 1.5 * i / rate))
+    if sys.byteorder != "little":
+        pcm.byteswap()
+    one = pcm.tobytes()
+    data = one * (n // m) + one[:4 * (n % m)]
+    tmp = path + ".tmp"
+    with wave.open(tmp, "wb") as w:
+        w.setnchannels(2)
+        w.setsampwidth(2)
+        w.setframerate(rate)
+        w.writeframes(data)
+    os.replace(tmp, path)
+    return path
 
 
 def percentile(values, p):
