@@ -618,20 +618,25 @@ public final class Daemon {
                 total = playingTotal
             }
             let heard = item.heardFrames + frames
+            // Encoded only for whoever listens: ten reports a second per stream add up.
             let progress = Event(.progress, time: now, id: id, heard: seconds(heard, of: id), duration: seconds(total, of: id))
-            let tick = WireProtocol.encode(progress)
-            for connection in connections.values where connection.wantsProgress && connection.waiting.contains(id) {
-                connection.send(tick)
+            let watchers = connections.values.filter { $0.wantsProgress && $0.waiting.contains(id) }
+            if !watchers.isEmpty {
+                let tick = WireProtocol.encode(progress)
+                for connection in watchers { connection.send(tick) }
             }
             if let total, total > 0 {
                 let percent = Int(heard * 100 / total)
                 let milestone = [75, 50, 25].first { percent >= $0 } ?? 0
                 if milestone > lastMilestone[id, default: 0] {
                     lastMilestone[id] = milestone
-                    var event = progress
-                    event.percent = milestone
-                    let line = WireProtocol.encode(event)
-                    for connection in connections.values where connection.subscribed { connection.send(line) }
+                    let subscribers = connections.values.filter(\.subscribed)
+                    if !subscribers.isEmpty {
+                        var event = progress
+                        event.percent = milestone
+                        let line = WireProtocol.encode(event)
+                        for connection in subscribers { connection.send(line) }
+                    }
                 }
             }
         case .ended(let id, let heard, let total, let rate, var end, let played):
