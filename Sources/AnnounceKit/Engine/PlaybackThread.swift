@@ -117,9 +117,12 @@ final class PlaybackThread: @unchecked Sendable {
         do {
             applyRequests(device)
             guard owned != 0 else { return }
-            let pending = output.delay()
             var live = 0
-            forEachJob { _, job in if !job.inputEnded { live += 1 } }
+            var tails = 0
+            forEachJob { _, job in if job.inputEnded { tails += 1 } else { live += 1 } }
+            // The device's delay only when a stream's tail is waiting to be heard: through a
+            // sound server's plugin every query costs its threads a wake-up.
+            let pending = tails > 0 ? output.delay() : 0
             if live > 0 {
                 // Streams that ended under others are done once the device has played them.
                 let played = device.written - pending
