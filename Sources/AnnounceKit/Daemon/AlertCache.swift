@@ -92,8 +92,15 @@ final class AlertCache: @unchecked Sendable {
         let decoder = try DecoderRegistry.open(path)
         let info = decoder.info
         if let refusal = SystemSound.refusal(of: info, path: path) { throw refusal }
+        // The header's length, rate and channels are only claims: a 30 s "alert" of 1024
+        // channels at 384 kHz would be 47 GB. Whatever decodes must fit the cache.
         let limit = Int64(SystemSound.maxSeconds * Double(info.sampleRate))
-        let capacity = Int(min(info.frames ?? limit, limit)) * info.channels
+        let claimed = min(info.frames ?? limit, limit).multipliedReportingOverflow(by: Int64(info.channels) * 4)
+        guard !claimed.overflow, claimed.partialValue <= Int64(capacityBytes) else {
+            throw .undecodable(path: path, reason: "\(info.channels) channels at \(info.sampleRate) Hz is too much for an alert "
+                                + "(more than \(capacityBytes >> 20) MiB decoded; use announce play)")
+        }
+        let capacity = Int(claimed.partialValue / 4)
         var samples = [Float](repeating: 0, count: capacity)
         var filled = 0
         while filled < capacity {
