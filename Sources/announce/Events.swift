@@ -44,6 +44,7 @@ struct Events: ParsableCommand {
         if let percent = event.percent { text += " \(percent)%" }
         if let shouldResume = event.shouldResume { text += " should-resume=\(shouldResume)" }
         if let device = event.device { text += " device=\(device)" }
+        if let warning = event.warning { text += " [\(warning)]" }
         return text
     }
 }
