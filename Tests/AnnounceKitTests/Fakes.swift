@@ -10,6 +10,8 @@ final class MemoryDecoder: AudioDecoder, @unchecked Sendable {
     let samples: [Int16]
     private var position = 0
     var failFirstRead = false
+    /// Throws at this read (0-based), after earlier reads went to the device.
+    var failAtRead: Int?
     var failSeeks = false
     /// Called at the start of each read with the number of reads before it.
     var onRead: ((Int) -> Void)?
@@ -30,7 +32,7 @@ final class MemoryDecoder: AudioDecoder, @unchecked Sendable {
     func read(into buffer: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError) -> Int {
         onRead?(reads)
         reads += 1
-        if failFirstRead { throw .undecodable(path: path, reason: "broken on purpose") }
+        if failFirstRead || failAtRead == reads - 1 { throw .undecodable(path: path, reason: "broken on purpose") }
         let channels = info.channels
         let count = min(frames, samples.count / channels - position)
         for i in 0..<count * channels {
@@ -86,8 +88,9 @@ final class CapturingOutput: AudioOutput, @unchecked Sendable {
     }
 
     func waitUntilWritable() throws(OutputFailure) {}
-    func waitForInterrupt(milliseconds: Int) {}
+    func waitForInterrupt(milliseconds: Int) -> Bool { false }
     func interrupt() {}
+    func close() {}
 
     func delay() -> Int { 0 }
     func drain() throws(OutputFailure) { drains.add(1, ordering: .relaxed) }

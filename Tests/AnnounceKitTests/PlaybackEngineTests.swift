@@ -108,6 +108,20 @@ import Testing
         #expect(second.recoveries == 0)
     }
 
+    /// A decode error mid-clip returns only once the playback thread is done with the play:
+    /// its slot is not handed to the next play while the thread still plays it.
+    @Test func aDecodeErrorMidClipReturnsOnlyOnceThePlayIsDone() throws {
+        let (engine, outputs) = makeEngine()
+        let broken = MemoryDecoder(samples: ramp(frames: 48_000, channels: 2), channels: 2)
+        broken.failAtRead = 2
+        #expect(throws: AnnounceError.undecodable(path: "memory.wav", reason: "broken on purpose")) { try engine.play(broken) }
+        #expect(engine.activePlays == 0)
+        let next = ramp(frames: 3_000, channels: 2)
+        let report = try engine.play(MemoryDecoder(samples: next, channels: 2))
+        #expect(report.framesPlayed == 3_000)
+        #expect(outputs().count == 1 && Array(outputs()[0].int16Samples.suffix(6_000)) == next)
+    }
+
     @Test func seekFailureWhileLoopingEndsThePlayAndTheEngineStaysUsable() throws {
         let (engine, _) = makeEngine()
         let decoder = MemoryDecoder(samples: ramp(frames: 300, channels: 2), channels: 2)

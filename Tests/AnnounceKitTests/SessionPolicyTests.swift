@@ -389,4 +389,18 @@ private func initialStreams(_ kinds: [Kind]) -> [ActiveStream] {
         #expect(policy["podcast"]?.isPlaying == true)
         #expect(policy["nav"]?.isPlaying == true)
     }
+
+    /// A ducker paused for a reason outside the policy (the queue paused, its device busy or
+    /// gone) lets the others up while it is silent, and ducks them again when it plays.
+    @Test func aSuspendedDuckerDucksNoOneUntilItPlaysAgain() {
+        var policy = SessionPolicy()
+        _ = policy.activate("bed", session: AudioSession(category: .ambient))
+        let ducker = AudioSession(category: .playback, options: SessionOptions(duckOthers: true))
+        #expect(policy.activate("voice", session: ducker).ducking == DuckChanges(ducked: ["bed"]))
+        #expect(policy.setSuspended("voice", true) == DuckChanges(unducked: ["bed"]))
+        #expect(policy.setSuspended("voice", true) == DuckChanges(), "twice changes nothing")
+        #expect(policy["voice"]?.isPlaying == false && policy.duckers.isEmpty)
+        #expect(policy.setSuspended("voice", false) == DuckChanges(ducked: ["bed"]))
+        #expect(policy.setSuspended("nobody", true) == DuckChanges())
+    }
 }

@@ -40,6 +40,7 @@ extension Daemon {
 
     func playMixed(_ id: String) {
         guard var stream = mixed[id], !stream.playing else { return }
+        applyDucking(policy.setSuspended(id, false))
         stream.playing = true
         stream.waiting = nil
         stream.frames = 0
@@ -81,8 +82,11 @@ extension Daemon {
             if terminating { return }
             if policy[id]?.isPlaying ?? true { playMixed(id) } else { mixed[id]?.waiting = .interrupted }
         case (.failed(let code, let message), _):
-            if deviceTrouble(details, device: details.device, item: stream.item, now: now) != nil {
-                mixed[id]?.waiting = .device
+            if deviceTrouble(details, item: stream.item, now: now) != nil {
+                // Waits for the device, unless an interruption keeps it paused anyway; meanwhile
+                // it ducks no one.
+                mixed[id]?.waiting = intent == .interrupt || policy[id].map({ !$0.isPlaying }) == true ? .interrupted : .device
+                applyDucking(policy.setSuspended(id, true))
                 if !stream.isAlert { do { try spool.save(stream.item) } catch { logger.error("\(error.description)") } }
             } else {
                 endMixed(id, Outcome(.failed, reason: message, code: code), now: now)
@@ -106,10 +110,16 @@ extension Daemon {
         return Gain.decibels(Float(level))
     }
 
+    /// A playing item: on the mixed lane or the main lane's.
     func item(_ id: String) -> QueueItem? {
         if let stream = mixed[id] { return stream.item }
         if let playing = scheduler.playing, playing.id == id { return playing }
         return nil
+    }
+
+    /// Any live item, also one waiting in the queue.
+    func anyItem(_ id: String) -> QueueItem? {
+        item(id) ?? scheduler.ready.first { $0.id == id } ?? scheduler.scheduled.first { $0.id == id }
     }
 
     /// A session starts playing: pause whom it interrupts, duck whom it ducks. Returns the
@@ -119,7 +129,8 @@ extension Daemon {
         var effects: [SchedulerEffect] = []
         for interruption in decision.interrupted where interruption.reason != .preempted {
             let id = interruption.id
-            if interruptedIDs.insert(id).inserted, let other = self.item(id) {
+            if !interruptedIDs.contains(id), let other = anyItem(id) {
+                interruptedIDs.insert(id)
                 emit(Event(.interruptionBegan, time: now, id: id, path: other.clip.path, priority: other.priority,
                            reason: interruption.reason.rawValue, heard: seconds(other.heardFrames, of: id)))
             }
@@ -143,7 +154,8 @@ extension Daemon {
         guard policy[id] != nil else { return [] }
         let decision = policy.deactivate(id)
         for end in decision.ended {
-            if interruptedIDs.remove(end.id) != nil, let other = item(end.id) ?? scheduler.ready.first(where: { $0.id == end.id }) {
+            if interruptedIDs.contains(end.id), let other = anyItem(end.id) {
+                interruptedIDs.remove(end.id)
                 emit(Event(.interruptionEnded, time: now, id: end.id, path: other.clip.path, priority: other.priority,
                            shouldResume: end.shouldResume))
             }
@@ -177,7 +189,8 @@ extension Daemon {
     /// A play failed on its device. Busy (unless `--if-busy fail`) and lost devices are
     /// retried with backoff: returns the scheduler hold that waits for it, or nil when the
     /// failure is final (an unknown device, a refused format, `--if-busy fail`).
-    func deviceTrouble(_ details: PlayDetails, device: String, item: QueueItem, now: Double) -> String? {
+    func deviceTrouble(_ details: PlayDetails, item: QueueItem, now: Double) -> String? {
+        let device = details.troubleDevice ?? details.device
         let hold: String
         switch details.deviceTrouble {
         case .busy(let reason)? where item.ifBusy != .fail:
@@ -189,14 +202,19 @@ extension Daemon {
             }
         case .lost(let reason)?:
             hold = Self.lostHold
-            for name in device.components(separatedBy: ", ") where lostDevices.insert(name).inserted {
-                logger.warning("device '\(name)' lost: \(reason); \(item.id) keeps its place and resumes when it is back")
-                emit(Event(.routeChange, time: now, reason: "old-device-unavailable", device: name, warning: reason))
+            if lostDevices.insert(device).inserted {
+                logger.warning("device '\(device)' lost: \(reason); \(item.id) keeps its place and resumes when it is back")
+                emit(Event(.routeChange, time: now, reason: "old-device-unavailable", device: device, warning: reason))
+            }
+            if interruptedIDs.insert(item.id).inserted {
+                emit(Event(.interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
+                           reason: InterruptionReason.deviceLost.rawValue, heard: seconds(item.heardFrames, of: item.id),
+                           device: device, warning: reason))
             }
         case .unavailable?, .busy?:
             // A device lost mid-play that is still gone (or taken meanwhile): keep waiting.
             // Anything else (an unknown name, no sound server, --if-busy fail) is final.
-            guard lostDevices.contains(where: { device.components(separatedBy: ", ").contains($0) }) else { return nil }
+            guard lostDevices.contains(device) else { return nil }
             hold = Self.lostHold
         case nil:
             return nil
@@ -208,9 +226,18 @@ extension Daemon {
         return hold
     }
 
+    /// Per-item devices close as soon as nothing plays on them (the player closes only idle
+    /// ones); the daemon's own device after its grace, once nothing plays at all.
     func scheduleDeviceClose(now: Double) {
+        if openDevices.contains(where: { $0 != configuration.device }) {
+            // Not the devices an item is about to play on (the next one may share its device).
+            var inUse: Set<String> = [configuration.device]
+            for item in [scheduler.playing].compactMap({ $0 }) + mixed.values.filter(\.playing).map(\.item) {
+                inUse.formUnion(item.clip.devices(default: configuration.device))
+            }
+            player.closeDevices(except: inUse)
+        }
         guard !isPlaying else { return }
-        if openDevices.contains(where: { $0 != configuration.device }) { player.closeDevices(except: configuration.device) }
         if openDevices.contains(configuration.device), deviceCloseAt == nil { deviceCloseAt = now + configuration.deviceGrace }
     }
 

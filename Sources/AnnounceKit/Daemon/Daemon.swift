@@ -113,7 +113,7 @@ public final class Daemon {
         var frames: Int64 = 0
 
         enum Waiting { case interrupted, device }
-        enum StopIntent { case interrupt, end(Outcome) }
+        enum StopIntent: Equatable { case interrupt, end(Outcome) }
     }
 
     public init(runtime: RuntimeDirectory, configuration: Configuration, logger: Logger,
@@ -297,7 +297,7 @@ public final class Daemon {
         }
         if let closeAt = deviceCloseAt, closeAt <= now {
             deviceCloseAt = nil
-            if !isPlaying { player.closeDevices(except: nil) }
+            if !isPlaying { player.closeDevices() }
         }
         if let retryAt = deviceRetryAt, retryAt <= now {
             // Try the device again: the held item, then the mixed streams that wait for it.
@@ -305,7 +305,13 @@ public final class Daemon {
             var effects = scheduler.release(Self.busyHold, now: now)
             effects += scheduler.release(Self.lostHold, now: now)
             apply(effects, now: now)
-            for (id, stream) in mixed where stream.waiting == .device { playMixed(id) }
+            for (id, stream) in mixed where stream.waiting == .device {
+                if policy[id].map({ $0.isInterrupted || $0.awaitsResume }) == true {
+                    mixed[id]?.waiting = .interrupted
+                } else {
+                    playMixed(id)
+                }
+            }
         }
         let idle = scheduler.count == 0 && mixed.isEmpty && connections.isEmpty && heldFinishes.isEmpty
         if !idle { idleSince = nil } else if idleSince == nil { idleSince = now }
@@ -522,12 +528,15 @@ public final class Daemon {
                 // Never reaches the player: it ends `silenced` and the next item is offered.
                 effects += scheduler.playbackEnded(id: item.id, heardFrames: 0, totalFrames: nil,
                                                    end: .silenced(reason: "quiet mode"), now: now)
-            case .play(let item) where policy[item.id].map({ !$0.isPlaying }) ?? false:
-                // Left paused by a --no-notify-others session (or still interrupted): it waits
-                // at the head of the queue for `announce resume`.
-                effects += scheduler.playbackEnded(id: item.id, heardFrames: 0, totalFrames: nil,
-                                                   end: .held(Self.resumeHold), now: now)
             case .play(let item):
+                applyDucking(policy.setSuspended(item.id, false))
+                if let stream = policy[item.id], !stream.isPlaying {
+                    // Left paused by a --no-notify-others session (or still interrupted): it waits
+                    // at the head of the queue for `announce resume`.
+                    effects += scheduler.playbackEnded(id: item.id, heardFrames: 0, totalFrames: nil,
+                                                       end: .held(Self.resumeHold), now: now)
+                    continue
+                }
                 if policy[item.id] == nil {
                     effects += activate(item, preempting: preemptedFor.removeValue(forKey: item.id), now: now)
                 }
@@ -540,7 +549,13 @@ public final class Daemon {
             case .stopPlayback(let id, _):
                 player.stop(id)
             case .interrupted(let item, let reason):
-                if case .preempted(let by) = reason { preemptedFor[by] = item.id }
+                switch reason {
+                case .preempted(let by): preemptedFor[by] = item.id
+                case .held, .paused:
+                    // Silent until it plays again: it ducks no one meanwhile.
+                    applyDucking(policy.setSuspended(item.id, true))
+                default: break
+                }
                 // Interruptions the daemon announced itself (sessions, the device) are not repeated.
                 if interruptedIDs.insert(item.id).inserted {
                     emit(Event(.interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
@@ -649,13 +664,12 @@ public final class Daemon {
             }
             playingFrames = heard
             if case .failed = end, let item = scheduler.playing, item.id == id,
-               let hold = deviceTrouble(played, device: played.device, item: item, now: now) {
+               let hold = deviceTrouble(played, item: item, now: now) {
                 end = .held(hold)  // back to the head of the queue; the device is tried again
             }
             apply(scheduler.playbackEnded(id: id, heardFrames: heard, totalFrames: total, end: end, now: now), now: now)
         case .devicesClosed(let devices):
-            for device in devices {
-                openDevices.remove(device)
+            for device in devices where openDevices.remove(device) != nil {
                 emit(Event(.deviceClosed, time: now, device: device))
                 for event in heldFinishes.removeValue(forKey: device) ?? [] { emit(event) }
             }

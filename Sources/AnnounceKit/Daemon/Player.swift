@@ -24,6 +24,8 @@ public struct PlayDetails: Sendable, Equatable {
     public var frames: Int64 = 0
     /// The device could not be used: another program holds it (busy) or it went away (lost).
     public var deviceTrouble: DeviceTrouble?
+    /// Which device had the trouble (a multi-route play has several).
+    public var troubleDevice: String?
 }
 
 public enum DeviceTrouble: Sendable, Equatable {
@@ -57,7 +59,7 @@ public final class Player: @unchecked Sendable {
     private let running = Atomic<Int>(0)
     private let playEnded = Semaphore()
     private let housekeeping = Semaphore()
-    private let closeRequests = Mutex<[String?]>([])
+    private let closeRequests = Mutex<[Set<String>]>([])
     private let shuttingDown = Atomic<Bool>(false)
     private var housekeeper = pthread_t()
     /// Decoded alert sounds.
@@ -104,9 +106,9 @@ public final class Player: @unchecked Sendable {
         for control in controls.withLock({ $0[id] ?? [] }) { control.setGain(gain, overSeconds: seconds) }
     }
 
-    /// Closes every idle device but `except`; reports which. Control side.
-    public func closeDevices(except device: String?) {
-        closeRequests.withLock { $0.append(device) }
+    /// Closes every idle device but those in `except`; reports which. Control side.
+    public func closeDevices(except devices: Set<String> = []) {
+        closeRequests.withLock { $0.append(devices) }
         housekeeping.signal()
     }
 
@@ -123,7 +125,7 @@ public final class Player: @unchecked Sendable {
         while true {
             housekeeping.wait()
             if shuttingDown.load(ordering: .acquiring) {
-                _ = closeIdleEngines(except: nil)
+                _ = closeIdleEngines(except: [])
                 return
             }
             for except in closeRequests.withLock({ requests in defer { requests.removeAll() }; return requests }) {
@@ -134,10 +136,10 @@ public final class Player: @unchecked Sendable {
     }
 
     /// Closes and forgets the engines nobody plays on (but `except`'s); returns the devices that were open.
-    private func closeIdleEngines(except device: String?) -> [String] {
+    private func closeIdleEngines(except devices: Set<String>) -> [String] {
         engines.withLock { engines in
             var closed: [String] = []
-            for (name, engine) in engines.byDevice where name != device && engines.users[name, default: 0] == 0 {
+            for (name, engine) in engines.byDevice where !devices.contains(name) && engines.users[name, default: 0] == 0 {
                 if engine.closeOutputIfIdle() { closed.append(name) }
                 engines.byDevice[name] = nil
             }
@@ -183,7 +185,7 @@ public final class Player: @unchecked Sendable {
         if control.isStopped { return ended(.stopped, total: total, rate: info.sampleRate) }
 
         // An idle device on another name is given back first: a hardware PCM opens once.
-        let closed = closeIdleEngines(except: device)
+        let closed = closeIdleEngines(except: [device])
         if !closed.isEmpty { post(.devicesClosed(closed)) }
         let engine = acquireEngine(device)
         let options = PlaybackOptions(
@@ -193,7 +195,8 @@ public final class Player: @unchecked Sendable {
         var announced = false
         let result = Result { () throws(AnnounceError) -> PlaybackReport in
             try engine.play(decoder, options: options, control: control) { progress in
-                if !announced {
+                // Started means heard: a play that wrote nothing (a device failing at once) never started.
+                if !announced, progress.started {
                     announced = true
                     details.format = engine.outputFormat?.description
                     group.started(.started(id: item.id, device: device, format: details.format ?? "",
@@ -218,6 +221,9 @@ public final class Player: @unchecked Sendable {
             if let failure = report.deviceFailure {
                 let message = AnnounceError.deviceUnavailable(device: device, reason: failure.message).description
                 if failure.isDeviceLoss { details.deviceTrouble = .lost(message) }
+                details.troubleDevice = device
+                // The engine gave the failed device up: it is closed as far as anyone can tell.
+                post(.devicesClosed([device]))
                 return ended(.failed(code: 69, message: message), heard: report.framesPlayed, total: total, rate: info.sampleRate)
             }
             ended(report.stopped ? .stopped : .finished, heard: report.framesPlayed, total: total, rate: info.sampleRate)
@@ -227,6 +233,7 @@ public final class Player: @unchecked Sendable {
             case .deviceUnavailable(_, let reason): details.deviceTrouble = .unavailable(reason)
             default: break
             }
+            if details.deviceTrouble != nil { details.troubleDevice = device }
             ended(.failed(code: error.exitCode, message: error.description), total: total, rate: info.sampleRate)
         }
     }
@@ -286,6 +293,7 @@ private final class RouteGroup: @unchecked Sendable {
         details.frames = min(detailsA.frames, detailsB.frames)
         details.warning = [detailsA.warning, detailsB.warning].compactMap { $0 }.joined(separator: "; ").nilIfEmpty
         details.deviceTrouble = detailsA.deviceTrouble ?? detailsB.deviceTrouble
+        details.troubleDevice = detailsA.deviceTrouble != nil ? detailsA.troubleDevice : detailsB.troubleDevice
         let end: PlaybackEnd = if case .failed = endA { endA } else if case .failed = endB { endB }
             else if endA == .stopped || endB == .stopped { .stopped } else { endA }
         return .ended(id: id, heardFrames: min(heardA, heardB), totalFrames: totalA ?? totalB, sampleRate: rateA ?? rateB,

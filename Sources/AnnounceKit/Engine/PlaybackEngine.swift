@@ -28,6 +28,9 @@ public struct PlaybackProgress: Equatable, Sendable {
     /// Frames this play will last; nil when looping forever or the length is unknown.
     public var totalFrames: Int64?
     public var sampleRate: Int
+    /// Frames have gone to the device (the first tick comes with the first write, before any
+    /// is heard); false only in the final report of a play that wrote nothing.
+    public var started = true
 }
 
 public struct PlaybackReport: Equatable, Sendable {
@@ -189,7 +192,9 @@ public final class PlaybackEngine: @unchecked Sendable {
                 // Never leave the playback thread waiting for input that will not come.
                 job.requestStop()
                 submit()
-                job.waitUntilDone(seenTicks: -1)
+                while !job.isDone.load(ordering: .acquiring) {
+                    job.waitUntilDone(seenTicks: job.progressTicks.load(ordering: .acquiring))
+                }
                 throw error
             }
             if produced > 0 {
@@ -222,7 +227,8 @@ public final class PlaybackEngine: @unchecked Sendable {
     @discardableResult
     public func closeOutputIfIdle() -> Bool {
         state.withLock { state in
-            guard state.isIdle, state.open != nil else { return false }
+            guard state.isIdle, let open = state.open else { return false }
+            open.output.close()
             state.open = nil
             return true
         }
@@ -241,10 +247,12 @@ public final class PlaybackEngine: @unchecked Sendable {
     private func acquire(rate: Int, channels: Int, exactFormat: SampleFormat) throws(AnnounceError) -> (OpenDevice, Int) {
         try state.withLock { state throws(AnnounceError) -> (OpenDevice, Int) in
             guard state.freeSlots != 0 else {
-                throw .deviceUnavailable(device: device, reason: "\(OpenDevice.maxStreams) streams already play on it")
+                throw .deviceUnavailable(device: device, reason: "\(OpenDevice.maxStreams) streams already play on it")  // the 33rd is refused
             }
             if state.isIdle, state.open.map({ $0.output.format.sampleRate != rate || $0.output.format.channels != channels }) ?? true {
-                state.open = nil  // close before reopening: a hw device opens once
+                // Closed now, before reopening (a hw device opens once), whoever still holds the object.
+                state.open?.output.close()
+                state.open = nil
                 // The file's own format first: a clip alone then reaches the device untouched.
                 var formats = [exactFormat]
                 for format in [SampleFormat.float32, .int32, .int16] where !formats.contains(format) { formats.append(format) }
@@ -264,7 +272,10 @@ public final class PlaybackEngine: @unchecked Sendable {
         state.withLock { state in
             state.freeSlots |= 1 << UInt64(slot)
             // A failed device is reopened by the next play.
-            if failed, state.open === device { state.open = nil }
+            if failed, state.open === device {
+                if state.isIdle { device.output.close() }
+                state.open = nil
+            }
         }
     }
 }
@@ -294,7 +305,8 @@ private struct ProgressReporter {
         let played = sourceFrames(job.framesPlayed.load(ordering: .acquiring))
         guard played != lastFrames else { return }
         lastFrames = played
-        callback(PlaybackProgress(framesPlayed: played, totalFrames: total, sampleRate: sampleRate))
+        callback(PlaybackProgress(framesPlayed: played, totalFrames: total, sampleRate: sampleRate,
+                                  started: ticks > 0 || played > 0))
     }
 }
 

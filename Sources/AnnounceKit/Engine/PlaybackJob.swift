@@ -13,7 +13,7 @@ final class OpenDevice: @unchecked Sendable {
     /// Frames written since the device opened (playback thread only).
     var written = 0
 
-    /// Streams mixed at once on one device; more wait for a slot.
+    /// Streams mixed at once on one device; more are refused (69).
     static let maxStreams = 32
 
     init(output: any AudioOutput) {

@@ -21,6 +21,7 @@ final class PlaybackThread: @unchecked Sendable {
     private var owned: UInt64 = 0
     /// The device's delay at the last sleep before a drain; a delay that stops shrinking is drained.
     private var lastPending = Int.max
+    private var lastWaitInterrupted = false
 
     /// A stopped stream that others play over fades out this long, not to click.
     static let stopFadeSeconds = 0.010
@@ -132,10 +133,12 @@ final class PlaybackThread: @unchecked Sendable {
             } else {
                 // Only tails are left: sleep while the device plays all but its last period,
                 // so a stop or a new stream still cuts in; a delay that does not shrink is drained.
-                if pending > output.periodFrames, pending < lastPending {
+                // (A wait cut short by an interrupt, e.g. a gain change, says nothing about the delay.)
+                if pending > output.periodFrames, pending < lastPending || lastWaitInterrupted {
                     lastPending = pending
                     publish(device, pending: pending)
-                    output.waitForInterrupt(milliseconds: max(1, (pending - output.periodFrames) * 1000 / output.format.sampleRate))
+                    lastWaitInterrupted = output.waitForInterrupt(
+                        milliseconds: max(1, (pending - output.periodFrames) * 1000 / output.format.sampleRate))
                     return
                 }
                 try output.drain()
@@ -150,7 +153,7 @@ final class PlaybackThread: @unchecked Sendable {
                 return
             }
             if owned.nonzeroBitCount == 1, let job = slots[owned.trailingZeroBitCount], job.playsDirect, !job.fadingOut,
-               let ramp = job.mixID.flatMap(device.mixer.ramp(of:)), ramp.isSettled, ramp.current == 1 {
+               let id = job.mixID, let ramp = device.mixer.ramp(of: id), ramp.isSettled, ramp.current == 1 {
                 try writeAlone(job, device, room: room)
             } else {
                 try mix(device, room: room)
@@ -174,15 +177,16 @@ final class PlaybackThread: @unchecked Sendable {
             let pending = device.output.delay()
             if others == 0 {
                 // Nothing else plays: drop what the device holds, so the stop is heard at once.
-                forEachJob { slot, job in finish(slot, job, heard: job.heard(pending: pending)) }
+                // Dropped before the jobs are done: after that the decode side may close the device.
                 device.output.drop()
+                forEachJob { slot, job in finish(slot, job, heard: job.heard(pending: pending)) }
                 lastPending = .max
                 return
             }
             forEachJob { slot, job in
                 guard job.stopRequested.load(ordering: .acquiring), !job.fadingOut else { return }
                 if job.inputEnded {
-                    finish(slot, job, heard: job.heard(pending: pending))  // its tail plays out under the others
+                    finish(slot, job, heard: job.mixed)  // its tail plays out under the others: all of it is heard
                 } else if let id = job.mixID {
                     job.fadingOut = true
                     device.mixer.setGain(0, of: id, overFrames: Int(Double(device.output.format.sampleRate) * Self.stopFadeSeconds))
@@ -225,16 +229,26 @@ final class PlaybackThread: @unchecked Sendable {
         let output = device.output
         var block = min(room, device.blockFrames)
         var starving = false
+        var live = 0
         forEachJob { _, job in
-            guard !job.inputEnded, !job.endOfInput.load(ordering: .acquiring) else { return }
+            guard !job.inputEnded else { return }
             let filled = job.ring.filledFrames
+            if job.endOfInput.load(ordering: .acquiring) {
+                // Every frame of it was mixed: from here on only its tail is waited for.
+                if filled == 0 { job.inputEnded = true } else { live += 1 }
+                return
+            }
+            live += 1
             if filled == 0 { starving = true } else { block = min(block, filled) }
         }
+        if live == 0 { return }
         if starving {
             // A stream's decoding is late (it runs seconds ahead, so the disk stalled): wait for
             // it rather than leave a gap in it. Stops, gains and new streams still interrupt.
             forEachJob { _, job in
-                if !job.inputEnded && job.ring.filledFrames == 0 { job.wantsData.store(true, ordering: .sequentiallyConsistent) }
+                if !job.inputEnded && !job.endOfInput.load(ordering: .acquiring) && job.ring.filledFrames == 0 {
+                    job.wantsData.store(true, ordering: .sequentiallyConsistent)
+                }
             }
             atomicMemoryFence(ordering: .sequentiallyConsistent)
             var arrived = false

@@ -1,3 +1,4 @@
+import Synchronization
 import CALSA
 #if canImport(Glibc)
 import Glibc
@@ -64,9 +65,16 @@ public final class ALSAOutput: AudioOutput {
         pollDescriptors[devicePollCount] = pollfd(fd: interruptFD, events: Int16(POLLIN), revents: 0)
     }
 
+    /// Set once the PCM is closed (by `close` or deinit); only the interrupt descriptor outlives it.
+    private let closed = Atomic<Bool>(false)
+
+    public func close() {
+        if !closed.exchange(true, ordering: .acquiringAndReleasing) { snd_pcm_close(pcm) }
+    }
+
     deinit {
-        snd_pcm_close(pcm)
-        close(interruptFD)
+        close()
+        Glibc.close(interruptFD)
         pollDescriptors.deallocate()
     }
 
@@ -106,12 +114,13 @@ public final class ALSAOutput: AudioOutput {
         }
     }
 
-    public func waitForInterrupt(milliseconds: Int) {
+    @discardableResult
+    public func waitForInterrupt(milliseconds: Int) -> Bool {
         var descriptor = pollDescriptors[devicePollCount]
-        if poll(&descriptor, 1, Int32(clamping: milliseconds)) > 0 {
-            var value: UInt64 = 0
-            _ = read(interruptFD, &value, 8)
-        }
+        guard poll(&descriptor, 1, Int32(clamping: milliseconds)) > 0 else { return false }
+        var value: UInt64 = 0
+        _ = read(interruptFD, &value, 8)
+        return true
     }
 
     public func interrupt() {

@@ -65,8 +65,9 @@ public protocol AudioOutput: AnyObject {
     func write(_ samples: UnsafeRawPointer, frames: Int) throws(OutputFailure) -> Int
     /// Sleeps until the device takes a period, or until `interrupt` is called.
     func waitUntilWritable() throws(OutputFailure)
-    /// Sleeps up to `milliseconds`, or until `interrupt` is called.
-    func waitForInterrupt(milliseconds: Int)
+    /// Sleeps up to `milliseconds`, or until `interrupt` is called; returns true when interrupted.
+    @discardableResult
+    func waitForInterrupt(milliseconds: Int) -> Bool
     /// Wakes `waitUntilWritable` and `waitForInterrupt` at once. Any thread.
     func interrupt()
     /// Frames written but not yet heard.
@@ -75,4 +76,7 @@ public protocol AudioOutput: AnyObject {
     func drain() throws(OutputFailure)
     /// Discards what is buffered at once, then is ready for more.
     func drop()
+    /// Gives the device back now; afterwards only `interrupt` may be called. Any thread, once
+    /// nothing plays on it. Idempotent; also done when the object goes away.
+    func close()
 }

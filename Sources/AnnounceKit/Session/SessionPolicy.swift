@@ -9,6 +9,8 @@ public enum InterruptionReason: String, Codable, CaseIterable, Sendable {
     /// Another program holds the sound device. Never produced by `SessionPolicy`: the daemon's
     /// own, listed here so every `interruption-began` reason has one spelling.
     case deviceBusy = "device-busy"
+    /// The device went away mid-play (a `route-change` says which); also the daemon's own.
+    case deviceLost = "device-lost"
 }
 
 /// A stream the policy pauses: emit `interruption-began` for `id` with `reason`.
@@ -67,6 +69,9 @@ public struct ActiveStream: Codable, Equatable, Sendable {
     public var awaitsResume: Bool
     /// Its gain is at the duck level (or ramping there), also while paused, so it resumes at the right level.
     public var ducked: Bool
+    /// Paused for a reason outside the policy (the queue paused, its device busy or gone): it
+    /// keeps its session and interruptions, but does not duck others meanwhile.
+    public var suspended = false
 
     public init(id: String, session: AudioSession, interruptedBy: [String] = [], awaitsResume: Bool = false,
                 ducked: Bool = false) {
@@ -79,7 +84,7 @@ public struct ActiveStream: Codable, Equatable, Sendable {
 
     public var isInterrupted: Bool { !interruptedBy.isEmpty }
     /// Producing sound: neither interrupted nor waiting for a resume. Only playing streams duck others.
-    public var isPlaying: Bool { interruptedBy.isEmpty && !awaitsResume }
+    public var isPlaying: Bool { interruptedBy.isEmpty && !awaitsResume && !suspended }
 }
 
 /// What happens when a session activates. Ids are in activation order.
@@ -226,6 +231,16 @@ public struct SessionPolicy: Equatable, Sendable {
     public mutating func resume(_ id: String) -> DuckChanges {
         guard let index = streams.firstIndex(where: { $0.id == id }) else { return DuckChanges() }
         streams[index].awaitsResume = false
+        return reduck(except: nil)
+    }
+
+    /// A stream stops or starts producing sound for a reason outside the policy (a pause, a
+    /// busy or lost device): while suspended it does not duck others. Returns the gain changes.
+    public mutating func setSuspended(_ id: String, _ suspended: Bool) -> DuckChanges {
+        guard let index = streams.firstIndex(where: { $0.id == id }), streams[index].suspended != suspended else {
+            return DuckChanges()
+        }
+        streams[index].suspended = suspended
         return reduck(except: nil)
     }
 
