@@ -110,7 +110,8 @@ final class AlertCache: @unchecked Sendable {
             if got == 0 { break }
             filled += got * info.channels
         }
-        samples.removeLast(capacity - filled)
+        // A header that promised more than came: keep only what decoded (removeLast keeps the capacity).
+        if filled < capacity { samples = Array(samples[..<filled]) }
         var decoded = info
         decoded.frames = Int64(filled / info.channels)
         return DecodedSound(path: path, info: decoded, samples: samples, truncationWarning: decoder.truncationWarning)
