@@ -58,10 +58,12 @@ import Testing
     }
 
     /// Plays `path` and returns every event up to its finished one.
-    static func play(_ path: String, runtime: RuntimeDirectory, ifBusy: IfBusy? = nil, expire: Double? = nil) throws -> [Event] {
+    static func play(_ path: String, runtime: RuntimeDirectory, ifBusy: IfBusy? = nil, expire: Double? = nil,
+                     session: AudioSession? = nil) throws -> [Event] {
         let client = try #require(try DaemonClient.connect(autoStart: false, runtime: runtime))
         try client.send(Request(.events))
-        try client.send(Request(.play, items: [ItemRequest(clip: Clip(path: path), expire: expire, ifBusy: ifBusy)], wait: true))
+        try client.send(Request(.play, items: [ItemRequest(clip: Clip(path: path), expire: expire, session: session,
+                                                           ifBusy: ifBusy)], wait: true))
         var events: [Event] = []
         while let message = try client.next() {
             guard case .event(let event) = message else { continue }
@@ -122,12 +124,16 @@ import Testing
         }
     }
 
-    @Test func aDeviceLostMidClipIsReopenedAndTheClipResumesWhereItStopped() throws {
+    /// On the main lane (solo-ambient) and on the mixed lane (ambient) alike.
+    @Test(arguments: [SessionCategory.soloAmbient, .ambient])
+    func aDeviceLostMidClipIsReopenedAndTheClipResumesWhereItStopped(category: SessionCategory) throws {
         let clip = try Self.writeClip(frames: 24_000)
         defer { unlink(clip.path) }
         // Fails after 4 800 frames; the first reopen finds it still gone; the second works.
         try Self.withDaemon(opens: [.works(failAfterFrames: 4_800), .unavailable]) { runtime, outputs in
-            let events = try Self.play(clip.path, runtime: runtime)
+            let events = try Self.play(clip.path, runtime: runtime, session: AudioSession(category: category))
+            let lost = events.filter { $0.event == .interruptionBegan }
+            #expect(lost.map(\.reason) == ["device-lost"], "\(events.map(\.event))")
             let routes = events.filter { $0.event == .routeChange }.map { $0.reason ?? "" }
             #expect(routes == ["old-device-unavailable", "new-device-available"], "\(events.map(\.event))")
             #expect(events.last?.outcome?.kind == .played)
