@@ -191,3 +191,24 @@ import Testing
         #expect(out[(start + 24_050)...].allSatisfy { abs($0) < 1e-6 }, "A alone after B's 24 000 frames")
     }
 }
+
+@Suite struct ClipFeedTests {
+    /// Two passes of a 24 kHz clip resampled to 48 kHz come out as one stream: twice the
+    /// length, no gap or click at the seam, the tail flushed once at the end.
+    @Test func loopsAreResampledAcrossTheSeam() throws {
+        let tone = MixingEngineTests.tone(1_000, frames: 2_400, amplitude: 0.25, rate: 24_000)  // 100 ms, whole cycles
+        let decoder = MemoryDecoder(floats: tone, channels: 1, rate: 24_000)
+        let feed = ClipFeed(decoder: decoder, ringFormat: .float32,
+                            resampler: try Resampler(channels: 1, inputRate: 24_000, outputRate: 48_000), loops: 1)
+        var out: [Float] = []
+        var buffer = [Float](repeating: 0, count: 1_000)
+        while let got = try buffer.withUnsafeMutableBytes({ try feed.fill($0.baseAddress!, room: 1_000) }) {
+            out += buffer.prefix(got)
+        }
+        #expect(out.count == 9_600, "two 100 ms passes at 48 kHz")
+        // A 1 kHz sine at 48 kHz moves at most 2π·1000/48000·0.25 ≈ 0.033 per frame; a seam would jump.
+        let steps = zip(out.dropFirst(), out).map { abs($0 - $1) }
+        #expect(steps[100..<9_500].max()! < 0.035, "largest step \(steps.max()!)")
+        #expect(abs(out[4_800...].max()! - 0.25) < 0.005, "the second pass at full level")
+    }
+}

@@ -164,15 +164,6 @@ import Testing
         #expect(abs(decibels(amplitude(of: 1_000, in: steady, rate: 48_000) / 0.5)) < 0.1)
     }
 
-    @Test func resetStartsOver() throws {
-        let resampler = try Resampler(channels: 1, inputRate: 44_100, outputRate: 48_000)
-        let input = sine(440, rate: 44_100, frames: 5_000)
-        let first = run(resampler, input, chunk: 333)
-        _ = run(resampler, Array(input.reversed()), chunk: 100)
-        resampler.reset()
-        #expect(run(resampler, input, chunk: 4_096) == first)
-    }
-
     @Test func badArgumentsThrow() {
         #expect(throws: AnnounceError.self) { try Resampler(channels: 0, inputRate: 44_100, outputRate: 48_000) }
         #expect(throws: AnnounceError.self) { try Resampler(channels: -1, inputRate: 44_100, outputRate: 48_000) }

@@ -64,8 +64,6 @@ public final class PlaybackEngine: @unchecked Sendable {
         var isIdle: Bool { freeSlots.nonzeroBitCount == OpenDevice.maxStreams }
     }
     private let state = Mutex(State())
-    /// Frames the decode side asks for per read.
-    static let decodeChunkFrames = 8192
     /// How often progress is reported, in seconds of audio played.
     static let progressInterval = 0.1
 
@@ -134,21 +132,8 @@ public final class PlaybackEngine: @unchecked Sendable {
             if !submitted { thread.submit(job, slot: slot) }
             submitted = true
         }
-        var loopsLeft = options.loops
-        var framesThisPass: Int64 = 0
-        /// Starts another pass, unless none is left or this one was empty (nothing would ever end).
-        func nextPass() throws(AnnounceError) -> Bool {
-            guard loopsLeft != 0, framesThisPass > 0 else { return false }
-            if loopsLeft > 0 { loopsLeft -= 1 }
-            try decoder.seek(toFrame: 0)
-            framesThisPass = 0
-            return true
-        }
-        let chunk = Self.decodeChunkFrames
-        let scratch: UnsafeMutablePointer<Float>? = resampler == nil ? nil : .allocate(capacity: chunk * info.channels)
-        defer { scratch?.deallocate() }
-        var pendingInput = 0, pendingOffset = 0, flushing = false
-        decoding: while !job.isDone.load(ordering: .acquiring) {
+        let feed = ClipFeed(decoder: decoder, ringFormat: ringFormat, resampler: resampler, loops: options.loops)
+        while !job.isDone.load(ordering: .acquiring) {
             let (destination, room) = ring.writable()
             if room == 0 {
                 submit()
@@ -156,38 +141,9 @@ public final class PlaybackEngine: @unchecked Sendable {
                 reporter.report(job)
                 continue
             }
-            var produced = 0
+            let frames: Int?
             do {
-                if let resampler, let scratch {
-                    let into = destination.assumingMemoryBound(to: Float.self)
-                    if flushing {
-                        produced = resampler.finish(into: into, capacity: room)
-                        if produced == 0 { break decoding }
-                    } else {
-                        if pendingInput == 0 {
-                            let got = try decoder.read(into: scratch, frames: chunk, as: .float32)
-                            if got == 0 {
-                                if try !nextPass() { flushing = true }
-                                continue
-                            }
-                            framesThisPass += Int64(got)
-                            pendingInput = got
-                            pendingOffset = 0
-                        }
-                        let step = resampler.process(scratch + pendingOffset * info.channels, frames: pendingInput,
-                                                     into: into, capacity: room)
-                        pendingOffset += step.consumed
-                        pendingInput -= step.consumed
-                        produced = step.produced
-                    }
-                } else {
-                    produced = try decoder.read(into: destination, frames: min(room, chunk), as: ringFormat)
-                    if produced == 0 {
-                        if try nextPass() { continue }
-                        break decoding
-                    }
-                    framesThisPass += Int64(produced)
-                }
+                frames = try feed.fill(destination, room: room)
             } catch {
                 // Never leave the playback thread waiting for input that will not come.
                 job.requestStop()
@@ -197,6 +153,7 @@ public final class PlaybackEngine: @unchecked Sendable {
                 }
                 throw error
             }
+            guard let produced = frames else { break }
             if produced > 0 {
                 ring.commitWrite(produced)
                 // Start as soon as there is something to play; keep decoding ahead meanwhile.
@@ -233,8 +190,6 @@ public final class PlaybackEngine: @unchecked Sendable {
             return true
         }
     }
-
-    public var isOutputOpen: Bool { state.withLock { $0.open != nil } }
 
     /// Plays in progress on this device.
     public var activePlays: Int { state.withLock { OpenDevice.maxStreams - $0.freeSlots.nonzeroBitCount } }

@@ -81,7 +81,7 @@ public final class Resampler {
 
     /// At the end of the input: writes the filter's remaining output (the last
     /// `latencyFrames` input frames' worth), at most `capacity` frames a call.
-    /// Returns 0 once everything is out. Call `reset` before new input.
+    /// Returns 0 once everything is out; a new input needs a new resampler.
     public func finish(into output: UnsafeMutablePointer<Float>, capacity: Int) -> Int {
         precondition(capacity >= 0, "Resampler.finish: negative capacity")
         let wanted = min(capacity, outputFrames(forInputFrames: consumedFrames) - producedFrames, Int(UInt32.max))
@@ -93,15 +93,6 @@ public final class Resampler {
         tailFramesLeft -= Int(inLength)
         producedFrames += Int(outLength)
         return Int(outLength)
-    }
-
-    /// Forgets all input, as if newly created (keeps the filter: no allocation).
-    public func reset() {
-        speex_resampler_reset_mem(state)
-        speex_resampler_skip_zeros(state)
-        consumedFrames = 0
-        producedFrames = 0
-        tailFramesLeft = Self.tailFrames(latency: latencyFrames, inputRate: inputRate, outputRate: outputRate)
     }
 
     private static func tailFrames(latency: Int, inputRate: Int, outputRate: Int) -> Int {
