@@ -36,7 +36,6 @@ is mixed).
 Writes OUT.json: {"results": ..., "verdicts": [[target, PASS|FAIL|INFO, figures], ...],
 "markdown": "## Alert latency ..."} for measure.py report (--section).
 """
-import json
 import os
 import random
 import resource
@@ -56,17 +55,7 @@ TMPFS = "/dev/shm"
 ALERT = "alert-0.3s-48k.wav"
 
 
-def log(msg):
-    print(f"bench: alert: {msg}", flush=True)
-
-
-def ms(x):
-    return x * 1e3
-
-
-def stats_ms(values):
-    return {"n": len(values), "p50": ms(A.percentile(values, 50)), "p90": ms(A.percentile(values, 90)),
-            "max": ms(max(values)), "min": ms(min(values))}
+log = A.logger("alert")
 
 
 def children_cpu():
@@ -93,9 +82,7 @@ class Case:
     def stop(self):
         self.ev.close()
         self.c.close()
-        code, _, _ = self.d.stop()
-        if code != 0:
-            raise RuntimeError(f"the daemon in {self.rundir} exited {code} after SIGTERM: {self.d.log_tail()}")
+        self.d.stop_checked()
 
     def absorb(self, m):
         kind = m.get("event")
@@ -105,15 +92,8 @@ class Case:
             self.device_open = False
 
     def until(self, pred, what, timeout=10.0):
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            m = self.ev.next(timeout=left) if left > 0 else None
-            if m is None:
-                raise RuntimeError(f"alert: no {what} within {timeout:g} s ({self.d.log_tail()})")
-            self.absorb(m)
-            if pred(m):
-                return m
+        return self.ev.until(pred, timeout, self.absorb,
+                             lambda: f"alert: no {what} within {timeout:g} s ({self.d.log_tail()})")
 
     def settle(self, closed):
         """Drops the events that came meanwhile; with closed, waits until the device is closed.
@@ -187,13 +167,7 @@ class Bench:
         c.stop()
 
     def cleanup(self):
-        for c in list(self.cases):
-            try:
-                c.stop()
-            except Exception as e:  # noqa: BLE001
-                log(f"cleanup: {e}")
-        for path in self.dirs:
-            shutil.rmtree(path, ignore_errors=True)
+        A.cleanup(self.cases, self.dirs, log)
 
     def fresh_copy(self):
         """A new file with the alert's bytes: the daemon has not cached this path."""
@@ -240,12 +214,13 @@ class Bench:
             c.c.call({"op": "stop"})
         self.done(c)
         out = {"device": device, "device_closed": closed, "format": fmt,
-               "cold": stats_ms(cold), "cold_client_exit": stats_ms(cold_exits),
-               "warm": stats_ms(warm), "warm_client_exit": stats_ms(exits), "warm_client_cpu": stats_ms(cpus)}
+               "cold": A.stats_ms(cold, 90), "cold_client_exit": A.stats_ms(cold_exits, 90),
+               "warm": A.stats_ms(warm, 90), "warm_client_exit": A.stats_ms(exits, 90),
+               "warm_client_cpu": A.stats_ms(cpus, 90)}
         if req:
-            out["request"] = stats_ms(req)
+            out["request"] = A.stats_ms(req, 90)
         if floor:
-            out["version_exit"] = stats_ms(floor)
+            out["version_exit"] = A.stats_ms(floor, 90)
         return out
 
 
@@ -322,10 +297,7 @@ def render(res):
 
 
 def main():
-    if len(sys.argv) == 3 and sys.argv[1] == "--render":
-        saved = json.load(open(sys.argv[2]))
-        saved["verdicts"], saved["markdown"] = render(saved["results"])
-        json.dump(saved, open(sys.argv[2], "w"), indent=1)
+    if A.rerender(sys.argv, render):
         return
     args = sys.argv[1:]
     paced = None
@@ -355,13 +327,7 @@ def main():
             res["skipped"] = "the paced device (`pulse`): no paced PulseAudio (BENCH_PACED=0, or it did not start)"
     finally:
         b.cleanup()
-    res["seconds"] = time.perf_counter() - t0
-    verdicts, markdown = render(res)
-    with open(out, "w") as f:
-        json.dump({"results": res, "verdicts": verdicts, "markdown": markdown}, f, indent=1)
-    for name, v, shown in verdicts:
-        print(f"  {v:<4} {name}: {shown}")
-    log(f"took {res['seconds']:.0f} s")
+    A.write_section(out, res, render, log, t0)
 
 
 if __name__ == "__main__":

@@ -23,10 +23,22 @@ The paced device (tests/paced-audio.sh)
                        that defines the ALSA PCM "pulse" when the bench pinned ALSA's
                        configuration (scripts/bench.sh removes the conf.d hooks that define it).
   paced_check(dir)     raises, with the end of its log, when the paced PulseAudio is gone.
+
+The sections' scripts (scripts/bench/alert.py, daemon.py, mixing.py)
+  logger(name)         log(msg) printing "bench: NAME: msg".
+  ms(x), stats_ms(values, tail)
+                       seconds to milliseconds; n, p50, p<tail>, max, min in ms.
+  Conn.until(...)      the next event that matches, or an error naming what did not come.
+  Daemon.stop_checked()  SIGTERM, and an error unless it exits 0.
+  cleanup(items, dirs, log)
+                       stops what is left (errors logged), removes the directories.
+  rerender(argv, render), write_section(out, res, render, log, t0)
+                       `SCRIPT --render OUT.json`; OUT.json written, verdicts printed.
 """
 import json
 import os
 import select
+import shutil
 import signal
 import socket
 import subprocess
@@ -290,6 +302,12 @@ class Daemon:
         code = os.waitstatus_to_exitcode(status)
         return code, ru, time.perf_counter() - t0
 
+    def stop_checked(self):
+        """stop(), and RuntimeError unless the daemon exited 0."""
+        code, _, _ = self.stop()
+        if code != 0:
+            raise RuntimeError(f"the daemon in {self.rundir} exited {code} after SIGTERM: {self.log_tail()}")
+
 
 class Conn:
     """One NDJSON connection to the daemon."""
@@ -330,6 +348,20 @@ class Conn:
             if m is None:
                 return out
             out.append(m)
+
+    def until(self, pred, timeout, each=None, missing=None):
+        """The first message m read within timeout seconds for which pred(m) holds, each(m)
+        called first on every message read (when given); when none comes, RuntimeError(missing())."""
+        deadline = time.monotonic() + timeout
+        while True:
+            left = deadline - time.monotonic()
+            m = self.next(timeout=left) if left > 0 else None
+            if m is None:
+                raise RuntimeError(missing() if missing else f"no matching message within {timeout:g} s")
+            if each is not None:
+                each(m)
+            if pred(m):
+                return m
 
     def call(self, obj):
         """Sends a request and returns its reply (events before it are returned too)."""
@@ -394,3 +426,57 @@ def percentile(values, p):
         return None
     k = max(0, min(len(s) - 1, -(-len(s) * p // 100) - 1))
     return s[int(k)]
+
+
+def ms(x):
+    return x * 1e3
+
+
+def stats_ms(values, tail):
+    """{n, p50, p<tail>, max, min} of values (seconds), in milliseconds."""
+    return {"n": len(values), "p50": ms(percentile(values, 50)), f"p{tail}": ms(percentile(values, tail)),
+            "max": ms(max(values)), "min": ms(min(values))}
+
+
+def logger(name):
+    """log(msg): prints "bench: NAME: msg" at once."""
+    def log(msg):
+        print(f"bench: {name}: {msg}", flush=True)
+    return log
+
+
+def cleanup(items, dirs, log):
+    """At the end of a section, also after an error: stop() of everything still in items (an
+    error is logged, not raised), then removes dirs."""
+    for x in list(items):
+        try:
+            x.stop()
+        except Exception as e:  # noqa: BLE001
+            log(f"cleanup: {e}")
+    for path in dirs:
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def rerender(argv, render):
+    """With argv `SCRIPT --render OUT.json`: OUT.json's verdicts and markdown made again by
+    render(its results), written back; True. Otherwise False (nothing done)."""
+    if len(argv) != 3 or argv[1] != "--render":
+        return False
+    with open(argv[2]) as f:
+        saved = json.load(f)
+    saved["verdicts"], saved["markdown"] = render(saved["results"])
+    with open(argv[2], "w") as f:
+        json.dump(saved, f, indent=1)
+    return True
+
+
+def write_section(out, res, render, log, t0):
+    """The end of a section's run: res["seconds"] since t0 (time.perf_counter()), OUT.json =
+    {results, verdicts, markdown} as render(res) makes them, the verdicts printed."""
+    res["seconds"] = time.perf_counter() - t0
+    verdicts, markdown = render(res)
+    with open(out, "w") as f:
+        json.dump({"results": res, "verdicts": verdicts, "markdown": markdown}, f, indent=1)
+    for name, v, shown in verdicts:
+        print(f"  {v:<4} {name}: {shown}")
+    log(f"took {res['seconds']:.0f} s")

@@ -28,7 +28,6 @@ the user's own daemon. Measures, in this order (about a minute in all):
 Writes OUT.json: {"results": ..., "verdicts": [[target, PASS|FAIL|INFO, figures], ...],
 "markdown": "## The daemon ..."} for measure.py report.
 """
-import json
 import os
 import random
 import re
@@ -65,17 +64,7 @@ TMPFS = "/dev/shm"
 DISK = "/tmp"
 
 
-def log(msg):
-    print(f"bench: daemon: {msg}", flush=True)
-
-
-def ms(x):
-    return x * 1e3
-
-
-def stats_ms(values):
-    return {"n": len(values), "p50": ms(A.percentile(values, 50)), "p99": ms(A.percentile(values, 99)),
-            "max": ms(max(values)), "min": ms(min(values))}
+log = A.logger("daemon")
 
 
 def fs_type(path):
@@ -113,18 +102,10 @@ class Bench:
 
     def stop(self, d):
         self.daemons.remove(d)
-        code, _, _ = d.stop()
-        if code != 0:
-            raise RuntimeError(f"the daemon in {d.rundir} exited {code} after SIGTERM: {d.log_tail()}")
+        d.stop_checked()
 
     def cleanup(self):
-        for d in list(self.daemons):
-            try:
-                d.stop()
-            except Exception as e:  # noqa: BLE001
-                log(f"cleanup: {e}")
-        for path in self.dirs:
-            shutil.rmtree(path, ignore_errors=True)
+        A.cleanup(self.daemons, self.dirs, log)
 
     def clip(self, name):
         return os.path.join(self.cache, name)
@@ -177,8 +158,9 @@ class Bench:
         c.call({"op": "resume"})
         c.close()
         self.stop(d)
-        return {"dir": d.rundir, "fs": fs_type(d.rundir), "one_connection": stats_ms(one),
-                "connection_each": stats_ms(each), "cli_no_wait": stats_ms(cli), "clear_ms": ms(clear_s),
+        return {"dir": d.rundir, "fs": fs_type(d.rundir), "one_connection": A.stats_ms(one, 99),
+                "connection_each": A.stats_ms(each, 99), "cli_no_wait": A.stats_ms(cli, 99),
+                "clear_ms": A.ms(clear_s),
                 "cleared": N_ENQUEUE, "rss": rss}
 
     # ---------------------------------------------------------------------------------
@@ -208,14 +190,8 @@ class Bench:
         normal = reply["ids"][0]
 
         def until(pred, what, timeout=5.0):
-            deadline = time.monotonic() + timeout
-            while True:
-                left = deadline - time.monotonic()
-                m = ev.next(timeout=left) if left > 0 else None
-                if m is None:
-                    raise RuntimeError(f"preemption: no {what} within {timeout} s ({d.log_tail()})")
-                if pred(m):
-                    return m
+            return ev.until(pred, timeout,
+                            missing=lambda: f"preemption: no {what} within {timeout} s ({d.log_tail()})")
 
         until(lambda m: m.get("event") == "started" and m.get("id") == normal, "start of the normal item")
         rng = random.Random(1)
@@ -238,8 +214,8 @@ class Bench:
         ev.close()
         c.close()
         self.stop(d)
-        return {"normal": normal_file, "high": os.path.basename(high), "latency": stats_ms(lat),
-                "enqueue_rtt": stats_ms(rtt), "resume": stats_ms(resume),
+        return {"normal": normal_file, "high": os.path.basename(high), "latency": A.stats_ms(lat, 99),
+                "enqueue_rtt": A.stats_ms(rtt, 99), "resume": A.stats_ms(resume, 99),
                 "outcomes": outcomes}
 
     # ---------------------------------------------------------------------------------
@@ -277,7 +253,8 @@ class Bench:
                     raise RuntimeError(f"auto-started daemon {pid} did not exit within 5 s of SIGTERM")
                 time.sleep(0.002)
         shutil.rmtree(path, ignore_errors=True)
-        return {"file": file, "fs": fs_type(base), "first_frame": stats_ms(first), "client_exit": stats_ms(done)}
+        return {"file": file, "fs": fs_type(base), "first_frame": A.stats_ms(first, 99),
+                "client_exit": A.stats_ms(done, 99)}
 
     # ---------------------------------------------------------------------------------
     # d. idle
@@ -567,10 +544,7 @@ def render(res):
 
 
 def main():
-    if len(sys.argv) == 3 and sys.argv[1] == "--render":  # re-render a saved OUT.json's text
-        saved = json.load(open(sys.argv[2]))
-        saved["verdicts"], saved["markdown"] = render(saved["results"])
-        json.dump(saved, open(sys.argv[2], "w"), indent=1)
+    if A.rerender(sys.argv, render):  # re-render a saved OUT.json's text
         return
     if len(sys.argv) != 4:
         sys.exit("usage: daemon.py ANNOUNCE_BIN CACHE_DIR OUT.json")
@@ -591,13 +565,7 @@ def main():
         res["memory"] = b.memory()
     finally:
         b.cleanup()
-    res["seconds"] = time.perf_counter() - t0
-    verdicts, markdown = render(res)
-    with open(out, "w") as f:
-        json.dump({"results": res, "verdicts": verdicts, "markdown": markdown}, f, indent=1)
-    for name, v, shown in verdicts:
-        print(f"  {v:<4} {name}: {shown}")
-    log(f"took {res['seconds']:.0f} s")
+    A.write_section(out, res, render, log, t0)
 
 
 if __name__ == "__main__":

@@ -39,7 +39,6 @@ periods × 4): what one stream through the ALSA pulse plugin costs any client.
 Writes OUT.json: {"results": ..., "verdicts": [...], "markdown": "## Mixing CPU ..."} for
 measure.py report (--section).
 """
-import json
 import os
 import shutil
 import subprocess
@@ -59,8 +58,7 @@ DEVICE = "pulse"
 POLL_WCHAN = ("poll", "select")  # poll_schedule_timeout, do_sys_poll, do_select ...
 
 
-def log(msg):
-    print(f"bench: mixing: {msg}", flush=True)
+log = A.logger("mixing")
 
 
 def tone(cache, rate, k):
@@ -115,15 +113,8 @@ class Bench:
             self.finished[m["id"]] = m
 
     def until(self, pred, what, timeout=15.0):
-        deadline = time.monotonic() + timeout
-        while True:
-            left = deadline - time.monotonic()
-            m = self.ev.next(timeout=left) if left > 0 else None
-            if m is None:
-                raise RuntimeError(f"mixing: no {what} within {timeout:g} s ({self.d.log_tail()})")
-            self.absorb(m)
-            if pred(m):
-                return m
+        return self.ev.until(pred, timeout, self.absorb,
+                             lambda: f"mixing: no {what} within {timeout:g} s ({self.d.log_tail()})")
 
     def cli(self, *args):
         r = subprocess.run([self.bin, *args], env=self.d.env, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
@@ -349,10 +340,7 @@ def render(res):
 
 
 def main():
-    if len(sys.argv) == 3 and sys.argv[1] == "--render":
-        saved = json.load(open(sys.argv[2]))
-        saved["verdicts"], saved["markdown"] = render(saved["results"])
-        json.dump(saved, open(sys.argv[2], "w"), indent=1)
+    if A.rerender(sys.argv, render):
         return
     args = sys.argv[1:]
     if len(args) != 5 or args[3] != "--paced":
@@ -389,13 +377,7 @@ def main():
                 log(f"  {r['cpu_pct']:.2f}% of a core")
     finally:
         b.cleanup()
-    res["seconds"] = time.perf_counter() - t0
-    verdicts, markdown = render(res)
-    with open(out, "w") as f:
-        json.dump({"results": res, "verdicts": verdicts, "markdown": markdown}, f, indent=1)
-    for name, v, shown in verdicts:
-        print(f"  {v:<4} {name}: {shown}")
-    log(f"took {res['seconds']:.0f} s")
+    A.write_section(out, res, render, log, t0)
 
 
 if __name__ == "__main__":
