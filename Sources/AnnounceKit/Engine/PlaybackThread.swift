@@ -230,18 +230,24 @@ final class PlaybackThread: @unchecked Sendable {
         var block = min(room, device.blockFrames)
         var starving = false
         var live = 0
+        var ongoing = 0
+        var longestEnding = 0
         forEachJob { _, job in
             guard !job.inputEnded else { return }
             let filled = job.ring.filledFrames
             if job.endOfInput.load(ordering: .acquiring) {
                 // Every frame of it was mixed: from here on only its tail is waited for.
                 if filled == 0 { job.inputEnded = true } else { live += 1 }
+                longestEnding = max(longestEnding, filled)
                 return
             }
             live += 1
+            ongoing += 1
             if filled == 0 { starving = true } else { block = min(block, filled) }
         }
         if live == 0 { return }
+        // Only endings left: no block longer than the longest of them, so no silence is padded on.
+        if ongoing == 0 { block = min(block, longestEnding) }
         if starving {
             // A stream's decoding is late (it runs seconds ahead, so the disk stalled): wait for
             // it rather than leave a gap in it. Stops, gains and new streams still interrupt.
