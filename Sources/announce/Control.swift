@@ -29,7 +29,7 @@ struct Resume: ParsableCommand {
 }
 
 struct Stop: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "stop", abstract: "Silence: cancel the playing item and everything queued or scheduled.")
+    static let configuration = CommandConfiguration(commandName: "stop", abstract: "Silence: cancel the playing item, everything queued or scheduled, and every mixing stream and alert.")
     func run() throws { try sendControl(.stop) }
 }
 

@@ -12,7 +12,8 @@ struct Events: ParsableCommand {
             Events: queued, started, progress (25/50/75%: the highest mark passed since the \
             last one), interruption-began, interruption-ended (should-resume), finished (with \
             the outcome), paused, resumed, quiet (the quiet switch was changed), \
-            device-opened, device-closed. Starts the daemon if none runs; exits 69 if it \
+            device-opened, device-closed, route-change (a device was lost or is back). Starts \
+            the daemon if none runs; exits 69 if it \
             goes away.
             """)
 

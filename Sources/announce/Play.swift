@@ -66,7 +66,7 @@ struct SessionFlags: ParsableArguments {
     @Flag(help: "While this plays, lower every other stream by the duck level (it still waits its turn unless it mixes).")
     var duckOthers = false
 
-    @Flag(help: "Mix, and pause the streams whose mode is spoken-audio until this ends.")
+    @Flag(help: "Pause the streams whose mode is spoken-audio until this ends; with ambient, playback or multi-route, also mix.")
     var interruptSpokenAudio = false
 
     @Flag(help: "When this ends, leave the streams it interrupted paused until `announce resume` (default: they resume).")
@@ -229,6 +229,9 @@ struct Play: ParsableCommand {
     var quiet = false
 
     func validate() throws {
+        if let session = try? session.audioSession(), session.lane == .mixed, queue.delay != nil || queue.at != nil {
+            throw ValidationError("a mixable session (\(session)) starts at once; --delay and --at need a queued one")
+        }
         if device.contains("") { throw ValidationError("--device needs a name") }
         if device.contains(where: { $0.utf8.count > 1024 }) { throw ValidationError("--device names are at most 1024 bytes") }
         guard device.count > 1 else { return }

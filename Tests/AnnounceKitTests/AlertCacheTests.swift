@@ -42,7 +42,16 @@ import Testing
             Issue.record("expected a refusal")
         } catch {
             #expect(error.exitCode == 65)
-            #expect(error.description.hasPrefix(path) && error.description.contains("too much for an alert"), "\(error)")
+            #expect(error.description.hasPrefix(path) && error.description.contains("more than an alert's 64 MiB decoded"), "\(error)")
         }
+    }
+
+    /// A FIFO (or a device node) named as a clip is refused at once; a blocking open would hang.
+    @Test func aFIFOIsRefusedWithoutHanging() throws {
+        let path = NSTemporaryDirectory() + "announce-fifo-\(UUID().uuidString).wav"
+        #expect(mkfifo(path, 0o600) == 0)
+        defer { unlink(path) }
+        #expect(throws: AnnounceError.cannotOpen(path: path, reason: "not a regular file")) { try DecoderRegistry.open(path) }
+        #expect(throws: AnnounceError.cannotOpen(path: path, reason: "not a regular file")) { try AlertCache().decoder(for: path) }
     }
 }

@@ -15,6 +15,9 @@ import Testing
         case works(failAfterFrames: Int? = nil)
     }
 
+    /// Opens the daemon asked for in the current test (the suite is serialized).
+    static let openAttempts = Atomic<Int>(0)
+
     /// Runs a daemon on a fresh runtime directory until it is idle; `body` talks to it.
     static func withDaemon(opens script: [Open], configure: @escaping @Sendable (CapturingOutput) -> Void = { _ in },
                            _ body: (RuntimeDirectory, () -> [CapturingOutput]) throws -> Void) throws {
@@ -22,8 +25,10 @@ import Testing
         let runtime = try RuntimeDirectory.prepare(path)
         defer { try? FileManager.default.removeItem(atPath: path) }
         let remaining = Mutex(script)
+        openAttempts.store(0, ordering: .relaxed)
         let opened = Mutex<[CapturingOutput]>([])
         let opener: PlaybackEngine.OutputOpener = { device, request throws(AnnounceError) in
+            openAttempts.add(1, ordering: .relaxed)
             let next = remaining.withLock { $0.isEmpty ? Open.works() : $0.removeFirst() }
             switch next {
             case .busy: throw .deviceBusy(device: device, reason: "busy, held by pid 4242 (other-player)")
@@ -115,12 +120,60 @@ import Testing
         }
     }
 
-    @Test func waitingForABusyDeviceEndsAtTheExpiry() throws {
+    /// On both lanes: the busy device is retried (with backoff) until --expire ends the wait.
+    @Test(arguments: [SessionCategory.soloAmbient, .ambient])
+    func waitingForABusyDeviceEndsAtTheExpiry(category: SessionCategory) throws {
         let clip = try Self.writeClip(frames: 4_800)
         defer { unlink(clip.path) }
-        try Self.withDaemon(opens: Array(repeating: .busy, count: 50)) { runtime, _ in
-            let events = try Self.play(clip.path, runtime: runtime, expire: 0.6)
+        try Self.withDaemon(opens: Array(repeating: .busy, count: 50)) { runtime, outputs in
+            let events = try Self.play(clip.path, runtime: runtime, expire: 0.6, session: AudioSession(category: category))
             #expect(events.last?.outcome?.kind == .expired, "\(events.last.map { "\($0)" } ?? "none")")
+            #expect(events.filter { $0.event == .interruptionBegan }.map(\.reason) == ["device-busy"])
+            // Tried at once and again 0.25 s later (the next try, at 0.75 s, is after the expiry).
+            #expect(Self.openAttempts.load(ordering: .relaxed) >= 2, "tried \(Self.openAttempts.load(ordering: .relaxed)) times")
+            #expect(outputs().isEmpty)
+        }
+    }
+
+    @Test func anAlertDoesNotWaitForABusyDevice() throws {
+        let clip = try Self.writeClip(frames: 2_400)
+        defer { unlink(clip.path) }
+        try Self.withDaemon(opens: [.busy]) { runtime, _ in
+            let log = try EventLog(runtime)
+            let id = try #require(try Self.request(runtime, Request(.alert, alert: AlertRequest(path: clip.path))).ids?.first)
+            let finished = try log.wait("the alert's end") { $0.event == .finished && $0.id == id }
+            #expect(finished.outcome?.kind == .failed && finished.outcome?.code == 69, "\(finished)")
+            #expect(finished.outcome?.reason?.contains("pid 4242") == true)
+        }
+    }
+
+    @Test func replaceEndsAPlayingMixingStreamWithTheTag() throws {
+        let bed = try Self.writeClip(frames: 4_800), news = try Self.writeClip(frames: 2_400)
+        defer { unlink(bed.path); unlink(news.path) }
+        try Self.withDaemon(opens: []) { runtime, _ in
+            let log = try EventLog(runtime)
+            var looping = Clip(path: bed.path)
+            looping.loops = -1
+            let bedID = try #require(try Self.request(runtime, Request(.play, items: [
+                ItemRequest(clip: looping, tag: "news", session: AudioSession(category: .ambient))])).ids?.first)
+            try log.wait("the bed's start") { $0.event == .started && $0.id == bedID }
+            let newsID = try #require(try Self.request(runtime, Request(.play, items: [
+                ItemRequest(clip: Clip(path: news.path), tag: "news", replace: true)])).ids?.first)
+            let replaced = try log.wait("the bed's end") { $0.event == .finished && $0.id == bedID }
+            #expect(replaced.outcome?.kind == .replaced && replaced.outcome?.reason == "replaced by \(newsID)")
+            try log.wait("the news") { $0.event == .finished && $0.id == newsID && $0.outcome?.kind == .played }
+        }
+    }
+
+    @Test func theDaemonsOwnDeviceTwiceInAMultiRouteIsRefused() throws {
+        let clip = try Self.writeClip(frames: 2_400)
+        defer { unlink(clip.path) }
+        try Self.withDaemon(opens: []) { runtime, outputs in
+            #expect(throws: AnnounceError.daemon(code: 64, message: "items[0]: device fake (the daemon's) is given twice")) {
+                try Self.request(runtime, Request(.play, items: [
+                    ItemRequest(clip: Clip(path: clip.path, extraDevices: ["fake"]), session: AudioSession(category: .multiRoute))]))
+            }
+            #expect(outputs().isEmpty)
         }
     }
 

@@ -8,8 +8,8 @@ import Glibc
 /// `announce alert` starts without opening a decoder. Bounded by total bytes;
 /// the least recently used sounds go first.
 final class AlertCache: @unchecked Sendable {
-    /// 64 MiB: five 30 s stereo 48 kHz sounds, or hundreds of usual chimes.
-    static let capacityBytes = 64 << 20
+    /// 64 MiB: five 30 s stereo 48 kHz sounds, or hundreds of usual chimes; one alert may take it all.
+    static let capacityBytes = SystemSound.maxDecodedBytes
 
     private struct Key: Hashable {
         var path: String
@@ -92,15 +92,9 @@ final class AlertCache: @unchecked Sendable {
         let decoder = try DecoderRegistry.open(path)
         let info = decoder.info
         if let refusal = SystemSound.refusal(of: info, path: path) { throw refusal }
-        // The header's length, rate and channels are only claims: a 30 s "alert" of 1024
-        // channels at 384 kHz would be 47 GB. Whatever decodes must fit the cache.
+        // Within SystemSound's limits (30 s, 64 MiB as float), checked above.
         let limit = Int64(SystemSound.maxSeconds * Double(info.sampleRate))
-        let claimed = min(info.frames ?? limit, limit).multipliedReportingOverflow(by: Int64(info.channels) * 4)
-        guard !claimed.overflow, claimed.partialValue <= Int64(capacityBytes) else {
-            throw .undecodable(path: path, reason: "\(info.channels) channels at \(info.sampleRate) Hz is too much for an alert "
-                                + "(more than \(capacityBytes >> 20) MiB decoded; use announce play)")
-        }
-        let capacity = Int(claimed.partialValue / 4)
+        let capacity = Int(min(info.frames ?? limit, limit)) * info.channels
         var samples = [Float](repeating: 0, count: capacity)
         var filled = 0
         while filled < capacity {

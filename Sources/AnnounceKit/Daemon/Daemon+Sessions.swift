@@ -15,8 +15,9 @@ extension Daemon {
     func alert(_ request: Request, from connection: Connection, now: Double) {
         guard let alert = request.alert else { return reject(connection, "alert needs an \"alert\"") }
         if let problem = Self.problem(with: alert) { return reject(connection, "alert: \(problem)") }
+        // At once or not at all: a busy device fails it (69) instead of making it wait.
         let item = QueueItem(id: newID(), clip: Clip(path: alert.path, device: alert.device, gain: alert.gain),
-                             priority: .high, arrival: now, session: AudioSession(category: .ambient))
+                             priority: .high, arrival: now, session: AudioSession(category: .ambient), ifBusy: .fail)
         mixed[item.id] = MixedStream(item: item, isAlert: true)
         connection.send(WireProtocol.encode(Reply(ids: [item.id])))
         if request.wait ?? false { subscribe(connection, to: [item.id], progress: false) }

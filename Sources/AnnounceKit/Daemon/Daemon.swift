@@ -306,7 +306,11 @@ public final class Daemon {
             effects += scheduler.release(Self.lostHold, now: now)
             apply(effects, now: now)
             for (id, stream) in mixed where stream.waiting == .device {
-                if policy[id].map({ $0.isInterrupted || $0.awaitsResume }) == true {
+                if stream.item.heardFrames == 0, let expire = stream.item.expireAfter, stream.item.arrival + expire <= now {
+                    // Never heard, and its --expire has passed while the device was busy or gone.
+                    let seconds = expire == expire.rounded() ? String(Int64(expire)) : String(expire)
+                    endMixed(id, Outcome(.expired, reason: "not started within \(seconds)s"), now: now)
+                } else if policy[id].map({ $0.isInterrupted || $0.awaitsResume }) == true {
                     mixed[id]?.waiting = .interrupted
                 } else {
                     playMixed(id)
@@ -451,6 +455,11 @@ public final class Daemon {
         var items: [(QueueItem, Bool)] = []
         for (index, itemRequest) in requests.enumerated() {
             if let problem = Self.problem(with: itemRequest) { return reject(connection, "items[\(index)]: \(problem)") }
+            // A missing device is the daemon's own: it must not come twice either.
+            let devices = itemRequest.clip.devices(default: configuration.device)
+            if Set(devices).count != devices.count {
+                return reject(connection, "items[\(index)]: device \(configuration.device) (the daemon's) is given twice")
+            }
             let eligibleAt = itemRequest.at ?? itemRequest.delay.map { now + $0 }
             let item = QueueItem(
                 id: newID(), clip: itemRequest.clip, priority: itemRequest.priority ?? .normal,
@@ -464,6 +473,12 @@ public final class Daemon {
         }
         var ids: [String] = []
         for (item, replace) in items {
+            if replace, let tag = item.tag {
+                // Playing mixing streams with the tag are replaced too (the scheduler has the queue's).
+                for (id, stream) in mixed where stream.item.tag == tag && !ids.contains(id) {
+                    endMixed(id, Outcome(.replaced, reason: "replaced by \(item.id)"), now: now)
+                }
+            }
             if item.audioSession.lane == .mixed {
                 // Mixable: never queued, it starts now over whatever plays.
                 var item = item

@@ -27,17 +27,29 @@ public enum DecoderRegistry {
 
     /// An fd for reading, or the reason a user can act on.
     static func openReadable(_ path: String) throws(AnnounceError) -> Int32 {
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC)
+        // Non-blocking, so a FIFO or a device node cannot hang the open; refused below.
+        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
         guard fd >= 0 else {
             let code = errno
             throw .cannotOpen(path: path, reason: code == ENOENT ? "no such file" : systemErrorMessage(code))
         }
         var status = stat()
-        if fstat(fd, &status) == 0, status.st_mode & S_IFMT == S_IFDIR {
+        guard fstat(fd, &status) == 0 else {
+            let code = errno
+            close(fd)
+            throw .cannotOpen(path: path, reason: systemErrorMessage(code))
+        }
+        switch status.st_mode & S_IFMT {
+        case S_IFREG:
+            _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
+            return fd
+        case S_IFDIR:
             close(fd)
             throw .cannotOpen(path: path, reason: "is a directory")
+        default:
+            close(fd)
+            throw .cannotOpen(path: path, reason: "not a regular file")
         }
-        return fd
     }
 
     private static func describe(_ header: [UInt8]) -> String {

@@ -3,6 +3,8 @@
 public enum SystemSound {
     /// Longest alert, in seconds.
     public static let maxSeconds = 30.0
+    /// Most decoded PCM (float) one alert may take: the daemon's whole alert cache.
+    public static let maxDecodedBytes = 64 << 20
 
     /// Containers an alert may come in (as `AudioFileInfo.container` names them).
     static let containers: Set<String> = ["WAV", "WAV (extensible)", "RF64", "CAF", "AIFF", "AIFC"]
@@ -19,6 +21,11 @@ public enum SystemSound {
         }
         if seconds > maxSeconds {
             return .undecodable(path: path, reason: "\(secondsText(seconds)) s is longer than an alert's \(Int(maxSeconds)) s (use announce play)")
+        }
+        let channels = Double(info.channels), rate = Double(info.sampleRate)
+        if seconds * rate * channels * 4 > Double(maxDecodedBytes) {
+            return .undecodable(path: path, reason: "\(info.channels) channels at \(info.sampleRate) Hz for \(secondsText(seconds)) s "
+                                + "is more than an alert's \(maxDecodedBytes >> 20) MiB decoded (use announce play)")
         }
         return nil
     }
