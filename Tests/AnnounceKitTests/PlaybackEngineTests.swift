@@ -161,6 +161,29 @@ import Testing
         #expect(seen.allSatisfy { $0.totalFrames == 24_000 && $0.sampleRate == 48_000 })
     }
 
+    /// The daemon reports unwatched plays once a second and switches to the full rate when a
+    /// client starts showing progress: the switch ticks at once and the rate holds from there.
+    @Test func theControlSetsTheProgressCadenceAlsoMidPlay() throws {
+        let control = PlaybackControl()
+        control.progressInterval = 1
+        let switchAt = 12_032  // 250 ms in, a multiple of the fake's 64-frame writes
+        let (engine, _) = makeEngine { output in
+            output.beforeWrite = { written in
+                if written == switchAt { control.progressInterval = nil }
+                usleep(1_333)  // paced: 64 frames at 48 kHz
+            }
+        }
+        var frames: [Int64] = []
+        _ = try engine.play(MemoryDecoder(samples: ramp(frames: 24_000, channels: 1), channels: 1), control: control) {
+            frames.append($0.framesPlayed)
+        }
+        let before = frames.filter { $0 < Int64(switchAt) }, after = frames.filter { $0 >= Int64(switchAt) }
+        #expect(before.count == 1, "at one a second, only the start in the first 250 ms: \(frames)")
+        // The switch, then every 100 ms of the remaining 250 ms, and the end (one either way for timing).
+        #expect((3...5).contains(after.count), "\(frames)")
+        #expect(frames.last == 24_000)
+    }
+
     @Test func anUnpacedDeviceGetsNoFloodOfProgress() throws {
         var seen = 0
         let (engine, _) = makeEngine()

@@ -88,6 +88,8 @@ struct DaemonTests {
             daemon.signal(SIGTERM)
             #expect(await daemon.waitForExit(timeout: 10), "daemon did not exit on SIGTERM")
             #expect(daemon.exitStatus == 0, "\(daemon.child.endDescription): \(daemon.log)")
+            // A kernel-side PCM (not a sound server's plugin): the short periods.
+            #expect(daemon.log.contains(", 4 periods of 20 ms"), "the device's buffering: \(daemon.log)")
             let heard = try Tones.heardOrder(capture: capture, candidates: plan.map { Double($0.tone) })
             #expect(heard == expected.map(Double.init), "tones heard in the capture")
             #expect(try WAVCapture.audioBytes(atPath: unused) == 0, "nothing may play on the daemon's own device")

@@ -48,7 +48,7 @@ extension Daemon {
         mixed[id] = stream
         deviceCloseAt = nil
         player.play(stream.item, devices: stream.item.clip.devices(default: configuration.device),
-                    gain: startingGain(stream.item.id), alert: stream.isAlert)
+                    gain: startingGain(stream.item.id), alert: stream.isAlert, watched: isProgressWatched(id))
     }
 
     /// Ends a mixed stream for good with `outcome`: at once when it does not play, else after its stop.
@@ -253,6 +253,7 @@ extension Daemon {
         for id in ids {
             if pending.contains(id) {
                 connection.waiting.insert(id)
+                if progress { player.watchProgress(id) }
             } else if let outcome = spool.outcome(of: id) {
                 connection.send(WireProtocol.encode(outcome))
             } else {

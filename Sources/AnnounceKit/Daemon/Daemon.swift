@@ -411,6 +411,7 @@ public final class Daemon {
             }
         case .events:
             connection.subscribed = true
+            player.watchProgress()  // its 25/50/75% events come from the ticks
             connection.send(WireProtocol.encode(Reply()))
         case .quiet:
             setQuiet(request, from: connection, now: now)
@@ -558,7 +559,8 @@ public final class Daemon {
                 deviceCloseAt = nil
                 playingTotal = item.totalFrames
                 playingFrames = 0
-                player.play(item, devices: item.clip.devices(default: configuration.device), gain: startingGain(item.id))
+                player.play(item, devices: item.clip.devices(default: configuration.device), gain: startingGain(item.id),
+                            watched: isProgressWatched(item.id))
                 // Started items never expire, also after a crash; saved after the play began.
                 do { try spool.save(item) } catch { logger.error("\(error.description)") }
             case .stopPlayback(let id, _):
@@ -610,6 +612,11 @@ public final class Daemon {
         return (Double(frames) / Double(rate) * 1000).rounded() / 1000
     }
 
+    /// A client shows this item's progress, or listens for every item's 25/50/75% events.
+    func isProgressWatched(_ id: String) -> Bool {
+        connections.values.contains { $0.subscribed || ($0.wantsProgress && $0.waiting.contains(id)) }
+    }
+
     private func drainMailbox() {
         for report in mailbox.take() { handle(report) }
     }
@@ -617,9 +624,10 @@ public final class Daemon {
     private func handle(_ report: PlayerReport) {
         let now = clock()
         switch report {
-        case .started(let id, let device, let format, let rate, let total):
+        case .started(let id, let device, let format, let buffering, let rate, let total):
             rates[id] = rate
             if openDevices.insert(device).inserted {
+                logger.info("device '\(device)' opened as \(format), \(buffering)")
                 emit(Event(.deviceOpened, time: now, device: device, format: format))
             }
             guard let item = item(id), startedPlays.insert(id).inserted else { return }
@@ -638,36 +646,36 @@ public final class Daemon {
             emit(Event(.started, time: now, id: id, path: item.clip.path, priority: item.priority,
                        heard: seconds(item.heardFrames, of: id), duration: seconds(total, of: id), device: device, format: format))
         case .progress(let id, let frames, _):
-            guard let item = item(id) else { return }
-            let total: Int64?
-            if mixed[id] != nil {
+            // Ten reports a second per stream: nothing is built unless someone listens.
+            let heardBefore: Int64, total: Int64?
+            if let stream = mixed[id] {
                 mixed[id]?.frames = frames
-                total = item.totalFrames
-            } else {
+                (heardBefore, total) = (stream.item.heardFrames, stream.item.totalFrames)
+            } else if let playing = scheduler.playing, playing.id == id {
                 playingFrames = frames
-                total = playingTotal
+                (heardBefore, total) = (playing.heardFrames, playingTotal)
+            } else {
+                return
             }
-            let heard = item.heardFrames + frames
-            // Encoded only for whoever listens: ten reports a second per stream add up.
-            let progress = Event(.progress, time: now, id: id, heard: seconds(heard, of: id), duration: seconds(total, of: id))
-            let watchers = connections.values.filter { $0.wantsProgress && $0.waiting.contains(id) }
-            if !watchers.isEmpty {
-                let tick = WireProtocol.encode(progress)
-                for connection in watchers { connection.send(tick) }
-            }
+            let heard = heardBefore + frames
+            var milestone = 0
             if let total, total > 0 {
                 let percent = Int(heard * 100 / total)
-                let milestone = [75, 50, 25].first { percent >= $0 } ?? 0
-                if milestone > lastMilestone[id, default: 0] {
-                    lastMilestone[id] = milestone
-                    let subscribers = connections.values.filter(\.subscribed)
-                    if !subscribers.isEmpty {
-                        var event = progress
-                        event.percent = milestone
-                        let line = WireProtocol.encode(event)
-                        for connection in subscribers { connection.send(line) }
-                    }
-                }
+                milestone = [75, 50, 25].first { percent >= $0 } ?? 0
+                if milestone > lastMilestone[id, default: 0] { lastMilestone[id] = milestone } else { milestone = 0 }
+            }
+            let watchers = connections.values.filter { $0.wantsProgress && $0.waiting.contains(id) }
+            let subscribers = milestone > 0 ? connections.values.filter(\.subscribed) : []
+            if watchers.isEmpty && subscribers.isEmpty { return }
+            var event = Event(.progress, time: now, id: id, heard: seconds(heard, of: id), duration: seconds(total, of: id))
+            if !watchers.isEmpty {
+                let tick = WireProtocol.encode(event)
+                for connection in watchers { connection.send(tick) }
+            }
+            if !subscribers.isEmpty {
+                event.percent = milestone
+                let line = WireProtocol.encode(event)
+                for connection in subscribers { connection.send(line) }
             }
         case .ended(let id, let heard, let total, let rate, var end, let played):
             startedPlays.remove(id)

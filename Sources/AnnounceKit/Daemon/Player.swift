@@ -6,7 +6,8 @@ import Glibc
 /// What the player tells the control side; posted from the play threads.
 public enum PlayerReport: Sendable, Equatable {
     /// The first frames of this play went to the device.
-    case started(id: String, device: String, format: String, sampleRate: Int, totalFrames: Int64?)
+    /// `buffering`: how the device was opened to buffer ("2 periods of 60 ms"), for the log.
+    case started(id: String, device: String, format: String, buffering: String, sampleRate: Int, totalFrames: Int64?)
     /// Frames heard so far in this play.
     case progress(id: String, framesPlayed: Int64, sampleRate: Int)
     /// The play ended: frames heard in it, the program's length when known.
@@ -44,6 +45,9 @@ public enum DeviceTrouble: Sendable, Equatable {
 public final class Player: @unchecked Sendable {
     /// The fade-in when a clip resumes mid-way.
     static let resumeFade = TimeSpan(seconds: 0.05)
+    /// Progress with nobody watching it is the daemon's own (status, the 25/50/75% events):
+    /// once a second is enough, and spares every stream nine wake-ups of two threads a second.
+    static let unwatchedProgressInterval = 1.0
 
     private let openOutput: PlaybackEngine.OutputOpener
     private let post: @Sendable (PlayerReport) -> Void
@@ -74,10 +78,15 @@ public final class Player: @unchecked Sendable {
     }
 
     /// Plays `item` from its resume point on `devices` (several for multi-route, all at once,
-    /// reported as one play), at mixer gain `gain` (ducked). `alert`: from the alert cache. Control side.
-    public func play(_ item: QueueItem, devices: [String], gain: Float = 1, alert: Bool = false) {
+    /// reported as one play), at mixer gain `gain` (ducked). `alert`: from the alert cache.
+    /// `watched`: someone shows its progress (else it comes once a second). Control side.
+    public func play(_ item: QueueItem, devices: [String], gain: Float = 1, alert: Bool = false, watched: Bool = false) {
         let group = RouteGroup(count: devices.count, post: post)
-        let plays = devices.map { ($0, PlaybackControl(gain: gain)) }
+        let plays = devices.map { device in
+            let control = PlaybackControl(gain: gain)
+            if !watched { control.progressInterval = Self.unwatchedProgressInterval }
+            return (device, control)
+        }
         controls.withLock { $0[item.id] = plays.map(\.1) }
         for (index, (device, control)) in plays.enumerated() {
             running.add(1, ordering: .relaxed)
@@ -99,6 +108,13 @@ public final class Player: @unchecked Sendable {
     /// Stops a play; its `ended` report follows. Control side.
     public func stop(_ id: String) {
         for control in controls.withLock({ $0[id] ?? [] }) { control.stop() }
+    }
+
+    /// Someone started showing a play's progress (every play's, without `id`): report it at the
+    /// engine's full rate. Control side.
+    public func watchProgress(_ id: String? = nil) {
+        let watched = controls.withLock { controls in id.map { controls[$0] ?? [] } ?? controls.values.flatMap { $0 } }
+        for control in watched { control.progressInterval = nil }
     }
 
     /// Ramps a play's mixer gain (ducking). Control side.
@@ -200,6 +216,7 @@ public final class Player: @unchecked Sendable {
                     announced = true
                     details.format = engine.outputFormat?.description
                     group.started(.started(id: item.id, device: device, format: details.format ?? "",
+                                           buffering: engine.outputBuffering ?? "",
                                            sampleRate: info.sampleRate, totalFrames: total))
                 }
                 // The first route speaks for a multi-route play.

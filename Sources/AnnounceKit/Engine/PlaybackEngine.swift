@@ -64,8 +64,8 @@ public final class PlaybackEngine: @unchecked Sendable {
         var isIdle: Bool { freeSlots.nonzeroBitCount == OpenDevice.maxStreams }
     }
     private let state = Mutex(State())
-    /// How often progress is reported, in seconds of audio played.
-    static let progressInterval = 0.1
+    /// How often progress is reported, in seconds of audio played, unless the control says otherwise.
+    public static let progressInterval = 0.1
 
     public init(device: String, openOutput: @escaping OutputOpener = { device, request throws(AnnounceError) in
         try ALSAOutput(device: device, request: request)
@@ -117,7 +117,8 @@ public final class PlaybackEngine: @unchecked Sendable {
                                          output: OutputFormat(sampleFormat: .float32, sampleRate: format.sampleRate, channels: channels),
                                          maxFrames: device.blockFrames, gain: options.gain, pan: options.pan),
             mixChannels: channels,
-            progressStepFrames: progress == nil ? 0 : Int(Double(format.sampleRate) * Self.progressInterval),
+            progressStepFrames: progress == nil ? 0
+                : PlaybackControl.stepFrames(control?.progressInterval ?? Self.progressInterval, rate: format.sampleRate),
             gain: 1, fadeInFrames: options.fadeIn.map { Int($0.frames(atRate: format.sampleRate)) } ?? 0)
         control?.attach(job)
         defer { control?.detach() }
@@ -197,6 +198,18 @@ public final class PlaybackEngine: @unchecked Sendable {
     /// The format the device was opened with, while it is open.
     public var outputFormat: OutputFormat? { state.withLock { $0.open?.output.format } }
 
+    /// How the open device buffers, for the log: "2 periods of 60 ms".
+    public var outputBuffering: String? {
+        state.withLock { state in
+            state.open.map { open in
+                let output = open.output
+                let periods = output.bufferFrames / max(output.periodFrames, 1)
+                let milliseconds = (Double(output.periodFrames) * 10_000 / Double(output.format.sampleRate)).rounded() / 10
+                return "\(periods) periods of \(milliseconds == milliseconds.rounded() ? "\(Int(milliseconds))" : "\(milliseconds)") ms"
+            }
+        }
+    }
+
     /// A slot and the open device: an idle device is reused when rate and channels
     /// match and reopened for this clip otherwise; a busy one is shared as it is.
     private func acquire(rate: Int, channels: Int, exactFormat: SampleFormat) throws(AnnounceError) -> (OpenDevice, Int) {
@@ -273,6 +286,7 @@ public final class PlaybackControl: Sendable {
         var job: PlaybackJob?
         /// The mixer gain the play starts at, or ramps to.
         var gain: Float = 1
+        var progressInterval: Double?
     }
 
     private let state = Mutex(State())
@@ -292,6 +306,23 @@ public final class PlaybackControl: Sendable {
 
     public var isStopped: Bool { state.withLock { $0.stopped } }
 
+    /// Seconds of audio between progress reports (default `PlaybackEngine.progressInterval`);
+    /// takes effect at once in a play in progress that reports progress.
+    public var progressInterval: Double? {
+        get { state.withLock { $0.progressInterval } }
+        set {
+            state.withLock { state in
+                state.progressInterval = newValue
+                guard let job = state.job, job.progressStepFrames.load(ordering: .relaxed) > 0 else { return }
+                let rate = job.device.output.format.sampleRate
+                job.progressStepFrames.store(Self.stepFrames(newValue ?? PlaybackEngine.progressInterval, rate: rate),
+                                             ordering: .relaxed)
+            }
+        }
+    }
+
+    static func stepFrames(_ seconds: Double, rate: Int) -> Int { max(1, Int(Double(rate) * seconds)) }
+
     /// Ramps the play's mixer gain to `gain` over `seconds` (raised cosine); a play
     /// that has not begun starts at `gain`.
     public func setGain(_ gain: Float, overSeconds seconds: Double) {
@@ -307,6 +338,10 @@ public final class PlaybackControl: Sendable {
         let stopped = state.withLock { state in
             state.job = job
             job.setGain(state.gain, rampFrames: 0)  // before the job is submitted: its starting gain
+            if let interval = state.progressInterval, job.progressStepFrames.load(ordering: .relaxed) > 0 {
+                job.progressStepFrames.store(Self.stepFrames(interval, rate: job.device.output.format.sampleRate),
+                                             ordering: .relaxed)
+            }
             return state.stopped
         }
         if stopped { job.requestStop() }

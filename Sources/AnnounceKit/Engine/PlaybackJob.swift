@@ -48,8 +48,8 @@ final class PlaybackJob: @unchecked Sendable {
     let framesPlayed = Atomic<Int>(0)
     /// Set by the playback thread before `isDone`; read only after it.
     var failure: OutputFailure?
-    /// Frames between progress ticks; 0 when nobody watches progress.
-    let progressStepFrames: Int
+    /// Frames between progress ticks; 0 when nobody watches progress. Any thread may change it.
+    let progressStepFrames: Atomic<Int>
     /// Bumped by the playback thread every `progressStepFrames` written, at most as often in wall time.
     let progressTicks = Atomic<Int>(0)
     /// The mixer gain asked for: Float bits << 32 | ramp frames. Any thread writes, the playback thread applies.
@@ -69,6 +69,8 @@ final class PlaybackJob: @unchecked Sendable {
     var fadingOut = false
     var appliedGainRequest: UInt64 = 0
     var nextTick = 0
+    /// The step `nextTick` was counted in.
+    var tickStep = 0
     /// Monotonic nanoseconds before which no further tick comes: progress is never reported
     /// faster than in real time (an unpaced device plays ten minutes in a few milliseconds).
     var nextTickTime: UInt64 = 0
@@ -81,7 +83,7 @@ final class PlaybackJob: @unchecked Sendable {
         self.playsDirect = playsDirect
         self.mixProcessor = mixProcessor
         self.mixChannels = mixChannels
-        self.progressStepFrames = progressStepFrames
+        self.progressStepFrames = Atomic(progressStepFrames)
         gainRequest = Atomic(Self.pack(gain, rampFrames: 0))
         self.fadeInFrames = fadeInFrames
     }

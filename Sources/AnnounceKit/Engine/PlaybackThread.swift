@@ -92,7 +92,8 @@ final class PlaybackThread: @unchecked Sendable {
             let request = job.requestedGain
             let gain = PlaybackJob.unpack(request).gain
             job.appliedGainRequest = request
-            job.nextTick = job.progressStepFrames > 0 ? 1 : 0  // the first tick comes with the first write
+            job.tickStep = job.progressStepFrames.load(ordering: .relaxed)
+            job.nextTick = job.tickStep > 0 ? 1 : 0  // the first tick comes with the first write
             guard let id = job.device.mixer.addStream(channels: job.mixChannels, gain: job.fadeInFrames > 0 ? 0 : gain) else {
                 // The decode side checked the layout and there are as many mixer slots as job slots.
                 finish(slot, job, heard: 0, failure: OutputFailure(code: EINVAL, operation: "mix"))
@@ -326,7 +327,12 @@ final class PlaybackThread: @unchecked Sendable {
         let now = UInt64(clock.tv_sec) &* 1_000_000_000 &+ UInt64(clock.tv_nsec)
         forEachJob { _, job in
             job.framesPlayed.store(job.heard(pending: pending), ordering: .releasing)
-            let step = job.progressStepFrames
+            let step = job.progressStepFrames.load(ordering: .relaxed)
+            if step != job.tickStep {
+                // A new cadence (someone started watching) begins with a tick now.
+                job.tickStep = step
+                (job.nextTick, job.nextTickTime) = (job.mixed, 0)
+            }
             if step > 0, job.mixed >= job.nextTick, now >= job.nextTickTime {
                 job.nextTick = (job.mixed / step + 1) * step
                 job.nextTickTime = now &+ UInt64(Double(step) / Double(device.output.format.sampleRate) * 1e9)

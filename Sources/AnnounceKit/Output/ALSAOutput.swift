@@ -196,11 +196,12 @@ public final class ALSAOutput: AudioOutput {
             throw .deviceUnavailable(device: device,
                 reason: "plays \(rate) Hz, not \(request.sampleRate) Hz (use a plug device such as 'default' or 'plughw:0')")
         }
-        var periodTime = UInt32(request.periodMicroseconds)
+        let isServer = snd_pcm_type(pcm) == SND_PCM_TYPE_IOPLUG
+        var periodTime = UInt32(isServer ? request.serverPeriodMicroseconds : request.periodMicroseconds)
         try check(snd_pcm_hw_params_set_period_time_near(pcm, hw, &periodTime, &dir), device, "refused the period time")
         var period: snd_pcm_uframes_t = 0
         try check(snd_pcm_hw_params_get_period_size(hw, &period, &dir), device, "has no period size")
-        var buffer = period * snd_pcm_uframes_t(request.periods)
+        var buffer = period * snd_pcm_uframes_t(isServer ? request.serverPeriods : request.periods)
         try check(snd_pcm_hw_params_set_buffer_size_near(pcm, hw, &buffer), device, "refused the buffer size")
         try check(snd_pcm_hw_params(pcm, hw), device, "refused the hardware parameters")
         try check(snd_pcm_hw_params_get_period_size(hw, &period, &dir), device, "has no period size")

@@ -24,8 +24,16 @@ public struct OutputRequest: Equatable, Sendable {
     public var channels: Int
     /// Tried in order; the first the device takes wins.
     public var sampleFormats: [SampleFormat]
+    /// For a kernel driver (hw, plughw, dmix): interrupts every period, so short ones.
     public var periodMicroseconds: Int = 20_000
     public var periods: Int = 4
+    /// For a sound server's plugin (PulseAudio, PipeWire, JACK, BlueALSA: an ioplug PCM). The
+    /// server paces and mixes with its own buffer, and every period wakes the plugin's thread
+    /// and ours: 60 ms periods cost a third of the CPU of 20 ms ones (PulseAudio's plugin takes
+    /// no fewer than 3). The price: a stream that joins the mix (an alert, a duck) is heard
+    /// 120–180 ms later instead of 60–80 ms.
+    public var serverPeriodMicroseconds: Int = 60_000
+    public var serverPeriods: Int = 3
 
     public init(sampleRate: Int, channels: Int, sampleFormats: [SampleFormat]) {
         self.sampleRate = sampleRate
