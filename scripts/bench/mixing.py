@@ -33,8 +33,9 @@ opens at its first stream's rate, so a 48 kHz tone is started first (the anchor)
 window: N streams are measured, every one resampled on the decode side.
 
 References (when aplay is installed): `aplay -q -D pulse` of one 48 kHz tone, its own CPU clock
-over a window as long, with aplay's default period and buffer and with announce's (20 ms
-periods × 4): what one stream through the ALSA pulse plugin costs any client.
+over a window as long, with aplay's default period and buffer, with the periods announce asks a
+sound server's plugin for (60 ms × 3) and with those it asks a kernel-side PCM for (20 ms × 4):
+what one stream through the ALSA pulse plugin costs any client.
 
 Writes OUT.json: {"results": ..., "verdicts": [...], "markdown": "## Mixing CPU ..."} for
 measure.py report (--section).
@@ -140,8 +141,11 @@ class Bench:
             left.discard(m["id"])
 
     # aplay's own period and buffer (ALSA's defaults for it: 4 periods in at most 500 ms), then
-    # announce's: ALSAOutput asks for 20 ms periods, 4 of them.
+    # announce's: ALSAOutput asks a sound server's plugin for 3 periods of 60 ms, a kernel-side
+    # PCM for 4 of 20 ms.
     REFERENCES = [("aplay -q -D pulse FILE", []),
+                  ("aplay -q -D pulse --period-time=60000 --buffer-time=180000 FILE",
+                   ["--period-time=60000", "--buffer-time=180000"]),
                   ("aplay -q -D pulse --period-time=20000 --buffer-time=80000 FILE",
                    ["--period-time=20000", "--buffer-time=80000"])]
 
@@ -318,9 +322,10 @@ def render(res):
         w.append("")
         if refs:
             w.append("The reference rows are aplay playing one 48 kHz tone to the same `pulse` PCM over a window as")
-            w.append("long (its own CPU clock): with aplay's default period and buffer, and with the 20 ms periods")
-            w.append("× 4 that announce's ALSA output asks for. What one stream through the ALSA pulse plugin")
-            w.append("costs any client at that period is the floor under announce's one-stream row.")
+            w.append("long (its own CPU clock): with aplay's default period and buffer, with the 3 periods of 60 ms")
+            w.append("announce asks a sound server's plugin for (`pulse` here), and with the 4 of 20 ms it asks a")
+            w.append("kernel-side PCM for. What one stream through the ALSA pulse plugin costs any client at a")
+            w.append("period is the floor under announce's one-stream row at that period.")
             w.append("")
         lines = []
         for rate in (48000, 44100):
