@@ -432,6 +432,32 @@ struct DaemonTests {
         }
     }
 
+    @Test("an auto-started daemon finding daemon.log past 1 MiB moves it to daemon.log.1 and logs anew")
+    func logRotation() async throws {
+        try await withDaemonRuntime { runtime in
+            let old = String(repeating: "an old line\n", count: 90_000)  // 1.08 MB
+            try old.write(toFile: runtime.daemonLogPath, atomically: false, encoding: .utf8)
+            try "the previous rotation\n".write(toFile: runtime.daemonLogPath + ".1", atomically: false, encoding: .utf8)
+            let played = try await runtime.announce(["play", "-d", "null", try Tones.clip(440, seconds: 0.05)])
+            #expect(played.status == 0, "a play that starts the daemon: \(played)")
+            let rotated = try String(contentsOfFile: runtime.daemonLogPath + ".1", encoding: .utf8)
+            #expect(rotated == old, "daemon.log.1 holds the old log (\(rotated.utf8.count) bytes), replacing the previous one")
+            let log = runtime.daemonLogLines()
+            #expect(log.contains { $0.contains("listening on") } && !log.contains("an old line"), "daemon.log:\n\(log.joined(separator: "\n"))")
+
+            // Grown past the limit while running (here by someone else's hand): rotated as an item ends.
+            let handle = try #require(FileHandle(forWritingAtPath: runtime.daemonLogPath))
+            handle.seekToEndOfFile()
+            handle.write(Data(String(repeating: "a newer line\n", count: 90_000).utf8))
+            try handle.close()
+            let again = try await runtime.announce(["play", "-d", "null", try Tones.clip(440, seconds: 0.05)])
+            #expect(again.status == 0, "\(again)")
+            let rotatedAgain = try String(contentsOfFile: runtime.daemonLogPath + ".1", encoding: .utf8)
+            #expect(rotatedAgain.contains("listening on") && rotatedAgain.contains("a newer line"), "daemon.log.1: the running daemon's log")
+            #expect(runtime.daemonLogLines().contains { $0.contains("the log goes on from") }, "\(runtime.daemonLogLines())")
+        }
+    }
+
     // MARK: 6. bad protocol input
 
     struct BadLine: Sendable, CustomTestStringConvertible {

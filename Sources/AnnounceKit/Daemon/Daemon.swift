@@ -141,6 +141,7 @@ public final class Daemon {
         }
         // Paths arrive absolute; holding the starter's directory would keep it busy.
         _ = chdir("/")
+        rotateLog()
         spool = try Spool(runtime: runtime)
         let now = clock()
         spool.pruneOutcomes(now: now)
@@ -612,6 +613,11 @@ public final class Daemon {
         return (Double(frames) / Double(rate) * 1000).rounded() / 1000
     }
 
+    /// Keeps daemon.log bounded; checked at start and as each item ends.
+    func rotateLog() {
+        if runtime.rotateLogIfNeeded() { logger.info("the log goes on from \(runtime.logPath).1") }
+    }
+
     /// A client shows this item's progress, or listens for every item's 25/50/75% events.
     func isProgressWatched(_ id: String) -> Bool {
         connections.values.contains { $0.subscribed || ($0.wantsProgress && $0.waiting.contains(id)) }
@@ -678,6 +684,7 @@ public final class Daemon {
                 for connection in subscribers { connection.send(line) }
             }
         case .ended(let id, let heard, let total, let rate, var end, let played):
+            rotateLog()
             startedPlays.remove(id)
             if let rate { rates[id] = rate }
             details[id] = played

@@ -21,6 +21,27 @@ public struct RuntimeDirectory: Sendable {
     public var quietSettingPath: String { path + "/quiet" }
     /// Where an auto-started daemon logs.
     public var logPath: String { path + "/daemon.log" }
+    /// Past this size the log moves to daemon.log.1, so a daemon that runs for months keeps
+    /// at most twice this on disk.
+    public static let logLimitBytes = 1 << 20
+
+    /// When stderr is this directory's daemon.log and has grown past `logLimitBytes`, the file
+    /// becomes daemon.log.1 (replacing the previous one) and a new daemon.log takes over stdout
+    /// and stderr. A daemon logging elsewhere (a terminal, the journal) is left alone.
+    @discardableResult
+    public func rotateLogIfNeeded() -> Bool {
+        var current = stat(), named = stat()
+        guard fstat(STDERR_FILENO, &current) == 0, stat(logPath, &named) == 0,
+              current.st_dev == named.st_dev, current.st_ino == named.st_ino,
+              current.st_size >= Self.logLimitBytes,
+              rename(logPath, logPath + ".1") == 0 else { return false }
+        let fd = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return false }
+        _ = dup2(fd, STDOUT_FILENO)
+        _ = dup2(fd, STDERR_FILENO)
+        close(fd)
+        return true
+    }
 
     /// `$ANNOUNCE_RUNTIME_DIR`, else `$XDG_RUNTIME_DIR/announce`, else `/tmp/announce-$UID`.
     /// cron sets no XDG_RUNTIME_DIR, so without it the user's `/run/user/$UID` (made by
