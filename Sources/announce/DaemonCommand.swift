@@ -37,11 +37,14 @@ struct DaemonCommand: ParsableCommand {
         ALSALogBridge.install(logger)
         do {
             let runtime = try RuntimeDirectory.prepare()
-            let (user, warnings) = UserConfiguration.load()
+            let configPath = UserConfiguration.defaultPath()
+            let (user, warnings) = UserConfiguration.load(path: configPath)
             for warning in warnings { logger.warning("\(warning)") }
-            let daemon = Daemon(runtime: runtime, configuration: Daemon.Configuration(
+            var configuration = Daemon.Configuration(
                 device: device ?? user.device ?? "default", idleExit: idleExit?.seconds, readyFD: readyFd,
-                quietHours: user.quietHours, duckLevel: user.duckLevel), logger: logger)
+                quietHours: user.quietHours, duckLevel: user.duckLevel)
+            configuration.configPath = configPath
+            let daemon = Daemon(runtime: runtime, configuration: configuration, logger: logger)
             if try !daemon.run(), readyFd == nil {
                 throw AnnounceError.unavailable("another announce daemon already runs for \(runtime.path)")
             }

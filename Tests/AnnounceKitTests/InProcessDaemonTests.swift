@@ -19,7 +19,8 @@ import Testing
     static let openAttempts = Atomic<Int>(0)
 
     /// Runs a daemon on a fresh runtime directory until it is idle; `body` talks to it.
-    static func withDaemon(opens script: [Open], configure: @escaping @Sendable (CapturingOutput) -> Void = { _ in },
+    static func withDaemon(opens script: [Open], configPath: String? = nil,
+                           configure: @escaping @Sendable (CapturingOutput) -> Void = { _ in },
                            _ body: (RuntimeDirectory, () -> [CapturingOutput]) throws -> Void) throws {
         let path = NSTemporaryDirectory() + "announce-inproc-\(UUID().uuidString)"
         let runtime = try RuntimeDirectory.prepare(path)
@@ -46,6 +47,7 @@ import Testing
         #expect(pipe(&ends) == 0)
         var configuration = Daemon.Configuration(device: "fake", idleExit: 0.2, readyFD: ends[1])
         configuration.deviceGrace = 0.01
+        configuration.configPath = configPath
         let daemon = Daemon(runtime: runtime, configuration: configuration, logger: Logger(label: "test-daemon"),
                             openOutput: opener)
         let finished = Semaphore()
@@ -129,6 +131,23 @@ import Testing
             for id in ids {
                 #expect(progress[id, default: 0] >= 4, "\(progress[id, default: 0]) progress events in 600 ms of audio, not about 6")
             }
+        }
+    }
+
+    /// The config file is reread when it changes: quiet hours added while the daemon runs
+    /// silence the next ambient item, and taking them out lets the one after play.
+    @Test func aChangedConfigFileAppliesToTheNextItem() throws {
+        let clip = try Self.writeClip(frames: 480)
+        let config = NSTemporaryDirectory() + "announce-config-\(UUID().uuidString)"
+        defer { unlink(clip.path); unlink(config) }
+        let ambient = AudioSession(category: .ambient)
+        try Self.withDaemon(opens: [], configPath: config) { runtime, _ in
+            #expect(try Self.play(clip.path, runtime: runtime, session: ambient).last?.outcome?.kind == .played, "no config file yet")
+            try "quiet-hours = 00:00-24:00\n".write(toFile: config, atomically: true, encoding: .utf8)
+            let quiet = try Self.play(clip.path, runtime: runtime, session: ambient).last?.outcome
+            #expect(quiet?.kind == .silenced, "quiet hours all day: \(quiet.map { "\($0)" } ?? "none")")
+            try "# no quiet hours\n".write(toFile: config, atomically: true, encoding: .utf8)
+            #expect(try Self.play(clip.path, runtime: runtime, session: ambient).last?.outcome?.kind == .played, "quiet hours taken out")
         }
     }
 

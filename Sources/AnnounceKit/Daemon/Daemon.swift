@@ -27,6 +27,9 @@ public final class Daemon {
         public var duckLevel: Double
         /// Local time of day, for quiet hours (injectable for tests).
         public var localMinutes: QuietMode.LocalMinutes = QuietMode.systemLocalMinutes
+        /// The user's config file, reread when it has changed as a request comes in: its quiet
+        /// hours and duck level apply from then on (its device, at the daemon's next start).
+        public var configPath: String?
 
         public init(device: String = "default", idleExit: Double? = nil, readyFD: Int32? = nil,
                     quietHours: [QuietHours] = [], duckLevel: Double = UserConfiguration.defaultDuckLevel) {
@@ -47,7 +50,7 @@ public final class Daemon {
     }
 
     private let runtime: RuntimeDirectory
-    let configuration: Configuration
+    var configuration: Configuration
     let logger: Logger
     private let clock: Clock
     private let openOutput: PlaybackEngine.OutputOpener
@@ -142,6 +145,7 @@ public final class Daemon {
         // Paths arrive absolute; holding the starter's directory would keep it busy.
         _ = chdir("/")
         rotateLog()
+        configStamp = configuration.configPath.flatMap(FileStamp.init)
         spool = try Spool(runtime: runtime)
         let now = clock()
         spool.pruneOutcomes(now: now)
@@ -381,6 +385,7 @@ public final class Daemon {
         } catch {
             return reject(connection, "malformed request: not a JSON object")
         }
+        rereadConfigurationIfChanged()
         let now = clock()
         switch request.op {
         case .play: enqueue(request, from: connection, now: now)
@@ -611,6 +616,23 @@ public final class Daemon {
     func seconds(_ frames: Int64?, of id: String) -> Double? {
         guard let frames, let rate = rates[id], rate > 0 else { return nil }
         return (Double(frames) / Double(rate) * 1000).rounded() / 1000
+    }
+
+    /// The config file as last read: a request rereads it when this changes (one stat).
+    private var configStamp: FileStamp?
+
+    private func rereadConfigurationIfChanged() {
+        guard let path = configuration.configPath else { return }
+        let stamp = FileStamp(path)
+        guard stamp != configStamp else { return }
+        configStamp = stamp
+        let (user, warnings) = UserConfiguration.load(path: path)
+        for warning in warnings { logger.warning("\(warning)") }
+        configuration.quietHours = user.quietHours
+        configuration.duckLevel = user.duckLevel
+        quiet.hours = user.quietHours
+        let hours = user.quietHours.map(\.description).joined(separator: ", ")
+        logger.info("\(path) reread: quiet hours \(hours.isEmpty ? "none" : hours), duck level \(user.duckLevel) dB")
     }
 
     /// Keeps daemon.log bounded; checked at start and as each item ends.

@@ -76,3 +76,23 @@ func writeFileAtomically(_ bytes: [UInt8], to path: String, directoryFD: Int32? 
         if parent >= 0 { fsync(parent); close(parent) }
     }
 }
+
+/// Identity and version of a file: a changed stamp means it was replaced or rewritten.
+struct FileStamp: Equatable {
+    var device: UInt64
+    var inode: UInt64
+    var size: Int64
+    var modifiedSeconds: Int
+    var modifiedNanoseconds: Int
+
+    /// nil when there is no such file.
+    init?(_ path: String) {
+        var info = stat()
+        guard stat(path, &info) == 0 else { return nil }
+        device = UInt64(info.st_dev)
+        inode = UInt64(info.st_ino)
+        size = Int64(info.st_size)
+        modifiedSeconds = Int(info.st_mtim.tv_sec)
+        modifiedNanoseconds = Int(info.st_mtim.tv_nsec)
+    }
+}
