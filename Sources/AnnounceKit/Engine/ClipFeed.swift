@@ -13,8 +13,11 @@ final class ClipFeed {
     private var loopsLeft: Int
     private var framesThisPass: Int64 = 0
 
-    /// Frames asked of the decoder per read.
+    /// Frames asked of the decoder per read: a small first one, so the play starts at once.
     static let chunkFrames = 8192
+    /// Frames per read once playing, when they go straight to the ring (no resampling): a WAV
+    /// then takes a quarter of the reads.
+    static let directChunkFrames = 32768
 
     init(decoder: any AudioDecoder, ringFormat: SampleFormat, resampler: Resampler?, loops: Int) {
         self.decoder = decoder
@@ -31,7 +34,8 @@ final class ClipFeed {
     func fill(_ destination: UnsafeMutableRawPointer, room: Int) throws(AnnounceError) -> Int? {
         while true {
             guard let resampler, let scratch else {
-                let got = try decoder.read(into: destination, frames: min(room, Self.chunkFrames), as: ringFormat)
+                let chunk = framesThisPass == 0 ? Self.chunkFrames : Self.directChunkFrames
+                let got = try decoder.read(into: destination, frames: min(room, chunk), as: ringFormat)
                 if got > 0 {
                     framesThisPass += Int64(got)
                     return got
