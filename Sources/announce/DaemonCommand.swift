@@ -18,8 +18,10 @@ struct DaemonCommand: ParsableCommand {
             already owns the runtime directory.
 
             The config file ($XDG_CONFIG_HOME/announce/config, else ~/.config/announce/config) \
-            is read at start: `device`, `duck-level` and `quiet-hours` (see README). Problems in \
-            it are logged as warnings, never fatal.
+            is read at start: `device`, `duck-level` and `quiet-hours` (see README); it is read \
+            again whenever it changes, and new quiet hours and duck level apply from the next \
+            item (a new device, from the next start). Problems in it are logged as warnings, \
+            never fatal.
             """)
 
     @Option(name: .shortAndLong, help: "ALSA PCM for items without --device (default: the config file's `device`, else `default`).")
@@ -38,12 +40,14 @@ struct DaemonCommand: ParsableCommand {
         do {
             let runtime = try RuntimeDirectory.prepare()
             let configPath = UserConfiguration.defaultPath()
+            let configStamp = configPath.flatMap(FileStamp.init)  // before reading: an edit meanwhile is seen
             let (user, warnings) = UserConfiguration.load(path: configPath)
             for warning in warnings { logger.warning("\(warning)") }
             var configuration = Daemon.Configuration(
                 device: device ?? user.device ?? "default", idleExit: idleExit?.seconds, readyFD: readyFd,
                 quietHours: user.quietHours, duckLevel: user.duckLevel)
             configuration.configPath = configPath
+            configuration.configStamp = configStamp
             let daemon = Daemon(runtime: runtime, configuration: configuration, logger: logger)
             if try !daemon.run(), readyFd == nil {
                 throw AnnounceError.unavailable("another announce daemon already runs for \(runtime.path)")

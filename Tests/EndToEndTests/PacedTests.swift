@@ -9,9 +9,11 @@ import Testing
 ///
 /// Why the tolerances catch the wrong behaviours (measured here, 48 kHz, with the product and
 /// with builds mutated to misbehave, run through ANNOUNCE_BIN):
-/// - The daemon keeps ALSA's buffer full: 4 periods of 20 ms = 80 ms, plus the pulse stream's
-///   own latency. At a preemption snd_pcm_delay reads 60–90 ms (seen: 79 and 84 ms). That is
-///   what is dropped at once, and what "heard, not written" is about.
+/// - The daemon keeps ALSA's buffer full: on the pulse plugin 3 periods of 60 ms = 180 ms (4 of
+///   20 ms = 80 ms before that choice, when the figures below were seen), plus the pulse stream's
+///   own latency. At a preemption snd_pcm_delay reads about a buffer. That is what is dropped at
+///   once, and what "heard, not written" is about; with the longer buffer every wrong behaviour
+///   below misses its limit by more.
 /// - Resuming from the *written* position skips those ms: A's total reads 3.0 − ~0.08 s (seen
 ///   2.910 and 2.920 s) against 3.0 ± 40 ms (± 60 ms would pass a 2.94 s, i.e. a skip as small
 ///   as a 60 ms buffer, by a hair; the product reads 2.995–3.000 s, so 40 ms leaves it 35 ms), and

@@ -165,7 +165,7 @@ struct SessionPacedTests {
             try #require(!voiceWindows.isEmpty && !bedWindows.isEmpty, "bed in \(bedWindows.count) windows, voice in \(voiceWindows.count)")
             let (voiceFirst, voiceLast) = (voiceWindows.first!, voiceWindows.last!)
             let (bedFirst, bedLast) = (bedWindows.first!, bedWindows.last!)
-            let before = (bedFirst + 1..<voiceFirst - 1).map { bedPower[$0] }
+            let before = (bedFirst + 1..<voiceFirst - 2).map { bedPower[$0] }
             let during = (voiceFirst + 4..<voiceLast - 1).map { bedPower[$0] }
             let after = (voiceLast + 13 ..< bedLast - 1).map { bedPower[$0] }
             try #require(before.count >= 10 && during.count >= 20 && after.count >= 10,
@@ -182,10 +182,11 @@ struct SessionPacedTests {
             let downFrames = Self.duckDownSeconds * Self.rate, upFrames = Self.duckUpSeconds * Self.rate
             let downBound = depth * sin(Double.pi * Double(hop) / (2 * downFrames))
             let upBound = depth * sin(Double.pi * Double(hop) / (2 * upFrames))
-            // Hops (i → i+1) by time: the duck from the voice's onset window to 200 ms past it, the
+            // Hops (i → i+1) by time: the duck from 100 ms before the voice's onset window (the ramp may
+            // start a 60 ms mixing block before the voice's first frames) to 200 ms past it, the
             // restore from its last window to 650 ms past it; elsewhere the bed is steady (upBound).
             func hopIndex(window50 index: Int) -> Int { index * size / hop }
-            let downRange = hopIndex(window50: voiceFirst - 1)..<hopIndex(window50: voiceFirst + 4)
+            let downRange = hopIndex(window50: voiceFirst - 2)..<hopIndex(window50: voiceFirst + 4)
             let upRange = hopIndex(window50: voiceLast)..<hopIndex(window50: voiceLast + 13)
             let steadyRange = hopIndex(window50: bedFirst + 1)..<hopIndex(window50: bedLast - 1)
             var largestDown = 0.0, largestUp = 0.0, largestSteady = 0.0, steadyAt = 0
@@ -496,16 +497,19 @@ struct SessionPacedTests {
                 // What the daemon resumed from against what was heard before the kill: the recording
                 // misses the first ~8 ms (PulseAudio drops them when a stream opens the device) and at
                 // most ~20 ms in flight to the recorder at the kill, so a resume from the heard point
-                // reads 0–30 ms over it; a resume from the written point, a whole device buffer more.
+                // reads up to 30 ms over it; the heard point is published with each write, a 60 ms
+                // period apart on a sound server, so it may also trail by up to a period (a replay).
+                // A resume from the written point reads a whole device buffer (180 ms) more.
                 if let resumedAt = resumed?.heard {
                     let ahead = resumedAt - first[0].length
-                    #expect((-0.040...0.050).contains(ahead),
+                    #expect((-0.075...0.050).contains(ahead),
                             "the daemon resumed at \(PacedAnalysis.ms(resumedAt)), \(PacedAnalysis.ms(ahead)) past the \(PacedAnalysis.ms(first[0].length)) heard before the loss: \(ahead > 0 ? "it skipped what the dead server had not played (frames written counted as heard?)" : "it replays audio")")
                 } else {
                     Issue.record("no started event with heard= after the restart: \(session.allEvents())")
                 }
-                #expect(abs(total - 3.0) <= 0.050,
-                        "heard \(PacedAnalysis.ms(first[0].length)) + \(PacedAnalysis.ms(rest[0].length)) = \(PacedAnalysis.ms(total)), not 3000 ± 50 ms: \(total < 3 ? "skipped" : "replayed") audio across the loss")
+                // A replay of up to a period (above) is allowed; a skip is not.
+                #expect(total >= 2.950 && total <= 3.075,
+                        "heard \(PacedAnalysis.ms(first[0].length)) + \(PacedAnalysis.ms(rest[0].length)) = \(PacedAnalysis.ms(total)), not 2950–3075 ms: \(total < 3 ? "skipped" : "replayed") audio across the loss")
             } catch {
                 if serverDown { _ = try? paced.startServer(recording: "/dev/null") }
                 throw error

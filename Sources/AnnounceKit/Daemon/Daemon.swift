@@ -27,9 +27,11 @@ public final class Daemon {
         public var duckLevel: Double
         /// Local time of day, for quiet hours (injectable for tests).
         public var localMinutes: QuietMode.LocalMinutes = QuietMode.systemLocalMinutes
-        /// The user's config file, reread when it has changed as a request comes in: its quiet
-        /// hours and duck level apply from then on (its device, at the daemon's next start).
+        /// The user's config file, reread when it has changed (checked each time the daemon
+        /// wakes): its quiet hours and duck level apply from then on (its device, at the next start).
         public var configPath: String?
+        /// The file as it was when the configuration above was read from it.
+        public var configStamp: FileStamp?
 
         public init(device: String = "default", idleExit: Double? = nil, readyFD: Int32? = nil,
                     quietHours: [QuietHours] = [], duckLevel: Double = UserConfiguration.defaultDuckLevel) {
@@ -145,7 +147,7 @@ public final class Daemon {
         // Paths arrive absolute; holding the starter's directory would keep it busy.
         _ = chdir("/")
         rotateLog()
-        configStamp = configuration.configPath.flatMap(FileStamp.init)
+        configStamp = configuration.configStamp
         spool = try Spool(runtime: runtime)
         let now = clock()
         spool.pruneOutcomes(now: now)
@@ -257,7 +259,9 @@ public final class Daemon {
             order.removeAll(keepingCapacity: true)
             descriptors.append(pollfd(fd: signals, events: Int16(POLLIN), revents: 0))
             descriptors.append(pollfd(fd: mailboxFD, events: Int16(POLLIN), revents: 0))
-            descriptors.append(pollfd(fd: listener, events: Int16(POLLIN), revents: 0))
+            // Out of descriptors: new clients wait in the backlog a moment instead of spinning the loop.
+            let acceptPaused = acceptResumeAt.map { clock() < $0 } ?? false
+            descriptors.append(pollfd(fd: acceptPaused ? -1 : listener, events: Int16(POLLIN), revents: 0))
             for (fd, connection) in connections {
                 descriptors.append(pollfd(fd: fd, events: Int16(POLLIN) | (connection.wantsToWrite ? Int16(POLLOUT) : 0), revents: 0))
                 order.append(fd)
@@ -268,6 +272,8 @@ public final class Daemon {
                 logger.critical("poll failed: \(systemErrorMessage(errno))")
                 return
             }
+            // Whatever woke the loop may start an item: quiet hours and duck level as the file says now.
+            rereadConfigurationIfChanged()
             if descriptors[0].revents != 0 { handleSignals() }
             if descriptors[1].revents != 0 { drainMailbox() }
             if descriptors[2].revents != 0 { acceptClients() }
@@ -283,7 +289,7 @@ public final class Daemon {
 
     private func pollTimeout(now: Double) -> Int32 {
         var deadline = scheduler.nextDeadline
-        for candidate in [deviceCloseAt, idleDeadline, deviceRetryAt] {
+        for candidate in [deviceCloseAt, idleDeadline, deviceRetryAt, acceptResumeAt] {
             if let candidate { deadline = min(deadline ?? candidate, candidate) }
         }
         guard let deadline else { return -1 }
@@ -342,12 +348,22 @@ public final class Daemon {
             let fd = announce_unix_accept(listener)
             if fd == -EINTR { continue }
             guard fd >= 0 else {
-                if fd != -EAGAIN { logger.warning("accept failed: \(systemErrorMessage(-fd))") }
+                if fd == -EMFILE || fd == -ENFILE {
+                    if acceptResumeAt == nil { logger.warning("accept failed: \(systemErrorMessage(-fd)); new clients wait") }
+                    acceptResumeAt = clock() + Self.acceptPause
+                } else if fd != -EAGAIN {
+                    logger.warning("accept failed: \(systemErrorMessage(-fd))")
+                }
                 return
             }
+            acceptResumeAt = nil
             connections[fd] = Connection(fd: fd)
         }
     }
+
+    /// How long the listener rests after running out of descriptors.
+    static let acceptPause = 0.1
+    private var acceptResumeAt: Double?
 
     private func reapConnections() {
         for (fd, connection) in connections where connection.dead {
@@ -385,7 +401,6 @@ public final class Daemon {
         } catch {
             return reject(connection, "malformed request: not a JSON object")
         }
-        rereadConfigurationIfChanged()
         let now = clock()
         switch request.op {
         case .play: enqueue(request, from: connection, now: now)

@@ -30,14 +30,22 @@ public struct RuntimeDirectory: Sendable {
     /// and stderr. A daemon logging elsewhere (a terminal, the journal) is left alone.
     @discardableResult
     public func rotateLogIfNeeded() -> Bool {
-        var current = stat(), named = stat()
+        var current = stat(), named = stat(), output = stat()
         guard fstat(STDERR_FILENO, &current) == 0, stat(logPath, &named) == 0,
               current.st_dev == named.st_dev, current.st_ino == named.st_ino,
-              current.st_size >= Self.logLimitBytes,
-              rename(logPath, logPath + ".1") == 0 else { return false }
-        let fd = open(logPath, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0o600)
+              current.st_size >= Self.logLimitBytes else { return false }
+        // The new file first: when it cannot be made, the old one simply goes on.
+        let fresh = logPath + ".new"
+        let fd = open(fresh, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return false }
-        _ = dup2(fd, STDOUT_FILENO)
+        guard rename(logPath, logPath + ".1") == 0, rename(fresh, logPath) == 0 else {
+            close(fd)
+            unlink(fresh)
+            return false
+        }
+        if fstat(STDOUT_FILENO, &output) == 0, output.st_dev == current.st_dev, output.st_ino == current.st_ino {
+            _ = dup2(fd, STDOUT_FILENO)
+        }
         _ = dup2(fd, STDERR_FILENO)
         close(fd)
         return true

@@ -338,9 +338,10 @@ public final class PlaybackControl: Sendable {
         let stopped = state.withLock { state in
             state.job = job
             job.setGain(state.gain, rampFrames: 0)  // before the job is submitted: its starting gain
-            if let interval = state.progressInterval, job.progressStepFrames.load(ordering: .relaxed) > 0 {
-                job.progressStepFrames.store(Self.stepFrames(interval, rate: job.device.output.format.sampleRate),
-                                             ordering: .relaxed)
+            // Also when the interval changed after the job was made and before this.
+            if job.progressStepFrames.load(ordering: .relaxed) > 0 {
+                job.progressStepFrames.store(Self.stepFrames(state.progressInterval ?? PlaybackEngine.progressInterval,
+                                                             rate: job.device.output.format.sampleRate), ordering: .relaxed)
             }
             return state.stopped
         }

@@ -331,7 +331,7 @@ final class PlaybackThread: @unchecked Sendable {
             if step != job.tickStep {
                 // A new cadence (someone started watching) begins with a tick now.
                 job.tickStep = step
-                (job.nextTick, job.nextTickTime) = (job.mixed, 0)
+                (job.nextTick, job.nextTickTime) = (max(job.mixed, 1), 0)  // never before its first frame
             }
             if step > 0, job.mixed >= job.nextTick, now >= job.nextTickTime {
                 job.nextTick = (job.mixed / step + 1) * step

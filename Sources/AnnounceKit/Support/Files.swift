@@ -77,22 +77,28 @@ func writeFileAtomically(_ bytes: [UInt8], to path: String, directoryFD: Int32? 
     }
 }
 
-/// Identity and version of a file: a changed stamp means it was replaced or rewritten.
-struct FileStamp: Equatable {
+/// Identity and version of a file: a changed stamp means it was replaced or rewritten (the
+/// change time catches a rewrite that kept the size and set the old mtime back).
+public struct FileStamp: Equatable, Sendable {
     var device: UInt64
     var inode: UInt64
     var size: Int64
-    var modifiedSeconds: Int
-    var modifiedNanoseconds: Int
+    var modified: (seconds: Int, nanoseconds: Int)
+    var changed: (seconds: Int, nanoseconds: Int)
 
     /// nil when there is no such file.
-    init?(_ path: String) {
+    public init?(_ path: String) {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
         device = UInt64(info.st_dev)
         inode = UInt64(info.st_ino)
         size = Int64(info.st_size)
-        modifiedSeconds = Int(info.st_mtim.tv_sec)
-        modifiedNanoseconds = Int(info.st_mtim.tv_nsec)
+        modified = (Int(info.st_mtim.tv_sec), Int(info.st_mtim.tv_nsec))
+        changed = (Int(info.st_ctim.tv_sec), Int(info.st_ctim.tv_nsec))
+    }
+
+    public static func == (a: FileStamp, b: FileStamp) -> Bool {
+        a.device == b.device && a.inode == b.inode && a.size == b.size
+            && a.modified == b.modified && a.changed == b.changed
     }
 }
