@@ -60,9 +60,23 @@ struct DeviceOption: ParsableArguments {
     var device: String = "default"
 }
 
-extension Priority: ExpressibleByArgument {}
-extension InterruptAction: ExpressibleByArgument {}
-extension IfBusy: ExpressibleByArgument {}
+// The values ArgumentParser's defaults give a CaseIterable String enum, written out: its generic
+// defaults (a key path and string interpolation per case) run each time the option is defined, three
+// times a parse.
+extension Priority: ExpressibleByArgument {
+    public static var allValueStrings: [String] { allCases.map { $0.rawValue } }
+    public static var defaultCompletionKind: CompletionKind { .list(allValueStrings) }
+}
+
+extension InterruptAction: ExpressibleByArgument {
+    public static var allValueStrings: [String] { allCases.map { $0.rawValue } }
+    public static var defaultCompletionKind: CompletionKind { .list(allValueStrings) }
+}
+
+extension IfBusy: ExpressibleByArgument {
+    public static var allValueStrings: [String] { allCases.map { $0.rawValue } }
+    public static var defaultCompletionKind: CompletionKind { .list(allValueStrings) }
+}
 
 extension TimeOfDay: ExpressibleByArgument {
     public init?(argument: String) { self.init(parsing: argument) }
