@@ -1,5 +1,8 @@
 import AnnounceKit
 import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @main
 struct AnnounceCommand: ParsableCommand {
@@ -45,7 +48,9 @@ struct AnnounceCommand: ParsableCommand {
             var command = try parseAsRoot()
             try command.run()
         } catch let code as ExitCode {
-            Self.exit(withError: code)  // already reported
+            // Already reported. What exit(withError:) does for an ExitCode, without first
+            // rendering a usage message it would not print.
+            Glibc.exit(code.rawValue)
         } catch {
             let status = exitCode(for: error)
             guard status == .validationFailure else { Self.exit(withError: error) }  // help, version
