@@ -1,6 +1,14 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+// Type metadata through accessor functions rather than mangled names looked up at run time: the
+// lookups check generic requirements by scanning every protocol conformance in the binary, and
+// ArgumentParser makes dozens of them while it parses. The client's startup costs ~1 M fewer
+// instructions from this target alone; `make release` passes the flag to every target (~3 M).
+let metadataAccessors: [SwiftSetting] = [
+    .unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"]),
+]
+
 let package = Package(
     name: "announce",
     platforms: [.macOS(.v13)],
@@ -33,7 +41,8 @@ let package = Package(
                 "AnnounceKit",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-            ]
+            ],
+            swiftSettings: metadataAccessors
         ),
         .testTarget(name: "AnnounceKitTests", dependencies: ["AnnounceKit"]),
         // Runs the built `announce` binary against generated fixtures (make test builds it first).
