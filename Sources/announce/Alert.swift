@@ -31,16 +31,17 @@ struct Alert: ParsableCommand {
 
     @OptionGroup var level: VolumeFlags
 
-    @Flag(help: "Play even while quiet mode is on.")
+    // Named explicitly, as in Play.swift.
+    @Flag(name: .customLong("ignore-quiet"), help: "Play even while quiet mode is on.")
     var ignoreQuiet = false
 
-    @Flag(help: "Wait until the alert has been heard, and exit as play does.")
+    @Flag(name: .customLong("wait"), help: "Wait until the alert has been heard, and exit as play does.")
     var wait = false
 
-    @Option(name: .shortAndLong, help: "ALSA PCM to play on (see `announce devices`); default: the daemon's.")
+    @Option(name: [.customLong("device"), .customShort("d")], help: "ALSA PCM to play on (see `announce devices`); default: the daemon's.")
     var device: String?
 
-    @Flag(name: .shortAndLong, help: "No warnings, and no reason line for exit 75; errors are still printed.")
+    @Flag(name: [.customLong("quiet"), .customShort("q")], help: "No warnings, and no reason line for exit 75; errors are still printed.")
     var quiet = false
 
     func validate() throws {

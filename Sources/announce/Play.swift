@@ -5,13 +5,18 @@ import Logging
 import Glibc
 #endif
 
+// Options of play and alert are named explicitly, with the names ArgumentParser would derive from
+// the properties: it derives them (camelCase to kebab-case, a Character at a time) every time an
+// option is defined, and one parse of `play` defines each of its options four times (~1.1 M
+// instructions, 6% of the client's start).
+
 /// `--volume` or `--gain`, for `play` and `alert`.
 struct VolumeFlags: ParsableArguments {
-    @Option(help: "Linear volume, 0 to 1 (not with --gain).")
+    @Option(name: .customLong("volume"), help: "Linear volume, 0 to 1 (not with --gain).")
     var volume: Double?
 
     // .unconditional: "--gain -6" must read -6 as the value, not as an option.
-    @Option(parsing: .unconditional, help: ArgumentHelp("Gain in dB, at most 24 (negative is quieter; not with --volume).", valueName: "dB"))
+    @Option(name: .customLong("gain"), parsing: .unconditional, help: ArgumentHelp("Gain in dB, at most 24 (negative is quieter; not with --volume).", valueName: "dB"))
     var gain: Double?
 
     func validate() throws {
@@ -27,13 +32,13 @@ struct VolumeFlags: ParsableArguments {
 struct PlaybackFlags: ParsableArguments {
     @OptionGroup var level: VolumeFlags
 
-    @Option(parsing: .unconditional, help: "Balance, -1 (left) to 1 (right). A mono clip with a pan plays in stereo.")
+    @Option(name: .customLong("pan"), parsing: .unconditional, help: "Balance, -1 (left) to 1 (right). A mono clip with a pan plays in stereo.")
     var pan: Double = 0
 
-    @Option(parsing: .unconditional, help: "Extra passes after the first (at most 1000000); -1 repeats until stopped.")
+    @Option(name: .customLong("loops"), parsing: .unconditional, help: "Extra passes after the first (at most 1000000); -1 repeats until stopped.")
     var loops: Int = 0
 
-    @Option(help: ArgumentHelp("Where the first pass starts: 1.5s, 500ms, 2m, 1h (before the end of the file).", valueName: "time"))
+    @Option(name: .customLong("start"), help: ArgumentHelp("Where the first pass starts: 1.5s, 500ms, 2m, 1h (before the end of the file).", valueName: "time"))
     var start: TimeSpan?
 
     func validate() throws {
@@ -50,33 +55,33 @@ struct PlaybackFlags: ParsableArguments {
 
 /// The session an item plays in (DESIGN §3): category, mode and options, and `--duck-level`, `--if-busy`.
 struct SessionFlags: ParsableArguments {
-    @Option(help: ArgumentHelp("""
+    @Option(name: .customLong("category"), help: ArgumentHelp("""
         Session category: ambient (mixes with whatever plays), solo-ambient (the default; one at a time, \
         in queue order), playback (plays in quiet mode) or multi-route (as playback, on every --device given). \
         Quiet mode silences ambient and solo-ambient.
         """, valueName: "category"))
     var category: String?
 
-    @Option(help: ArgumentHelp("What the audio is: default, spoken-audio (paused, not talked over, by --interrupt-spoken-audio) or voice-prompt.", valueName: "mode"))
+    @Option(name: .customLong("mode"), help: ArgumentHelp("What the audio is: default, spoken-audio (paused, not talked over, by --interrupt-spoken-audio) or voice-prompt.", valueName: "mode"))
     var mode: String?
 
-    @Flag(help: "Mix over whatever plays instead of waiting its turn (playback and multi-route; ambient always mixes, solo-ambient never).")
+    @Flag(name: .customLong("mix-with-others"), help: "Mix over whatever plays instead of waiting its turn (playback and multi-route; ambient always mixes, solo-ambient never).")
     var mixWithOthers = false
 
-    @Flag(help: "While this plays, lower every other stream by the duck level (it still waits its turn unless it mixes).")
+    @Flag(name: .customLong("duck-others"), help: "While this plays, lower every other stream by the duck level (it still waits its turn unless it mixes).")
     var duckOthers = false
 
-    @Flag(help: "Pause the streams whose mode is spoken-audio until this ends; with ambient, playback or multi-route, also mix.")
+    @Flag(name: .customLong("interrupt-spoken-audio"), help: "Pause the streams whose mode is spoken-audio until this ends; with ambient, playback or multi-route, also mix.")
     var interruptSpokenAudio = false
 
-    @Flag(help: "When this ends, leave the streams it interrupted paused until `announce resume` (default: they resume).")
+    @Flag(name: .customLong("no-notify-others"), help: "When this ends, leave the streams it interrupted paused until `announce resume` (default: they resume).")
     var noNotifyOthers = false
 
     // .unconditional: "--duck-level -12" must read -12 as the value.
-    @Option(parsing: .unconditional, help: ArgumentHelp("How far --duck-others lowers the others: -60 to 0 dB, as -12, -12dB or '-12 dB' (default: the config file's duck-level, else -12 dB).", valueName: "dB"))
+    @Option(name: .customLong("duck-level"), parsing: .unconditional, help: ArgumentHelp("How far --duck-others lowers the others: -60 to 0 dB, as -12, -12dB or '-12 dB' (default: the config file's duck-level, else -12 dB).", valueName: "dB"))
     var duckLevel: String?
 
-    @Option(help: ArgumentHelp("When another program holds the device: wait (the default, for at most --expire when given) or fail (exit 69).", valueName: "wait|fail"))
+    @Option(name: .customLong("if-busy"), help: ArgumentHelp("When another program holds the device: wait (the default, for at most --expire when given) or fail (exit 69).", valueName: "wait|fail"))
     var ifBusy: IfBusy = .wait
 
     func validate() throws {
@@ -126,31 +131,31 @@ struct SessionFlags: ParsableArguments {
 }
 
 struct QueueFlags: ParsableArguments {
-    @Option(help: "low, normal, high or critical. Higher preempts lower; critical is never preempted.")
+    @Option(name: .customLong("priority"), help: "low, normal, high or critical. Higher preempts lower; critical is never preempted.")
     var priority: Priority = .normal
 
-    @Flag(help: "Wait for the playing item even when this one outranks it.")
+    @Flag(name: .customLong("no-interrupt"), help: "Wait for the playing item even when this one outranks it.")
     var noInterrupt = false
 
-    @Option(help: "When preempted: resume (where it was heard to, with a short fade-in), restart or drop.")
+    @Option(name: .customLong("on-interrupt"), help: "When preempted: resume (where it was heard to, with a short fade-in), restart or drop.")
     var onInterrupt: InterruptAction = .resume
 
-    @Option(help: ArgumentHelp("A preempted item that had this fraction (0 to 1) heard is dropped.", valueName: "fraction"))
+    @Option(name: .customLong("drop-after"), help: ArgumentHelp("A preempted item that had this fraction (0 to 1) heard is dropped.", valueName: "fraction"))
     var dropAfter: Double = 0.8
 
-    @Option(help: "A label for cancel --tag and --replace.")
+    @Option(name: .customLong("tag"), help: "A label for cancel --tag and --replace.")
     var tag: String?
 
-    @Flag(help: "Queued, scheduled and playing items with the same --tag end as replaced: the newest message wins.")
+    @Flag(name: .customLong("replace"), help: "Queued, scheduled and playing items with the same --tag end as replaced: the newest message wins.")
     var replace = false
 
-    @Option(help: ArgumentHelp("Give up (expired, 75) if not started within this time (10s, 5m), counted from --at/--delay when given.", valueName: "duration"))
+    @Option(name: .customLong("expire"), help: ArgumentHelp("Give up (expired, 75) if not started within this time (10s, 5m), counted from --at/--delay when given.", valueName: "duration"))
     var expire: TimeSpan?
 
-    @Option(help: ArgumentHelp("Play no sooner than this long from now (not with --at).", valueName: "duration"))
+    @Option(name: .customLong("delay"), help: ArgumentHelp("Play no sooner than this long from now (not with --at).", valueName: "duration"))
     var delay: TimeSpan?
 
-    @Option(help: ArgumentHelp("Play at this local time (the next one to come).", valueName: "HH:MM[:SS]"))
+    @Option(name: .customLong("at"), help: ArgumentHelp("Play at this local time (the next one to come).", valueName: "HH:MM[:SS]"))
     var at: TimeOfDay?
 
     func validate() throws {
@@ -209,7 +214,7 @@ struct Play: ParsableCommand {
     @Argument(help: "Audio files to play in order.")
     var files: [String]
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("""
+    @Option(name: [.customLong("device"), .customShort("d")], help: ArgumentHelp("""
         ALSA PCM to play on (see `announce devices`); default: the daemon's. With --category multi-route, \
         give it up to \(Clip.maxDevices) times to play on every one at once.
         """, valueName: "device"))
@@ -219,13 +224,13 @@ struct Play: ParsableCommand {
     @OptionGroup var session: SessionFlags
     @OptionGroup var queue: QueueFlags
 
-    @Flag(help: "Print the item ids once they are safely queued, and exit 0.")
+    @Flag(name: .customLong("no-wait"), help: "Print the item ids once they are safely queued, and exit 0.")
     var noWait = false
 
-    @Flag(help: "Print each outcome (or, with --no-wait, the ids) as a JSON object.")
+    @Flag(name: .customLong("json"), help: "Print each outcome (or, with --no-wait, the ids) as a JSON object.")
     var json = false
 
-    @Flag(name: .shortAndLong, help: "No progress display, no warnings, and no reason line for exit 75; errors are still printed.")
+    @Flag(name: [.customLong("quiet"), .customShort("q")], help: "No progress display, no warnings, and no reason line for exit 75; errors are still printed.")
     var quiet = false
 
     func validate() throws {
