@@ -61,21 +61,24 @@ struct DeviceOption: ParsableArguments {
 }
 
 // The values ArgumentParser's defaults give a CaseIterable String enum, written out: its generic
-// defaults (a key path and string interpolation per case) run each time the option is defined, three
-// times a parse.
+// defaults (a key path and string interpolation per case) run each time the option is defined, four
+// times a parse. (No descriptions: the defaults find each case's description equal to its name.)
 extension Priority: ExpressibleByArgument {
     public static var allValueStrings: [String] { allCases.map { $0.rawValue } }
     public static var defaultCompletionKind: CompletionKind { .list(allValueStrings) }
+    public static var allValueDescriptions: [String: String] { [:] }
 }
 
 extension InterruptAction: ExpressibleByArgument {
     public static var allValueStrings: [String] { allCases.map { $0.rawValue } }
     public static var defaultCompletionKind: CompletionKind { .list(allValueStrings) }
+    public static var allValueDescriptions: [String: String] { [:] }
 }
 
 extension IfBusy: ExpressibleByArgument {
     public static var allValueStrings: [String] { allCases.map { $0.rawValue } }
     public static var defaultCompletionKind: CompletionKind { .list(allValueStrings) }
+    public static var allValueDescriptions: [String: String] { [:] }
 }
 
 extension TimeOfDay: ExpressibleByArgument {
