@@ -134,6 +134,19 @@ import Testing
         }
     }
 
+    /// An `events` listener is not a progress watcher (a desktop may keep one for good): the
+    /// unwatched reports still come eight times per clip at least, so it sees every mark.
+    @Test func anEventsListenerSeesEveryQuarterOfAShortClip() throws {
+        let clip = try Self.writeClip(frames: 38_400)  // 800 ms: at one report a second, 25 and 50 would go by
+        defer { unlink(clip.path) }
+        try Self.withDaemon(opens: [], configure: { $0.beforeWrite = { _ in usleep(1_333) } }) { runtime, _ in
+            let events = try Self.play(clip.path, runtime: runtime)
+            let marks = events.filter { $0.event == .progress }.compactMap(\.percent)
+            #expect(marks == [25, 50, 75], "\(events.map { "\($0.event)\($0.percent.map { " \($0)%" } ?? "")" })")
+            #expect(events.last?.outcome?.kind == .played)
+        }
+    }
+
     /// The config file is reread when it changes: quiet hours added while the daemon runs
     /// silence the next ambient item, and taking them out lets the one after play.
     @Test func aChangedConfigFileAppliesToTheNextItem() throws {

@@ -432,7 +432,6 @@ public final class Daemon {
             }
         case .events:
             connection.subscribed = true
-            player.watchProgress()  // its 25/50/75% events come from the ticks
             connection.send(WireProtocol.encode(Reply()))
         case .quiet:
             setQuiet(request, from: connection, now: now)
@@ -655,9 +654,10 @@ public final class Daemon {
         if runtime.rotateLogIfNeeded() { logger.info("the log goes on from \(runtime.logPath).1") }
     }
 
-    /// A client shows this item's progress, or listens for every item's 25/50/75% events.
+    /// A client shows this item's progress. (An `events` listener's 25/50/75% marks need no more
+    /// than the unwatched reports: eight per clip at least.)
     func isProgressWatched(_ id: String) -> Bool {
-        connections.values.contains { $0.subscribed || ($0.wantsProgress && $0.waiting.contains(id)) }
+        connections.values.contains { $0.wantsProgress && $0.waiting.contains(id) }
     }
 
     private func drainMailbox() {

@@ -46,7 +46,8 @@ public final class Player: @unchecked Sendable {
     /// The fade-in when a clip resumes mid-way.
     static let resumeFade = TimeSpan(seconds: 0.05)
     /// Progress with nobody watching it is the daemon's own (status, the 25/50/75% events):
-    /// once a second is enough, and spares every stream nine wake-ups of two threads a second.
+    /// once a second is enough, and spares every stream nine wake-ups of two threads a second;
+    /// a clip shorter than 8 s gets eight reports, so that no 25% mark goes by unseen.
     static let unwatchedProgressInterval = 1.0
 
     private let openOutput: PlaybackEngine.OutputOpener
@@ -110,11 +111,9 @@ public final class Player: @unchecked Sendable {
         for control in controls.withLock({ $0[id] ?? [] }) { control.stop() }
     }
 
-    /// Someone started showing a play's progress (every play's, without `id`): report it at the
-    /// engine's full rate. Control side.
-    public func watchProgress(_ id: String? = nil) {
-        let watched = controls.withLock { controls in id.map { controls[$0] ?? [] } ?? controls.values.flatMap { $0 } }
-        for control in watched { control.progressInterval = nil }
+    /// Someone started showing a play's progress: report it at the engine's full rate. Control side.
+    public func watchProgress(_ id: String) {
+        for control in controls.withLock({ $0[id] ?? [] }) { control.progressInterval = nil }
     }
 
     /// Ramps a play's mixer gain (ducking). Control side.
@@ -194,6 +193,9 @@ public final class Player: @unchecked Sendable {
         let info = decoder.info
         let startFrame = item.clip.start.map { TimeSpan(seconds: $0).frames(atRate: info.sampleRate) } ?? 0
         let total = Self.programFrames(fileFrames: info.frames, startFrame: startFrame, loops: item.clip.loops)
+        if let total, total > 0 {
+            control.capProgressInterval(Double(total - item.heardFrames) / Double(info.sampleRate) / 8)
+        }
         guard let position = Self.resumePoint(heard: item.heardFrames, startFrame: startFrame,
                                               fileFrames: info.frames, loops: item.clip.loops) else {
             return ended(.finished, total: total, rate: info.sampleRate)  // nothing was left to hear

@@ -310,15 +310,23 @@ public final class PlaybackControl: Sendable {
     /// takes effect at once in a play in progress that reports progress.
     public var progressInterval: Double? {
         get { state.withLock { $0.progressInterval } }
-        set {
-            state.withLock { state in
-                state.progressInterval = newValue
-                guard let job = state.job, job.progressStepFrames.load(ordering: .relaxed) > 0 else { return }
-                let rate = job.device.output.format.sampleRate
-                job.progressStepFrames.store(Self.stepFrames(newValue ?? PlaybackEngine.progressInterval, rate: rate),
-                                             ordering: .relaxed)
-            }
+        set { state.withLock { Self.setProgressInterval(newValue, in: &$0) } }
+    }
+
+    /// Shortens a set progress interval to at most `seconds` (never below the engine's own);
+    /// leaves the default (nil) alone.
+    public func capProgressInterval(_ seconds: Double) {
+        state.withLock { state in
+            guard let current = state.progressInterval else { return }
+            Self.setProgressInterval(min(current, max(seconds, PlaybackEngine.progressInterval)), in: &state)
         }
+    }
+
+    private static func setProgressInterval(_ interval: Double?, in state: inout State) {
+        state.progressInterval = interval
+        guard let job = state.job, job.progressStepFrames.load(ordering: .relaxed) > 0 else { return }
+        job.progressStepFrames.store(stepFrames(interval ?? PlaybackEngine.progressInterval,
+                                                rate: job.device.output.format.sampleRate), ordering: .relaxed)
     }
 
     static func stepFrames(_ seconds: Double, rate: Int) -> Int { max(1, Int(Double(rate) * seconds)) }
