@@ -10,6 +10,9 @@ import Glibc
 /// atomics, and every wait is on the device or its interrupt descriptor.
 final class PlaybackThread: @unchecked Sendable {
     private let slots: UnsafeMutablePointer<PlaybackJob?>
+    /// Per slot: posted once this thread holds no reference to the slot's finished job, so the
+    /// decode side drops the last one (a job's deinit frees its ring: never here).
+    private let released: [Semaphore]
     /// Slots filled by `submit` and not yet adopted.
     private let submitted = Atomic<UInt64>(0)
     private let wake = Wakeup()
@@ -19,6 +22,9 @@ final class PlaybackThread: @unchecked Sendable {
     // Playback thread only.
     /// Slots whose jobs this thread plays.
     private var owned: UInt64 = 0
+    /// Slots whose jobs are done but still referenced here, let go at the next point where
+    /// no job reference is alive on this thread's stack.
+    private var retiring: UInt64 = 0
     /// The device's delay at the last sleep before a drain; a delay that stops shrinking is drained.
     private var lastPending = Int.max
     private var lastWaitInterrupted = false
@@ -29,6 +35,7 @@ final class PlaybackThread: @unchecked Sendable {
     init() {
         slots = .allocate(capacity: OpenDevice.maxStreams)
         slots.initialize(repeating: nil, count: OpenDevice.maxStreams)
+        released = (0..<OpenDevice.maxStreams).map { _ in Semaphore() }
         let context = Unmanaged.passRetained(self).toOpaque()
         let status = pthread_create(&thread, nil, { context in
             let me = Unmanaged<PlaybackThread>.fromOpaque(context!).takeRetainedValue()
@@ -51,6 +58,12 @@ final class PlaybackThread: @unchecked Sendable {
         job.device.output.interrupt()
     }
 
+    /// Decode side, once `slot`'s job is done: returns when this thread has let go of it, so the
+    /// caller's reference is the last.
+    func waitUntilReleased(slot: Int) {
+        released[slot].wait()
+    }
+
     /// Ends the thread once it has no jobs; waits for it.
     func shutdown() {
         shuttingDown.store(true, ordering: .releasing)
@@ -60,6 +73,7 @@ final class PlaybackThread: @unchecked Sendable {
 
     private func run() {
         while true {
+            retire()
             let incoming = submitted.exchange(0, ordering: .acquiring)
             if incoming != 0 { adopt(incoming) }
             if owned == 0 {
@@ -68,7 +82,19 @@ final class PlaybackThread: @unchecked Sendable {
                 continue
             }
             // Every job shares the device: the decode side reopens only when none plays.
-            cycle(slots[owned.trailingZeroBitCount]!.device)
+            let device = slots[owned.trailingZeroBitCount]!.device
+            cycle(device)
+        }
+    }
+
+    /// Lets go of finished jobs. Called only where no job reference lives on this thread's stack,
+    /// so none of these releases is the last: the decode side holds each job until it is told.
+    private func retire() {
+        while retiring != 0 {
+            let slot = retiring.trailingZeroBitCount
+            retiring &= retiring - 1
+            slots[slot] = nil
+            released[slot].signal()
         }
     }
 
@@ -108,7 +134,7 @@ final class PlaybackThread: @unchecked Sendable {
     private func finish(_ slot: Int, _ job: PlaybackJob, heard: Int, failure: OutputFailure? = nil) {
         if let id = job.mixID { job.device.mixer.removeStream(id) }
         owned &= ~(1 << UInt64(slot))
-        slots[slot] = nil  // the decode side still holds the job, so it is not freed here
+        retiring |= 1 << UInt64(slot)  // the slot keeps its reference until `retire`
         job.finish(heard: heard, failure: failure)
     }
 
@@ -131,6 +157,7 @@ final class PlaybackThread: @unchecked Sendable {
                 forEachJob { slot, job in
                     if job.inputEnded && job.lastEnd <= played { finish(slot, job, heard: job.mixed) }
                 }
+                retire()  // before this cycle's write and wait: their plays end now, not a period later
             } else {
                 // Only tails are left: sleep while the device plays all but its last period,
                 // so a stop or a new stream still cuts in; a delay that does not shrink is drained.
