@@ -408,27 +408,34 @@ struct SessionPacedTests {
             try Sox.tone(big, frequency: 400, seconds: 28, decibels: -30, rate: 96000, channels: 2)
             let client = try session.runtime.client()
 
-            func alertLatency(_ path: String) async throws -> Double {
+            /// nil when the device had to be opened for the alert (the daemon's 100 ms grace ran
+            /// out on a slow turn): opening costs more than decoding and would hide the difference.
+            func alertLatency(_ path: String) async throws -> Double? {
                 let request = #"{"v":1,"op":"alert","alert":{"path":"\#(path)","gain":1}}"#
                 let sent = Date().timeIntervalSince1970
                 let reply = try await offPool { try client.call(request) }
                 let id = try #require(reply.ids?.first, "alert \(path) refused: \(reply)")
                 let started = try await session.waitForEvent("the alert's started event") { $0.event == "started" && $0.id == id }
+                let opened = session.allEvents().contains { $0.event == "device-opened" && $0.time >= sent && $0.time <= started.time }
                 try await session.runtime.control("cancel", id)
                 _ = try await session.waitForEvent("the alert's finished event") { $0.event == "finished" && $0.id == id }
-                return started.time - sent
+                return opened ? nil : started.time - sent
             }
             var fresh: [Double] = [], cached: [Double] = []
-            for round in 0..<5 {
-                let copy = session.directory + "/alert-\(round).wav"
+            var copies = 0
+            while fresh.count < 5 || cached.count < 5, copies < 15 {
+                let copy = session.directory + "/alert-\(copies).wav"
+                copies += 1
                 try FileManager.default.copyItem(atPath: big, toPath: copy)
-                fresh.append(try await alertLatency(copy))
-                cached.append(try await alertLatency(copy))
+                if let latency = try await alertLatency(copy) { fresh.append(latency) }
+                if let latency = try await alertLatency(copy) { cached.append(latency) }
             }
+            try #require(fresh.count >= 3 && cached.count >= 3,
+                         "the device was opened for most alerts: \(fresh.count) new and \(cached.count) repeated measured in \(copies) rounds")
             let (medianFresh, medianCached) = (Self.median(fresh), Self.median(cached))
             PacedAudio.report("paced alert-cache: new file \(fresh.map(PacedAnalysis.ms)) (median \(PacedAnalysis.ms(medianFresh))), "
                 + "repeated \(cached.map(PacedAnalysis.ms)) (median \(PacedAnalysis.ms(medianCached)))")
-            // Seen: new 27 ms, repeated 2 ms (medians). Without the cache both would read alike:
+            // Seen: new 27–50 ms, repeated 2–8 ms (medians). Without the cache both would read alike:
             // "faster" alone could pass by chance, so the repeat must take under 60% of a first
             // play's latency.
             #expect(medianCached < 0.6 * medianFresh,
