@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -159,4 +160,11 @@ int announce_cancel_on_signal(const char *path, const char *request, size_t leng
     sigaction(SIGTERM, &action, NULL);
     sigaction(SIGHUP, &action, NULL);
     return 0;
+}
+
+void announce_name_this_thread(const char *name) {
+    char cut[16];
+    strncpy(cut, name, sizeof cut - 1);
+    cut[sizeof cut - 1] = 0;
+    pthread_setname_np(pthread_self(), cut);
 }

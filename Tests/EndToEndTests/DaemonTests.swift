@@ -432,6 +432,27 @@ struct DaemonTests {
         }
     }
 
+    @Test("the daemon's threads are named for top -H: announce-out per device, announce-play per play")
+    func threadNames() async throws {
+        try await withDaemonRuntime { runtime in
+            let daemon = try await runtime.startDaemon(device: "null")
+            let listener = try runtime.client()
+            _ = try await offPool { try listener.call(#"{"v":1,"op":"events"}"#) }
+            let bed = try await runtime.announce(["play", "--no-wait", "--category", "ambient", "--loops", "-1",
+                                                  try Tones.clip(440, seconds: 0.05)])
+            #expect(bed.status == 0, "\(bed)")
+            let id = bed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            // Started: its decode thread and the device's thread run (each names itself first).
+            _ = try await offPool { try listener.events(until: { $0.event == "started" && $0.id == id }) }
+            let tasks = "/proc/\(daemon.pid)/task"
+            let names = Set(try FileManager.default.contentsOfDirectory(atPath: tasks).compactMap { task in
+                (try? String(contentsOfFile: "\(tasks)/\(task)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
+            })
+            try await runtime.control("cancel", id)
+            #expect(names.isSuperset(of: ["announce", "announce-out", "announce-play", "announce-house"]), "\(names.sorted())")
+        }
+    }
+
     @Test("an auto-started daemon finding daemon.log past 1 MiB moves it to daemon.log.1 and logs anew")
     func logRotation() async throws {
         try await withDaemonRuntime { runtime in

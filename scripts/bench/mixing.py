@@ -235,7 +235,7 @@ class Bench:
                 groups["control"] += d
             elif comm == "threaded-ml":
                 groups["libpulse"] += d
-            elif tid in polling:
+            elif comm == "announce-out" or tid in polling:
                 groups["playback"] += d
             else:
                 groups["other"] += d

@@ -1,4 +1,5 @@
 import Synchronization
+import CPosix
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -75,7 +76,7 @@ public final class Player: @unchecked Sendable {
     }, post: @escaping @Sendable (PlayerReport) -> Void) {
         self.openOutput = openOutput
         self.post = post
-        housekeeper = startThread { [self] in houseKeep() }
+        housekeeper = startThread(named: "announce-house") { [self] in houseKeep() }
     }
 
     /// Plays `item` from its resume point on `devices` (several for multi-route, all at once,
@@ -91,7 +92,7 @@ public final class Player: @unchecked Sendable {
         controls.withLock { $0[item.id] = plays.map(\.1) }
         for (index, (device, control)) in plays.enumerated() {
             running.add(1, ordering: .relaxed)
-            let thread = startThread { [self] in
+            let thread = startThread(named: "announce-play") { [self] in
                 play(item, device: device, control: control, alert: alert, route: index, group: group)
                 controls.withLock { controls in
                     if controls[item.id]?.contains(where: { $0 === control }) == true {
@@ -325,13 +326,17 @@ private extension String {
 }
 
 /// Starts a joinable POSIX thread running `body`.
-func startThread(_ body: @escaping @Sendable () -> Void) -> pthread_t {
+/// `name` (at most 15 bytes) is what `top -H` and /proc/PID/task/*/comm show.
+func startThread(named name: String, _ body: @escaping @Sendable () -> Void) -> pthread_t {
     final class Box: @unchecked Sendable {
         let body: @Sendable () -> Void
         init(_ body: @escaping @Sendable () -> Void) { self.body = body }
     }
     var thread = pthread_t()
-    let context = Unmanaged.passRetained(Box(body)).toOpaque()
+    let context = Unmanaged.passRetained(Box({
+        announce_name_this_thread(name)
+        body()
+    })).toOpaque()
     let status = pthread_create(&thread, nil, { context in
         Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
         return nil

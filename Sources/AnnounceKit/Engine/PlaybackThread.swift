@@ -1,4 +1,5 @@
 import Synchronization
+import CPosix
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -72,6 +73,7 @@ final class PlaybackThread: @unchecked Sendable {
     }
 
     private func run() {
+        announce_name_this_thread("announce-out")
         while true {
             retire()
             let incoming = submitted.exchange(0, ordering: .acquiring)
