@@ -91,6 +91,8 @@ final class PlaybackThread: @unchecked Sendable {
 
     /// Lets go of finished jobs. Called only where no job reference lives on this thread's stack,
     /// so none of these releases is the last: the decode side holds each job until it is told.
+    /// Every `finish` is followed by one of these before any wait that may last (a decode side
+    /// waiting on a job whose device stalls would otherwise wait with it).
     private func retire() {
         while retiring != 0 {
             let slot = retiring.trailingZeroBitCount
@@ -146,6 +148,7 @@ final class PlaybackThread: @unchecked Sendable {
         let output = device.output
         do {
             applyRequests(device)
+            retire()  // stops it finished are told now, not after this cycle's wait
             guard owned != 0 else { return }
             var live = 0
             var tails = 0
