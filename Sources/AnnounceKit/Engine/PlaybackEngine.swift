@@ -152,7 +152,7 @@ public final class PlaybackEngine: @unchecked Sendable {
                 while !job.isDone.load(ordering: .acquiring) {
                     job.waitUntilDone(seenTicks: job.progressTicks.load(ordering: .acquiring))
                 }
-                thread.waitUntilReleased(slot: slot)
+                withExtendedLifetime(job) { thread.waitUntilReleased(slot: slot) }
                 throw error
             }
             guard let produced = frames else { break }
@@ -173,7 +173,7 @@ public final class PlaybackEngine: @unchecked Sendable {
             job.waitUntilDone(seenTicks: reporter.seenTicks)
             reporter.report(job)
         }
-        thread.waitUntilReleased(slot: slot)  // then the last reference to the job is this side's
+        withExtendedLifetime(job) { thread.waitUntilReleased(slot: slot) }  // then the last reference is this side's
         reporter.report(job)
         failed = job.failure != nil
         return PlaybackReport(framesPlayed: sourceFrames(job.framesPlayed.load(ordering: .acquiring)),

@@ -75,9 +75,9 @@ final class PlaybackThread: @unchecked Sendable {
     private func run() {
         announce_name_this_thread("announce-out")
         while true {
-            retire()
             let incoming = submitted.exchange(0, ordering: .acquiring)
             if incoming != 0 { adopt(incoming) }
+            retire()  // also a job `adopt` could not mix, before the idle wait below
             if owned == 0 {
                 if shuttingDown.load(ordering: .acquiring) { return }
                 wake.wait { submitted.load(ordering: .acquiring) != 0 || shuttingDown.load(ordering: .acquiring) }
@@ -330,10 +330,16 @@ final class PlaybackThread: @unchecked Sendable {
         }
         device.written += block
         afterWrite(device)
-        // A stopped stream that has faded to silence is done.
+        // A stopped stream that has faded to silence is done (the delay asked once, before any finish).
+        var faded = false
+        forEachJob { _, job in
+            if job.fadingOut, let id = job.mixID, mixer.ramp(of: id)?.isSettled ?? true { faded = true }
+        }
+        guard faded else { return }
+        let pending = output.delay()
         forEachJob { slot, job in
             guard job.fadingOut, let id = job.mixID, mixer.ramp(of: id)?.isSettled ?? true else { return }
-            finish(slot, job, heard: job.heard(pending: output.delay()))
+            finish(slot, job, heard: job.heard(pending: pending))
         }
     }
 
