@@ -115,10 +115,12 @@ final class SocketClient: @unchecked Sendable {
     private var buffer: [UInt8] = []
     private let lock = NSLock()
 
-    /// Connects once; throws (with errno) when nobody answers.
+    /// Connects once; throws (with errno) when nobody answers. `fd` is set only once connected:
+    /// a throw after every property is set runs deinit, whose close would close the descriptor
+    /// twice, the second time someone else's (another test's file, opened meanwhile).
     init(path: String) throws {
         self.path = path
-        fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
         guard fd >= 0 else { throw HarnessError("socket: \(String(cString: strerror(errno)))") }
         var address = sockaddr_un()
         address.sun_family = sa_family_t(AF_UNIX)
@@ -141,6 +143,7 @@ final class SocketClient: @unchecked Sendable {
             close(fd)
             throw HarnessError("connect \(path): \(String(cString: strerror(code)))")
         }
+        self.fd = fd
     }
 
     deinit { close(fd) }
