@@ -159,6 +159,10 @@ import Testing
             try "quiet-hours = 00:00-24:00\n".write(toFile: config, atomically: true, encoding: .utf8)
             let quiet = try Self.play(clip.path, runtime: runtime, session: ambient).last?.outcome
             #expect(quiet?.kind == .silenced, "quiet hours all day: \(quiet.map { "\($0)" } ?? "none")")
+            // A file that cannot be used (here one over 1 MiB, put in place at once) keeps what was read before.
+            try String(repeating: "# padding\n", count: 110_000).write(toFile: config, atomically: true, encoding: .utf8)
+            let still = try Self.play(clip.path, runtime: runtime, session: ambient).last?.outcome
+            #expect(still?.kind == .silenced, "an unusable file must not drop the quiet hours: \(still.map { "\($0)" } ?? "none")")
             try "# no quiet hours\n".write(toFile: config, atomically: true, encoding: .utf8)
             #expect(try Self.play(clip.path, runtime: runtime, session: ambient).last?.outcome?.kind == .played, "quiet hours taken out")
         }

@@ -640,8 +640,9 @@ public final class Daemon {
         let stamp = FileStamp(path)
         guard stamp != configStamp else { return }
         configStamp = stamp
-        let (user, warnings) = UserConfiguration.load(path: path)
+        let (reread, warnings) = UserConfiguration.reload(path: path)
         for warning in warnings { logger.warning("\(warning)") }
+        guard let user = reread else { return }
         configuration.quietHours = user.quietHours
         configuration.duckLevel = user.duckLevel
         quiet.hours = user.quietHours

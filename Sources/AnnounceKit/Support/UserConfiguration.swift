@@ -48,21 +48,39 @@ public struct UserConfiguration: Equatable, Sendable {
     /// Reads and parses the file at `path`; a missing file gives the defaults and no warning.
     public static func load(path: String? = defaultPath()) -> (configuration: UserConfiguration, warnings: [String]) {
         guard let path else { return (UserConfiguration(), []) }
+        switch text(at: path) {
+        case .success(nil): return (UserConfiguration(), [])
+        case .success(let text?): return parse(text, name: path)
+        case .failure(let problem): return (UserConfiguration(), ["\(path): \(problem.reason); using the defaults"])
+        }
+    }
+
+    /// For a running daemon reading the file again: as `load`, except that a file that is there
+    /// but cannot be used (no permission, a directory, too large) gives no configuration, so
+    /// that what was read before stays in force.
+    public static func reload(path: String) -> (configuration: UserConfiguration?, warnings: [String]) {
+        switch text(at: path) {
+        case .success(nil): return (UserConfiguration(), [])
+        case .success(let text?): return parse(text, name: path)
+        case .failure(let problem): return (nil, ["\(path): \(problem.reason); keeping the settings read before"])
+        }
+    }
+
+    struct Unusable: Error { let reason: String }
+
+    /// The file's text; nil when there is no file.
+    static func text(at path: String) -> Result<String?, Unusable> {
         var info = stat()
         guard stat(path, &info) == 0 else {
-            if errno == ENOENT || errno == ENOTDIR { return (UserConfiguration(), []) }
-            return (UserConfiguration(), ["\(path): cannot read: \(systemErrorMessage(errno)); using the defaults"])
+            if errno == ENOENT || errno == ENOTDIR { return .success(nil) }
+            return .failure(Unusable(reason: "cannot read: \(systemErrorMessage(errno))"))
         }
-        guard info.st_mode & S_IFMT == S_IFREG else {
-            return (UserConfiguration(), ["\(path): not a regular file; using the defaults"])
-        }
-        guard info.st_size <= 1 << 20 else {
-            return (UserConfiguration(), ["\(path): larger than 1 MiB; using the defaults"])
-        }
+        guard info.st_mode & S_IFMT == S_IFREG else { return .failure(Unusable(reason: "not a regular file")) }
+        guard info.st_size <= 1 << 20 else { return .failure(Unusable(reason: "larger than 1 MiB")) }
         guard let bytes = readWholeFile(path, limit: 1 << 20) else {
-            return (UserConfiguration(), ["\(path): cannot read: \(systemErrorMessage(errno)); using the defaults"])
+            return .failure(Unusable(reason: "cannot read: \(systemErrorMessage(errno))"))
         }
-        return parse(String(decoding: bytes, as: UTF8.self), name: path)
+        return .success(String(decoding: bytes, as: UTF8.self))
     }
 
     /// Parses config text; `name` prefixes each warning (`name:LINE: reason`).
