@@ -103,6 +103,35 @@ launch_server() {
     echo $! > "$DIR/pulseaudio.pid"
 }
 
+# Both wait on the server just launched, and call the caller's `fail` on trouble.
+# await_server: until pactl answers (up to 5 s).
+await_server() {
+    for _ in $(seq 1 500); do
+        pactl info >/dev/null 2>&1 && return
+        alive "$DIR/pulseaudio.pid" || fail "pulseaudio exited at start; see $DIR/pulseaudio.log"
+        sleep 0.01
+    done
+    pactl info >/dev/null 2>&1 || fail "pulseaudio did not answer within 5 s"
+}
+
+# start_keepalive: the low-latency monitor reader kept for the session; once the sink runs at its
+# latency (up to 3 s), one suspend/resume drops what the idle sink rendered ahead.
+start_keepalive() {
+    local lat=
+    detach parec --raw --format=s16le --rate=$RATE --channels=2 --latency-msec=10 -d "$SINK.monitor" \
+        </dev/null >/dev/null 2>>"$DIR/keepalive.err"
+    echo $! > "$DIR/keepalive.pid"
+    for _ in $(seq 1 300); do
+        lat=$(pactl list sinks 2>/dev/null | sed -n 's/.*configured \([0-9]*\) usec.*/\1/p' | head -1)
+        [[ -n $lat && $lat -le 20000 ]] && break
+        alive "$DIR/keepalive.pid" || fail "the monitor reader exited; see $DIR/keepalive.err"
+        sleep 0.01
+    done
+    [[ -n $lat && $lat -le 20000 ]] || fail "the null sink did not go low-latency (configured ${lat:-?} usec)"
+    pactl suspend-sink "$SINK" 1
+    pactl suspend-sink "$SINK" 0
+}
+
 up() {
     for tool in pulseaudio pactl parec paplay sox; do
         command -v "$tool" >/dev/null || {
@@ -137,7 +166,7 @@ export PACED_RATE=$RATE
 EOF
     # shellcheck disable=SC1091
     source "$DIR/env"
-    local t0 t1 t2 t3 a b=0 lat
+    local t0 t1 t2 t3 a b=0
     t0=$(now_ms)
 
     launch_server "$DIR/native"
@@ -150,28 +179,10 @@ EOF
     fi
     fail() { echo "$0: $*" >&2; tail -5 "$DIR/pulseaudio.log" >&2 2>/dev/null; down >&2; exit 1; }
 
-    for _ in $(seq 1 500); do   # up to 5 s
-        pactl info >/dev/null 2>&1 && break
-        alive "$DIR/pulseaudio.pid" || fail "pulseaudio exited at start; see $DIR/pulseaudio.log"
-        sleep 0.01
-    done
-    pactl info >/dev/null 2>&1 || fail "pulseaudio did not answer within 5 s"
+    await_server
     t1=$(now_ms)
-
-    detach parec --raw --format=s16le --rate=$RATE --channels=2 --latency-msec=10 -d "$SINK.monitor" \
-        </dev/null >/dev/null 2>>"$DIR/keepalive.err"
-    echo $! > "$DIR/keepalive.pid"
-    for _ in $(seq 1 300); do   # up to 3 s for the sink to run at the reader's latency
-        lat=$(pactl list sinks 2>/dev/null | sed -n 's/.*configured \([0-9]*\) usec.*/\1/p' | head -1)
-        [[ -n $lat && $lat -le 20000 ]] && break
-        alive "$DIR/keepalive.pid" || fail "the monitor reader exited; see $DIR/keepalive.err"
-        sleep 0.01
-    done
-    [[ -n ${lat:-} && $lat -le 20000 ]] || fail "the null sink did not go low-latency (configured ${lat:-?} usec)"
+    start_keepalive
     t2=$(now_ms)
-    # Drop what the idle sink rendered ahead: its clock restarts now.
-    pactl suspend-sink "$SINK" 1
-    pactl suspend-sink "$SINK" 0
     sox -q -n -r $RATE -c 2 -b 16 "$DIR/probe.wav" trim 0 0.1
     for _ in $(seq 1 10); do
         a=$(now_ms); paplay --latency-msec=20 "$DIR/probe.wav"; b=$(( $(now_ms) - a ))
@@ -208,7 +219,7 @@ kill_server() {
 # the device (the daemon) therefore cannot play a sample before it is recorded, nor into a sink
 # that renders 2 s ahead.
 start_server() {
-    local record=${1:-} t0 t1 a b=0 lat
+    local record=${1:-} t0 t1 a b=0
     [[ -f $DIR/env ]] || { echo "$0: no paced audio in $DIR (run up first)" >&2; exit 1; }
     DIR=$(cd "$DIR" && pwd)
     if alive "$DIR/pulseaudio.pid"; then
@@ -223,24 +234,8 @@ start_server() {
     t0=$(now_ms)
     launch_server "$DIR/setup"
     fail() { echo "$0: $*" >&2; tail -5 "$DIR/pulseaudio.log" >&2 2>/dev/null; exit 1; }
-    for _ in $(seq 1 500); do
-        pactl info >/dev/null 2>&1 && break
-        alive "$DIR/pulseaudio.pid" || fail "pulseaudio exited at start; see $DIR/pulseaudio.log"
-        sleep 0.01
-    done
-    pactl info >/dev/null 2>&1 || fail "pulseaudio did not answer within 5 s"
-    detach parec --raw --format=s16le --rate=$RATE --channels=2 --latency-msec=10 -d "$SINK.monitor" \
-        </dev/null >/dev/null 2>>"$DIR/keepalive.err"
-    echo $! > "$DIR/keepalive.pid"
-    for _ in $(seq 1 300); do
-        lat=$(pactl list sinks 2>/dev/null | sed -n 's/.*configured \([0-9]*\) usec.*/\1/p' | head -1)
-        [[ -n $lat && $lat -le 20000 ]] && break
-        alive "$DIR/keepalive.pid" || fail "the monitor reader exited; see $DIR/keepalive.err"
-        sleep 0.01
-    done
-    [[ -n ${lat:-} && $lat -le 20000 ]] || fail "the null sink did not go low-latency (configured ${lat:-?} usec)"
-    pactl suspend-sink "$SINK" 1
-    pactl suspend-sink "$SINK" 0
+    await_server
+    start_keepalive
     if [[ -n $record ]]; then
         detach parec --raw --format=s16le --rate=$RATE --channels=2 --latency-msec=10 -d "$SINK.monitor" \
             </dev/null >"$record" 2>>"$DIR/recorder.err"
