@@ -292,10 +292,7 @@ def render(res):
                  f"{r['warm_client_exit']['p50']:.1f} | {r['warm_client_cpu']['p50']:.1f} | {floor} | "
                  f"{r['format'] or '?'} |")
     w.append("")
-    if res.get("skipped"):
-        w.append(f"Not measured: {res['skipped']}.")
-        w.append("")
-    return V, "\n".join(w)
+    return V, A.section_markdown(w, res)
 
 
 def main():

@@ -470,6 +470,13 @@ def rerender(argv, render):
     return True
 
 
+def section_markdown(lines, res):
+    """A section's markdown: `lines`, then why part of it was not measured, if so."""
+    if res.get("skipped"):
+        lines += [f"Not measured: {res['skipped']}.", ""]
+    return "\n".join(lines)
+
+
 def write_section(out, res, render, log, t0):
     """The end of a section's run: res["seconds"] since t0 (time.perf_counter()), OUT.json =
     {results, verdicts, markdown} as render(res) makes them, the verdicts printed."""

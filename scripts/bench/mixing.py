@@ -338,10 +338,7 @@ def render(res):
             w.append("Marginal cost per added stream: " + ", ".join(lines) + ". The rest is the device's fixed cost:")
             w.append("the playback and libpulse threads wake every period whatever the number of streams.")
             w.append("")
-    if res.get("skipped"):
-        w.append(f"Not measured: {res['skipped']}.")
-        w.append("")
-    return V, "\n".join(w)
+    return V, A.section_markdown(w, res)
 
 
 def main():
