@@ -117,8 +117,8 @@ public final class PlaybackEngine: @unchecked Sendable {
                                          output: OutputFormat(sampleFormat: .float32, sampleRate: format.sampleRate, channels: channels),
                                          maxFrames: device.blockFrames, gain: options.gain, pan: options.pan),
             mixChannels: channels,
-            progressStepFrames: progress == nil ? 0
-                : PlaybackControl.stepFrames(control?.progressInterval ?? Self.progressInterval, rate: format.sampleRate),
+            // The control's own interval, if any, is applied as it attaches the job.
+            progressStepFrames: progress == nil ? 0 : PlaybackControl.stepFrames(Self.progressInterval, rate: format.sampleRate),
             gain: 1, fadeInFrames: options.fadeIn.map { Int($0.frames(atRate: format.sampleRate)) } ?? 0)
         control?.attach(job)
         defer { control?.detach() }
@@ -348,11 +348,7 @@ public final class PlaybackControl: Sendable {
         let stopped = state.withLock { state in
             state.job = job
             job.setGain(state.gain, rampFrames: 0)  // before the job is submitted: its starting gain
-            // Also when the interval changed after the job was made and before this.
-            if job.progressStepFrames.load(ordering: .relaxed) > 0 {
-                job.progressStepFrames.store(Self.stepFrames(state.progressInterval ?? PlaybackEngine.progressInterval,
-                                                             rate: job.device.output.format.sampleRate), ordering: .relaxed)
-            }
+            Self.setProgressInterval(state.progressInterval, in: &state)
             return state.stopped
         }
         if stopped { job.requestStop() }

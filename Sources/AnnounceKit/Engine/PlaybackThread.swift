@@ -331,15 +331,12 @@ final class PlaybackThread: @unchecked Sendable {
         device.written += block
         afterWrite(device)
         // A stopped stream that has faded to silence is done (the delay asked once, before any finish).
-        var faded = false
-        forEachJob { _, job in
-            if job.fadingOut, let id = job.mixID, mixer.ramp(of: id)?.isSettled ?? true { faded = true }
-        }
-        guard faded else { return }
-        let pending = output.delay()
+        var pending: Int?
         forEachJob { slot, job in
             guard job.fadingOut, let id = job.mixID, mixer.ramp(of: id)?.isSettled ?? true else { return }
-            finish(slot, job, heard: job.heard(pending: pending))
+            let delay = pending ?? output.delay()
+            pending = delay
+            finish(slot, job, heard: job.heard(pending: delay))
         }
     }
 
