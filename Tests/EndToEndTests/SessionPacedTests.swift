@@ -188,12 +188,18 @@ struct SessionPacedTests {
             func hopIndex(window50 index: Int) -> Int { index * size / hop }
             let downRange = hopIndex(window50: voiceFirst - 2)..<hopIndex(window50: voiceFirst + 4)
             let upRange = hopIndex(window50: voiceLast)..<hopIndex(window50: voiceLast + 13)
+            // The voice's abrupt end leaks into the bed's 25 ms filter (up to ~0.01 per hop, seen
+            // when the load shifts it against the window grid). The restore cannot begin there (it
+            // waits for the voice's last frame to be heard, then the device's buffer), so those
+            // hops are left out; a restore that stepped there would still read a 10–90% far from
+            // the raised cosine's.
+            let voiceEndLeak = (hopIndex(window50: voiceLast) - Self.window / hop)..<hopIndex(window50: voiceLast + 1)
             let steadyRange = hopIndex(window50: bedFirst + 1)..<hopIndex(window50: bedLast - 1)
-            var largestDown = 0.0, largestUp = 0.0, largestSteady = 0.0, steadyAt = 0
-            for index in steadyRange where index + 1 < envelope.count {
+            var largestDown = 0.0, largestUp = 0.0, largestSteady = 0.0, steadyAt = 0, upAt = 0
+            for index in steadyRange where index + 1 < envelope.count && !voiceEndLeak.contains(index) {
                 let step = abs(envelope[index + 1] - envelope[index])
                 if downRange.contains(index) { largestDown = max(largestDown, step) }
-                else if upRange.contains(index) { largestUp = max(largestUp, step) }
+                else if upRange.contains(index) { if step > largestUp { (largestUp, upAt) = (step, index) } }
                 else if step > largestSteady { (largestSteady, steadyAt) = (step, index) }
             }
             // 10–90% times of the two transitions in the envelope, and of the model.
@@ -225,7 +231,7 @@ struct SessionPacedTests {
                 + "\(String(format: "%.2f", levelDuring)) during (\(String(format: "%+.2f", duck)) dB), "
                 + "\(String(format: "%.2f", levelAfter)) after (\(String(format: "%+.2f", restored)) dB); "
                 + "envelope steps per 5 ms: down \(String(format: "%.4f", largestDown)) (bound \(String(format: "%.4f", downBound))), "
-                + "up \(String(format: "%.4f", largestUp)) (bound \(String(format: "%.4f", upBound))), "
+                + "up \(String(format: "%.4f", largestUp)) at \(PacedAnalysis.ms(Double(upAt * hop) / Self.rate)) (bound \(String(format: "%.4f", upBound))), "
                 + "steady \(String(format: "%.4f", largestSteady)) at \(PacedAnalysis.ms(Double(steadyAt * hop) / Self.rate)); 10–90%: down \(down.map(PacedAnalysis.ms) ?? "-") "
                 + "(model \(PacedAnalysis.ms(modelDown))), up \(up.map(PacedAnalysis.ms) ?? "-") (model \(PacedAnalysis.ms(modelUp))); "
                 + "largest sample step \(String(format: "%.4f", largestSampleStep)) at \(PacedAnalysis.ms(Double(stepAt) / Self.rate)) "
