@@ -44,6 +44,11 @@ struct AnnounceCommand: ParsableCommand {
     /// ArgumentParser's own main, except that usage errors are one line
     /// (`announce: <message>`) like every other error, still exiting 64.
     static func main() {
+        let arguments = Array(CommandLine.arguments.dropFirst())
+        if let problem = UsageErrors.check(arguments) {
+            printError(problem)
+            Glibc.exit(ExitCode.validationFailure.rawValue)
+        }
         do {
             var command = try parseAsRoot()
             try command.run()
@@ -54,7 +59,7 @@ struct AnnounceCommand: ParsableCommand {
         } catch {
             let status = exitCode(for: error)
             guard status == .validationFailure else { Self.exit(withError: error) }  // help, version
-            printError("\(message(for: error)) (see 'announce --help')")
+            printError(UsageErrors.line(for: message(for: error), arguments: arguments))
             Self.exit(withError: status)
         }
     }

@@ -5,20 +5,29 @@ struct Cancel: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cancel",
         abstract: "Cancel items by id, or every item with a tag.",
-        discussion: "Exits 0 when everything named was cancelled; 75 when some id was unknown or already final (or no daemon runs). --tag exits 0 even when no item has the tag.")
+        discussion: """
+            An id may be shortened to any prefix that only one queued, scheduled, playing or \
+            mixing item's id begins with (as git takes commit ids). Exits 0 when everything named \
+            was cancelled; 75 when some id was unknown or already final (or no daemon runs); 64 \
+            when a prefix fits several items (they are named). --tag exits 0 even when no item \
+            has the tag.
+            """)
 
-    @Argument(help: "Item ids, as `play --no-wait` prints them.")
+    @Argument(help: "Item ids as `play --no-wait` prints them, or unique prefixes of them.")
     var ids: [String] = []
 
     @Option(help: "Cancel every queued, scheduled or playing item with this tag.")
     var tag: String?
 
+    @OptionGroup var verbosity: QuietFlag
+
     func validate() throws {
         if ids.isEmpty == (tag == nil) { throw ValidationError("Give item ids or --tag, not both and not neither.") }
+        if ids.contains("") { throw ValidationError("an item id cannot be empty") }
     }
 
     func run() throws {
-        _ = CLILogHandler.bootstrap(quiet: false)
+        _ = CLILogHandler.bootstrap(quiet: verbosity.quiet)
         do {
             guard let client = try DaemonClient.connect(autoStart: false) else {
                 if !ids.isEmpty {
@@ -27,13 +36,27 @@ struct Cancel: ParsableCommand {
                 }
                 return
             }
-            let reply = try client.call(Request(.cancel, ids: ids.isEmpty ? nil : ids, tag: tag))
+            let reply = try client.call(Request(.cancel, ids: ids.isEmpty ? nil : try resolved(on: client), tag: tag))
             if let unknown = reply.unknown, !unknown.isEmpty {
-                printError("not queued (unknown or already final): \(unknown.joined(separator: ", "))")
+                if !verbosity.quiet { printError("not queued (unknown or already final): \(unknown.joined(separator: ", "))") }
                 throw ExitCode(75)
             }
         } catch let error as AnnounceError {
             throw reportedExit(error)
+        }
+    }
+
+    /// The ids with every unique prefix made whole (ItemIDPrefix); an ambiguous one is a usage error.
+    private func resolved(on client: DaemonClient) throws -> [String] {
+        guard ids.contains(where: { $0.utf8.count < 12 }) else { return ids }  // whole ids need no look-up
+        guard let status = try client.call(Request(.status)).status else { throw AnnounceError.internal("status reply without status") }
+        let live = ([status.playing].compactMap { $0 } + (status.mixing ?? []) + status.queued + status.scheduled).map(\.id)
+        return try ids.map { given in
+            switch ItemIDPrefix.resolve(given, among: live) {
+            case .id(let id): return id
+            case .ambiguous(let candidates):
+                throw AnnounceError.usage("\(given): ambiguous id prefix of \(candidates.joined(separator: ", "))")
+            }
         }
     }
 }

@@ -27,14 +27,18 @@ struct DaemonCommand: ParsableCommand {
     @Option(name: .shortAndLong, help: "ALSA PCM for items without --device (default: the config file's `device`, else `default`).")
     var device: String?
 
-    @Option(help: ArgumentHelp("Exit after this long with nothing queued and no client connected.", valueName: "duration"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("Exit after this long with nothing queued and no client connected.", valueName: "duration"), transform: TimeSpan.argument)
     var idleExit: TimeSpan?
+
+    @Flag(name: [.customLong("quiet"), .customShort("q")], help: "Log errors only (ANNOUNCE_LOG overrides).")
+    var quiet = false
 
     @Option(help: .hidden)
     var readyFd: Int32?
 
     func run() throws {
-        LoggingSystem.bootstrap { _ in DaemonLogHandler() }
+        let quiet = quiet
+        LoggingSystem.bootstrap { _ in DaemonLogHandler(quiet: quiet) }
         let logger = Logger(label: "announce-daemon")
         ALSALogBridge.install(logger)
         do {
@@ -60,8 +64,12 @@ struct DaemonCommand: ParsableCommand {
 
 /// Timestamped lines on stderr (the log file when auto-started).
 struct DaemonLogHandler: LogHandler {
-    var logLevel: Logger.Level = getenv("ANNOUNCE_LOG").flatMap { Logger.Level(rawValue: String(cString: $0)) } ?? .info
+    var logLevel: Logger.Level
     var metadata: Logger.Metadata = [:]
+
+    init(quiet: Bool) {
+        logLevel = getenv("ANNOUNCE_LOG").flatMap { Logger.Level(rawValue: String(cString: $0)) } ?? (quiet ? .error : .info)
+    }
 
     subscript(metadataKey key: String) -> Logger.Metadata.Value? {
         get { metadata[key] }

@@ -5,33 +5,39 @@ import FoundationEssentials
 struct Devices: ParsableCommand {
     static let configuration = CommandConfiguration(commandName: "devices", abstract: "List ALSA playback devices.")
 
-    @Flag(help: "A JSON array of {name, description, holders}; holders lists the processes holding a hardware device {card, device, subdevice, cardID, pid, command}.")
+    @Flag(help: "One JSON object {v, devices}: each device {name, description, holders}; holders lists the processes holding a hardware device {card, device, subdevice, cardID, pid, command} (docs/json.md).")
     var json = false
 
+    @OptionGroup var verbosity: QuietFlag
+
     func run() throws {
-        _ = CLILogHandler.bootstrap(quiet: false)
+        _ = CLILogHandler.bootstrap(quiet: verbosity.quiet)
         do {
             let devices = try DeviceCatalog.playbackDevices()
             let busy = DeviceHolders.find()
             let holders = devices.map { DeviceHolders.exactHolders(ofDevice: $0.name, among: busy) }
             if json {
-                let encoder = JSONEncoder()
-                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
                 let listed = zip(devices, holders).map { ListedDevice(name: $0.name, description: $0.description, holders: $1) }
-                print(String(decoding: try encoder.encode(listed), as: UTF8.self))
+                let list = Versioned(DeviceList(devices: listed))
+                output(jsonLine(list))
             } else {
                 let width = devices.map(\.name.count).max() ?? 0
                 for (device, holders) in zip(devices, holders) {
-                    print(device.name + String(repeating: " ", count: width - device.name.count + 2) + device.description)
+                    output(device.name + String(repeating: " ", count: width - device.name.count + 2) + device.description)
                     if !holders.isEmpty {
-                        print(String(repeating: " ", count: width + 2) + "busy, " + DeviceHolders.describe(holders))
+                        output(String(repeating: " ", count: width + 2) + "busy, " + DeviceHolders.describe(holders))
                     }
                 }
             }
-        } catch let error as AnnounceError {
+        } catch {  // typed: AnnounceError
             throw reportedExit(error)
         }
     }
+}
+
+/// `announce devices --json`: one object, so that it carries `v` as every output does.
+private struct DeviceList: Encodable {
+    var devices: [ListedDevice]
 }
 
 /// A device as `announce devices --json` prints it: the catalog's keys plus who holds it.

@@ -20,15 +20,17 @@ struct Events: ParsableCommand {
     @Flag(help: "One JSON object per line, as in docs/protocol.md.")
     var json = false
 
+    @OptionGroup var verbosity: QuietFlag
+
     func run() throws {
-        _ = CLILogHandler.bootstrap(quiet: false)
+        _ = CLILogHandler.bootstrap(quiet: verbosity.quiet)
         do {
             guard let client = try DaemonClient.connect(autoStart: true) else { return }
             _ = try client.call(Request(.events))
             while let message = try client.next() {
                 guard case .event(let event) = message else { continue }
                 // Unbuffered: a pipe reader sees each event as it happens.
-                writeToStdout((json ? jsonLine(event) : describe(event)) + "\n")
+                if !verbosity.quiet { writeToStdout((json ? jsonLine(event) : describe(event)) + "\n") }
             }
             throw AnnounceError.unavailable("the daemon went away")
         } catch let error as AnnounceError {

@@ -13,6 +13,8 @@ struct Info: ParsableCommand {
     @Flag(help: "One JSON object per file, one per line.")
     var json = false
 
+    @OptionGroup var verbosity: QuietFlag
+
     struct Description: Codable {
         var path: String
         var container: String
@@ -24,6 +26,7 @@ struct Info: ParsableCommand {
     }
 
     func run() throws {
+        _ = CLILogHandler.bootstrap(quiet: verbosity.quiet)
         var failure: ExitCode?
         for path in files {
             do {
@@ -33,18 +36,12 @@ struct Info: ParsableCommand {
                 let description = Description(path: path, container: info.container, codec: info.codec,
                                               sampleRate: info.sampleRate, channels: info.channels,
                                               frames: info.frames, duration: info.durationSeconds)
-                print(json ? try jsonLine(description) : text(description))
-            } catch let error as AnnounceError {
+                output(json ? jsonLine(Versioned(description)) : text(description))
+            } catch {  // typed: AnnounceError
                 failure = failure ?? reportedExit(error)
             }
         }
         if let failure { throw failure }
-    }
-
-    private func jsonLine(_ description: Description) throws -> String {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        return String(decoding: try encoder.encode(description), as: UTF8.self)
     }
 
     private func text(_ d: Description) -> String {

@@ -12,7 +12,8 @@ import Glibc
 
 /// `--volume` or `--gain`, for `play` and `alert`.
 struct VolumeFlags: ParsableArguments {
-    @Option(name: .customLong("volume"), help: "Linear volume, 0 to 1 (not with --gain).")
+    // .unconditional: "--volume -1" must be out of range, not a missing value.
+    @Option(name: .customLong("volume"), parsing: .unconditional, help: "Linear volume, 0 to 1 (not with --gain).")
     var volume: Double?
 
     // .unconditional: "--gain -6" must read -6 as the value, not as an option.
@@ -21,8 +22,8 @@ struct VolumeFlags: ParsableArguments {
 
     func validate() throws {
         if volume != nil && gain != nil { throw ValidationError("Give --volume or --gain, not both.") }
-        if let volume, !(0...1).contains(volume) { throw ValidationError("--volume must be between 0 and 1, not \(volume).") }
-        if let gain, !gain.isFinite || gain > 24 { throw ValidationError("--gain must be at most 24 dB, not \(gain).") }
+        if let volume, !(0...1).contains(volume) { throw ValidationError("--volume \(numberText(volume)): out of range 0…1") }
+        if let gain, !gain.isFinite || gain > 24 { throw ValidationError("--gain \(numberText(gain)): out of range; at most 24 dB") }
     }
 
     /// The linear gain the daemon applies.
@@ -38,13 +39,13 @@ struct PlaybackFlags: ParsableArguments {
     @Option(name: .customLong("loops"), parsing: .unconditional, help: "Extra passes after the first (at most 1000000); -1 repeats until stopped.")
     var loops: Int = 0
 
-    @Option(name: .customLong("start"), help: ArgumentHelp("Where the first pass starts: 1.5s, 500ms, 2m, 1h (before the end of the file).", valueName: "time"))
+    @Option(name: .customLong("start"), parsing: .unconditional, help: ArgumentHelp("Where the first pass starts: 1.5s, 500ms, 1m30s, 0:24.9 (before the end of the file).", valueName: "time"), transform: TimeSpan.argument)
     var start: TimeSpan?
 
     func validate() throws {
-        if !(-1...1).contains(pan) { throw ValidationError("--pan must be between -1 and 1, not \(pan).") }
+        if !(-1...1).contains(pan) { throw ValidationError("--pan \(numberText(pan)): out of range -1…1") }
         if loops < -1 || loops > QueueItem.maxLoops {
-            throw ValidationError("--loops must be -1 (forever) to \(QueueItem.maxLoops), not \(loops).")
+            throw ValidationError("--loops \(loops): out of range -1 (forever) to \(QueueItem.maxLoops)")
         }
     }
 
@@ -140,7 +141,7 @@ struct QueueFlags: ParsableArguments {
     @Option(name: .customLong("on-interrupt"), help: "When preempted: resume (where it was heard to, with a short fade-in), restart or drop.")
     var onInterrupt: InterruptAction = .resume
 
-    @Option(name: .customLong("drop-after"), help: ArgumentHelp("A preempted item that had this fraction (0 to 1) heard is dropped.", valueName: "fraction"))
+    @Option(name: .customLong("drop-after"), parsing: .unconditional, help: ArgumentHelp("A preempted item that had this fraction (0 to 1) heard is dropped.", valueName: "fraction"))
     var dropAfter: Double = 0.8
 
     @Option(name: .customLong("tag"), help: "A label for cancel --tag and --replace.")
@@ -149,17 +150,17 @@ struct QueueFlags: ParsableArguments {
     @Flag(name: .customLong("replace"), help: "Queued, scheduled and playing items with the same --tag end as replaced: the newest message wins.")
     var replace = false
 
-    @Option(name: .customLong("expire"), help: ArgumentHelp("Give up (expired, 75) if not started within this time (10s, 5m), counted from --at/--delay when given.", valueName: "duration"))
+    @Option(name: .customLong("expire"), parsing: .unconditional, help: ArgumentHelp("Give up (expired, 75) if not started within this time (10s, 5m, 1m30s, 1:30), counted from --at/--delay when given.", valueName: "duration"), transform: TimeSpan.argument)
     var expire: TimeSpan?
 
-    @Option(name: .customLong("delay"), help: ArgumentHelp("Play no sooner than this long from now (not with --at).", valueName: "duration"))
+    @Option(name: .customLong("delay"), parsing: .unconditional, help: ArgumentHelp("Play no sooner than this long from now (not with --at).", valueName: "duration"), transform: TimeSpan.argument)
     var delay: TimeSpan?
 
-    @Option(name: .customLong("at"), help: ArgumentHelp("Play at this local time (the next one to come).", valueName: "HH:MM[:SS]"))
+    @Option(name: .customLong("at"), help: ArgumentHelp("Play at this local time (the next one to come).", valueName: "HH:MM[:SS]"), transform: TimeOfDay.argument)
     var at: TimeOfDay?
 
     func validate() throws {
-        if !(0...1).contains(dropAfter) { throw ValidationError("--drop-after must be between 0 and 1, not \(dropAfter).") }
+        if !(0...1).contains(dropAfter) { throw ValidationError("--drop-after \(numberText(dropAfter)): out of range 0…1") }
         if replace && tag == nil { throw ValidationError("--replace needs a --tag.") }
         if delay != nil && at != nil { throw ValidationError("Give --delay or --at, not both.") }
     }
@@ -262,7 +263,7 @@ struct Play: ParsableCommand {
             let display = !noWait && !json && !quiet && isatty(STDERR_FILENO) == 1 ? ProgressLine() : nil
             let ids = try client.call(Request(.play, items: requests, wait: !noWait, progress: display != nil)).ids ?? []
             if noWait {
-                print(json ? jsonLine(["ids": ids]) : ids.joined(separator: "\n"))
+                output(json ? jsonLine(Versioned(["ids": ids])) : ids.joined(separator: "\n"))
                 return
             }
             client.cancelOnInterrupt(ids: ids)

@@ -10,41 +10,45 @@ struct QueueCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "queue", abstract: "What is playing, queued and scheduled.")
 
-    @Flag(help: #"The daemon's state as one JSON object ({"running":false} when no daemon runs)."#)
+    @Flag(help: #"The daemon's state as one JSON object with "running" (docs/json.md)."#)
     var json = false
 
-    func run() throws { try showStatus(json: json, listItems: true) }
+    @OptionGroup var verbosity: QuietFlag
+
+    func run() throws { try showStatus(json: json, listItems: true, quiet: verbosity.quiet) }
 }
 
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status", abstract: "The daemon's device, what plays, and how many items wait.")
 
-    @Flag(help: #"The daemon's state as one JSON object ({"running":false} when no daemon runs)."#)
+    @Flag(help: #"The daemon's state as one JSON object with "running" (docs/json.md)."#)
     var json = false
 
-    func run() throws { try showStatus(json: json, listItems: false) }
+    @OptionGroup var verbosity: QuietFlag
+
+    func run() throws { try showStatus(json: json, listItems: false, quiet: verbosity.quiet) }
 }
 
-private func showStatus(json: Bool, listItems: Bool) throws {
-    _ = CLILogHandler.bootstrap(quiet: false)
+private func showStatus(json: Bool, listItems: Bool, quiet: Bool) throws {
+    _ = CLILogHandler.bootstrap(quiet: quiet)
     do {
         guard let client = try DaemonClient.connect(autoStart: false) else {
-            print(json ? #"{"running":false}"# : "no daemon running; nothing is queued")
+            output(json ? jsonLine(Versioned([String: String](), running: false)) : "no daemon running; nothing is queued")
             return
         }
         guard let status = try client.call(Request(.status)).status else { throw AnnounceError.internal("status reply without status") }
-        if json { return print(jsonLine(status)) }
-        print("daemon pid \(status.pid), device '\(status.device)' (\(status.deviceOpen ? "open" : "closed"))\(status.paused ? ", paused" : "")\(status.quiet ? ", quiet" : "")")
-        if let playing = status.playing { print(line(playing)) } else { print("nothing playing") }
-        if let holds = status.holds { print("the queue waits: \(holds.joined(separator: "; "))") }
+        if json { return output(jsonLine(Versioned(status, running: true))) }
+        output("daemon pid \(status.pid), device '\(status.device)' (\(status.deviceOpen ? "open" : "closed"))\(status.paused ? ", paused" : "")\(status.quiet ? ", quiet" : "")")
+        if let playing = status.playing { output(line(playing)) } else { output("nothing playing") }
+        if let holds = status.holds { output("the queue waits: \(holds.joined(separator: "; "))") }
         let mixing = status.mixing ?? []
         if listItems {
-            for item in mixing { print(line(item, mixing: true)) }
-            for item in status.queued + status.scheduled { print(line(item)) }
+            for item in mixing { output(line(item, mixing: true)) }
+            for item in status.queued + status.scheduled { output(line(item)) }
         } else {
             let mixed = mixing.isEmpty ? "" : ", \(mixing.count) mixing"
-            print("\(status.queued.count) queued, \(status.scheduled.count) scheduled\(mixed)")
+            output("\(status.queued.count) queued, \(status.scheduled.count) scheduled\(mixed)")
         }
     } catch let error as AnnounceError {
         throw reportedExit(error)

@@ -35,6 +35,8 @@ struct Quiet: ParsableCommand {
     @Flag(help: "Print the state as one JSON object.")
     var json = false
 
+    @OptionGroup var verbosity: QuietFlag
+
     func validate() throws {
         guard let state else {
             if clockTime != nil { throw ValidationError("Give a state (on, off, until) before a time.") }
@@ -45,19 +47,19 @@ struct Quiet: ParsableCommand {
         }
         if position == .until {
             guard let time = clockTime else { throw ValidationError("quiet until needs a time, e.g. 'announce quiet until 07:30'.") }
-            guard TimeOfDay(argument: time) != nil else { throw ValidationError("'\(time)' is not a time of day (HH:MM[:SS]).") }
+            do { _ = try TimeOfDay(validating: time) } catch { throw ValidationError("until \(time): \(error)") }
         } else if clockTime != nil {
             throw ValidationError("quiet \(position.rawValue) takes no time.")
         }
     }
 
     func run() throws {
-        let logger = CLILogHandler.bootstrap(quiet: false)
+        let logger = CLILogHandler.bootstrap(quiet: verbosity.quiet)
         do {
             if let state, let position = QuietSwitch(rawValue: state.lowercased()) {
                 // The switch must hold for the next play, so a daemon is started if none runs.
                 guard let client = try DaemonClient.connect(autoStart: true) else { return }
-                let until = position == .until ? clockTime.flatMap(TimeOfDay.init(argument:))?.nextOccurrence() : nil
+                let until = position == .until ? clockTime.flatMap(TimeOfDay.init(parsing:))?.nextOccurrence() : nil
                 _ = try client.call(Request(.quiet, state: position, until: until))
                 guard let status = try client.call(Request(.status)).status else {
                     throw AnnounceError.internal("status reply without status")
@@ -84,11 +86,11 @@ struct Quiet: ParsableCommand {
 
     /// `quiet: on (announce quiet until 07:30)` and the quiet hours, or one JSON object.
     private func show(_ state: QuietState) {
-        if json { return print(jsonLine(state)) }
+        if json { return output(jsonLine(Versioned(state))) }
         var reason = state.reason
         if state.setting == .until, let until = state.until { reason = "announce quiet until \(localTimeText(until))" }
-        print("quiet: \(state.quiet ? "on" : "off") (\(reason))")
-        if !state.hours.isEmpty { print("quiet hours: \(state.hours.joined(separator: ", "))") }
+        output("quiet: \(state.quiet ? "on" : "off") (\(reason))")
+        if !state.hours.isEmpty { output("quiet hours: \(state.hours.joined(separator: ", "))") }
     }
 }
 

@@ -6,6 +6,20 @@ import Logging
 import Glibc
 #endif
 
+/// `-q, --quiet` on every subcommand: errors only. Set once, by `CLILogHandler.bootstrap`.
+nonisolated(unsafe) private var errorsOnly = false
+
+/// A command's normal output on stdout (a line is added), left out with `-q`.
+func output(_ text: String) {
+    if !errorsOnly { print(text) }
+}
+
+/// `-q, --quiet` for every subcommand.
+struct QuietFlag: ParsableArguments {
+    @Flag(name: [.customLong("quiet"), .customShort("q")], help: "Errors only: no output, no warnings, no reason line for exit 75.")
+    var quiet = false
+}
+
 /// One line on stderr, the way every error and warning is shown.
 func printError(_ message: String) {
     writeToStderr("announce: \(message)\n")
@@ -27,8 +41,14 @@ func reportedExit(_ error: AnnounceError) -> ExitCode {
     return ExitCode(error.exitCode)
 }
 
-extension TimeSpan: ExpressibleByArgument {
-    public init?(argument: String) { self.init(parsing: argument) }
+extension TimeSpan {
+    /// For `@Option(transform:)`: a bad duration is reported with why (`--delay 1x: unknown unit 'x'; …`).
+    static func argument(_ text: String) throws -> TimeSpan { try TimeSpan(validating: text) }
+}
+
+/// `-1`, `0.5`: a number as the user would have written it, for messages.
+func numberText(_ value: Double) -> String {
+    value == value.rounded() && abs(value) < 1e15 ? String(Int64(value)) : String(value)
 }
 
 /// Warnings as `announce: warning: …` lines; debug output with ANNOUNCE_LOG=debug.
@@ -46,6 +66,7 @@ struct CLILogHandler: LogHandler {
     }
 
     static func bootstrap(quiet: Bool) -> Logger {
+        errorsOnly = quiet
         let level: Logger.Level = getenv("ANNOUNCE_LOG").flatMap { Logger.Level(rawValue: String(cString: $0)) }
             ?? (quiet ? .error : .warning)
         LoggingSystem.bootstrap { _ in CLILogHandler(logLevel: level) }
@@ -81,8 +102,9 @@ extension IfBusy: ExpressibleByArgument {
     public static var allValueDescriptions: [String: String] { [:] }
 }
 
-extension TimeOfDay: ExpressibleByArgument {
-    public init?(argument: String) { self.init(parsing: argument) }
+extension TimeOfDay {
+    /// For `@Option(transform:)`: `--at 25:00` says why it is not a time.
+    static func argument(_ text: String) throws -> TimeOfDay { try TimeOfDay(validating: text) }
 
     /// Seconds since the epoch of the next time the clock shows this (today or tomorrow).
     func nextOccurrence(after now: time_t = time(nil)) -> Double {
@@ -117,6 +139,30 @@ func jsonLine<Value: Encodable>(_ value: Value) -> String {
     let encoder = JSONEncoder()
     encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
     return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+}
+
+/// The `v` in every JSON object announce prints (docs/json.md). It goes up only when a field is
+/// removed or changes meaning; new fields keep it.
+let jsonSchemaVersion = 1
+
+/// `value`'s fields, plus `v` (and for status, `running`): one object, not a wrapper.
+struct Versioned<Value: Encodable>: Encodable {
+    var value: Value
+    var running: Bool?
+
+    init(_ value: Value, running: Bool? = nil) {
+        self.value = value
+        self.running = running
+    }
+
+    private enum Keys: String, CodingKey { case v, running }
+
+    func encode(to encoder: Encoder) throws {
+        try value.encode(to: encoder)
+        var container = encoder.container(keyedBy: Keys.self)
+        try container.encode(jsonSchemaVersion, forKey: .v)
+        try container.encodeIfPresent(running, forKey: .running)
+    }
 }
 
 /// `HH:MM` (or `HH:MM:SS`) local time, with the date in front when it is not today.

@@ -240,15 +240,23 @@ public struct TimeOfDay: Equatable, Sendable {
     public var second: Int
 
     public init?(parsing text: String) {
+        guard let time = try? TimeOfDay(validating: text) else { return nil }
+        self = time
+    }
+
+    /// `HH:MM` or `HH:MM:SS` on a 24-hour clock, or why `text` is not one.
+    public init(validating text: String) throws(TimeTextError) {
         let fields = text.split(separator: ":", omittingEmptySubsequences: false)
         // ASCII digits only: Int(_:) alone would take "+7".
         guard (2...3).contains(fields.count), (1...2).contains(fields[0].utf8.count),
               fields.dropFirst().allSatisfy({ $0.utf8.count == 2 }),
               fields.allSatisfy({ $0.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } })
-        else { return nil }
+        else { throw TimeTextError("not a time of day; give HH:MM or HH:MM:SS on a 24-hour clock, like 07:30") }
         let numbers = fields.compactMap { Int($0) }
         let second = numbers.count == 3 ? numbers[2] : 0
-        guard (0...23).contains(numbers[0]), (0...59).contains(numbers[1]), (0...59).contains(second) else { return nil }
+        guard numbers[0] <= 23 else { throw TimeTextError("hour \(numbers[0]) is past 23 (a 24-hour clock runs 00:00 to 23:59)") }
+        guard numbers[1] <= 59 else { throw TimeTextError("minute \(numbers[1]) is past 59") }
+        guard second <= 59 else { throw TimeTextError("second \(second) is past 59") }
         hour = numbers[0]
         minute = numbers[1]
         self.second = second
