@@ -1,23 +1,37 @@
 # announce — build, test, run, bench, install. Every target installs what it needs.
 SHELL := /bin/bash
 PREFIX ?= /usr/local
+BINDIR ?= $(PREFIX)/bin
+DATADIR ?= $(PREFIX)/share
+MANDIR ?= $(DATADIR)/man
+DOCDIR ?= $(DATADIR)/doc/announce
+SOUNDDIR ?= $(DATADIR)/announce/sounds
+BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
+ZSHCOMPDIR ?= $(DATADIR)/zsh/site-functions
+FISHCOMPDIR ?= $(DATADIR)/fish/vendor_completions.d
+SYSTEMDUSERUNITDIR ?= $(PREFIX)/lib/systemd/user
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Debian packages each target needs.
-BUILD_PKGS := pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libspeexdsp-dev
+# python3 writes the man page at install (scripts/make-man.py).
+BUILD_PKGS := pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libspeexdsp-dev python3
 # pulseaudio & co.: the real-time paced device the timing tests play on (tests/paced-audio.sh).
+# groff, man-db, zsh, fish: tests/install-test.sh checks the man page and the completions with them.
 TEST_PKGS  := $(BUILD_PKGS) alsa-utils sox libsox-fmt-all mpg123 espeak-ng ffmpeg \
-              pulseaudio pulseaudio-utils libasound2-plugins
+              pulseaudio pulseaudio-utils libasound2-plugins groff man-db zsh fish
 BENCH_PKGS := $(TEST_PKGS)
 
 # The release build: the Swift runtime linked statically, and (for every target, dependencies
 # included) type metadata reached through accessor functions instead of run-time mangled-name
 # lookups, which cost `announce play` ~3 M instructions of conformance scans at startup.
+# Linked by the toolchain's lld with relative relocations packed (DT_RELR, glibc >= 2.36): of the
+# stripped binary's 16.5 MB, 0.96 MB were R_X86_64_RELATIVE entries; it is 15.5 MB so.
 RELEASE_FLAGS := -c release --static-swift-stdlib \
-	-Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors
+	-Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors \
+	-Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs
 
-.PHONY: deps deps-test deps-bench build release test run bench install clean
+.PHONY: deps deps-test deps-bench build release test run bench install uninstall dist clean
 
 define apt_install
 	@missing=$$(for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
@@ -40,9 +54,11 @@ build: deps
 release: deps
 	$(SWIFT) build $(RELEASE_FLAGS)
 
-# Unit tests, then end-to-end tests of the built binary on ALSA's file and null devices.
+# Unit tests, end-to-end tests of the built binary on ALSA's file and null devices, then
+# make install/uninstall of it into a scratch DESTDIR (man page, completions, cron recipes).
 test: deps-test build
 	$(SWIFT) test
+	tests/install-test.sh .build/debug/announce
 
 # Plays the demo on the default device; without a sound card, writes it to demo.wav instead.
 run: release
@@ -51,8 +67,46 @@ run: release
 bench: deps-bench release
 	scripts/bench.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/announce"
 
-install: release
-	install -D -m 0755 "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/announce" "$(DESTDIR)$(PREFIX)/bin/announce"
+# What make install writes besides the binary, generated from the binary itself so that the man
+# page's commands and the completions are always its own: BIN=path picks another binary (the
+# install test uses the debug build), else the release build.
+DIST := .build/dist
+BIN ?=
+bin_path = $(or $(BIN),.build/release/announce)
+
+dist: $(if $(BIN),,release)
+	@mkdir -p $(DIST)
+	scripts/make-man.py "$(bin_path)" > $(DIST)/announce.1
+	"$(bin_path)" --generate-completion-script bash > $(DIST)/announce.bash
+	"$(bin_path)" --generate-completion-script zsh > $(DIST)/_announce
+	"$(bin_path)" --generate-completion-script fish > $(DIST)/announce.fish
+	sed -e 's|^ExecStart=[^ ]*announce |ExecStart=$(BINDIR)/announce |' \
+	    -e 's|^Documentation=.*|Documentation=man:announce(1) file://$(DOCDIR)/README.md|' \
+	    contrib/systemd/announce.service > $(DIST)/announce.service
+
+SOUNDS := chime.flac done.mp3 attention.wav
+DOCS := README.md LICENSE docs/protocol.md docs/json.md
+
+# The stripped binary, the man page, completions for bash, zsh and fish, the sounds (which
+# `announce play NAME` and `announce alert NAME` find there), the docs and the systemd user unit.
+install: dist
+	install -D -m 0755 -s "$(bin_path)" "$(DESTDIR)$(BINDIR)/announce"
+	install -D -m 0644 $(DIST)/announce.1 "$(DESTDIR)$(MANDIR)/man1/announce.1"
+	install -D -m 0644 $(DIST)/announce.bash "$(DESTDIR)$(BASHCOMPDIR)/announce"
+	install -D -m 0644 $(DIST)/_announce "$(DESTDIR)$(ZSHCOMPDIR)/_announce"
+	install -D -m 0644 $(DIST)/announce.fish "$(DESTDIR)$(FISHCOMPDIR)/announce.fish"
+	install -D -m 0644 $(DIST)/announce.service "$(DESTDIR)$(SYSTEMDUSERUNITDIR)/announce.service"
+	install -d "$(DESTDIR)$(SOUNDDIR)" "$(DESTDIR)$(DOCDIR)"
+	install -m 0644 $(addprefix sounds/,$(SOUNDS)) "$(DESTDIR)$(SOUNDDIR)/"
+	install -m 0644 $(DOCS) "$(DESTDIR)$(DOCDIR)/"
+
+uninstall:
+	rm -f "$(DESTDIR)$(BINDIR)/announce" "$(DESTDIR)$(MANDIR)/man1/announce.1" \
+	      "$(DESTDIR)$(BASHCOMPDIR)/announce" "$(DESTDIR)$(ZSHCOMPDIR)/_announce" \
+	      "$(DESTDIR)$(FISHCOMPDIR)/announce.fish" "$(DESTDIR)$(SYSTEMDUSERUNITDIR)/announce.service" \
+	      $(addprefix "$(DESTDIR)$(SOUNDDIR)/,$(addsuffix ",$(SOUNDS))) \
+	      $(addprefix "$(DESTDIR)$(DOCDIR)/,$(addsuffix ",$(notdir $(DOCS))))
+	-rmdir "$(DESTDIR)$(SOUNDDIR)" "$(DESTDIR)$(DATADIR)/announce" "$(DESTDIR)$(DOCDIR)" 2>/dev/null
 
 clean:
 	rm -rf .build demo.wav

@@ -214,10 +214,16 @@ def osname():
         return "unknown"
 b = "$bin"
 st = os.stat(b)
+def stripped_size():  # what `make install` installs (install -s)
+    import subprocess, tempfile
+    with tempfile.TemporaryDirectory() as d:
+        if subprocess.run(["strip", "-o", d + "/s", b], capture_output=True).returncode != 0:
+            return "?"
+        return f"{os.stat(d + '/s').st_size / 1e6:.1f}"
 json.dump({
     "date": time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()),
     "commit": "$commit",
-    "binary": f"{os.path.basename(b)}, {st.st_size / 1e6:.1f} MB, built {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(st.st_mtime))}",
+    "binary": f"{os.path.basename(b)}, {st.st_size / 1e6:.1f} MB ({stripped_size()} MB stripped, as make install installs it), built {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime(st.st_mtime))}",
     "cpu": cpu(),
     "cores": str(os.cpu_count()),
     "memory": mem(),

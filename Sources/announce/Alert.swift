@@ -26,7 +26,7 @@ struct Alert: ParsableCommand {
               make && announce alert --wait done.aiff   # exits once it was heard
             """)
 
-    @Argument(help: "A PCM WAV, CAF or AIFF file of at most 30 s.")
+    @Argument(help: "A PCM WAV, CAF or AIFF file of at most 30 s, or the name of an installed sound.", completion: .file())
     var file: String
 
     @OptionGroup var level: VolumeFlags
@@ -51,6 +51,7 @@ struct Alert: ParsableCommand {
 
     func run() throws {
         let logger = CLILogHandler.bootstrap(quiet: quiet)
+        let file = SoundNames.resolve(file)
         do {
             // Checked here, with the caller's own path in the message, before the daemon is asked.
             let decoder = try DecoderRegistry.open(file)

@@ -12,7 +12,7 @@ struct AnnounceCommand: ParsableCommand {
         discussion: """
             EXIT STATUS
               0   played to the end (or the command succeeded)
-              64  usage error
+              64  usage error (unknown command or option, value out of range)
               65  input is not decodable audio / corrupt (alert: not PCM WAV/CAF/AIFF,
                   or longer than 30 s)
               66  input cannot be opened (missing, permission, directory)
@@ -33,8 +33,8 @@ struct AnnounceCommand: ParsableCommand {
               announce alert ding.wav   # a system sound: at once, over everything
               announce info recording.flac --json
               announce quiet until 07:30   # ambient/solo-ambient items end as silenced
-              # crontab: a chime on the hour; no mail, no failure without a device
-              0 * * * *  announce play -q /usr/share/sounds/chime.wav 2>/dev/null || true
+              # crontab: a chime on the hour; cron mails only a failure, in one line
+              0 * * * *  announce play -q chime
             """,
         version: "0.1.0",
         subcommands: [Play.self, Alert.self, QueueCommand.self, Status.self, Skip.self, Pause.self, Resume.self, Stop.self,

@@ -7,7 +7,7 @@ struct Info: ParsableCommand {
         commandName: "info",
         abstract: "Show container, codec, rate, channels, frames and duration of audio files.")
 
-    @Argument(help: "Audio files to describe.")
+    @Argument(help: "Audio files to describe.", completion: .file())
     var files: [String]
 
     @Flag(help: "One JSON object per file, one per line.")
@@ -28,7 +28,7 @@ struct Info: ParsableCommand {
     func run() throws {
         _ = CLILogHandler.bootstrap(quiet: verbosity.quiet)
         var failure: ExitCode?
-        for path in files {
+        for path in files.map(SoundNames.resolve) {
             do {
                 let decoder = try DecoderRegistry.open(path)
                 try (decoder as? MPG123Decoder)?.scanForExactLength()

@@ -60,10 +60,10 @@ struct SessionFlags: ParsableArguments {
         Session category: ambient (mixes with whatever plays), solo-ambient (the default; one at a time, \
         in queue order), playback (plays in quiet mode) or multi-route (as playback, on every --device given). \
         Quiet mode silences ambient and solo-ambient.
-        """, valueName: "category"))
+        """, valueName: "category"), completion: .list(SessionCategory.allCases.map(\.rawValue)))
     var category: String?
 
-    @Option(name: .customLong("mode"), help: ArgumentHelp("What the audio is: default, spoken-audio (paused, not talked over, by --interrupt-spoken-audio) or voice-prompt.", valueName: "mode"))
+    @Option(name: .customLong("mode"), help: ArgumentHelp("What the audio is: default, spoken-audio (paused, not talked over, by --interrupt-spoken-audio) or voice-prompt.", valueName: "mode"), completion: .list(SessionMode.allCases.map(\.rawValue)))
     var mode: String?
 
     @Flag(name: .customLong("mix-with-others"), help: "Mix over whatever plays instead of waiting its turn (playback and multi-route; ambient always mixes, solo-ambient never).")
@@ -212,7 +212,7 @@ struct Play: ParsableCommand {
               announce play --if-busy fail --expire 30s status.wav || echo "device busy"
             """)
 
-    @Argument(help: "Audio files to play in order.")
+    @Argument(help: "Audio files to play in order, or names of installed sounds (see FILES in announce(1)).", completion: .file())
     var files: [String]
 
     @Option(name: [.customLong("device"), .customShort("d")], help: ArgumentHelp("""
@@ -255,7 +255,7 @@ struct Play: ParsableCommand {
         do {
             for warning in session.warnings() { logger.warning("\(warning)") }
             let requests = try files.map { path throws(AnnounceError) in
-                var request = queue.request(for: try checkedClip(path))
+                var request = queue.request(for: try checkedClip(SoundNames.resolve(path)))
                 try session.apply(to: &request)
                 return request
             }

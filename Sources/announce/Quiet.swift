@@ -26,7 +26,7 @@ struct Quiet: ParsableCommand {
               announce quiet --json
             """)
 
-    @Argument(help: ArgumentHelp("on, off or until; nothing: show the state.", valueName: "state"))
+    @Argument(help: ArgumentHelp("on, off or until; nothing: show the state.", valueName: "state"), completion: .list(QuietSwitch.allCases.map(\.rawValue)))
     var state: String?
 
     @Argument(help: ArgumentHelp("With until: the local time quiet mode ends (the next one to come).", valueName: "HH:MM"))
