@@ -65,6 +65,7 @@ check "man page lists play's --priority with its values" grep -q 'One of: low, n
 complete_bash() {  # complete_bash WORD... : COMPREPLY for the last word (may be ''), one a line
     (
         cd "$scratch/cwd" || exit 1
+        PATH="$prefix/bin:$PATH"  # --device's values come from the installed binary
         source "$prefix/share/bash-completion/completions/announce"
         COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
         COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
@@ -78,6 +79,7 @@ check "bash: --priority values" test "$(complete_bash announce play --priority '
 check "bash: --category values" test "$(complete_bash announce play --category '')" = $'ambient\nmulti-route\nplayback\nsolo-ambient'
 check "bash: --if-busy values" test "$(complete_bash announce play --if-busy f)" = "fail"
 check "bash: quiet states" test "$(complete_bash announce quiet '')" = $'off\non\nuntil'
+check "bash: --device lists the playback PCMs" grep -qx "null" <<<"$(complete_bash announce play -d nu)"
 check "bash: play FILE is a file name" test "$(complete_bash announce play be)" = $'beep.mp3\nbell.wav'
 check "bash: alert FILE is a file name" grep -qx "clips" <<<"$(complete_bash announce alert c)"
 check "bash: info FILE is a file name" test "$(complete_bash announce info bel)" = "bell.wav"
@@ -91,6 +93,8 @@ fish_complete() {  # what fish offers for the command line $1 (values only)
 check "fish --no-execute accepts announce.fish" fish --no-execute "$prefix/share/fish/vendor_completions.d/announce.fish"
 check "fish: --priority values" test "$(fish_complete 'announce play --priority ')" = $'critical\nhigh\nlow\nnormal'
 check "fish: --on-interrupt values" test "$(fish_complete 'announce play --on-interrupt ')" = $'drop\nrestart\nresume'
+# (--device's values, which the binary computes, need `commandline -C`, which a non-interactive
+# fish refuses; bash covers them above.)
 check "fish: play FILE is a file name" test "$(fish_complete 'announce play be')" = $'beep.mp3\nbell.wav'
 
 # --- the sounds, found by name from the installed binary ---------------------------------------

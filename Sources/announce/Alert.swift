@@ -38,7 +38,7 @@ struct Alert: ParsableCommand {
     @Flag(name: .customLong("wait"), help: "Wait until the alert has been heard, and exit as play does.")
     var wait = false
 
-    @Option(name: [.customLong("device"), .customShort("d")], help: "ALSA PCM to play on (see `announce devices`); default: the daemon's.")
+    @Option(name: [.customLong("device"), .customShort("d")], help: "ALSA PCM to play on (see `announce devices`); default: the daemon's.", completion: deviceCompletion)
     var device: String?
 
     @Flag(name: [.customLong("quiet"), .customShort("q")], help: "No warnings, and no reason line for exit 75; errors are still printed.")

@@ -24,7 +24,7 @@ struct DaemonCommand: ParsableCommand {
             never fatal.
             """)
 
-    @Option(name: .shortAndLong, help: "ALSA PCM for items without --device (default: the config file's `device`, else `default`).")
+    @Option(name: .shortAndLong, help: "ALSA PCM for items without --device (default: the config file's `device`, else `default`).", completion: deviceCompletion)
     var device: String?
 
     @Option(parsing: .unconditional, help: ArgumentHelp("Exit after this long with nothing queued and no client connected.", valueName: "duration"), transform: TimeSpan.argument)

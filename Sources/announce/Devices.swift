@@ -19,7 +19,7 @@ struct Devices: ParsableCommand {
             if json {
                 let listed = zip(devices, holders).map { ListedDevice(name: $0.name, description: $0.description, holders: $1) }
                 let list = Versioned(DeviceList(devices: listed))
-                output(jsonLine(list))
+                print(jsonLine(list))
             } else {
                 let width = devices.map(\.name.count).max() ?? 0
                 for (device, holders) in zip(devices, holders) {

@@ -30,7 +30,7 @@ struct Events: ParsableCommand {
             while let message = try client.next() {
                 guard case .event(let event) = message else { continue }
                 // Unbuffered: a pipe reader sees each event as it happens.
-                if !verbosity.quiet { writeToStdout((json ? jsonLine(event) : describe(event)) + "\n") }
+                if json || !verbosity.quiet { writeToStdout((json ? jsonLine(event) : describe(event)) + "\n") }
             }
             throw AnnounceError.unavailable("the daemon went away")
         } catch let error as AnnounceError {

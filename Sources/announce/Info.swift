@@ -36,7 +36,7 @@ struct Info: ParsableCommand {
                 let description = Description(path: path, container: info.container, codec: info.codec,
                                               sampleRate: info.sampleRate, channels: info.channels,
                                               frames: info.frames, duration: info.durationSeconds)
-                output(json ? jsonLine(Versioned(description)) : text(description))
+                json ? print(jsonLine(Versioned(description))) : output(text(description))
             } catch {  // typed: AnnounceError
                 failure = failure ?? reportedExit(error)
             }

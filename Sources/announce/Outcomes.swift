@@ -12,7 +12,7 @@ func reportOutcomes(_ outcomes: [String: Event], of items: [(id: String, path: S
     var printed: Set<String> = []
     for (id, path) in items {
         guard let event = outcomes[id], let outcome = event.outcome else { continue }
-        if json { output(jsonLine(event)) }
+        if json { print(jsonLine(event)) }
         if let frames = event.frames, let format = event.format, let device = event.device {
             logger.debug("\(path): \(frames) frames as \(format) on \(device)")
         }

@@ -218,7 +218,7 @@ struct Play: ParsableCommand {
     @Option(name: [.customLong("device"), .customShort("d")], help: ArgumentHelp("""
         ALSA PCM to play on (see `announce devices`); default: the daemon's. With --category multi-route, \
         give it up to \(Clip.maxDevices) times to play on every one at once.
-        """, valueName: "device"))
+        """, valueName: "device"), completion: deviceCompletion)
     var device: [String] = []
 
     @OptionGroup var playback: PlaybackFlags
@@ -263,7 +263,7 @@ struct Play: ParsableCommand {
             let display = !noWait && !json && !quiet && isatty(STDERR_FILENO) == 1 ? ProgressLine() : nil
             let ids = try client.call(Request(.play, items: requests, wait: !noWait, progress: display != nil)).ids ?? []
             if noWait {
-                output(json ? jsonLine(Versioned(["ids": ids])) : ids.joined(separator: "\n"))
+                json ? print(jsonLine(Versioned(["ids": ids]))) : output(ids.joined(separator: "\n"))
                 return
             }
             client.cancelOnInterrupt(ids: ids)

@@ -34,11 +34,11 @@ private func showStatus(json: Bool, listItems: Bool, quiet: Bool) throws {
     _ = CLILogHandler.bootstrap(quiet: quiet)
     do {
         guard let client = try DaemonClient.connect(autoStart: false) else {
-            output(json ? jsonLine(Versioned([String: String](), running: false)) : "no daemon running; nothing is queued")
+            json ? print(jsonLine(Versioned([String: String](), running: false))) : output("no daemon running; nothing is queued")
             return
         }
         guard let status = try client.call(Request(.status)).status else { throw AnnounceError.internal("status reply without status") }
-        if json { return output(jsonLine(Versioned(status, running: true))) }
+        if json { return print(jsonLine(Versioned(status, running: true))) }
         output("daemon pid \(status.pid), device '\(status.device)' (\(status.deviceOpen ? "open" : "closed"))\(status.paused ? ", paused" : "")\(status.quiet ? ", quiet" : "")")
         if let playing = status.playing { output(line(playing)) } else { output("nothing playing") }
         if let holds = status.holds { output("the queue waits: \(holds.joined(separator: "; "))") }

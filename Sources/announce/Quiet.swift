@@ -86,7 +86,7 @@ struct Quiet: ParsableCommand {
 
     /// `quiet: on (announce quiet until 07:30)` and the quiet hours, or one JSON object.
     private func show(_ state: QuietState) {
-        if json { return output(jsonLine(Versioned(state))) }
+        if json { return print(jsonLine(Versioned(state))) }
         var reason = state.reason
         if state.setting == .until, let until = state.until { reason = "announce quiet until \(localTimeText(until))" }
         output("quiet: \(state.quiet ? "on" : "off") (\(reason))")

@@ -9,14 +9,15 @@ import Glibc
 /// `-q, --quiet` on every subcommand: errors only. Set once, by `CLILogHandler.bootstrap`.
 nonisolated(unsafe) private var errorsOnly = false
 
-/// A command's normal output on stdout (a line is added), left out with `-q`.
+/// A command's normal output on stdout (a line is added), left out with `-q`. What `--json`
+/// asks for is printed even so: a program asked for it explicitly.
 func output(_ text: String) {
     if !errorsOnly { print(text) }
 }
 
 /// `-q, --quiet` for every subcommand.
 struct QuietFlag: ParsableArguments {
-    @Flag(name: [.customLong("quiet"), .customShort("q")], help: "Errors only: no output, no warnings, no reason line for exit 75.")
+    @Flag(name: [.customLong("quiet"), .customShort("q")], help: "Errors only: no output (but what --json asks for), no warnings, no reason line for exit 75.")
     var quiet = false
 }
 
@@ -76,9 +77,11 @@ struct CLILogHandler: LogHandler {
     }
 }
 
-struct DeviceOption: ParsableArguments {
-    @Option(name: .shortAndLong, help: "ALSA PCM to play on (see `announce devices`).")
-    var device: String = "default"
+/// Shell completion of `--device`: the playback PCMs `announce devices` lists.
+let deviceCompletion = CompletionKind.custom { _, _, _ in
+    // ALSA's own diagnostics must not reach the terminal while a shell completes.
+    ALSALogBridge.install(Logger(label: "announce", factory: { _ in SwiftLogNoOpLogHandler() }))
+    return (try? DeviceCatalog.playbackDevices().map(\.name)) ?? []
 }
 
 // The values ArgumentParser's defaults give a CaseIterable String enum, written out: its generic

@@ -135,7 +135,7 @@ struct SessionFlagTests {
         UsageCase(options: ["--duck-level", "+6dB"], says: "ducking lowers the other streams"),
         UsageCase(options: ["--duck-level", "-70"], says: "--duck-level must be a level in dB from -60 to 0"),
         UsageCase(options: ["--duck-level", "loud"], says: "--duck-level must be a level in dB from -60 to 0"),
-        UsageCase(options: ["--if-busy", "maybe"], says: "'maybe'"),
+        UsageCase(options: ["--if-busy", "maybe"], says: "--if-busy maybe: not one of wait, fail"),
     ]
 
     @Test("play: 64, one line saying why, no daemon started", arguments: cases)
