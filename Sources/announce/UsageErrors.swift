@@ -11,7 +11,8 @@ enum UsageErrors {
     static func check(_ arguments: [String]) -> String? {
         guard let first = arguments.first, !first.hasPrefix("-") else { return nil }
         if first == "help" {
-            guard let topic = arguments.dropFirst().first, !topic.hasPrefix("-"), command(named: topic) == nil else { return nil }
+            guard let topic = arguments.dropFirst().first, !topic.hasPrefix("-"), topic != "help", command(named: topic) == nil
+            else { return nil }
             return "help \(topic): " + unknownCommand(topic)
         }
         return command(named: first) == nil ? "\(first): " + unknownCommand(first) : nil
