@@ -17,9 +17,9 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # python3 writes the man page at install (scripts/make-man.py).
 BUILD_PKGS := pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libspeexdsp-dev python3
 # pulseaudio & co.: the real-time paced device the timing tests play on (tests/paced-audio.sh).
-# groff, man-db, zsh, fish: tests/install-test.sh checks the man page and the completions with them.
+# groff-base, man-db, zsh, fish, binutils: tests/install-test.sh checks the man page and the completions with them.
 TEST_PKGS  := $(BUILD_PKGS) alsa-utils sox libsox-fmt-all mpg123 espeak-ng ffmpeg \
-              pulseaudio pulseaudio-utils libasound2-plugins groff man-db zsh fish
+              pulseaudio pulseaudio-utils libasound2-plugins groff-base man-db zsh fish binutils
 BENCH_PKGS := $(TEST_PKGS)
 
 # The release build: the Swift runtime linked statically, and (for every target, dependencies
