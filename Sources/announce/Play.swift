@@ -54,16 +54,20 @@ struct PlaybackFlags: ParsableArguments {
     }
 }
 
+// Computed once (globals are lazy), not each time an option is defined: four times a parse.
+private let sessionCategoryNames = SessionCategory.allCases.map { $0.rawValue }
+private let sessionModeNames = SessionMode.allCases.map { $0.rawValue }
+
 /// The session an item plays in (DESIGN §3): category, mode and options, and `--duck-level`, `--if-busy`.
 struct SessionFlags: ParsableArguments {
     @Option(name: .customLong("category"), help: ArgumentHelp("""
         Session category: ambient (mixes with whatever plays), solo-ambient (the default; one at a time, \
         in queue order), playback (plays in quiet mode) or multi-route (as playback, on every --device given). \
         Quiet mode silences ambient and solo-ambient.
-        """, valueName: "category"), completion: .list(SessionCategory.allCases.map(\.rawValue)))
+        """, valueName: "category"), completion: .list(sessionCategoryNames))
     var category: String?
 
-    @Option(name: .customLong("mode"), help: ArgumentHelp("What the audio is: default, spoken-audio (paused, not talked over, by --interrupt-spoken-audio) or voice-prompt.", valueName: "mode"), completion: .list(SessionMode.allCases.map(\.rawValue)))
+    @Option(name: .customLong("mode"), help: ArgumentHelp("What the audio is: default, spoken-audio (paused, not talked over, by --interrupt-spoken-audio) or voice-prompt.", valueName: "mode"), completion: .list(sessionModeNames))
     var mode: String?
 
     @Flag(name: .customLong("mix-with-others"), help: "Mix over whatever plays instead of waiting its turn (playback and multi-route; ambient always mixes, solo-ambient never).")

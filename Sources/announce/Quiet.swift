@@ -4,6 +4,8 @@ import ArgumentParser
 import Glibc
 #endif
 
+private let quietSwitchNames = QuietSwitch.allCases.map { $0.rawValue }
+
 /// `announce quiet [on|off|until HH:MM] [--json]`: the silent switch (DESIGN §3).
 struct Quiet: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -26,7 +28,7 @@ struct Quiet: ParsableCommand {
               announce quiet --json
             """)
 
-    @Argument(help: ArgumentHelp("on, off or until; nothing: show the state.", valueName: "state"), completion: .list(QuietSwitch.allCases.map(\.rawValue)))
+    @Argument(help: ArgumentHelp("on, off or until; nothing: show the state.", valueName: "state"), completion: .list(quietSwitchNames))
     var state: String?
 
     @Argument(help: ArgumentHelp("With until: the local time quiet mode ends (the next one to come).", valueName: "HH:MM"))
