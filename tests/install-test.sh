@@ -137,6 +137,14 @@ while IFS= read -r line; do
 done <<<"$crontab_text"
 check "README's crontab has three jobs" test "$jobs" = 3
 
+# announce alert NAME: the installed attention.wav, heard on the config file's device.
+capture=$scratch/alert.wav
+echo "device = file:FILE=$capture,FORMAT=wav" >"$home/.config/announce/config"
+output=$(env -i "${cron_env[@]}" PATH="$prefix/bin:/usr/bin:/bin" announce alert --wait attention 2>&1)
+check "alert attention exits 0 and prints nothing ($output)" test $? = 0 -a -z "$output"
+stop_daemon "$runtime"
+check "alert attention was heard in full" test "$(soxi -s "$capture" 2>/dev/null)" = "$(soxi -s "$root/sounds/attention.wav")"
+
 # --- make uninstall leaves nothing ---------------------------------------------------------------
 make -s -C "$root" uninstall PREFIX="$prefix" >"$scratch/uninstall.log" 2>&1
 check "make uninstall succeeds" test $? = 0

@@ -235,7 +235,7 @@ struct Play: ParsableCommand {
     @Flag(name: .customLong("json"), help: "Print each outcome (or, with --no-wait, the ids) as a JSON object.")
     var json = false
 
-    @Flag(name: [.customLong("quiet"), .customShort("q")], help: "No progress display, no warnings, and no reason line for exit 75; errors are still printed.")
+    @Flag(name: [.customLong("quiet"), .customShort("q")], help: "Errors only: no progress display, no ids with --no-wait, no warnings, no reason line for exit 75 (what --json asks for is still printed).")
     var quiet = false
 
     func validate() throws {
