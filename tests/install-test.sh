@@ -145,6 +145,13 @@ check "alert attention exits 0 and prints nothing ($output)" test $? = 0 -a -z "
 stop_daemon "$runtime"
 check "alert attention was heard in full" test "$(soxi -s "$capture" 2>/dev/null)" = "$(soxi -s "$root/sounds/attention.wav")"
 
+# cancel's ids complete from the running daemon's queue.
+id=$(ANNOUNCE_RUNTIME_DIR=$runtime "$prefix/bin/announce" play --no-wait --delay 1h -d null "$root/sounds/done.mp3")
+check "bash: cancel completes the queued ids" grep -qx "$id" <<<"$(ANNOUNCE_RUNTIME_DIR=$runtime complete_bash announce cancel '')"
+ANNOUNCE_RUNTIME_DIR=$runtime "$prefix/bin/announce" cancel "${id:0:6}"
+check "cancel by a 6-digit prefix from the installed binary" test $? = 0
+stop_daemon "$runtime"
+
 # --- make uninstall leaves nothing ---------------------------------------------------------------
 make -s -C "$root" uninstall PREFIX="$prefix" >"$scratch/uninstall.log" 2>&1
 check "make uninstall succeeds" test $? = 0

@@ -1,6 +1,18 @@
 import AnnounceKit
 import ArgumentParser
 
+/// Shell completion of `cancel`'s ids: the items a running daemon has (none without one).
+private let liveIDCompletion = CompletionKind.custom { _, _, _ in
+    guard let client = try? DaemonClient.connect(autoStart: false),
+          let status = try? client.call(Request(.status)).status else { return [] }
+    return liveIDs(in: status)
+}
+
+/// The ids `cancel` can name: playing, mixing, queued and scheduled.
+private func liveIDs(in status: DaemonStatus) -> [String] {
+    ([status.playing].compactMap { $0 } + (status.mixing ?? []) + status.queued + status.scheduled).map { $0.id }
+}
+
 struct Cancel: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "cancel",
@@ -13,7 +25,7 @@ struct Cancel: ParsableCommand {
             has the tag.
             """)
 
-    @Argument(help: "Item ids as `play --no-wait` prints them, or unique prefixes of them.")
+    @Argument(help: "Item ids as `play --no-wait` prints them, or unique prefixes of them.", completion: liveIDCompletion)
     var ids: [String] = []
 
     @Option(help: "Cancel every queued, scheduled or playing item with this tag.")
@@ -50,9 +62,8 @@ struct Cancel: ParsableCommand {
     private func resolved(on client: DaemonClient) throws -> [String] {
         guard ids.contains(where: { $0.utf8.count < 12 }) else { return ids }  // whole ids need no look-up
         guard let status = try client.call(Request(.status)).status else { throw AnnounceError.internal("status reply without status") }
-        let live = ([status.playing].compactMap { $0 } + (status.mixing ?? []) + status.queued + status.scheduled).map(\.id)
         return try ids.map { given in
-            switch ItemIDPrefix.resolve(given, among: live) {
+            switch ItemIDPrefix.resolve(given, among: liveIDs(in: status)) {
             case .id(let id): return id
             case .ambiguous(let candidates):
                 throw AnnounceError.usage("\(given): ambiguous id prefix of \(candidates.joined(separator: ", "))")
