@@ -159,5 +159,14 @@ left=$(find "$prefix" -type f)
 check "make uninstall removes every file ($left)" test -z "$left"
 check "make uninstall removes share/announce" test ! -e "$prefix/share/announce"
 
+# --- packaging: DESTDIR with PREFIX=/usr ------------------------------------------------------
+dest=$scratch/dest
+make -s -C "$root" install BIN="$bin" DESTDIR="$dest" PREFIX=/usr >"$scratch/dest.log" 2>&1
+check "make install DESTDIR=... PREFIX=/usr" test $? = 0 -a -x "$dest/usr/bin/announce"
+check "DESTDIR: the unit runs /usr/bin/announce" grep -qx "ExecStart=/usr/bin/announce daemon" "$dest/usr/lib/systemd/user/announce.service"
+make -s -C "$root" uninstall DESTDIR="$dest" PREFIX=/usr >>"$scratch/dest.log" 2>&1
+left=$(find "$dest" -type f)
+check "DESTDIR: make uninstall removes every file ($left)" test -z "$left"
+
 echo "install-test: $passed passed, $failed failed"
 [ "$failed" = 0 ]
