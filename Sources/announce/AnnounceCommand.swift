@@ -29,12 +29,14 @@ struct AnnounceCommand: ParsableCommand {
             EXAMPLES
               announce play backup-done.mp3
               announce play chime.wav attention.wav --device plughw:0 --volume 0.5
-              announce play --category ambient --duck-others bell.wav  # ducks the music
+              announce play --category ambient --duck-others bell.wav  # lowers the others
               announce alert ding.wav   # a system sound: at once, over everything
               announce info recording.flac --json
               announce quiet until 07:30   # ambient/solo-ambient items end as silenced
               # crontab: a chime on the hour; cron mails only a failure, in one line
               0 * * * *  announce play -q chime
+
+            More in announce(1): files, environment, durations; --json fields in docs/json.md.
             """,
         version: "0.1.0",
         subcommands: [Play.self, Alert.self, QueueCommand.self, Status.self, Skip.self, Pause.self, Resume.self, Stop.self,
