@@ -3,42 +3,56 @@ import ArgumentParser
 
 /// skip, pause, resume, stop and clear: one request each, no output, exit 0.
 /// Without a daemon there is nothing to control, which is not an error.
-private func sendControl(_ operation: Operation, quiet: Bool) throws {
-    _ = CLILogHandler.bootstrap(quiet: quiet)
-    do {
-        guard let client = try DaemonClient.connect(autoStart: false) else { return }
-        _ = try client.call(Request(operation))
-    } catch let error as AnnounceError {
-        throw reportedExit(error)
+/// One generic command for the five: its `-q` costs one set of conformance records (which
+/// every client start scans) instead of five.
+struct ControlCommand<Control: ControlOperation>: ParsableCommand {
+    static var configuration: CommandConfiguration { Control.configuration }
+
+    @OptionGroup var verbosity: QuietFlag
+
+    func run() throws {
+        _ = CLILogHandler.bootstrap(quiet: verbosity.quiet)
+        do {
+            guard let client = try DaemonClient.connect(autoStart: false) else { return }
+            _ = try client.call(Request(Control.operation))
+        } catch let error as AnnounceError {
+            throw reportedExit(error)
+        }
     }
 }
 
-struct Skip: ParsableCommand {
+protocol ControlOperation {
+    static var operation: Operation { get }
+    static var configuration: CommandConfiguration { get }
+}
+
+enum SkipOperation: ControlOperation {
+    static let operation = Operation.skip
     static let configuration = CommandConfiguration(commandName: "skip", abstract: "End the playing item (outcome cancelled) and go on with the queue.")
-    @OptionGroup var verbosity: QuietFlag
-    func run() throws { try sendControl(.skip, quiet: verbosity.quiet) }
 }
 
-struct Pause: ParsableCommand {
+enum PauseOperation: ControlOperation {
+    static let operation = Operation.pause
     static let configuration = CommandConfiguration(commandName: "pause", abstract: "Hold the queue; the playing item stops where it was heard to.")
-    @OptionGroup var verbosity: QuietFlag
-    func run() throws { try sendControl(.pause, quiet: verbosity.quiet) }
 }
 
-struct Resume: ParsableCommand {
+enum ResumeOperation: ControlOperation {
+    static let operation = Operation.resume
     static let configuration = CommandConfiguration(commandName: "resume", abstract: "Let the queue go on; a paused item resumes with a short fade-in.")
-    @OptionGroup var verbosity: QuietFlag
-    func run() throws { try sendControl(.resume, quiet: verbosity.quiet) }
 }
 
-struct Stop: ParsableCommand {
+enum StopOperation: ControlOperation {
+    static let operation = Operation.stop
     static let configuration = CommandConfiguration(commandName: "stop", abstract: "Silence: cancel the playing item, everything queued or scheduled, and every mixing stream and alert.")
-    @OptionGroup var verbosity: QuietFlag
-    func run() throws { try sendControl(.stop, quiet: verbosity.quiet) }
 }
 
-struct Clear: ParsableCommand {
+enum ClearOperation: ControlOperation {
+    static let operation = Operation.clear
     static let configuration = CommandConfiguration(commandName: "clear", abstract: "Cancel everything queued or scheduled; the playing item finishes.")
-    @OptionGroup var verbosity: QuietFlag
-    func run() throws { try sendControl(.clear, quiet: verbosity.quiet) }
 }
+
+typealias Skip = ControlCommand<SkipOperation>
+typealias Pause = ControlCommand<PauseOperation>
+typealias Resume = ControlCommand<ResumeOperation>
+typealias Stop = ControlCommand<StopOperation>
+typealias Clear = ControlCommand<ClearOperation>

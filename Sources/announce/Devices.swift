@@ -18,8 +18,7 @@ struct Devices: ParsableCommand {
             let holders = devices.map { DeviceHolders.exactHolders(ofDevice: $0.name, among: busy) }
             if json {
                 let listed = zip(devices, holders).map { ListedDevice(name: $0.name, description: $0.description, holders: $1) }
-                let list = Versioned(DeviceList(devices: listed))
-                print(jsonLine(list))
+                print(jsonLine(Versioned(["devices": listed])))
             } else {
                 let width = devices.map(\.name.count).max() ?? 0
                 for (device, holders) in zip(devices, holders) {
@@ -33,11 +32,6 @@ struct Devices: ParsableCommand {
             throw reportedExit(error)
         }
     }
-}
-
-/// `announce devices --json`: one object, so that it carries `v` as every output does.
-private struct DeviceList: Encodable {
-    var devices: [ListedDevice]
 }
 
 /// A device as `announce devices --json` prints it: the catalog's keys plus who holds it.

@@ -1,5 +1,4 @@
 import ArgumentParser
-import FoundationEssentials
 
 /// Usage errors (64) as one line, `announce: <input>: <reason>`, with the nearest command,
 /// option or value suggested when the input looks like a typo of one.
@@ -22,9 +21,8 @@ enum UsageErrors {
     static func line(for message: String, arguments: [String]) -> String {
         let command = arguments.first.flatMap(command(named:))
         let see = " (see 'announce \(command.map { $0._commandName + " " } ?? "")--help')"
-        let options = command.map(optionInfo(of:)) ?? []
         if let name = between(message, "Unknown option '", "'") {
-            let longNames = options.flatMap { $0.longNames }
+            let longNames = command.map(longOptionNames(of:)) ?? []
             let hint = nearest(name, among: longNames).map { "; did you mean '\($0)'?" } ?? ""
             return "\(name): unknown option\(hint)\(hint.isEmpty ? see : "")"
         }
@@ -34,7 +32,7 @@ enum UsageErrors {
             if let colon = rest.firstRange(of: "': ") {
                 return "\(name) \(value): \(rest[colon.upperBound...])"
             }
-            let values = options.first { $0.longNames.contains(name) }?.values ?? []
+            let values = listedValues(in: message)
             guard !values.isEmpty else { return "\(name) \(value): not a valid value\(see)" }
             let hint = nearest(value, among: values).map { "; did you mean '\($0)'?" } ?? ""
             return "\(name) \(value): not one of \(values.joined(separator: ", "))\(hint)"
@@ -88,24 +86,26 @@ enum UsageErrors {
         return String(rest[..<close.lowerBound])
     }
 
-    /// A command's options as ArgumentParser describes them (`--experimental-dump-help`); read
-    /// only when a usage error is being reported.
-    private static func optionInfo(of command: ParsableCommand.Type) -> [OptionInfo] {
-        let dump = Data(command._dumpHelp().utf8)
-        return (try? JSONDecoder().decode(HelpDump.self, from: dump))?.command.arguments ?? []
+    /// Every `--name` a command's help mentions: its long options. (Read from the help text
+    /// only when a usage error is reported; no types of our own, which every start would pay
+    /// for in the runtime's conformance scans.)
+    private static func longOptionNames(of command: ParsableCommand.Type) -> [String] {
+        var names: [String] = []
+        for word in command.helpMessage(columns: 1000).split(whereSeparator: { !($0.isLetter || $0.isNumber || $0 == "-") })
+        where word.hasPrefix("--") && word.count > 2 && !names.contains(String(word)) {
+            names.append(String(word))
+        }
+        return names
     }
 
-    private struct HelpDump: Decodable {
-        struct Command: Decodable { var arguments: [OptionInfo]? }
-        var command: Command
-    }
-
-    struct OptionInfo: Decodable {
-        struct Name: Decodable { var kind: String; var name: String }
-        var names: [Name]?
-        var allValues: [String]?
-        var longNames: [String] { (names ?? []).filter { $0.kind == "long" }.map { "--" + $0.name } }
-        var values: [String] { allValues ?? [] }
+    /// The values ArgumentParser lists after "Please provide one of": 'a', 'b' or 'c', or a
+    /// bulleted list.
+    private static func listedValues(in message: String) -> [String] {
+        guard let list = message.split(separator: "Please provide one of", maxSplits: 1).dropFirst().first else { return [] }
+        if list.contains("\n  - ") {
+            return list.split(separator: "\n").compactMap { $0.hasPrefix("  - ") ? String($0.dropFirst(4)) : nil }
+        }
+        return list.split(separator: "'").enumerated().compactMap { $0.offset % 2 == 1 ? String($0.element) : nil }
     }
 }
 

@@ -1,7 +1,7 @@
 /// `announce cancel 3f9c` names the one live item whose id begins `3f9c`, as git takes a
 /// unique prefix of a commit id. The one rule for what an id given by a user means.
 public enum ItemIDPrefix {
-    public enum Resolution: Equatable, Sendable {
+    public enum Resolution: Sendable {
         /// An id to send as it is: a live id, or one that matches none (the daemon then says
         /// unknown or already final).
         case id(String)

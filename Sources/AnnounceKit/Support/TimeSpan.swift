@@ -101,7 +101,7 @@ public struct TimeSpan: Equatable, Sendable, CustomStringConvertible {
 }
 
 /// Why a duration or time of day given on the command line is not one.
-public struct TimeTextError: Error, CustomStringConvertible, Equatable {
+public struct TimeTextError: Error, CustomStringConvertible {
     public var description: String
     public init(_ description: String) { self.description = description }
 }
