@@ -90,7 +90,6 @@ struct CommandLineTests {
         #expect(queued.status == 0, "\(queued)")
         let ids = queued.stdout.split(separator: "\n").map(String.init)
         #expect(ids.count == 17)
-        defer { Task { _ = try? await Runner.announce(["cancel", "--tag", tag]) } }
 
         let firstDigits = Dictionary(grouping: ids) { $0.prefix(1) }
         let shared = try #require(firstDigits.first { $0.value.count > 1 })
@@ -109,5 +108,6 @@ struct CommandLineTests {
 
         let unknown = try await Runner.announce(["cancel", "fffffffffffg"])
         #expect(unknown.status == 75, "\(unknown)")
+        _ = try await Runner.announce(["cancel", "--tag", tag])  // the shared daemon's queue as it was
     }
 }
