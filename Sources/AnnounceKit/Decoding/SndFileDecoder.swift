@@ -4,7 +4,11 @@ import CSndFile
 public final class SndFileDecoder: AudioDecoder {
     public let path: String
     public let info: AudioFileInfo
-    public let readableFormats: Set<SampleFormat> = [.float32, .int32, .int16]
+    /// Float sources (float PCM, lossy codecs) read as float only: libsndfile would hand them
+    /// to an integer read unscaled, and one float-to-integer rule (the engine's) serves all.
+    public var readableFormats: Set<SampleFormat> {
+        info.exactSampleFormat == .float32 ? [.float32] : [.float32, .int32, .int16]
+    }
     public private(set) var truncationWarning: String?
     private let file: OpaquePointer
     private var framesRead: Int64 = 0
