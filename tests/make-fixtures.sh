@@ -114,6 +114,25 @@ ref "$OUT/one-frame.wav" s16
 espeak-ng -v en -s 170 -w "$OUT/speech.wav" "Attention please. The train is late."
 ref "$OUT/speech.wav" s16
 
+# ---------------------------------------------------------------- good clips: libsndfile's other containers
+
+# soxref IN : the reference decode by sox (its own readers), as raw int16 LE.
+soxref() { sox -V1 "$1" -t raw -e signed-integer -b 16 -L "$1.ref.s16"; }
+
+tone "$WORK/containers.wav" 22050 2 16 signed-integer 0.4 440 550
+# Big-endian RIFX, Wave64, AU, IRCAM, NIST SPHERE, AVR, 8SVX (mono), PAF; Psion WVE is 8 kHz mono A-law.
+# (VOC is left out: libsndfile plays 2 frames more of sox's VOC than sox and ffmpeg read.)
+"${SOX[@]}" "$WORK/containers.wav" -B "$OUT/rifx.wav"
+for ext in w64 au sf sph avr paf; do
+    "${SOX[@]}" "$WORK/containers.wav" "$OUT/container.$ext"
+    soxref "$OUT/container.$ext"
+done
+soxref "$OUT/rifx.wav"
+"${SOX[@]}" "$WORK/containers.wav" -c 1 "$OUT/container.8svx"
+soxref "$OUT/container.8svx"
+"${SOX[@]}" "$WORK/containers.wav" -r 8000 -c 1 "$OUT/container.wve"
+soxref "$OUT/container.wve"
+
 # ---------------------------------------------------------------- good clips: lossy
 
 "${FF[@]}" -i "$OUT/wav16-stereo.wav" -c:a libvorbis -q:a 4 "${FFOUT[@]}" "$OUT/vorbis.ogg"
@@ -203,6 +222,36 @@ cut = pos + frame_len(pos) // 2
 open(sys.argv[2], 'wb').write(data[:cut])
 EOF
 mpg123 -q -e f32 -s "$BAD/cut-mid-frame.mp3" >"$BAD/cut-mid-frame.mp3.ref.f32" 2>/dev/null
+
+# Formats announce does not play, made by their encoders where ffmpeg has one, else their magic
+# bytes; named .wav so that nothing can go by the name.
+UNS="$OUT/unsupported"
+mkdir -p "$UNS"
+for codec in "aac-mp4 -c:a aac -f mp4" "alac-mp4 -c:a alac -f mp4" "aac-adts -c:a aac -f adts" \
+             "ac3 -c:a ac3 -f ac3" "eac3 -c:a eac3 -f eac3" "wma -c:a wmav2 -f asf" "wavpack -c:a wavpack -f wv" \
+             "tta -c:a tta -f tta" "webm -c:a libopus -f webm" "flac-ogg -c:a flac -f ogg" "speex-ogg -c:a libspeex -ar 16000 -ac 1 -f ogg"; do
+    set -- $codec
+    name=$1
+    shift
+    "${FF[@]}" -i "$WORK/containers.wav" "$@" "${FFOUT[@]}" "$UNS/$name.wav"
+done
+python3 - "$UNS" <<'EOF'
+import struct, sys
+d = sys.argv[1]
+def put(name, data): open(f'{d}/{name}.wav', 'wb').write(data + bytes(range(256)) * 8)
+put('midi', b'MThd' + struct.pack('>IHHH', 6, 0, 1, 96) + b'MTrk' + struct.pack('>I', 4) + b'\x00\xff\x2f\x00')
+put('ape', b'MAC ' + struct.pack('<H', 3990))
+put('musepack', b'MPCK')
+put('dsf', b'DSD ' + struct.pack('<Q', 28))
+put('dff', b'FRM8' + struct.pack('>Q', 0) + b'DSD ')
+put('amr', b'#!AMR\n')
+mod = bytearray(1084)
+mod[0:10] = b'song name\x00'
+mod[1080:1084] = b'M.K.'
+put('mod', bytes(mod))
+EOF
+# Binary data whose first bytes happen to be printable: never "text".
+printf 'FORM\0\0\1\0MAUDjunk\0\0\0' >"$BAD/printable-binary.wav"
 
 # Two MP3s joined: 44.1 kHz stereo, then the mono speech clip at another rate.
 # Only the first part may play; its reference is cbr128.mp3's.

@@ -35,7 +35,9 @@ struct Info: ParsableCommand {
                                               frames: info.frames, duration: info.durationSeconds)
                 print(json ? try jsonLine(description) : text(description))
             } catch let error as AnnounceError {
-                failure = failure ?? reportedExit(error)
+                // Every error is reported; the exit status is the highest (70 > 66 > 65).
+                let code = reportedExit(error)
+                failure = failure.map { $0.rawValue >= code.rawValue ? $0 : code } ?? code
             }
         }
         if let failure { throw failure }

@@ -51,6 +51,7 @@ extension Clip {
 
 enum Clips {
     static let mp3Note = "mpg123 CLI: the same libmpg123, gapless, float output — bit-identical"
+    static let soxNote = "sox's own reader: the same integers"
     static let twentyFourBitNote = "24-bit left-justified in int32 (x << 8), exact"
 
     static let all: [Clip] = [
@@ -71,6 +72,16 @@ enum Clips {
         .exact("flac24.flac", .int32, 48000, 2, "FLAC", twentyFourBitNote),
         .exact("one-frame.wav", .int16, 44100, 2, "WAV"),
         .exact("speech.wav", .int16, 22050, 1, "WAV"),
+        // libsndfile's other containers, decoded by sox's own readers for the reference.
+        .exact("rifx.wav", .int16, 22050, 2, "WAV (RIFX)", soxNote),
+        .exact("container.w64", .int16, 22050, 2, "Wave64", soxNote),
+        .exact("container.au", .int16, 22050, 2, "AU", soxNote),
+        .exact("container.sf", .int16, 22050, 2, "IRCAM", soxNote),
+        .exact("container.sph", .int16, 22050, 2, "NIST SPHERE", soxNote),
+        .exact("container.avr", .int16, 22050, 2, "AVR", soxNote),
+        .exact("container.paf", .int16, 22050, 2, "PAF", soxNote),
+        .exact("container.8svx", .int16, 22050, 1, "8SVX", "sox: 8-bit as int16, x << 8, exact"),
+        .exact("container.wve", .int16, 8000, 1, "Psion WVE", "sox: G.711 A-law expanded to int16, exact"),
         Clip(file: "vorbis.ogg", sourceFormat: .float32, sampleRate: 44100, channels: 2, container: "Ogg",
              references: [
                 // libvorbisfile through sox: full length, but ov_read rounds to 16 bits, so

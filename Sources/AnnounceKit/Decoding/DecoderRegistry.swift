@@ -17,9 +17,21 @@ public enum DecoderRegistry {
         switch SniffedContainer.sniff(header) {
         case .mpeg:
             return try MPG123Decoder(path: path, fd: fd)
-        case .unknown:
+        case .mp4:
+            defer { close(fd) }
+            throw .undecodable(path: path, reason: "\(MP4Probe.audioCodec(fd: fd).map { "\($0) in MP4" } ?? "MP4 without audio announce knows") is not supported")
+        case .unsupported(let format):
             close(fd)
-            throw .undecodable(path: path, reason: "not a recognised audio format (\(describe(header)))")
+            throw .undecodable(path: path, reason: "\(format) is not supported")
+        case .unknown:
+            // libsndfile knows a few more containers by their bytes (MPC2K, SDS, XI, HTK, MAT, PVF).
+            do {
+                return try SndFileDecoder(path: path, fd: try dup(fd, path: path), container: .unknown)
+            } catch {
+                close(fd)
+                let what = SniffedContainer.looksLikeText(header) ? "text, not audio" : "starts with \(hex(header.prefix(4)))"
+                throw .undecodable(path: path, reason: "unknown format (\(what))")
+            }
         case let container:
             return try SndFileDecoder(path: path, fd: fd, container: container)
         }
@@ -52,10 +64,14 @@ public enum DecoderRegistry {
         }
     }
 
-    private static func describe(_ header: [UInt8]) -> String {
-        let printable = header.prefix(4).allSatisfy { (0x20..<0x7F).contains($0) || $0 == 0x0A || $0 == 0x09 }
-        if printable { return "looks like text" }
-        return "starts with " + header.prefix(4).map { byte in
+    private static func dup(_ fd: Int32, path: String) throws(AnnounceError) -> Int32 {
+        let copy = fcntl(fd, F_DUPFD_CLOEXEC, 0)
+        guard copy >= 0 else { throw .cannotOpen(path: path, reason: systemErrorMessage(errno)) }
+        return copy
+    }
+
+    private static func hex(_ bytes: ArraySlice<UInt8>) -> String {
+        bytes.map { byte in
             let hex = String(byte, radix: 16)
             return hex.count == 1 ? "0" + hex : hex
         }.joined(separator: " ")

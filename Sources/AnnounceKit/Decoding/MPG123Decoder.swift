@@ -72,8 +72,10 @@ public final class MPG123Decoder: AudioDecoder {
         if mpg123_info2(h, &frameInfo) == Int32(MPG123_OK.rawValue) {
             let version = ["1", "2", "2.5"][Int(frameInfo.version) % 3]
             let layer = String(repeating: "I", count: Int(frameInfo.layer))
-            let mode = ["CBR", "VBR", "ABR"][Int(frameInfo.vbr) % 3]
-            let kbps = frameInfo.vbr == Int32(MPG123_CBR.rawValue) ? " \(frameInfo.bitrate) kbit/s" : ""
+            // libmpg123 says VBR for any Info/Xing header; LAME writes "Info" for CBR streams.
+            let isCBR = firstFrameTag(fd: fd).map { $0 == "Info" } ?? (frameInfo.vbr == Int32(MPG123_CBR.rawValue))
+            let mode = isCBR ? "CBR" : frameInfo.vbr == Int32(MPG123_ABR.rawValue) ? "ABR" : "VBR"
+            let kbps = isCBR ? " \(frameInfo.bitrate) kbit/s" : ""
             codec = "MPEG-\(version) Layer \(layer)\(kbps) \(mode)"
         }
         var delay = 0, ignored = 0.0
@@ -153,6 +155,26 @@ public final class MPG123Decoder: AudioDecoder {
         }
         position = Int64(result)
         stoppedEarly = false
+    }
+
+    /// "Info", "Xing" or "VBRI" when the first frame after any ID3v2 tag is such a header.
+    private static func firstFrameTag(fd: Int32) -> String? {
+        var bytes = [UInt8](repeating: 0, count: 64)
+        func read(at offset: Int) -> Bool {
+            bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 64, off_t(offset)) } == 64
+        }
+        guard read(at: 0) else { return nil }
+        var start = 0
+        if bytes.starts(with: Array("ID3".utf8)) {
+            start = 10 + bytes[6..<10].reduce(0) { $0 << 7 | Int($1 & 0x7F) } + (bytes[5] & 0x10 != 0 ? 10 : 0)
+            guard read(at: start) else { return nil }
+        }
+        // Xing/Info sits after the side information (9 to 32 bytes), VBRI at 32: search there.
+        for offset in 4...40 {
+            let tag = String(decoding: bytes[offset..<offset + 4], as: UTF8.self)
+            if tag == "Info" || tag == "Xing" || tag == "VBRI" { return tag }
+        }
+        return nil
     }
 
     private static func errorText(_ h: OpaquePointer) -> String {

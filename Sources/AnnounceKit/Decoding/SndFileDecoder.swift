@@ -57,24 +57,48 @@ public final class SndFileDecoder: AudioDecoder {
     private static func describe(_ sf: SF_INFO, path: String, sniffed: SniffedContainer) throws(AnnounceError) -> AudioFileInfo {
         try validate(channels: Int(sf.channels), sampleRate: Int(sf.samplerate), path: path)
         let major = Int(announce_sf_major(sf.format)), minor = Int(announce_sf_minor(sf.format))
-        let (codec, exact) = describeCodec(minor)
-        var container: String
-        switch major {
-        case SF_FORMAT_WAV: container = "WAV"
-        case SF_FORMAT_WAVEX: container = "WAV (extensible)"
-        case SF_FORMAT_RF64: container = "RF64"
-        case SF_FORMAT_CAF: container = "CAF"
-        case SF_FORMAT_AIFF: container = sniffed == .aifc ? "AIFC" : "AIFF"  // libsndfile reports both as AIFF
-        case SF_FORMAT_FLAC: container = "FLAC"
-        case SF_FORMAT_OGG: container = "Ogg"
-        case SF_FORMAT_W64: container = "Wave64"
-        default: container = "libsndfile format 0x\(String(major, radix: 16))"
-        }
+        let (sampleCodec, exact) = describeCodec(minor)
+        var container = containerName(major, sniffed: sniffed)
+        if major == SF_FORMAT_WAV, Int(sf.format) & SF_FORMAT_ENDMASK == SF_ENDIAN_BIG { container = "WAV (RIFX)" }
+        // FLAC's codec is FLAC; libsndfile reports its sample size as a PCM sub-format.
+        let codec = major == SF_FORMAT_FLAC ? sampleCodec.replacingPrefix("PCM", with: "FLAC") : sampleCodec
         if sf.frames <= 0 {
             throw .undecodable(path: path, reason: "holds no audio frames")
         }
         return AudioFileInfo(container: container, codec: codec, sampleRate: Int(sf.samplerate),
                              channels: Int(sf.channels), frames: Int64(sf.frames), exactSampleFormat: exact)
+    }
+}
+
+/// The container's usual name, from libsndfile's major format.
+private func containerName(_ major: Int, sniffed: SniffedContainer) -> String {
+    switch major {
+    case SF_FORMAT_WAV: "WAV"
+    case SF_FORMAT_WAVEX: "WAV (extensible)"
+    case SF_FORMAT_RF64: "RF64"
+    case SF_FORMAT_CAF: "CAF"
+    case SF_FORMAT_AIFF: sniffed == .aifc ? "AIFC" : "AIFF"  // libsndfile reports both as AIFF
+    case SF_FORMAT_FLAC: "FLAC"
+    case SF_FORMAT_OGG: "Ogg"
+    case SF_FORMAT_W64: "Wave64"
+    case SF_FORMAT_AU: "AU"
+    case SF_FORMAT_PAF: "PAF"
+    case SF_FORMAT_SVX: "8SVX"
+    case SF_FORMAT_NIST: "NIST SPHERE"
+    case SF_FORMAT_VOC: "VOC"
+    case SF_FORMAT_IRCAM: "IRCAM"
+    case SF_FORMAT_MAT4: "MAT4"
+    case SF_FORMAT_MAT5: "MAT5"
+    case SF_FORMAT_PVF: "PVF"
+    case SF_FORMAT_XI: "XI"
+    case SF_FORMAT_HTK: "HTK"
+    case SF_FORMAT_SDS: "SDS"
+    case SF_FORMAT_AVR: "AVR"
+    case SF_FORMAT_SD2: "Sound Designer 2"
+    case SF_FORMAT_WVE: "Psion WVE"
+    case SF_FORMAT_MPC2K: "MPC2K"
+    case SF_FORMAT_MPEG: "MP3"
+    default: "libsndfile format 0x\(String(major, radix: 16))"
     }
 }
 
@@ -95,7 +119,20 @@ private func describeCodec(_ minor: Int) -> (String, SampleFormat) {
     case SF_FORMAT_VORBIS: ("Vorbis", .float32)
     case SF_FORMAT_OPUS: ("Opus", .float32)
     case SF_FORMAT_ALAC_16: ("ALAC 16-bit", .int16)
+    case SF_FORMAT_ALAC_20: ("ALAC 20-bit", .int32)
     case SF_FORMAT_ALAC_24: ("ALAC 24-bit", .int32)
+    case SF_FORMAT_ALAC_32: ("ALAC 32-bit", .int32)
+    case SF_FORMAT_DWVW_12: ("DWVW 12-bit", .int16)
+    case SF_FORMAT_DWVW_16: ("DWVW 16-bit", .int16)
+    case SF_FORMAT_DWVW_24: ("DWVW 24-bit", .int32)
+    case SF_FORMAT_DPCM_8: ("DPCM 8-bit", .int16)
+    case SF_FORMAT_DPCM_16: ("DPCM 16-bit", .int16)
+    case SF_FORMAT_GSM610: ("GSM 6.10", .int16)
+    case SF_FORMAT_VOX_ADPCM: ("OKI ADPCM", .int16)
+    case SF_FORMAT_G721_32: ("G.721 ADPCM", .int16)
+    case SF_FORMAT_G723_24, SF_FORMAT_G723_40: ("G.723 ADPCM", .int16)
+    case SF_FORMAT_NMS_ADPCM_16, SF_FORMAT_NMS_ADPCM_24, SF_FORMAT_NMS_ADPCM_32: ("NMS ADPCM", .int16)
+    case SF_FORMAT_MPEG_LAYER_III: ("MPEG Layer III", .float32)
     default: ("sub-format 0x\(String(minor, radix: 16))", .float32)
     }
 }
