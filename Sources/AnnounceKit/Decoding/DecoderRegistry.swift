@@ -17,6 +17,8 @@ public enum DecoderRegistry {
         switch SniffedContainer.sniff(header) {
         case .mpeg:
             return try MPG123Decoder(path: path, fd: fd)
+        case .flac:
+            return try FLACDecoder(path: path, fd: fd)
         case .mp4:
             defer { close(fd) }
             throw .undecodable(path: path, reason: "\(MP4Probe.audioCodec(fd: fd).map { "\($0) in MP4" } ?? "MP4 without audio announce knows") is not supported")

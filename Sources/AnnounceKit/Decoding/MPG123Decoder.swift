@@ -17,6 +17,8 @@ public final class MPG123Decoder: AudioDecoder {
     /// Set at a format change or a decode error: later reads return 0 until a seek,
     /// so audio in another format is never played as if it were this one.
     private var stoppedEarly = false
+    /// Between a change to another format and the change back: what decodes is skipped.
+    private var inOtherFormat = false
 
     private static let libraryReady: Bool = mpg123_init() == Int32(MPG123_OK.rawValue)
 
@@ -48,6 +50,8 @@ public final class MPG123Decoder: AudioDecoder {
     private static func open(_ h: OpaquePointer, fd: Int32, path: String) throws(AnnounceError) -> (AudioFileInfo, Int64?) {
         let flags = Int(MPG123_QUIET.rawValue | MPG123_GAPLESS.rawValue | MPG123_SKIP_ID3V2.rawValue)
         _ = announce_mpg123_set_flag(h, flags)
+        // Resync across damaged data however long (the default gives up after 1 KiB).
+        _ = announce_mpg123_set_integer(h, MPG123_RESYNC_LIMIT, -1)
         // Layer III needs its bit reservoir refilled after a seek; mpg123's default of
         // 4 frames leaves low-bitrate VBR streams wrong for ~20 ms after --start.
         _ = announce_mpg123_set_integer(h, MPG123_PREFRAMES, 20)
@@ -106,6 +110,7 @@ public final class MPG123Decoder: AudioDecoder {
             var counted: Int64 = 0
             while case let got = try fresh.read(into: scratch, frames: chunk, as: .float32), got > 0 { counted += Int64(got) }
             info.frames = counted
+            info.damage = fresh.truncationWarning
         } else if length > 0 {
             info.frames = length
         }
@@ -121,14 +126,23 @@ public final class MPG123Decoder: AudioDecoder {
         while filled < wanted {
             var done = 0
             let status = mpg123_read(handle, buffer.advanced(by: filled), wanted - filled, &done)
-            filled += done
+            if !inOtherFormat { filled += done }
             if status == Int32(MPG123_OK.rawValue) { continue }
-            if status == Int32(MPG123_DONE.rawValue) { noteEnd(at: position + Int64(filled / bytesPerFrame)); break }
-            if status == Int32(MPG123_NEW_FORMAT.rawValue) {
-                // A format change mid-stream (a Frankenstein file): stop cleanly at the splice.
-                truncationWarning = truncationWarning ?? "format changes mid-stream; stopped at the change"
-                stoppedEarly = true
+            if status == Int32(MPG123_DONE.rawValue) {
+                if inOtherFormat {
+                    truncationWarning = truncationWarning ?? "format changes mid-stream; stopped at the change"
+                }
+                noteEnd(at: position + Int64(filled / bytesPerFrame))
                 break
+            }
+            if status == Int32(MPG123_NEW_FORMAT.rawValue) {
+                // Audio in another format is never played as this one. It is skipped: a false
+                // sync in damaged data is followed by this format again; a second file joined
+                // on (a Frankenstein file) lasts to the end.
+                let wasOther = inOtherFormat
+                inOtherFormat = !isOwnFormat()
+                if wasOther && !inOtherFormat { truncationWarning = truncationWarning ?? DamageWarning.skipped }
+                continue
             }
             if filled > 0 || position > 0 {
                 truncationWarning = truncationWarning ?? "decoding stopped early: \(Self.errorText(handle))"
@@ -142,9 +156,15 @@ public final class MPG123Decoder: AudioDecoder {
         return got
     }
 
+    private func isOwnFormat() -> Bool {
+        var rate = 0, channels: Int32 = 0, encoding: Int32 = 0
+        return mpg123_getformat(handle, &rate, &channels, &encoding) == Int32(MPG123_OK.rawValue)
+            && rate == info.sampleRate && Int(channels) == info.channels
+    }
+
     private func noteEnd(at frames: Int64) {
         if let promised = promisedFrames, frames < promised, truncationWarning == nil {
-            truncationWarning = "truncated: its header promises \(promised) frames, the file holds \(frames)"
+            truncationWarning = DamageWarning.truncated(played: frames, promised: promised, sampleRate: info.sampleRate)
         }
     }
 
@@ -155,6 +175,7 @@ public final class MPG123Decoder: AudioDecoder {
         }
         position = Int64(result)
         stoppedEarly = false
+        inOtherFormat = false
     }
 
     /// "Info", "Xing" or "VBRI" when the first frame after any ID3v2 tag is such a header.

@@ -1,9 +1,12 @@
 import CSndFile
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// WAV (incl. RF64 and extensible), CAF, AIFF/AIFC, FLAC and Ogg Vorbis/Opus through libsndfile.
 public final class SndFileDecoder: AudioDecoder {
     public let path: String
-    public let info: AudioFileInfo
+    public private(set) var info: AudioFileInfo
     /// Float sources (float PCM, lossy codecs) read as float only: libsndfile would hand them
     /// to an integer read unscaled, and one float-to-integer rule (the engine's) serves all.
     public var readableFormats: Set<SampleFormat> {
@@ -13,9 +16,15 @@ public final class SndFileDecoder: AudioDecoder {
     private let file: OpaquePointer
     private var framesRead: Int64 = 0
 
+    /// The header's length when the file holds less.
+    private let promisedFrames: Int64?
+
     /// Takes ownership of `fd` (closed with the decoder, or here on failure).
     init(path: String, fd: Int32, container: SniffedContainer) throws(AnnounceError) {
         self.path = path
+        var header = [UInt8](repeating: 0, count: 65536)
+        let count = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        header.removeLast(header.count - max(0, count))
         var sfInfo = SF_INFO()
         guard let file = sf_open_fd(fd, Int32(SFM_READ), &sfInfo, 1) else {
             let reason = String(cString: sf_strerror(nil))
@@ -27,6 +36,11 @@ public final class SndFileDecoder: AudioDecoder {
         } catch {
             sf_close(file)
             throw error
+        }
+        let declared = DeclaredLength.frames(header)
+        promisedFrames = declared.flatMap { $0 > Int64(sfInfo.frames) ? $0 : nil }
+        info.damage = promisedFrames.map {
+            DamageWarning.truncated(played: Int64(sfInfo.frames), promised: $0, sampleRate: info.sampleRate)
         }
     }
 
@@ -40,9 +54,13 @@ public final class SndFileDecoder: AudioDecoder {
         case .int16: sf_readf_short(file, buffer.assumingMemoryBound(to: Int16.self), count)
         }
         framesRead += Int64(got)
-        if got < count, sf_error(file) != 0, truncationWarning == nil {
-            // libsndfile decoded what it could; say why it stopped instead of failing the clip.
-            truncationWarning = "stopped after \(framesRead) frames: \(String(cString: sf_strerror(file)))"
+        if got < count, truncationWarning == nil {
+            if sf_error(file) != 0 {
+                // libsndfile decoded what it could; say why it stopped instead of failing the clip.
+                truncationWarning = "stopped after \(framesRead) frames: \(String(cString: sf_strerror(file)))"
+            } else if promisedFrames != nil {
+                truncationWarning = info.damage
+            }
         }
         return Int(got)
     }
