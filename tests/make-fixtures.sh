@@ -253,6 +253,61 @@ EOF
 # Binary data whose first bytes happen to be printable: never "text".
 printf 'FORM\0\0\1\0MAUDjunk\0\0\0' >"$BAD/printable-binary.wav"
 
+# Damaged FLAC and MP3: each plays what ffmpeg (FLAC) or mpg123 (MP3) decodes of it, with a
+# warning; references by them. flac16.flac is 1 s of 44.1 kHz stereo in frames of 4608.
+DMG="$OUT/damaged"
+mkdir -p "$DMG"
+python3 - "$OUT" "$DMG" <<'EOF'
+import sys
+out, dmg = sys.argv[1], sys.argv[2]
+flac = open(f'{out}/flac16.flac', 'rb').read()
+blocks, pos = [], 4
+while True:
+    last, kind, size = flac[pos] & 0x80, flac[pos] & 0x7F, int.from_bytes(flac[pos + 1:pos + 4], 'big')
+    blocks.append(pos)
+    pos += 4 + size
+    if last:
+        break
+audio = pos
+def put(name, data): open(f'{dmg}/{name}', 'wb').write(bytes(data))
+def with_total(total):
+    data = bytearray(flac)
+    at = blocks[0] + 4 + 10  # STREAMINFO: rate, channels, bits, then a 36-bit total
+    word = int.from_bytes(data[at:at + 8], 'big')
+    data[at:at + 8] = ((word & ~((1 << 36) - 1)) | total).to_bytes(8, 'big')
+    return data
+put('zero-total.flac', with_total(0))
+put('small-total.flac', with_total(1000))
+put('beyond-total.flac', with_total(44100 * 261))
+lost = bytearray(flac)
+for i in range(audio + 20, audio + 3000):
+    lost[i] ^= 0x5A  # the first frame and part of the second unreadable
+put('lost-sync.flac', lost)
+put('junk-before-frames.flac', flac[:audio] + bytes(range(256)) * 20 + flac[audio:])
+put('cut.flac', flac[:len(flac) // 2])
+# A 3 MiB PADDING block and an APPLICATION block of odd length before the audio.
+meta = bytearray(flac[:audio])
+meta[blocks[-1]] &= 0x7F
+meta += bytes([0x02]) + (7).to_bytes(3, 'big') + b'xmpl\x01\x02\x03'
+meta += bytes([0x81]) + (3 << 20).to_bytes(3, 'big') + bytes(3 << 20)
+put('big-metadata.flac', meta + flac[audio:])
+# A metadata block longer than the file: nothing decodes.
+put('block-past-end.flac', meta[:len(meta) - (3 << 20) - 4] + bytes([0x84]) + (0xFFFFF0).to_bytes(3, 'big') + flac[audio:])
+
+mp3 = open(f'{out}/cbr128.mp3', 'rb').read()
+head = bytearray(mp3)
+for i in range(3000):
+    head[i] ^= 0x55  # the Info frame and the first six audio frames
+put('damaged-head.mp3', head)
+put('junk-before.mp3', bytes(range(256)) * 20 + mp3)
+EOF
+for f in zero-total small-total beyond-total lost-sync junk-before-frames cut big-metadata; do
+    "${FF[@]}" -i "$DMG/$f.flac" -c:a pcm_s16le -f s16le "$DMG/$f.flac.ref.s16" 2>/dev/null  # it reports the damage
+done
+for f in damaged-head junk-before; do
+    mpg123 -q -e f32 -s "$DMG/$f.mp3" >"$DMG/$f.mp3.ref.f32" 2>/dev/null
+done
+
 # Two MP3s joined: 44.1 kHz stereo, then the mono speech clip at another rate.
 # Only the first part may play; its reference is cbr128.mp3's.
 cat "$OUT/cbr128.mp3" "$OUT/mono.mp3" >"$BAD/spliced-formats.mp3"

@@ -105,6 +105,43 @@ public enum SniffedContainer: Equatable, Sendable {
         return version != 0x1 && layer != 0 && bitrate != 0xF && rate != 0x3
     }
 
+    /// Where a run of three chained MPEG audio frames starts in `bytes` (junk or damage before
+    /// the first frame, as ffmpeg and mpg123 skip it); nil when there is none.
+    static func mpegStreamStart(_ bytes: [UInt8]) -> Int? {
+        func frameLength(at i: Int) -> (length: Int, key: UInt8)? {
+            guard i + 4 <= bytes.count, isMPEGAudioFrameHeader(bytes[i], bytes[i + 1], bytes[i + 2]) else { return nil }
+            let version = Int(bytes[i + 1] >> 3) & 3, layer = Int(bytes[i + 1] >> 1) & 3
+            let bitrateIndex = Int(bytes[i + 2] >> 4), rateIndex = Int(bytes[i + 2] >> 2) & 3, padding = Int(bytes[i + 2] >> 1) & 1
+            guard bitrateIndex != 0 else { return nil }  // free format: no length in the header
+            let mpeg1 = version == 3
+            let table: [Int] = switch (mpeg1, layer) {
+            case (true, 3): [0, 32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448]
+            case (true, 2): [0, 32, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384]
+            case (true, _): [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320]
+            case (false, 3): [0, 32, 48, 56, 64, 80, 96, 112, 128, 144, 160, 176, 192, 224, 256]
+            case (false, _): [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160]
+            }
+            let rate = [44100, 48000, 32000][rateIndex] >> (mpeg1 ? 0 : version == 2 ? 1 : 2)
+            let bitrate = table[bitrateIndex] * 1000
+            let length = switch layer {
+            case 3: (12 * bitrate / rate + padding) * 4
+            case 1 where !mpeg1: 72 * bitrate / rate + padding
+            default: 144 * bitrate / rate + padding
+            }
+            // Version, layer and rate must stay the same from frame to frame.
+            return (length, bytes[i + 1] & 0xFE ^ (bytes[i + 2] & 0x0C))
+        }
+        var i = 0
+        while i + 4 <= bytes.count {
+            if let first = frameLength(at: i), let second = frameLength(at: i + first.length), second.key == first.key,
+               let third = frameLength(at: i + first.length + second.length), third.key == first.key {
+                return i
+            }
+            i += 1
+        }
+        return nil
+    }
+
     /// True when `bytes` read as text: no NUL or other control bytes besides tab, line feed,
     /// carriage return and form feed (UTF-8's high bytes pass). A binary file is never text.
     static func looksLikeText(_ bytes: [UInt8]) -> Bool {

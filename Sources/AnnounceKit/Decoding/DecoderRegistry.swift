@@ -26,6 +26,13 @@ public enum DecoderRegistry {
             close(fd)
             throw .undecodable(path: path, reason: "\(format) is not supported")
         case .unknown:
+            // MPEG audio after junk or damaged first frames: mpg123 resyncs to it.
+            var start = [UInt8](repeating: 0, count: 65536)
+            let read = start.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+            start.removeLast(start.count - max(0, read))
+            if SniffedContainer.mpegStreamStart(start) != nil {
+                return try MPG123Decoder(path: path, fd: fd, skipsLeadingDamage: true)
+            }
             // libsndfile knows a few more containers by their bytes (MPC2K, SDS, XI, HTK, MAT, PVF).
             do {
                 return try SndFileDecoder(path: path, fd: try dup(fd, path: path), container: .unknown)

@@ -22,10 +22,11 @@ public final class MPG123Decoder: AudioDecoder {
 
     private static let libraryReady: Bool = mpg123_init() == Int32(MPG123_OK.rawValue)
 
-    /// Takes ownership of `fd`.
-    init(path: String, fd: Int32) throws(AnnounceError) {
+    /// Takes ownership of `fd`. `skipsLeadingDamage`: the stream starts after junk or damage.
+    init(path: String, fd: Int32, skipsLeadingDamage: Bool = false) throws(AnnounceError) {
         self.path = path
         self.fd = fd
+        truncationWarning = skipsLeadingDamage ? DamageWarning.skipped : nil
         var err: Int32 = 0
         guard Self.libraryReady, let handle = mpg123_new(nil, &err) else {
             close(fd)
@@ -34,6 +35,7 @@ public final class MPG123Decoder: AudioDecoder {
         self.handle = handle
         do {
             (info, promisedFrames) = try Self.open(handle, fd: fd, path: path)
+            info.damage = truncationWarning
         } catch {
             mpg123_delete(handle)
             close(fd)
@@ -103,7 +105,8 @@ public final class MPG123Decoder: AudioDecoder {
         let length = Int64(mpg123_length(handle))
         if let promised = promisedFrames, length != promised {
             // The scan also switched this handle's gapless trimming off: count on a fresh one.
-            let fresh = try MPG123Decoder(path: path, fd: try DecoderRegistry.openReadable(path))
+            let fresh = try MPG123Decoder(path: path, fd: try DecoderRegistry.openReadable(path),
+                                          skipsLeadingDamage: truncationWarning == DamageWarning.skipped)
             let chunk = 4096
             let scratch = UnsafeMutableRawPointer.allocate(byteCount: chunk * info.channels * 4, alignment: 16)
             defer { scratch.deallocate() }
