@@ -155,8 +155,14 @@ tone "$WORK/opus-src.wav" 48000 2 16 signed-integer 1.0 440 660
 "${FF[@]}" -i "$OUT/wav16-second.wav" -i "$WORK/cover.png" -map 0:a -map 1:v -c:a libmp3lame -b:a 128k \
     -c:v copy -id3v2_version 3 -metadata title="Platform change" -metadata:s:v title="Album cover" \
     -metadata:s:v comment="Cover (front)" -fflags +bitexact -flags:a +bitexact "$OUT/cover.mp3"
+# VBR without a Xing header, quiet then loud: libmpg123's estimate from the first frames is
+# far off (11.3 s for 4.0 s); only counting every frame gives the length.
+"${SOX[@]}" -n -r 44100 -c 2 -b 16 "$WORK/quiet.wav" trim 0 1
+"${SOX[@]}" -n -r 44100 -c 2 -b 16 "$WORK/loud.wav" synth 3 whitenoise vol 0.5
+"${SOX[@]}" "$WORK/quiet.wav" "$WORK/loud.wav" "$WORK/quiet-loud.wav"
+"${FF[@]}" -i "$WORK/quiet-loud.wav" -c:a libmp3lame -q:a 2 -write_xing 0 "${FFOUT[@]}" "$OUT/vbr-no-xing.mp3"
 # mpg123 is gapless by default, as announce is.
-for f in cbr128 vbr mono cover; do
+for f in cbr128 vbr mono cover vbr-no-xing; do
     mpg123 -q -e f32 -s "$OUT/$f.mp3" >"$OUT/$f.mp3.ref.f32"
 done
 

@@ -45,6 +45,8 @@ public protocol AudioDecoder: AnyObject {
     func seek(toFrame frame: Int64) throws(AnnounceError)
     /// Set when the input ended before the length its header promised, or data was skipped.
     var truncationWarning: String? { get }
+    /// False when `info.frames` is an estimate (`LengthCount` then counts it exactly).
+    var lengthIsExact: Bool { get }
     /// Makes `info.frames` the exact number of frames a play gives (`announce info`; may read
     /// the whole file) and `info.damage` what is wrong with it.
     func scanForExactLength() throws(AnnounceError)
@@ -53,6 +55,7 @@ public protocol AudioDecoder: AnyObject {
 extension AudioDecoder {
     /// Headers that give the length exactly need no scan.
     public func scanForExactLength() throws(AnnounceError) {}
+    public var lengthIsExact: Bool { true }
 
     /// Float32 interleaved frames into `buffer`; returns frames read, 0 at the end.
     public func read(into buffer: UnsafeMutableBufferPointer<Float>) throws(AnnounceError) -> Int {

@@ -93,6 +93,9 @@ public final class MPG123Decoder: AudioDecoder {
         return (info, hasInfoTag ? frames : nil)
     }
 
+    /// An Info/Xing header counts the frames; without one, libmpg123 estimates from the first.
+    public var lengthIsExact: Bool { promisedFrames != nil }
+
     /// Reads the whole stream's frame headers (no decoding) so the length is exact
     /// even without an Info header. Costs a pass over the file; `info` uses it.
     /// When the scan disagrees with the Info header the file is damaged and
