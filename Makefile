@@ -7,7 +7,8 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Debian packages each target needs.
 BUILD_PKGS := pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libflac-dev libspeexdsp-dev
 # pulseaudio & co.: the real-time paced device the timing tests play on (tests/paced-audio.sh).
-TEST_PKGS  := $(BUILD_PKGS) alsa-utils sox libsox-fmt-all mpg123 espeak-ng ffmpeg \
+# alsa-utils and sound-theme-freedesktop also bring real sound files the decoding tests play.
+TEST_PKGS  := $(BUILD_PKGS) alsa-utils sox libsox-fmt-all mpg123 espeak-ng ffmpeg sound-theme-freedesktop \
               pulseaudio pulseaudio-utils libasound2-plugins
 BENCH_PKGS := $(TEST_PKGS)
 
