@@ -131,7 +131,8 @@ extension InfoTests {
     @Test("FLAC says FLAC and its bit depth; LAME's CBR is CBR and its VBR is VBR")
     func codecNames() async throws {
         let expected = ["flac16.flac": "FLAC 16-bit", "flac24.flac": "FLAC 24-bit",
-                        "cbr128.mp3": "MPEG-1 Layer III 128 kbit/s CBR", "vbr.mp3": "MPEG-1 Layer III VBR"]
+                        "cbr128.mp3": "MPEG-1 Layer III 128 kbit/s CBR", "vbr.mp3": "MPEG-1 Layer III VBR",
+                        "vbr-no-xing.mp3": "MPEG-1 Layer III VBR"]
         for (file, codec) in expected {
             let outcome = try await Runner.announce(["info", "--json", try Harness.fixture(file)])
             let info = try JSONDecoder().decode(Description.self, from: Data(outcome.stdout.utf8))

@@ -120,6 +120,9 @@ public final class MPG123Decoder: AudioDecoder {
         } else if length > 0 {
             info.frames = length
         }
+        if Self.firstFrameTag(fd: fd) == nil, let frames = info.frames, frames > 0, info.codec.hasSuffix(" CBR") {
+            noteVBR(frames: frames)
+        }
         try seek(toFrame: position)
     }
 
@@ -182,6 +185,21 @@ public final class MPG123Decoder: AudioDecoder {
         position = Int64(result)
         stoppedEarly = false
         inOtherFormat = false
+    }
+
+    /// Without an Info/Xing/VBRI header, "CBR" came from the first frame's bitrate alone: a stream
+    /// whose average bitrate is another (beyond tags and rounding, 3%) is VBR.
+    private func noteVBR(frames: Int64) {
+        var status = stat()
+        var header = [UInt8](repeating: 0, count: 10)
+        guard fstat(fd, &status) == 0, header.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, 10, 0) }) == 10,
+              let kbps = Int(info.codec.split(separator: " ").dropLast(2).last ?? "") else { return }
+        let tag = header.starts(with: Array("ID3".utf8)) ? 10 + header[6..<10].reduce(0) { $0 << 7 | Int($1 & 0x7F) } : 0
+        let seconds = Double(frames) / Double(info.sampleRate)
+        let average = Double(Int(status.st_size) - tag) * 8 / seconds / 1000
+        if abs(average - Double(kbps)) > Double(kbps) * 0.03 {
+            info.codec = String(info.codec.dropLast(" \(kbps) kbit/s CBR".count)) + " VBR"
+        }
     }
 
     /// "Info", "Xing" or "VBRI" when the first frame after any ID3v2 tag is such a header.
