@@ -132,6 +132,18 @@ soxref "$OUT/rifx.wav"
 soxref "$OUT/container.8svx"
 "${SOX[@]}" "$WORK/containers.wav" -r 8000 -c 1 "$OUT/container.wve"
 soxref "$OUT/container.wve"
+# ALAC in CAF. ffmpeg leaves the desc chunk's format flags 0 where Apple's encoder gives the
+# source bit depth (1: 16-bit), and libsndfile refuses ALAC without it: set it.
+"${FF[@]}" -i "$WORK/containers.wav" -c:a alac "${FFOUT[@]}" -f caf "$WORK/alac.caf"
+python3 - "$WORK/alac.caf" "$OUT/alac.caf" <<'EOF'
+import sys
+data = bytearray(open(sys.argv[1], 'rb').read())
+desc = data.index(b'desc') + 12  # rate (8), format id (4), then the flags
+assert data[desc + 8:desc + 12] == b'alac'
+data[desc + 12:desc + 16] = (1).to_bytes(4, 'big')
+open(sys.argv[2], 'wb').write(data)
+EOF
+ref "$OUT/alac.caf" s16
 
 # ---------------------------------------------------------------- good clips: lossy
 
