@@ -238,6 +238,12 @@ public final class Player: @unchecked Sendable {
         }
         // Given back before the report: the control side may close the device at once.
         releaseEngine(device)
+        // Ended before the count was published (an unpaced device): a play that reached its
+        // end waits for the count, which by then has read most of the file; a stopped one does not.
+        let playedToEnd = (try? result.get()).map { !$0.stopped && $0.deviceFailure == nil } ?? false
+        if let count = lengthCount, let frames = playedToEnd ? count.awaitResult() : count.result {
+            total = Self.programFrames(fileFrames: frames, startFrame: startFrame, loops: item.clip.loops)
+        }
         switch result {
         case .success(let report):
             details.format = report.outputFormat.description

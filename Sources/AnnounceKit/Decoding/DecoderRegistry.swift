@@ -15,13 +15,15 @@ public enum DecoderRegistry {
         }
         header.removeLast(header.count - count)
         switch SniffedContainer.sniff(header) {
+        case .mpeg where startsAfterID3(fd: fd, header: header, with: "fLaC"):
+            return try FLACDecoder(path: path, fd: fd)  // a tagger's ID3v2 before FLAC: libFLAC skips it
         case .mpeg:
             return try MPG123Decoder(path: path, fd: fd)
         case .flac:
             return try FLACDecoder(path: path, fd: fd)
         case .mp4:
             defer { close(fd) }
-            throw .undecodable(path: path, reason: "\(MP4Probe.audioCodec(fd: fd).map { "\($0) in MP4" } ?? "MP4 without audio announce knows") is not supported")
+            throw .undecodable(path: path, reason: "\(MP4Probe.audioCodec(fd: fd).map { "\($0) in MP4" } ?? "MP4") is not supported")
         case .unsupported(let format):
             close(fd)
             throw .undecodable(path: path, reason: "\(format) is not supported")
@@ -35,7 +37,9 @@ public enum DecoderRegistry {
             }
             // libsndfile knows a few more containers by their bytes (MPC2K, SDS, XI, HTK, MAT, PVF).
             do {
-                return try SndFileDecoder(path: path, fd: try dup(fd, path: path), container: .unknown)
+                let decoder = try SndFileDecoder(path: path, fd: try dup(fd, path: path), container: .unknown)
+                close(fd)
+                return decoder
             } catch {
                 close(fd)
                 let what = SniffedContainer.looksLikeText(header) ? "text, not audio" : "starts with \(hex(header.prefix(4)))"
@@ -71,6 +75,14 @@ public enum DecoderRegistry {
             close(fd)
             throw .cannotOpen(path: path, reason: "not a regular file")
         }
+    }
+
+    /// True when the bytes after the ID3v2 tag that `header` starts with are `magic`.
+    private static func startsAfterID3(fd: Int32, header: [UInt8], with magic: String) -> Bool {
+        guard header.count >= 10, header.starts(with: Array("ID3".utf8)) else { return false }
+        let size = 10 + header[6..<10].reduce(0) { $0 << 7 | Int($1 & 0x7F) } + (header[5] & 0x10 != 0 ? 10 : 0)
+        var bytes = [UInt8](repeating: 0, count: 4)
+        return bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 4, off_t(size)) } == 4 && bytes.elementsEqual(magic.utf8)
     }
 
     private static func dup(_ fd: Int32, path: String) throws(AnnounceError) -> Int32 {

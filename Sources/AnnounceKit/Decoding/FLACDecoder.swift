@@ -93,7 +93,6 @@ public final class FLACDecoder: AudioDecoder {
             if state == FLAC__STREAM_DECODER_END_OF_STREAM || state.rawValue > FLAC__STREAM_DECODER_END_OF_STREAM.rawValue
                 || FLAC__stream_decoder_process_single(decoder) == 0 {
                 ended = true
-                info.frames = max(info.frames ?? 0, position)
             }
         }
         return true
@@ -157,6 +156,9 @@ public final class FLACDecoder: AudioDecoder {
             left -= Int64(got)
         }
     }
+
+    /// A STREAMINFO total of 0 means unknown: `LengthCount` counts it then.
+    public var lengthIsExact: Bool { promisedFrames != nil }
 
     /// Decodes the whole stream on a fresh handle so `info.frames` is what plays.
     public func scanForExactLength() throws(AnnounceError) {
