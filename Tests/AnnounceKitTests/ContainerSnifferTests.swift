@@ -48,6 +48,17 @@ import Testing
         #expect(SniffedContainer.sniff(mod) == .unsupported("MOD tracker module"))
     }
 
+    @Test func findsMPEGAudioAfterJunk() {
+        // MPEG-1 Layer III, 128 kbit/s, 44.1 kHz, no padding: 417-byte frames.
+        let frame = [0xFF, 0xFB, 0x90, 0x64] + [UInt8](repeating: 0, count: 413)
+        let junk = (0..<1000).map { UInt8(truncatingIfNeeded: $0 * 7 + 3) }
+        #expect(SniffedContainer.mpegStreamStart(junk + frame + frame + frame) == junk.count)
+        #expect(SniffedContainer.mpegStreamStart(frame + frame + frame) == 0)
+        // Two chained frames are not enough; nor are three headers at the wrong distances.
+        #expect(SniffedContainer.mpegStreamStart(junk + frame + frame) == nil)
+        #expect(SniffedContainer.mpegStreamStart(junk + frame + [0] + frame + frame) == nil)
+    }
+
     @Test func callsOnlyTextText() {
         #expect(SniffedContainer.looksLikeText(Array("This is not audio.\nJust text.\n".utf8)))
         #expect(SniffedContainer.looksLikeText(Array("Grüße\r\n".utf8)))
