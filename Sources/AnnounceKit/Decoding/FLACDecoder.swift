@@ -59,7 +59,7 @@ public final class FLACDecoder: AudioDecoder {
         // Up to the first audio frame; oversized or unknown metadata blocks are skipped.
         _ = FLAC__stream_decoder_process_until_end_of_metadata(decoder)
         guard let stream = streamInfo else {
-            throw .undecodable(path: path, reason: "FLAC without a readable STREAMINFO (\(stateText))")
+            throw .undecodable(path: path, reason: "FLAC without a readable STREAMINFO block")
         }
         try validate(channels: stream.channels, sampleRate: stream.rate, path: path)
         guard (4...32).contains(stream.bits) else {
@@ -72,17 +72,14 @@ public final class FLACDecoder: AudioDecoder {
                              exactSampleFormat: stream.bits <= 16 ? .int16 : .int32)
         // Nothing decodes at all: say so now rather than play silence.
         guard try fill() else {
-            throw .undecodable(path: path, reason: "no FLAC audio frame decodes (\(stateText))")
+            throw .undecodable(path: path, reason: "no FLAC audio frame decodes"
+                + (FLAC__stream_decoder_get_state(decoder) == FLAC__STREAM_DECODER_END_OF_STREAM ? " before the end of the file" : ""))
         }
     }
 
     deinit {
         FLAC__stream_decoder_delete(decoder)  // finishes and closes the FILE
         pending.deallocate()
-    }
-
-    private var stateText: String {
-        String(cString: FLAC__stream_decoder_get_resolved_state_string(decoder))
     }
 
     /// Decodes frames until some are pending; false at the end of the stream.
@@ -139,7 +136,7 @@ public final class FLACDecoder: AudioDecoder {
             // A failed seek leaves the decoder needing a flush; then decode from the start and skip.
             _ = FLAC__stream_decoder_flush(decoder)
             guard FLAC__stream_decoder_reset(decoder) != 0, FLAC__stream_decoder_process_until_end_of_metadata(decoder) != 0 else {
-                throw .undecodable(path: path, reason: "cannot seek to frame \(frame): \(stateText)")
+                throw .undecodable(path: path, reason: "cannot seek to frame \(frame)")
             }
             position = 0
             try skip(frame)
