@@ -41,6 +41,8 @@ import Testing
         #expect(SniffedContainer.sniff([0x30, 0x26, 0xB2, 0x75, 0x8E, 0x66, 0xCF, 0x11]) == .unsupported("WMA/ASF"))
         let speex = Array("OggS".utf8) + [UInt8](repeating: 0, count: 22) + [1, 80] + Array("Speex   ".utf8)
         #expect(SniffedContainer.sniff(speex) == .unsupported("Speex in Ogg"))
+        let flac = Array("OggS".utf8) + [UInt8](repeating: 0, count: 22) + [1, 51, 0x7F] + Array("FLAC".utf8)
+        #expect(SniffedContainer.sniff(flac) == .oggFLAC)
         let vorbis = Array("OggS".utf8) + [UInt8](repeating: 0, count: 22) + [1, 30, 1] + Array("vorbis".utf8)
         #expect(SniffedContainer.sniff(vorbis) == .ogg)
         var mod = [UInt8](repeating: 0, count: 1084)

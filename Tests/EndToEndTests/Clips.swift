@@ -83,6 +83,7 @@ enum Clips {
         .exact("container.8svx", .int16, 22050, 1, "8SVX", "sox: 8-bit as int16, x << 8, exact"),
         .exact("container.wve", .int16, 8000, 1, "Psion WVE", "sox: G.711 A-law expanded to int16, exact"),
         .exact("alac.caf", .int16, 22050, 2, "CAF", "ffmpeg's ALAC decoder: lossless, the same integers"),
+        .exact("flac.oga", .int16, 22050, 2, "Ogg", "ffmpeg's FLAC decoder: lossless, the same integers"),
         Clip(file: "vorbis.ogg", sourceFormat: .float32, sampleRate: 44100, channels: 2, container: "Ogg",
              references: [
                 // libvorbisfile through sox: full length, but ov_read rounds to 16 bits, so

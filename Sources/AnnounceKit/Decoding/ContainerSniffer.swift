@@ -1,6 +1,8 @@
 /// What the first bytes of a file say it is. Extensions are never consulted.
 public enum SniffedContainer: Equatable, Sendable {
     case wav, rf64, caf, aiff, aifc, flac, ogg
+    /// FLAC in Ogg (libsndfile cannot read it; libFLAC can).
+    case oggFLAC
     /// ID3v2-tagged or bare MPEG audio frames.
     case mpeg
     /// Another container libsndfile reads (RIFX, Wave64, AU, IRCAM, NIST, VOC, PAF, 8SVX, AVR, WVE…).
@@ -83,7 +85,7 @@ public enum SniffedContainer: Equatable, Sendable {
         return nil
     }
 
-    /// Ogg Vorbis and Opus are libsndfile's; other codecs in Ogg are named.
+    /// Ogg Vorbis and Opus are libsndfile's, Ogg FLAC libFLAC's; other codecs in Ogg are named.
     private static func oggCodec(_ bytes: [UInt8]) -> SniffedContainer {
         // The first page's first packet starts after the 27-byte header and its segment table.
         guard bytes.count > 27 else { return .ogg }
@@ -92,7 +94,7 @@ public enum SniffedContainer: Equatable, Sendable {
         func packetStarts(_ prefix: [UInt8]) -> Bool { packet.starts(with: prefix) }
         if packetStarts([0x01] + Array("vorbis".utf8)) || packetStarts(Array("OpusHead".utf8)) { return .ogg }
         if packetStarts(Array("Speex   ".utf8)) { return .unsupported("Speex in Ogg") }
-        if packetStarts([0x7F] + Array("FLAC".utf8)) { return .unsupported("FLAC in Ogg") }
+        if packetStarts([0x7F] + Array("FLAC".utf8)) { return .oggFLAC }
         if packetStarts([0x80] + Array("theora".utf8)) { return .unsupported("Theora video in Ogg") }
         return packet.isEmpty ? .ogg : .unsupported("this codec in Ogg")
     }

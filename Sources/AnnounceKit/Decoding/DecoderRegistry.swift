@@ -21,6 +21,8 @@ public enum DecoderRegistry {
             return try MPG123Decoder(path: path, fd: fd)
         case .flac:
             return try FLACDecoder(path: path, fd: fd)
+        case .oggFLAC:
+            return try FLACDecoder(path: path, fd: fd, inOgg: true)
         case .mp4:
             defer { close(fd) }
             throw .undecodable(path: path, reason: "\(MP4Probe.audioCodec(fd: fd).map { "\($0) in MP4" } ?? "MP4") is not supported")

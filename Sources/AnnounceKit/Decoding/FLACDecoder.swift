@@ -3,7 +3,7 @@ import CFLAC
 import Glibc
 #endif
 
-/// Native FLAC through libFLAC's stream decoder. Unlike libsndfile's FLAC reader, it resyncs
+/// Native FLAC and FLAC in Ogg through libFLAC's stream decoder. Unlike libsndfile's FLAC reader, it resyncs
 /// past damaged frames (and junk before the first one) instead of ending the stream, and
 /// decodes every frame present whatever total STREAMINFO claims (0, too few, too many).
 public final class FLACDecoder: AudioDecoder {
@@ -34,7 +34,7 @@ public final class FLACDecoder: AudioDecoder {
     private var streamInfo: (rate: Int, channels: Int, bits: Int, total: Int64)?
 
     /// Takes ownership of `fd`.
-    init(path: String, fd: Int32) throws(AnnounceError) {
+    init(path: String, fd: Int32, inOgg: Bool = false) throws(AnnounceError) {
         self.path = path
         pending = .allocate(capacity: 0)
         guard let decoder = FLAC__stream_decoder_new() else {
@@ -47,13 +47,18 @@ public final class FLACDecoder: AudioDecoder {
             throw .internal("fdopen failed: \(systemErrorMessage(errno))")
         }
         self.decoder = decoder
-        info = AudioFileInfo(container: "FLAC", codec: "FLAC", sampleRate: 0, channels: 0, frames: nil, exactSampleFormat: .int16)
+        let container = inOgg ? "Ogg" : "FLAC"
+        info = AudioFileInfo(container: container, codec: "FLAC", sampleRate: 0, channels: 0, frames: nil, exactSampleFormat: .int16)
         promisedFrames = nil
         _ = FLAC__stream_decoder_set_md5_checking(decoder, 0)
         let client = Unmanaged.passUnretained(self).toOpaque()
-        let status = FLAC__stream_decoder_init_FILE(decoder, file, flacWrite, flacMetadata, flacError, client)
+        let status = inOgg ? FLAC__stream_decoder_init_ogg_FILE(decoder, file, flacWrite, flacMetadata, flacError, client)
+            : FLAC__stream_decoder_init_FILE(decoder, file, flacWrite, flacMetadata, flacError, client)
         guard status == FLAC__STREAM_DECODER_INIT_STATUS_OK else {
             fclose(file)
+            if status == FLAC__STREAM_DECODER_INIT_STATUS_UNSUPPORTED_CONTAINER {
+                throw .undecodable(path: path, reason: "FLAC in Ogg is not supported by this libFLAC")
+            }
             throw .internal("libFLAC could not start decoding")
         }
         // Up to the first audio frame; oversized or unknown metadata blocks are skipped.
@@ -67,7 +72,7 @@ public final class FLACDecoder: AudioDecoder {
         }
         bitsPerSample = stream.bits
         promisedFrames = stream.total > 0 ? stream.total : nil
-        info = AudioFileInfo(container: "FLAC", codec: "FLAC \(stream.bits)-bit", sampleRate: stream.rate,
+        info = AudioFileInfo(container: container, codec: "FLAC \(stream.bits)-bit", sampleRate: stream.rate,
                              channels: stream.channels, frames: promisedFrames,
                              exactSampleFormat: stream.bits <= 16 ? .int16 : .int32)
         // Nothing decodes at all: say so now rather than play silence.
@@ -159,7 +164,7 @@ public final class FLACDecoder: AudioDecoder {
 
     /// Decodes the whole stream on a fresh handle so `info.frames` is what plays.
     public func scanForExactLength() throws(AnnounceError) {
-        let counter = try FLACDecoder(path: path, fd: try DecoderRegistry.openReadable(path))
+        let counter = try FLACDecoder(path: path, fd: try DecoderRegistry.openReadable(path), inOgg: info.container == "Ogg")
         try counter.skip(Int64.max)
         info.frames = counter.position
         info.damage = counter.truncationWarning
