@@ -202,20 +202,25 @@ public final class MPG123Decoder: AudioDecoder {
         }
     }
 
-    /// "Info", "Xing" or "VBRI" when the first frame after any ID3v2 tag is such a header.
+    /// "Info", "Xing" or "VBRI" when the first frame (after any ID3v2 tag and junk) is such a header.
     private static func firstFrameTag(fd: Int32) -> String? {
-        var bytes = [UInt8](repeating: 0, count: 64)
+        var bytes = [UInt8](repeating: 0, count: 16384)
         func read(at offset: Int) -> Bool {
-            bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 64, off_t(offset)) } == 64
+            let got = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(offset)) }
+            if got > 0 { bytes.removeLast(bytes.count - got) }
+            return got >= 64
         }
         guard read(at: 0) else { return nil }
-        var start = 0
         if bytes.starts(with: Array("ID3".utf8)) {
-            start = 10 + bytes[6..<10].reduce(0) { $0 << 7 | Int($1 & 0x7F) } + (bytes[5] & 0x10 != 0 ? 10 : 0)
-            guard read(at: start) else { return nil }
+            let tag = 10 + bytes[6..<10].reduce(0) { $0 << 7 | Int($1 & 0x7F) } + (bytes[5] & 0x10 != 0 ? 10 : 0)
+            guard read(at: tag) else { return nil }
+        }
+        let startsWithFrame = SniffedContainer.isMPEGAudioFrameHeader(bytes[0], bytes[1], bytes[2])
+        guard let frame = startsWithFrame ? 0 : SniffedContainer.mpegStreamStart(bytes), frame + 44 <= bytes.count else {
+            return nil
         }
         // Xing/Info sits after the side information (9 to 32 bytes), VBRI at 32: search there.
-        for offset in 4...40 {
+        for offset in frame + 4...frame + 40 {
             let tag = String(decoding: bytes[offset..<offset + 4], as: UTF8.self)
             if tag == "Info" || tag == "Xing" || tag == "VBRI" { return tag }
         }
