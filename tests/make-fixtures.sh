@@ -325,6 +325,13 @@ EOF
 for f in zero-total small-total beyond-total lost-sync junk-before-frames cut big-metadata; do
     "${FF[@]}" -i "$DMG/$f.flac" -c:a pcm_s16le -f s16le "$DMG/$f.flac.ref.s16" 2>/dev/null  # it reports the damage
 done
+# PCM files cut short in a transfer: their headers still give the whole length.
+head -c 100000 "$OUT/wav16-stereo.wav" >"$DMG/cut.wav"
+head -c 30000 "$OUT/clip.aiff" >"$DMG/cut.aiff"
+head -c 40000 "$OUT/clip.caf" >"$DMG/cut.caf"
+for f in cut.wav cut.aiff cut.caf; do
+    "${FF[@]}" -i "$DMG/$f" -c:a pcm_s16le -f s16le "$DMG/$f.ref.s16"
+done
 for f in damaged-head junk-before; do
     mpg123 -q -e f32 -s "$DMG/$f.mp3" >"$DMG/$f.mp3.ref.f32" 2>/dev/null
 done

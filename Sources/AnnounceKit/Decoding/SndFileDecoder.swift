@@ -18,6 +18,8 @@ public final class SndFileDecoder: AudioDecoder {
 
     /// The header's length when the file holds less.
     private let promisedFrames: Int64?
+    /// A cut CAF is read through a view giving its data chunk the size that is there.
+    private let patchedView: PatchedFile?
 
     /// Takes ownership of `fd` (closed with the decoder, or here on failure).
     init(path: String, fd: Int32, container: SniffedContainer) throws(AnnounceError) {
@@ -26,7 +28,15 @@ public final class SndFileDecoder: AudioDecoder {
         let count = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
         header.removeLast(header.count - max(0, count))
         var sfInfo = SF_INFO()
-        guard let file = sf_open_fd(fd, Int32(SFM_READ), &sfInfo, 1) else {
+        var status = stat()
+        if container == .caf, fstat(fd, &status) == 0, let data = DeclaredLength.cafDataSize(header),
+           data.fieldOffset + 8 + data.size > Int(status.st_size) {
+            patchedView = PatchedFile(fd: fd, length: Int64(status.st_size), fieldOffset: data.fieldOffset,
+                                      value: Int(status.st_size) - data.fieldOffset - 8)
+        } else {
+            patchedView = nil
+        }
+        guard let file = patchedView?.open(&sfInfo) ?? sf_open_fd(fd, Int32(SFM_READ), &sfInfo, 1) else {
             let reason = String(cString: sf_strerror(nil))
             throw .undecodable(path: path, reason: "not decodable audio (\(reason))")
         }
