@@ -20,6 +20,11 @@ import Testing
         #expect(DeclaredLength.frames(wav(channels: 1, bits: 24, dataSize: 3 * 7)) == 7)
     }
 
+    @Test func streamedWAVHasNoLength() {
+        #expect(DeclaredLength.frames(wav(dataSize: 0xFFFF_FFFF)) == nil)
+        #expect(DeclaredLength.frames(wav(dataSize: 0)) == nil)
+    }
+
     @Test func compressedWAVHasNoFrameCountInItsSize() {
         #expect(DeclaredLength.frames(wav(tag: 0x11, dataSize: 4096)) == nil)  // IMA ADPCM
     }

@@ -30,7 +30,8 @@ enum DeclaredLength {
                       let align = integer(bytes, offset + 20, 2, bigEndian: bigEndian), align > 0 else { return nil }
                 blockAlign = align
             }
-            if id == "data" { return blockAlign.map { Int64(size / $0) } }
+            // 0 and 0xFFFFFFFF: a WAV written to a pipe, its size unknown (played to the end).
+            if id == "data" { return size == 0 || size == 0xFFFF_FFFF ? nil : blockAlign.map { Int64(size / $0) } }
             offset += 8 + size + (size & 1)
         }
         return nil
