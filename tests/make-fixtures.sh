@@ -114,6 +114,40 @@ ref "$OUT/one-frame.wav" s16
 espeak-ng -v en -s 170 -w "$OUT/speech.wav" "Attention please. The train is late."
 ref "$OUT/speech.wav" s16
 
+# ---------------------------------------------------------------- good clips: libsndfile's other containers
+
+# soxref IN : the reference decode by sox (its own readers), as raw int16 LE.
+soxref() { sox -V1 "$1" -t raw -e signed-integer -b 16 -L "$1.ref.s16"; }
+
+tone "$WORK/containers.wav" 22050 2 16 signed-integer 0.4 440 550
+# Big-endian RIFX, Wave64, AU, IRCAM, NIST SPHERE, AVR, 8SVX (mono), PAF; Psion WVE is 8 kHz mono A-law.
+# (VOC is left out: libsndfile plays 2 frames more of sox's VOC than sox and ffmpeg read.)
+"${SOX[@]}" "$WORK/containers.wav" -B "$OUT/rifx.wav"
+for ext in w64 au sf sph avr paf; do
+    "${SOX[@]}" "$WORK/containers.wav" "$OUT/container.$ext"
+    soxref "$OUT/container.$ext"
+done
+soxref "$OUT/rifx.wav"
+"${SOX[@]}" "$WORK/containers.wav" -c 1 "$OUT/container.8svx"
+soxref "$OUT/container.8svx"
+"${SOX[@]}" "$WORK/containers.wav" -r 8000 -c 1 "$OUT/container.wve"
+soxref "$OUT/container.wve"
+# ALAC in CAF. ffmpeg leaves the desc chunk's format flags 0 where Apple's encoder gives the
+# source bit depth (1: 16-bit), and libsndfile refuses ALAC without it: set it.
+"${FF[@]}" -i "$WORK/containers.wav" -c:a alac "${FFOUT[@]}" -f caf "$WORK/alac.caf"
+python3 - "$WORK/alac.caf" "$OUT/alac.caf" <<'EOF'
+import sys
+data = bytearray(open(sys.argv[1], 'rb').read())
+desc = data.index(b'desc') + 12  # rate (8), format id (4), then the flags
+assert data[desc + 8:desc + 12] == b'alac'
+data[desc + 12:desc + 16] = (1).to_bytes(4, 'big')
+open(sys.argv[2], 'wb').write(data)
+EOF
+ref "$OUT/alac.caf" s16
+# FLAC in Ogg: libFLAC reads it (libsndfile does not).
+"${FF[@]}" -i "$WORK/containers.wav" -c:a flac "${FFOUT[@]}" -f ogg "$OUT/flac.oga"
+ref "$OUT/flac.oga" s16
+
 # ---------------------------------------------------------------- good clips: lossy
 
 "${FF[@]}" -i "$OUT/wav16-stereo.wav" -c:a libvorbis -q:a 4 "${FFOUT[@]}" "$OUT/vorbis.ogg"
@@ -136,8 +170,14 @@ tone "$WORK/opus-src.wav" 48000 2 16 signed-integer 1.0 440 660
 "${FF[@]}" -i "$OUT/wav16-second.wav" -i "$WORK/cover.png" -map 0:a -map 1:v -c:a libmp3lame -b:a 128k \
     -c:v copy -id3v2_version 3 -metadata title="Platform change" -metadata:s:v title="Album cover" \
     -metadata:s:v comment="Cover (front)" -fflags +bitexact -flags:a +bitexact "$OUT/cover.mp3"
+# VBR without a Xing header, quiet then loud: libmpg123's estimate from the first frames is
+# far off (11.3 s for 4.0 s); only counting every frame gives the length.
+"${SOX[@]}" -n -r 44100 -c 2 -b 16 "$WORK/quiet.wav" trim 0 1
+"${SOX[@]}" -n -r 44100 -c 2 -b 16 "$WORK/loud.wav" synth 3 whitenoise vol 0.5
+"${SOX[@]}" "$WORK/quiet.wav" "$WORK/loud.wav" "$WORK/quiet-loud.wav"
+"${FF[@]}" -i "$WORK/quiet-loud.wav" -c:a libmp3lame -q:a 2 -write_xing 0 "${FFOUT[@]}" "$OUT/vbr-no-xing.mp3"
 # mpg123 is gapless by default, as announce is.
-for f in cbr128 vbr mono cover; do
+for f in cbr128 vbr mono cover vbr-no-xing; do
     mpg123 -q -e f32 -s "$OUT/$f.mp3" >"$OUT/$f.mp3.ref.f32"
 done
 
@@ -203,6 +243,98 @@ cut = pos + frame_len(pos) // 2
 open(sys.argv[2], 'wb').write(data[:cut])
 EOF
 mpg123 -q -e f32 -s "$BAD/cut-mid-frame.mp3" >"$BAD/cut-mid-frame.mp3.ref.f32" 2>/dev/null
+
+# Formats announce does not play, made by their encoders where ffmpeg has one, else their magic
+# bytes; named .wav so that nothing can go by the name.
+UNS="$OUT/unsupported"
+mkdir -p "$UNS"
+for codec in "aac-mp4 -c:a aac -f mp4" "alac-mp4 -c:a alac -f mp4" "aac-adts -c:a aac -f adts" \
+             "ac3 -c:a ac3 -f ac3" "eac3 -c:a eac3 -f eac3" "wma -c:a wmav2 -f asf" "wavpack -c:a wavpack -f wv" \
+             "tta -c:a tta -f tta" "webm -c:a libopus -f webm" "speex-ogg -c:a libspeex -ar 16000 -ac 1 -f ogg"; do
+    set -- $codec
+    name=$1
+    shift
+    "${FF[@]}" -i "$WORK/containers.wav" "$@" "${FFOUT[@]}" "$UNS/$name.wav"
+done
+python3 - "$UNS" <<'EOF'
+import struct, sys
+d = sys.argv[1]
+def put(name, data): open(f'{d}/{name}.wav', 'wb').write(data + bytes(range(256)) * 8)
+put('midi', b'MThd' + struct.pack('>IHHH', 6, 0, 1, 96) + b'MTrk' + struct.pack('>I', 4) + b'\x00\xff\x2f\x00')
+put('ape', b'MAC ' + struct.pack('<H', 3990))
+put('musepack', b'MPCK')
+put('dsf', b'DSD ' + struct.pack('<Q', 28))
+put('dff', b'FRM8' + struct.pack('>Q', 0) + b'DSD ')
+put('amr', b'#!AMR\n')
+mod = bytearray(1084)
+mod[0:10] = b'song name\x00'
+mod[1080:1084] = b'M.K.'
+put('mod', bytes(mod))
+EOF
+# Binary data whose first bytes happen to be printable: never "text".
+printf 'FORM\0\0\1\0MAUDjunk\0\0\0' >"$BAD/printable-binary.wav"
+
+# Damaged FLAC and MP3: each plays what ffmpeg (FLAC) or mpg123 (MP3) decodes of it, with a
+# warning; references by them. flac16.flac is 1 s of 44.1 kHz stereo in frames of 4608.
+DMG="$OUT/damaged"
+mkdir -p "$DMG"
+python3 - "$OUT" "$DMG" <<'EOF'
+import sys
+out, dmg = sys.argv[1], sys.argv[2]
+flac = open(f'{out}/flac16.flac', 'rb').read()
+blocks, pos = [], 4
+while True:
+    last, kind, size = flac[pos] & 0x80, flac[pos] & 0x7F, int.from_bytes(flac[pos + 1:pos + 4], 'big')
+    blocks.append(pos)
+    pos += 4 + size
+    if last:
+        break
+audio = pos
+def put(name, data): open(f'{dmg}/{name}', 'wb').write(bytes(data))
+def with_total(total):
+    data = bytearray(flac)
+    at = blocks[0] + 4 + 10  # STREAMINFO: rate, channels, bits, then a 36-bit total
+    word = int.from_bytes(data[at:at + 8], 'big')
+    data[at:at + 8] = ((word & ~((1 << 36) - 1)) | total).to_bytes(8, 'big')
+    return data
+put('zero-total.flac', with_total(0))
+put('small-total.flac', with_total(1000))
+put('beyond-total.flac', with_total(44100 * 261))
+lost = bytearray(flac)
+for i in range(audio + 20, audio + 3000):
+    lost[i] ^= 0x5A  # the first frame and part of the second unreadable
+put('lost-sync.flac', lost)
+put('junk-before-frames.flac', flac[:audio] + bytes(range(256)) * 20 + flac[audio:])
+put('cut.flac', flac[:len(flac) // 2])
+# A 3 MiB PADDING block and an APPLICATION block of odd length before the audio.
+meta = bytearray(flac[:audio])
+meta[blocks[-1]] &= 0x7F
+meta += bytes([0x02]) + (7).to_bytes(3, 'big') + b'xmpl\x01\x02\x03'
+meta += bytes([0x81]) + (3 << 20).to_bytes(3, 'big') + bytes(3 << 20)
+put('big-metadata.flac', meta + flac[audio:])
+# A metadata block longer than the file: nothing decodes.
+put('block-past-end.flac', meta[:len(meta) - (3 << 20) - 4] + bytes([0x84]) + (0xFFFFF0).to_bytes(3, 'big') + flac[audio:])
+
+mp3 = open(f'{out}/cbr128.mp3', 'rb').read()
+head = bytearray(mp3)
+for i in range(3000):
+    head[i] ^= 0x55  # the Info frame and the first six audio frames
+put('damaged-head.mp3', head)
+put('junk-before.mp3', bytes(range(256)) * 20 + mp3)
+EOF
+for f in zero-total small-total beyond-total lost-sync junk-before-frames cut big-metadata; do
+    "${FF[@]}" -i "$DMG/$f.flac" -c:a pcm_s16le -f s16le "$DMG/$f.flac.ref.s16" 2>/dev/null  # it reports the damage
+done
+# PCM files cut short in a transfer: their headers still give the whole length.
+head -c 100000 "$OUT/wav16-stereo.wav" >"$DMG/cut.wav"
+head -c 30000 "$OUT/clip.aiff" >"$DMG/cut.aiff"
+head -c 40000 "$OUT/clip.caf" >"$DMG/cut.caf"
+for f in cut.wav cut.aiff cut.caf; do
+    "${FF[@]}" -i "$DMG/$f" -c:a pcm_s16le -f s16le "$DMG/$f.ref.s16"
+done
+for f in damaged-head junk-before; do
+    mpg123 -q -e f32 -s "$DMG/$f.mp3" >"$DMG/$f.mp3.ref.f32" 2>/dev/null
+done
 
 # Two MP3s joined: 44.1 kHz stereo, then the mono speech clip at another rate.
 # Only the first part may play; its reference is cbr128.mp3's.

@@ -23,6 +23,10 @@ struct Info: ParsableCommand {
         var channels: Int
         var frames: Int64?
         var duration: Double?
+        /// The header's length is not what plays (the file is cut short).
+        var truncated: Bool
+        /// What is wrong with the file: "truncated: 0.9 of 261.0 s", "damaged data skipped".
+        var damage: String?
     }
 
     func run() throws {
@@ -31,21 +35,29 @@ struct Info: ParsableCommand {
         for path in files.map(SoundNames.resolve) {
             do {
                 let decoder = try DecoderRegistry.open(path)
-                try (decoder as? MPG123Decoder)?.scanForExactLength()
+                try decoder.scanForExactLength()
                 let info = decoder.info
                 let description = Description(path: path, container: info.container, codec: info.codec,
                                               sampleRate: info.sampleRate, channels: info.channels,
-                                              frames: info.frames, duration: info.durationSeconds)
+                                              frames: info.frames, duration: info.durationSeconds,
+                                              truncated: info.damage?.hasPrefix("truncated") ?? false, damage: info.damage)
                 json ? print(jsonLine(Versioned(description))) : output(text(description))
             } catch {  // typed: AnnounceError
-                failure = failure ?? reportedExit(error)
+                // Every error is reported; the exit status is the highest (70 > 66 > 65).
+                let code = reportedExit(error)
+                failure = failure.map { $0.rawValue >= code.rawValue ? $0 : code } ?? code
             }
         }
         if let failure { throw failure }
     }
 
     private func text(_ d: Description) -> String {
-        let duration = d.duration.map { "\(($0 * 1000).rounded() / 1000) s" } ?? "unknown"
+        // Durations with three decimals, counts as plain integers, everywhere.
+        let duration = d.duration.map { seconds in
+            let milliseconds = Int((seconds * 1000).rounded())
+            let fraction = String(milliseconds % 1000)
+            return "\(milliseconds / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction) s"
+        } ?? "unknown"
         return """
             \(d.path)
               container  \(d.container)
@@ -54,6 +66,6 @@ struct Info: ParsableCommand {
               channels   \(d.channels)
               frames     \(d.frames.map(String.init) ?? "unknown")
               duration   \(duration)
-            """
+            """ + (d.damage.map { "\n  damage     \($0)" } ?? "")
     }
 }

@@ -105,6 +105,7 @@ struct BadInputTests {
         let play = try await Playback.run([path], label: "cut")
         if let output = play.output() {
             let reference = try PCM.reference(try Harness.fixture("bad/cut-mid-frame.mp3.ref.f32"), channels: 2)
+                .quantised(to: .int32)  // what the file device gets
             try #require(reference.frames > 10_000, "the reference decode of the cut file is too short")
             expectSamples(output, match: reference, tolerance: Tolerance.exact, "cut MP3 vs mpg123's decode of it")
             #expect(play.debugLines.first?.frames == reference.frames)
@@ -130,7 +131,7 @@ struct BadInputTests {
         let path = try Harness.fixture("bad/spliced-formats.mp3")
         let play = try await Playback.run([path], label: "splice")
         if let output = play.output() {
-            let reference = try PCM.reference(try Harness.fixture("cbr128.mp3.ref.f32"), channels: 2)
+            let reference = try Clips.load(Clips.named("cbr128.mp3"))
             // Anything after the first part would be audio in another format read as this one.
             expectSamples(output, match: reference, tolerance: Tolerance.exact, "spliced MP3 vs its first part")
             #expect(play.debugLines.first?.frames == reference.frames)

@@ -16,8 +16,8 @@ struct Reference: Sendable {
 /// reference decodes.
 struct Clip: Sendable, CustomTestStringConvertible {
     var file: String
-    /// The device format announce negotiates on the file device: the source's exact format.
-    var format: SampleFormat
+    /// The format that reproduces the source exactly, and its reference decodes' format.
+    var sourceFormat: SampleFormat
     var sampleRate: Int
     var channels: Int
     /// `announce info`'s container.
@@ -28,6 +28,10 @@ struct Clip: Sendable, CustomTestStringConvertible {
 
     /// The first reference decoding the whole clip: its length is the clip's.
     var fullReference: Reference { references.first(where: \.coversWholeClip)! }
+
+    /// The device format announce negotiates on the file device: the source's exact format,
+    /// except that float becomes int32 (ALSA's file plugin can only describe integer PCM).
+    var format: SampleFormat { sourceFormat == .float32 ? .int32 : sourceFormat }
 }
 
 extension Reference {
@@ -40,13 +44,14 @@ extension Clip {
     /// A clip with one bit-exact reference decode, `FILE.ref.s16|s32|f32` after its format.
     static func exact(_ file: String, _ format: SampleFormat, _ sampleRate: Int, _ channels: Int, _ container: String,
                       _ note: String = "lossless: the same integers or floats") -> Clip {
-        Clip(file: file, format: format, sampleRate: sampleRate, channels: channels, container: container,
+        Clip(file: file, sourceFormat: format, sampleRate: sampleRate, channels: channels, container: container,
              references: [.exact("\(file).ref.\(format.referenceExtension)", note)])
     }
 }
 
 enum Clips {
     static let mp3Note = "mpg123 CLI: the same libmpg123, gapless, float output — bit-identical"
+    static let soxNote = "sox's own reader: the same integers"
     static let twentyFourBitNote = "24-bit left-justified in int32 (x << 8), exact"
 
     static let all: [Clip] = [
@@ -67,7 +72,19 @@ enum Clips {
         .exact("flac24.flac", .int32, 48000, 2, "FLAC", twentyFourBitNote),
         .exact("one-frame.wav", .int16, 44100, 2, "WAV"),
         .exact("speech.wav", .int16, 22050, 1, "WAV"),
-        Clip(file: "vorbis.ogg", format: .float32, sampleRate: 44100, channels: 2, container: "Ogg",
+        // libsndfile's other containers, decoded by sox's own readers for the reference.
+        .exact("rifx.wav", .int16, 22050, 2, "WAV (RIFX)", soxNote),
+        .exact("container.w64", .int16, 22050, 2, "Wave64", soxNote),
+        .exact("container.au", .int16, 22050, 2, "AU", soxNote),
+        .exact("container.sf", .int16, 22050, 2, "IRCAM", soxNote),
+        .exact("container.sph", .int16, 22050, 2, "NIST SPHERE", soxNote),
+        .exact("container.avr", .int16, 22050, 2, "AVR", soxNote),
+        .exact("container.paf", .int16, 22050, 2, "PAF", soxNote),
+        .exact("container.8svx", .int16, 22050, 1, "8SVX", "sox: 8-bit as int16, x << 8, exact"),
+        .exact("container.wve", .int16, 8000, 1, "Psion WVE", "sox: G.711 A-law expanded to int16, exact"),
+        .exact("alac.caf", .int16, 22050, 2, "CAF", "ffmpeg's ALAC decoder: lossless, the same integers"),
+        .exact("flac.oga", .int16, 22050, 2, "Ogg", "ffmpeg's FLAC decoder: lossless, the same integers"),
+        Clip(file: "vorbis.ogg", sourceFormat: .float32, sampleRate: 44100, channels: 2, container: "Ogg",
              references: [
                 // libvorbisfile through sox: full length, but ov_read rounds to 16 bits, so
                 // announce's floats differ by up to half an int16 LSB (seen: exactly that).
@@ -87,8 +104,9 @@ enum Clips {
 
     static func named(_ file: String) -> Clip { all.first { $0.file == file }! }
 
-    /// The reference decode of `clip` as PCM.
+    /// The reference decode of `clip` as PCM, at the format the file device gets.
     static func load(_ clip: Clip, _ reference: Reference? = nil) throws -> PCM {
         try PCM.reference(Harness.fixture((reference ?? clip.fullReference).file), channels: clip.channels)
+            .quantised(to: clip.format)
     }
 }

@@ -113,6 +113,34 @@ struct InfoTests {
     }
 }
 
+extension InfoTests {
+    @Test("several files with errors: every good one described, every error on its own line, the highest code")
+    func errorsAmongFiles() async throws {
+        let good = try Harness.fixture("flac16.flac"), text = try Harness.fixture("bad/text.wav")
+        let missing = try Harness.fixture("bad/does-not-exist.wav"), random = try Harness.fixture("bad/random.mp3")
+        let outcome = try await Runner.announce(["info", "--json", text, good, missing, random])
+        #expect(outcome.status == 66, "65 and 66: the highest wins; \(outcome)")
+        let described = try outcome.stdout.split(separator: "\n").map {
+            try JSONDecoder().decode(Description.self, from: Data($0.utf8))
+        }
+        #expect(described.map(\.path) == [good])
+        #expect(outcome.stderrLines.map { $0.components(separatedBy: ": ").prefix(2).joined(separator: ": ") }
+                == ["announce: \(text)", "announce: \(missing)", "announce: \(random)"], "\(outcome.stderrLines)")
+    }
+
+    @Test("FLAC says FLAC and its bit depth; LAME's CBR is CBR and its VBR is VBR")
+    func codecNames() async throws {
+        let expected = ["flac16.flac": "FLAC 16-bit", "flac24.flac": "FLAC 24-bit",
+                        "cbr128.mp3": "MPEG-1 Layer III 128 kbit/s CBR", "vbr.mp3": "MPEG-1 Layer III VBR",
+                        "vbr-no-xing.mp3": "MPEG-1 Layer III VBR"]
+        for (file, codec) in expected {
+            let outcome = try await Runner.announce(["info", "--json", try Harness.fixture(file)])
+            let info = try JSONDecoder().decode(Description.self, from: Data(outcome.stdout.utf8))
+            #expect(info.codec == codec, "\(file)")
+        }
+    }
+}
+
 @Suite("Multi-route and alerts on the file device") struct RouteAndAlertTests {
     @Test("multi-route plays the same clip, whole, on every device given")
     func multiRoute() async throws {

@@ -14,9 +14,9 @@ struct OptionTests {
     }
 
     /// Tolerance for `sample × gain`: ±1 LSB for integers (the product rounds), and float32
-    /// rounding of the product (< 2^-23 for samples within ±1) for floats.
-    private func gainTolerance(_ format: SampleFormat) -> Double {
-        format == .float32 ? 2e-7 : Tolerance.oneLSB(format)
+    /// rounding of the product (< 2^-23 for samples within ±1) for float sources.
+    private func gainTolerance(_ clip: Clip) -> Double {
+        clip.sourceFormat == .float32 ? 2e-7 : Tolerance.oneLSB(clip.format)
     }
 
     struct GainCase: Sendable, CustomTestStringConvertible {
@@ -48,7 +48,7 @@ struct OptionTests {
             let top = (clip.format.scale - 1) / clip.format.scale
             expected.samples = expected.samples.map { min(max($0, -1), top) }
         }
-        expectSamples(output, match: expected, tolerance: gainTolerance(clip.format),
+        expectSamples(output, match: expected, tolerance: gainTolerance(clip),
                       "\(test.testDescription): reference × \(test.gain), clipped to full scale")
     }
 
@@ -78,7 +78,7 @@ struct OptionTests {
         #expect(play.debugLines.first?.channels == 2, "a panned clip plays in stereo")
         var reference = try Clips.load(clip)
         if reference.channels == 1 { reference = reference.monoToStereo() }
-        expectSamples(output, match: reference.scaled(test.gains), tolerance: gainTolerance(clip.format),
+        expectSamples(output, match: reference.scaled(test.gains), tolerance: gainTolerance(clip),
                       "\(test.testDescription): reference × \(test.gains)")
         for (channel, gain) in test.gains.enumerated() where gain == 0 {
             #expect(output.channel(channel).allSatisfy { $0 == 0 }, "channel \(channel) must be silent")

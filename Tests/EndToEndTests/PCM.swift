@@ -91,6 +91,17 @@ struct PCM: Sendable {
         return PCM(format: format, channels: channels, bytes: data)
     }
 
+    /// Float samples as the device gets them at an integer format: x × full scale, rounded
+    /// half away from zero and clipped to the format's range (int32 keeps 2^31 − 128 as its top,
+    /// the largest float below 2^31). Integer PCM is returned as it is.
+    func quantised(to target: SampleFormat) -> PCM {
+        guard format == .float32, target != .float32 else { return self }
+        let top = target == .int32 ? 2_147_483_520.0 : 32_767
+        return PCM(format: target, channels: channels, samples: samples.map {
+            min(max(($0 * target.scale).rounded(), -target.scale), top) / target.scale
+        })
+    }
+
     /// Frames `range` (clamped) as a new PCM.
     func frames(_ range: Range<Int>) -> PCM {
         let lower = min(max(range.lowerBound, 0), frames), upper = min(max(range.upperBound, lower), frames)

@@ -71,8 +71,9 @@ struct Playback: Sendable {
             Issue.record("nothing captured at \(capturePath): \(outcome)", sourceLocation: sourceLocation)
             return nil
         }
-        // The header's rate and channels are right even where its sample format is not
-        // (ALSA writes 32-bit integer PCM for FLOAT_LE data).
+        // ALSA's file plugin writes integer PCM headers only: announce never gives it floats.
+        #expect(capture.formatTag == 1 && last.format != .float32, "capture header is integer PCM",
+                sourceLocation: sourceLocation)
         #expect(capture.channels == last.channels, "capture header channels", sourceLocation: sourceLocation)
         #expect(capture.sampleRate == last.sampleRate, "capture header rate", sourceLocation: sourceLocation)
         #expect(capture.bitsPerSample == last.format.bytesPerSample * 8, "capture header bits", sourceLocation: sourceLocation)

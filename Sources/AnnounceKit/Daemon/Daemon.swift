@@ -689,7 +689,12 @@ public final class Daemon {
             logger.info("\(id) \(item.clip.path): started on \(device) as \(format)")
             emit(Event(.started, time: now, id: id, path: item.clip.path, priority: item.priority,
                        heard: seconds(item.heardFrames, of: id), duration: seconds(total, of: id), device: device, format: format))
-        case .progress(let id, let frames, _):
+        case .progress(let id, let frames, _, let counted):
+            // An estimated length, counted exactly after the start.
+            if let counted {
+                if mixed[id] != nil { mixed[id]?.item.totalFrames = counted }
+                if scheduler.playing?.id == id { playingTotal = counted }
+            }
             // Ten reports a second per stream: nothing is built unless someone listens.
             let heardBefore: Int64, total: Int64?
             if let stream = mixed[id] {

@@ -9,8 +9,8 @@ public enum PlayerReport: Sendable, Equatable {
     /// The first frames of this play went to the device.
     /// `buffering`: how the device was opened to buffer ("2 periods of 60 ms"), for the log.
     case started(id: String, device: String, format: String, buffering: String, sampleRate: Int, totalFrames: Int64?)
-    /// Frames heard so far in this play.
-    case progress(id: String, framesPlayed: Int64, sampleRate: Int)
+    /// Frames heard so far in this play; the program's exact length once counted after the start.
+    case progress(id: String, framesPlayed: Int64, sampleRate: Int, totalFrames: Int64?)
     /// The play ended: frames heard in it, the program's length when known.
     case ended(id: String, heardFrames: Int64, totalFrames: Int64?, sampleRate: Int?, end: PlaybackEnd, details: PlayDetails)
     /// These devices were closed (idle, or another device is needed).
@@ -193,7 +193,9 @@ public final class Player: @unchecked Sendable {
         }
         let info = decoder.info
         let startFrame = item.clip.start.map { TimeSpan(seconds: $0).frames(atRate: info.sampleRate) } ?? 0
-        let total = Self.programFrames(fileFrames: info.frames, startFrame: startFrame, loops: item.clip.loops)
+        var total = Self.programFrames(fileFrames: info.frames, startFrame: startFrame, loops: item.clip.loops)
+        // An estimated length is counted exactly alongside, and published when known.
+        var lengthCount = decoder.lengthIsExact ? nil : LengthCount(path: item.clip.path)
         if let total, total > 0 {
             control.capProgressInterval(Double(total - item.heardFrames) / Double(info.sampleRate) / 8)
         }
@@ -214,6 +216,11 @@ public final class Player: @unchecked Sendable {
         var announced = false
         let result = Result { () throws(AnnounceError) -> PlaybackReport in
             try engine.play(decoder, options: options, control: control) { progress in
+                var counted: Int64?
+                if let frames = lengthCount?.result {
+                    total = Self.programFrames(fileFrames: frames, startFrame: startFrame, loops: item.clip.loops)
+                    (counted, lengthCount) = (total, nil)
+                }
                 // Started means heard: a play that wrote nothing (a device failing at once) never started.
                 if !announced, progress.started {
                     announced = true
@@ -224,12 +231,19 @@ public final class Player: @unchecked Sendable {
                 }
                 // The first route speaks for a multi-route play.
                 if route == 0 {
-                    self.post(.progress(id: item.id, framesPlayed: progress.framesPlayed, sampleRate: progress.sampleRate))
+                    self.post(.progress(id: item.id, framesPlayed: progress.framesPlayed, sampleRate: progress.sampleRate,
+                                        totalFrames: announced ? counted : nil))
                 }
             }
         }
         // Given back before the report: the control side may close the device at once.
         releaseEngine(device)
+        // Ended before the count was published (an unpaced device): a play that reached its
+        // end waits for the count, which by then has read most of the file; a stopped one does not.
+        let playedToEnd = (try? result.get()).map { !$0.stopped && $0.deviceFailure == nil } ?? false
+        if let count = lengthCount, let frames = playedToEnd ? count.awaitResult() : count.result {
+            total = Self.programFrames(fileFrames: frames, startFrame: startFrame, loops: item.clip.loops)
+        }
         switch result {
         case .success(let report):
             details.format = report.outputFormat.description

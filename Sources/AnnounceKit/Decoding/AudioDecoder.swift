@@ -24,6 +24,8 @@ public struct AudioFileInfo: Equatable, Sendable, Codable {
     public var frames: Int64?
     /// The sample format that reproduces the source exactly (int16 for 16-bit PCM).
     public var exactSampleFormat: SampleFormat
+    /// What a full scan found wrong ("truncated: 0.9 of 261.0 s"); nil when nothing or not scanned.
+    public var damage: String? = nil
 
     public var durationSeconds: Double? {
         frames.map { Double($0) / Double(sampleRate) }
@@ -41,14 +43,38 @@ public protocol AudioDecoder: AnyObject {
     func read(into buffer: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError) -> Int
     /// Moves so the next read starts at `frame` (exact, not fuzzy).
     func seek(toFrame frame: Int64) throws(AnnounceError)
-    /// Set when the input ended before the length its header promised.
+    /// Set when the input ended before the length its header promised, or data was skipped.
     var truncationWarning: String? { get }
+    /// False when `info.frames` is an estimate (`LengthCount` then counts it exactly).
+    var lengthIsExact: Bool { get }
+    /// Makes `info.frames` the exact number of frames a play gives (`announce info`; may read
+    /// the whole file) and `info.damage` what is wrong with it.
+    func scanForExactLength() throws(AnnounceError)
 }
 
 extension AudioDecoder {
+    /// Headers that give the length exactly need no scan.
+    public func scanForExactLength() throws(AnnounceError) {}
+    public var lengthIsExact: Bool { true }
+
     /// Float32 interleaved frames into `buffer`; returns frames read, 0 at the end.
     public func read(into buffer: UnsafeMutableBufferPointer<Float>) throws(AnnounceError) -> Int {
         guard let base = buffer.baseAddress else { return 0 }
         return try read(into: UnsafeMutableRawPointer(base), frames: buffer.count / info.channels, as: .float32)
+    }
+}
+
+/// What playing a damaged file warns, worded once for every decoder.
+enum DamageWarning {
+    /// "truncated: 0.9 of 261.0 s": the file ends before the length its header gives.
+    static func truncated(played: Int64, promised: Int64, sampleRate: Int) -> String {
+        "truncated: \(tenths(played, sampleRate)) of \(tenths(promised, sampleRate)) s"
+    }
+
+    /// Data that does not decode was skipped and decoding resumed after it.
+    static let skipped = "damaged data skipped"
+
+    private static func tenths(_ frames: Int64, _ rate: Int) -> String {
+        String(describing: (Double(frames) * 10 / Double(rate)).rounded() / 10)
     }
 }

@@ -15,11 +15,38 @@ public enum DecoderRegistry {
         }
         header.removeLast(header.count - count)
         switch SniffedContainer.sniff(header) {
+        case .mpeg where startsAfterID3(fd: fd, header: header, with: "fLaC"):
+            return try FLACDecoder(path: path, fd: fd)  // a tagger's ID3v2 before FLAC: libFLAC skips it
         case .mpeg:
             return try MPG123Decoder(path: path, fd: fd)
-        case .unknown:
+        case .flac:
+            return try FLACDecoder(path: path, fd: fd)
+        case .oggFLAC:
+            return try FLACDecoder(path: path, fd: fd, inOgg: true)
+        case .mp4:
+            defer { close(fd) }
+            throw .undecodable(path: path, reason: "\(MP4Probe.audioCodec(fd: fd).map { "\($0) in MP4" } ?? "MP4") is not supported")
+        case .unsupported(let format):
             close(fd)
-            throw .undecodable(path: path, reason: "not a recognised audio format (\(describe(header)))")
+            throw .undecodable(path: path, reason: "\(format) is not supported")
+        case .unknown:
+            // MPEG audio after junk or damaged first frames: mpg123 resyncs to it.
+            var start = [UInt8](repeating: 0, count: 65536)
+            let read = start.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+            start.removeLast(start.count - max(0, read))
+            if SniffedContainer.mpegStreamStart(start) != nil {
+                return try MPG123Decoder(path: path, fd: fd, skipsLeadingDamage: true)
+            }
+            // libsndfile knows a few more containers by their bytes (MPC2K, SDS, XI, HTK, MAT, PVF).
+            do {
+                let decoder = try SndFileDecoder(path: path, fd: try dup(fd, path: path), container: .unknown)
+                close(fd)
+                return decoder
+            } catch {
+                close(fd)
+                let what = SniffedContainer.looksLikeText(header) ? "text, not audio" : "starts with \(hex(header.prefix(4)))"
+                throw .undecodable(path: path, reason: "unknown format (\(what))")
+            }
         case let container:
             return try SndFileDecoder(path: path, fd: fd, container: container)
         }
@@ -52,10 +79,22 @@ public enum DecoderRegistry {
         }
     }
 
-    private static func describe(_ header: [UInt8]) -> String {
-        let printable = header.prefix(4).allSatisfy { (0x20..<0x7F).contains($0) || $0 == 0x0A || $0 == 0x09 }
-        if printable { return "looks like text" }
-        return "starts with " + header.prefix(4).map { byte in
+    /// True when the bytes after the ID3v2 tag that `header` starts with are `magic`.
+    private static func startsAfterID3(fd: Int32, header: [UInt8], with magic: String) -> Bool {
+        guard header.count >= 10, header.starts(with: Array("ID3".utf8)) else { return false }
+        let size = 10 + header[6..<10].reduce(0) { $0 << 7 | Int($1 & 0x7F) } + (header[5] & 0x10 != 0 ? 10 : 0)
+        var bytes = [UInt8](repeating: 0, count: 4)
+        return bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 4, off_t(size)) } == 4 && bytes.elementsEqual(magic.utf8)
+    }
+
+    private static func dup(_ fd: Int32, path: String) throws(AnnounceError) -> Int32 {
+        let copy = fcntl(fd, F_DUPFD_CLOEXEC, 0)
+        guard copy >= 0 else { throw .cannotOpen(path: path, reason: systemErrorMessage(errno)) }
+        return copy
+    }
+
+    private static func hex(_ bytes: ArraySlice<UInt8>) -> String {
+        bytes.map { byte in
             let hex = String(byte, radix: 16)
             return hex.count == 1 ? "0" + hex : hex
         }.joined(separator: " ")

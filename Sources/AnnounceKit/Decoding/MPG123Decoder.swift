@@ -17,13 +17,16 @@ public final class MPG123Decoder: AudioDecoder {
     /// Set at a format change or a decode error: later reads return 0 until a seek,
     /// so audio in another format is never played as if it were this one.
     private var stoppedEarly = false
+    /// Between a change to another format and the change back: what decodes is skipped.
+    private var inOtherFormat = false
 
     private static let libraryReady: Bool = mpg123_init() == Int32(MPG123_OK.rawValue)
 
-    /// Takes ownership of `fd`.
-    init(path: String, fd: Int32) throws(AnnounceError) {
+    /// Takes ownership of `fd`. `skipsLeadingDamage`: the stream starts after junk or damage.
+    init(path: String, fd: Int32, skipsLeadingDamage: Bool = false) throws(AnnounceError) {
         self.path = path
         self.fd = fd
+        truncationWarning = skipsLeadingDamage ? DamageWarning.skipped : nil
         var err: Int32 = 0
         guard Self.libraryReady, let handle = mpg123_new(nil, &err) else {
             close(fd)
@@ -32,6 +35,7 @@ public final class MPG123Decoder: AudioDecoder {
         self.handle = handle
         do {
             (info, promisedFrames) = try Self.open(handle, fd: fd, path: path)
+            info.damage = truncationWarning
         } catch {
             mpg123_delete(handle)
             close(fd)
@@ -48,6 +52,8 @@ public final class MPG123Decoder: AudioDecoder {
     private static func open(_ h: OpaquePointer, fd: Int32, path: String) throws(AnnounceError) -> (AudioFileInfo, Int64?) {
         let flags = Int(MPG123_QUIET.rawValue | MPG123_GAPLESS.rawValue | MPG123_SKIP_ID3V2.rawValue)
         _ = announce_mpg123_set_flag(h, flags)
+        // Resync across damaged data however long (the default gives up after 1 KiB).
+        _ = announce_mpg123_set_integer(h, MPG123_RESYNC_LIMIT, -1)
         // Layer III needs its bit reservoir refilled after a seek; mpg123's default of
         // 4 frames leaves low-bitrate VBR streams wrong for ~20 ms after --start.
         _ = announce_mpg123_set_integer(h, MPG123_PREFRAMES, 20)
@@ -72,8 +78,10 @@ public final class MPG123Decoder: AudioDecoder {
         if mpg123_info2(h, &frameInfo) == Int32(MPG123_OK.rawValue) {
             let version = ["1", "2", "2.5"][Int(frameInfo.version) % 3]
             let layer = String(repeating: "I", count: Int(frameInfo.layer))
-            let mode = ["CBR", "VBR", "ABR"][Int(frameInfo.vbr) % 3]
-            let kbps = frameInfo.vbr == Int32(MPG123_CBR.rawValue) ? " \(frameInfo.bitrate) kbit/s" : ""
+            // libmpg123 says VBR for any Info/Xing header; LAME writes "Info" for CBR streams.
+            let isCBR = firstFrameTag(fd: fd).map { $0 == "Info" } ?? (frameInfo.vbr == Int32(MPG123_CBR.rawValue))
+            let mode = isCBR ? "CBR" : frameInfo.vbr == Int32(MPG123_ABR.rawValue) ? "ABR" : "VBR"
+            let kbps = isCBR ? " \(frameInfo.bitrate) kbit/s" : ""
             codec = "MPEG-\(version) Layer \(layer)\(kbps) \(mode)"
         }
         var delay = 0, ignored = 0.0
@@ -84,6 +92,9 @@ public final class MPG123Decoder: AudioDecoder {
                                  frames: frames, exactSampleFormat: .float32)
         return (info, hasInfoTag ? frames : nil)
     }
+
+    /// An Info/Xing header counts the frames; without one, libmpg123 estimates from the first.
+    public var lengthIsExact: Bool { promisedFrames != nil }
 
     /// Reads the whole stream's frame headers (no decoding) so the length is exact
     /// even without an Info header. Costs a pass over the file; `info` uses it.
@@ -97,15 +108,20 @@ public final class MPG123Decoder: AudioDecoder {
         let length = Int64(mpg123_length(handle))
         if let promised = promisedFrames, length != promised {
             // The scan also switched this handle's gapless trimming off: count on a fresh one.
-            let fresh = try MPG123Decoder(path: path, fd: try DecoderRegistry.openReadable(path))
+            let fresh = try MPG123Decoder(path: path, fd: try DecoderRegistry.openReadable(path),
+                                          skipsLeadingDamage: truncationWarning == DamageWarning.skipped)
             let chunk = 4096
             let scratch = UnsafeMutableRawPointer.allocate(byteCount: chunk * info.channels * 4, alignment: 16)
             defer { scratch.deallocate() }
             var counted: Int64 = 0
             while case let got = try fresh.read(into: scratch, frames: chunk, as: .float32), got > 0 { counted += Int64(got) }
             info.frames = counted
+            info.damage = fresh.truncationWarning
         } else if length > 0 {
             info.frames = length
+        }
+        if Self.firstFrameTag(fd: fd) == nil, let frames = info.frames, frames > 0, info.codec.hasSuffix(" CBR") {
+            noteVBR(frames: frames)
         }
         try seek(toFrame: position)
     }
@@ -119,14 +135,23 @@ public final class MPG123Decoder: AudioDecoder {
         while filled < wanted {
             var done = 0
             let status = mpg123_read(handle, buffer.advanced(by: filled), wanted - filled, &done)
-            filled += done
+            if !inOtherFormat { filled += done }
             if status == Int32(MPG123_OK.rawValue) { continue }
-            if status == Int32(MPG123_DONE.rawValue) { noteEnd(at: position + Int64(filled / bytesPerFrame)); break }
-            if status == Int32(MPG123_NEW_FORMAT.rawValue) {
-                // A format change mid-stream (a Frankenstein file): stop cleanly at the splice.
-                truncationWarning = truncationWarning ?? "format changes mid-stream; stopped at the change"
-                stoppedEarly = true
+            if status == Int32(MPG123_DONE.rawValue) {
+                if inOtherFormat {
+                    truncationWarning = truncationWarning ?? "format changes mid-stream; stopped at the change"
+                }
+                noteEnd(at: position + Int64(filled / bytesPerFrame))
                 break
+            }
+            if status == Int32(MPG123_NEW_FORMAT.rawValue) {
+                // Audio in another format is never played as this one. It is skipped: a false
+                // sync in damaged data is followed by this format again; a second file joined
+                // on (a Frankenstein file) lasts to the end.
+                let wasOther = inOtherFormat
+                inOtherFormat = !isOwnFormat()
+                if wasOther && !inOtherFormat { truncationWarning = truncationWarning ?? DamageWarning.skipped }
+                continue
             }
             if filled > 0 || position > 0 {
                 truncationWarning = truncationWarning ?? "decoding stopped early: \(Self.errorText(handle))"
@@ -140,9 +165,15 @@ public final class MPG123Decoder: AudioDecoder {
         return got
     }
 
+    private func isOwnFormat() -> Bool {
+        var rate = 0, channels: Int32 = 0, encoding: Int32 = 0
+        return mpg123_getformat(handle, &rate, &channels, &encoding) == Int32(MPG123_OK.rawValue)
+            && rate == info.sampleRate && Int(channels) == info.channels
+    }
+
     private func noteEnd(at frames: Int64) {
         if let promised = promisedFrames, frames < promised, truncationWarning == nil {
-            truncationWarning = "truncated: its header promises \(promised) frames, the file holds \(frames)"
+            truncationWarning = DamageWarning.truncated(played: frames, promised: promised, sampleRate: info.sampleRate)
         }
     }
 
@@ -153,6 +184,47 @@ public final class MPG123Decoder: AudioDecoder {
         }
         position = Int64(result)
         stoppedEarly = false
+        inOtherFormat = false
+    }
+
+    /// Without an Info/Xing/VBRI header, "CBR" came from the first frame's bitrate alone: a stream
+    /// whose average bitrate is another (beyond tags and rounding, 3%) is VBR.
+    private func noteVBR(frames: Int64) {
+        var status = stat()
+        var header = [UInt8](repeating: 0, count: 10)
+        guard fstat(fd, &status) == 0, header.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, 10, 0) }) == 10,
+              let kbps = Int(info.codec.split(separator: " ").dropLast(2).last ?? "") else { return }
+        let tag = header.starts(with: Array("ID3".utf8)) ? 10 + header[6..<10].reduce(0) { $0 << 7 | Int($1 & 0x7F) } : 0
+        let seconds = Double(frames) / Double(info.sampleRate)
+        let average = Double(Int(status.st_size) - tag) * 8 / seconds / 1000
+        if abs(average - Double(kbps)) > Double(kbps) * 0.03 {
+            info.codec = String(info.codec.dropLast(" \(kbps) kbit/s CBR".count)) + " VBR"
+        }
+    }
+
+    /// "Info", "Xing" or "VBRI" when the first frame (after any ID3v2 tag and junk) is such a header.
+    private static func firstFrameTag(fd: Int32) -> String? {
+        var bytes = [UInt8](repeating: 0, count: 16384)
+        func read(at offset: Int) -> Bool {
+            let got = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(offset)) }
+            if got > 0 { bytes.removeLast(bytes.count - got) }
+            return got >= 64
+        }
+        guard read(at: 0) else { return nil }
+        if bytes.starts(with: Array("ID3".utf8)) {
+            let tag = 10 + bytes[6..<10].reduce(0) { $0 << 7 | Int($1 & 0x7F) } + (bytes[5] & 0x10 != 0 ? 10 : 0)
+            guard read(at: tag) else { return nil }
+        }
+        let startsWithFrame = SniffedContainer.isMPEGAudioFrameHeader(bytes[0], bytes[1], bytes[2])
+        guard let frame = startsWithFrame ? 0 : SniffedContainer.mpegStreamStart(bytes), frame + 44 <= bytes.count else {
+            return nil
+        }
+        // Xing/Info sits after the side information (9 to 32 bytes), VBRI at 32: search there.
+        for offset in frame + 4...frame + 40 {
+            let tag = String(decoding: bytes[offset..<offset + 4], as: UTF8.self)
+            if tag == "Info" || tag == "Xing" || tag == "VBRI" { return tag }
+        }
+        return nil
     }
 
     private static func errorText(_ h: OpaquePointer) -> String {

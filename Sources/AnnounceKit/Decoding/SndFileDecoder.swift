@@ -1,19 +1,42 @@
 import CSndFile
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// WAV (incl. RF64 and extensible), CAF, AIFF/AIFC, FLAC and Ogg Vorbis/Opus through libsndfile.
 public final class SndFileDecoder: AudioDecoder {
     public let path: String
-    public let info: AudioFileInfo
-    public let readableFormats: Set<SampleFormat> = [.float32, .int32, .int16]
+    public private(set) var info: AudioFileInfo
+    /// Float sources (float PCM, lossy codecs) read as float only: libsndfile would hand them
+    /// to an integer read unscaled, and one float-to-integer rule (the engine's) serves all.
+    public var readableFormats: Set<SampleFormat> {
+        info.exactSampleFormat == .float32 ? [.float32] : [.float32, .int32, .int16]
+    }
     public private(set) var truncationWarning: String?
     private let file: OpaquePointer
     private var framesRead: Int64 = 0
 
+    /// The header's length when the file holds less.
+    private let promisedFrames: Int64?
+    /// A cut CAF is read through a view giving its data chunk the size that is there.
+    private let patchedView: PatchedFile?
+
     /// Takes ownership of `fd` (closed with the decoder, or here on failure).
     init(path: String, fd: Int32, container: SniffedContainer) throws(AnnounceError) {
         self.path = path
+        var header = [UInt8](repeating: 0, count: 65536)
+        let count = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        header.removeLast(header.count - max(0, count))
         var sfInfo = SF_INFO()
-        guard let file = sf_open_fd(fd, Int32(SFM_READ), &sfInfo, 1) else {
+        var status = stat()
+        if container == .caf, fstat(fd, &status) == 0, let data = DeclaredLength.cafDataSize(header),
+           data.fieldOffset + 8 + data.size > Int(status.st_size) {
+            patchedView = PatchedFile(fd: fd, length: Int64(status.st_size), fieldOffset: data.fieldOffset,
+                                      value: Int(status.st_size) - data.fieldOffset - 8)
+        } else {
+            patchedView = nil
+        }
+        guard let file = patchedView?.open(&sfInfo) ?? sf_open_fd(fd, Int32(SFM_READ), &sfInfo, 1) else {
             let reason = String(cString: sf_strerror(nil))
             throw .undecodable(path: path, reason: "not decodable audio (\(reason))")
         }
@@ -23,6 +46,11 @@ public final class SndFileDecoder: AudioDecoder {
         } catch {
             sf_close(file)
             throw error
+        }
+        let declared = DeclaredLength.frames(header)
+        promisedFrames = declared.flatMap { $0 > Int64(sfInfo.frames) ? $0 : nil }
+        info.damage = promisedFrames.map {
+            DamageWarning.truncated(played: Int64(sfInfo.frames), promised: $0, sampleRate: info.sampleRate)
         }
     }
 
@@ -36,9 +64,13 @@ public final class SndFileDecoder: AudioDecoder {
         case .int16: sf_readf_short(file, buffer.assumingMemoryBound(to: Int16.self), count)
         }
         framesRead += Int64(got)
-        if got < count, sf_error(file) != 0, truncationWarning == nil {
-            // libsndfile decoded what it could; say why it stopped instead of failing the clip.
-            truncationWarning = "stopped after \(framesRead) frames: \(String(cString: sf_strerror(file)))"
+        if got < count, truncationWarning == nil {
+            if sf_error(file) != 0 {
+                // libsndfile decoded what it could; say why it stopped instead of failing the clip.
+                truncationWarning = "stopped after \(framesRead) frames: \(String(cString: sf_strerror(file)))"
+            } else if promisedFrames != nil {
+                truncationWarning = info.damage
+            }
         }
         return Int(got)
     }
@@ -53,24 +85,48 @@ public final class SndFileDecoder: AudioDecoder {
     private static func describe(_ sf: SF_INFO, path: String, sniffed: SniffedContainer) throws(AnnounceError) -> AudioFileInfo {
         try validate(channels: Int(sf.channels), sampleRate: Int(sf.samplerate), path: path)
         let major = Int(announce_sf_major(sf.format)), minor = Int(announce_sf_minor(sf.format))
-        let (codec, exact) = describeCodec(minor)
-        var container: String
-        switch major {
-        case SF_FORMAT_WAV: container = "WAV"
-        case SF_FORMAT_WAVEX: container = "WAV (extensible)"
-        case SF_FORMAT_RF64: container = "RF64"
-        case SF_FORMAT_CAF: container = "CAF"
-        case SF_FORMAT_AIFF: container = sniffed == .aifc ? "AIFC" : "AIFF"  // libsndfile reports both as AIFF
-        case SF_FORMAT_FLAC: container = "FLAC"
-        case SF_FORMAT_OGG: container = "Ogg"
-        case SF_FORMAT_W64: container = "Wave64"
-        default: container = "libsndfile format 0x\(String(major, radix: 16))"
-        }
+        let (sampleCodec, exact) = describeCodec(minor)
+        var container = containerName(major, sniffed: sniffed)
+        if major == SF_FORMAT_WAV, Int(sf.format) & SF_FORMAT_ENDMASK == SF_ENDIAN_BIG { container = "WAV (RIFX)" }
+        // FLAC's codec is FLAC; libsndfile reports its sample size as a PCM sub-format.
+        let codec = major == SF_FORMAT_FLAC ? sampleCodec.replacingPrefix("PCM", with: "FLAC") : sampleCodec
         if sf.frames <= 0 {
             throw .undecodable(path: path, reason: "holds no audio frames")
         }
         return AudioFileInfo(container: container, codec: codec, sampleRate: Int(sf.samplerate),
                              channels: Int(sf.channels), frames: Int64(sf.frames), exactSampleFormat: exact)
+    }
+}
+
+/// The container's usual name, from libsndfile's major format.
+private func containerName(_ major: Int, sniffed: SniffedContainer) -> String {
+    switch major {
+    case SF_FORMAT_WAV: "WAV"
+    case SF_FORMAT_WAVEX: "WAV (extensible)"
+    case SF_FORMAT_RF64: "RF64"
+    case SF_FORMAT_CAF: "CAF"
+    case SF_FORMAT_AIFF: sniffed == .aifc ? "AIFC" : "AIFF"  // libsndfile reports both as AIFF
+    case SF_FORMAT_FLAC: "FLAC"
+    case SF_FORMAT_OGG: "Ogg"
+    case SF_FORMAT_W64: "Wave64"
+    case SF_FORMAT_AU: "AU"
+    case SF_FORMAT_PAF: "PAF"
+    case SF_FORMAT_SVX: "8SVX"
+    case SF_FORMAT_NIST: "NIST SPHERE"
+    case SF_FORMAT_VOC: "VOC"
+    case SF_FORMAT_IRCAM: "IRCAM"
+    case SF_FORMAT_MAT4: "MAT4"
+    case SF_FORMAT_MAT5: "MAT5"
+    case SF_FORMAT_PVF: "PVF"
+    case SF_FORMAT_XI: "XI"
+    case SF_FORMAT_HTK: "HTK"
+    case SF_FORMAT_SDS: "SDS"
+    case SF_FORMAT_AVR: "AVR"
+    case SF_FORMAT_SD2: "Sound Designer 2"
+    case SF_FORMAT_WVE: "Psion WVE"
+    case SF_FORMAT_MPC2K: "MPC2K"
+    case SF_FORMAT_MPEG: "MP3"
+    default: "libsndfile format 0x\(String(major, radix: 16))"
     }
 }
 
@@ -91,7 +147,20 @@ private func describeCodec(_ minor: Int) -> (String, SampleFormat) {
     case SF_FORMAT_VORBIS: ("Vorbis", .float32)
     case SF_FORMAT_OPUS: ("Opus", .float32)
     case SF_FORMAT_ALAC_16: ("ALAC 16-bit", .int16)
+    case SF_FORMAT_ALAC_20: ("ALAC 20-bit", .int32)
     case SF_FORMAT_ALAC_24: ("ALAC 24-bit", .int32)
+    case SF_FORMAT_ALAC_32: ("ALAC 32-bit", .int32)
+    case SF_FORMAT_DWVW_12: ("DWVW 12-bit", .int16)
+    case SF_FORMAT_DWVW_16: ("DWVW 16-bit", .int16)
+    case SF_FORMAT_DWVW_24: ("DWVW 24-bit", .int32)
+    case SF_FORMAT_DPCM_8: ("DPCM 8-bit", .int16)
+    case SF_FORMAT_DPCM_16: ("DPCM 16-bit", .int16)
+    case SF_FORMAT_GSM610: ("GSM 6.10", .int16)
+    case SF_FORMAT_VOX_ADPCM: ("OKI ADPCM", .int16)
+    case SF_FORMAT_G721_32: ("G.721 ADPCM", .int16)
+    case SF_FORMAT_G723_24, SF_FORMAT_G723_40: ("G.723 ADPCM", .int16)
+    case SF_FORMAT_NMS_ADPCM_16, SF_FORMAT_NMS_ADPCM_24, SF_FORMAT_NMS_ADPCM_32: ("NMS ADPCM", .int16)
+    case SF_FORMAT_MPEG_LAYER_III: ("MPEG Layer III", .float32)
     default: ("sub-format 0x\(String(minor, radix: 16))", .float32)
     }
 }

@@ -182,7 +182,7 @@ public final class ALSAOutput: AudioOutput {
         try check(snd_pcm_hw_params_set_access(pcm, hw, SND_PCM_ACCESS_RW_INTERLEAVED), device,
                   "does not take interleaved writes")
         guard let sampleFormat = request.sampleFormats.first(where: {
-            snd_pcm_hw_params_test_format(pcm, hw, alsaFormat($0)) == 0
+            isDescribable($0, pcm) && snd_pcm_hw_params_test_format(pcm, hw, alsaFormat($0)) == 0
         }) else {
             throw .deviceUnavailable(device: device, reason: "takes none of the sample formats float, S32, S16")
         }
@@ -218,6 +218,13 @@ public final class ALSAOutput: AudioOutput {
 
         let format = OutputFormat(sampleFormat: sampleFormat, sampleRate: Int(rate), channels: request.channels)
         return (format, Int(period), Int(buffer))
+    }
+
+    /// ALSA's file plugin writes a WAV header saying integer PCM whatever the format, so float
+    /// samples there would be read back as loud noise. S32 rather than S16 for float sources:
+    /// it keeps the decoders' 24-bit precision, so the capture still matches their output.
+    private static func isDescribable(_ format: SampleFormat, _ pcm: OpaquePointer) -> Bool {
+        format != .float32 || snd_pcm_type(pcm) != SND_PCM_TYPE_FILE
     }
 
     private static func alsaFormat(_ format: SampleFormat) -> snd_pcm_format_t {

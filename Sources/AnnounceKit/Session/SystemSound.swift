@@ -7,7 +7,7 @@ public enum SystemSound {
     public static let maxDecodedBytes = 64 << 20
 
     /// Containers an alert may come in (as `AudioFileInfo.container` names them).
-    static let containers: Set<String> = ["WAV", "WAV (extensible)", "RF64", "CAF", "AIFF", "AIFC"]
+    static let containers: Set<String> = ["WAV", "WAV (extensible)", "WAV (RIFX)", "RF64", "CAF", "AIFF", "AIFC"]
 
     /// Why `info` cannot be an alert (65, naming `path`), or nil when it can.
     /// "a.flac: alerts play PCM WAV, CAF or AIFF; this is FLAC (use announce play)",

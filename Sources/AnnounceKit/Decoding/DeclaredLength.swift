@@ -1,0 +1,78 @@
+/// The length a WAV, AIFF or CAF header declares, read from its bytes, so that a file shorter than
+/// its header (cut in a transfer) is reported as truncated. libsndfile plays what is there and
+/// reports that length only.
+enum DeclaredLength {
+    /// Frames the header declares, when it is plain PCM (or float, A-law, mu-law) in RIFF,
+    /// RIFX, AIFF/AIFC or CAF and the counting chunks are within `bytes`.
+    static func frames(_ bytes: [UInt8]) -> Int64? {
+        func ascii(_ offset: Int, _ text: String) -> Bool {
+            bytes.count >= offset + 4 && bytes[offset..<offset + 4].elementsEqual(text.utf8)
+        }
+        if (ascii(0, "RIFF") || ascii(0, "RIFX")) && ascii(8, "WAVE") { return wavFrames(bytes, bigEndian: ascii(0, "RIFX")) }
+        if ascii(0, "FORM") && (ascii(8, "AIFF") || ascii(8, "AIFC")) { return aiffFrames(bytes) }
+        if ascii(0, "caff") { return cafFrames(bytes) }
+        return nil
+    }
+
+    private static func integer(_ bytes: [UInt8], _ offset: Int, _ width: Int, bigEndian: Bool) -> Int? {
+        guard offset >= 0, offset + width <= bytes.count else { return nil }
+        let slice = bytes[offset..<offset + width]
+        return (bigEndian ? Array(slice) : slice.reversed()).reduce(0) { $0 << 8 | Int($1) }
+    }
+
+    private static func wavFrames(_ bytes: [UInt8], bigEndian: Bool) -> Int64? {
+        var offset = 12, blockAlign: Int?
+        while let size = integer(bytes, offset + 4, 4, bigEndian: bigEndian) {
+            let id = String(decoding: bytes[offset..<offset + 4], as: UTF8.self)
+            if id == "fmt " {
+                // Sizes per frame hold for uncompressed codecs only: PCM, float, A-law, mu-law, extensible.
+                guard let tag = integer(bytes, offset + 8, 2, bigEndian: bigEndian), [1, 3, 6, 7, 0xFFFE].contains(tag),
+                      let align = integer(bytes, offset + 20, 2, bigEndian: bigEndian), align > 0 else { return nil }
+                blockAlign = align
+            }
+            // 0 and 0xFFFFFFFF: a WAV written to a pipe, its size unknown (played to the end).
+            if id == "data" { return size == 0 || size == 0xFFFF_FFFF ? nil : blockAlign.map { Int64(size / $0) } }
+            offset += 8 + size + (size & 1)
+        }
+        return nil
+    }
+
+    private static func cafFrames(_ bytes: [UInt8]) -> Int64? {
+        guard let (bytesPerFrame, data) = cafChunks(bytes), let bytesPerFrame, data.size >= 4 else { return nil }
+        return Int64((data.size - 4) / bytesPerFrame)  // the data starts with a 4-byte edit count
+    }
+
+    /// A CAF's data chunk: where its 8-byte size field is and what it says.
+    static func cafDataSize(_ bytes: [UInt8]) -> (fieldOffset: Int, size: Int)? {
+        guard bytes.starts(with: Array("caff".utf8)) else { return nil }
+        return cafChunks(bytes)?.data
+    }
+
+    /// Linear PCM's bytes per frame from the desc chunk (nil for packetised codecs), and the data chunk.
+    private static func cafChunks(_ bytes: [UInt8]) -> (Int?, data: (fieldOffset: Int, size: Int))? {
+        var offset = 8, bytesPerFrame: Int?
+        while let size = integer(bytes, offset + 4, 8, bigEndian: true) {
+            let id = String(decoding: bytes[offset..<offset + 4], as: UTF8.self), body = offset + 12
+            if id == "desc", bytes.count >= body + 24, bytes[body + 8..<body + 12].elementsEqual("lpcm".utf8),
+               let packet = integer(bytes, body + 16, 4, bigEndian: true), packet > 0,
+               integer(bytes, body + 20, 4, bigEndian: true) == 1 {
+                bytesPerFrame = packet  // one frame per packet of a fixed size
+            }
+            if id == "data" { return (bytesPerFrame, (offset + 4, size)) }
+            guard size >= 0, size < Int.max - offset - 12 else { return nil }  // -1: to the end, the last chunk
+            offset += 12 + size
+        }
+        return nil
+    }
+
+    private static func aiffFrames(_ bytes: [UInt8]) -> Int64? {
+        var offset = 12
+        while let size = integer(bytes, offset + 4, 4, bigEndian: true) {
+            if bytes[offset..<offset + 4].elementsEqual("COMM".utf8) {
+                return integer(bytes, offset + 10, 4, bigEndian: true).map(Int64.init)
+            }
+            offset += 8 + size + (size & 1)
+        }
+        return nil
+    }
+}

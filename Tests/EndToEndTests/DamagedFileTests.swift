@@ -1,0 +1,77 @@
+import Foundation
+import Testing
+
+/// Damaged FLAC, MP3 and cut PCM files play everything ffmpeg (FLAC, PCM) or mpg123 (MP3) decodes of them,
+/// sample for sample, exit 0 and say what was wrong in one warning; `info` reports the same
+/// length and damage. A file of which nothing decodes is refused with 65.
+@Suite("Damaged files play what decodes")
+struct DamagedFileTests {
+    struct Case: Sendable, CustomTestStringConvertible {
+        var file: String
+        /// The warning's text after "FILE: "; nil when the file plays without one.
+        var warning: String?
+        var testDescription: String { file }
+    }
+
+    static let cases: [Case] = [
+        Case(file: "lost-sync.flac", warning: "damaged data skipped"),
+        Case(file: "junk-before-frames.flac", warning: "damaged data skipped"),
+        Case(file: "zero-total.flac", warning: nil),  // 0: the total is unknown, not zero
+        Case(file: "small-total.flac", warning: nil),  // every frame present plays
+        Case(file: "beyond-total.flac", warning: "truncated: 1.0 of 261.0 s"),
+        Case(file: "cut.flac", warning: "truncated: 0.3 of 1.0 s"),
+        Case(file: "big-metadata.flac", warning: nil),
+        Case(file: "cut.wav", warning: "truncated: 0.6 of 1.0 s"),
+        Case(file: "cut.aiff", warning: "truncated: 0.3 of 0.6 s"),
+        Case(file: "cut.caf", warning: "truncated: 0.3 of 0.6 s"),  // libsndfile alone refuses it
+        Case(file: "damaged-head.mp3", warning: "damaged data skipped"),
+        Case(file: "junk-before.mp3", warning: "damaged data skipped"),
+    ]
+
+    @Test("plays the reference decode of what is there, with one warning", arguments: cases)
+    func plays(_ test: Case) async throws {
+        let path = try Harness.fixture("damaged/\(test.file)")
+        let isMP3 = test.file.hasSuffix(".mp3")
+        let reference = try PCM.reference(path + (isMP3 ? ".ref.f32" : ".ref.s16"), channels: 2)
+            .quantised(to: isMP3 ? .int32 : .int16)
+        try #require(reference.frames > 5_000, "the reference decode is too short")
+
+        let play = try await Playback.run([path], label: "damaged")
+        if let output = play.output() {
+            expectSamples(output, match: reference, tolerance: Tolerance.exact, "\(test.file) vs its reference decode")
+            #expect(play.debugLines.first?.frames == reference.frames)
+        }
+        let warnings = play.otherStderrLines
+        if let warning = test.warning {
+            #expect(warnings.count == 1 && warnings[0].hasSuffix("\(path): \(warning)"), "\(warnings)")
+        } else {
+            #expect(warnings.isEmpty)
+        }
+
+        let info = try await Runner.announce(["info", "--json", path])
+        try #require(info.status == 0, "\(info)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(info.stdout.utf8)) as? [String: Any])
+        #expect(object["frames"] as? Int == reference.frames, "info's frames vs the reference decode")
+        #expect(object["damage"] as? String == test.warning)
+        #expect(object["truncated"] as? Bool == (test.warning?.hasPrefix("truncated") ?? false))
+    }
+
+    @Test("a FLAC of which nothing decodes: 65 with the reason, nothing played")
+    func nothingDecodes() async throws {
+        let path = try Harness.fixture("damaged/block-past-end.flac")
+        let play = try await Playback.run([path], debug: false, label: "nothing")
+        BadInputTests.expectOneError(play.outcome, status: 65, naming: "\(path): no FLAC audio frame decodes")
+        #expect(play.capturedNothing)
+    }
+
+    @Test("a WAV whose data chunk is longer than the file warns 'truncated' and info says so")
+    func truncatedWAV() async throws {
+        let path = try Harness.fixture("bad/huge-data-size.wav")
+        let play = try await Playback.run([path], debug: false, label: "truncated-wav")
+        #expect(play.outcome.status == 0)
+        #expect(play.outcome.stderrLines.count == 1
+                && play.outcome.stderrLines[0].hasSuffix("\(path): truncated: 0.5 of 12173.9 s"), "\(play.outcome)")
+        let info = try await Runner.announce(["info", path])
+        #expect(info.stdout.contains("damage     truncated: 0.5 of 12173.9 s"), "\(info)")
+    }
+}

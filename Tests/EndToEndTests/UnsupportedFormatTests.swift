@@ -1,0 +1,37 @@
+import Foundation
+import Testing
+
+/// Formats announce does not decode are named for what they are, by their bytes (every
+/// fixture is named .wav), with exit 65 and nothing played.
+@Suite("Unsupported formats are named")
+struct UnsupportedFormatTests {
+    static let cases: [(file: String, name: String)] = [
+        ("aac-mp4", "AAC in MP4"), ("alac-mp4", "ALAC in MP4"), ("aac-adts", "AAC (ADTS)"), ("ac3", "AC-3"),
+        ("eac3", "E-AC-3"), ("wma", "WMA/ASF"), ("wavpack", "WavPack"), ("tta", "TTA"), ("webm", "Matroska/WebM"),
+("speex-ogg", "Speex in Ogg"), ("midi", "MIDI"), ("ape", "Monkey's Audio (APE)"),
+        ("musepack", "Musepack"), ("dsf", "DSD (DSF)"), ("dff", "DSD (DSDIFF)"), ("amr", "AMR"), ("mod", "MOD tracker module"),
+    ]
+
+    @Test("play and info: exit 65, 'announce: FILE: X is not supported'", arguments: cases.map(\.file))
+    func named(_ file: String) async throws {
+        let name = try #require(Self.cases.first { $0.file == file }?.name)
+        let path = try Harness.fixture("unsupported/\(file).wav")
+        let play = try await Playback.run([path], debug: false, label: "unsupported")
+        BadInputTests.expectOneError(play.outcome, status: 65, naming: "\(path): ")
+        #expect(play.outcome.stderrLines == ["announce: \(path): \(name) is not supported"])
+        #expect(play.capturedNothing, "something was played")
+        let info = try await Runner.announce(["info", path])
+        #expect(info.status == 65 && info.stderrLines == ["announce: \(path): \(name) is not supported"], "\(info)")
+    }
+
+    @Test("binary data is never called text; text is")
+    func textOrNot() async throws {
+        let binary = try Harness.fixture("bad/printable-binary.wav"), text = try Harness.fixture("bad/text.wav")
+        let outcome = try await Runner.announce(["info", binary, text])
+        #expect(outcome.status == 65, "\(outcome)")
+        #expect(outcome.stderrLines == [
+            "announce: \(binary): unknown format (starts with 46 4f 52 4d)",
+            "announce: \(text): unknown format (text, not audio)",
+        ])
+    }
+}
