@@ -471,6 +471,8 @@ public final class Daemon {
     }
 
     private func enqueue(_ request: Request, from connection: Connection, now: Double) {
+        // Its client timed out and told its caller "not played": playing it now would make a retry play twice.
+        guard !connection.peerHungUp else { return logger.warning("a play request whose client already left is dropped") }
         guard let requests = request.items, !requests.isEmpty else { return reject(connection, "play needs at least one item") }
         guard requests.count <= 1000 else { return reject(connection, "at most 1000 items per request") }
         var items: [(QueueItem, Bool)] = []

@@ -1,0 +1,114 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What a crash, a stopped daemon or a hostile file name leaves behind (issue 11 §6), end to
+/// end on the built debug binary: a crash is injected between two spool writes, a daemon is
+/// stopped with SIGSTOP (and always continued), and daemon.log is read back.
+@Suite("Reliability", .serialized)
+struct ReliabilityTests {
+    /// Waits (on a deadline, checking as the log grows) for a line of `log` containing `text`.
+    private func logLine(_ text: String, in log: @escaping () -> [String], timeout: Double = 10) async throws -> String {
+        let deadline = monotonicNow() + timeout
+        while monotonicNow() < deadline {
+            if let line = log().first(where: { $0.contains(text) }) { return line }
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+        throw HarnessError("no log line containing \(text.debugDescription) within \(timeout) s: \(log())")
+    }
+
+    @Test("a daemon killed between two items' spool writes keeps none of that request; the client exits 69")
+    func halfARequestDoesNotSurviveACrash() async throws {
+        try await withDaemonRuntime { runtime in
+            let device = Harness.fileDevice(try Harness.capturePath("half"))
+            let first = try await runtime.startDaemon(device: device)
+            try await runtime.control("pause")
+            let earlier = try await runtime.announce(["play", "--no-wait", try Tones.clip(300)])
+            try #require(earlier.status == 0, "\(earlier)")
+            // The injected crash (debug builds): a new daemon SIGKILLs itself after its 2nd item write.
+            first.signal(SIGTERM)
+            #expect(await first.waitForExit(timeout: 10))
+            let crashing = try await runtime.startDaemon(device: device, environment: ["ANNOUNCE_TEST_KILL_AFTER_SPOOL_WRITES": "2"])
+            let clips = [try Tones.clip(400), try Tones.clip(500), try Tones.clip(600)]
+            let play = try await runtime.announce(["play", "--no-wait"] + clips)
+            #expect(await crashing.waitForExit(timeout: 10))
+            #expect(crashing.terminatingSignal == SIGKILL, "\(crashing.child.endDescription)")
+            #expect(play.status == 69, "\(play)")
+
+            let restarted = try await runtime.startDaemon(device: device)
+            let status = try await runtime.status()
+            #expect(status.pid == restarted.pid)
+            #expect(status.queued.map(\.path) == [try Tones.clip(300)], "only the earlier, acknowledged item: \(status.queued.map(\.path))")
+            #expect(runtime.spoolEntries() == [earlier.stdout.trimmingCharacters(in: .whitespacesAndNewlines) + ".json"],
+                    "\(runtime.spoolEntries())")
+            #expect(restarted.log.contains("discarded 2 of 3 item(s) of a request interrupted before it was accepted"), "\(restarted.log)")
+        }
+    }
+
+    @Test("a stopped daemon: status and play exit 69 within seconds naming its pid; the abandoned play never plays")
+    func aStoppedDaemonFailsClientsClearly() async throws {
+        try await withDaemonRuntime { runtime in
+            let capture = try Harness.capturePath("stopped")
+            let daemon = try await runtime.startDaemon(device: Harness.fileDevice(capture))
+            daemon.signal(SIGSTOP)
+            let status = try await runtime.announce(["status"], killAfter: 20)
+            let play = try await runtime.announce(["play", try Tones.clip(440)], killAfter: 20)
+            daemon.signal(SIGCONT)
+            for (name, result) in [("status", status), ("play", play)] {
+                #expect(result.status == 69 && result.signal == nil, "\(name): \(result)")
+                #expect(result.stderrLines == ["announce: the daemon (pid \(daemon.pid)) does not answer on \(runtime.socketPath): it is stopped (kill -CONT \(daemon.pid) lets it go on)"],
+                        "\(name): \(result)")
+            }
+            // Continued, the daemon reads the play its client gave up on, and drops it.
+            _ = try await logLine("a play request whose client already left is dropped", in: { daemon.log.split(separator: "\n").map(String.init) })
+            let after = try await runtime.status()
+            #expect(after.playing == nil && after.queued.isEmpty, "\(after)")
+            #expect(!daemon.log.contains(": played"), "nothing may play: \(daemon.log)")
+        }
+    }
+
+    @Test("a waiting play keeps waiting while the daemon answers, and exits 69 once it is stopped")
+    func aWaitingPlayTellsAliveFromStopped() async throws {
+        try await withDaemonRuntime { runtime in
+            let daemon = try await runtime.startDaemon(device: Harness.fileDevice(try Harness.capturePath("waiting")))
+            try await runtime.control("pause")
+            // Liveness checks every 0.2 s: 3 s of waiting is 15 of them, each answered.
+            let environment = runtime.environment.merging(["ANNOUNCE_TIMEOUT": "0.2"]) { $1 }
+            let alive = try await Runner.announce(["play", try Tones.clip(440)], environment: environment, killAfter: 3)
+            #expect(alive.signal == SIGKILL, "still waiting when killed: \(alive)")
+
+            let events = try await runtime.subscribe()
+            let waiting = Task { try await Runner.announce(["play", try Tones.clip(550)], environment: environment, killAfter: 20) }
+            _ = try await offPool { try events.events { $0.event == "queued" && $0.path == (try? Tones.clip(550)) } }
+            daemon.signal(SIGSTOP)
+            let stopped = try await waiting.value
+            daemon.signal(SIGCONT)
+            #expect(stopped.status == 69 && stopped.signal == nil, "\(stopped)")
+            #expect(stopped.stderr.contains("the daemon (pid \(daemon.pid)) does not answer"), "\(stopped)")
+        }
+    }
+
+    @Test("a file name with a newline cannot forge a daemon.log line: control characters are escaped")
+    func fileNamesAreEscapedInTheLog() async throws {
+        try await withDaemonRuntime { runtime in
+            let directory = try Harness.workResult.get().appendingPathComponent("odd-names").path
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let forged = "2026-01-01T00:00:00.000Z [1] info: forged"
+            let path = directory + "/a\n\(forged)\u{1b}[2J\\.wav"
+            unlink(path)
+            try FileManager.default.copyItem(atPath: try Tones.clip(440), toPath: path)
+            defer { unlink(path) }
+            let daemon = try await runtime.startDaemon(device: Harness.fileDevice(try Harness.capturePath("odd")))
+            let played = try await runtime.announce(["play", path])
+            #expect(played.status == 0, "\(played)")
+            let lines = daemon.log.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            #expect(!lines.contains { $0.hasPrefix(forged) }, "a forged line: \(lines)")
+            #expect(!daemon.log.contains("\u{1b}"), "a raw escape character in the log")
+            let escaped = directory + "/a\\n\(forged)\\x1b[2J\\\\.wav: played"
+            #expect(lines.contains { $0.hasSuffix(escaped) }, "\(lines)")
+        }
+    }
+}
