@@ -10,6 +10,8 @@ BUILD_PKGS := pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libspeexds
 TEST_PKGS  := $(BUILD_PKGS) alsa-utils sox libsox-fmt-all mpg123 espeak-ng ffmpeg \
               pulseaudio pulseaudio-utils libasound2-plugins
 BENCH_PKGS := $(TEST_PKGS)
+# setpriv (util-linux) lets the campaign act as other local users.
+STRESS_PKGS := $(TEST_PKGS) python3 util-linux
 
 # The release build: the Swift runtime linked statically, and (for every target, dependencies
 # included) type metadata reached through accessor functions instead of run-time mangled-name
@@ -17,7 +19,7 @@ BENCH_PKGS := $(TEST_PKGS)
 RELEASE_FLAGS := -c release --static-swift-stdlib \
 	-Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors
 
-.PHONY: deps deps-test deps-bench build release test run bench install clean
+.PHONY: deps deps-test deps-bench deps-stress build release test run bench stress install clean
 
 define apt_install
 	@missing=$$(for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
@@ -33,6 +35,8 @@ deps-test:
 	$(call apt_install,$(TEST_PKGS))
 deps-bench:
 	$(call apt_install,$(BENCH_PKGS))
+deps-stress:
+	$(call apt_install,$(STRESS_PKGS))
 
 build: deps
 	$(SWIFT) build
@@ -50,6 +54,12 @@ run: release
 
 bench: deps-bench release
 	scripts/bench.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/announce"
+
+# The reliability campaign of docs/RELIABILITY.md (decoder and protocol fuzz, SIGKILLs, a full
+# disk, other users) on the debug build: bounded (about 5 min on 2 free cores), not part of `make test`.
+# Root (as in CI) for the full-disk and other-user parts; they are skipped, saying so, otherwise.
+stress: deps-stress build
+	python3 scripts/stress.py "$$($(SWIFT) build --show-bin-path)/announce" --json .build/stress.json
 
 install: release
 	install -D -m 0755 "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/announce" "$(DESTDIR)$(PREFIX)/bin/announce"
