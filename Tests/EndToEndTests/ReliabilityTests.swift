@@ -111,4 +111,42 @@ struct ReliabilityTests {
             #expect(lines.contains { $0.hasSuffix(escaped) }, "\(lines)")
         }
     }
+
+    @Test("another user squatting /tmp/announce-UID: plays go on from ~/.cache/announce/run-HOST, with one warning once",
+          .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
+                   "needs root and setpriv to play as an unprivileged user"))
+    func aSquattedTmpDirectoryDoesNotBlock() async throws {
+        let uid = 61003  // no XDG_RUNTIME_DIR and no /run/user/UID: /tmp/announce-UID is its default
+        let squat = "/tmp/announce-\(uid)"
+        var info = stat()
+        try #require(lstat(squat, &info) != 0 && lstat("/run/user/\(uid)", &info) != 0,
+                     "\(squat) or /run/user/\(uid) exists already; this test leaves them alone")
+        // Root's FIFO: to uid 61003, another user's.
+        try #require(mkfifo(squat, 0o666) == 0)
+        defer { unlink(squat) }
+        let home = try Harness.workResult.get().appendingPathComponent("home-\(uid)").path
+        try? FileManager.default.removeItem(atPath: home)
+        try #require(mkdir(home, 0o700) == 0 && chown(home, uid_t(uid), gid_t(uid)) == 0)
+        var host = [CChar](repeating: 0, count: 256)
+        gethostname(&host, 255)
+        let fallback = home + "/.cache/announce/run-" + String(cString: host)
+        defer {
+            // The daemon our play auto-started (it would exit when idle).
+            if let pid = Harness.daemonPID(runtime: fallback) { kill(pid, SIGTERM) }
+            try? FileManager.default.removeItem(atPath: home)
+        }
+        let capture = home + "/capture.wav"
+        let command = ["/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups",
+                       try Harness.sharedBinaryResult.get(), "play", "-d", Harness.fileDevice(capture), try Tones.clip(440)]
+        let environment: [String: String?] = ["ANNOUNCE_RUNTIME_DIR": nil, "XDG_RUNTIME_DIR": nil, "HOME": home]
+        let first = try await Runner.run(command[0], Array(command.dropFirst()), environment: environment)
+        #expect(first.status == 0, "\(first)")
+        #expect(first.stderrLines == ["announce: warning: runtime directory \(squat) is taken by uid 0; using \(fallback) instead"],
+                "\(first)")
+        let second = try await Runner.run(command[0], Array(command.dropFirst()), environment: environment)
+        #expect(second.status == 0 && second.stderr.isEmpty, "the fallback is found again, silently: \(second)")
+        #expect(lstat(fallback + "/socket", &info) == 0 && info.st_uid == uid_t(uid))
+        let frames = try await Runner.run("/usr/bin/soxi", ["-s", capture])
+        #expect(frames.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "14400", "sox reads the capture: \(frames)")
+    }
 }
