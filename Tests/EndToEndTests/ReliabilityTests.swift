@@ -112,6 +112,25 @@ struct ReliabilityTests {
         }
     }
 
+    @Test("a relative ANNOUNCE_RUNTIME_DIR is a usage error (64); a symlinked one is called a symlink (69)")
+    func runtimeDirectoryMistakesAreNamed() async throws {
+        for command in [["status"], ["play", try Tones.clip(440)], ["daemon", "--device", "null"]] {
+            let relative = try await Runner.announce(command, environment: ["ANNOUNCE_RUNTIME_DIR": "run/announce"])
+            #expect(relative.status == 64 && relative.stderrLines == ["announce: ANNOUNCE_RUNTIME_DIR must be an absolute path, not 'run/announce'"],
+                    "\(command[0]): \(relative)")
+        }
+        try await withDaemonRuntime { runtime in
+            let link = runtime.path + "-link"
+            unlink(link)
+            try #require(symlink(runtime.path, link) == 0)
+            defer { unlink(link) }
+            let linked = try await Runner.announce(["status"], environment: ["ANNOUNCE_RUNTIME_DIR": link])
+            #expect(linked.status == 69 && linked.stderrLines == [
+                "announce: runtime directory \(link) is a symlink, not a directory; refusing to use it (set ANNOUNCE_RUNTIME_DIR to a private directory of yours)"],
+                "\(linked)")
+        }
+    }
+
     @Test("another user squatting /tmp/announce-UID: plays go on from ~/.cache/announce/run-HOST, with one warning once",
           .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
                    "needs root and setpriv to play as an unprivileged user"))
