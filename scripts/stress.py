@@ -459,7 +459,7 @@ def kill_campaign(binary, work, rng, rounds, clip):
             paths.append(path)
         return paths
 
-    moments = []
+    moments, answers = [], []
     for round_index in range(rounds):
         status = runtime.status()
         if status is None:
@@ -473,15 +473,17 @@ def kill_campaign(binary, work, rng, rounds, clip):
             (acknowledged if code == 0 else refused).extend(batch)
         # A request being enqueued and the queue playing when the kill comes.
         batch = clips(3)
-        enqueue = subprocess.Popen([binary, "play", "--no-wait", "-q", "-d", "null", *batch], env=runtime.env,
-                                   stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        enqueue = subprocess.Popen([binary, "play", "--no-wait", "-d", "null", *batch], env=runtime.env,
+                                   stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         runtime.request(b'{"v":1,"op":"resume"}')
         moment = rng.uniform(0, 0.25)
         moments.append(moment)
         time.sleep(moment)
         os.kill(pid, signal.SIGKILL)
-        code = enqueue.wait(60)
-        (acknowledged if code == 0 else refused).extend(batch)
+        out, err = enqueue.communicate(timeout=60)
+        (acknowledged if enqueue.returncode == 0 else refused).extend(batch)
+        if enqueue.returncode != 0:
+            answers.append(f"{enqueue.returncode}: {err.decode(errors='replace').strip()}")
         for _ in range(500):  # until the kernel has reaped it (it may not be our child)
             if not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split(") ")[1][0] == "Z":
                 break
@@ -500,7 +502,7 @@ def kill_campaign(binary, work, rng, rounds, clip):
     ghosts = [p for p in refused if counts.get(p, 0) > 0 or p in outcomes]
     figures = {"kills": rounds, "acknowledged": len(acknowledged), "not_acknowledged": len(refused),
                "lost": len(lost), "played_twice": len(twice), "unacknowledged_played": len(ghosts),
-               "drained": drained, "kill_moments_s": [round(m, 3) for m in moments]}
+               "unacknowledged_answers": answers, "drained": drained, "kill_moments_s": [round(m, 3) for m in moments]}
     RESULTS["kills"] = figures
     print(f"  {json.dumps(figures)}", flush=True)
     check(not lost, f"kills: lost {lost[:5]}")

@@ -42,7 +42,8 @@ import Glibc
             try spool.beginRequest(["0000000000b1", "0000000000b2"])
             try spool.save(item("0000000000b1"))
             try spool.save(item("0000000000b2"))
-            spool.commitRequest()
+            spool.commitRequest()  // the reply would go here
+            spool.endRequest()
             let restored = try Spool(runtime: runtime).load()
             #expect(Set(restored.items.map(\.id)) == ["0000000000b1", "0000000000b2"])
             #expect(restored.problems.isEmpty)

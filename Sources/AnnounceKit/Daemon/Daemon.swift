@@ -495,13 +495,11 @@ public final class Daemon {
             items.append((item, replaces))
         }
         // All or nothing across a crash too: uncommitted until every item is spooled.
-        if items.count > 1 {
-            do { try spool.beginRequest(items.map(\.0.id)) } catch {
-                logger.error("\(error.description)")
-                return connection.send(WireProtocol.encode(Reply.failure(70, "cannot spool the request: \(error.description)")))
-            }
+        do { try spool.beginRequest(items.map(\.0.id)) } catch {
+            logger.error("\(error.description)")
+            return connection.send(WireProtocol.encode(Reply.failure(70, "cannot spool the request: \(error.description)")))
         }
-        defer { spool.commitRequest() }
+        defer { spool.endRequest() }
         var ids: [String] = []
         for (item, replace) in items {
             if replace, let tag = item.tag {
@@ -544,7 +542,7 @@ public final class Daemon {
             emit(Event(.queued, time: now, id: item.id, path: item.clip.path, priority: item.priority))
             apply(effects, now: now)
         }
-        spool.commitRequest()  // before the acknowledgement
+        spool.commitRequest()  // right before the acknowledgement (the fsync comes after it)
         connection.send(WireProtocol.encode(Reply(ids: ids)))
         if request.wait ?? false { subscribe(connection, to: ids, progress: request.progress ?? false) }
     }

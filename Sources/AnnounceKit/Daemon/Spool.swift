@@ -5,9 +5,11 @@ import Glibc
 
 /// Accepted items on disk, so a killed daemon loses nothing: one JSON file per
 /// item, written to a temporary name, fsynced and renamed into place before the
-/// item is acknowledged. A request of several items is all or nothing: a record
-/// listing them is written before the first and removed once all are spooled
-/// (`beginRequest`, `commitRequest`); on load, the items of a record still there go.
+/// item is acknowledged. A request is all or nothing, across a crash too
+/// (`beginRequest`, `commitRequest`, `endRequest`): several items are listed in a
+/// record written before the first and removed once all are spooled (on load, the
+/// items of a record still there go), and the reply goes out right after that
+/// commit point, before the directory's fsync, so a kill can hardly fall between.
 /// Final outcomes are kept for a while in `outcomes/`, so a client that reconnects
 /// after a restart still learns how its item ended.
 public final class Spool {
@@ -18,6 +20,7 @@ public final class Spool {
     /// The ids of a request being spooled, not yet acknowledged.
     private var uncommittedPath: String { directory + "/request.uncommitted" }
     private var requestOpen = false
+    private var recordWritten = false
     /// Outcomes older than this are pruned at start.
     static let outcomeLifetime: Double = 3600
 
@@ -41,25 +44,35 @@ public final class Spool {
 
     /// Durably stores `item` (new, or with a new resume point).
     public func save(_ item: QueueItem) throws(AnnounceError) {
-        try writeFileAtomically(JSONEncoder().encodeOrEmpty(item), to: directory + "/" + Self.fileName(item.id), directoryFD: directoryFD)
+        try writeFileAtomically(JSONEncoder().encodeOrEmpty(item), to: directory + "/" + Self.fileName(item.id),
+                                directoryFD: directoryFD, syncDirectory: !requestOpen)
         #if DEBUG
         CrashInjection.afterSpoolWrite()
         #endif
     }
 
-    /// Opens a request of several items (`ids`): until `commitRequest`, a crash discards
-    /// every one of them that was spooled. A single item needs none (its rename is atomic).
+    /// Opens a request of `ids`: with several, until `commitRequest` a crash discards every
+    /// one of them that was spooled (one item needs no record: its rename is atomic).
     public func beginRequest(_ ids: [String]) throws(AnnounceError) {
-        try writeFileAtomically(Array(ids.joined(separator: "\n").utf8), to: uncommittedPath, directoryFD: directoryFD)
+        if ids.count > 1 {
+            try writeFileAtomically(Array(ids.joined(separator: "\n").utf8), to: uncommittedPath, directoryFD: directoryFD)
+            recordWritten = true
+        }
         requestOpen = true
     }
 
-    /// The open request's items are accepted (durably, before the caller acknowledges them).
-    /// Also ends a request that failed: its items were cancelled, so nothing is left to discard.
+    /// The commit point: the request's items are accepted; acknowledge them next, then `endRequest`.
     public func commitRequest() {
+        if recordWritten { unlink(uncommittedPath) }
+        recordWritten = false
+    }
+
+    /// Commits the request if it still is open (a failed one: its items were cancelled, nothing
+    /// is left to discard) and makes what it spooled durable.
+    public func endRequest() {
         guard requestOpen else { return }
+        commitRequest()
         requestOpen = false
-        unlink(uncommittedPath)
         fsync(directoryFD)
     }
 
