@@ -126,6 +126,10 @@ class Runtime:
         return False
 
     def stop(self):
+        # The daemon answering now may be one a client auto-started: ours too.
+        status = self.status()
+        if status and all(daemon.pid != status["pid"] for daemon in self.daemons):
+            os.kill(status["pid"], signal.SIGTERM)
         for daemon in self.daemons:
             if daemon.poll() is None:
                 daemon.send_signal(signal.SIGCONT)
