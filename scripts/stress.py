@@ -13,8 +13,9 @@ Five parts, each printing its figures and failing the run (exit 1) when a promis
             half-lines, 500 connections at once, on a daemon holding 10 paused items:
             an error reply each, no crash, the 10 items intact.
   kills     SIGKILL of the daemon N times at random moments, 10 items queued, one request
-            being enqueued: every acknowledged item plays exactly once, none of a request
-            that was not acknowledged plays.
+            being enqueued (10 files; every other kill aimed within 10 ms of its first item's
+            `queued` event): every acknowledged item plays exactly once, none of a request that
+            was not acknowledged plays.
   fulldisk  the spool on a full tmpfs (root only): a clear error on enqueue, nothing queued
             lost (also across a kill and restart while full), recovery when space returns.
   users     another local user (setpriv, root only) can neither connect, read the spool,
@@ -475,15 +476,32 @@ def kill_campaign(binary, work, rng, rounds, clip):
             batch = clips(2)
             code = runtime.announce("play", "--no-wait", "-d", "null", *batch)[0]
             (acknowledged if code == 0 else refused).extend(batch)
-        # A request being enqueued and the queue playing when the kill comes.
-        batch = clips(3)
+        # A request of 10 being enqueued and the queue playing when the kill comes: at a random
+        # moment after the resume (even rounds), or within 10 ms of the daemon announcing the
+        # request's first item queued, while it spools the rest (odd rounds).
+        batch = clips(10)
+        events = socket.socket(socket.AF_UNIX)
+        events.settimeout(30)
+        events.connect(runtime.socket_path)
+        events.sendall(b'{"v":1,"op":"events"}\n')
+        read_line(events)
         enqueue = subprocess.Popen([binary, "play", "--no-wait", "-d", "null", *batch], env=runtime.env,
                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         runtime.request(b'{"v":1,"op":"resume"}')
-        moment = rng.uniform(0, 0.25)
+        if round_index % 2:
+            pending = b""
+            while batch[0].encode() not in pending:
+                chunk = events.recv(65536)
+                if not chunk:
+                    break
+                pending = pending[-4096:] + chunk
+            moment = rng.uniform(0, 0.01)
+        else:
+            moment = rng.uniform(0, 0.25)
         moments.append(moment)
         time.sleep(moment)
         os.kill(pid, signal.SIGKILL)
+        events.close()
         out, err = enqueue.communicate(timeout=60)
         (acknowledged if enqueue.returncode == 0 else refused).extend(batch)
         if enqueue.returncode != 0:
@@ -506,7 +524,7 @@ def kill_campaign(binary, work, rng, rounds, clip):
     ghosts = [p for p in refused if counts.get(p, 0) > 0 or p in outcomes]
     figures = {"kills": rounds, "acknowledged": len(acknowledged), "not_acknowledged": len(refused),
                "lost": len(lost), "played_twice": len(twice), "unacknowledged_played": len(ghosts),
-               "unacknowledged_answers": answers, "drained": drained, "kill_moments_s": [round(m, 3) for m in moments]}
+               "enqueues_cut_by_the_kill": len(answers), "unacknowledged_answers": sorted(set(answers)), "drained": drained, "kill_moments_s": [round(m, 3) for m in moments]}
     RESULTS["kills"] = figures
     print(f"  {json.dumps(figures)}", flush=True)
     check(not lost, f"kills: lost {lost[:5]}")
