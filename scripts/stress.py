@@ -167,7 +167,8 @@ def make_seeds(directory):
     seeds = []
     for extension in SEED_FORMATS:
         path = os.path.join(directory, "seed." + extension)
-        if subprocess.run(["sox", base, path], capture_output=True).returncode == 0:
+        # cwd: libsndfile writing SD2 leaves an empty `._` (its resource fork) in the working directory.
+        if subprocess.run(["sox", base, path], capture_output=True, cwd=directory).returncode == 0:
             seeds.append(path)
     for name, args in [("seed-float.wav", ["sox", base, "-e", "floating-point", "-b", "32"]),
                        ("seed-24.wav", ["sox", base, "-b", "24"]),
