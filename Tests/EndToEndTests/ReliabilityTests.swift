@@ -70,7 +70,7 @@ struct ReliabilityTests {
         }
     }
 
-    @Test("a waiting play keeps waiting while the daemon answers, and exits 69 once it is stopped")
+    @Test("a waiting play keeps waiting while the daemon answers, and exits 69 once it is stopped, its item cancelled")
     func aWaitingPlayTellsAliveFromStopped() async throws {
         try await withDaemonRuntime { runtime in
             let daemon = try await runtime.startDaemon(device: Harness.fileDevice(try Harness.capturePath("waiting")))
@@ -83,11 +83,47 @@ struct ReliabilityTests {
             let events = try await runtime.subscribe()
             let waiting = Task { try await Runner.announce(["play", try Tones.clip(550)], environment: environment, killAfter: 20) }
             _ = try await offPool { try events.events { $0.event == "queued" && $0.path == (try? Tones.clip(550)) } }
+            // The queued event goes out just before the play's reply: one more round trip makes sure
+            // the reply is on its way (a client without its ids has nothing to cancel; see the next test).
+            _ = try await runtime.status()
             daemon.signal(SIGSTOP)
             let stopped = try await waiting.value
             daemon.signal(SIGCONT)
             #expect(stopped.status == 69 && stopped.signal == nil, "\(stopped)")
             #expect(stopped.stderr.contains("the daemon (pid \(daemon.pid)) does not answer"), "\(stopped)")
+            // The client that gave up left a cancel behind: its item does not play later.
+            let clip = try Tones.clip(550)
+            let seen: [WireEvent]
+            do {
+                seen = try await offPool { try events.events { $0.event == "finished" && $0.path == clip } }
+            } catch {
+                let state = (try? String(contentsOfFile: "/proc/\(daemon.pid)/status", encoding: .utf8))?
+                    .split(separator: "\n").first { $0.hasPrefix("State") } ?? "?"
+                throw HarnessError("\(error); the play: \(stopped); the daemon (\(state)) logged: \(daemon.log)")
+            }
+            #expect(seen.last?.outcome?.kind == "cancelled", "\(seen)")
+        }
+    }
+
+    @Test("a daemon frozen between two items' spool writes: the client exits 69 and, continued, the daemon undoes the request")
+    func aRequestWhoseClientLeftIsUndone() async throws {
+        try await withDaemonRuntime { runtime in
+            let capture = try Harness.capturePath("undone")
+            // The injected fault (debug builds): the daemon SIGSTOPs itself after its 2nd item write.
+            let daemon = try await runtime.startDaemon(device: Harness.fileDevice(capture),
+                                                       environment: ["ANNOUNCE_TEST_STOP_AFTER_SPOOL_WRITES": "2"])
+            defer { daemon.signal(SIGCONT) }
+            try await runtime.control("pause")
+            let clips = [try Tones.clip(400), try Tones.clip(500), try Tones.clip(600)]
+            let play = try await runtime.announce(["play"] + clips, killAfter: 20)
+            #expect(play.status == 69 && play.stderr.contains("it is stopped"), "\(play)")
+            daemon.signal(SIGCONT)
+            _ = try await logLine("a play request whose client left before it was accepted is undone",
+                                  in: { daemon.log.split(separator: "\n").map(String.init) })
+            let status = try await runtime.status()
+            #expect(status.playing == nil && status.queued.isEmpty, "\(status)")
+            #expect(runtime.spoolEntries().isEmpty, "\(runtime.spoolEntries())")
+            #expect(daemon.log.components(separatedBy: ": cancelled").count - 1 == 3, "\(daemon.log)")
         }
     }
 

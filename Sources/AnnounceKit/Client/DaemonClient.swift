@@ -127,11 +127,26 @@ public final class DaemonClient {
 
     /// From now on Ctrl-C (SIGINT), SIGTERM and SIGHUP cancel these items in the
     /// daemon before the process ends (128 + signal): the caller no longer wants them.
+    /// So does giving up on a daemon that does not answer (see `next`).
     public func cancelOnInterrupt(ids: [String]) {
         let request = WireProtocol.encode(Request(.cancel, ids: ids))
+        cancelRequest = request
         _ = request.withUnsafeBytes { bytes in
             announce_cancel_on_signal(runtime.socketPath, bytes.baseAddress!.assumingMemoryBound(to: CChar.self), bytes.count)
         }
+    }
+
+    /// The cancel of the items this client waits for, if any.
+    private var cancelRequest: [UInt8]?
+
+    /// Leaves the cancel in the socket's backlog without waiting for a reply: a stopped daemon
+    /// reads it when it goes on, so what the caller was told did not play does not play later.
+    private func cancelWaitedItems() {
+        guard let request = cancelRequest else { return }
+        let fd = announce_unix_connect(runtime.socketPath, Int32(Self.checkInterval * 1000))
+        guard fd >= 0 else { return }
+        _ = request.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        close(fd)
     }
 
     /// Throws unless the daemon answers a status request on a new connection in time. With
@@ -182,10 +197,15 @@ public final class DaemonClient {
             if polled < 0 && errno == EINTR { continue }
             if polled == 0 {
                 let silent = Self.monotonicSeconds() - silentSince
-                try Self.checkAnswering(runtime, waited: silent, limit: limit)
-                if limit == nil, silent >= Self.answerTimeout {
-                    try Self.checkAlive(runtime)
-                    silentSince = Self.monotonicSeconds()
+                do {
+                    try Self.checkAnswering(runtime, waited: silent, limit: limit)
+                    if limit == nil, silent >= Self.answerTimeout {
+                        try Self.checkAlive(runtime)
+                        silentSince = Self.monotonicSeconds()
+                    }
+                } catch {
+                    cancelWaitedItems()
+                    throw error
                 }
                 continue
             }

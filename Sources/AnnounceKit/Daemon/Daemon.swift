@@ -542,6 +542,12 @@ public final class Daemon {
             emit(Event(.queued, time: now, id: item.id, path: item.clip.path, priority: item.priority))
             apply(effects, now: now)
         }
+        // Its client left meanwhile (it gave up on a daemon frozen mid-request, saying "not played"): undone.
+        if connection.peerHungUp {
+            logger.warning("a play request whose client left before it was accepted is undone")
+            for id in ids where mixed[id] != nil { endMixed(id, Outcome(.cancelled, reason: "cancelled"), now: now) }
+            return apply(scheduler.cancel(ids: ids, now: now).effects, now: now)
+        }
         spool.commitRequest()  // right before the acknowledgement (the fsync comes after it)
         connection.send(WireProtocol.encode(Reply(ids: ids)))
         if request.wait ?? false { subscribe(connection, to: ids, progress: request.progress ?? false) }

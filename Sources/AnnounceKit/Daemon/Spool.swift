@@ -152,16 +152,21 @@ public final class Spool {
 }
 
 #if DEBUG
-/// Tests only: `ANNOUNCE_TEST_KILL_AFTER_SPOOL_WRITES=N` makes a debug daemon SIGKILL itself
-/// right after its Nth item write, to test what a crash between two writes leaves behind.
+/// Tests only: `ANNOUNCE_TEST_KILL_AFTER_SPOOL_WRITES=N` (`…_STOP_…`) makes a debug daemon
+/// SIGKILL (SIGSTOP) itself right after its Nth item write, once: what a crash, or a daemon
+/// frozen between two writes, leaves behind.
 enum CrashInjection {
-    nonisolated(unsafe) private static var writesLeft: Int? =
-        getenv("ANNOUNCE_TEST_KILL_AFTER_SPOOL_WRITES").flatMap { Int(String(cString: $0)) }
+    nonisolated(unsafe) private static var plan: (writesLeft: Int, signal: Int32)? = {
+        for (name, signal) in [("ANNOUNCE_TEST_KILL_AFTER_SPOOL_WRITES", SIGKILL), ("ANNOUNCE_TEST_STOP_AFTER_SPOOL_WRITES", SIGSTOP)] {
+            if let count = getenv(name).flatMap({ Int(String(cString: $0)) }) { return (count, signal) }
+        }
+        return nil
+    }()
 
     static func afterSpoolWrite() {
-        guard let left = writesLeft else { return }
-        writesLeft = left - 1
-        if left <= 1 { raise(SIGKILL) }
+        guard let (left, signal) = plan else { return }
+        plan = left > 1 ? (left - 1, signal) : nil
+        if left <= 1 { raise(signal) }
     }
 }
 #endif
