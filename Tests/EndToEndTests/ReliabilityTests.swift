@@ -70,6 +70,31 @@ struct ReliabilityTests {
         }
     }
 
+    @Test("a wedged daemon (takes connections, never answers): status exits 69 after ANNOUNCE_TIMEOUT, naming its pid")
+    func aWedgedDaemonTimesOut() async throws {
+        try await withDaemonRuntime { runtime in
+            // The wedged "daemon" is this test process: a listener nobody accepts from, and its pid in daemon.lock.
+            let listener = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+            defer { close(listener) }
+            var address = sockaddr_un()
+            address.sun_family = sa_family_t(AF_UNIX)
+            withUnsafeMutableBytes(of: &address.sun_path) { raw in
+                raw.copyBytes(from: Array(runtime.socketPath.utf8))
+                raw[runtime.socketPath.utf8.count] = 0
+            }
+            let bound = withUnsafePointer(to: &address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+            }
+            try #require(bound == 0 && listen(listener, 16) == 0, "\(String(cString: strerror(errno)))")
+            try "\(getpid())\n".write(toFile: runtime.path + "/daemon.lock", atomically: true, encoding: .utf8)
+            defer { unlink(runtime.path + "/daemon.lock") }  // no cleanup may take this process for a daemon
+            let result = try await runtime.announce(["status"], environment: ["ANNOUNCE_TIMEOUT": "0.5"])
+            #expect(result.status == 69 && result.stderrLines.count == 1, "\(result)")
+            #expect(result.stderr.hasPrefix("announce: the daemon (pid \(getpid())) does not answer on \(runtime.socketPath): nothing for")
+                    && result.stderr.contains("(ANNOUNCE_TIMEOUT)"), "\(result)")
+        }
+    }
+
     @Test("a waiting play keeps waiting while the daemon answers, and exits 69 once it is stopped, its item cancelled")
     func aWaitingPlayTellsAliveFromStopped() async throws {
         try await withDaemonRuntime { runtime in
