@@ -100,9 +100,9 @@ struct ReliabilityTests {
         try await withDaemonRuntime { runtime in
             let daemon = try await runtime.startDaemon(device: Harness.fileDevice(try Harness.capturePath("waiting")))
             try await runtime.control("pause")
-            // Liveness checks every 0.2 s: 3 s of waiting is 15 of them, each answered.
-            let environment = runtime.environment.merging(["ANNOUNCE_TIMEOUT": "0.2"]) { $1 }
-            let alive = try await Runner.announce(["play", try Tones.clip(440)], environment: environment, killAfter: 3)
+            // A liveness check after each second of silence: 3.5 s of waiting is 3 of them, each answered.
+            let environment = runtime.environment.merging(["ANNOUNCE_TIMEOUT": "1"]) { $1 }
+            let alive = try await Runner.announce(["play", try Tones.clip(440)], environment: environment, killAfter: 3.5)
             #expect(alive.signal == SIGKILL, "still waiting when killed: \(alive)")
 
             let events = try await runtime.subscribe()
