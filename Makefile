@@ -22,6 +22,8 @@ BUILD_PKGS := pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libflac-de
 TEST_PKGS  := $(BUILD_PKGS) alsa-utils sox libsox-fmt-all mpg123 espeak-ng ffmpeg sound-theme-freedesktop \
               pulseaudio pulseaudio-utils libasound2-plugins groff-base man-db zsh fish binutils
 BENCH_PKGS := $(TEST_PKGS)
+# setpriv (util-linux) lets the campaign act as other local users.
+STRESS_PKGS := $(TEST_PKGS) python3 util-linux
 
 # The release build: the Swift runtime linked statically, and (for every target, dependencies
 # included) type metadata reached through accessor functions instead of run-time mangled-name
@@ -32,7 +34,7 @@ RELEASE_FLAGS := -c release --static-swift-stdlib \
 	-Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors \
 	-Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs
 
-.PHONY: deps deps-test deps-bench build release test run bench install uninstall dist clean
+.PHONY: deps deps-test deps-bench deps-stress build release test run bench stress install uninstall dist clean
 
 define apt_install
 	@missing=$$(for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
@@ -48,6 +50,8 @@ deps-test:
 	$(call apt_install,$(TEST_PKGS))
 deps-bench:
 	$(call apt_install,$(BENCH_PKGS))
+deps-stress:
+	$(call apt_install,$(STRESS_PKGS))
 
 build: deps
 	$(SWIFT) build
@@ -108,6 +112,12 @@ uninstall:
 	      $(addprefix "$(DESTDIR)$(SOUNDDIR)/,$(addsuffix ",$(SOUNDS))) \
 	      $(addprefix "$(DESTDIR)$(DOCDIR)/,$(addsuffix ",$(notdir $(DOCS))))
 	-rmdir "$(DESTDIR)$(SOUNDDIR)" "$(DESTDIR)$(DATADIR)/announce" "$(DESTDIR)$(DOCDIR)" 2>/dev/null
+
+# The reliability campaign of docs/RELIABILITY.md (decoder and protocol fuzz, SIGKILLs, a full
+# disk, other users) on the debug build: bounded (about 5 min on 2 free cores), not part of `make test`.
+# Root (as in CI) for the full-disk and other-user parts; they are skipped, saying so, otherwise.
+stress: deps-stress build
+	python3 scripts/stress.py "$$($(SWIFT) build --show-bin-path)/announce" --json .build/stress.json
 
 clean:
 	rm -rf .build demo.wav

@@ -491,6 +491,7 @@ def cmd_report(args):
     w("Written by `make bench` (`scripts/bench.sh`); regenerate it rather than editing it.")
     w("announce, mpg123, aplay and sox play the same files to ALSA's `null` device in the same")
     w("run; announce is given as a ratio of each of them.")
+    w("Reliability figures (fuzzing, crashes, full disk, other users) are in docs/RELIABILITY.md (`make stress`).")
     w("")
     w("## Machine and build")
     w("")

@@ -44,12 +44,17 @@ int announce_unix_listen(const char *path, int backlog) {
     return fd;
 }
 
-int announce_unix_connect(const char *path) {
+int announce_unix_connect(const char *path, int timeout_ms) {
     struct sockaddr_un address;
     int status = fill_address(&address, path);
     if (status < 0) return status;
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
     if (fd < 0) return -errno;
+    if (timeout_ms > 0) {
+        // A Unix connect waits on a full backlog for as long as the send timeout.
+        struct timeval limit = {timeout_ms / 1000, (timeout_ms % 1000) * 1000};
+        setsockopt(fd, SOL_SOCKET, SO_SNDTIMEO, &limit, sizeof limit);
+    }
     while ((status = connect(fd, (struct sockaddr *)&address, sizeof address)) < 0 && errno == EINTR) {}
     if (status < 0) {
         int error = errno;
@@ -120,7 +125,7 @@ static size_t cancel_length;
 
 static void cancel_and_exit(int signo) {
     // Only async-signal-safe calls: socket, connect, write, poll, read, _exit.
-    int fd = announce_unix_connect(cancel_path);
+    int fd = announce_unix_connect(cancel_path, 1000);
     if (fd >= 0) {
         size_t sent = 0;
         while (sent < cancel_length) {

@@ -62,7 +62,8 @@ struct DaemonCommand: ParsableCommand {
     }
 }
 
-/// Timestamped lines on stderr (the log file when auto-started).
+/// Timestamped lines on stderr (the log file when auto-started), one per message: names in
+/// a message are escaped (escapedForLog), so a file name cannot forge a line.
 struct DaemonLogHandler: LogHandler {
     var logLevel: Logger.Level
     var metadata: Logger.Metadata = [:]
@@ -86,6 +87,6 @@ struct DaemonLogHandler: LogHandler {
         strftime(&stamp, stamp.count, "%Y-%m-%dT%H:%M:%S", &fields)
         let millis = Int(now.tv_nsec / 1_000_000)
         let fraction = (millis < 10 ? "00" : millis < 100 ? "0" : "") + String(millis)
-        writeToStderr("\(String(cString: stamp)).\(fraction)Z [\(getpid())] \(event.level): \(event.message)\n")
+        writeToStderr("\(String(cString: stamp)).\(fraction)Z [\(getpid())] \(event.level): \(escapedForLog(event.message.description))\n")
     }
 }

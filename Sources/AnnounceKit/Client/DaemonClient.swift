@@ -13,6 +13,14 @@ public final class DaemonClient {
     /// How long an auto-started daemon lingers with nothing to do.
     public static let autoStartIdleExit = "30s"
 
+    /// How long a client waits for the daemon to take its connection or answer a request
+    /// (`ANNOUNCE_TIMEOUT` seconds, default 30: a daemon busy spooling a thousand items still
+    /// answers). A daemon found stopped (SIGSTOP, Ctrl-Z) fails sooner, at the next check.
+    public static let answerTimeout: Double = getenv("ANNOUNCE_TIMEOUT")
+        .flatMap { Double(String(cString: $0)) }.flatMap { $0 > 0 && $0.isFinite ? $0 : nil } ?? 30
+    /// How often a client waiting on the daemon checks that it is not stopped.
+    static let checkInterval = 1.0
+
     private init(runtime: RuntimeDirectory, fd: Int32) {
         self.runtime = runtime
         self.fd = fd
@@ -25,14 +33,47 @@ public final class DaemonClient {
     /// on a lock, and the first one's daemon answers the rest.
     public static func connect(autoStart: Bool, runtime: RuntimeDirectory? = nil) throws(AnnounceError) -> DaemonClient? {
         let runtime = if let runtime { runtime } else { try RuntimeDirectory.prepare() }
-        if let fd = tryConnect(runtime) { return DaemonClient(runtime: runtime, fd: fd) }
+        if let fd = try tryConnect(runtime) { return DaemonClient(runtime: runtime, fd: fd) }
         guard autoStart else { return nil }
         return DaemonClient(runtime: runtime, fd: try startDaemon(runtime))
     }
 
-    private static func tryConnect(_ runtime: RuntimeDirectory) -> Int32? {
-        let fd = announce_unix_connect(runtime.socketPath)
-        return fd >= 0 ? fd : nil
+    /// A connection, or nil when no daemon listens. A daemon that does not take it (stopped,
+    /// or wedged with its backlog full) is an error once `answerTimeout` has passed.
+    private static func tryConnect(_ runtime: RuntimeDirectory) throws(AnnounceError) -> Int32? {
+        let started = monotonicSeconds()
+        while true {
+            let fd = announce_unix_connect(runtime.socketPath, Int32(max(1, min(checkInterval, answerTimeout) * 1000)))
+            if fd >= 0 { return fd }
+            guard fd == -EAGAIN else { return nil }
+            try checkAnswering(runtime, waited: monotonicSeconds() - started, limit: answerTimeout)
+        }
+    }
+
+    /// Throws when the daemon is stopped, or has kept the client waiting past `limit`.
+    private static func checkAnswering(_ runtime: RuntimeDirectory, waited: Double, limit: Double?) throws(AnnounceError) {
+        let pid = readWholeFile(runtime.daemonLockPath, limit: 64)
+            .flatMap { pid_t(String(decoding: $0.filter { $0 > 32 }, as: UTF8.self)) }
+        let daemon = pid.map { "the daemon (pid \($0))" } ?? "the daemon"
+        if let pid, isStopped(pid) {
+            throw .unavailable("\(daemon) does not answer on \(runtime.socketPath): it is stopped (kill -CONT \(pid) lets it go on)")
+        }
+        if let limit, waited >= limit {
+            throw .unavailable("\(daemon) does not answer on \(runtime.socketPath): nothing for \(Int(waited.rounded())) s (ANNOUNCE_TIMEOUT)")
+        }
+    }
+
+    /// True when the process is stopped by a signal or a tracer (/proc/PID/stat state T or t).
+    private static func isStopped(_ pid: pid_t) -> Bool {
+        guard let stat = readWholeFile("/proc/\(pid)/stat", limit: 4096),
+              let close = stat.lastIndex(of: UInt8(ascii: ")")), close + 2 < stat.count else { return false }
+        return stat[close + 2] == UInt8(ascii: "T") || stat[close + 2] == UInt8(ascii: "t")
+    }
+
+    private static func monotonicSeconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 
     private static func startDaemon(_ runtime: RuntimeDirectory) throws(AnnounceError) -> Int32 {
@@ -41,7 +82,7 @@ public final class DaemonClient {
         defer { close(lock) }
         while flock(lock, LOCK_EX) != 0 && errno == EINTR {}
         // Someone else's daemon may have come up while we waited for the lock.
-        if let fd = tryConnect(runtime) { return fd }
+        if let fd = try tryConnect(runtime) { return fd }
 
         var ends: [Int32] = [0, 0]
         guard announce_cloexec_pipe(&ends) == 0 else { throw .internal("pipe: \(systemErrorMessage(errno))") }
@@ -72,7 +113,7 @@ public final class DaemonClient {
         // "running": another daemon owns the directory and may still be binding its socket.
         var delay: useconds_t = 1000
         for _ in 0..<12 {
-            if let fd = tryConnect(runtime) { return fd }
+            if let fd = try tryConnect(runtime) { return fd }
             usleep(delay)
             delay *= 2
         }
@@ -86,11 +127,33 @@ public final class DaemonClient {
 
     /// From now on Ctrl-C (SIGINT), SIGTERM and SIGHUP cancel these items in the
     /// daemon before the process ends (128 + signal): the caller no longer wants them.
+    /// So does giving up on a daemon that does not answer (see `next`).
     public func cancelOnInterrupt(ids: [String]) {
         let request = WireProtocol.encode(Request(.cancel, ids: ids))
+        cancelRequest = request
         _ = request.withUnsafeBytes { bytes in
             announce_cancel_on_signal(runtime.socketPath, bytes.baseAddress!.assumingMemoryBound(to: CChar.self), bytes.count)
         }
+    }
+
+    /// The cancel of the items this client waits for, if any.
+    private var cancelRequest: [UInt8]?
+
+    /// Leaves the cancel in the socket's backlog without waiting for a reply: a stopped daemon
+    /// reads it when it goes on, so what the caller was told did not play does not play later.
+    private func cancelWaitedItems() {
+        guard let request = cancelRequest else { return }
+        let fd = announce_unix_connect(runtime.socketPath, Int32(Self.checkInterval * 1000))
+        guard fd >= 0 else { return }
+        _ = request.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        close(fd)
+    }
+
+    /// Throws unless the daemon answers a status request on a new connection in time. With
+    /// no daemon listening it returns: the waiting connection's end says the rest.
+    private static func checkAlive(_ runtime: RuntimeDirectory) throws(AnnounceError) {
+        guard let fd = try tryConnect(runtime) else { return }
+        _ = try DaemonClient(runtime: runtime, fd: fd).call(Request(.status))
     }
 
     // MARK: messages
@@ -98,16 +161,25 @@ public final class DaemonClient {
     public func send(_ request: Request) throws(AnnounceError) {
         let bytes = WireProtocol.encode(request)
         var offset = 0
+        let started = Self.monotonicSeconds()
         while offset < bytes.count {
             let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
             if sent < 0 && errno == EINTR { continue }
+            if sent < 0 && errno == EAGAIN {  // the connection's send timeout: a slow daemon, or none answering
+                try Self.checkAnswering(runtime, waited: Self.monotonicSeconds() - started, limit: Self.answerTimeout)
+                continue
+            }
             guard sent > 0 else { throw .unavailable("lost the daemon at \(runtime.socketPath): \(systemErrorMessage(errno))") }
             offset += sent
         }
     }
 
-    /// The next reply or event; nil when the daemon closed the connection.
-    public func next() throws(AnnounceError) -> DaemonMessage? {
+    /// The next reply or event; nil when the daemon closed the connection. Waits as long
+    /// as the daemon lives (an item may wait hours for its turn): after each `answerTimeout`
+    /// of silence the daemon must answer a status request on a second connection, and a
+    /// stopped daemon ends the wait at once. `replyWithin` ends it after that long instead.
+    public func next(replyWithin limit: Double? = nil) throws(AnnounceError) -> DaemonMessage? {
+        var silentSince = Self.monotonicSeconds()
         while true {
             if let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
                 let line = buffer[start..<newline]
@@ -120,6 +192,23 @@ public final class DaemonClient {
             }
             buffer.removeFirst(start)
             start = 0
+            var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let polled = poll(&ready, 1, Int32(max(1, min(Self.checkInterval, limit ?? Self.answerTimeout) * 1000)))
+            if polled < 0 && errno == EINTR { continue }
+            if polled == 0 {
+                let silent = Self.monotonicSeconds() - silentSince
+                do {
+                    try Self.checkAnswering(runtime, waited: silent, limit: limit)
+                    if limit == nil, silent >= Self.answerTimeout {
+                        try Self.checkAlive(runtime)
+                        silentSince = Self.monotonicSeconds()
+                    }
+                } catch {
+                    cancelWaitedItems()
+                    throw error
+                }
+                continue
+            }
             var chunk = [UInt8](repeating: 0, count: 65536)
             let got = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
             if got < 0 && errno == EINTR { continue }
@@ -132,7 +221,7 @@ public final class DaemonClient {
     /// a failed reply becomes an error with the daemon's code and message.
     public func call(_ request: Request) throws(AnnounceError) -> Reply {
         try send(request)
-        while let message = try next() {
+        while let message = try next(replyWithin: Self.answerTimeout) {
             guard case .reply(let reply) = message else { continue }
             if let error = reply.error, !reply.ok { throw .daemon(code: error.code, message: error.message) }
             return reply

@@ -28,6 +28,13 @@ final class Connection {
 
     var wantsToWrite: Bool { output.count > outputStart }
 
+    /// The client closed its end entirely, not just its writing half (a client that gave up
+    /// on a stopped daemon): no one is left to learn what its request did.
+    var peerHungUp: Bool {
+        var state = pollfd(fd: fd, events: 0, revents: 0)
+        return poll(&state, 1, 0) == 1 && state.revents & Int16(POLLHUP) != 0
+    }
+
     /// Reads what arrived; returns complete lines, or a line-too-long error.
     func readLines() -> (lines: [ArraySlice<UInt8>], oversized: Bool) {
         var chunk = [UInt8](repeating: 0, count: 65536)

@@ -471,6 +471,8 @@ public final class Daemon {
     }
 
     private func enqueue(_ request: Request, from connection: Connection, now: Double) {
+        // Its client timed out and told its caller "not played": playing it now would make a retry play twice.
+        guard !connection.peerHungUp else { return logger.warning("a play request whose client already left is dropped") }
         guard let requests = request.items, !requests.isEmpty else { return reject(connection, "play needs at least one item") }
         guard requests.count <= 1000 else { return reject(connection, "at most 1000 items per request") }
         var items: [(QueueItem, Bool)] = []
@@ -492,6 +494,12 @@ public final class Daemon {
             let replaces = (itemRequest.replace ?? false) && !items.contains { $0.0.tag == item.tag && $0.1 }
             items.append((item, replaces))
         }
+        // All or nothing across a crash too: uncommitted until every item is spooled.
+        do { try spool.beginRequest(items.map(\.0.id)) } catch {
+            logger.error("\(error.description)")
+            return connection.send(WireProtocol.encode(Reply.failure(70, "cannot spool the request: \(error.description)")))
+        }
+        defer { spool.endRequest() }
         var ids: [String] = []
         for (item, replace) in items {
             if replace, let tag = item.tag {
@@ -534,6 +542,13 @@ public final class Daemon {
             emit(Event(.queued, time: now, id: item.id, path: item.clip.path, priority: item.priority))
             apply(effects, now: now)
         }
+        // Its client left meanwhile (it gave up on a daemon frozen mid-request, saying "not played"): undone.
+        if connection.peerHungUp {
+            logger.warning("a play request whose client left before it was accepted is undone")
+            for id in ids where mixed[id] != nil { endMixed(id, Outcome(.cancelled, reason: "cancelled"), now: now) }
+            return apply(scheduler.cancel(ids: ids, now: now).effects, now: now)
+        }
+        spool.commitRequest()  // right before the acknowledgement (the fsync comes after it)
         connection.send(WireProtocol.encode(Reply(ids: ids)))
         if request.wait ?? false { subscribe(connection, to: ids, progress: request.progress ?? false) }
     }

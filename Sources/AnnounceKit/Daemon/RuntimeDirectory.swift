@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Logging
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -54,15 +55,35 @@ public struct RuntimeDirectory: Sendable {
     /// `$ANNOUNCE_RUNTIME_DIR`, else `$XDG_RUNTIME_DIR/announce`, else `/tmp/announce-$UID`.
     /// cron sets no XDG_RUNTIME_DIR, so without it the user's `/run/user/$UID` (made by
     /// logind while the user is logged in or lingering) is used when it exists: a cron job
-    /// and a login shell then reach the same daemon.
-    public static func defaultPath(environment: (String) -> String? = { getenv($0).map { String(cString: $0) } },
+    /// and a login shell then reach the same daemon. A relative XDG_RUNTIME_DIR is ignored
+    /// (the XDG spec's rule); a relative ANNOUNCE_RUNTIME_DIR is refused by `prepare()`.
+    public static func defaultPath(environment: (String) -> String? = RuntimeDirectory.processEnvironment,
                                    isOwnDirectory: (String) -> Bool = RuntimeDirectory.isOwnDirectory) -> String {
         if let explicit = environment("ANNOUNCE_RUNTIME_DIR"), !explicit.isEmpty { return explicit }
-        if let xdg = environment("XDG_RUNTIME_DIR"), !xdg.isEmpty { return xdg + "/announce" }
+        if let xdg = environment("XDG_RUNTIME_DIR"), xdg.hasPrefix("/") { return xdg + "/announce" }
         let logind = "/run/user/\(getuid())"
         if isOwnDirectory(logind) { return logind + "/announce" }
-        return "/tmp/announce-\(getuid())"
+        return sharedTemporaryPath
     }
+
+    /// The last resort, in the world-writable /tmp, where another user can take the name first.
+    public static var sharedTemporaryPath: String { "/tmp/announce-\(getuid())" }
+
+    /// Where `/tmp/announce-$UID` taken by someone else sends us: a directory in the user's
+    /// home, which no other user can take (per host, for a home shared over NFS). Once made it
+    /// is used from then on, so daemon and clients keep agreeing when the squatter leaves.
+    public static func squatFallbackPath(environment: (String) -> String? = RuntimeDirectory.processEnvironment) -> String? {
+        var home = environment("HOME") ?? ""
+        if !home.hasPrefix("/"), let entry = getpwuid(getuid()), let directory = entry.pointee.pw_dir {
+            home = String(cString: directory)
+        }
+        guard home.hasPrefix("/") else { return nil }
+        var name = [CChar](repeating: 0, count: 256)
+        let host = gethostname(&name, name.count - 1) == 0 ? String(cString: name) : "localhost"
+        return (home == "/" ? "" : home) + "/.cache/announce/run-" + host
+    }
+
+    public static func processEnvironment(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
 
     /// A directory (not a symlink) owned by this user.
     public static func isOwnDirectory(_ path: String) -> Bool {
@@ -70,26 +91,77 @@ public struct RuntimeDirectory: Sendable {
         return lstat(path, &info) == 0 && info.st_mode & S_IFMT == S_IFDIR && info.st_uid == getuid()
     }
 
+    /// The user's runtime directory (`defaultPath`), created and checked. When
+    /// `/tmp/announce-$UID` is taken by another user (a directory, file, FIFO or symlink
+    /// not ours), falls back to `squatFallbackPath` and warns once, when it makes it.
+    public static func prepare(environment: (String) -> String? = RuntimeDirectory.processEnvironment,
+                               warn: (String) -> Void = { Logger(label: "announce").warning("\($0)") }) throws(AnnounceError) -> RuntimeDirectory {
+        if let explicit = environment("ANNOUNCE_RUNTIME_DIR"), !explicit.isEmpty, !explicit.hasPrefix("/") {
+            throw .usage("ANNOUNCE_RUNTIME_DIR must be an absolute path, not '\(explicit)'")
+        }
+        let path = defaultPath(environment: environment)
+        guard path == sharedTemporaryPath else { return try prepare(path) }
+        return try prepareShared(path, fallback: squatFallbackPath(environment: environment), warn: warn)
+    }
+
+    /// `path` in a world-writable directory, unless someone else holds the name: then
+    /// `fallback`, made (with its parents) and announced by `warn` when this call makes it.
+    static func prepareShared(_ path: String, fallback: String?, warn: (String) -> Void) throws(AnnounceError) -> RuntimeDirectory {
+        if let fallback, isOwnDirectory(fallback) { return try prepare(fallback) }
+        var info = stat()
+        guard lstat(path, &info) == 0, info.st_mode & S_IFMT != S_IFDIR || info.st_uid != getuid() else {
+            return try prepare(path)  // ours, or free to make
+        }
+        let taken = "\(path) is taken by \(info.st_uid == getuid() ? "a \(fileKind(info.st_mode)) of yours" : "uid \(info.st_uid)")"
+        guard let fallback else {
+            throw .unavailable("runtime directory \(taken) and there is no home directory to fall back on; set ANNOUNCE_RUNTIME_DIR to a private directory")
+        }
+        // The parents too (~/.cache may not exist yet): private when we make them.
+        var parent = ""
+        for component in fallback.split(separator: "/").dropLast() {
+            parent += "/" + component
+            if mkdir(parent, 0o700) != 0, errno != EEXIST {
+                throw .unavailable("runtime directory \(taken); cannot create \(parent) to fall back on: \(systemErrorMessage(errno))")
+            }
+        }
+        let runtime = try prepare(fallback)
+        warn("runtime directory \(taken); using \(fallback) instead")
+        return runtime
+    }
+
     /// Creates the directory (0700) if missing and refuses one that is not a
     /// plain directory owned by this user and closed to everyone else.
-    public static func prepare(_ path: String = defaultPath()) throws(AnnounceError) -> RuntimeDirectory {
+    public static func prepare(_ path: String) throws(AnnounceError) -> RuntimeDirectory {
+        let fix = "set ANNOUNCE_RUNTIME_DIR to a private directory of yours"
         if mkdir(path, 0o700) != 0, errno != EEXIST {
-            throw .unavailable("cannot create runtime directory \(path): \(systemErrorMessage(errno))")
+            throw .unavailable("cannot create runtime directory \(path): \(systemErrorMessage(errno)); \(fix)")
         }
         var info = stat()
         guard lstat(path, &info) == 0 else {
-            throw .unavailable("cannot inspect runtime directory \(path): \(systemErrorMessage(errno))")
+            throw .unavailable("cannot inspect runtime directory \(path): \(systemErrorMessage(errno)); \(fix)")
         }
         guard info.st_mode & S_IFMT == S_IFDIR else {
-            throw .unavailable("runtime directory \(path) is not a directory; refusing to use it")
+            throw .unavailable("runtime directory \(path) is a \(fileKind(info.st_mode)), not a directory; refusing to use it (\(fix))")
         }
         guard info.st_uid == getuid() else {
-            throw .unavailable("runtime directory \(path) is owned by uid \(info.st_uid), not you (uid \(getuid())); refusing to use it")
+            throw .unavailable("runtime directory \(path) is owned by uid \(info.st_uid), not you (uid \(getuid())); refusing to use it (\(fix))")
         }
         guard info.st_mode & 0o077 == 0 else {
-            throw .unavailable("runtime directory \(path) is open to others (mode \(String(info.st_mode & 0o777, radix: 8))); it must be 0700")
+            throw .unavailable("runtime directory \(path) is open to others (mode \(String(info.st_mode & 0o777, radix: 8))); it must be 0700 (chmod 700 \(path), or \(fix))")
         }
         return RuntimeDirectory(path: path)
+    }
+
+    /// What lstat found, for a message.
+    private static func fileKind(_ mode: mode_t) -> String {
+        switch mode & S_IFMT {
+        case S_IFLNK: "symlink"
+        case S_IFIFO: "FIFO"
+        case S_IFSOCK: "socket"
+        case S_IFREG: "regular file"
+        case S_IFDIR: "directory"
+        default: "special file"
+        }
     }
 
     /// The saved quiet switch; nil when none was set (or the file is unreadable).

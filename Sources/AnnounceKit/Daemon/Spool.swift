@@ -5,13 +5,22 @@ import Glibc
 
 /// Accepted items on disk, so a killed daemon loses nothing: one JSON file per
 /// item, written to a temporary name, fsynced and renamed into place before the
-/// item is acknowledged. Final outcomes are kept for a while in `outcomes/`,
-/// so a client that reconnects after a restart still learns how its item ended.
+/// item is acknowledged. A request is all or nothing, across a crash too
+/// (`beginRequest`, `commitRequest`, `endRequest`): several items are listed in a
+/// record written before the first and removed once all are spooled (on load, the
+/// items of a record still there go), and the reply goes out right after that
+/// commit point, before the directory's fsync, so a kill can hardly fall between.
+/// Final outcomes are kept for a while in `outcomes/`, so a client that reconnects
+/// after a restart still learns how its item ended.
 public final class Spool {
     public let directory: String
     public let outcomesDirectory: String
     private let directoryFD: Int32
     private let outcomesFD: Int32
+    /// The ids of a request being spooled, not yet acknowledged.
+    private var uncommittedPath: String { directory + "/request.uncommitted" }
+    private var requestOpen = false
+    private var recordWritten = false
     /// Outcomes older than this are pruned at start.
     static let outcomeLifetime: Double = 3600
 
@@ -35,14 +44,50 @@ public final class Spool {
 
     /// Durably stores `item` (new, or with a new resume point).
     public func save(_ item: QueueItem) throws(AnnounceError) {
-        try writeFileAtomically(JSONEncoder().encodeOrEmpty(item), to: directory + "/" + Self.fileName(item.id), directoryFD: directoryFD)
+        try writeFileAtomically(JSONEncoder().encodeOrEmpty(item), to: directory + "/" + Self.fileName(item.id),
+                                directoryFD: directoryFD, syncDirectory: !requestOpen)
+        #if DEBUG
+        CrashInjection.afterSpoolWrite()
+        #endif
     }
 
-    /// Records the item's final event, then forgets the item.
+    /// Opens a request of `ids`: with several, until `commitRequest` a crash discards every
+    /// one of them that was spooled (one item needs no record: its rename is atomic).
+    public func beginRequest(_ ids: [String]) throws(AnnounceError) {
+        if ids.count > 1 {
+            try writeFileAtomically(Array(ids.joined(separator: "\n").utf8), to: uncommittedPath, directoryFD: directoryFD)
+            recordWritten = true
+        }
+        requestOpen = true
+    }
+
+    /// The commit point: the request's items are accepted; acknowledge them next, then `endRequest`.
+    public func commitRequest() {
+        if recordWritten { unlink(uncommittedPath) }
+        recordWritten = false
+    }
+
+    /// Commits the request if it still is open (a failed one: its items were cancelled, nothing
+    /// is left to discard) and makes what it spooled durable.
+    public func endRequest() {
+        guard requestOpen else { return }
+        commitRequest()
+        requestOpen = false
+        fsync(directoryFD)
+    }
+
+    /// Records the item's final event, then forgets the item. The entry goes even when the
+    /// outcome cannot be written (a full disk): a restart must not play it again.
     public func finish(_ id: String, event: Event) throws(AnnounceError) {
-        try writeFileAtomically(JSONEncoder().encodeOrEmpty(event), to: outcomesDirectory + "/" + Self.fileName(id), directoryFD: outcomesFD)
+        var failure: AnnounceError?
+        do {
+            try writeFileAtomically(JSONEncoder().encodeOrEmpty(event), to: outcomesDirectory + "/" + Self.fileName(id), directoryFD: outcomesFD)
+        } catch {
+            failure = error
+        }
         unlink(directory + "/" + Self.fileName(id))
         fsync(directoryFD)
+        if let failure { throw failure }
     }
 
     /// The final event of an item that ended within the last hour, if any.
@@ -53,10 +98,20 @@ public final class Spool {
 
     /// Every spooled item, and a line for each file that could not be read
     /// (moved aside to `NAME.corrupt` so it is reported once). Items that already
-    /// have an outcome (the daemon died between the two writes) are dropped.
+    /// have an outcome (the daemon died between the two writes) are dropped, and so
+    /// are the items of a request that was never committed (it was never acknowledged).
     public func load() -> (items: [QueueItem], problems: [String]) {
         var items: [QueueItem] = []
         var problems: [String] = []
+        if let record = readWholeFile(uncommittedPath) {
+            let ids = record.split(separator: UInt8(ascii: "\n")).map { String(decoding: $0, as: UTF8.self) }.filter(Self.isValidID)
+            let dropped = ids.filter { unlink(directory + "/" + Self.fileName($0)) == 0 }
+            unlink(uncommittedPath)
+            fsync(directoryFD)
+            if !dropped.isEmpty {
+                problems.append("discarded \(dropped.count) of \(ids.count) item(s) of a request interrupted before it was accepted")
+            }
+        }
         for name in directoryEntries(directory) {
             let path = directory + "/" + name
             if name.hasPrefix(".") && name.hasSuffix(".tmp") {
@@ -95,6 +150,26 @@ public final class Spool {
 
     private static func fileName(_ id: String) -> String { id + ".json" }
 }
+
+#if DEBUG
+/// Tests only: `ANNOUNCE_TEST_KILL_AFTER_SPOOL_WRITES=N` (`…_STOP_…`) makes a debug daemon
+/// SIGKILL (SIGSTOP) itself right after its Nth item write, once: what a crash, or a daemon
+/// frozen between two writes, leaves behind.
+enum CrashInjection {
+    nonisolated(unsafe) private static var plan: (writesLeft: Int, signal: Int32)? = {
+        for (name, signal) in [("ANNOUNCE_TEST_KILL_AFTER_SPOOL_WRITES", SIGKILL), ("ANNOUNCE_TEST_STOP_AFTER_SPOOL_WRITES", SIGSTOP)] {
+            if let count = getenv(name).flatMap({ Int(String(cString: $0)) }) { return (count, signal) }
+        }
+        return nil
+    }()
+
+    static func afterSpoolWrite() {
+        guard let (left, signal) = plan else { return }
+        plan = left > 1 ? (left - 1, signal) : nil
+        if left <= 1 { raise(signal) }
+    }
+}
+#endif
 
 extension JSONEncoder {
     /// Our own types always encode; an empty object would be caught on load.

@@ -40,8 +40,10 @@ func directoryEntries(_ path: String) -> [String] {
 }
 
 /// Replaces `path` with `bytes` durably: a temporary file beside it, fsync, rename; then
-/// fsync of the directory holding `path` (`directoryFD` when the caller keeps it open).
-func writeFileAtomically(_ bytes: [UInt8], to path: String, directoryFD: Int32? = nil) throws(AnnounceError) {
+/// fsync of the directory holding `path` (`directoryFD` when the caller keeps it open),
+/// unless `syncDirectory` is false (the caller syncs it later, once for several files).
+func writeFileAtomically(_ bytes: [UInt8], to path: String, directoryFD: Int32? = nil,
+                         syncDirectory: Bool = true) throws(AnnounceError) {
     let slash = path.lastIndex(of: "/")
     let directory = slash.map { String(path[..<$0]) } ?? "."
     let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
@@ -69,6 +71,7 @@ func writeFileAtomically(_ bytes: [UInt8], to path: String, directoryFD: Int32? 
         throw .unavailable("cannot store \(path): \(systemErrorMessage(failure))")
     }
     // The rename is durable only once the directory is: the caller's open one, else the parent.
+    if !syncDirectory { return }
     if let directoryFD {
         fsync(directoryFD)
     } else {

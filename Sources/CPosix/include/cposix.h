@@ -9,8 +9,9 @@
 
 /// A non-blocking, close-on-exec listening Unix stream socket at path (mode 0600).
 int announce_unix_listen(const char *path, int backlog);
-/// A blocking, close-on-exec connection to the socket at path.
-int announce_unix_connect(const char *path);
+/// A blocking, close-on-exec connection to the socket at path. With timeout_ms > 0,
+/// connecting (on a full backlog) and each send give up after that long (-EAGAIN).
+int announce_unix_connect(const char *path, int timeout_ms);
 /// Accepts one connection, non-blocking and close-on-exec; -EAGAIN when none waits.
 int announce_unix_accept(int listener);
 /// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread (threads started later
