@@ -168,3 +168,8 @@ void announce_name_this_thread(const char *name) {
     cut[sizeof cut - 1] = 0;
     pthread_setname_np(pthread_self(), cut);
 }
+
+void announce_set_environ(char **array) {
+    extern char **environ;
+    __atomic_store_n(&environ, array, __ATOMIC_RELEASE);
+}

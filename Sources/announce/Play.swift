@@ -295,7 +295,7 @@ struct Play: ParsableCommand {
         }
         return Clip(path: absolutePath(path), device: device.first, extraDevices: device.count > 1 ? Array(device.dropFirst()) : nil,
                     gain: options.gain, pan: options.pan,
-                    loops: options.loops, start: options.start?.seconds)
+                    loops: options.loops, start: options.start?.seconds, environment: AudioEnvironment.caller())
     }
 }
 

@@ -15,6 +15,7 @@ extension Daemon {
         let longest = TimeSpan.longest.seconds
         if let start = clip.start, !start.isFinite || start < 0 || start > longest { return "start must be 0 to \(longest) seconds" }
         if let problem = devicesProblem(clip, category: request.session?.category ?? .default) { return problem }
+        if let problem = environmentProblem(clip.environment) { return problem }
         if let dropAfter = request.dropAfter, !(0...1).contains(dropAfter) { return "dropAfter must be 0 to 1, not \(dropAfter)" }
         // `at` is a time since the epoch, the others durations: none may reach absurd values.
         for (name, value, limit) in [("at", request.at, 1e11), ("delay", request.delay, longest), ("expire", request.expire, longest)] {
@@ -44,6 +45,15 @@ extension Daemon {
         if !path.hasPrefix("/") { return "path must be absolute, not \(path)" }
         if path.utf8.contains(0) { return "path contains a NUL byte" }
         if path.utf8.count > maxPathBytes { return "path is too long" }
+        return nil
+    }
+
+    /// `clip.environment`: only `AudioEnvironment.variables`, each value at most 4096 bytes, no NUL.
+    private static func environmentProblem(_ environment: [String: String]?) -> String? {
+        for (name, value) in environment ?? [:] {
+            if !AudioEnvironment.variables.contains(name) { return "environment: \(name) is not a sound-server variable" }
+            if value.utf8.count > maxPathBytes || value.utf8.contains(0) { return "environment: \(name) is too long or has a NUL byte" }
+        }
         return nil
     }
 

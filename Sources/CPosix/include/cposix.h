@@ -33,5 +33,7 @@ pid_t announce_spawn_detached(const char *path, char *const argv[], const char *
 int announce_cancel_on_signal(const char *path, const char *request, size_t length);
 /// Names the calling thread (at most 15 bytes, longer is cut) for top -H and /proc/.../comm.
 void announce_name_this_thread(const char *name);
+/// Points the process environment (environ) at `array`, which the caller keeps alive for good.
+void announce_set_environ(char **array);
 
 #endif
