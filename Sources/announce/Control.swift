@@ -2,13 +2,18 @@ import AnnounceKit
 import ArgumentParser
 
 /// skip, pause, resume, stop and clear: one request each, no output, exit 0.
-/// Without a daemon there is nothing to control, which is not an error.
+/// Without a daemon there is nothing to control, which is not an error; but pause and resume
+/// set the pause a daemon starts with (the `paused` file in the runtime directory).
 private func sendControl(_ operation: Operation) throws {
     _ = CLILogHandler.bootstrap(quiet: false)
     do {
-        guard let client = try DaemonClient.connect(autoStart: false) else { return }
+        let runtime = try RuntimeDirectory.prepare()
+        guard let client = try DaemonClient.connect(autoStart: false, runtime: runtime) else {
+            if operation == .pause || operation == .resume { try runtime.setPaused(operation == .pause) }
+            return
+        }
         _ = try client.call(Request(operation))
-    } catch let error as AnnounceError {
+    } catch {
         throw reportedExit(error)
     }
 }
@@ -19,7 +24,7 @@ struct Skip: ParsableCommand {
 }
 
 struct Pause: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "pause", abstract: "Hold the queue; the playing item stops where it was heard to.")
+    static let configuration = CommandConfiguration(commandName: "pause", abstract: "Hold the queue; the playing item stops where it was heard to. Kept until resume, also with no daemon running.")
     func run() throws { try sendControl(.pause) }
 }
 

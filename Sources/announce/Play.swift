@@ -259,20 +259,37 @@ struct Play: ParsableCommand {
                 return request
             }
             guard let client = try DaemonClient.connect(autoStart: true) else { return }
-            let display = !noWait && !json && !quiet && isatty(STDERR_FILENO) == 1 ? ProgressLine() : nil
-            let ids = try client.call(Request(.play, items: requests, wait: !noWait, progress: display != nil)).ids ?? []
+            let display = !noWait && !json && !quiet ? ProgressLine.forTerminal() : nil
+            let reply = try client.call(Request(.play, items: requests, wait: !noWait, progress: display != nil))
+            let ids = reply.ids ?? []
             if noWait {
-                print(json ? jsonLine(["ids": ids]) : ids.joined(separator: "\n"))
+                print(json ? jsonLine(QueuedReply(ids: ids, pausedSince: reply.pausedSince)) : ids.joined(separator: "\n"))
                 return
             }
+            if let since = reply.pausedSince, display == nil {
+                logger.warning("the queue is paused (since \(localTimeText(since))): waiting for `announce resume`")
+            }
             client.cancelOnInterrupt(ids: ids)
+            var finished: Set<String> = []
+            var heard: [String: (Double?, Double?)] = [:]
             let outcomes = try OutcomeWaiter.wait(for: ids, on: client, progress: display != nil) { event in
-                guard let display, let index = ids.firstIndex(of: event.id ?? "") else { return }
+                guard let display, let id = event.id, let index = ids.firstIndex(of: id) else { return }
+                if event.event == .finished { finished.insert(id) }
+                // The line is the first unfinished item's.
+                guard ids.first(where: { !finished.contains($0) }) ?? id == id else { return }
                 let name = String(files[index].split(separator: "/").last ?? "")
                 switch event.event {
-                case .progress, .started: display.show(name, heard: event.heard ?? 0, duration: event.duration)
-                case .interruptionBegan: display.show(name, heard: event.heard ?? 0, duration: event.duration, state: "interrupted")
-                case .finished: display.finish()
+                case .progress, .started:
+                    heard[id] = (event.heard ?? 0, event.duration)
+                    display.show(name, heard: event.heard ?? 0, duration: event.duration)
+                case .interruptionBegan:
+                    let lost = event.reason == "device-lost"
+                    display.show(name, heard: lost ? nil : event.heard ?? heard[id]?.0, duration: event.duration ?? heard[id]?.1,
+                                 state: interruptionText(event))
+                case .waiting: display.waiting(name, waitingText(event, now: Daemon.wallClock()))
+                case .finished:
+                    display.finish(name, heard: event.heard ?? heard[id]?.0, duration: event.duration ?? heard[id]?.1,
+                                   outcome: event.outcome?.kind.rawValue ?? "ended")
                 default: break
                 }
             }
@@ -295,16 +312,13 @@ struct Play: ParsableCommand {
         }
         return Clip(path: absolutePath(path), device: device.first, extraDevices: device.count > 1 ? Array(device.dropFirst()) : nil,
                     gain: options.gain, pan: options.pan,
-                    loops: options.loops, start: options.start?.seconds, environment: AudioEnvironment.caller())
+                    loops: options.loops, start: options.start?.seconds, environment: AudioEnvironment.caller(),
+                    seconds: options.loops < 0 ? nil : info.durationSeconds.map { $0 * Double(options.loops + 1) - (options.start?.seconds ?? 0) })
     }
 }
 
-/// The one-line progress display a terminal gets while a clip plays.
-final class ProgressLine {
-    func show(_ name: String, heard: Double, duration: Double?, state: String? = nil) {
-        let total = duration.map { " / " + TimeSpan.format($0) } ?? ""
-        writeToStderr("\r\u{1B}[K\(state == nil ? "▶" : "⏸") \(name)  \(TimeSpan.format(heard))\(total)\(state.map { "  " + $0 } ?? "")")
-    }
-
-    func finish() { writeToStderr("\r\u{1B}[K") }
+/// `play --no-wait --json`: the ids, and when the queue is paused, since when.
+private struct QueuedReply: Encodable {
+    var ids: [String]
+    var pausedSince: Double?
 }

@@ -10,7 +10,7 @@ struct QueueCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "queue", abstract: "What is playing, queued and scheduled.")
 
-    @Flag(help: #"The daemon's state as one JSON object ({"running":false} when no daemon runs)."#)
+    @Flag(help: #"The daemon's state as one JSON object ({"running":false,"paused":false} when no daemon runs)."#)
     var json = false
 
     func run() throws { try showStatus(json: json, listItems: true) }
@@ -20,7 +20,7 @@ struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status", abstract: "The daemon's device, what plays, and how many items wait.")
 
-    @Flag(help: #"The daemon's state as one JSON object ({"running":false} when no daemon runs)."#)
+    @Flag(help: #"The daemon's state as one JSON object ({"running":false,"paused":false} when no daemon runs)."#)
     var json = false
 
     func run() throws { try showStatus(json: json, listItems: false) }
@@ -29,13 +29,18 @@ struct Status: ParsableCommand {
 private func showStatus(json: Bool, listItems: Bool) throws {
     _ = CLILogHandler.bootstrap(quiet: false)
     do {
-        guard let client = try DaemonClient.connect(autoStart: false) else {
-            print(json ? #"{"running":false}"# : "no daemon running; nothing is queued")
+        let runtime = try RuntimeDirectory.prepare()
+        guard let client = try DaemonClient.connect(autoStart: false, runtime: runtime) else {
+            // The pause outlives the daemon: the next one starts paused.
+            let since = runtime.pausedSince
+            if json { return print(jsonLine(NoDaemon(paused: since != nil, pausedSince: since))) }
+            print("no daemon running; " + (since.map { "the queue is paused (since \(localTimeText($0))); announce resume lets it go on" } ?? "nothing is queued"))
             return
         }
         guard let status = try client.call(Request(.status)).status else { throw AnnounceError.internal("status reply without status") }
         if json { return print(jsonLine(status)) }
-        print("daemon pid \(status.pid), device '\(status.device)' (\(status.deviceOpen ? "open" : "closed"))\(status.paused ? ", paused" : "")\(status.quiet ? ", quiet" : "")")
+        let paused = status.paused ? ", paused" + (status.pausedSince.map { " (since \(localTimeText($0)))" } ?? "") : ""
+        print("daemon pid \(status.pid), device '\(status.device)' (\(status.deviceOpen ? "open" : "closed"))\(paused)\(status.quiet ? ", quiet" : "")")
         if let playing = status.playing { print(line(playing)) } else { print("nothing playing") }
         if let holds = status.holds { print("the queue waits: \(holds.joined(separator: "; "))") }
         let mixing = status.mixing ?? []
@@ -49,6 +54,13 @@ private func showStatus(json: Bool, listItems: Bool) throws {
     } catch let error as AnnounceError {
         throw reportedExit(error)
     }
+}
+
+/// `status --json` when no daemon runs.
+private struct NoDaemon: Encodable {
+    var running = false
+    var paused: Bool
+    var pausedSince: Double?
 }
 
 private func line(_ item: ItemStatus, mixing: Bool = false) -> String {

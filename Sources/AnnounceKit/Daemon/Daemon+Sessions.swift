@@ -196,6 +196,7 @@ extension Daemon {
         switch details.deviceTrouble {
         case .busy(let reason)? where item.ifBusy != .fail:
             hold = Self.busyHold
+            busyReason = reason
             if interruptedIDs.insert(item.id).inserted {
                 emit(Event(.interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
                            reason: InterruptionReason.deviceBusy.rawValue, heard: seconds(item.heardFrames, of: item.id),

@@ -51,7 +51,7 @@ public final class Daemon {
         return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 
-    private let runtime: RuntimeDirectory
+    let runtime: RuntimeDirectory
     var configuration: Configuration
     let logger: Logger
     private let clock: Clock
@@ -62,7 +62,7 @@ public final class Daemon {
     var quiet = QuietMode()
     var spool: Spool!
     var player: Player!
-    private var connections: [Int32: Connection] = [:]
+    var connections: [Int32: Connection] = [:]
     private var listener: Int32 = -1
     private var signals: Int32 = -1
     private var lockFD: Int32 = -1
@@ -72,8 +72,8 @@ public final class Daemon {
     // What the control side knows about the play in progress.
     /// Sample rate of each item that has played, to turn its frames into seconds.
     private var rates: [String: Int] = [:]
-    private var playingTotal: Int64?
-    private var playingFrames: Int64 = 0
+    var playingTotal: Int64?
+    var playingFrames: Int64 = 0
     private var lastMilestone: [String: Int] = [:]
     var details: [String: PlayDetails] = [:]
     /// Items interrupted and waiting to go on: their next play ends the interruption.
@@ -99,6 +99,8 @@ public final class Daemon {
     var lostDevices: Set<String> = []
     var deviceRetryAt: Double?
     var deviceRetryDelay = Daemon.firstRetryDelay
+    /// Who holds the busy device (`busy, held by pid 1234 (firefox)`), for waiting clients.
+    var busyReason: String?
     private static let firstRetryDelay = 0.25
     static let longestRetryDelay = 4.0
     /// Scheduler hold keys.
@@ -237,11 +239,7 @@ public final class Daemon {
     }
 
     private func setPausedMarker(_ paused: Bool) {
-        if paused {
-            do { try writeFileAtomically([], to: runtime.pausedMarkerPath) } catch { logger.error("\(error.description)") }
-        } else {
-            unlink(runtime.pausedMarkerPath)
-        }
+        do { try runtime.setPaused(paused) } catch { logger.error("\(error.description)") }
     }
 
     private func waitForMailbox(milliseconds: Int32) -> Bool {
@@ -284,6 +282,7 @@ public final class Daemon {
             }
             reapConnections()
             handleTimers(now: clock())
+            reportWaits(now: clock())
         }
     }
 
@@ -534,7 +533,9 @@ public final class Daemon {
             emit(Event(.queued, time: now, id: item.id, path: item.clip.path, priority: item.priority))
             apply(effects, now: now)
         }
-        connection.send(WireProtocol.encode(Reply(ids: ids)))
+        // Main-lane items wait for `announce resume`: the client says so.
+        let waitsForResume = scheduler.isPaused && items.contains { $0.0.audioSession.lane == .main }
+        connection.send(WireProtocol.encode(Reply(ids: ids, pausedSince: waitsForResume ? runtime.pausedSince ?? now : nil)))
         if request.wait ?? false { subscribe(connection, to: ids, progress: request.progress ?? false) }
     }
 
@@ -782,6 +783,7 @@ public final class Daemon {
         }
         status.mixing = streams.isEmpty ? nil : streams
         status.holds = scheduler.holds.isEmpty ? nil : scheduler.holds.sorted()
+        if scheduler.isPaused { status.pausedSince = runtime.pausedSince }
         return status
     }
 

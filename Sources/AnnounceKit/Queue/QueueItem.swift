@@ -37,9 +37,11 @@ public struct Clip: Codable, Equatable, Sendable {
     /// The caller's sound-server variables (`AudioEnvironment.variables`), for opening its devices;
     /// nil: the daemon's own.
     public var environment: [String: String]?
+    /// Seconds the whole program lasts, as the client measured it: for the wait others are told.
+    public var seconds: Double?
 
     public init(path: String, device: String? = nil, extraDevices: [String]? = nil, gain: Float = 1, pan: Float = 0,
-                loops: Int = 0, start: Double? = nil, environment: [String: String]? = nil) {
+                loops: Int = 0, start: Double? = nil, environment: [String: String]? = nil, seconds: Double? = nil) {
         self.path = path
         self.device = device
         self.extraDevices = extraDevices
@@ -48,6 +50,7 @@ public struct Clip: Codable, Equatable, Sendable {
         self.loops = loops
         self.start = start
         self.environment = environment
+        self.seconds = seconds
     }
 
     /// Most devices one clip may play on (`device` and `extraDevices` together).
