@@ -8,15 +8,11 @@ extension Daemon {
         for connection in watchers {
             connection.reportedWaits = connection.reportedWaits.filter { connection.waiting.contains($0.key) }
             for id in connection.waiting {
-                guard let event = waitingEvent(for: id, ready: ready, now: now) else {
-                    connection.reportedWaits[id] = nil
-                    continue
-                }
-                guard let last = connection.reportedWaits[id], Self.sameWait(last, event) else {
-                    connection.reportedWaits[id] = event
-                    connection.send(WireProtocol.encode(event))
-                    continue
-                }
+                // The last one is kept while it plays: a busy device's retries are not news.
+                guard let event = waitingEvent(for: id, ready: ready, now: now),
+                      connection.reportedWaits[id].map({ !Self.sameWait($0, event) }) ?? true else { continue }
+                connection.reportedWaits[id] = event
+                connection.send(WireProtocol.encode(event))
             }
         }
     }
