@@ -8,7 +8,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BUILD_PKGS := pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libspeexdsp-dev
 # pulseaudio & co.: the real-time paced device the timing tests play on (tests/paced-audio.sh).
 TEST_PKGS  := $(BUILD_PKGS) alsa-utils sox libsox-fmt-all mpg123 espeak-ng ffmpeg \
-              pulseaudio pulseaudio-utils libasound2-plugins
+              pulseaudio pulseaudio-utils libasound2-plugins tmux
 BENCH_PKGS := $(TEST_PKGS)
 
 # The release build: the Swift runtime linked statically, and (for every target, dependencies
