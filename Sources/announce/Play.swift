@@ -310,7 +310,9 @@ struct Play: ParsableCommand {
         if let start = options.start, let frames = info.frames, start.frames(atRate: info.sampleRate) >= frames, start.seconds > 0 {
             throw .usage("\(path): --start \(start) is at or past the end (\(TimeSpan(seconds: info.durationSeconds ?? 0)))")
         }
-        return Clip(path: absolutePath(path), device: device.first, extraDevices: device.count > 1 ? Array(device.dropFirst()) : nil,
+        // The daemon's working directory is /: a file: device's FILE is the caller's.
+        let devices = try device.map { name throws(AnnounceError) in try DeviceProbe.resolvingFile(name, absolute: absolutePath) }
+        return Clip(path: absolutePath(path), device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
                     gain: options.gain, pan: options.pan,
                     loops: options.loops, start: options.start?.seconds, environment: AudioEnvironment.caller(),
                     seconds: options.loops < 0 ? nil : info.durationSeconds.map { $0 * Double(options.loops + 1) - (options.start?.seconds ?? 0) })

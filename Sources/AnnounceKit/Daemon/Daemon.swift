@@ -56,6 +56,9 @@ public final class Daemon {
     let logger: Logger
     private let clock: Clock
     private let openOutput: PlaybackEngine.OutputOpener
+    /// Whether a device can play here, asked when an item is accepted.
+    public typealias DeviceProber = (_ device: String, _ environment: [String: String]?) throws(AnnounceError) -> Void
+    private let probeDevice: DeviceProber
 
     var scheduler = Scheduler()
     /// The quiet switch and quiet hours; consulted whenever an item is about to start.
@@ -127,8 +130,12 @@ public final class Daemon {
                 clock: @escaping Clock = Daemon.wallClock,
                 openOutput: @escaping PlaybackEngine.OutputOpener = { device, request throws(AnnounceError) in
                     try ALSAOutput(device: device, request: request)
+                },
+                probeDevice: @escaping DeviceProber = { device, environment throws(AnnounceError) in
+                    try DeviceProbe.check(device, environment: environment)
                 }) {
         self.runtime = runtime
+        self.probeDevice = probeDevice
         self.configuration = configuration
         self.logger = logger
         self.clock = clock
@@ -480,6 +487,10 @@ public final class Daemon {
             if Set(devices).count != devices.count {
                 return reject(connection, "items[\(index)]: device \(configuration.device) (the daemon's) is given twice")
             }
+            // A device that cannot play fails the request now: nothing queued, nothing preempted.
+            if let failure = deviceFailure(devices, environment: itemRequest.clip.environment) {
+                return connection.sendAndClose(WireProtocol.encode(Reply.failure(failure.exitCode, failure.description)))
+            }
             let eligibleAt = itemRequest.at ?? itemRequest.delay.map { now + $0 }
             let item = QueueItem(
                 id: newID(), clip: itemRequest.clip, priority: itemRequest.priority ?? .normal,
@@ -537,6 +548,15 @@ public final class Daemon {
         let waitsForResume = scheduler.isPaused && items.contains { $0.0.audioSession.lane == .main }
         connection.send(WireProtocol.encode(Reply(ids: ids, pausedSince: waitsForResume ? runtime.pausedSince ?? now : nil)))
         if request.wait ?? false { subscribe(connection, to: ids, progress: request.progress ?? false) }
+    }
+
+    /// The first of `devices` that cannot be opened here, as its error; devices open or lost
+    /// mid-play (waited for) are not probed again.
+    func deviceFailure(_ devices: [String], environment: [String: String]?) -> AnnounceError? {
+        for device in devices where !openDevices.contains(device) && !lostDevices.contains(device) {
+            do { try probeDevice(device, environment) } catch { return error }
+        }
+        return nil
     }
 
     var pendingIDs: Set<String> {

@@ -62,7 +62,8 @@ extension Daemon {
     }
 
     private static func deviceNameProblem(_ device: String) -> String? {
-        device.isEmpty || device.utf8.count > maxDeviceBytes ? "device name is empty or too long" : nil
+        if device.isEmpty || device.utf8.count > maxDeviceBytes { return "device name is empty or too long" }
+        return DeviceProbe.relativeFileProblem(device)
     }
 
     /// `clip.device` and `clip.extraDevices`: at most `Clip.maxDevices` names in all, each 1 to 1024
