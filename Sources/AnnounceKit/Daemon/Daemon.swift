@@ -804,6 +804,7 @@ public final class Daemon {
         status.mixing = streams.isEmpty ? nil : streams
         status.holds = scheduler.holds.isEmpty ? nil : scheduler.holds.sorted()
         if scheduler.isPaused { status.pausedSince = runtime.pausedSince }
+        status.idleExit = configuration.idleExit
         return status
     }
 

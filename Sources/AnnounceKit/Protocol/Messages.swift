@@ -218,6 +218,8 @@ public struct DaemonStatus: Codable, Equatable, Sendable {
     public var paused: Bool
     /// When the user paused the queue (seconds since the epoch).
     public var pausedSince: Double?
+    /// An auto-started daemon exits after this many seconds idle; absent for a permanent one.
+    public var idleExit: Double?
     public var playing: ItemStatus?
     /// Mixable sessions and alerts playing over the main lane (or paused by an interruption).
     public var mixing: [ItemStatus]?
