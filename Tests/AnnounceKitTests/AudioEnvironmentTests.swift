@@ -29,3 +29,27 @@ struct AudioEnvironmentRuleTests {
         #expect(AudioEnvironment.caller { _ in nil } == nil)
     }
 }
+
+@Suite("DeviceProbe: file: names are the caller's")
+struct FileDeviceNameTests {
+    let absolute: (String) -> String = { "/home/u/" + $0 }
+
+    @Test func relativeFilesBecomeAbsoluteNamedOrPositional() throws {
+        #expect(try DeviceProbe.resolvingFile("file:FILE=out.wav,FORMAT=wav", absolute: absolute) == "file:FILE=/home/u/out.wav,FORMAT=wav")
+        #expect(try DeviceProbe.resolvingFile("file:out.wav,wav", absolute: absolute) == "file:FILE=/home/u/out.wav,wav")
+        #expect(try DeviceProbe.resolvingFile("file:'a b.wav'", absolute: absolute) == #"file:FILE="/home/u/a b.wav""#)
+    }
+
+    @Test func absoluteFilesAndOtherDevicesAreLeftAlone() throws {
+        #expect(try DeviceProbe.resolvingFile("file:FILE=/tmp/x.wav,FORMAT=raw", absolute: absolute) == "file:FILE=/tmp/x.wav,FORMAT=raw")
+        #expect(try DeviceProbe.resolvingFile("plughw:CARD=PCH,DEV=0", absolute: absolute) == "plughw:CARD=PCH,DEV=0")
+        #expect(DeviceProbe.relativeFileProblem("file:FILE=/tmp/x.wav") == nil)
+        #expect(DeviceProbe.relativeFileProblem("file:FILE=x.wav") == "device file:FILE=x.wav: FILE must be an absolute path")
+    }
+
+    @Test func aFileDeviceWithoutFileIsAUsageError() {
+        for name in ["file:", "file", "file:FORMAT=wav"] {
+            #expect(throws: AnnounceError.self, "\(name)") { try DeviceProbe.resolvingFile(name, absolute: absolute) }
+        }
+    }
+}

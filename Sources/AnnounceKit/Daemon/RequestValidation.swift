@@ -16,6 +16,7 @@ extension Daemon {
         if let start = clip.start, !start.isFinite || start < 0 || start > longest { return "start must be 0 to \(longest) seconds" }
         if let problem = devicesProblem(clip, category: request.session?.category ?? .default) { return problem }
         if let problem = environmentProblem(clip.environment) { return problem }
+        if let seconds = clip.seconds, !seconds.isFinite || seconds < 0 || seconds > longest { return "seconds must be 0 to \(longest)" }
         if let dropAfter = request.dropAfter, !(0...1).contains(dropAfter) { return "dropAfter must be 0 to 1, not \(dropAfter)" }
         // `at` is a time since the epoch, the others durations: none may reach absurd values.
         for (name, value, limit) in [("at", request.at, 1e11), ("delay", request.delay, longest), ("expire", request.expire, longest)] {
@@ -38,7 +39,7 @@ extension Daemon {
         if let problem = pathProblem(alert.path) { return problem }
         if let problem = gainProblem(alert.gain) { return problem }
         if let device = alert.device, let problem = deviceNameProblem(device) { return problem }
-        return nil
+        return environmentProblem(alert.environment)
     }
 
     private static func pathProblem(_ path: String) -> String? {

@@ -118,12 +118,16 @@ public struct AlertRequest: Codable, Equatable, Sendable {
     public var ignoreQuiet: Bool?
     /// ALSA PCM; nil plays on the daemon's device.
     public var device: String?
+    /// The caller's sound-server variables, as `Clip.environment`.
+    public var environment: [String: String]?
 
-    public init(path: String, gain: Float = 1, ignoreQuiet: Bool? = nil, device: String? = nil) {
+    public init(path: String, gain: Float = 1, ignoreQuiet: Bool? = nil, device: String? = nil,
+                environment: [String: String]? = nil) {
         self.path = path
         self.gain = gain
         self.ignoreQuiet = ignoreQuiet
         self.device = device
+        self.environment = environment
     }
 }
 
