@@ -82,6 +82,8 @@ public final class Daemon {
     /// Items interrupted and waiting to go on: their next play ends the interruption.
     var interruptedIDs: Set<String> = []
     var openDevices: Set<String> = []
+    /// Every device something has started on: known to exist.
+    var playedDevices: Set<String> = []
     /// Finished events held until the per-item device they played on is closed,
     /// so a waiting client finds that device's output complete.
     private var heldFinishes: [String: [Event]] = [:]
@@ -550,10 +552,11 @@ public final class Daemon {
         if request.wait ?? false { subscribe(connection, to: ids, progress: request.progress ?? false) }
     }
 
-    /// The first of `devices` that cannot be opened here, as its error; devices open or lost
-    /// mid-play (waited for) are not probed again.
+    /// The first of `devices` that cannot be opened here, as its error. Devices that have played
+    /// in this daemon (a later failure is waited for or reported like one mid-play) and those
+    /// lost mid-play (waited for) are not probed again: the check costs a connection to a sound server.
     func deviceFailure(_ devices: [String], environment: [String: String]?) -> AnnounceError? {
-        for device in devices where !openDevices.contains(device) && !lostDevices.contains(device) {
+        for device in devices where !playedDevices.contains(device) && !lostDevices.contains(device) {
             do { try probeDevice(device, environment) } catch { return error }
         }
         return nil
@@ -691,6 +694,7 @@ public final class Daemon {
         switch report {
         case .started(let id, let device, let format, let buffering, let rate, let total):
             rates[id] = rate
+            playedDevices.insert(device)
             if openDevices.insert(device).inserted {
                 logger.info("device '\(device)' opened as \(format), \(buffering)")
                 emit(Event(.deviceOpened, time: now, device: device, format: format))
