@@ -251,6 +251,7 @@ struct Play: ParsableCommand {
 
     func run() throws {
         let logger = CLILogHandler.bootstrap(quiet: quiet)
+        var display: ProgressLine?
         do {
             for warning in session.warnings() { logger.warning("\(warning)") }
             let requests = try files.map { path throws(AnnounceError) in
@@ -259,7 +260,7 @@ struct Play: ParsableCommand {
                 return request
             }
             guard let client = try DaemonClient.connect(autoStart: true) else { return }
-            let display = !noWait && !json && !quiet ? ProgressLine.forTerminal() : nil
+            display = !noWait && !json && !quiet ? ProgressLine.forTerminal() : nil
             let reply = try client.call(Request(.play, items: requests, wait: !noWait, progress: display != nil))
             let ids = reply.ids ?? []
             if noWait {
@@ -272,7 +273,7 @@ struct Play: ParsableCommand {
             client.cancelOnInterrupt(ids: ids)
             var finished: Set<String> = []
             var heard: [String: (Double?, Double?)] = [:]
-            let outcomes = try OutcomeWaiter.wait(for: ids, on: client, progress: display != nil) { event in
+            let outcomes = try OutcomeWaiter.wait(for: ids, on: client, progress: display != nil) { [display] event in
                 guard let display, let id = event.id, let index = ids.firstIndex(of: id) else { return }
                 if event.event == .finished { finished.insert(id) }
                 // The line is the first unfinished item's.
@@ -297,6 +298,7 @@ struct Play: ParsableCommand {
                                         quiet: quiet, logger: logger)
             if status != 0 { throw ExitCode(status) }
         } catch let error as AnnounceError {
+            display?.endLine()  // the error goes on a line of its own
             throw reportedExit(error)
         }
     }

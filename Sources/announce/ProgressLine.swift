@@ -38,6 +38,11 @@ final class ProgressLine {
     /// The item ended: its last line stays, with how it ended.
     func finish(_ name: String, heard: Double?, duration: Double?, outcome: String) {
         show(name, heard: heard, duration: duration, state: outcome == "played" ? nil : outcome)
+        endLine()
+    }
+
+    /// Ends the line shown, if any, so what follows starts on a line of its own.
+    func endLine() {
         guard columns > 0 else { return }
         writeToStderr("\n")
         columns = 0
