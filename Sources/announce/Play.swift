@@ -271,29 +271,8 @@ struct Play: ParsableCommand {
                 logger.warning("the queue is paused (since \(localTimeText(since))): waiting for `announce resume`")
             }
             client.cancelOnInterrupt(ids: ids)
-            var finished: Set<String> = []
-            var heard: [String: (Double?, Double?)] = [:]
-            let outcomes = try OutcomeWaiter.wait(for: ids, on: client, progress: display != nil) { [display] event in
-                guard let display, let id = event.id, let index = ids.firstIndex(of: id) else { return }
-                if event.event == .finished { finished.insert(id) }
-                // The line is the first unfinished item's.
-                guard ids.first(where: { !finished.contains($0) }) ?? id == id else { return }
-                let name = String(files[index].split(separator: "/").last ?? "")
-                switch event.event {
-                case .progress, .started:
-                    heard[id] = (event.heard ?? 0, event.duration)
-                    display.show(name, heard: event.heard ?? 0, duration: event.duration)
-                case .interruptionBegan:
-                    let lost = event.reason == "device-lost"
-                    display.show(name, heard: lost ? nil : event.heard ?? heard[id]?.0, duration: event.duration ?? heard[id]?.1,
-                                 state: interruptionText(event))
-                case .waiting: display.waiting(name, waitingText(event, now: Daemon.wallClock()))
-                case .finished:
-                    display.finish(name, heard: event.heard ?? heard[id]?.0, duration: event.duration ?? heard[id]?.1,
-                                   outcome: event.outcome?.kind.rawValue ?? "ended")
-                default: break
-                }
-            }
+            let follower = display.map { ProgressFollower($0, ids: ids, names: files.map { String($0.split(separator: "/").last ?? "") }) }
+            let outcomes = try OutcomeWaiter.wait(for: ids, on: client, progress: display != nil) { follower?.handle($0) }
             let status = reportOutcomes(outcomes, of: Array(zip(ids, files)).map { (id: $0, path: $1) }, json: json,
                                         quiet: quiet, logger: logger)
             if status != 0 { throw ExitCode(status) }

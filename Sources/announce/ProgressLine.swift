@@ -70,6 +70,52 @@ final class ProgressLine {
     }
 }
 
+/// Feeds a `play`'s events to its line: the line follows the first item not finished; an
+/// item's last waiting reason is shown when the line gets to it.
+final class ProgressFollower {
+    private let line: ProgressLine
+    private let ids: [String]
+    private let names: [String]
+    private var finished: Set<String> = []
+    private var heard: [String: (heard: Double?, duration: Double?)] = [:]
+    private var waits: [String: Event] = [:]
+
+    init(_ line: ProgressLine, ids: [String], names: [String]) {
+        self.line = line
+        self.ids = ids
+        self.names = names
+    }
+
+    func handle(_ event: Event) {
+        guard let id = event.id, let index = ids.firstIndex(of: id) else { return }
+        if event.event == .waiting { waits[id] = event }
+        if event.event == .progress || event.event == .started { heard[id] = (event.heard ?? 0, event.duration) }
+        let current = ids.first { !finished.contains($0) }
+        if event.event == .finished { finished.insert(id) }
+        guard current == id else { return }
+        let name = names[index]
+        switch event.event {
+        case .progress, .started:
+            line.show(name, heard: event.heard ?? 0, duration: event.duration)
+        case .interruptionBegan:
+            let lost = event.reason == "device-lost"  // where it was is no news then
+            line.show(name, heard: lost ? nil : event.heard ?? heard[id]?.heard, duration: event.duration ?? heard[id]?.duration,
+                      state: interruptionText(event))
+        case .waiting:
+            line.waiting(name, waitingText(event, now: Daemon.wallClock()))
+        case .finished:
+            line.finish(name, heard: event.heard ?? heard[id]?.heard, duration: event.duration ?? heard[id]?.duration,
+                        outcome: event.outcome?.kind.rawValue ?? "ended")
+            if let next = ids.first(where: { !finished.contains($0) }), heard[next] == nil, let wait = waits[next],
+               let position = ids.firstIndex(of: next) {
+                line.waiting(names[position], waitingText(wait, now: Daemon.wallClock()))
+            }
+        default:
+            break
+        }
+    }
+}
+
 /// What a `waiting` event means, as the progress line says it.
 func waitingText(_ event: Event, now: Double) -> String {
     switch event.reason {

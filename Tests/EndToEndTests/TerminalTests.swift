@@ -101,6 +101,20 @@ struct TerminalTests {
         }
     }
 
+    @Test("several files: a line each, the second waiting for the first until it plays")
+    func twoFiles() async throws {
+        let first = try Self.tone("tone-1s.wav"), second = try Self.tone("second-1s.wav")
+        try await Self.withTerminal { terminal, runtime, announce in
+            try await runtime.control("pause")
+            try terminal.type("clear; \(announce) play -d null \(first) \(second); echo EXIT=$?")
+            _ = try await terminal.waitFor("the paused line") { $0.hasPrefix("… tone-1s.wav  paused") }
+            try await runtime.control("resume")
+            let rows = try await terminal.waitFor("the exit") { $0.hasPrefix("EXIT=") }
+            let exit = rows.firstIndex { $0.hasPrefix("EXIT=") } ?? 2
+            #expect(Array(rows[(exit - 2)...exit]) == ["▶ tone-1s.wav  0:01.0 / 0:01.0", "▶ second-1s.wav  0:01.0 / 0:01.0", "EXIT=0"], "\(rows)")
+        }
+    }
+
     @Test("the line is cut to the terminal's width (no wrapped rows), and Ctrl-C leaves it ended by a newline")
     func widthAndInterrupt() async throws {
         let clip = try Self.tone("a-file-name-long-enough-to-be-wider-than-the-terminal.wav")
