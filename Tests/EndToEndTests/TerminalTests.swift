@@ -115,6 +115,19 @@ struct TerminalTests {
         }
     }
 
+    @Test("a scheduled item says when it plays and how long that is from now")
+    func scheduled() async throws {
+        let clip = try Self.tone("tone-1s.wav")
+        try await Self.withTerminal { terminal, _, announce in
+            try terminal.type("\(announce) play -d null --delay 1h \(clip); echo EXIT=$?")
+            let rows = try await terminal.waitFor("the scheduled line") { $0.hasPrefix("… tone-1s.wav") }
+            let line = rows.first { $0.hasPrefix("… tone-1s.wav") } ?? ""
+            #expect(line.wholeMatch(of: /… tone-1s\.wav  scheduled \d\d:\d\d \(in (59m|1h00m)\)/) != nil, "\(line)")
+            try terminal.press("C-c")
+            _ = try await terminal.waitFor("the exit") { $0 == "EXIT=130" }
+        }
+    }
+
     @Test("the line is cut to the terminal's width (no wrapped rows), and Ctrl-C leaves it ended by a newline")
     func widthAndInterrupt() async throws {
         let clip = try Self.tone("a-file-name-long-enough-to-be-wider-than-the-terminal.wav")

@@ -4,12 +4,12 @@ extension Daemon {
     func reportWaits(now: Double) {
         let watchers = connections.values.filter { $0.wantsProgress && !$0.waiting.isEmpty }
         guard !watchers.isEmpty else { return }
-        let ready = scheduler.ready
+        let ready = scheduler.ready, scheduled = scheduler.scheduled
         for connection in watchers {
             connection.reportedWaits = connection.reportedWaits.filter { connection.waiting.contains($0.key) }
             for id in connection.waiting {
                 // The last one is kept while it plays: a busy device's retries are not news.
-                guard let event = waitingEvent(for: id, ready: ready, now: now),
+                guard let event = waitingEvent(for: id, ready: ready, scheduled: scheduled, now: now),
                       connection.reportedWaits[id].map({ !Self.sameWait($0, event) }) ?? true else { continue }
                 connection.reportedWaits[id] = event
                 connection.send(WireProtocol.encode(event))
@@ -18,7 +18,7 @@ extension Daemon {
     }
 
     /// The reason `id` waits, or nil when it plays (or is not known here).
-    func waitingEvent(for id: String, ready: [QueueItem], now: Double) -> Event? {
+    func waitingEvent(for id: String, ready: [QueueItem], scheduled: [QueueItem], now: Double) -> Event? {
         func waiting(_ reason: String, _ item: QueueItem) -> Event {
             Event(.waiting, time: now, id: id, path: item.clip.path, priority: item.priority, reason: reason)
         }
@@ -33,7 +33,7 @@ extension Daemon {
                 return event
             }
         }
-        if let item = scheduler.scheduled.first(where: { $0.id == id }) {
+        if let item = scheduled.first(where: { $0.id == id }) {
             var event = waiting("scheduled", item)
             event.at = item.eligibleAt
             return event
