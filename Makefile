@@ -18,9 +18,10 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 BUILD_PKGS := pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libflac-dev libspeexdsp-dev python3
 # pulseaudio & co.: the real-time paced device the timing tests play on (tests/paced-audio.sh).
 # alsa-utils and sound-theme-freedesktop also bring real sound files the decoding tests play.
+# tmux: the progress-line tests read a real terminal.
 # groff-base, man-db, zsh, fish, binutils: tests/install-test.sh checks the man page and the completions with them.
 TEST_PKGS  := $(BUILD_PKGS) alsa-utils sox libsox-fmt-all mpg123 espeak-ng ffmpeg sound-theme-freedesktop \
-              pulseaudio pulseaudio-utils libasound2-plugins groff-base man-db zsh fish binutils
+              pulseaudio pulseaudio-utils libasound2-plugins groff-base man-db zsh fish binutils tmux
 BENCH_PKGS := $(TEST_PKGS)
 # setpriv (util-linux) lets the campaign act as other local users.
 STRESS_PKGS := $(TEST_PKGS) python3 util-linux

@@ -123,8 +123,13 @@ static char cancel_path[108];
 static char *cancel_request;
 static size_t cancel_length;
 
+static volatile sig_atomic_t terminal_line_open;
+
+void announce_set_terminal_line_open(int open) { terminal_line_open = open; }
+
 static void cancel_and_exit(int signo) {
     // Only async-signal-safe calls: socket, connect, write, poll, read, _exit.
+    if (terminal_line_open) (void)!write(STDERR_FILENO, "\n", 1);
     int fd = announce_unix_connect(cancel_path, 1000);
     if (fd >= 0) {
         size_t sent = 0;
@@ -172,4 +177,9 @@ void announce_name_this_thread(const char *name) {
     strncpy(cut, name, sizeof cut - 1);
     cut[sizeof cut - 1] = 0;
     pthread_setname_np(pthread_self(), cut);
+}
+
+void announce_set_environ(char **array) {
+    extern char **environ;
+    __atomic_store_n(&environ, array, __ATOMIC_RELEASE);
 }

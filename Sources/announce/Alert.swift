@@ -56,8 +56,11 @@ struct Alert: ParsableCommand {
             // Checked here, with the caller's own path in the message, before the daemon is asked.
             let decoder = try DecoderRegistry.open(file)
             if let refusal = SystemSound.refusal(of: decoder.info, path: file) { throw refusal }
-            let alert = AlertRequest(path: absolutePath(file), gain: level.linearGain,
-                                     ignoreQuiet: ignoreQuiet ? true : nil, device: device)
+            let alert = AlertRequest(path: absolutePath(file), gain: level.linearGain, ignoreQuiet: ignoreQuiet ? true : nil,
+                                     device: try device.map { name throws(AnnounceError) in
+                                         try DeviceProbe.resolvingFile(name, absolute: absolutePath)
+                                     },
+                                     environment: AudioEnvironment.caller())
             guard let client = try DaemonClient.connect(autoStart: true) else { return }
             let ids = try client.call(Request(.alert, wait: wait, alert: alert)).ids ?? []
             guard wait else { return }

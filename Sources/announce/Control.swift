@@ -2,7 +2,8 @@ import AnnounceKit
 import ArgumentParser
 
 /// skip, pause, resume, stop and clear: one request each, no output, exit 0.
-/// Without a daemon there is nothing to control, which is not an error.
+/// Without a daemon there is nothing to control, which is not an error; but pause and resume
+/// set the pause a daemon starts with (the `paused` file in the runtime directory).
 /// One generic command for the five: its `-q` costs one set of conformance records (which
 /// every client start scans) instead of five.
 struct ControlCommand<Control: ControlOperation>: ParsableCommand {
@@ -12,10 +13,15 @@ struct ControlCommand<Control: ControlOperation>: ParsableCommand {
 
     func run() throws {
         _ = CLILogHandler.bootstrap(quiet: verbosity.quiet)
+        let operation = Control.operation
         do {
-            guard let client = try DaemonClient.connect(autoStart: false) else { return }
-            _ = try client.call(Request(Control.operation))
-        } catch let error as AnnounceError {
+            let runtime = try RuntimeDirectory.prepare()
+            guard let client = try DaemonClient.connect(autoStart: false, runtime: runtime) else {
+                if operation == .pause || operation == .resume { try runtime.setPaused(operation == .pause) }
+                return
+            }
+            _ = try client.call(Request(operation))
+        } catch {  // typed: AnnounceError
             throw reportedExit(error)
         }
     }
@@ -33,7 +39,7 @@ enum SkipOperation: ControlOperation {
 
 enum PauseOperation: ControlOperation {
     static let operation = Operation.pause
-    static let configuration = CommandConfiguration(commandName: "pause", abstract: "Hold the queue; the playing item stops where it was heard to.")
+    static let configuration = CommandConfiguration(commandName: "pause", abstract: "Hold the queue; the playing item stops where it was heard to. Kept until resume, also with no daemon running.")
 }
 
 enum ResumeOperation: ControlOperation {

@@ -15,7 +15,9 @@ struct DaemonCommand: ParsableCommand {
             one to keep it up (see contrib/systemd/announce.service). SIGTERM, SIGINT or SIGHUP \
             stop it cleanly: queued items, and the playing one at the point it was heard to, \
             stay in the spool and play when a daemon next starts. Exits 69 when another daemon \
-            already owns the runtime directory.
+            already owns the runtime directory. When one does, an auto-started one (it would exit \
+            when idle) is taken over: it is stopped as above and this one goes on with its queue; \
+            a permanent one is left alone, with `announce: already running (pid N)` and exit 0.
 
             The config file ($XDG_CONFIG_HOME/announce/config, else ~/.config/announce/config) \
             is read at start: `device`, `duck-level` and `quiet-hours` (see README); it is read \
@@ -52,14 +54,45 @@ struct DaemonCommand: ParsableCommand {
                 quietHours: user.quietHours, duckLevel: user.duckLevel)
             configuration.configPath = configPath
             configuration.configStamp = configStamp
+            // Started by a person or systemd: take over from an auto-started daemon.
+            if readyFd == nil, let running = try runningDaemon(runtime) {
+                guard running.idleExit != nil, takeOver(running.pid, runtime: runtime) else {
+                    return printError("already running (pid \(running.pid))")
+                }
+                logger.info("took over from the auto-started daemon (pid \(running.pid))")
+            }
             let daemon = Daemon(runtime: runtime, configuration: configuration, logger: logger)
             if try !daemon.run(), readyFd == nil {
-                throw AnnounceError.unavailable("another announce daemon already runs for \(runtime.path)")
+                // Another one won the race to the lock meanwhile.
+                let pid = try runningDaemon(runtime)?.pid
+                return printError("already running" + (pid.map { " (pid \($0))" } ?? ""))
             }
-        } catch let error as AnnounceError {
+        } catch {
             throw reportedExit(error)
         }
     }
+}
+
+/// The daemon answering on `runtime`'s socket, if one does.
+private func runningDaemon(_ runtime: RuntimeDirectory) throws(AnnounceError) -> DaemonStatus? {
+    guard let client = try DaemonClient.connect(autoStart: false, runtime: runtime) else { return nil }
+    return try client.call(Request(.status)).status
+}
+
+/// Stops daemon `pid` (SIGTERM: it keeps its queue in the spool) and waits up to 10 s for it
+/// to give up the runtime directory's lock; false if it still holds it.
+private func takeOver(_ pid: Int32, runtime: RuntimeDirectory) -> Bool {
+    let lock = open(runtime.daemonLockPath, O_RDWR | O_CLOEXEC)
+    guard lock >= 0, kill(pid, SIGTERM) == 0 else { return false }
+    defer { close(lock) }
+    for _ in 0..<1000 {
+        if flock(lock, LOCK_EX | LOCK_NB) == 0 {
+            flock(lock, LOCK_UN)
+            return true
+        }
+        usleep(10_000)
+    }
+    return false
 }
 
 /// Timestamped lines on stderr (the log file when auto-started), one per message: names in

@@ -256,6 +256,7 @@ struct Play: ParsableCommand {
 
     func run() throws {
         let logger = CLILogHandler.bootstrap(quiet: quiet)
+        var display: ProgressLine?
         do {
             for warning in session.warnings() { logger.warning("\(warning)") }
             let requests = try files.map { path throws(AnnounceError) in
@@ -264,27 +265,25 @@ struct Play: ParsableCommand {
                 return request
             }
             guard let client = try DaemonClient.connect(autoStart: true) else { return }
-            let display = !noWait && !json && !quiet && isatty(STDERR_FILENO) == 1 ? ProgressLine() : nil
-            let ids = try client.call(Request(.play, items: requests, wait: !noWait, progress: display != nil)).ids ?? []
+            display = !noWait && !json && !quiet ? ProgressLine.forTerminal() : nil
+            let reply = try client.call(Request(.play, items: requests, wait: !noWait, progress: display != nil))
+            let ids = reply.ids ?? []
             if noWait {
-                json ? print(jsonLine(Versioned(["ids": ids]))) : output(ids.joined(separator: "\n"))
+                json ? print(jsonLine(Versioned(QueuedReply(ids: ids, pausedSince: reply.pausedSince))))
+                    : output(ids.joined(separator: "\n"))
                 return
             }
-            client.cancelOnInterrupt(ids: ids)
-            let outcomes = try OutcomeWaiter.wait(for: ids, on: client, progress: display != nil) { event in
-                guard let display, let index = ids.firstIndex(of: event.id ?? "") else { return }
-                let name = String(files[index].split(separator: "/").last ?? "")
-                switch event.event {
-                case .progress, .started: display.show(name, heard: event.heard ?? 0, duration: event.duration)
-                case .interruptionBegan: display.show(name, heard: event.heard ?? 0, duration: event.duration, state: "interrupted")
-                case .finished: display.finish()
-                default: break
-                }
+            if let since = reply.pausedSince, display == nil {
+                logger.warning("the queue is paused (since \(localTimeText(since))): waiting for `announce resume`")
             }
+            client.cancelOnInterrupt(ids: ids)
+            let follower = display.map { ProgressFollower($0, ids: ids, names: files.map { String($0.split(separator: "/").last ?? "") }) }
+            let outcomes = try OutcomeWaiter.wait(for: ids, on: client, progress: display != nil) { follower?.handle($0) }
             let status = reportOutcomes(outcomes, of: Array(zip(ids, files)).map { (id: $0, path: $1) }, json: json,
                                         quiet: quiet, logger: logger)
             if status != 0 { throw ExitCode(status) }
         } catch let error as AnnounceError {
+            display?.endLine()  // the error goes on a line of its own
             throw reportedExit(error)
         }
     }
@@ -298,18 +297,17 @@ struct Play: ParsableCommand {
         if let start = options.start, let frames = info.frames, start.frames(atRate: info.sampleRate) >= frames, start.seconds > 0 {
             throw .usage("\(path): --start \(start) is at or past the end (\(TimeSpan(seconds: info.durationSeconds ?? 0)))")
         }
-        return Clip(path: absolutePath(path), device: device.first, extraDevices: device.count > 1 ? Array(device.dropFirst()) : nil,
+        // The daemon's working directory is /: a file: device's FILE is the caller's.
+        let devices = try device.map { name throws(AnnounceError) in try DeviceProbe.resolvingFile(name, absolute: absolutePath) }
+        return Clip(path: absolutePath(path), device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
                     gain: options.gain, pan: options.pan,
-                    loops: options.loops, start: options.start?.seconds)
+                    loops: options.loops, start: options.start?.seconds, environment: AudioEnvironment.caller(),
+                    seconds: options.loops < 0 ? nil : info.durationSeconds.map { $0 * Double(options.loops + 1) - (options.start?.seconds ?? 0) })
     }
 }
 
-/// The one-line progress display a terminal gets while a clip plays.
-final class ProgressLine {
-    func show(_ name: String, heard: Double, duration: Double?, state: String? = nil) {
-        let total = duration.map { " / " + TimeSpan.format($0) } ?? ""
-        writeToStderr("\r\u{1B}[K\(state == nil ? "▶" : "⏸") \(name)  \(TimeSpan.format(heard))\(total)\(state.map { "  " + $0 } ?? "")")
-    }
-
-    func finish() { writeToStderr("\r\u{1B}[K") }
+/// `play --no-wait --json`: the ids, and when the queue is paused, since when.
+private struct QueuedReply: Encodable {
+    var ids: [String]
+    var pausedSince: Double?
 }

@@ -10,7 +10,7 @@ struct QueueCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "queue", abstract: "What is playing, queued and scheduled.")
 
-    @Flag(help: #"The daemon's state as one JSON object with "running" (docs/json.md)."#)
+    @Flag(help: #"The daemon's state as one JSON object with "running" and "paused", also when no daemon runs (docs/json.md)."#)
     var json = false
 
     @OptionGroup var verbosity: QuietFlag
@@ -22,7 +22,7 @@ struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status", abstract: "The daemon's device, what plays, and how many items wait.")
 
-    @Flag(help: #"The daemon's state as one JSON object with "running" (docs/json.md)."#)
+    @Flag(help: #"The daemon's state as one JSON object with "running" and "paused", also when no daemon runs (docs/json.md)."#)
     var json = false
 
     @OptionGroup var verbosity: QuietFlag
@@ -33,13 +33,18 @@ struct Status: ParsableCommand {
 private func showStatus(json: Bool, listItems: Bool, quiet: Bool) throws {
     _ = CLILogHandler.bootstrap(quiet: quiet)
     do {
-        guard let client = try DaemonClient.connect(autoStart: false) else {
-            json ? print(jsonLine(Versioned([String: String](), running: false))) : output("no daemon running; nothing is queued")
+        let runtime = try RuntimeDirectory.prepare()
+        guard let client = try DaemonClient.connect(autoStart: false, runtime: runtime) else {
+            // The pause outlives the daemon: the next one starts paused.
+            let since = runtime.pausedSince
+            if json { return print(jsonLine(Versioned(NoDaemon(paused: since != nil, pausedSince: since), running: false))) }
+            output("no daemon running; " + (since.map { "the queue is paused (since \(localTimeText($0))); announce resume lets it go on" } ?? "nothing is queued"))
             return
         }
         guard let status = try client.call(Request(.status)).status else { throw AnnounceError.internal("status reply without status") }
         if json { return print(jsonLine(Versioned(status, running: true))) }
-        output("daemon pid \(status.pid), device '\(status.device)' (\(status.deviceOpen ? "open" : "closed"))\(status.paused ? ", paused" : "")\(status.quiet ? ", quiet" : "")")
+        let paused = status.paused ? ", paused" + (status.pausedSince.map { " (since \(localTimeText($0)))" } ?? "") : ""
+        output("daemon pid \(status.pid), device '\(status.device)' (\(status.deviceOpen ? "open" : "closed"))\(paused)\(status.quiet ? ", quiet" : "")")
         if let playing = status.playing { output(line(playing)) } else { output("nothing playing") }
         if let holds = status.holds { output("the queue waits: \(holds.joined(separator: "; "))") }
         let mixing = status.mixing ?? []
@@ -53,6 +58,12 @@ private func showStatus(json: Bool, listItems: Bool, quiet: Bool) throws {
     } catch let error as AnnounceError {
         throw reportedExit(error)
     }
+}
+
+/// `status --json` when no daemon runs.
+private struct NoDaemon: Encodable {
+    var paused: Bool
+    var pausedSince: Double?
 }
 
 private func line(_ item: ItemStatus, mixing: Bool = false) -> String {

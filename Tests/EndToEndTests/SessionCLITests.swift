@@ -173,8 +173,10 @@ struct SessionFlagTests {
     @Test("play: multi-route devices reach the spool as clip.device and clip.extraDevices")
     func multiRouteDevices() async throws {
         try await withDaemonRuntime { runtime in
+            // Devices that open here: an unknown one is refused when the item is accepted.
+            let captures = [try Harness.capturePath("route-a"), try Harness.capturePath("route-b")].map(Harness.fileDevice)
             let outcome = try await runtime.announce(["play", "--no-wait", "--delay", "1h", "--category", "multi-route",
-                                                      "-d", "null", "--device", "default", "-d", "plughw:9",
+                                                      "-d", "null", "--device", captures[0], "-d", captures[1],
                                                       try Tones.clip(440)])
             try #require(outcome.status == 0, "\(outcome)")
             let id = outcome.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -182,7 +184,7 @@ struct SessionFlagTests {
             let item = try #require(try JSONSerialization.jsonObject(with: data) as? [String: Any])
             let clip = try #require(item["clip"] as? [String: Any])
             #expect(clip["device"] as? String == "null")
-            #expect(clip["extraDevices"] as? [String] == ["default", "plughw:9"])
+            #expect(clip["extraDevices"] as? [String] == captures)
             #expect((item["session"] as? [String: Any])?["category"] as? String == "multi-route", "\(item)")
             try await runtime.control("clear")
         }

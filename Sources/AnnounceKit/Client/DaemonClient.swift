@@ -187,6 +187,8 @@ public final class DaemonClient {
                 do {
                     return try DaemonMessage.decode(line)
                 } catch {
+                    // An event this client does not know (a newer daemon's): not for it.
+                    if DaemonMessage.isEvent(line) { continue }
                     throw .internal("the daemon sent something unreadable: \(String(decoding: line.prefix(200), as: UTF8.self))")
                 }
             }

@@ -12,6 +12,8 @@ final class Connection {
     var waiting: Set<String> = []
     /// It also wants every progress tick of the items it waits for.
     var wantsProgress = false
+    /// The last `waiting` sent for each item it waits for, to send only changes.
+    var reportedWaits: [String: Event] = [:]
     /// `events`: it gets every event.
     var subscribed = false
     /// Close once the output is flushed (after an error reply).

@@ -15,8 +15,11 @@ extension Daemon {
     func alert(_ request: Request, from connection: Connection, now: Double) {
         guard let alert = request.alert else { return reject(connection, "alert needs an \"alert\"") }
         if let problem = Self.problem(with: alert) { return reject(connection, "alert: \(problem)") }
+        if let failure = deviceFailure([alert.device ?? configuration.device], environment: alert.environment) {
+            return connection.sendAndClose(WireProtocol.encode(Reply.failure(failure.exitCode, failure.description)))
+        }
         // At once or not at all: a busy device fails it (69) instead of making it wait.
-        let item = QueueItem(id: newID(), clip: Clip(path: alert.path, device: alert.device, gain: alert.gain),
+        let item = QueueItem(id: newID(), clip: Clip(path: alert.path, device: alert.device, gain: alert.gain, environment: alert.environment),
                              priority: .high, arrival: now, session: AudioSession(category: .ambient), ifBusy: .fail)
         mixed[item.id] = MixedStream(item: item, isAlert: true)
         connection.send(WireProtocol.encode(Reply(ids: [item.id])))
@@ -196,6 +199,7 @@ extension Daemon {
         switch details.deviceTrouble {
         case .busy(let reason)? where item.ifBusy != .fail:
             hold = Self.busyHold
+            busyReason = reason
             if interruptedIDs.insert(item.id).inserted {
                 emit(Event(.interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
                            reason: InterruptionReason.deviceBusy.rawValue, heard: seconds(item.heardFrames, of: item.id),

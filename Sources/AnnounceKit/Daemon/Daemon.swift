@@ -51,18 +51,21 @@ public final class Daemon {
         return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 
-    private let runtime: RuntimeDirectory
+    let runtime: RuntimeDirectory
     var configuration: Configuration
     let logger: Logger
     private let clock: Clock
     private let openOutput: PlaybackEngine.OutputOpener
+    /// Whether a device can play here, asked when an item is accepted.
+    public typealias DeviceProber = (_ device: String, _ environment: [String: String]?) throws(AnnounceError) -> Void
+    private let probeDevice: DeviceProber
 
     var scheduler = Scheduler()
     /// The quiet switch and quiet hours; consulted whenever an item is about to start.
     var quiet = QuietMode()
     var spool: Spool!
     var player: Player!
-    private var connections: [Int32: Connection] = [:]
+    var connections: [Int32: Connection] = [:]
     private var listener: Int32 = -1
     private var signals: Int32 = -1
     private var lockFD: Int32 = -1
@@ -72,13 +75,15 @@ public final class Daemon {
     // What the control side knows about the play in progress.
     /// Sample rate of each item that has played, to turn its frames into seconds.
     private var rates: [String: Int] = [:]
-    private var playingTotal: Int64?
-    private var playingFrames: Int64 = 0
+    var playingTotal: Int64?
+    var playingFrames: Int64 = 0
     private var lastMilestone: [String: Int] = [:]
     var details: [String: PlayDetails] = [:]
     /// Items interrupted and waiting to go on: their next play ends the interruption.
     var interruptedIDs: Set<String> = []
     var openDevices: Set<String> = []
+    /// Every device something has started on: known to exist.
+    var playedDevices: Set<String> = []
     /// Finished events held until the per-item device they played on is closed,
     /// so a waiting client finds that device's output complete.
     private var heldFinishes: [String: [Event]] = [:]
@@ -99,6 +104,8 @@ public final class Daemon {
     var lostDevices: Set<String> = []
     var deviceRetryAt: Double?
     var deviceRetryDelay = Daemon.firstRetryDelay
+    /// Who holds the busy device (`busy, held by pid 1234 (firefox)`), for waiting clients.
+    var busyReason: String?
     private static let firstRetryDelay = 0.25
     static let longestRetryDelay = 4.0
     /// Scheduler hold keys.
@@ -125,8 +132,12 @@ public final class Daemon {
                 clock: @escaping Clock = Daemon.wallClock,
                 openOutput: @escaping PlaybackEngine.OutputOpener = { device, request throws(AnnounceError) in
                     try ALSAOutput(device: device, request: request)
+                },
+                probeDevice: @escaping DeviceProber = { device, environment throws(AnnounceError) in
+                    try DeviceProbe.check(device, environment: environment)
                 }) {
         self.runtime = runtime
+        self.probeDevice = probeDevice
         self.configuration = configuration
         self.logger = logger
         self.clock = clock
@@ -237,11 +248,7 @@ public final class Daemon {
     }
 
     private func setPausedMarker(_ paused: Bool) {
-        if paused {
-            do { try writeFileAtomically([], to: runtime.pausedMarkerPath) } catch { logger.error("\(error.description)") }
-        } else {
-            unlink(runtime.pausedMarkerPath)
-        }
+        do { try runtime.setPaused(paused) } catch { logger.error("\(error.description)") }
     }
 
     private func waitForMailbox(milliseconds: Int32) -> Bool {
@@ -284,6 +291,7 @@ public final class Daemon {
             }
             reapConnections()
             handleTimers(now: clock())
+            reportWaits(now: clock())
         }
     }
 
@@ -483,6 +491,10 @@ public final class Daemon {
             if Set(devices).count != devices.count {
                 return reject(connection, "items[\(index)]: device \(configuration.device) (the daemon's) is given twice")
             }
+            // A device that cannot play fails the request now: nothing queued, nothing preempted.
+            if let failure = deviceFailure(devices, environment: itemRequest.clip.environment) {
+                return connection.sendAndClose(WireProtocol.encode(Reply.failure(failure.exitCode, failure.description)))
+            }
             let eligibleAt = itemRequest.at ?? itemRequest.delay.map { now + $0 }
             let item = QueueItem(
                 id: newID(), clip: itemRequest.clip, priority: itemRequest.priority ?? .normal,
@@ -549,8 +561,20 @@ public final class Daemon {
             return apply(scheduler.cancel(ids: ids, now: now).effects, now: now)
         }
         spool.commitRequest()  // right before the acknowledgement (the fsync comes after it)
-        connection.send(WireProtocol.encode(Reply(ids: ids)))
+        // Main-lane items wait for `announce resume`: the client says so.
+        let waitsForResume = scheduler.isPaused && items.contains { $0.0.audioSession.lane == .main }
+        connection.send(WireProtocol.encode(Reply(ids: ids, pausedSince: waitsForResume ? runtime.pausedSince ?? now : nil)))
         if request.wait ?? false { subscribe(connection, to: ids, progress: request.progress ?? false) }
+    }
+
+    /// The first of `devices` that cannot be opened here, as its error. Devices that have played
+    /// in this daemon (a later failure is waited for or reported like one mid-play) and those
+    /// lost mid-play (waited for) are not probed again: the check costs a connection to a sound server.
+    func deviceFailure(_ devices: [String], environment: [String: String]?) -> AnnounceError? {
+        for device in devices where !playedDevices.contains(device) && !lostDevices.contains(device) {
+            do { try probeDevice(device, environment) } catch { return error }
+        }
+        return nil
     }
 
     var pendingIDs: Set<String> {
@@ -685,6 +709,7 @@ public final class Daemon {
         switch report {
         case .started(let id, let device, let format, let buffering, let rate, let total):
             rates[id] = rate
+            playedDevices.insert(device)
             if openDevices.insert(device).inserted {
                 logger.info("device '\(device)' opened as \(format), \(buffering)")
                 emit(Event(.deviceOpened, time: now, device: device, format: format))
@@ -802,6 +827,8 @@ public final class Daemon {
         }
         status.mixing = streams.isEmpty ? nil : streams
         status.holds = scheduler.holds.isEmpty ? nil : scheduler.holds.sorted()
+        if scheduler.isPaused { status.pausedSince = runtime.pausedSince }
+        status.idleExit = configuration.idleExit
         return status
     }
 

@@ -60,6 +60,8 @@ public final class Player: @unchecked Sendable {
     }
     /// Held while a device opens or closes, so a hardware PCM is never opened twice.
     private let engines = Mutex(Engines())
+    /// The sound-server variables of the latest play on each device: the device opens with them.
+    private let openEnvironments = DeviceEnvironments()
     /// Plays in progress, by item id (one per device for multi-route).
     private let controls = Mutex<[String: [PlaybackControl]]>([:])
     private let running = Atomic<Int>(0)
@@ -167,7 +169,11 @@ public final class Player: @unchecked Sendable {
         engines.withLock { engines in
             engines.users[device, default: 0] += 1
             if let engine = engines.byDevice[device] { return engine }
-            let engine = PlaybackEngine(device: device, openOutput: openOutput)
+            let engine = PlaybackEngine(device: device) { [openOutput, openEnvironments] device, request throws(AnnounceError) in
+                try AudioEnvironment.whileApplied(openEnvironments[device]) { () throws(AnnounceError) in
+                    try openOutput(device, request)
+                }
+            }
             engines.byDevice[device] = engine
             return engine
         }
@@ -208,6 +214,7 @@ public final class Player: @unchecked Sendable {
         // An idle device on another name is given back first: a hardware PCM opens once.
         let closed = closeIdleEngines(except: [device])
         if !closed.isEmpty { post(.devicesClosed(closed)) }
+        openEnvironments[device] = item.clip.environment
         let engine = acquireEngine(device)
         let options = PlaybackOptions(
             gain: item.clip.gain, pan: item.clip.pan, loops: position.loops,
@@ -332,6 +339,16 @@ private final class RouteGroup: @unchecked Sendable {
             else if endA == .stopped || endB == .stopped { .stopped } else { endA }
         return .ended(id: id, heardFrames: min(heardA, heardB), totalFrames: totalA ?? totalB, sampleRate: rateA ?? rateB,
                       end: end, details: details)
+    }
+}
+
+/// Each device's sound-server variables, shared with the engines' openers.
+private final class DeviceEnvironments: Sendable {
+    private let byDevice = Mutex<[String: [String: String]]>([:])
+
+    subscript(device: String) -> [String: String]? {
+        get { byDevice.withLock { $0[device] } }
+        set { byDevice.withLock { $0[device] = newValue } }
     }
 }
 

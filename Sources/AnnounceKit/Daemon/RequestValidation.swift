@@ -15,6 +15,8 @@ extension Daemon {
         let longest = TimeSpan.longest.seconds
         if let start = clip.start, !start.isFinite || start < 0 || start > longest { return "start must be 0 to \(longest) seconds" }
         if let problem = devicesProblem(clip, category: request.session?.category ?? .default) { return problem }
+        if let problem = environmentProblem(clip.environment) { return problem }
+        if let seconds = clip.seconds, !seconds.isFinite || seconds < 0 || seconds > longest { return "seconds must be 0 to \(longest)" }
         if let dropAfter = request.dropAfter, !(0...1).contains(dropAfter) { return "dropAfter must be 0 to 1, not \(dropAfter)" }
         // `at` is a time since the epoch, the others durations: none may reach absurd values.
         for (name, value, limit) in [("at", request.at, 1e11), ("delay", request.delay, longest), ("expire", request.expire, longest)] {
@@ -37,7 +39,7 @@ extension Daemon {
         if let problem = pathProblem(alert.path) { return problem }
         if let problem = gainProblem(alert.gain) { return problem }
         if let device = alert.device, let problem = deviceNameProblem(device) { return problem }
-        return nil
+        return environmentProblem(alert.environment)
     }
 
     private static func pathProblem(_ path: String) -> String? {
@@ -47,12 +49,22 @@ extension Daemon {
         return nil
     }
 
+    /// `clip.environment`: only `AudioEnvironment.variables`, each value at most 4096 bytes, no NUL.
+    private static func environmentProblem(_ environment: [String: String]?) -> String? {
+        for (name, value) in environment ?? [:] {
+            if !AudioEnvironment.variables.contains(name) { return "environment: \(name) is not a sound-server variable" }
+            if value.utf8.count > maxPathBytes || value.utf8.contains(0) { return "environment: \(name) is too long or has a NUL byte" }
+        }
+        return nil
+    }
+
     private static func gainProblem(_ gain: Float) -> String? {
         !gain.isFinite || gain < 0 || gain > 16 ? "gain must be 0 to 16, not \(gain)" : nil
     }
 
     private static func deviceNameProblem(_ device: String) -> String? {
-        device.isEmpty || device.utf8.count > maxDeviceBytes ? "device name is empty or too long" : nil
+        if device.isEmpty || device.utf8.count > maxDeviceBytes { return "device name is empty or too long" }
+        return DeviceProbe.relativeFileProblem(device)
     }
 
     /// `clip.device` and `clip.extraDevices`: at most `Clip.maxDevices` names in all, each 1 to 1024

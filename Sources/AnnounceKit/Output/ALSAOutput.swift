@@ -240,7 +240,7 @@ public final class ALSAOutput: AudioOutput {
         throw .deviceUnavailable(device: device, reason: "\(what()): \(String(cString: snd_strerror(status)))")
     }
 
-    private static func openError(_ device: String, _ status: Int32) -> AnnounceError {
+    static func openError(_ device: String, _ status: Int32) -> AnnounceError {
         if -status == EBUSY { return .deviceBusy(device: device, reason: DeviceHolders.busyReason(device: device)) }
         let reason = switch -status {
         case ENOENT, ENODEV, ENXIO: "no such device"

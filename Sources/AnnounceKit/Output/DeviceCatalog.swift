@@ -7,11 +7,15 @@ import Glibc
 public struct PlaybackDevice: Equatable, Sendable, Codable {
     public var name: String
     public var description: String
+    /// Why it cannot be opened here (no such card, no sound server), when it cannot.
+    public var problem: String?
 }
 
 /// Lists playback PCMs from ALSA's name hints (cards and configured PCMs such as null, pulse).
 public enum DeviceCatalog {
-    public static func playbackDevices() throws(AnnounceError) -> [PlaybackDevice] {
+    /// With `probing`, each is opened and closed (as `DeviceProbe` does when an item is accepted)
+    /// and those that fail carry the reason; a device another program holds counts as usable.
+    public static func playbackDevices(probing: Bool = false) throws(AnnounceError) -> [PlaybackDevice] {
         var hints: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
         let status = snd_device_name_hint(-1, "pcm", &hints)
         guard status == 0, let list = hints else {
@@ -25,7 +29,15 @@ public enum DeviceCatalog {
             let direction = hintValue(hint, "IOID")
             guard direction == nil || direction == "Output", let name = hintValue(hint, "NAME") else { continue }
             let description = (hintValue(hint, "DESC") ?? "").split(separator: "\n").joined(separator: " — ")
-            devices.append(PlaybackDevice(name: name, description: description))
+            var device = PlaybackDevice(name: name, description: description)
+            if probing {
+                do throws(AnnounceError) {
+                    try DeviceProbe.check(name, environment: nil)
+                } catch {
+                    if case .deviceUnavailable(_, let reason) = error { device.problem = reason } else { device.problem = error.description }
+                }
+            }
+            devices.append(device)
         }
         return devices
     }

@@ -118,12 +118,16 @@ public struct AlertRequest: Codable, Equatable, Sendable {
     public var ignoreQuiet: Bool?
     /// ALSA PCM; nil plays on the daemon's device.
     public var device: String?
+    /// The caller's sound-server variables, as `Clip.environment`.
+    public var environment: [String: String]?
 
-    public init(path: String, gain: Float = 1, ignoreQuiet: Bool? = nil, device: String? = nil) {
+    public init(path: String, gain: Float = 1, ignoreQuiet: Bool? = nil, device: String? = nil,
+                environment: [String: String]? = nil) {
         self.path = path
         self.gain = gain
         self.ignoreQuiet = ignoreQuiet
         self.device = device
+        self.environment = environment
     }
 }
 
@@ -216,6 +220,10 @@ public struct DaemonStatus: Codable, Equatable, Sendable {
     /// The device is open now (it is closed while idle).
     public var deviceOpen: Bool
     public var paused: Bool
+    /// When the user paused the queue (seconds since the epoch).
+    public var pausedSince: Double?
+    /// An auto-started daemon exits after this many seconds idle; absent for a permanent one.
+    public var idleExit: Double?
     public var playing: ItemStatus?
     /// Mixable sessions and alerts playing over the main lane (or paused by an interruption).
     public var mixing: [ItemStatus]?
@@ -267,15 +275,18 @@ public struct Reply: Codable, Equatable, Sendable {
     /// cancel, wait: ids that are not (or no longer) known.
     public var unknown: [String]?
     public var status: DaemonStatus?
+    /// play: the queue is paused (since then); the new items wait for `resume`.
+    public var pausedSince: Double?
 
     public init(ok: Bool = true, error: ReplyError? = nil, ids: [String]? = nil, unknown: [String]? = nil,
-                status: DaemonStatus? = nil) {
+                status: DaemonStatus? = nil, pausedSince: Double? = nil) {
         v = WireProtocol.version
         self.ok = ok
         self.error = error
         self.ids = ids
         self.unknown = unknown
         self.status = status
+        self.pausedSince = pausedSince
     }
 
     public static func failure(_ code: Int32, _ message: String) -> Reply {
@@ -300,6 +311,9 @@ public enum EventKind: String, Codable, CaseIterable, Sendable {
     /// A device went away (`reason` old-device-unavailable) or came back (new-device-available);
     /// `device` names it.
     case routeChange = "route-change"
+    /// To a client that waits with `progress`: why its item has not started (`reason`: queued,
+    /// scheduled, paused, device-busy, device-lost, held), sent when that changes.
+    case waiting
 }
 
 public struct Event: Codable, Equatable, Sendable {
@@ -330,6 +344,11 @@ public struct Event: Codable, Equatable, Sendable {
     public var quiet: Bool?
     public var state: QuietSwitch?
     public var until: Double?
+    /// waiting: items that play first (queued), about how many seconds until it starts when
+    /// every one ahead has a known length, and when a scheduled item is due.
+    public var ahead: Int?
+    public var wait: Double?
+    public var at: Double?
 
     public init(_ event: EventKind, time: Double, id: String? = nil, path: String? = nil, priority: Priority? = nil,
                 reason: String? = nil, shouldResume: Bool? = nil, heard: Double? = nil, duration: Double? = nil,
@@ -366,6 +385,11 @@ public enum DaemonMessage: Sendable {
     private struct Envelope: Decodable {
         var v: Int
         var event: String?
+    }
+
+    /// The line is an event (it has `event`), known or not.
+    public static func isEvent(_ line: some Collection<UInt8>) -> Bool {
+        (try? JSONDecoder().decode(Envelope.self, from: Data(line)))?.event != nil
     }
 
     public static func decode(_ line: some Collection<UInt8>) throws -> DaemonMessage {

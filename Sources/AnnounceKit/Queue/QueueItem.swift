@@ -34,9 +34,14 @@ public struct Clip: Codable, Equatable, Sendable {
     public var loops: Int
     /// Where the first pass starts, in seconds.
     public var start: Double?
+    /// The caller's sound-server variables (`AudioEnvironment.variables`), for opening its devices;
+    /// nil: the daemon's own.
+    public var environment: [String: String]?
+    /// Seconds the whole program lasts, as the client measured it: for the wait others are told.
+    public var seconds: Double?
 
     public init(path: String, device: String? = nil, extraDevices: [String]? = nil, gain: Float = 1, pan: Float = 0,
-                loops: Int = 0, start: Double? = nil) {
+                loops: Int = 0, start: Double? = nil, environment: [String: String]? = nil, seconds: Double? = nil) {
         self.path = path
         self.device = device
         self.extraDevices = extraDevices
@@ -44,6 +49,8 @@ public struct Clip: Codable, Equatable, Sendable {
         self.pan = pan
         self.loops = loops
         self.start = start
+        self.environment = environment
+        self.seconds = seconds
     }
 
     /// Most devices one clip may play on (`device` and `extraDevices` together).

@@ -32,7 +32,11 @@ pid_t announce_spawn_detached(const char *path, char *const argv[], const char *
 /// end the process with 128 + the signal. Copies both; call again to replace.
 /// What a waiting `announce play` does when the user presses Ctrl-C.
 int announce_cancel_on_signal(const char *path, const char *request, size_t length);
+/// While set, those signals first end the progress line on stderr with a newline.
+void announce_set_terminal_line_open(int open);
 /// Names the calling thread (at most 15 bytes, longer is cut) for top -H and /proc/.../comm.
 void announce_name_this_thread(const char *name);
+/// Points the process environment (environ) at `array`, which the caller keeps alive for good.
+void announce_set_environ(char **array);
 
 #endif

@@ -1,0 +1,30 @@
+import Foundation
+import Testing
+
+/// `announce daemon` (a person, or the systemd unit) when a daemon already runs.
+@Suite("announce daemon when one already runs", .serialized, .timeLimit(.minutes(2)))
+struct DaemonTakeoverTests {
+    @Test("it takes over from an auto-started daemon, queue and pause included; a second one says already running and exits 0")
+    func takeOver() async throws {
+        try await withDaemonRuntime { runtime in
+            try await runtime.control("pause")
+            let clip = try Tones.clip(440)
+            let queued = try await runtime.announce(["play", "--no-wait", "-d", "null", clip])  // auto-starts one
+            #expect(queued.status == 0, "\(queued)")
+            let auto = try await runtime.status()
+            let autoStatus = try await runtime.announce(["status", "--json"])
+            let autoObject = try #require(try JSONSerialization.jsonObject(with: Data(autoStatus.stdout.utf8)) as? [String: Any])
+            #expect(autoObject["idleExit"] as? Double == 30, "an auto-started daemon says it exits when idle: \(autoStatus)")
+
+            let permanent = try await runtime.startDaemon(device: "null")
+            let status = try await runtime.status()
+            #expect(status.pid == permanent.pid && status.pid != auto.pid)
+            #expect(status.paused && status.queued.map(\.path) == [clip], "the queue and the pause went on in the new daemon")
+
+            let second = try await runtime.announce(["daemon", "--device", "null"], killAfter: 10)
+            #expect(second.status == 0 && second.stderrLines == ["announce: already running (pid \(permanent.pid))"], "\(second)")
+            #expect(permanent.isRunning)
+            try await runtime.control("resume")
+        }
+    }
+}

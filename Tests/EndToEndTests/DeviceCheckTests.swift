@@ -1,0 +1,79 @@
+import Foundation
+import Testing
+
+/// Devices are checked when an item is accepted, and `file:` names are the caller's; the pause
+/// is a file that outlives the daemon (README, "Other commands").
+@Suite("Devices checked at once; the pause without a daemon", .serialized, .timeLimit(.minutes(2)))
+struct DeviceCheckTests {
+    @Test("a misspelt device fails at once, 69, one line naming it: nothing is queued, the queued item stays")
+    func misspeltDevice() async throws {
+        try await withDaemonRuntime { runtime in
+            let clip = try Tones.clip(440)
+            try await runtime.startDaemon(device: "null")
+            try await runtime.control("pause")
+            let queued = try await runtime.announce(["play", "--no-wait", "-d", "null", clip])
+            #expect(queued.status == 0, "\(queued)")
+            for name in ["defualt", "hw:9", "nosuchpcm:CARD=x"] {
+                let typo = try await runtime.announce(["play", "--priority", "critical", "-d", name, clip], killAfter: 10)
+                #expect(typo.status == 69, "\(name): \(typo)")
+                #expect(typo.stderrLines.count == 1 && typo.stderrLines[0].hasPrefix("announce: device '\(name)': "), "\(typo.stderrLines)")
+            }
+            let status = try await runtime.status()
+            #expect(status.queued.map(\.path) == [clip] && status.playing == nil, "only the first item, untouched")
+        }
+    }
+
+    @Test("-d file:FILE=rel.wav lands in the caller's directory; file: without FILE says so (64)")
+    func relativeFile() async throws {
+        try await withDaemonRuntime { runtime in
+            let clip = try Tones.clip(440, seconds: 0.5)
+            let directory = try Harness.workResult.get().appendingPathComponent("captures/cwd-\(UUID().uuidString.prefix(8))").path
+            try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            let announce = try Harness.binary()
+            for (name, device) in [("named.wav", "file:FILE=named.wav,FORMAT=wav"), ("positional.wav", "file:positional.wav,wav")] {
+                let result = try await Runner.run("/bin/sh", ["-c", "cd \(directory) && exec \(announce) play -d '\(device)' \(clip)"],
+                                                  environment: runtime.environment)
+                #expect(result.status == 0, "\(device): \(result)")
+                // Read back by sox, not by us.
+                let soxi = try await Runner.run("/usr/bin/soxi", ["-s", directory + "/" + name])
+                #expect(soxi.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "24000", "\(device): \(soxi)")
+            }
+            let missing = try await runtime.announce(["play", "-d", "file:", clip])
+            #expect(missing.status == 64 && missing.stderrLines == ["announce: file:: ALSA's file device needs FILE, e.g. file:FILE=out.wav,FORMAT=wav"], "\(missing)")
+        }
+    }
+
+    @Test("devices marks the outputs that cannot open here, and JACK's and OSS's probing says nothing on stderr")
+    func devicesMarked() async throws {
+        let result = try await Runner.announce(["devices", "--json"])
+        #expect(result.status == 0 && result.stderr.isEmpty, "\(result)")
+        let listed = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
+        let problems = Dictionary(listed.map { ($0["name"] as? String ?? "", $0["problem"] as? String) }) { $1 }
+        #expect(problems["null"] == .some(nil), "null always opens: \(problems)")
+        // libasound2-plugins (a test package) defines jack; no JACK server runs here.
+        #expect(problems["jack"].map { $0 != nil } ?? true, "\(problems)")
+    }
+
+    @Test("pause with no daemon running pauses the next one; status says so with and without it; resume lifts it")
+    func pauseWithoutDaemon() async throws {
+        try await withDaemonRuntime { runtime in
+            try await runtime.control("pause")
+            let text = try await runtime.announce(["status"])
+            #expect(text.stdout.hasPrefix("no daemon running; the queue is paused (since "), "\(text)")
+            let json = try await runtime.announce(["status", "--json"])
+            let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+            #expect(object["running"] as? Bool == false && object["paused"] as? Bool == true && object["pausedSince"] is Double, "\(json)")
+            // A daemon started now is paused: the item waits, and the reply says since when.
+            let queued = try await runtime.announce(["play", "--no-wait", "--json", "-d", "null", try Tones.clip(440)])
+            let reply = try #require(try JSONSerialization.jsonObject(with: Data(queued.stdout.utf8)) as? [String: Any])
+            #expect(reply["pausedSince"] as? Double == object["pausedSince"] as? Double, "\(queued)")
+            let running = try await runtime.announce(["status"])
+            #expect(running.stdout.contains(", paused (since "), "\(running)")
+            #expect(try await runtime.status().queued.count == 1)
+            try await runtime.control("resume")
+            let after = try await runtime.announce(["status", "--json"])
+            let resumed = try #require(try JSONSerialization.jsonObject(with: Data(after.stdout.utf8)) as? [String: Any])
+            #expect(resumed["paused"] as? Bool == false && resumed["pausedSince"] == nil, "\(after)")
+        }
+    }
+}
