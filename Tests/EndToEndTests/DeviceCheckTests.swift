@@ -47,7 +47,8 @@ struct DeviceCheckTests {
     func devicesMarked() async throws {
         let result = try await Runner.announce(["devices", "--json"])
         #expect(result.status == 0 && result.stderr.isEmpty, "\(result)")
-        let listed = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [[String: Any]])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any])
+        let listed = try #require(object["devices"] as? [[String: Any]])
         let problems = Dictionary(listed.map { ($0["name"] as? String ?? "", $0["problem"] as? String) }) { $1 }
         #expect(problems["null"] == .some(nil), "null always opens: \(problems)")
         // libasound2-plugins (a test package) defines jack; no JACK server runs here.
