@@ -229,4 +229,43 @@ struct ReliabilityTests {
         let frames = try await Runner.run("/usr/bin/soxi", ["-s", capture])
         #expect(frames.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "14400", "sox reads the capture: \(frames)")
     }
+
+    /// A real full disk under the runtime directory: a 256 KiB tmpfs, filled once the daemon runs.
+    @Test("a full disk: play exits 69 with one line saying so, the queue keeps its items, and space coming back is enough",
+          .enabled(if: getuid() == 0, "needs root to mount a small tmpfs (skipped: not root)"))
+    func aFullDiskRefusesClearlyAndLosesNothing() async throws {
+        let mountPoint = try Harness.workResult.get().path + "/full-\(getpid())"
+        mkdir(mountPoint, 0o700)
+        try #require(mount("tmpfs", mountPoint, "tmpfs", 0, "size=256k,mode=0700") == 0,
+                     "mount tmpfs: \(String(cString: strerror(errno)))")
+        defer { umount2(mountPoint, Int32(MNT_DETACH)); rmdir(mountPoint) }
+        let runtime = try DaemonRuntime(path: mountPoint + "/rt")
+        do {
+            _ = try await runtime.startDaemon(device: "null")
+            try await runtime.control("pause")
+            let kept = try await runtime.announce(["play", "--no-wait", try Tones.clip(300)])
+            try #require(kept.status == 0, "\(kept)")
+            let filler = open(mountPoint + "/filler", O_WRONLY | O_CREAT, 0o600)
+            defer { close(filler) }
+            let block = [UInt8](repeating: 0, count: 4096)
+            while block.withUnsafeBytes({ write(filler, $0.baseAddress, $0.count) }) > 0 {}
+            while block.withUnsafeBytes({ write(filler, $0.baseAddress, 1) }) > 0 {}
+
+            let refused = try await runtime.announce(["play", "--no-wait", try Tones.clip(400), try Tones.clip(500)])
+            #expect(refused.status == 69, "\(refused)")
+            #expect(refused.stderrLines.count == 1 && refused.stderr.contains("No space left on device"), "\(refused)")
+            #expect(try await runtime.status().queued.map(\.path) == [try Tones.clip(300)], "nothing lost, nothing half-queued")
+
+            ftruncate(filler, 0)
+            let again = try await runtime.announce(["play", "--no-wait", try Tones.clip(400)])
+            #expect(again.status == 0, "\(again)")
+            #expect(try await runtime.status().queued.map(\.path) == [try Tones.clip(300), try Tones.clip(400)])
+            try await runtime.control("stop")
+        } catch {
+            await runtime.cleanup()
+            throw error
+        }
+        await runtime.cleanup()
+    }
+
 }

@@ -509,7 +509,7 @@ public final class Daemon {
         // All or nothing across a crash too: uncommitted until every item is spooled.
         do { try spool.beginRequest(items.map(\.0.id)) } catch {
             logger.error("\(error.description)")
-            return connection.send(WireProtocol.encode(Reply.failure(70, "cannot spool the request: \(error.description)")))
+            return connection.send(WireProtocol.encode(Reply.failure(error.exitCode, "cannot spool the request: \(error.description)")))
         }
         defer { spool.endRequest() }
         var ids: [String] = []
@@ -530,7 +530,7 @@ public final class Daemon {
                     logger.error("\(error.description)")
                     apply(scheduler.cancel(ids: ids, now: now).effects, now: now)
                     for id in ids where mixed[id] != nil { endMixed(id, Outcome(.cancelled, reason: "cancelled"), now: now) }
-                    return connection.send(WireProtocol.encode(Reply.failure(70, "cannot spool the item: \(error.description)")))
+                    return connection.send(WireProtocol.encode(Reply.failure(error.exitCode, "cannot spool the item: \(error.description)")))
                 }
                 ids.append(item.id)
                 emit(Event(.queued, time: now, id: item.id, path: item.clip.path, priority: item.priority))
@@ -547,7 +547,7 @@ public final class Daemon {
                     logger.error("\(error.description)")
                     // None of the request is accepted: its items spooled so far go too.
                     apply(effects + scheduler.cancel(ids: ids + [item.id], now: now).effects, now: now)
-                    return connection.send(WireProtocol.encode(Reply.failure(70, "cannot spool the item: \(error.description)")))
+                    return connection.send(WireProtocol.encode(Reply.failure(error.exitCode, "cannot spool the item: \(error.description)")))
                 }
             }
             ids.append(item.id)
