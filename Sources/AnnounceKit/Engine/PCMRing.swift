@@ -1,13 +1,8 @@
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Single-producer single-consumer ring of interleaved frames. The decode side
 /// writes into `writable`, the playback thread reads from `readable`; neither
 /// locks. Regions are contiguous, so a frame never straddles the wrap.
-/// Its memory is mapped for it and unmapped with it: malloc would keep a freed
-/// ring of megabytes resident in its heap after the play.
 final class PCMRing: @unchecked Sendable {
     let capacityFrames: Int
     let bytesPerFrame: Int
@@ -19,12 +14,10 @@ final class PCMRing: @unchecked Sendable {
     init(capacityFrames: Int, bytesPerFrame: Int) {
         self.capacityFrames = capacityFrames
         self.bytesPerFrame = bytesPerFrame
-        let mapped = mmap(nil, capacityFrames * bytesPerFrame, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0)
-        precondition(mapped != MAP_FAILED, "cannot map a ring of \(capacityFrames * bytesPerFrame) bytes")
-        storage = mapped!
+        storage = .allocate(byteCount: capacityFrames * bytesPerFrame, alignment: 16)
     }
 
-    deinit { munmap(storage, capacityFrames * bytesPerFrame) }
+    deinit { storage.deallocate() }
 
     /// Producer: where the next frames go and how many fit contiguously.
     func writable() -> (pointer: UnsafeMutableRawPointer, frames: Int) {
