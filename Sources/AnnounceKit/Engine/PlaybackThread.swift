@@ -239,7 +239,7 @@ final class PlaybackThread: @unchecked Sendable {
     private func writeAlone(_ job: PlaybackJob, _ device: OpenDevice, room: Int) throws(OutputFailure) {
         var room = room
         var wrote = false
-        while true {
+        while room > 0 {
             let (source, available) = job.ring.readable()
             if available == 0 { break }
             let frames = min(available, room, device.blockFrames)
