@@ -104,12 +104,13 @@ public final class PlaybackEngine: @unchecked Sendable {
             : try Resampler(channels: info.channels, inputRate: info.sampleRate, outputRate: format.sampleRate)
         let ringFormat = resampler == nil && decoder.readableFormats.contains(format.sampleFormat) ? format.sampleFormat : .float32
         // Each side sleeps until half the ring is free or filled, so the threads wake each other
-        // once per half ring. A clip that starts alone gets 8 s (at most 2 MiB): on an unpaced
-        // device (`null`, a file) the playback thread empties the ring at once and sleeps until
-        // the next half, so each wake-up (two context switches) moves 4 s instead of 1. Clips
-        // that join get 2 s (at most 4 MB), so many streams stay within a few MB.
+        // once per half ring. A clip that starts alone gets 2 MiB (at most 16 s; 11.9 s of 16-bit
+        // stereo at 44.1 kHz): on an unpaced device (`null`, a file) the playback thread empties
+        // the ring at once and sleeps until the next half, so each wake-up (two context switches)
+        // moves about 6 s instead of 1. Clips that join get 2 s (at most 4 MB), so many streams
+        // stay within a few MB.
         let bytesPerFrame = ringFormat.bytesPerSample * info.channels
-        let ringFrames = alone ? min(format.sampleRate * 8, (2 << 20) / bytesPerFrame)
+        let ringFrames = alone ? min(format.sampleRate * 16, (2 << 20) / bytesPerFrame)
                                : min(format.sampleRate * 2, (4 << 20) / bytesPerFrame)
         let ring = PCMRing(capacityFrames: max(output.bufferFrames * 8, ringFrames), bytesPerFrame: bytesPerFrame)
         let job = PlaybackJob(
