@@ -10,6 +10,10 @@
 #   BENCH_RUNS=5        counted runs per player on the 1-minute and 10-minute files
 #   BENCH_RUNS_LONG=5   counted runs per player on the 60-minute MP3
 #   BENCH_RUNS_TINY=20  counted runs per player on the 0.1-second clips
+#   BENCH_RUNS_MARGINAL=15  rounds of the WAV target: announce and aplay each play the 1-second and
+#                       the 60-minute WAV (the difference is the cost per second beyond start-up)
+#   BENCH_CASES=REGEX   only the player cases whose name matches (e.g. 'wav' or 'wav-60min'); the
+#                       report marks the others' targets SKIP
 #   BENCH_PROFILE=1     also profile announce next to the reference players
 #                       (scripts/bench/profile.py: callgrind, perf, strace, whichever are
 #                       installed; about 30 s); 0 skips
@@ -53,6 +57,7 @@ out=${BENCH_OUT:-$root/BENCHMARKS.md}
 runs=${BENCH_RUNS:-5}
 runs_long=${BENCH_RUNS_LONG:-5}
 runs_tiny=${BENCH_RUNS_TINY:-20}
+runs_marginal=${BENCH_RUNS_MARGINAL:-15}
 profile=${BENCH_PROFILE:-1}
 daemon_section=${BENCH_DAEMON:-1}
 alert_section=${BENCH_ALERT:-1}
@@ -87,7 +92,7 @@ export XDG_CONFIG_HOME=$cache/config
 
 # ---------------------------------------------------------------------------------------
 # Inputs, generated once. Bump GEN when the recipe changes so old caches are regenerated.
-GEN=1
+GEN=2
 ff() { ffmpeg -nostdin -hide_banner -loglevel error -y "$@"; }
 # Bit-exact output: no encoder/version tags, so the same ffmpeg makes the same bytes.
 ffx=(-fflags +bitexact -flags:a +bitexact -map_metadata -1)
@@ -119,7 +124,9 @@ generate() {
   ff -i "$tmp/source.wav" -t 0.1 "${mp3[@]}" "${ffx[@]}" "$tmp/mp3-0.1s.mp3"
   ff -i "$tmp/source.wav" "${wav[@]}" "${ffx[@]}" "$tmp/wav-1min.wav"
   ff -i "$tmp/source.wav" -t 0.1 "${wav[@]}" "${ffx[@]}" "$tmp/wav-0.1s.wav"
+  ff -i "$tmp/source.wav" -t 1 "${wav[@]}" "${ffx[@]}" "$tmp/wav-1s.wav"
   ff -stream_loop 9 -i "$tmp/source.wav" "${wav[@]}" "${ffx[@]}" "$tmp/wav-10min.wav"
+  ff -stream_loop 59 -i "$tmp/source.wav" "${wav[@]}" "${ffx[@]}" "$tmp/wav-60min.wav"  # 635 MB
   wait "$long"
   trap - EXIT
   rm "$tmp/source.wav"
@@ -129,7 +136,7 @@ generate() {
   echo "bench: inputs generated in $((SECONDS - t0)) s"
 }
 
-files=(wav-0.1s.wav mp3-0.1s.mp3 wav-1min.wav mp3-1min.mp3 wav-10min.wav mp3-60min.mp3)
+files=(wav-0.1s.wav mp3-0.1s.mp3 wav-1s.wav wav-1min.wav mp3-1min.mp3 wav-10min.wav wav-60min.wav mp3-60min.mp3)
 need=0
 [ "$(cat "$cache/inputs.gen" 2>/dev/null || true)" = "$GEN" ] || need=1
 for f in "${files[@]}"; do [ -s "$cache/$f" ] || need=1; done
@@ -244,10 +251,10 @@ EOF
 results=$cache/results.jsonl
 : >"$results"
 q() { printf '%q' "$1"; }
+secs() { local var="dur_${1//[.-]/_}"; echo "${!var}"; }  # secs FILE: its length, from ffprobe above
 measure() {  # measure CASE FILE RUNS WARMUP player-args...
   local case=$1 file=$2 n=$3 warm=$4; shift 4
-  local var="dur_${file//[.-]/_}"
-  python3 "$here/measure.py" run --case "$case" --file "$cache/$file" --seconds "${!var}" \
+  python3 "$here/measure.py" run --case "$case" --file "$cache/$file" --seconds "$(secs "$file")" \
     --runs "$n" --warmup "$warm" --out "$results" "$@"
 }
 # `announce play` hands the file to the user's daemon, which decodes and plays it. Each case
@@ -258,15 +265,24 @@ rt=$cache/rt
 if [ ${#rt} -gt 90 ]; then rt=$(mktemp -d /tmp/announce-bench.XXXXXX); fi
 announce_daemon=(--daemon announce "$(q "$bin") daemon --device null" --daemon-dir "$rt")
 t0=$SECONDS
-echo "bench: $commit, $runs runs (60-minute MP3: $runs_long, 0.1 s clips: $runs_tiny), medians"
+echo "bench: $commit, $runs runs (60-minute MP3: $runs_long, 0.1 s clips: $runs_tiny, WAV target: $runs_marginal), medians"
 for case in wav-0.1s:wav-0.1s.wav:$runs_tiny wav-1min:wav-1min.wav:$runs wav-10min:wav-10min.wav:$runs \
+            wav-60min:wav-60min.wav:$runs_marginal \
             mp3-0.1s:mp3-0.1s.mp3:$runs_tiny mp3-1min:mp3-1min.mp3:$runs mp3-60min:mp3-60min.mp3:$runs_long; do
   IFS=: read -r name file n <<<"$case"
+  [[ $name =~ ${BENCH_CASES:-.} ]] || continue
   f="$cache/$file"
   warm=1
   # The 60-minute MP3 takes seconds per run: warm the page cache with cat instead of a run.
   if [ "$name" = mp3-60min ]; then warm=0; cat "$f" >/dev/null; fi
-  if [ "${file##*.}" = wav ]; then
+  if [ "$name" = wav-60min ]; then
+    # The WAV target: the cost per second beyond start-up, against aplay's (no sox: it has no target).
+    measure "$name" "$file" "$n" "$warm" "${announce_daemon[@]}" \
+      --daemon-warmup "$(q "$bin") play -q -d null $(q "$cache/wav-0.1s.wav")" \
+      --short "$cache/wav-1s.wav" --short-seconds "$(secs wav-1s.wav)" \
+      --player announce "$(q "$bin") play -q -d null $(q "$f")" \
+      --player aplay "aplay -q -D null $(q "$f")"
+  elif [ "${file##*.}" = wav ]; then
     measure "$name" "$file" "$n" "$warm" "${announce_daemon[@]}" \
       --daemon-warmup "$(q "$bin") play -q -d null $(q "$cache/wav-0.1s.wav")" \
       --player announce "$(q "$bin") play -q -d null $(q "$f")" \

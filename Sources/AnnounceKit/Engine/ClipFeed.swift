@@ -16,8 +16,8 @@ final class ClipFeed {
     /// Frames asked of the decoder per read: a small first one, so the play starts at once.
     static let chunkFrames = 8192
     /// Frames per read once playing, when they go straight to the ring (no resampling): a WAV
-    /// then takes a quarter of the reads.
-    static let directChunkFrames = 32768
+    /// then takes an eighth of the reads (256 KB of 16-bit stereo; each read is a system call).
+    static let directChunkFrames = 65536
 
     init(decoder: any AudioDecoder, ringFormat: SampleFormat, resampler: Resampler?, loops: Int) {
         self.decoder = decoder

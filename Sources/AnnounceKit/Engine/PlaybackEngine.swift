@@ -88,7 +88,7 @@ public final class PlaybackEngine: @unchecked Sendable {
             throw .usage("\(decoder.path): --start \(options.start!) is at or past the end (\(TimeSpan(seconds: info.durationSeconds ?? 0)))")
         }
         let channels = info.channels == 1 && options.pan != 0 ? 2 : info.channels
-        let (device, slot) = try acquire(rate: info.sampleRate, channels: channels, exactFormat: info.exactSampleFormat)
+        let (device, slot, alone) = try acquire(rate: info.sampleRate, channels: channels, exactFormat: info.exactSampleFormat)
         var failed = false
         defer { release(slot, device, failed: failed) }
         let output = device.output
@@ -103,11 +103,16 @@ public final class PlaybackEngine: @unchecked Sendable {
         let resampler = format.sampleRate == info.sampleRate ? nil
             : try Resampler(channels: info.channels, inputRate: info.sampleRate, outputRate: format.sampleRate)
         let ringFormat = resampler == nil && decoder.readableFormats.contains(format.sampleFormat) ? format.sampleFormat : .float32
-        // Two seconds (at most 4 MB): each side sleeps until half the ring is
-        // free or filled, so the threads wake each other about once a second.
+        // Each side sleeps until half the ring is free or filled, so the threads wake each other
+        // once per half ring. A clip that starts alone gets 2 MiB (at most 16 s; 11.9 s of 16-bit
+        // stereo at 44.1 kHz): on an unpaced device (`null`, a file) the playback thread empties
+        // the ring at once and sleeps until the next half, so each wake-up (two context switches)
+        // moves about 6 s instead of 1. Clips that join get 2 s (at most 4 MB), so many streams
+        // stay within a few MB.
         let bytesPerFrame = ringFormat.bytesPerSample * info.channels
-        let ring = PCMRing(capacityFrames: max(output.bufferFrames * 8, min(format.sampleRate * 2, (4 << 20) / bytesPerFrame)),
-                           bytesPerFrame: bytesPerFrame)
+        let ringFrames = alone ? min(format.sampleRate * 16, (2 << 20) / bytesPerFrame)
+                               : min(format.sampleRate * 2, (4 << 20) / bytesPerFrame)
+        let ring = PCMRing(capacityFrames: max(output.bufferFrames * 8, ringFrames), bytesPerFrame: bytesPerFrame)
         let job = PlaybackJob(
             ring: ring, device: device,
             directProcessor: FrameProcessor(input: ringFormat, inputChannels: info.channels, output: format,
@@ -212,10 +217,11 @@ public final class PlaybackEngine: @unchecked Sendable {
         }
     }
 
-    /// A slot and the open device: an idle device is reused when rate and channels
-    /// match and reopened for this clip otherwise; a busy one is shared as it is.
-    private func acquire(rate: Int, channels: Int, exactFormat: SampleFormat) throws(AnnounceError) -> (OpenDevice, Int) {
-        try state.withLock { state throws(AnnounceError) -> (OpenDevice, Int) in
+    /// A slot and the open device, and whether the clip starts alone on it: an idle device is
+    /// reused when rate and channels match and reopened for this clip otherwise; a busy one is
+    /// shared as it is.
+    private func acquire(rate: Int, channels: Int, exactFormat: SampleFormat) throws(AnnounceError) -> (OpenDevice, Int, Bool) {
+        try state.withLock { state throws(AnnounceError) -> (OpenDevice, Int, Bool) in
             guard state.freeSlots != 0 else {
                 throw .deviceUnavailable(device: device, reason: "\(OpenDevice.maxStreams) streams already play on it")  // the 33rd is refused
             }
@@ -232,9 +238,10 @@ public final class PlaybackEngine: @unchecked Sendable {
             guard let open = state.open else {
                 throw .deviceUnavailable(device: device, reason: "it failed and other streams are still winding down")
             }
+            let alone = state.isIdle
             let slot = state.freeSlots.trailingZeroBitCount
             state.freeSlots &= ~(1 << UInt64(slot))
-            return (open, slot)
+            return (open, slot, alone)
         }
     }
 

@@ -237,24 +237,33 @@ final class PlaybackThread: @unchecked Sendable {
 
     /// The only stream, at unity mixer gain: straight from its ring to the device.
     private func writeAlone(_ job: PlaybackJob, _ device: OpenDevice, room: Int) throws(OutputFailure) {
-        let (source, available) = job.ring.readable()
-        if available == 0 {
-            if job.endOfInput.load(ordering: .acquiring) {
-                // The decode side commits before it sets endOfInput: look once more.
-                if job.ring.readable().frames == 0 { job.inputEnded = true }
-                return
-            }
-            waitForData(job, device)
-            return
+        var room = room
+        var wrote = false
+        while room > 0 {
+            let (source, available) = job.ring.readable()
+            if available == 0 { break }
+            let frames = min(available, room, device.blockFrames)
+            // Fewer taken only after a recovered xrun; the rest goes next time round.
+            let taken = try device.output.write(job.directProcessor.process(source, frames: frames), frames: frames)
+            job.ring.commitRead(taken)
+            device.written += taken
+            job.mixed += taken
+            job.lastEnd = device.written
+            wrote = true
+            // A device that took a whole empty buffer may be unpaced (`null`, a file): asked again
+            // at once, it takes the ring in one pass instead of a cycle per block. A paced device
+            // is full now and comes back next cycle.
+            guard taken == frames, room == device.output.bufferFrames else { break }
+            room = try device.output.writableFrames()
         }
-        let frames = min(available, room, device.blockFrames)
-        // Fewer taken only after a recovered xrun; the rest goes next time round.
-        let taken = try device.output.write(job.directProcessor.process(source, frames: frames), frames: frames)
-        job.ring.commitRead(taken)
-        device.written += taken
-        job.mixed += taken
-        job.lastEnd = device.written
-        afterWrite(device)
+        if wrote {
+            afterWrite(device)
+        } else if job.endOfInput.load(ordering: .acquiring) {
+            // The decode side commits before it sets endOfInput: look once more.
+            if job.ring.readable().frames == 0 { job.inputEnded = true }
+        } else {
+            waitForData(job, device)
+        }
     }
 
     /// Several streams, or one being ducked or faded: one block through the mixer.
