@@ -13,12 +13,14 @@ struct AnnounceCommand: ParsableCommand {
             EXIT STATUS
               0   played to the end (or the command succeeded)
               64  usage error (unknown command or option, value out of range)
-              65  input is not decodable audio / corrupt (alert: not PCM WAV/CAF/AIFF,
-                  or longer than 30 s)
+              65  input is not decodable audio / corrupt, or a format announce does not
+                  play (AAC, WMA, ...: named); alert: not PCM WAV/CAF/AIFF, or longer
+                  than 30 s
               66  input cannot be opened (missing, permission, directory)
-              69  audio device unavailable (missing, busy with --if-busy fail, refused
-                  the format), or the daemon cannot run (unsafe runtime directory,
-                  failed to start)
+              69  audio device unavailable (unknown or cannot open: refused when the item
+                  is accepted; busy with --if-busy fail; refused the format), or the
+                  daemon cannot run, cannot store the request (disk full) or does not
+                  answer (stopped; ANNOUNCE_TIMEOUT)
               70  internal error
               75  not played to the end: dropped, cancelled (skip, stop, clear,
                   cancel), replaced, expired, silenced by quiet mode; for cancel,
