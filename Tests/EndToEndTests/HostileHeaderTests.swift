@@ -42,4 +42,16 @@ struct HostileHeaderTests {
         let captured = try await Runner.run("/usr/bin/soxi", ["-s", capture])
         #expect(captured.stdout == reference.stdout && !captured.stdout.isEmpty, "\(captured) vs \(reference)")
     }
+
+    @Test("--loops 1000000 of a clip over 1000 s is accepted (its wait estimate is past any real wait, not an error)")
+    func manyLoopsOfALongClip() async throws {
+        let path = try Harness.capturePath("long-8k")
+        try Sox.tone(path, frequency: 440, seconds: 1001, rate: 8000, channels: 1)
+        defer { unlink(path) }
+        try await withDaemonRuntime { runtime in
+            let queued = try await runtime.announce(["play", "--no-wait", "--loops", "1000000", "-d", "null", path])
+            #expect(queued.status == 0 && queued.stderr.isEmpty, "\(queued)")
+            try await runtime.control("stop")
+        }
+    }
 }
