@@ -54,4 +54,13 @@ struct HostileHeaderTests {
             try await runtime.control("stop")
         }
     }
+
+    @Test("an error about a file whose name holds a newline is still one line on stderr")
+    func aNewlineInANameStaysOneLine() async throws {
+        let path = try Harness.capturePath("name").replacingOccurrences(of: "/name-", with: "/bad\nname-")
+        try Data("not audio".utf8).write(to: URL(fileURLWithPath: path))
+        defer { unlink(path) }
+        let play = try await Runner.announce(["play", "-d", "null", path])
+        #expect(play.status == 65 && play.stderrLines.count == 1 && play.stderr.contains("bad\\nname"), "\(play)")
+    }
 }
