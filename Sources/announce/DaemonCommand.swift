@@ -56,7 +56,8 @@ struct DaemonCommand: ParsableCommand {
             configuration.configStamp = configStamp
             // Started by a person or systemd: take over from an auto-started daemon.
             if readyFd == nil, let running = try runningDaemon(runtime) {
-                guard running.idleExit != nil, takeOver(running.pid, runtime: runtime) else {
+                // A daemon someone started on purpose, even with --idle-exit, is left alone.
+                guard running.autoStarted == true, takeOver(running.pid, runtime: runtime) else {
                     return printError("already running (pid \(running.pid))")
                 }
                 logger.info("took over from the auto-started daemon (pid \(running.pid))")

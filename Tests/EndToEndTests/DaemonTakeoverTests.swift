@@ -15,6 +15,7 @@ struct DaemonTakeoverTests {
             let autoStatus = try await runtime.announce(["status", "--json"])
             let autoObject = try #require(try JSONSerialization.jsonObject(with: Data(autoStatus.stdout.utf8)) as? [String: Any])
             #expect(autoObject["idleExit"] as? Double == 30, "an auto-started daemon says it exits when idle: \(autoStatus)")
+            #expect(autoObject["autoStarted"] as? Bool == true, "\(autoStatus)")
 
             let permanent = try await runtime.startDaemon(device: "null")
             let status = try await runtime.status()
@@ -25,6 +26,16 @@ struct DaemonTakeoverTests {
             #expect(second.status == 0 && second.stderrLines == ["announce: already running (pid \(permanent.pid))"], "\(second)")
             #expect(permanent.isRunning)
             try await runtime.control("resume")
+        }
+    }
+
+    @Test("a daemon a person started with --idle-exit is not taken over: already running, exit 0")
+    func aPermanentDaemonWithAnIdleExitIsLeftAlone() async throws {
+        try await withDaemonRuntime { runtime in
+            let first = try await runtime.startDaemon(device: "null", arguments: ["--idle-exit", "10m"])
+            let second = try await runtime.announce(["daemon", "--device", "null"], killAfter: 10)
+            #expect(second.status == 0 && second.stderrLines == ["announce: already running (pid \(first.pid))"], "\(second)")
+            #expect(first.isRunning)
         }
     }
 }

@@ -829,6 +829,7 @@ public final class Daemon {
         status.holds = scheduler.holds.isEmpty ? nil : scheduler.holds.sorted()
         if scheduler.isPaused { status.pausedSince = runtime.pausedSince }
         status.idleExit = configuration.idleExit
+        status.autoStarted = configuration.readyFD != nil ? true : nil  // clients start daemons with a ready fd
         return status
     }
 
