@@ -48,7 +48,7 @@ struct ReliabilityTests {
         }
     }
 
-    @Test("a stopped daemon: status and play exit 69 within seconds naming its pid; the abandoned play never plays")
+    @Test("a stopped daemon: status, play, alert and pause exit 69 within seconds naming its pid; what they asked for is never done")
     func aStoppedDaemonFailsClientsClearly() async throws {
         try await withDaemonRuntime { runtime in
             let capture = try Harness.capturePath("stopped")
@@ -56,16 +56,20 @@ struct ReliabilityTests {
             daemon.signal(SIGSTOP)
             let status = try await runtime.announce(["status"], killAfter: 20)
             let play = try await runtime.announce(["play", try Tones.clip(440)], killAfter: 20)
+            let alert = try await runtime.announce(["alert", try Tones.clip(550)], killAfter: 20)
+            let pause = try await runtime.announce(["pause"], killAfter: 20)
             daemon.signal(SIGCONT)
-            for (name, result) in [("status", status), ("play", play)] {
+            for (name, result) in [("status", status), ("play", play), ("alert", alert), ("pause", pause)] {
                 #expect(result.status == 69 && result.signal == nil, "\(name): \(result)")
                 #expect(result.stderrLines == ["announce: the daemon (pid \(daemon.pid)) does not answer on \(runtime.socketPath): it is stopped (kill -CONT \(daemon.pid) lets it go on)"],
                         "\(name): \(result)")
             }
-            // Continued, the daemon reads the play its client gave up on, and drops it.
-            _ = try await logLine("a play request whose client already left is dropped", in: { daemon.log.split(separator: "\n").map(String.init) })
+            // Continued, the daemon reads the requests their clients gave up on, and drops them.
+            for op in ["play", "alert", "pause"] {
+                _ = try await logLine("dropped the \(op) request of a client that already left", in: { daemon.log.split(separator: "\n").map(String.init) })
+            }
             let after = try await runtime.status()
-            #expect(after.playing == nil && after.queued.isEmpty, "\(after)")
+            #expect(after.playing == nil && after.queued.isEmpty && !after.paused, "\(after)")
             #expect(!daemon.log.contains(": played"), "nothing may play: \(daemon.log)")
         }
     }

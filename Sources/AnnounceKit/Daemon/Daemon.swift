@@ -409,6 +409,12 @@ public final class Daemon {
         } catch {
             return reject(connection, "malformed request: not a JSON object")
         }
+        // Its client gave up (a stopped daemon told it "not done", exit 69) and left: doing it
+        // now would make a retry do it twice. Reading requests are moot; a cancel is always
+        // safe (it ends what its own client queued: the Ctrl-C handler sends one and exits).
+        if ![.cancel, .status, .wait, .events].contains(request.op), connection.peerHungUp {
+            return logger.warning("dropped the \(request.op.rawValue) request of a client that already left")
+        }
         let now = clock()
         switch request.op {
         case .play: enqueue(request, from: connection, now: now)
@@ -479,8 +485,6 @@ public final class Daemon {
     }
 
     private func enqueue(_ request: Request, from connection: Connection, now: Double) {
-        // Its client timed out and told its caller "not played": playing it now would make a retry play twice.
-        guard !connection.peerHungUp else { return logger.warning("a play request whose client already left is dropped") }
         guard let requests = request.items, !requests.isEmpty else { return reject(connection, "play needs at least one item") }
         guard requests.count <= 1000 else { return reject(connection, "at most 1000 items per request") }
         var items: [(QueueItem, Bool)] = []
