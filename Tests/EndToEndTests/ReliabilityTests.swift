@@ -235,7 +235,7 @@ struct ReliabilityTests {
     }
 
     /// A real full disk under the runtime directory: a 256 KiB tmpfs, filled once the daemon runs.
-    @Test("a full disk: play exits 69 with one line saying so, the queue keeps its items, and space coming back is enough",
+    @Test("a full disk: play and quiet on exit 69 with one line saying so, the queue keeps its items, and space coming back is enough",
           .enabled(if: getuid() == 0, "needs root to mount a small tmpfs (skipped: not root)"))
     func aFullDiskRefusesClearlyAndLosesNothing() async throws {
         let mountPoint = try Harness.workResult.get().path + "/full-\(getpid())"
@@ -259,6 +259,9 @@ struct ReliabilityTests {
             #expect(refused.status == 69, "\(refused)")
             #expect(refused.stderrLines.count == 1 && refused.stderr.contains("No space left on device"), "\(refused)")
             #expect(try await runtime.status().queued.map(\.path) == [try Tones.clip(300)], "nothing lost, nothing half-queued")
+            let quiet = try await runtime.announce(["quiet", "on"])
+            #expect(quiet.status == 69 && quiet.stderrLines.count == 1 && quiet.stderr.contains("No space left on device"), "\(quiet)")
+            #expect(try await runtime.status().quiet != true, "a switch a restart would forget is not taken")
 
             ftruncate(filler, 0)
             let again = try await runtime.announce(["play", "--no-wait", try Tones.clip(400)])

@@ -466,8 +466,12 @@ public final class Daemon {
             guard until <= now + TimeSpan.longest.seconds else { return reject(connection, "quiet until: the time is too far ahead") }
             setting = .until(until)
         }
+        // Kept across restarts or not taken at all: a switch that a restart would forget is refused.
+        do { try runtime.saveQuietSetting(setting) } catch {
+            logger.error("\(error.description)")
+            return connection.send(WireProtocol.encode(Reply.failure(error.exitCode, "quiet mode not changed: \(error.description)")))
+        }
         quiet.setting = setting
-        do { try runtime.saveQuietSetting(setting) } catch { logger.error("\(error.description)") }
         let state = quiet.state(at: now)
         logger.info("quiet \(setting.kind.rawValue): quiet mode is \(state.quiet ? "on" : "off") (\(state.reason))")
         emit(Event(.quiet, time: now, reason: state.reason, quiet: state.quiet, state: setting.kind, until: state.until))
