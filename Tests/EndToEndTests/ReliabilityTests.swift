@@ -275,4 +275,15 @@ struct ReliabilityTests {
         await runtime.cleanup()
     }
 
+
+    @Test("ANNOUNCE_TIMEOUT that is no duration above 0 is a usage error naming it, not a silent 30 s")
+    func aBadTimeoutIsAUsageError() async throws {
+        for value in ["abc", "0", "-1"] {
+            let result = try await Runner.announce(["status"], environment: ["ANNOUNCE_TIMEOUT": value])
+            #expect(result.status == 64 && result.stderrLines.count == 1
+                    && result.stderr.hasPrefix("announce: ANNOUNCE_TIMEOUT=\(value): "), "\(value): \(result)")
+        }
+        let fine = try await Runner.announce(["status"], environment: ["ANNOUNCE_TIMEOUT": "1m30s"])
+        #expect(fine.status == 0, "\(fine)")
+    }
 }
