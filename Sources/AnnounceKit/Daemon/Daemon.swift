@@ -18,6 +18,9 @@ public final class Daemon {
         public var idleExit: Double?
         /// Written "ready\n" once the socket listens (the auto-starting client waits on it).
         public var readyFD: Int32?
+        /// The clients' spawn lock, held by `announce daemon` across a takeover and closed once
+        /// the socket listens: a client that finds no daemon meanwhile waits, then finds this one.
+        public var spawnLockFD: Int32?
         /// How long the device stays open after the queue empties: short, because an open
         /// stream keeps the desktop's role ducking (and other programs) waiting.
         public var deviceGrace: Double = 0.1
@@ -217,6 +220,7 @@ public final class Daemon {
     }
 
     private func notifyReady(_ word: String) {
+        if let lock = configuration.spawnLockFD { close(lock) }
         guard let fd = configuration.readyFD else { return }
         let bytes = Array((word + "\n").utf8)
         _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
