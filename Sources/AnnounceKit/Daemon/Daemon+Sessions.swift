@@ -15,7 +15,8 @@ extension Daemon {
     func alert(_ request: Request, from connection: Connection, now: Double) {
         guard let alert = request.alert else { return reject(connection, "alert needs an \"alert\"") }
         if let problem = Self.problem(with: alert) { return reject(connection, "alert: \(problem)") }
-        if let failure = deviceFailure([alert.device ?? configuration.device], environment: alert.environment) {
+        var passed: Set<String> = []
+        if let failure = deviceFailure([alert.device ?? configuration.device], environment: alert.environment, passed: &passed) {
             return connection.sendAndClose(WireProtocol.encode(Reply.failure(failure.exitCode, failure.description)))
         }
         // At once or not at all: a busy device fails it (69) instead of making it wait.

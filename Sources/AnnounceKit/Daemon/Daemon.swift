@@ -137,7 +137,7 @@ public final class Daemon {
                     try ALSAOutput(device: device, request: request)
                 },
                 probeDevice: @escaping DeviceProber = { device, environment throws(AnnounceError) in
-                    try DeviceProbe.check(device, environment: environment)
+                    try BoundedProbe.check { () throws(AnnounceError) in try DeviceProbe.check(device, environment: environment) }
                 }) {
         self.runtime = runtime
         self.probeDevice = probeDevice
@@ -496,6 +496,7 @@ public final class Daemon {
         guard let requests = request.items, !requests.isEmpty else { return reject(connection, "play needs at least one item") }
         guard requests.count <= 1000 else { return reject(connection, "at most 1000 items per request") }
         var items: [(QueueItem, Bool)] = []
+        var passed: Set<String> = []  // devices checked for this request: each once, not per item
         for (index, itemRequest) in requests.enumerated() {
             if let problem = Self.problem(with: itemRequest) { return reject(connection, "items[\(index)]: \(problem)") }
             // A missing device is the daemon's own: it must not come twice either.
@@ -504,7 +505,7 @@ public final class Daemon {
                 return reject(connection, "items[\(index)]: device \(configuration.device) (the daemon's) is given twice")
             }
             // A device that cannot play fails the request now: nothing queued, nothing preempted.
-            if let failure = deviceFailure(devices, environment: itemRequest.clip.environment) {
+            if let failure = deviceFailure(devices, environment: itemRequest.clip.environment, passed: &passed) {
                 return connection.sendAndClose(WireProtocol.encode(Reply.failure(failure.exitCode, failure.description)))
             }
             let eligibleAt = itemRequest.at ?? itemRequest.delay.map { now + $0 }
@@ -582,9 +583,10 @@ public final class Daemon {
     /// The first of `devices` that cannot be opened here, as its error. Devices that have played
     /// in this daemon (a later failure is waited for or reported like one mid-play) and those
     /// lost mid-play (waited for) are not probed again: the check costs a connection to a sound server.
-    func deviceFailure(_ devices: [String], environment: [String: String]?) -> AnnounceError? {
-        for device in devices where !playedDevices.contains(device) && !lostDevices.contains(device) {
+    func deviceFailure(_ devices: [String], environment: [String: String]?, passed: inout Set<String>) -> AnnounceError? {
+        for device in devices where !playedDevices.contains(device) && !lostDevices.contains(device) && !passed.contains(device) {
             do { try probeDevice(device, environment) } catch { return error }
+            passed.insert(device)
         }
         return nil
     }

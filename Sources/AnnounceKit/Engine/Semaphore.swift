@@ -23,6 +23,19 @@ final class Semaphore: @unchecked Sendable {
     func wait() {
         while sem_wait(handle) != 0 && errno == EINTR {}
     }
+
+    /// Waits at most `seconds`; false when the time ran out first.
+    func wait(seconds: Double) -> Bool {
+        var deadline = timespec()
+        clock_gettime(CLOCK_REALTIME, &deadline)  // sem_timedwait's clock
+        let nanoseconds = Int(deadline.tv_nsec) + Int(seconds * 1e9)
+        deadline.tv_sec += nanoseconds / 1_000_000_000
+        deadline.tv_nsec = nanoseconds % 1_000_000_000
+        while sem_timedwait(handle, &deadline) != 0 {
+            if errno != EINTR { return false }
+        }
+        return true
+    }
 }
 
 /// A wake-up that costs one atomic exchange to signal when nobody is asleep,
