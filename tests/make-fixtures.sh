@@ -271,6 +271,25 @@ mod[0:10] = b'song name\x00'
 mod[1080:1084] = b'M.K.'
 put('mod', bytes(mod))
 EOF
+# AAC behind an ID3v2 tag (as taggers leave it), and MP3 in MP4 (not AAC).
+printf 'ID3\3\0\0\0\0\0\20%016d' 0 | cat - "$UNS/aac-adts.wav" >"$UNS/aac-id3.wav"
+"${FF[@]}" -i "$WORK/containers.wav" -c:a libmp3lame -f mp4 "${FFOUT[@]}" "$UNS/mp3-mp4.wav"
+
+# Files that are not audio at all, made by their own tools where one is at hand: named by
+# their magic numbers. A program with its ELF header wiped must not pass for MPEG audio after
+# junk (machine code is full of byte pairs that read as frame headers).
+NOT="$OUT/notaudio"
+mkdir -p "$NOT"
+cp "$(command -v ls)" "$NOT/elf.wav"
+python3 -c 'import sys; d = bytearray(open(sys.argv[1], "rb").read()); d[:64] = bytes(64); open(sys.argv[2], "wb").write(d)' \
+    "$NOT/elf.wav" "$NOT/headless-elf.wav"
+gzip -c "$NOT/elf.wav" >"$NOT/gzip.wav"
+python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1], "w").write(sys.argv[2], "ls")' "$NOT/zip.wav" "$NOT/elf.wav"
+"${FF[@]}" -f lavfi -i color=red:s=16x16 -frames:v 1 -f image2 -c:v png "$NOT/png.wav"
+"${FF[@]}" -f lavfi -i color=red:s=16x16 -frames:v 1 -f image2 -c:v mjpeg "$NOT/jpeg.wav"
+printf '%%PDF-1.4\n%%\342\343\317\323\n1 0 obj\n<< /Type /Catalog >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%%%EOF\n' >"$NOT/pdf.wav"
+printf 'hello, this is text.\n' | iconv -f UTF-8 -t UTF-16 >"$NOT/utf16-text.wav"
+
 # Binary data whose first bytes happen to be printable: never "text".
 printf 'FORM\0\0\1\0MAUDjunk\0\0\0' >"$BAD/printable-binary.wav"
 
