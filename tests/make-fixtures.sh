@@ -344,6 +344,24 @@ EOF
 for f in zero-total small-total beyond-total lost-sync junk-before-frames cut big-metadata; do
     "${FF[@]}" -i "$DMG/$f.flac" -c:a pcm_s16le -f s16le "$DMG/$f.flac.ref.s16" 2>/dev/null  # it reports the damage
 done
+# Ogg Vorbis and Opus cut in a transfer: no last page, so libsndfile gives no length. The
+# references are ffmpeg's float decodes of what is there (Opus's bit-identical to libopus).
+"${FF[@]}" -f lavfi -i sine=f=440:d=10 -ac 2 -c:a libopus -b:a 64k "${FFOUT[@]}" "$WORK/long.opus"
+"${FF[@]}" -f lavfi -i sine=f=440:d=10 -ac 2 -c:a libvorbis -q:a 2 "${FFOUT[@]}" "$WORK/long.ogg"
+for f in long.opus long.ogg; do
+    head -c $(($(stat -c %s "$WORK/$f") * 7 / 10)) "$WORK/$f" >"$DMG/cut.${f#long.}"
+done
+"${FF[@]}" -request_sample_fmt flt -c:a libopus -i "$DMG/cut.opus" -map 0:a -c:a pcm_f32le -f f32le "$DMG/cut.opus.ref.f32"
+"${FF[@]}" -i "$DMG/cut.ogg" -map 0:a -c:a pcm_f32le -f f32le "$DMG/cut.ogg.ref.f32"
+# Cut inside its first audio page (the first with a granule position): nothing decodes.
+python3 - "$WORK/long.ogg" "$DMG/cut-before-audio.ogg" <<'EOF'
+import struct, sys
+data = open(sys.argv[1], 'rb').read()
+at = 0
+while struct.unpack_from('<q', data, at + 6)[0] <= 0:
+    at += 27 + data[at + 26] + sum(data[at + 27:at + 27 + data[at + 26]])
+open(sys.argv[2], 'wb').write(data[:at + 100])
+EOF
 # PCM files cut short in a transfer: their headers still give the whole length.
 head -c 100000 "$OUT/wav16-stereo.wav" >"$DMG/cut.wav"
 head -c 30000 "$OUT/clip.aiff" >"$DMG/cut.aiff"

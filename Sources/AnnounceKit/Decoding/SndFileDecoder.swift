@@ -20,6 +20,11 @@ public final class SndFileDecoder: AudioDecoder {
     private let promisedFrames: Int64?
     /// A cut CAF is read through a view giving its data chunk the size that is there.
     private let patchedView: PatchedFile?
+    /// libsndfile gives no length (SF_COUNT_MAX: a cut Ogg file has no last page to read it
+    /// from): `LengthCount` counts it by decoding.
+    private let lengthUnknown: Bool
+    /// An Ogg stream of unknown length whose last page is cut or lacks the end-of-stream flag.
+    private let oggCut: Bool
 
     /// Takes ownership of `fd` (closed with the decoder, or here on failure).
     init(path: String, fd: Int32, container: SniffedContainer) throws(AnnounceError) {
@@ -41,6 +46,9 @@ public final class SndFileDecoder: AudioDecoder {
             throw .undecodable(path: path, reason: "not decodable audio (\(reason))")
         }
         self.file = file
+        // Any length beyond a day at 768 kHz is libsndfile's "unknown", not a length.
+        lengthUnknown = sfInfo.frames > 86_400 * Int64(maxSampleRate)
+        oggCut = lengthUnknown && container == .ogg && Self.oggStreamIsCut(fd: fd)
         do {
             info = try Self.describe(sfInfo, path: path, sniffed: container)
         } catch {
@@ -51,6 +59,10 @@ public final class SndFileDecoder: AudioDecoder {
         promisedFrames = declared.flatMap { $0 > Int64(sfInfo.frames) ? $0 : nil }
         info.damage = promisedFrames.map {
             DamageWarning.truncated(played: Int64(sfInfo.frames), promised: $0, sampleRate: info.sampleRate)
+        }
+        if lengthUnknown {
+            info.frames = nil
+            try ensureSomethingDecodes()  // deinit closes the file
         }
     }
 
@@ -70,9 +82,58 @@ public final class SndFileDecoder: AudioDecoder {
                 truncationWarning = "stopped after \(framesRead) frames: \(String(cString: sf_strerror(file)))"
             } else if promisedFrames != nil {
                 truncationWarning = info.damage
+            } else if oggCut {
+                truncationWarning = DamageWarning.truncated(played: framesRead, sampleRate: info.sampleRate)
             }
         }
         return Int(got)
+    }
+
+    public var lengthIsExact: Bool { !lengthUnknown }
+
+    /// Decodes to the end so `info.frames` is what plays (the length libsndfile did not give).
+    public func scanForExactLength() throws(AnnounceError) {
+        guard lengthUnknown else { return }
+        let start = framesRead
+        try seek(toFrame: 0)
+        let chunk = 4096
+        let scratch = UnsafeMutableRawPointer.allocate(byteCount: chunk * info.channels * 4, alignment: 16)
+        defer { scratch.deallocate() }
+        while try read(into: scratch, frames: chunk, as: .float32) > 0 {}
+        info.frames = framesRead
+        info.damage = truncationWarning
+        truncationWarning = nil
+        try seek(toFrame: start)
+    }
+
+    /// A file of which not one frame decodes is refused at once, not played as silence.
+    private func ensureSomethingDecodes() throws(AnnounceError) {
+        var sample = [Float](repeating: 0, count: info.channels * 64)
+        let got = sample.withUnsafeMutableBytes { sf_readf_float(file, $0.baseAddress!.assumingMemoryBound(to: Float.self), 64) }
+        guard got > 0 else {
+            throw .undecodable(path: path, reason: oggCut ? "cut before its first audio page" : "holds no audio frames")
+        }
+        try seek(toFrame: 0)
+    }
+
+    /// True when an Ogg file's last page is incomplete or not marked end of stream.
+    private static func oggStreamIsCut(fd: Int32) -> Bool {
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { return false }
+        let size = Int(status.st_size), tailLength = min(size, 1 << 16)
+        var tail = [UInt8](repeating: 0, count: tailLength)
+        guard tail.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, tailLength, off_t(size - tailLength)) }) == tailLength else {
+            return false
+        }
+        let capture = Array("OggS".utf8)
+        // The last page header in the tail: its segment table gives the page's length.
+        guard let page = stride(from: tailLength - 27, through: 0, by: -1).first(where: { tail[$0...].starts(with: capture) }) else {
+            return true
+        }
+        let segments = Int(tail[page + 26])
+        guard page + 27 + segments <= tailLength else { return true }
+        let length = 27 + segments + tail[page + 27..<page + 27 + segments].reduce(0) { $0 + Int($1) }
+        return page + length != tailLength || tail[page + 5] & 0x04 == 0
     }
 
     public func seek(toFrame frame: Int64) throws(AnnounceError) {
