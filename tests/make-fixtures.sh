@@ -162,6 +162,13 @@ tone "$WORK/opus-src.wav" 48000 2 16 signed-integer 1.0 440 660
 # libopus through ffmpeg, asked for float output (its default is int16).
 "${FF[@]}" -request_sample_fmt flt -c:a libopus -i "$OUT/opus.opus" -map 0:a -c:a pcm_f32le -f f32le "$OUT/opus.opus.ref.f32"
 
+# 5.1 Vorbis and Opus (300..800 Hz in FL FR FC LFE BL BR): stored in Vorbis channel order,
+# ffmpeg's decodes give them in WAV order.
+"${FF[@]}" -i "$WORK/six.wav" -c:a libvorbis "${FFOUT[@]}" "$OUT/vorbis-6ch.ogg"
+"${FF[@]}" -i "$OUT/vorbis-6ch.ogg" -map 0:a -c:a pcm_f32le -f f32le "$OUT/vorbis-6ch.ogg.ref.f32"
+"${FF[@]}" -i "$WORK/six.wav" -c:a libopus "${FFOUT[@]}" "$OUT/opus-6ch.opus"
+"${FF[@]}" -request_sample_fmt flt -c:a libopus -i "$OUT/opus-6ch.opus" -map 0:a -c:a pcm_f32le -f f32le "$OUT/opus-6ch.opus.ref.f32"
+
 "${FF[@]}" -i "$OUT/wav16-stereo.wav" -c:a libmp3lame -b:a 128k "${FFOUT[@]}" "$OUT/cbr128.mp3"
 "${FF[@]}" -i "$OUT/wav16-stereo.wav" -c:a libmp3lame -q:a 4 "${FFOUT[@]}" "$OUT/vbr.mp3"
 "${FF[@]}" -i "$OUT/speech.wav" -c:a libmp3lame -b:a 64k "${FFOUT[@]}" "$OUT/mono.mp3"

@@ -23,6 +23,8 @@ public final class SndFileDecoder: AudioDecoder {
     /// libsndfile gives no length (SF_COUNT_MAX: a cut Ogg file has no last page to read it
     /// from): `LengthCount` counts it by decoding.
     private let lengthUnknown: Bool
+    /// Vorbis and Opus decode in Vorbis channel order; nil when that is already WAV/ALSA order.
+    private let wavOrder: [Int]?
     /// An Ogg stream of unknown length whose last page is cut or lacks the end-of-stream flag.
     private let oggCut: Bool
 
@@ -48,6 +50,9 @@ public final class SndFileDecoder: AudioDecoder {
         self.file = file
         // Any length beyond a day at 768 kHz is libsndfile's "unknown", not a length.
         lengthUnknown = sfInfo.frames > 86_400 * Int64(maxSampleRate)
+        // libsndfile neither reorders Vorbis/Opus channels nor tells their map (SFC_GET_CHANNEL_MAP_INFO).
+        let minor = Int(announce_sf_minor(sfInfo.format))
+        wavOrder = minor == SF_FORMAT_VORBIS || minor == SF_FORMAT_OPUS ? VorbisChannelOrder.wavOrder(channels: Int(sfInfo.channels)) : nil
         oggCut = lengthUnknown && container == .ogg && Self.oggStreamIsCut(fd: fd)
         do {
             info = try Self.describe(sfInfo, path: path, sniffed: container)
@@ -76,6 +81,9 @@ public final class SndFileDecoder: AudioDecoder {
         case .int16: sf_readf_short(file, buffer.assumingMemoryBound(to: Int16.self), count)
         }
         framesRead += Int64(got)
+        if let wavOrder, got > 0 {
+            VorbisChannelOrder.reorder(buffer.assumingMemoryBound(to: Float.self), frames: Int(got), to: wavOrder)
+        }
         if got < count, truncationWarning == nil {
             if sf_error(file) != 0 {
                 // libsndfile decoded what it could; say why it stopped instead of failing the clip.
@@ -156,6 +164,33 @@ public final class SndFileDecoder: AudioDecoder {
         }
         return AudioFileInfo(container: container, codec: codec, sampleRate: Int(sf.samplerate),
                              channels: Int(sf.channels), frames: Int64(sf.frames), exactSampleFormat: exact)
+    }
+}
+
+/// Vorbis I's channel order (spec section 4.3.9, also Opus's mapping family 1) against WAV's and
+/// ALSA's (FL FR FC LFE BL BR SL SR): the centre comes second and the LFE last in Vorbis.
+enum VorbisChannelOrder {
+    /// For each WAV position, the Vorbis channel that goes there; nil when the orders agree.
+    static func wavOrder(channels: Int) -> [Int]? {
+        switch channels {
+        case 3: [0, 2, 1]  // L C R
+        case 5: [0, 2, 1, 3, 4]  // FL C FR BL BR
+        case 6: [0, 2, 1, 5, 3, 4]  // FL C FR BL BR LFE
+        case 7: [0, 2, 1, 6, 5, 3, 4]  // FL C FR SL SR BC LFE
+        case 8: [0, 2, 1, 7, 5, 6, 3, 4]  // FL C FR SL SR BL BR LFE
+        default: nil  // mono, stereo, quad (FL FR BL BR) and beyond 8 (no defined order)
+        }
+    }
+
+    /// Reorders interleaved frames in place (no allocation: at most 8 channels).
+    static func reorder(_ samples: UnsafeMutablePointer<Float>, frames: Int, to order: [Int]) {
+        let channels = order.count
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: channels) { frame in
+            for start in stride(from: 0, to: frames * channels, by: channels) {
+                for channel in 0..<channels { frame[channel] = samples[start + order[channel]] }
+                for channel in 0..<channels { samples[start + channel] = frame[channel] }
+            }
+        }
     }
 }
 
