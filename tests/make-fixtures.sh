@@ -183,8 +183,11 @@ tone "$WORK/opus-src.wav" 48000 2 16 signed-integer 1.0 440 660
 "${SOX[@]}" -n -r 44100 -c 2 -b 16 "$WORK/loud.wav" synth 3 whitenoise vol 0.5
 "${SOX[@]}" "$WORK/quiet.wav" "$WORK/loud.wav" "$WORK/quiet-loud.wav"
 "${FF[@]}" -i "$WORK/quiet-loud.wav" -c:a libmp3lame -q:a 2 -write_xing 0 "${FFOUT[@]}" "$OUT/vbr-no-xing.mp3"
+# 150 s without a Xing header, long enough that counting it takes longer than the first
+# frames take to play on the null device (libmpg123 guesses 30 s from its first frames).
+"${FF[@]}" -f lavfi -i sine=f=440:d=150 -ac 1 -c:a libmp3lame -q:a 9 -write_xing 0 "${FFOUT[@]}" "$OUT/long-no-xing.mp3"
 # mpg123 is gapless by default, as announce is.
-for f in cbr128 vbr mono cover vbr-no-xing; do
+for f in cbr128 vbr mono cover vbr-no-xing long-no-xing; do
     mpg123 -q -e f32 -s "$OUT/$f.mp3" >"$OUT/$f.mp3.ref.f32"
 done
 
