@@ -260,7 +260,8 @@ UNS="$OUT/unsupported"
 mkdir -p "$UNS"
 for codec in "aac-mp4 -c:a aac -f mp4" "alac-mp4 -c:a alac -f mp4" "aac-adts -c:a aac -f adts" \
              "ac3 -c:a ac3 -f ac3" "eac3 -c:a eac3 -f eac3" "wma -c:a wmav2 -f asf" "wavpack -c:a wavpack -f wv" \
-             "tta -c:a tta -f tta" "webm -c:a libopus -f webm" "speex-ogg -c:a libspeex -ar 16000 -ac 1 -f ogg"; do
+             "tta -c:a tta -f tta" "webm -c:a libopus -f webm" "speex-ogg -c:a libspeex -ar 16000 -ac 1 -f ogg" \
+             "alac-caf -c:a alac -f caf" "ima-caf -c:a adpcm_ima_qt -f caf" "opus-caf -c:a libopus -ar 48000 -f caf"; do
     set -- $codec
     name=$1
     shift

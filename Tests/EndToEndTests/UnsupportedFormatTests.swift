@@ -11,6 +11,8 @@ struct UnsupportedFormatTests {
 ("speex-ogg", "Speex in Ogg"), ("midi", "MIDI"), ("ape", "Monkey's Audio (APE)"),
         ("musepack", "Musepack"), ("dsf", "DSD (DSF)"), ("dff", "DSD (DSDIFF)"), ("amr", "AMR"), ("mod", "MOD tracker module"),
         ("aac-id3", "AAC (ADTS)"), ("mp3-mp4", "MP3 in MP4"),
+        // CAF as ffmpeg writes it: libsndfile refuses these encodings.
+        ("alac-caf", "ALAC in CAF (as ffmpeg writes it)"), ("ima-caf", "IMA ADPCM in CAF"), ("opus-caf", "Opus in CAF"),
     ]
 
     @Test("play and info: exit 65, 'announce: FILE: X is not supported'", arguments: cases.map(\.file))

@@ -45,6 +45,9 @@ public final class SndFileDecoder: AudioDecoder {
         }
         guard let file = patchedView?.open(&sfInfo) ?? sf_open_fd(fd, Int32(SFM_READ), &sfInfo, 1) else {
             let reason = String(cString: sf_strerror(nil))
+            if container == .caf, let codec = Self.cafCodec(header) {
+                throw .undecodable(path: path, reason: "\(codec) is not supported")
+            }
             throw .undecodable(path: path, reason: "not decodable audio (\(reason))")
         }
         self.file = file
@@ -112,6 +115,15 @@ public final class SndFileDecoder: AudioDecoder {
         info.damage = truncationWarning
         truncationWarning = nil
         try seek(toFrame: start)
+    }
+
+    /// "Opus in CAF": the codec a CAF's `desc` chunk names (it comes first), for a file
+    /// libsndfile refuses. It reads the ALAC it writes itself, not ffmpeg's.
+    private static func cafCodec(_ header: [UInt8]) -> String? {
+        guard header.count >= 32, header[8..<12].elementsEqual("desc".utf8) else { return nil }
+        let names = ["alac": "ALAC", "ima4": "IMA ADPCM", "opus": "Opus", "aac ": "AAC", ".mp3": "MP3", "flac": "FLAC",
+                     "ac-3": "AC-3", "MAC3": "MACE 3:1", "MAC6": "MACE 6:1", "QDM2": "QDesign"]
+        return names[String(decoding: header[28..<32], as: UTF8.self)].map { $0 == "ALAC" ? "ALAC in CAF (as ffmpeg writes it)" : "\($0) in CAF" }
     }
 
     /// A file of which not one frame decodes is refused at once, not played as silence.
