@@ -65,7 +65,10 @@ import Testing
         #expect(SniffedContainer.mpegStreamStart(frame + frame, isWholeFile: true) == 0)
         #expect(SniffedContainer.mpegStreamStart(frame + frame) == nil)
         #expect(SniffedContainer.mpegStreamStart(junk + frame + frame, isWholeFile: true) == nil)
-        // The channel mode may not change from frame to frame (the last is mono here).
+        // The channel count may not change from frame to frame (the last is mono here); stereo
+        // and joint stereo may (LAME's Info frame says stereo).
+        let stereo = [0xFF, 0xFB, 0x90, 0x04] + [UInt8](repeating: 0, count: 413)
+        #expect(SniffedContainer.mpegStreamStart(junk + stereo + frame + frame + frame) == junk.count)
         let mono = [0xFF, 0xFB, 0x90, 0xC4] + [UInt8](repeating: 0, count: 413)
         #expect(SniffedContainer.mpegStreamStart(junk + frame + frame + frame + mono) == nil)
     }

@@ -59,6 +59,10 @@ struct DamagedFileTests {
         #expect(object["frames"] as? Int == reference.frames, "info's frames vs the reference decode")
         #expect(object["damage"] as? String == test.warning)
         #expect(object["truncated"] as? Bool == (test.warning?.hasPrefix("truncated") ?? false))
+        // cbr128.mp3 damaged: ffmpeg made it at a constant 128 kbit/s.
+        if isFloat && test.file.hasSuffix(".mp3") {
+            #expect(object["codec"] as? String == "MPEG-1 Layer III 128 kbit/s CBR")
+        }
     }
 
     @Test("a FLAC of which nothing decodes: 65 with the reason, nothing played")

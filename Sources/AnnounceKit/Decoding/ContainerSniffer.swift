@@ -150,7 +150,7 @@ public enum SniffedContainer: Equatable, Sendable {
     }
 
     /// Consecutive frames `mpegStreamStart` wants, all of one version, layer, sample rate and
-    /// channel mode.
+    /// channel count.
     static let chainedFrames = 4
 
     /// Where MPEG audio starts in `bytes` (the first bytes of a file, junk or damage before
@@ -161,29 +161,7 @@ public enum SniffedContainer: Equatable, Sendable {
     /// /usr/bin or /usr/lib passes.
     static func mpegStreamStart(_ bytes: [UInt8], isWholeFile: Bool = false) -> Int? {
         func frame(at i: Int) -> (length: Int, key: UInt32)? {
-            guard i + 4 <= bytes.count, isMPEGAudioFrameHeader(bytes[i], bytes[i + 1], bytes[i + 2]),
-                  bytes[i + 3] & 0x3 != 0x2 else { return nil }  // emphasis 2 is reserved
-            let version = Int(bytes[i + 1] >> 3) & 3, layer = Int(bytes[i + 1] >> 1) & 3
-            let bitrateIndex = Int(bytes[i + 2] >> 4), rateIndex = Int(bytes[i + 2] >> 2) & 3, padding = Int(bytes[i + 2] >> 1) & 1
-            guard bitrateIndex != 0 else { return nil }  // free format: no length in the header
-            let mpeg1 = version == 3
-            let table: [Int] = switch (mpeg1, layer) {
-            case (true, 3): [0, 32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448]
-            case (true, 2): [0, 32, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384]
-            case (true, _): [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320]
-            case (false, 3): [0, 32, 48, 56, 64, 80, 96, 112, 128, 144, 160, 176, 192, 224, 256]
-            case (false, _): [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160]
-            }
-            let rate = [44100, 48000, 32000][rateIndex] >> (mpeg1 ? 0 : version == 2 ? 1 : 2)
-            let bitrate = table[bitrateIndex] * 1000
-            let length = switch layer {
-            case 3: (12 * bitrate / rate + padding) * 4
-            case 1 where !mpeg1: 72 * bitrate / rate + padding
-            default: 144 * bitrate / rate + padding
-            }
-            // Version, layer, sample rate and channel mode stay the same from frame to frame.
-            let key = UInt32(bytes[i + 1] & 0xFE) << 16 | UInt32(bytes[i + 2] & 0x0C) << 8 | UInt32(bytes[i + 3] & 0xC0)
-            return (length, key)
+            mpegFrame(bytes, at: i).map { ($0.length, $0.key) }
         }
         var i = 0
         while i + 4 <= bytes.count {
@@ -200,6 +178,36 @@ public enum SniffedContainer: Equatable, Sendable {
             i += 1
         }
         return nil
+    }
+
+    /// The MPEG audio frame whose header is at `i`: its length, what must stay the same from
+    /// frame to frame, and its bitrate index (free format, without a length, is nil).
+    static func mpegFrame(_ bytes: [UInt8], at i: Int) -> (length: Int, key: UInt32, bitrateIndex: Int)? {
+        guard i + 4 <= bytes.count, isMPEGAudioFrameHeader(bytes[i], bytes[i + 1], bytes[i + 2]),
+              bytes[i + 3] & 0x3 != 0x2 else { return nil }  // emphasis 2 is reserved
+        let version = Int(bytes[i + 1] >> 3) & 3, layer = Int(bytes[i + 1] >> 1) & 3
+        let bitrateIndex = Int(bytes[i + 2] >> 4), rateIndex = Int(bytes[i + 2] >> 2) & 3, padding = Int(bytes[i + 2] >> 1) & 1
+        guard bitrateIndex != 0 else { return nil }  // free format: no length in the header
+        let mpeg1 = version == 3
+        let table: [Int] = switch (mpeg1, layer) {
+        case (true, 3): [0, 32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448]
+        case (true, 2): [0, 32, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384]
+        case (true, _): [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320]
+        case (false, 3): [0, 32, 48, 56, 64, 80, 96, 112, 128, 144, 160, 176, 192, 224, 256]
+        case (false, _): [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160]
+        }
+        let rate = [44100, 48000, 32000][rateIndex] >> (mpeg1 ? 0 : version == 2 ? 1 : 2)
+        let bitrate = table[bitrateIndex] * 1000
+        let length = switch layer {
+        case 3: (12 * bitrate / rate + padding) * 4
+        case 1 where !mpeg1: 72 * bitrate / rate + padding
+        default: 144 * bitrate / rate + padding
+        }
+        // Version, layer, sample rate and mono or not stay the same from frame to frame (LAME's
+        // Info frame says stereo before joint-stereo frames).
+        let mono: UInt32 = bytes[i + 3] & 0xC0 == 0xC0 ? 1 : 0
+        let key = UInt32(bytes[i + 1] & 0xFE) << 16 | UInt32(bytes[i + 2] & 0x0C) << 8 | mono
+        return (length, key, bitrateIndex)
     }
 
     /// True when `bytes` read as text: no NUL or other control bytes besides tab, line feed,
