@@ -162,6 +162,13 @@ tone "$WORK/opus-src.wav" 48000 2 16 signed-integer 1.0 440 660
 # libopus through ffmpeg, asked for float output (its default is int16).
 "${FF[@]}" -request_sample_fmt flt -c:a libopus -i "$OUT/opus.opus" -map 0:a -c:a pcm_f32le -f f32le "$OUT/opus.opus.ref.f32"
 
+# 5.1 Vorbis and Opus (300..800 Hz in FL FR FC LFE BL BR): stored in Vorbis channel order,
+# ffmpeg's decodes give them in WAV order.
+"${FF[@]}" -i "$WORK/six.wav" -c:a libvorbis "${FFOUT[@]}" "$OUT/vorbis-6ch.ogg"
+"${FF[@]}" -i "$OUT/vorbis-6ch.ogg" -map 0:a -c:a pcm_f32le -f f32le "$OUT/vorbis-6ch.ogg.ref.f32"
+"${FF[@]}" -i "$WORK/six.wav" -c:a libopus "${FFOUT[@]}" "$OUT/opus-6ch.opus"
+"${FF[@]}" -request_sample_fmt flt -c:a libopus -i "$OUT/opus-6ch.opus" -map 0:a -c:a pcm_f32le -f f32le "$OUT/opus-6ch.opus.ref.f32"
+
 "${FF[@]}" -i "$OUT/wav16-stereo.wav" -c:a libmp3lame -b:a 128k "${FFOUT[@]}" "$OUT/cbr128.mp3"
 "${FF[@]}" -i "$OUT/wav16-stereo.wav" -c:a libmp3lame -q:a 4 "${FFOUT[@]}" "$OUT/vbr.mp3"
 "${FF[@]}" -i "$OUT/speech.wav" -c:a libmp3lame -b:a 64k "${FFOUT[@]}" "$OUT/mono.mp3"
@@ -176,8 +183,11 @@ tone "$WORK/opus-src.wav" 48000 2 16 signed-integer 1.0 440 660
 "${SOX[@]}" -n -r 44100 -c 2 -b 16 "$WORK/loud.wav" synth 3 whitenoise vol 0.5
 "${SOX[@]}" "$WORK/quiet.wav" "$WORK/loud.wav" "$WORK/quiet-loud.wav"
 "${FF[@]}" -i "$WORK/quiet-loud.wav" -c:a libmp3lame -q:a 2 -write_xing 0 "${FFOUT[@]}" "$OUT/vbr-no-xing.mp3"
+# 150 s without a Xing header, long enough that counting it takes longer than the first
+# frames take to play on the null device (libmpg123 guesses 30 s from its first frames).
+"${FF[@]}" -f lavfi -i sine=f=440:d=150 -ac 1 -c:a libmp3lame -q:a 9 -write_xing 0 "${FFOUT[@]}" "$OUT/long-no-xing.mp3"
 # mpg123 is gapless by default, as announce is.
-for f in cbr128 vbr mono cover vbr-no-xing; do
+for f in cbr128 vbr mono cover vbr-no-xing long-no-xing; do
     mpg123 -q -e f32 -s "$OUT/$f.mp3" >"$OUT/$f.mp3.ref.f32"
 done
 
@@ -250,7 +260,8 @@ UNS="$OUT/unsupported"
 mkdir -p "$UNS"
 for codec in "aac-mp4 -c:a aac -f mp4" "alac-mp4 -c:a alac -f mp4" "aac-adts -c:a aac -f adts" \
              "ac3 -c:a ac3 -f ac3" "eac3 -c:a eac3 -f eac3" "wma -c:a wmav2 -f asf" "wavpack -c:a wavpack -f wv" \
-             "tta -c:a tta -f tta" "webm -c:a libopus -f webm" "speex-ogg -c:a libspeex -ar 16000 -ac 1 -f ogg"; do
+             "tta -c:a tta -f tta" "webm -c:a libopus -f webm" "speex-ogg -c:a libspeex -ar 16000 -ac 1 -f ogg" \
+             "alac-caf -c:a alac -f caf" "ima-caf -c:a adpcm_ima_qt -f caf" "opus-caf -c:a libopus -ar 48000 -f caf"; do
     set -- $codec
     name=$1
     shift
@@ -271,6 +282,25 @@ mod[0:10] = b'song name\x00'
 mod[1080:1084] = b'M.K.'
 put('mod', bytes(mod))
 EOF
+# AAC behind an ID3v2 tag (as taggers leave it), and MP3 in MP4 (not AAC).
+printf 'ID3\3\0\0\0\0\0\20%016d' 0 | cat - "$UNS/aac-adts.wav" >"$UNS/aac-id3.wav"
+"${FF[@]}" -i "$WORK/containers.wav" -c:a libmp3lame -f mp4 "${FFOUT[@]}" "$UNS/mp3-mp4.wav"
+
+# Files that are not audio at all, made by their own tools where one is at hand: named by
+# their magic numbers. A program with its ELF header wiped must not pass for MPEG audio after
+# junk (machine code is full of byte pairs that read as frame headers).
+NOT="$OUT/notaudio"
+mkdir -p "$NOT"
+cp "$(command -v ls)" "$NOT/elf.wav"
+python3 -c 'import sys; d = bytearray(open(sys.argv[1], "rb").read()); d[:64] = bytes(64); open(sys.argv[2], "wb").write(d)' \
+    "$NOT/elf.wav" "$NOT/headless-elf.wav"
+gzip -c "$NOT/elf.wav" >"$NOT/gzip.wav"
+python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1], "w").write(sys.argv[2], "ls")' "$NOT/zip.wav" "$NOT/elf.wav"
+"${FF[@]}" -f lavfi -i color=red:s=16x16 -frames:v 1 -f image2 -c:v png "$NOT/png.wav"
+"${FF[@]}" -f lavfi -i color=red:s=16x16 -frames:v 1 -f image2 -c:v mjpeg "$NOT/jpeg.wav"
+printf '%%PDF-1.4\n%%\342\343\317\323\n1 0 obj\n<< /Type /Catalog >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%%%EOF\n' >"$NOT/pdf.wav"
+printf 'hello, this is text.\n' | iconv -f UTF-8 -t UTF-16 >"$NOT/utf16-text.wav"
+
 # Binary data whose first bytes happen to be printable: never "text".
 printf 'FORM\0\0\1\0MAUDjunk\0\0\0' >"$BAD/printable-binary.wav"
 
@@ -325,6 +355,24 @@ EOF
 for f in zero-total small-total beyond-total lost-sync junk-before-frames cut big-metadata; do
     "${FF[@]}" -i "$DMG/$f.flac" -c:a pcm_s16le -f s16le "$DMG/$f.flac.ref.s16" 2>/dev/null  # it reports the damage
 done
+# Ogg Vorbis and Opus cut in a transfer: no last page, so libsndfile gives no length. The
+# references are ffmpeg's float decodes of what is there (Opus's bit-identical to libopus).
+"${FF[@]}" -f lavfi -i sine=f=440:d=10 -ac 2 -c:a libopus -b:a 64k "${FFOUT[@]}" "$WORK/long.opus"
+"${FF[@]}" -f lavfi -i sine=f=440:d=10 -ac 2 -c:a libvorbis -q:a 2 "${FFOUT[@]}" "$WORK/long.ogg"
+for f in long.opus long.ogg; do
+    head -c $(($(stat -c %s "$WORK/$f") * 7 / 10)) "$WORK/$f" >"$DMG/cut.${f#long.}"
+done
+"${FF[@]}" -request_sample_fmt flt -c:a libopus -i "$DMG/cut.opus" -map 0:a -c:a pcm_f32le -f f32le "$DMG/cut.opus.ref.f32"
+"${FF[@]}" -i "$DMG/cut.ogg" -map 0:a -c:a pcm_f32le -f f32le "$DMG/cut.ogg.ref.f32"
+# Cut inside its first audio page (the first with a granule position): nothing decodes.
+python3 - "$WORK/long.ogg" "$DMG/cut-before-audio.ogg" <<'EOF'
+import struct, sys
+data = open(sys.argv[1], 'rb').read()
+at = 0
+while struct.unpack_from('<q', data, at + 6)[0] <= 0:
+    at += 27 + data[at + 26] + sum(data[at + 27:at + 27 + data[at + 26]])
+open(sys.argv[2], 'wb').write(data[:at + 100])
+EOF
 # PCM files cut short in a transfer: their headers still give the whole length.
 head -c 100000 "$OUT/wav16-stereo.wav" >"$DMG/cut.wav"
 head -c 30000 "$OUT/clip.aiff" >"$DMG/cut.aiff"

@@ -304,7 +304,8 @@ struct Play: ParsableCommand {
         return Clip(path: absolutePath(path), device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
                     gain: options.gain, pan: options.pan,
                     loops: options.loops, start: options.start?.seconds, environment: AudioEnvironment.caller(),
-                    seconds: options.loops < 0 ? nil : info.durationSeconds.map { $0 * Double(options.loops + 1) - (options.start?.seconds ?? 0) }
+                    seconds: options.loops < 0 || !decoder.lengthIsExact ? nil
+                        : info.durationSeconds.map { $0 * Double(options.loops + 1) - (options.start?.seconds ?? 0) }
                         .flatMap { $0.isFinite && $0 <= TimeSpan.longest.seconds ? $0 : nil })  // a wait estimate: past any real wait, none
     }
 }

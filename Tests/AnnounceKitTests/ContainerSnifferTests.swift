@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import AnnounceKit
 
@@ -54,11 +55,70 @@ import Testing
         // MPEG-1 Layer III, 128 kbit/s, 44.1 kHz, no padding: 417-byte frames.
         let frame = [0xFF, 0xFB, 0x90, 0x64] + [UInt8](repeating: 0, count: 413)
         let junk = (0..<1000).map { UInt8(truncatingIfNeeded: $0 * 7 + 3) }
-        #expect(SniffedContainer.mpegStreamStart(junk + frame + frame + frame) == junk.count)
-        #expect(SniffedContainer.mpegStreamStart(frame + frame + frame) == 0)
-        // Two chained frames are not enough; nor are three headers at the wrong distances.
-        #expect(SniffedContainer.mpegStreamStart(junk + frame + frame) == nil)
-        #expect(SniffedContainer.mpegStreamStart(junk + frame + [0] + frame + frame) == nil)
+        let four = frame + frame + frame + frame
+        #expect(SniffedContainer.mpegStreamStart(junk + four) == junk.count)
+        #expect(SniffedContainer.mpegStreamStart(four) == 0)
+        // Three chained frames are not enough; nor are four headers at the wrong distances.
+        #expect(SniffedContainer.mpegStreamStart(junk + frame + frame + frame) == nil)
+        #expect(SniffedContainer.mpegStreamStart(junk + frame + [0] + frame + frame + frame) == nil)
+        // A whole file of fewer frames counts when they end at its end, from its first byte only.
+        #expect(SniffedContainer.mpegStreamStart(frame + frame, isWholeFile: true) == 0)
+        #expect(SniffedContainer.mpegStreamStart(frame + frame) == nil)
+        #expect(SniffedContainer.mpegStreamStart(junk + frame + frame, isWholeFile: true) == nil)
+        // The channel count may not change from frame to frame (the last is mono here); stereo
+        // and joint stereo may (LAME's Info frame says stereo).
+        let stereo = [0xFF, 0xFB, 0x90, 0x04] + [UInt8](repeating: 0, count: 413)
+        #expect(SniffedContainer.mpegStreamStart(junk + stereo + frame + frame + frame) == junk.count)
+        let mono = [0xFF, 0xFB, 0x90, 0xC4] + [UInt8](repeating: 0, count: 413)
+        #expect(SniffedContainer.mpegStreamStart(junk + frame + frame + frame + mono) == nil)
+    }
+
+    @Test func takesNoMachineCodeForMPEGAudio() {
+        // A jump table as compilers emit it (from /usr/bin/ar): a chain of 32-byte Layer I frames.
+        let table = [UInt8](repeating: 0x90, count: 100) + Array([[UInt8]](repeating: [0xFF, 0xFF, 0x16, 0xDF], count: 512).joined())
+        #expect(SniffedContainer.mpegStreamStart(table) == nil)
+        // Layer I from the first byte is still MPEG audio: 32 kbit/s at 48 kHz, 32-byte frames.
+        let layerI = [0xFF, 0xFF, 0x14, 0xC0] + [UInt8](repeating: 0, count: 28)
+        #expect(SniffedContainer.mpegStreamStart(Array([[UInt8]](repeating: layerI, count: 4).joined())) == 0)
+    }
+
+    @Test("no program or library on this machine passes for MPEG audio after junk")
+    func noBinaryPassesForMPEG() throws {
+        let folders = ["/usr/bin", "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib"]
+        var checked = 0, passed: [String] = []
+        for folder in folders {
+            for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
+                let path = folder + "/" + name
+                var isDirectory: ObjCBool = false
+                guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
+                      let file = FileHandle(forReadingAtPath: path) else { continue }
+                let start = [UInt8]((try? file.read(upToCount: 65536)) ?? Data())
+                try? file.close()
+                // Past the magic number, as if it were damaged: the search itself must refuse.
+                guard start.count > 64, start.starts(with: [0x7F, 0x45, 0x4C, 0x46]) else { continue }
+                checked += 1
+                if SniffedContainer.mpegStreamStart([UInt8](repeating: 0, count: 64) + start.dropFirst(64)) != nil {
+                    passed.append(path)
+                }
+            }
+        }
+        #expect(checked > 100, "too few ELF files found to mean anything")
+        #expect(passed.isEmpty, "\(passed.count) of \(checked) ELF files pass: \(passed.prefix(10))")
+    }
+
+    @Test func namesWhatIsNotAudio() {
+        #expect(SniffedContainer.sniff([0x7F, 0x45, 0x4C, 0x46, 2, 1, 1, 0] + [UInt8](repeating: 0, count: 8) + [3, 0])
+            == .notAudio("an ELF executable"))
+        #expect(sniff("%PDF-1.7\n") == .notAudio("a PDF document"))
+        #expect(sniff("PK\u{3}\u{4}") == .notAudio("a ZIP archive"))
+        #expect(SniffedContainer.sniff([0x1F, 0x8B, 8, 0]) == .notAudio("gzip-compressed data"))
+        #expect(SniffedContainer.sniff([0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A]) == .notAudio("a PNG image"))
+        #expect(SniffedContainer.sniff([0xFF, 0xD8, 0xFF, 0xE0]) == .notAudio("a JPEG image"))
+        // UTF-16 text's byte order mark reads as a Layer I frame header: text first.
+        let utf16 = [0xFF, 0xFE] + Array("hello".utf16.map { [UInt8($0 & 0xFF), UInt8($0 >> 8)] }.joined())
+        #expect(SniffedContainer.looksLikeText(utf16))
+        #expect(SniffedContainer.sniff(utf16) == .unknown)
+        #expect(!SniffedContainer.looksLikeText([0xFF, 0xFE, 0x00, 0x00]))
     }
 
     @Test func callsOnlyTextText() {

@@ -31,6 +31,8 @@ struct WireEvent: Decodable, Sendable, CustomStringConvertible {
     var reason: String?
     /// Seconds heard: interruption-began's, started's resume point, progress.
     var heard: Double?
+    /// started's and finished's length of the clip, when known.
+    var duration: Double?
     var outcome: WireOutcome?
     var device: String?
     var format: String?

@@ -63,7 +63,8 @@ extension Daemon {
     private func secondsLeft(_ ahead: ArraySlice<QueueItem>) -> Double? {
         var total = 0.0
         if let playing = scheduler.playing {
-            guard let length = playing.clip.seconds else { return nil }
+            // The player's length once known (counted, or what decoded) over the client's.
+            guard let length = seconds(playingTotal, of: playing.id) ?? playing.clip.seconds else { return nil }
             total += max(0, length - (seconds(playing.heardFrames + playingFrames, of: playing.id) ?? 0))
         }
         for item in ahead {

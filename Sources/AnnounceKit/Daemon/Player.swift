@@ -223,8 +223,13 @@ public final class Player: @unchecked Sendable {
         var announced = false
         let result = Result { () throws(AnnounceError) -> PlaybackReport in
             try engine.play(decoder, options: options, control: control) { progress in
+                // One rule for the length shown during and after the play: the header's, or the
+                // exact count once known, or what decoded once the input has ended.
                 var counted: Int64?
-                if let frames = lengthCount?.result {
+                if progress.totalIsFinal, let frames = progress.totalFrames, item.heardFrames + frames != total {
+                    total = item.heardFrames + frames
+                    (counted, lengthCount) = (total, nil)
+                } else if let frames = lengthCount?.result {
                     total = Self.programFrames(fileFrames: frames, startFrame: startFrame, loops: item.clip.loops)
                     (counted, lengthCount) = (total, nil)
                 }
@@ -234,7 +239,7 @@ public final class Player: @unchecked Sendable {
                     details.format = engine.outputFormat?.description
                     group.started(.started(id: item.id, device: device, format: details.format ?? "",
                                            buffering: engine.outputBuffering ?? "",
-                                           sampleRate: info.sampleRate, totalFrames: total))
+                                           sampleRate: info.sampleRate, totalFrames: lengthCount == nil ? total : nil))
                 }
                 // The first route speaks for a multi-route play.
                 if route == 0 {

@@ -71,6 +71,11 @@ enum DamageWarning {
         "truncated: \(tenths(played, sampleRate)) of \(tenths(promised, sampleRate)) s"
     }
 
+    /// "truncated: 14.0 s": the file ends early and its header gave no length to compare with.
+    static func truncated(played: Int64, sampleRate: Int) -> String {
+        "truncated: \(tenths(played, sampleRate)) s"
+    }
+
     /// Data that does not decode was skipped and decoding resumed after it.
     static let skipped = "damaged data skipped"
 

@@ -15,10 +15,17 @@ public enum DecoderRegistry {
         }
         header.removeLast(header.count - count)
         switch SniffedContainer.sniff(header) {
-        case .mpeg where startsAfterID3(fd: fd, header: header, with: "fLaC"):
-            return try FLACDecoder(path: path, fd: fd)  // a tagger's ID3v2 before FLAC: libFLAC skips it
-        case .mpeg:
-            return try MPG123Decoder(path: path, fd: fd)
+        case .mpeg where header.starts(with: Array("ID3".utf8)):
+            // Taggers put ID3v2 before FLAC and AAC too: what follows the tag decides.
+            switch SniffedContainer.sniff(bytes(fd: fd, at: id3TagLength(header), count: SniffedContainer.headerLength)) {
+            case .flac:
+                return try FLACDecoder(path: path, fd: fd)  // libFLAC skips the tag
+            case .unsupported(let format):
+                close(fd)
+                throw .undecodable(path: path, reason: "\(format) is not supported")
+            default:
+                return try MPG123Decoder(path: path, fd: fd)
+            }
         case .flac:
             return try FLACDecoder(path: path, fd: fd)
         case .oggFLAC:
@@ -29,13 +36,18 @@ public enum DecoderRegistry {
         case .unsupported(let format):
             close(fd)
             throw .undecodable(path: path, reason: "\(format) is not supported")
-        case .unknown:
-            // MPEG audio after junk or damaged first frames: mpg123 resyncs to it.
-            var start = [UInt8](repeating: 0, count: 65536)
-            let read = start.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
-            start.removeLast(start.count - max(0, read))
-            if SniffedContainer.mpegStreamStart(start) != nil {
-                return try MPG123Decoder(path: path, fd: fd, skipsLeadingDamage: true)
+        case .notAudio(let format):
+            close(fd)
+            throw .undecodable(path: path, reason: "\(format), not audio")
+        case .unknown where SniffedContainer.looksLikeText(header):
+            close(fd)
+            throw .undecodable(path: path, reason: "unknown format (text, not audio)")
+        case .mpeg, .unknown:
+            // MPEG audio from the first byte, or after junk or damaged first frames (mpg123
+            // resyncs to it): a chain of frames in the first 64 KiB says which.
+            let start = bytes(fd: fd, at: 0, count: 65536)
+            if let offset = SniffedContainer.mpegStreamStart(start, isWholeFile: start.count < 65536) {
+                return try MPG123Decoder(path: path, fd: fd, skipsLeadingDamage: offset > 0)
             }
             // libsndfile knows a few more containers by their bytes (MPC2K, SDS, XI, HTK, MAT, PVF).
             do {
@@ -44,8 +56,7 @@ public enum DecoderRegistry {
                 return decoder
             } catch {
                 close(fd)
-                let what = SniffedContainer.looksLikeText(header) ? "text, not audio" : "starts with \(hex(header.prefix(4)))"
-                throw .undecodable(path: path, reason: "unknown format (\(what))")
+                throw .undecodable(path: path, reason: "unknown format (starts with \(hex(header.prefix(4))))")
             }
         case let container:
             return try SndFileDecoder(path: path, fd: fd, container: container)
@@ -79,12 +90,18 @@ public enum DecoderRegistry {
         }
     }
 
-    /// True when the bytes after the ID3v2 tag that `header` starts with are `magic`.
-    private static func startsAfterID3(fd: Int32, header: [UInt8], with magic: String) -> Bool {
-        guard header.count >= 10, header.starts(with: Array("ID3".utf8)) else { return false }
-        let size = 10 + header[6..<10].reduce(0) { $0 << 7 | Int($1 & 0x7F) } + (header[5] & 0x10 != 0 ? 10 : 0)
-        var bytes = [UInt8](repeating: 0, count: 4)
-        return bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 4, off_t(size)) } == 4 && bytes.elementsEqual(magic.utf8)
+    /// The length of the ID3v2 tag `header` starts with, footer included.
+    private static func id3TagLength(_ header: [UInt8]) -> Int {
+        guard header.count >= 10 else { return header.count }
+        return 10 + header[6..<10].reduce(0) { $0 << 7 | Int($1 & 0x7F) } + (header[5] & 0x10 != 0 ? 10 : 0)
+    }
+
+    /// Up to `count` bytes of the file from `offset` (fewer at its end).
+    private static func bytes(fd: Int32, at offset: Int, count: Int) -> [UInt8] {
+        var bytes = [UInt8](repeating: 0, count: count)
+        let read = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, count, off_t(offset)) }
+        bytes.removeLast(count - max(0, read))
+        return bytes
     }
 
     private static func dup(_ fd: Int32, path: String) throws(AnnounceError) -> Int32 {

@@ -15,6 +15,7 @@ enum MP4Probe {
         while index + 20 <= movie.count {
             if movie[index..<index + 4].elementsEqual(marker) {
                 let fourcc = String(decoding: movie[index + 16..<index + 20], as: UTF8.self)
+                if fourcc == "mp4a", let name = mpeg4AudioObjectType(movie[(index + 20)...]) { return name }
                 if let name = audioCodecs[fourcc] { return name }
                 index += 20
             } else {
@@ -22,6 +23,33 @@ enum MP4Probe {
             }
         }
         return nil
+    }
+
+    /// `mp4a` holds AAC or MPEG-1/2 audio (MP3): its `esds` box's ES descriptor says which,
+    /// in the decoder configuration's object type (ISO/IEC 14496-1, 7.2.6.5).
+    private static func mpeg4AudioObjectType(_ entry: ArraySlice<UInt8>) -> String? {
+        let marker = Array("esds".utf8)
+        guard let at = entry.indices.prefix(256).first(where: { entry[$0...].starts(with: marker) }) else { return nil }
+        var i = at + 8  // "esds", version and flags
+        func descriptor(_ tag: UInt8) -> Bool {  // a tag, then a length in 1 to 4 bytes of 7 bits
+            guard i < entry.endIndex, entry[i] == tag else { return false }
+            i += 1
+            while i < entry.endIndex, entry[i] & 0x80 != 0 { i += 1 }
+            i += 1
+            return true
+        }
+        guard descriptor(0x03), i + 3 <= entry.endIndex else { return nil }
+        let flags = entry[i + 2]
+        i += 3  // ES_ID, flags
+        if flags & 0x80 != 0 { i += 2 }  // depends on an ES
+        if flags & 0x40 != 0, i < entry.endIndex { i += 1 + Int(entry[i]) }  // URL
+        if flags & 0x20 != 0 { i += 2 }  // OCR stream
+        guard descriptor(0x04), i < entry.endIndex else { return nil }
+        return switch entry[i] {
+        case 0x69, 0x6B: "MP3"  // MPEG-2 and MPEG-1 audio
+        case 0x40, 0x66, 0x67, 0x68: "AAC"
+        default: nil
+        }
     }
 
     private static let audioCodecs = [

@@ -79,7 +79,10 @@ public final class MPG123Decoder: AudioDecoder {
             let version = ["1", "2", "2.5"][Int(frameInfo.version) % 3]
             let layer = String(repeating: "I", count: Int(frameInfo.layer))
             // libmpg123 says VBR for any Info/Xing header; LAME writes "Info" for CBR streams.
-            let isCBR = firstFrameTag(fd: fd).map { $0 == "Info" } ?? (frameInfo.vbr == Int32(MPG123_CBR.rawValue))
+            // Without one, the first frames' bitrates tell (libmpg123's flag is the first frame's,
+            // and after damage a false sync's); `scanForExactLength` checks the whole file's average.
+            let leading = leadingFrames(fd: fd)
+            let isCBR = leading?.tag.map { $0 == "Info" } ?? leading?.sameBitrate ?? (frameInfo.vbr == Int32(MPG123_CBR.rawValue))
             let mode = isCBR ? "CBR" : frameInfo.vbr == Int32(MPG123_ABR.rawValue) ? "ABR" : "VBR"
             let kbps = isCBR ? " \(frameInfo.bitrate) kbit/s" : ""
             codec = "MPEG-\(version) Layer \(layer)\(kbps) \(mode)"
@@ -120,7 +123,8 @@ public final class MPG123Decoder: AudioDecoder {
         } else if length > 0 {
             info.frames = length
         }
-        if Self.firstFrameTag(fd: fd) == nil, let frames = info.frames, frames > 0, info.codec.hasSuffix(" CBR") {
+        // A damaged file's size counts bytes that never decode: its average bitrate says nothing.
+        if Self.leadingFrames(fd: fd)?.tag == nil, info.damage == nil, let frames = info.frames, frames > 0, info.codec.hasSuffix(" CBR") {
             noteVBR(frames: frames)
         }
         try seek(toFrame: position)
@@ -202,12 +206,15 @@ public final class MPG123Decoder: AudioDecoder {
         }
     }
 
-    /// "Info", "Xing" or "VBRI" when the first frame (after any ID3v2 tag and junk) is such a header.
-    private static func firstFrameTag(fd: Int32) -> String? {
+    /// The stream's first frames (after any ID3v2 tag and junk): "Info", "Xing" or "VBRI" when
+    /// the first is such a header, and whether the next ones share one bitrate.
+    private static func leadingFrames(fd: Int32) -> (tag: String?, sameBitrate: Bool)? {
         var bytes = [UInt8](repeating: 0, count: 16384)
+        var atEnd = false
         func read(at offset: Int) -> Bool {
             let got = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(offset)) }
             if got > 0 { bytes.removeLast(bytes.count - got) }
+            atEnd = got < 16384
             return got >= 64
         }
         guard read(at: 0) else { return nil }
@@ -215,16 +222,21 @@ public final class MPG123Decoder: AudioDecoder {
             let tag = 10 + bytes[6..<10].reduce(0) { $0 << 7 | Int($1 & 0x7F) } + (bytes[5] & 0x10 != 0 ? 10 : 0)
             guard read(at: tag) else { return nil }
         }
-        let startsWithFrame = SniffedContainer.isMPEGAudioFrameHeader(bytes[0], bytes[1], bytes[2])
-        guard let frame = startsWithFrame ? 0 : SniffedContainer.mpegStreamStart(bytes), frame + 44 <= bytes.count else {
+        // Where frames chain: a lone header at the start may be damage (mpg123 resyncs past it).
+        guard let frame = SniffedContainer.mpegStreamStart(bytes, isWholeFile: atEnd), frame + 44 <= bytes.count else {
             return nil
         }
         // Xing/Info sits after the side information (9 to 32 bytes), VBRI at 32: search there.
-        for offset in frame + 4...frame + 40 {
-            let tag = String(decoding: bytes[offset..<offset + 4], as: UTF8.self)
-            if tag == "Info" || tag == "Xing" || tag == "VBRI" { return tag }
+        let tag = (frame + 4...frame + 40).lazy.map { String(decoding: bytes[$0..<$0 + 4], as: UTF8.self) }
+            .first { $0 == "Info" || $0 == "Xing" || $0 == "VBRI" }
+        // The audio frames after it, as far as this read goes (up to 16).
+        var bitrates = Set<Int>(), at = frame, count = 0
+        while count < 17, let header = SniffedContainer.mpegFrame(bytes, at: at) {
+            if count > 0 || tag == nil { bitrates.insert(header.bitrateIndex) }
+            at += header.length
+            count += 1
         }
-        return nil
+        return (tag, count >= SniffedContainer.chainedFrames && bitrates.count == 1)
     }
 
     private static func errorText(_ h: OpaquePointer) -> String {

@@ -20,6 +20,13 @@ public final class SndFileDecoder: AudioDecoder {
     private let promisedFrames: Int64?
     /// A cut CAF is read through a view giving its data chunk the size that is there.
     private let patchedView: PatchedFile?
+    /// libsndfile gives no length (SF_COUNT_MAX: a cut Ogg file has no last page to read it
+    /// from): `LengthCount` counts it by decoding.
+    private let lengthUnknown: Bool
+    /// Vorbis and Opus decode in Vorbis channel order; nil when that is already WAV/ALSA order.
+    private let wavOrder: [Int]?
+    /// An Ogg stream of unknown length whose last page is cut or lacks the end-of-stream flag.
+    private let oggCut: Bool
 
     /// Takes ownership of `fd` (closed with the decoder, or here on failure).
     init(path: String, fd: Int32, container: SniffedContainer) throws(AnnounceError) {
@@ -39,9 +46,18 @@ public final class SndFileDecoder: AudioDecoder {
         // The view owns `fd` when there is one: libsndfile must not get it too (two closes).
         guard let file = patchedView.map({ $0.open(&sfInfo) }) ?? sf_open_fd(fd, Int32(SFM_READ), &sfInfo, 1) else {
             let reason = String(cString: sf_strerror(nil))
+            if container == .caf, let codec = Self.cafCodec(header) {
+                throw .undecodable(path: path, reason: "\(codec) is not supported")
+            }
             throw .undecodable(path: path, reason: "not decodable audio (\(reason))")
         }
         self.file = file
+        // Any length beyond a day at 768 kHz is libsndfile's "unknown", not a length.
+        lengthUnknown = sfInfo.frames > 86_400 * Int64(maxSampleRate)
+        // libsndfile neither reorders Vorbis/Opus channels nor tells their map (SFC_GET_CHANNEL_MAP_INFO).
+        let minor = Int(announce_sf_minor(sfInfo.format))
+        wavOrder = minor == SF_FORMAT_VORBIS || minor == SF_FORMAT_OPUS ? VorbisChannelOrder.wavOrder(channels: Int(sfInfo.channels)) : nil
+        oggCut = lengthUnknown && container == .ogg && Self.oggStreamIsCut(fd: fd)
         do {
             info = try Self.describe(sfInfo, path: path, sniffed: container)
         } catch {
@@ -52,6 +68,10 @@ public final class SndFileDecoder: AudioDecoder {
         promisedFrames = declared.flatMap { $0 > Int64(sfInfo.frames) ? $0 : nil }
         info.damage = promisedFrames.map {
             DamageWarning.truncated(played: Int64(sfInfo.frames), promised: $0, sampleRate: info.sampleRate)
+        }
+        if lengthUnknown {
+            info.frames = nil
+            try ensureSomethingDecodes()  // deinit closes the file
         }
     }
 
@@ -65,15 +85,76 @@ public final class SndFileDecoder: AudioDecoder {
         case .int16: sf_readf_short(file, buffer.assumingMemoryBound(to: Int16.self), count)
         }
         framesRead += Int64(got)
+        if let wavOrder, got > 0 {
+            VorbisChannelOrder.reorder(buffer.assumingMemoryBound(to: Float.self), frames: Int(got), to: wavOrder)
+        }
         if got < count, truncationWarning == nil {
             if sf_error(file) != 0 {
                 // libsndfile decoded what it could; say why it stopped instead of failing the clip.
                 truncationWarning = "stopped after \(framesRead) frames: \(String(cString: sf_strerror(file)))"
             } else if promisedFrames != nil {
                 truncationWarning = info.damage
+            } else if oggCut {
+                truncationWarning = DamageWarning.truncated(played: framesRead, sampleRate: info.sampleRate)
             }
         }
         return Int(got)
+    }
+
+    public var lengthIsExact: Bool { !lengthUnknown }
+
+    /// Decodes to the end so `info.frames` is what plays (the length libsndfile did not give).
+    public func scanForExactLength() throws(AnnounceError) {
+        guard lengthUnknown else { return }
+        let start = framesRead
+        try seek(toFrame: 0)
+        let chunk = 4096
+        let scratch = UnsafeMutableRawPointer.allocate(byteCount: chunk * info.channels * 4, alignment: 16)
+        defer { scratch.deallocate() }
+        while try read(into: scratch, frames: chunk, as: .float32) > 0 {}
+        info.frames = framesRead
+        info.damage = truncationWarning
+        truncationWarning = nil
+        try seek(toFrame: start)
+    }
+
+    /// "Opus in CAF": the codec a CAF's `desc` chunk names (it comes first), for a file
+    /// libsndfile refuses. It reads the ALAC it writes itself, not ffmpeg's.
+    private static func cafCodec(_ header: [UInt8]) -> String? {
+        guard header.count >= 32, header[8..<12].elementsEqual("desc".utf8) else { return nil }
+        let names = ["alac": "ALAC", "ima4": "IMA ADPCM", "opus": "Opus", "aac ": "AAC", ".mp3": "MP3", "flac": "FLAC",
+                     "ac-3": "AC-3", "MAC3": "MACE 3:1", "MAC6": "MACE 6:1", "QDM2": "QDesign"]
+        return names[String(decoding: header[28..<32], as: UTF8.self)].map { $0 == "ALAC" ? "ALAC in CAF (as ffmpeg writes it)" : "\($0) in CAF" }
+    }
+
+    /// A file of which not one frame decodes is refused at once, not played as silence.
+    private func ensureSomethingDecodes() throws(AnnounceError) {
+        var sample = [Float](repeating: 0, count: info.channels * 64)
+        let got = sample.withUnsafeMutableBytes { sf_readf_float(file, $0.baseAddress!.assumingMemoryBound(to: Float.self), 64) }
+        guard got > 0 else {
+            throw .undecodable(path: path, reason: oggCut ? "cut before its first audio page" : "holds no audio frames")
+        }
+        try seek(toFrame: 0)
+    }
+
+    /// True when an Ogg file's last page is incomplete or not marked end of stream.
+    private static func oggStreamIsCut(fd: Int32) -> Bool {
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { return false }
+        let size = Int(status.st_size), tailLength = min(size, 1 << 16)
+        var tail = [UInt8](repeating: 0, count: tailLength)
+        guard tail.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, tailLength, off_t(size - tailLength)) }) == tailLength else {
+            return false
+        }
+        let capture = Array("OggS".utf8)
+        // The last page header in the tail: its segment table gives the page's length.
+        guard let page = stride(from: tailLength - 27, through: 0, by: -1).first(where: { tail[$0...].starts(with: capture) }) else {
+            return true
+        }
+        let segments = Int(tail[page + 26])
+        guard page + 27 + segments <= tailLength else { return true }
+        let length = 27 + segments + tail[page + 27..<page + 27 + segments].reduce(0) { $0 + Int($1) }
+        return page + length != tailLength || tail[page + 5] & 0x04 == 0
     }
 
     public func seek(toFrame frame: Int64) throws(AnnounceError) {
@@ -96,6 +177,33 @@ public final class SndFileDecoder: AudioDecoder {
         }
         return AudioFileInfo(container: container, codec: codec, sampleRate: Int(sf.samplerate),
                              channels: Int(sf.channels), frames: Int64(sf.frames), exactSampleFormat: exact)
+    }
+}
+
+/// Vorbis I's channel order (spec section 4.3.9, also Opus's mapping family 1) against WAV's and
+/// ALSA's (FL FR FC LFE BL BR SL SR): the centre comes second and the LFE last in Vorbis.
+enum VorbisChannelOrder {
+    /// For each WAV position, the Vorbis channel that goes there; nil when the orders agree.
+    static func wavOrder(channels: Int) -> [Int]? {
+        switch channels {
+        case 3: [0, 2, 1]  // L C R
+        case 5: [0, 2, 1, 3, 4]  // FL C FR BL BR
+        case 6: [0, 2, 1, 5, 3, 4]  // FL C FR BL BR LFE
+        case 7: [0, 2, 1, 6, 5, 3, 4]  // FL C FR SL SR BC LFE
+        case 8: [0, 2, 1, 7, 5, 6, 3, 4]  // FL C FR SL SR BL BR LFE
+        default: nil  // mono, stereo, quad (FL FR BL BR) and beyond 8 (no defined order)
+        }
+    }
+
+    /// Reorders interleaved frames in place (no allocation: at most 8 channels).
+    static func reorder(_ samples: UnsafeMutablePointer<Float>, frames: Int, to order: [Int]) {
+        let channels = order.count
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: channels) { frame in
+            for start in stride(from: 0, to: frames * channels, by: channels) {
+                for channel in 0..<channels { frame[channel] = samples[start + order[channel]] }
+                for channel in 0..<channels { samples[start + channel] = frame[channel] }
+            }
+        }
     }
 }
 

@@ -12,6 +12,8 @@ final class ClipFeed {
     private var flushing = false
     private var loopsLeft: Int
     private var framesThisPass: Int64 = 0
+    /// Source frames read over every pass: once the program is out, what it lasts.
+    private(set) var framesDecoded: Int64 = 0
 
     /// Frames asked of the decoder per read: a small first one, so the play starts at once.
     static let chunkFrames = 8192
@@ -38,6 +40,7 @@ final class ClipFeed {
                 let got = try decoder.read(into: destination, frames: min(room, chunk), as: ringFormat)
                 if got > 0 {
                     framesThisPass += Int64(got)
+                    framesDecoded += Int64(got)
                     return got
                 }
                 if try !nextPass() { return nil }
@@ -55,6 +58,7 @@ final class ClipFeed {
                     continue
                 }
                 framesThisPass += Int64(got)
+                framesDecoded += Int64(got)
                 pendingFrames = got
                 pendingOffset = 0
             }

@@ -31,6 +31,9 @@ public struct PlaybackProgress: Equatable, Sendable {
     /// Frames have gone to the device (the first tick comes with the first write, before any
     /// is heard); false only in the final report of a play that wrote nothing.
     public var started = true
+    /// Set once the input has ended: `totalFrames` is then what decoded, not what the header
+    /// said (a truncated file's are fewer).
+    public var totalIsFinal = false
 }
 
 public struct PlaybackReport: Equatable, Sendable {
@@ -160,7 +163,10 @@ public final class PlaybackEngine: @unchecked Sendable {
                 withExtendedLifetime(job) { thread.waitUntilReleased(slot: slot) }
                 throw error
             }
-            guard let produced = frames else { break }
+            guard let produced = frames else {
+                reporter.inputEnded(total: feed.framesDecoded)
+                break
+            }
             if produced > 0 {
                 ring.commitWrite(produced)
                 // Start as soon as there is something to play; keep decoding ahead meanwhile.
@@ -259,7 +265,8 @@ public final class PlaybackEngine: @unchecked Sendable {
 
 /// Calls back on each progress tick the playback thread publishes, and at the end.
 private struct ProgressReporter {
-    let total: Int64?
+    private(set) var total: Int64?
+    private var totalIsFinal = false
     let sampleRate: Int
     /// Device frames to the file's.
     let sourceFrames: (Int) -> Int64
@@ -283,7 +290,14 @@ private struct ProgressReporter {
         guard played != lastFrames else { return }
         lastFrames = played
         callback(PlaybackProgress(framesPlayed: played, totalFrames: total, sampleRate: sampleRate,
-                                  started: ticks > 0 || played > 0))
+                                  started: ticks > 0 || played > 0, totalIsFinal: totalIsFinal))
+    }
+
+    /// Every frame has been decoded: the play lasts `total`, whatever the header said.
+    mutating func inputEnded(total: Int64) {
+        self.total = total
+        totalIsFinal = true
+        lastFrames = nil  // the next report carries it even at the same position
     }
 }
 
