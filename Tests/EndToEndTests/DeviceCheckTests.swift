@@ -23,6 +23,51 @@ struct DeviceCheckTests {
         }
     }
 
+    @Test("a file: device that cannot be written fails at once, 69, one line naming it and why: nothing queued or preempted, no file made")
+    func unwritableFile() async throws {
+        try await withDaemonRuntime { runtime in
+            let clip = try Tones.clip(440, seconds: 0.5)
+            let directory = try Harness.workResult.get().appendingPathComponent("captures/unwritable-\(UUID().uuidString.prefix(8))").path
+            try FileManager.default.createDirectory(atPath: directory + "/a-directory.wav", withIntermediateDirectories: true)
+            try await runtime.startDaemon(device: "null")
+            try await runtime.control("pause")
+            let queued = try await runtime.announce(["play", "--no-wait", "-d", "null", clip])
+            #expect(queued.status == 0, "\(queued)")
+            let cases: [(arguments: [String], device: String, reason: String)] = [
+                (["-d", "file:FILE=\(directory)/missing/x.wav,FORMAT=wav"], "file:FILE=\(directory)/missing/x.wav,FORMAT=wav",
+                 "cannot write \(directory)/missing/x.wav: \(directory)/missing: No such file or directory"),
+                (["-d", "file:FILE=\(directory)/sub/../x.raw"], "file:FILE=\(directory)/sub/../x.raw",
+                 "cannot write \(directory)/sub/../x.raw: \(directory)/sub/..: No such file or directory"),
+                (["-d", "file:FILE=\(directory)/a-directory.wav,FORMAT=wav"], "file:FILE=\(directory)/a-directory.wav,FORMAT=wav",
+                 "\(directory)/a-directory.wav is a directory"),
+                (["--category", "multi-route", "-d", "null", "-d", "file:FILE=\(directory)/missing/y.wav"], "file:FILE=\(directory)/missing/y.wav",
+                 "cannot write \(directory)/missing/y.wav: \(directory)/missing: No such file or directory"),
+            ]
+            for (arguments, device, reason) in cases {
+                let refused = try await runtime.announce(["play", "--priority", "critical"] + arguments + [clip], killAfter: 10)
+                #expect(refused.status == 69 && refused.stderrLines == ["announce: device '\(device)': \(reason)"], "\(arguments): \(refused)")
+            }
+            let alert = try await runtime.announce(["alert", "-d", "file:FILE=\(directory)/missing/z.wav,FORMAT=wav", clip], killAfter: 10)
+            #expect(alert.status == 69 && alert.stderrLines.count == 1
+                    && alert.stderrLines[0].hasSuffix("z.wav: \(directory)/missing: No such file or directory"), "\(alert)")
+            let status = try await runtime.status()
+            #expect(status.queued.map(\.path) == [clip] && status.playing == nil, "only the first item, untouched")
+            #expect(try FileManager.default.contentsOfDirectory(atPath: directory) == ["a-directory.wav"])
+        }
+    }
+
+    @Test("a file: device whose writes fail mid-play (/dev/full) fails the item with 69 and one line, not waited for as lost")
+    func fileFailingMidPlay() async throws {
+        try await withDaemonRuntime { runtime in
+            try await runtime.startDaemon(device: "null")
+            let played = try await runtime.announce(["play", "-d", "file:FILE=/dev/full,FORMAT=raw", try Tones.clip(440)], killAfter: 20)
+            #expect(played.status == 69 && played.stderrLines.count == 1
+                    && played.stderrLines[0].hasPrefix("announce: device 'file:FILE=/dev/full,FORMAT=raw': "), "\(played)")
+            let status = try await runtime.status()
+            #expect(status.queued.isEmpty && status.playing == nil, "nothing left waiting for the file")
+        }
+    }
+
     @Test("-d file:FILE=rel.wav lands in the caller's directory; file: without FILE says so (64)")
     func relativeFile() async throws {
         try await withDaemonRuntime { runtime in
