@@ -235,7 +235,7 @@ struct Play: ParsableCommand {
     @Flag(name: .customLong("json"), help: "Print each outcome (or, with --no-wait, the ids) as a JSON object.")
     var json = false
 
-    @Flag(name: [.customLong("quiet"), .customShort("q")], help: "Errors only: no progress display, no ids with --no-wait, no warnings, no reason line for exit 75 (what --json asks for is still printed).")
+    @Flag(name: [.customLong("quiet"), .customShort("q")], help: "Errors only: no progress display, no ids with --no-wait, no warnings but that the queue is paused, no reason line for exit 75 (what --json asks for is still printed).")
     var quiet = false
 
     func validate() throws {
@@ -273,8 +273,15 @@ struct Play: ParsableCommand {
                     : output(ids.joined(separator: "\n"))
                 return
             }
-            if let since = reply.pausedSince, display == nil {
-                logger.warning("the queue is paused (since \(localTimeText(since))): waiting for `announce resume`")
+            // A paused queue is never a silent hang: without the progress line the warning is
+            // printed even with -q (it is why nothing happens), and --json prints a `waiting` event.
+            if let since = reply.pausedSince {
+                if json {
+                    for (id, request) in zip(ids, requests) {
+                        print(jsonLine(Event(.waiting, time: since, id: id, path: request.clip.path, priority: request.priority, reason: "paused")))
+                    }
+                }
+                if display == nil { printError("warning: the queue is paused (since \(localTimeText(since))): waiting for `announce resume`") }
             }
             client.cancelOnInterrupt(ids: ids)
             let follower = display.map { ProgressFollower($0, ids: ids, names: files.map { String($0.split(separator: "/").last ?? "") }) }

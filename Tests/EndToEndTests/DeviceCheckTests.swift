@@ -122,4 +122,35 @@ struct DeviceCheckTests {
             #expect(resumed["paused"] as? Bool == false && resumed["pausedSince"] == nil, "\(after)")
         }
     }
+
+    @Test("play into a paused queue says so: --json prints a waiting event (paused) per item before the outcomes; -q without a terminal still warns")
+    func playIntoPausedQueue() async throws {
+        try await withDaemonRuntime { runtime in
+            let clip = try Tones.clip(440, seconds: 0.2)
+            try await runtime.startDaemon(device: "null")
+            try await runtime.control("pause")
+            let warning = /announce: warning: the queue is paused \(since .+\): waiting for `announce resume`/
+            for (arguments, items) in [(["--json"], 2), (["-q"], 1)] {
+                let events = try await runtime.subscribe()
+                let play = Task { try await runtime.announce(["play"] + arguments + ["-d", "null"] + Array(repeating: clip, count: items), killAfter: 20) }
+                _ = try await offPool {
+                    var queued = 0
+                    return try events.events { event in queued += event.event == "queued" ? 1 : 0; return queued == items }.count
+                }
+                try await runtime.control("resume")
+                let result = try await play.value
+                #expect(result.status == 0, "\(arguments): \(result)")
+                #expect(result.stderrLines.count == 1 && result.stderrLines[0].wholeMatch(of: warning) != nil, "\(arguments): \(result)")
+                if arguments == ["--json"] {
+                    let lines = JSONOutputTests.lines(result.stdout).map { JSONOutputTests.check($0, as: "events") }
+                    #expect(lines.map { $0["event"] as? String } == ["waiting", "waiting", "finished", "finished"], "\(result.stdout)")
+                    #expect(lines.prefix(2).allSatisfy { $0["reason"] as? String == "paused" && $0["path"] as? String == clip }, "\(result.stdout)")
+                    #expect(lines.prefix(2).map { $0["id"] as? String } == lines.suffix(2).map { $0["id"] as? String }, "\(result.stdout)")
+                } else {
+                    #expect(result.stdout.isEmpty, "\(result)")
+                }
+                try await runtime.control("pause")
+            }
+        }
+    }
 }
