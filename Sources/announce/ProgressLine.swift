@@ -98,9 +98,11 @@ final class ProgressFollower {
         case .progress, .started:
             line.show(name, heard: event.heard ?? 0, duration: event.duration)
         case .interruptionBegan:
-            let lost = event.reason == "device-lost"  // where it was is no news then
-            line.show(name, heard: lost ? nil : event.heard ?? heard[id]?.heard, duration: event.duration ?? heard[id]?.duration,
-                      state: interruptionText(event))
+            if let at = event.heard { heard[id] = (at, event.duration ?? heard[id]?.duration) }
+            stopped(name, id: id, event, state: interruptionText(event))
+        case .waiting where heard[id] != nil:
+            // Started already: where it stopped stays, with why it still waits (`paused by you`).
+            stopped(name, id: id, event, state: event.reason == "paused" ? interruptionText(event) : waitingText(event, now: Daemon.wallClock()))
         case .waiting:
             line.waiting(name, waitingText(event, now: Daemon.wallClock()))
         case .finished:
@@ -113,6 +115,12 @@ final class ProgressFollower {
         default:
             break
         }
+    }
+
+    /// A started item that stopped: its position (none after a device loss: it is no news then).
+    private func stopped(_ name: String, id: String, _ event: Event, state: String) {
+        let lost = event.reason == "device-lost"
+        line.show(name, heard: lost ? nil : heard[id]?.heard, duration: event.duration ?? heard[id]?.duration, state: state)
     }
 }
 

@@ -101,6 +101,29 @@ struct TerminalTests {
         }
     }
 
+    @Test("announce pause mid-play: the line says paused by you with where it stopped, and keeps saying it")
+    func pausedByYou() async throws {
+        let clip = try Self.tone("tone-1s.wav")
+        try await Self.withTerminal { terminal, runtime, announce in
+            // Looped for ever on null: still playing whenever the pause comes.
+            try terminal.type("clear; \(announce) play -d null --loops -1 \(clip); echo EXIT=$?")
+            _ = try await terminal.waitFor("the playing line") { $0.hasPrefix("▶ tone-1s.wav  ") }
+            try await runtime.control("pause")
+            let isStopped: @Sendable (String) -> Bool = { $0.wholeMatch(of: /⏸ tone-1s\.wav  \d+:\d\d\.\d  paused by you/) != nil }
+            _ = try await terminal.waitFor("the paused line", isStopped)
+            // The daemon's `waiting` (paused) event follows at once (only a waiting client gets it,
+            // so it cannot be watched for): the line must not turn into a waiting line meanwhile.
+            for _ in 0..<25 {
+                let screen = try terminal.screen()
+                let shown = screen.contains(where: isStopped)
+                #expect(shown, "\(screen)")
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            try terminal.press("C-c")
+            _ = try await terminal.waitFor("the exit") { $0 == "EXIT=130" }
+        }
+    }
+
     @Test("several files: a line each, the second waiting for the first until it plays")
     func twoFiles() async throws {
         let first = try Self.tone("tone-1s.wav"), second = try Self.tone("second-1s.wav")
