@@ -287,7 +287,7 @@ struct Play: ParsableCommand {
             let follower = display.map { ProgressFollower($0, ids: ids, names: files.map { String($0.split(separator: "/").last ?? "") }) }
             let outcomes = try OutcomeWaiter.wait(for: ids, on: client, progress: display != nil) { follower?.handle($0) }
             let status = reportOutcomes(outcomes, of: Array(zip(ids, files)).map { (id: $0, path: $1) }, json: json,
-                                        quiet: quiet, logger: logger)
+                                        quiet: quiet, shown: display != nil, logger: logger)
             if status != 0 { throw ExitCode(status) }
         } catch let error as AnnounceError {
             display?.endLine()  // the error goes on a line of its own

@@ -107,7 +107,7 @@ final class ProgressFollower {
             line.waiting(name, waitingText(event, now: Daemon.wallClock()))
         case .finished:
             line.finish(name, heard: event.heard ?? heard[id]?.heard, duration: event.duration ?? heard[id]?.duration,
-                        outcome: event.outcome?.kind.rawValue ?? "ended")
+                        outcome: event.outcome.map(outcomeText) ?? "ended")
             if let next = ids.first(where: { !finished.contains($0) }), heard[next] == nil, let wait = waits[next],
                let position = ids.firstIndex(of: next) {
                 line.waiting(names[position], waitingText(wait, now: Daemon.wallClock()))

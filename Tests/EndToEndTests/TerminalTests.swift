@@ -124,6 +124,22 @@ struct TerminalTests {
         }
     }
 
+    @Test("a cancelled item is said once: the line ends with cancelled, no reason line repeats it", arguments: [
+        (["cancel", "--tag", "t"], "cancelled"), (["clear"], "cancelled (cleared)"),
+    ])
+    func cancelledOnce(_ command: [String], _ outcome: String) async throws {
+        let clip = try Self.tone("tone-1s.wav")
+        try await Self.withTerminal { terminal, runtime, announce in
+            try terminal.type("clear; \(announce) play -d null --tag t --delay 1h \(clip); echo EXIT=$?")
+            _ = try await terminal.waitFor("the scheduled line") { $0.hasPrefix("… tone-1s.wav  scheduled") }
+            let control = try await runtime.announce(command)
+            #expect(control.status == 0, "\(control)")
+            let rows = try await terminal.waitFor("the exit") { $0.hasPrefix("EXIT=") }
+            let exit = rows.firstIndex { $0.hasPrefix("EXIT=") } ?? 1
+            #expect(Array(rows[(exit - 1)...exit]) == ["⏸ tone-1s.wav  \(outcome)", "EXIT=75"], "\(rows)")
+        }
+    }
+
     @Test("several files: a line each, the second waiting for the first until it plays")
     func twoFiles() async throws {
         let first = try Self.tone("tone-1s.wav"), second = try Self.tone("second-1s.wav")
