@@ -27,12 +27,12 @@ final class ProgressLine {
     /// Playing (state nil) or stopped for `state`; `heard` nil hides the position.
     func show(_ name: String, heard: Double?, duration: Double?, state: String? = nil) {
         let position = heard.map { "  " + TimeSpan.format($0) + (duration.map { " / " + TimeSpan.format($0) } ?? "") } ?? ""
-        draw((state == nil ? glyph("▶", ">") : glyph("⏸", "||")) + " " + name + position + (state.map { "  " + $0 } ?? ""))
+        draw(state == nil ? glyph("▶", ">") : glyph("⏸", "||"), name, position + (state.map { "  " + $0 } ?? ""))
     }
 
     /// Not started yet, and why.
     func waiting(_ name: String, _ why: String) {
-        draw(glyph("…", "..") + " " + name + "  " + why)
+        draw(glyph("…", ".."), name, "  " + why)
     }
 
     /// The item ended: its last line stays, with how it ended.
@@ -51,12 +51,22 @@ final class ProgressLine {
 
     private func glyph(_ fancy: String, _ ascii: String) -> String { plain ? ascii : fancy }
 
-    private func draw(_ text: String) {
+    /// `mark name state`, cut to the width: the name is shortened first (with an ellipsis), so
+    /// the state and times stay; they are cut only when even they do not fit.
+    private func draw(_ mark: String, _ name: String, _ state: String) {
         guard Self.isForeground else { return }  // put in the background meanwhile
         var size = winsize()
         let width = ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : 80
         // One column short of the edge: a full last column wraps on some terminals.
-        var line = String(text.prefix(max(1, width - 1)))
+        let room = max(1, width - 1)
+        var text = mark + " " + name + state
+        if text.count > room {
+            let ellipsis = glyph("…", "...")
+            let nameRoom = room - mark.count - 1 - state.count - ellipsis.count
+            text = nameRoom > 0 ? mark + " " + name.prefix(nameRoom) + ellipsis + state
+                : mark + " " + state.drop { $0 == " " }
+        }
+        var line = String(text.prefix(room))
         if plain {
             line = String(line.unicodeScalars.map { $0.isASCII && $0.value >= 32 ? Character($0) : "?" })
             let shown = line.count

@@ -167,21 +167,23 @@ struct TerminalTests {
         }
     }
 
-    @Test("the line is cut to the terminal's width (no wrapped rows), and Ctrl-C leaves it ended by a newline")
+    @Test("the line is cut to the terminal's width (no wrapped rows) by shortening the name, and Ctrl-C leaves it ended by a newline")
     func widthAndInterrupt() async throws {
         let clip = try Self.tone("a-file-name-long-enough-to-be-wider-than-the-terminal.wav")
         try await Self.withTerminal(columns: 40) { terminal, _, announce in
             try terminal.type("clear; \(announce) play -d null --delay 1h \(clip); echo EXIT=$?")
-            let rows = try await terminal.waitFor("the scheduled line") { $0.hasPrefix("… a-file-name") }
-            let line = rows.firstIndex { $0.hasPrefix("… a-file-name") } ?? 0
+            let rows = try await terminal.waitFor("the scheduled line") { $0.hasPrefix("… a-file-n") }
+            let line = rows.firstIndex { $0.hasPrefix("… a-file-n") } ?? 0
             #expect(rows[line].count == 39, "cut one column short of the 40-column edge: \(rows[line])")
+            // The name gives way, the state stays whole.
+            #expect(rows[line].wholeMatch(of: /… a-file-n[a-z-]*…  scheduled \d\d:\d\d \(in (59m|1h00m)\)/) != nil, "\(rows[line])")
             #expect(rows[line + 1].isEmpty, "nothing wrapped onto the next row: \(rows)")
             try terminal.press("C-c")
             let after = try await terminal.waitFor("the exit") { $0.hasPrefix("EXIT=") }
             let exit = after.firstIndex { $0.hasPrefix("EXIT=") } ?? 1
             #expect(after[exit] == "EXIT=130")
             // The terminal echoes ^C after the line (wrapping its C at the edge); then our newline.
-            #expect(after[..<exit].contains { $0.hasPrefix("… a-file-name") }, "the line stays and the exit is on a row of its own: \(after)")
+            #expect(after[..<exit].contains { $0.hasPrefix("… a-file-n") }, "the line stays and the exit is on a row of its own: \(after)")
         }
     }
 
