@@ -68,6 +68,22 @@ struct DeviceCheckTests {
         }
     }
 
+    @Test("-d jack with no JACK server: 69 with JACK's own reason, and none of its library's lines in daemon.log")
+    func jackWithoutServer() async throws {
+        try await withDaemonRuntime { runtime in
+            let clip = try Tones.clip(440, seconds: 0.2)
+            // Auto-started: its stderr is daemon.log.
+            let refused = try await runtime.announce(["play", "-d", "jack", clip], killAfter: 20)
+            #expect(refused.status == 69 && refused.stderrLines == ["announce: device 'jack': jack server is not running or cannot be started"],
+                    "\(refused)")
+            let played = try await runtime.announce(["play", "-d", "null", clip])
+            #expect(played.status == 0, "\(played)")
+            let log = runtime.daemonLogLines()
+            #expect(log.contains { $0.hasSuffix(": played") }, "the daemon's own lines are still there: \(log)")
+            #expect(log.allSatisfy { $0.wholeMatch(of: /\d{4}-\d\d-\d\dT[\d:.]+Z \[\d+\] \w+: .*/) != nil }, "\(log)")
+        }
+    }
+
     @Test("-d file:FILE=rel.wav lands in the caller's directory; file: without FILE says so (64)")
     func relativeFile() async throws {
         try await withDaemonRuntime { runtime in

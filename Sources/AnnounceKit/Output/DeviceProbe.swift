@@ -15,21 +15,20 @@ public enum DeviceProbe {
     ///   `--if-busy`'s business.
     public static func check(_ device: String, environment: [String: String]?) throws(AnnounceError) {
         // Under the lock every open takes: ALSA's configuration is reread by each open too.
-        let status = try AudioEnvironment.whileApplied(environment) { () throws(AnnounceError) -> Int32 in
+        try AudioEnvironment.whileApplied(environment) { () throws(AnnounceError) in
             guard let type = definedType(device) else {
                 throw .deviceUnavailable(device: device, reason: "no such device (see announce devices)")
             }
             if type == "file" {
                 if let problem = fileProblem(device) { throw .deviceUnavailable(device: device, reason: problem) }
-                return 0
+                return
             }
             var handle: OpaquePointer?
             let status = snd_pcm_open(&handle, device, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK)
             if status == 0, let handle { snd_pcm_close(handle) }
-            return status
+            // Thrown under the lock: the reason may come from what the plugin printed (LibraryNoise).
+            if status != 0 && -status != EBUSY { throw ALSAOutput.openError(device, status) }
         }
-        if status == 0 || -status == EBUSY { return }
-        throw ALSAOutput.openError(device, status)
     }
 
     /// The `type` of the PCM that `device` names (arguments resolved), or nil when the
