@@ -109,7 +109,7 @@ struct TerminalTests {
             try terminal.type("clear; \(announce) play -d null --loops -1 \(clip); echo EXIT=$?")
             _ = try await terminal.waitFor("the playing line") { $0.hasPrefix("▶ tone-1s.wav  ") }
             try await runtime.control("pause")
-            let isStopped: @Sendable (String) -> Bool = { $0.wholeMatch(of: /⏸ tone-1s\.wav  \d+:\d\d\.\d  paused by you/) != nil }
+            let isStopped: @Sendable (String) -> Bool = { $0.wholeMatch(of: /⏸ tone-1s\.wav  (\d+:)?\d+:\d\d\.\d  paused by you/) != nil }
             _ = try await terminal.waitFor("the paused line", isStopped)
             // The daemon's `waiting` (paused) event follows at once (only a waiting client gets it,
             // so it cannot be watched for): the line must not turn into a waiting line meanwhile.
