@@ -54,9 +54,19 @@ struct DaemonCommand: ParsableCommand {
                 quietHours: user.quietHours, duckLevel: user.duckLevel)
             configuration.configPath = configPath
             configuration.configStamp = configStamp
-            // Started by a person or systemd: take over from an auto-started daemon.
+            // Started by a person or systemd: take over from an auto-started daemon, holding the
+            // clients' spawn lock throughout, so that a waiting client whose daemon stops cannot
+            // start another one before this one listens.
+            if readyFd == nil {
+                let lock = open(runtime.spawnLockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+                if lock >= 0 {
+                    while flock(lock, LOCK_EX) != 0 && errno == EINTR {}
+                    configuration.spawnLockFD = lock
+                }
+            }
             if readyFd == nil, let running = try runningDaemon(runtime) {
-                guard running.idleExit != nil, takeOver(running.pid, runtime: runtime) else {
+                // A daemon someone started on purpose, even with --idle-exit, is left alone.
+                guard running.autoStarted == true, takeOver(running.pid, runtime: runtime) else {
                     return printError("already running (pid \(running.pid))")
                 }
                 logger.info("took over from the auto-started daemon (pid \(running.pid))")

@@ -184,7 +184,9 @@ struct Play: ParsableCommand {
             The files go to the user's announce daemon, which plays one queue for every \
             script, cron job and terminal; when none answers, one is started that exits after \
             \(DaemonClient.autoStartIdleExit) with nothing queued and no client connected. Formats are recognised by \
-            content, not extension: WAV/RF64, CAF, AIFF/AIFC, FLAC, Ogg Vorbis/Opus and MP3. \
+            content, not extension: WAV (RF64, RIFX, Wave64), CAF, AIFF/AIFC, AU, FLAC, Ogg \
+            Vorbis/Opus/FLAC, MP3 and the other containers libsndfile reads; formats it does \
+            not play (AAC, WMA, ...) are named (65). \
             Every file is checked before anything is queued, so a broken file never leaves \
             half an announcement.
 
@@ -206,7 +208,7 @@ struct Play: ParsableCommand {
               announce play --tag build --replace build-failed.wav   # newest status wins
               announce play reminder.flac --at 09:30 --expire 10m --no-wait
               announce play --category playback alarm.wav   # plays even in quiet mode
-              # a doorbell over the music, the music 20 dB lower meanwhile:
+              # a doorbell over announce's own music stream, which is 20 dB lower meanwhile:
               announce play --category ambient --duck-others --duck-level -20dB bell.wav
               # a podcast that traffic news pauses, then lets resume:
               announce play --category playback --mode spoken-audio podcast.mp3 --no-wait
@@ -309,7 +311,8 @@ struct Play: ParsableCommand {
         return Clip(path: absolutePath(path), device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
                     gain: options.gain, pan: options.pan,
                     loops: options.loops, start: options.start?.seconds, environment: AudioEnvironment.caller(),
-                    seconds: options.loops < 0 ? nil : info.durationSeconds.map { $0 * Double(options.loops + 1) - (options.start?.seconds ?? 0) })
+                    seconds: options.loops < 0 ? nil : info.durationSeconds.map { $0 * Double(options.loops + 1) - (options.start?.seconds ?? 0) }
+                        .flatMap { $0.isFinite && $0 <= TimeSpan.longest.seconds ? $0 : nil })  // a wait estimate: past any real wait, none
     }
 }
 

@@ -22,8 +22,10 @@ struct QuietFlag: ParsableArguments {
 }
 
 /// One line on stderr, the way every error and warning is shown.
+/// One line, whatever the message holds: a file name with a newline or control characters is
+/// escaped as in daemon.log, so cron mail and log parsers still see one line per error.
 func printError(_ message: String) {
-    writeToStderr("announce: \(message)\n")
+    writeToStderr("announce: \(escapedForLog(message))\n")
 }
 
 func writeToStdout(_ text: String) {

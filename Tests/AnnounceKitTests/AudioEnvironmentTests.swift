@@ -1,5 +1,8 @@
 @testable import AnnounceKit
 import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
 
 @Suite("AudioEnvironment: which sound-server variables a device opens with")
 struct AudioEnvironmentRuleTests {
@@ -20,6 +23,16 @@ struct AudioEnvironmentRuleTests {
     func emptyDaemon() {
         #expect(AudioEnvironment.effective(nil, daemon: [:], userRuntimeDirectory: "/run/user/7") == ["XDG_RUNTIME_DIR": "/run/user/7"])
         #expect(AudioEnvironment.effective(nil, daemon: [:], userRuntimeDirectory: nil) == [:])
+    }
+
+    @Test("the caller's variables hold inside the open only; the process's own are back after it")
+    func appliedOnlyWhileOpening() throws {
+        let own = getenv("PULSE_SINK").map { String(cString: $0) }
+        let inside = try AudioEnvironment.whileApplied(["PULSE_SINK": "caller-sink"]) { () throws(AnnounceError) in
+            getenv("PULSE_SINK").map { String(cString: $0) }
+        }
+        #expect(inside == "caller-sink")
+        #expect(getenv("PULSE_SINK").map { String(cString: $0) } == own)
     }
 
     @Test("the client sends only the listed variables that are set and not empty")

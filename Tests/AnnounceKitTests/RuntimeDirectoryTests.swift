@@ -13,8 +13,15 @@ import Glibc
     }
 
     @Test func xdgRuntimeDirectoryIsUsed() {
-        let path = RuntimeDirectory.defaultPath(environment: { ["XDG_RUNTIME_DIR": "/run/user/7"][$0] }, isOwnDirectory: { _ in false })
+        let path = RuntimeDirectory.defaultPath(environment: { ["XDG_RUNTIME_DIR": "/run/user/7"][$0] },
+                                                isOwnDirectory: { $0 == "/run/user/7" })
         #expect(path == "/run/user/7/announce")
+    }
+
+    /// `sudo -u` keeps the caller's XDG_RUNTIME_DIR; a logout leaves a stale one: neither is ours.
+    @Test func anXDGRuntimeDirectoryNotOursIsPassedOver() {
+        let path = RuntimeDirectory.defaultPath(environment: { ["XDG_RUNTIME_DIR": "/run/user/1000"][$0] }, isOwnDirectory: { _ in false })
+        #expect(path == "/tmp/announce-\(getuid())")
     }
 
     /// cron has no XDG_RUNTIME_DIR: it must still find the login session's daemon.

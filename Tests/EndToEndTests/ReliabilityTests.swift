@@ -48,7 +48,7 @@ struct ReliabilityTests {
         }
     }
 
-    @Test("a stopped daemon: status and play exit 69 within seconds naming its pid; the abandoned play never plays")
+    @Test("a stopped daemon: status, play, alert and pause exit 69 within seconds naming its pid; what they asked for is never done")
     func aStoppedDaemonFailsClientsClearly() async throws {
         try await withDaemonRuntime { runtime in
             let capture = try Harness.capturePath("stopped")
@@ -56,16 +56,20 @@ struct ReliabilityTests {
             daemon.signal(SIGSTOP)
             let status = try await runtime.announce(["status"], killAfter: 20)
             let play = try await runtime.announce(["play", try Tones.clip(440)], killAfter: 20)
+            let alert = try await runtime.announce(["alert", try Tones.clip(550)], killAfter: 20)
+            let pause = try await runtime.announce(["pause"], killAfter: 20)
             daemon.signal(SIGCONT)
-            for (name, result) in [("status", status), ("play", play)] {
+            for (name, result) in [("status", status), ("play", play), ("alert", alert), ("pause", pause)] {
                 #expect(result.status == 69 && result.signal == nil, "\(name): \(result)")
                 #expect(result.stderrLines == ["announce: the daemon (pid \(daemon.pid)) does not answer on \(runtime.socketPath): it is stopped (kill -CONT \(daemon.pid) lets it go on)"],
                         "\(name): \(result)")
             }
-            // Continued, the daemon reads the play its client gave up on, and drops it.
-            _ = try await logLine("a play request whose client already left is dropped", in: { daemon.log.split(separator: "\n").map(String.init) })
+            // Continued, the daemon reads the requests their clients gave up on, and drops them.
+            for op in ["play", "alert", "pause"] {
+                _ = try await logLine("dropped the \(op) request of a client that already left", in: { daemon.log.split(separator: "\n").map(String.init) })
+            }
             let after = try await runtime.status()
-            #expect(after.playing == nil && after.queued.isEmpty, "\(after)")
+            #expect(after.playing == nil && after.queued.isEmpty && !after.paused, "\(after)")
             #expect(!daemon.log.contains(": played"), "nothing may play: \(daemon.log)")
         }
     }
@@ -231,7 +235,7 @@ struct ReliabilityTests {
     }
 
     /// A real full disk under the runtime directory: a 256 KiB tmpfs, filled once the daemon runs.
-    @Test("a full disk: play exits 69 with one line saying so, the queue keeps its items, and space coming back is enough",
+    @Test("a full disk: play and quiet on exit 69 with one line saying so, the queue keeps its items, and space coming back is enough",
           .enabled(if: getuid() == 0, "needs root to mount a small tmpfs (skipped: not root)"))
     func aFullDiskRefusesClearlyAndLosesNothing() async throws {
         let mountPoint = try Harness.workResult.get().path + "/full-\(getpid())"
@@ -255,6 +259,9 @@ struct ReliabilityTests {
             #expect(refused.status == 69, "\(refused)")
             #expect(refused.stderrLines.count == 1 && refused.stderr.contains("No space left on device"), "\(refused)")
             #expect(try await runtime.status().queued.map(\.path) == [try Tones.clip(300)], "nothing lost, nothing half-queued")
+            let quiet = try await runtime.announce(["quiet", "on"])
+            #expect(quiet.status == 69 && quiet.stderrLines.count == 1 && quiet.stderr.contains("No space left on device"), "\(quiet)")
+            #expect(try await runtime.status().quiet != true, "a switch a restart would forget is not taken")
 
             ftruncate(filler, 0)
             let again = try await runtime.announce(["play", "--no-wait", try Tones.clip(400)])
@@ -268,4 +275,15 @@ struct ReliabilityTests {
         await runtime.cleanup()
     }
 
+
+    @Test("ANNOUNCE_TIMEOUT that is no duration above 0 is a usage error naming it, not a silent 30 s")
+    func aBadTimeoutIsAUsageError() async throws {
+        for value in ["abc", "0", "-1"] {
+            let result = try await Runner.announce(["status"], environment: ["ANNOUNCE_TIMEOUT": value])
+            #expect(result.status == 64 && result.stderrLines.count == 1
+                    && result.stderr.hasPrefix("announce: ANNOUNCE_TIMEOUT=\(value): "), "\(value): \(result)")
+        }
+        let fine = try await Runner.announce(["status"], environment: ["ANNOUNCE_TIMEOUT": "1m30s"])
+        #expect(fine.status == 0, "\(fine)")
+    }
 }

@@ -16,8 +16,21 @@ public final class DaemonClient {
     /// How long a client waits for the daemon to take its connection or answer a request
     /// (`ANNOUNCE_TIMEOUT` seconds, default 30: a daemon busy spooling a thousand items still
     /// answers). A daemon found stopped (SIGSTOP, Ctrl-Z) fails sooner, at the next check.
-    public static let answerTimeout: Double = getenv("ANNOUNCE_TIMEOUT")
-        .flatMap { Double(String(cString: $0)) }.flatMap { $0 > 0 && $0.isFinite ? $0 : nil } ?? 30
+    /// A value that is no duration above 0 (`abc`, `0`, `-1`) is a usage error at the first
+    /// connection rather than a silent 30.
+    static let answerTimeoutSetting: Result<Double, AnnounceError> = {
+        guard let text = getenv("ANNOUNCE_TIMEOUT").map({ String(cString: $0) }), !text.isEmpty else { return .success(30) }
+        do {
+            let span = try TimeSpan(validating: text)
+            guard span.seconds > 0 else { return .failure(.usage("ANNOUNCE_TIMEOUT=\(text): must be more than 0 s")) }
+            return .success(span.seconds)
+        } catch let error as TimeTextError {
+            return .failure(.usage("ANNOUNCE_TIMEOUT=\(text): \(error.description)"))
+        } catch {
+            return .failure(.usage("ANNOUNCE_TIMEOUT=\(text): not a duration (\(TimeSpan.example))"))
+        }
+    }()
+    public static var answerTimeout: Double { (try? answerTimeoutSetting.get()) ?? 30 }
     /// How often a client waiting on the daemon checks that it is not stopped.
     static let checkInterval = 1.0
 
@@ -41,6 +54,7 @@ public final class DaemonClient {
     /// A connection, or nil when no daemon listens. A daemon that does not take it (stopped,
     /// or wedged with its backlog full) is an error once `answerTimeout` has passed.
     private static func tryConnect(_ runtime: RuntimeDirectory) throws(AnnounceError) -> Int32? {
+        _ = try answerTimeoutSetting.get()
         let started = monotonicSeconds()
         while true {
             let fd = announce_unix_connect(runtime.socketPath, Int32(max(1, min(checkInterval, answerTimeout) * 1000)))

@@ -18,6 +18,9 @@ public final class Daemon {
         public var idleExit: Double?
         /// Written "ready\n" once the socket listens (the auto-starting client waits on it).
         public var readyFD: Int32?
+        /// The clients' spawn lock, held by `announce daemon` across a takeover and closed once
+        /// the socket listens: a client that finds no daemon meanwhile waits, then finds this one.
+        public var spawnLockFD: Int32?
         /// How long the device stays open after the queue empties: short, because an open
         /// stream keeps the desktop's role ducking (and other programs) waiting.
         public var deviceGrace: Double = 0.1
@@ -217,6 +220,7 @@ public final class Daemon {
     }
 
     private func notifyReady(_ word: String) {
+        if let lock = configuration.spawnLockFD { close(lock) }
         guard let fd = configuration.readyFD else { return }
         let bytes = Array((word + "\n").utf8)
         _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
@@ -409,6 +413,12 @@ public final class Daemon {
         } catch {
             return reject(connection, "malformed request: not a JSON object")
         }
+        // Its client gave up (a stopped daemon told it "not done", exit 69) and left: doing it
+        // now would make a retry do it twice. Reading requests are moot; a cancel is always
+        // safe (it ends what its own client queued: the Ctrl-C handler sends one and exits).
+        if ![.cancel, .status, .wait, .events].contains(request.op), connection.peerHungUp {
+            return logger.warning("dropped the \(request.op.rawValue) request of a client that already left")
+        }
         let now = clock()
         switch request.op {
         case .play: enqueue(request, from: connection, now: now)
@@ -460,8 +470,12 @@ public final class Daemon {
             guard until <= now + TimeSpan.longest.seconds else { return reject(connection, "quiet until: the time is too far ahead") }
             setting = .until(until)
         }
+        // Kept across restarts or not taken at all: a switch that a restart would forget is refused.
+        do { try runtime.saveQuietSetting(setting) } catch {
+            logger.error("\(error.description)")
+            return connection.send(WireProtocol.encode(Reply.failure(error.exitCode, "quiet mode not changed: \(error.description)")))
+        }
         quiet.setting = setting
-        do { try runtime.saveQuietSetting(setting) } catch { logger.error("\(error.description)") }
         let state = quiet.state(at: now)
         logger.info("quiet \(setting.kind.rawValue): quiet mode is \(state.quiet ? "on" : "off") (\(state.reason))")
         emit(Event(.quiet, time: now, reason: state.reason, quiet: state.quiet, state: setting.kind, until: state.until))
@@ -479,8 +493,6 @@ public final class Daemon {
     }
 
     private func enqueue(_ request: Request, from connection: Connection, now: Double) {
-        // Its client timed out and told its caller "not played": playing it now would make a retry play twice.
-        guard !connection.peerHungUp else { return logger.warning("a play request whose client already left is dropped") }
         guard let requests = request.items, !requests.isEmpty else { return reject(connection, "play needs at least one item") }
         guard requests.count <= 1000 else { return reject(connection, "at most 1000 items per request") }
         var items: [(QueueItem, Bool)] = []
@@ -831,6 +843,7 @@ public final class Daemon {
         status.holds = scheduler.holds.isEmpty ? nil : scheduler.holds.sorted()
         if scheduler.isPaused { status.pausedSince = runtime.pausedSince }
         status.idleExit = configuration.idleExit
+        status.autoStarted = configuration.readyFD != nil ? true : nil  // clients start daemons with a ready fd
         return status
     }
 

@@ -55,12 +55,13 @@ public struct RuntimeDirectory: Sendable {
     /// `$ANNOUNCE_RUNTIME_DIR`, else `$XDG_RUNTIME_DIR/announce`, else `/tmp/announce-$UID`.
     /// cron sets no XDG_RUNTIME_DIR, so without it the user's `/run/user/$UID` (made by
     /// logind while the user is logged in or lingering) is used when it exists: a cron job
-    /// and a login shell then reach the same daemon. A relative XDG_RUNTIME_DIR is ignored
-    /// (the XDG spec's rule); a relative ANNOUNCE_RUNTIME_DIR is refused by `prepare()`.
+    /// and a login shell then reach the same daemon. An XDG_RUNTIME_DIR that is relative (the
+    /// XDG spec's rule) or not a directory of the user's own (a stale one, or the caller's
+    /// kept by `sudo -u`) is passed over; a relative ANNOUNCE_RUNTIME_DIR is refused by `prepare()`.
     public static func defaultPath(environment: (String) -> String? = RuntimeDirectory.processEnvironment,
                                    isOwnDirectory: (String) -> Bool = RuntimeDirectory.isOwnDirectory) -> String {
         if let explicit = environment("ANNOUNCE_RUNTIME_DIR"), !explicit.isEmpty { return explicit }
-        if let xdg = environment("XDG_RUNTIME_DIR"), xdg.hasPrefix("/") { return xdg + "/announce" }
+        if let xdg = environment("XDG_RUNTIME_DIR"), xdg.hasPrefix("/"), isOwnDirectory(xdg) { return xdg + "/announce" }
         let logind = "/run/user/\(getuid())"
         if isOwnDirectory(logind) { return logind + "/announce" }
         return sharedTemporaryPath
@@ -121,7 +122,7 @@ public struct RuntimeDirectory: Sendable {
         for component in fallback.split(separator: "/").dropLast() {
             parent += "/" + component
             if mkdir(parent, 0o700) != 0, errno != EEXIST {
-                throw .unavailable("runtime directory \(taken); cannot create \(parent) to fall back on: \(systemErrorMessage(errno))")
+                throw .unavailable("runtime directory \(taken); cannot create \(parent) to fall back on: \(systemErrorMessage(errno)); set ANNOUNCE_RUNTIME_DIR to a private directory")
             }
         }
         let runtime = try prepare(fallback)

@@ -2,6 +2,9 @@
 /// its header (cut in a transfer) is reported as truncated. libsndfile plays what is there and
 /// reports that length only.
 enum DeclaredLength {
+    /// WAV data sizes that mean "written to a pipe, length unknown", never "truncated".
+    static let streamedDataSizes: Set<Int> = [0, 0x7FFF_FF00, 0x7FFF_FFFF, 0x8000_0000, 0xFFFF_FFFF]
+
     /// Frames the header declares, when it is plain PCM (or float, A-law, mu-law) in RIFF,
     /// RIFX, AIFF/AIFC or CAF and the counting chunks are within `bytes`.
     static func frames(_ bytes: [UInt8]) -> Int64? {
@@ -30,8 +33,9 @@ enum DeclaredLength {
                       let align = integer(bytes, offset + 20, 2, bigEndian: bigEndian), align > 0 else { return nil }
                 blockAlign = align
             }
-            // 0 and 0xFFFFFFFF: a WAV written to a pipe, its size unknown (played to the end).
-            if id == "data" { return size == 0 || size == 0xFFFF_FFFF ? nil : blockAlign.map { Int64(size / $0) } }
+            // What writers to a pipe put there (0; arecord 0x80000000 or 0x7FFFFF00; sox and ffmpeg
+            // 0xFFFFFFFF; others 0x7FFFFFFF): the size is unknown, played to the end as ffmpeg and sox do.
+            if id == "data" { return Self.streamedDataSizes.contains(size) ? nil : blockAlign.map { Int64(size / $0) } }
             offset += 8 + size + (size & 1)
         }
         return nil
@@ -58,7 +62,11 @@ enum DeclaredLength {
                integer(bytes, body + 20, 4, bigEndian: true) == 1 {
                 bytesPerFrame = packet  // one frame per packet of a fixed size
             }
-            if id == "data" { return (bytesPerFrame, (offset + 4, size)) }
+            // -1: to the end of the file; a size past any real file is no length at all.
+            if id == "data" {
+                guard size >= -1, size <= Int.max / 2 else { return nil }
+                return (bytesPerFrame, (offset + 4, size))
+            }
             guard size >= 0, size < Int.max - offset - 12 else { return nil }  // -1: to the end, the last chunk
             offset += 12 + size
         }

@@ -30,13 +30,14 @@ public final class SndFileDecoder: AudioDecoder {
         var sfInfo = SF_INFO()
         var status = stat()
         if container == .caf, fstat(fd, &status) == 0, let data = DeclaredLength.cafDataSize(header),
-           data.fieldOffset + 8 + data.size > Int(status.st_size) {
+           data.size > Int(status.st_size) - data.fieldOffset - 8 {
             patchedView = PatchedFile(fd: fd, length: Int64(status.st_size), fieldOffset: data.fieldOffset,
                                       value: Int(status.st_size) - data.fieldOffset - 8)
         } else {
             patchedView = nil
         }
-        guard let file = patchedView?.open(&sfInfo) ?? sf_open_fd(fd, Int32(SFM_READ), &sfInfo, 1) else {
+        // The view owns `fd` when there is one: libsndfile must not get it too (two closes).
+        guard let file = patchedView.map({ $0.open(&sfInfo) }) ?? sf_open_fd(fd, Int32(SFM_READ), &sfInfo, 1) else {
             let reason = String(cString: sf_strerror(nil))
             throw .undecodable(path: path, reason: "not decodable audio (\(reason))")
         }

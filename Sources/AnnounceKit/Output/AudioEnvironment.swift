@@ -13,8 +13,8 @@ import Glibc
 /// read them in `snd_pcm_open`, when they connect. glibc's setenv may free the array a
 /// concurrent getenv is reading, so the variables are never set: each distinct environment is
 /// built once as a complete `environ` array, kept for the life of the process, and `environ`
-/// is pointed at it under a lock held across the open. Readers elsewhere see the old or the
-/// new array, both valid.
+/// is pointed at it under a lock held across the open, then back at the process's own. Readers
+/// elsewhere see the old or the new array, both valid.
 public enum AudioEnvironment {
     /// What a request carries: the caller's values of these, when set.
     public static let variables = ["XDG_RUNTIME_DIR", "PULSE_SERVER", "PULSE_RUNTIME_PATH", "PULSE_COOKIE",
@@ -49,6 +49,9 @@ public enum AudioEnvironment {
         /// The daemon's own values of `variables`, from the same moment.
         var daemon: [String: String] = [:]
         var captured = false
+        /// The process's own array, put back after each open: other threads (quiet hours' tzset,
+        /// decoders) then see the daemon's environment, not the last caller's.
+        var own: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>?
         /// One array per distinct environment, never freed (readers may still hold one).
         var arrays: [[String: String]: UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>] = [:]
     }
@@ -72,6 +75,7 @@ public enum AudioEnvironment {
                 state.arrays[chosen] = array
             }
             announce_set_environ(array)
+            defer { announce_set_environ(state.own) }
             let capture = LibraryNoise.begin()
             do throws(AnnounceError) {
                 let opened = try open()
@@ -88,6 +92,7 @@ public enum AudioEnvironment {
         // Opening JACK's PCM must not start a JACK server (jackd's autostart) as a side effect.
         if getenv("JACK_NO_START_SERVER") == nil { state.base.append("JACK_NO_START_SERVER=1") }
         ALSAOutput.processEnvironment  // its variables belong to every environment
+        state.own = environ
         var cursor = environ
         while let entry = cursor.pointee {
             let text = String(cString: entry)

@@ -222,8 +222,10 @@ public struct DaemonStatus: Codable, Equatable, Sendable {
     public var paused: Bool
     /// When the user paused the queue (seconds since the epoch).
     public var pausedSince: Double?
-    /// An auto-started daemon exits after this many seconds idle; absent for a permanent one.
+    /// The daemon exits after this many seconds idle; absent for one that runs until stopped.
     public var idleExit: Double?
+    /// A client started it (it has an idle exit); `announce daemon` takes over from such a one.
+    public var autoStarted: Bool?
     public var playing: ItemStatus?
     /// Mixable sessions and alerts playing over the main lane (or paused by an interruption).
     public var mixing: [ItemStatus]?
