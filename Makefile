@@ -83,9 +83,9 @@ bin_path = $(or $(BIN),.build/release/announce)
 dist: $(if $(BIN),,release)
 	@mkdir -p $(DIST)
 	scripts/make-man.py "$(bin_path)" > $(DIST)/announce.1
-	"$(bin_path)" --generate-completion-script bash > $(DIST)/announce.bash
-	"$(bin_path)" --generate-completion-script zsh > $(DIST)/_announce
-	"$(bin_path)" --generate-completion-script fish > $(DIST)/announce.fish
+	scripts/completions.sh "$(bin_path)" bash > $(DIST)/announce.bash
+	scripts/completions.sh "$(bin_path)" zsh > $(DIST)/_announce
+	scripts/completions.sh "$(bin_path)" fish > $(DIST)/announce.fish
 	sed -e 's|^ExecStart=[^ ]*announce |ExecStart=$(BINDIR)/announce |' \
 	    -e 's|^Documentation=.*|Documentation=man:announce(1) file://$(DOCDIR)/README.md|' \
 	    contrib/systemd/announce.service > $(DIST)/announce.service

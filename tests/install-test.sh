@@ -65,7 +65,7 @@ check "man page lists play's --priority with its values" grep -q 'One of: low, n
 complete_bash() {  # complete_bash WORD... : COMPREPLY for the last word (may be ''), one a line
     (
         cd "$scratch/cwd" || exit 1
-        PATH="$prefix/bin:$PATH"  # --device's values come from the installed binary
+        PATH="${completion_path:-$prefix/bin:$PATH}"  # --device's values come from the installed binary
         source "$prefix/share/bash-completion/completions/announce"
         COMP_WORDS=("$@"); COMP_CWORD=$(($# - 1))
         COMP_LINE="$*"; COMP_POINT=${#COMP_LINE}
@@ -83,6 +83,9 @@ check "bash: --device lists the playback PCMs" grep -qx "null" <<<"$(complete_ba
 check "bash: play FILE is a file name" test "$(complete_bash announce play be)" = $'beep.mp3\nbell.wav'
 check "bash: alert FILE is a file name" grep -qx "clips" <<<"$(complete_bash announce alert c)"
 check "bash: info FILE is a file name" test "$(complete_bash announce info bel)" = "bell.wav"
+check "bash: help's subcommand names" test "$(complete_bash announce help pl)" = "play"
+check "bash: -d with no announce on PATH writes nothing on stderr" \
+    test -z "$(completion_path=/nonexistent complete_bash announce play -d nu 2>&1 >/dev/null)"
 
 # --- zsh and fish: the real shells ------------------------------------------------------------
 check "zsh -n accepts _announce" zsh -n "$prefix/share/zsh/site-functions/_announce"
@@ -96,6 +99,7 @@ check "fish: --on-interrupt values" test "$(fish_complete 'announce play --on-in
 # (--device's values, which the binary computes, need `commandline -C`, which a non-interactive
 # fish refuses; bash covers them above.)
 check "fish: play FILE is a file name" test "$(fish_complete 'announce play be')" = $'beep.mp3\nbell.wav'
+check "fish: help's subcommand names" test "$(fish_complete 'announce help pl')" = "play"
 
 # --- the sounds, found by name from the installed binary ---------------------------------------
 info=$("$prefix/bin/announce" info chime 2>&1)

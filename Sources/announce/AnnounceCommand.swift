@@ -47,6 +47,16 @@ struct AnnounceCommand: ParsableCommand {
 
     /// ArgumentParser's own main, except that usage errors are one line
     /// (`announce: <message>`) like every other error, still exiting 64.
+    /// ArgumentParser reports a missing FILE before an unknown option or a bad value
+    /// (`info --jsn`, `play --volume -1`): parsed again with a file, those come first.
+    private static func problemBeforeMissingFile(_ error: any Error, arguments: [String]) -> any Error {
+        guard message(for: error).hasPrefix("Missing expected argument '<file") else { return error }
+        do { _ = try parseAsRoot(arguments + ["--", "FILE"]) } catch {
+            if exitCode(for: error) == .validationFailure { return error }
+        }
+        return error
+    }
+
     static func main() {
         let arguments = Array(CommandLine.arguments.dropFirst())
         if let problem = UsageErrors.check(arguments) {
@@ -63,7 +73,7 @@ struct AnnounceCommand: ParsableCommand {
         } catch {
             let status = exitCode(for: error)
             guard status == .validationFailure else { Self.exit(withError: error) }  // help, version
-            printError(UsageErrors.line(for: message(for: error), arguments: arguments))
+            printError(UsageErrors.line(for: message(for: problemBeforeMissingFile(error, arguments: arguments)), arguments: arguments))
             Self.exit(withError: status)
         }
     }

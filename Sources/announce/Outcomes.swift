@@ -5,9 +5,10 @@ import Logging
 /// status: that of the first item that did not play (0 when all played, DESIGN §1).
 ///
 /// A failure is printed once even when several items failed the same way (one line for a
-/// device that failed every item); the other outcomes get `PATH: KIND (REASON)` unless `quiet`.
+/// device that failed every item); the other outcomes get `PATH: KIND (REASON)` unless `quiet` or
+/// `shown` (the progress line ended with it already).
 func reportOutcomes(_ outcomes: [String: Event], of items: [(id: String, path: String)], json: Bool, quiet: Bool,
-                    logger: Logger) -> Int32 {
+                    shown: Bool = false, logger: Logger) -> Int32 {
     var status: Int32 = 0
     var printed: Set<String> = []
     for (id, path) in items {
@@ -22,9 +23,14 @@ func reportOutcomes(_ outcomes: [String: Event], of items: [(id: String, path: S
         case .failed:
             let message = outcome.reason ?? "\(path): failed"
             if printed.insert(message).inserted { printError(message) }
-        default: if !quiet { printError("\(path): \(outcome.kind.rawValue)\(outcome.reason.map { " (\($0))" } ?? "")") }
+        default: if !quiet && !shown { printError("\(path): \(outcomeText(outcome))") }
         }
         if status == 0 { status = outcome.exitCode }
     }
     return status
+}
+
+/// `cancelled (skipped)`; the kind alone when the reason only repeats it (`cancelled`).
+func outcomeText(_ outcome: Outcome) -> String {
+    outcome.kind.rawValue + (outcome.reason.map { $0 == outcome.kind.rawValue ? "" : " (\($0))" } ?? "")
 }

@@ -237,7 +237,7 @@ struct Play: ParsableCommand {
     @Flag(name: .customLong("json"), help: "Print each outcome (or, with --no-wait, the ids) as a JSON object.")
     var json = false
 
-    @Flag(name: [.customLong("quiet"), .customShort("q")], help: "Errors only: no progress display, no ids with --no-wait, no warnings, no reason line for exit 75 (what --json asks for is still printed).")
+    @Flag(name: [.customLong("quiet"), .customShort("q")], help: "Errors only: no progress display, no ids with --no-wait, no warnings but that the queue is paused, no reason line for exit 75 (what --json asks for is still printed).")
     var quiet = false
 
     func validate() throws {
@@ -275,14 +275,21 @@ struct Play: ParsableCommand {
                     : output(ids.joined(separator: "\n"))
                 return
             }
-            if let since = reply.pausedSince, display == nil {
-                logger.warning("the queue is paused (since \(localTimeText(since))): waiting for `announce resume`")
+            // A paused queue is never a silent hang: without the progress line the warning is
+            // printed even with -q (it is why nothing happens), and --json prints a `waiting` event.
+            if let since = reply.pausedSince {
+                if json {
+                    for (id, request) in zip(ids, requests) {
+                        print(jsonLine(Event(.waiting, time: since, id: id, path: request.clip.path, priority: request.priority, reason: "paused")))
+                    }
+                }
+                if display == nil { printError("warning: the queue is paused (since \(localTimeText(since))): waiting for `announce resume`") }
             }
             client.cancelOnInterrupt(ids: ids)
             let follower = display.map { ProgressFollower($0, ids: ids, names: files.map { String($0.split(separator: "/").last ?? "") }) }
             let outcomes = try OutcomeWaiter.wait(for: ids, on: client, progress: display != nil) { follower?.handle($0) }
             let status = reportOutcomes(outcomes, of: Array(zip(ids, files)).map { (id: $0, path: $1) }, json: json,
-                                        quiet: quiet, logger: logger)
+                                        quiet: quiet, shown: display != nil, logger: logger)
             if status != 0 { throw ExitCode(status) }
         } catch let error as AnnounceError {
             display?.endLine()  // the error goes on a line of its own

@@ -27,12 +27,12 @@ final class ProgressLine {
     /// Playing (state nil) or stopped for `state`; `heard` nil hides the position.
     func show(_ name: String, heard: Double?, duration: Double?, state: String? = nil) {
         let position = heard.map { "  " + TimeSpan.format($0) + (duration.map { " / " + TimeSpan.format($0) } ?? "") } ?? ""
-        draw((state == nil ? glyph("▶", ">") : glyph("⏸", "||")) + " " + name + position + (state.map { "  " + $0 } ?? ""))
+        draw(state == nil ? glyph("▶", ">") : glyph("⏸", "||"), name, position + (state.map { "  " + $0 } ?? ""))
     }
 
     /// Not started yet, and why.
     func waiting(_ name: String, _ why: String) {
-        draw(glyph("…", "..") + " " + name + "  " + why)
+        draw(glyph("…", ".."), name, "  " + why)
     }
 
     /// The item ended: its last line stays, with how it ended.
@@ -51,12 +51,22 @@ final class ProgressLine {
 
     private func glyph(_ fancy: String, _ ascii: String) -> String { plain ? ascii : fancy }
 
-    private func draw(_ text: String) {
+    /// `mark name state`, cut to the width: the name is shortened first (with an ellipsis), so
+    /// the state and times stay; they are cut only when even they do not fit.
+    private func draw(_ mark: String, _ name: String, _ state: String) {
         guard Self.isForeground else { return }  // put in the background meanwhile
         var size = winsize()
         let width = ioctl(STDERR_FILENO, UInt(TIOCGWINSZ), &size) == 0 && size.ws_col > 0 ? Int(size.ws_col) : 80
         // One column short of the edge: a full last column wraps on some terminals.
-        var line = String(text.prefix(max(1, width - 1)))
+        let room = max(1, width - 1)
+        var text = mark + " " + name + state
+        if text.count > room {
+            let ellipsis = glyph("…", "...")
+            let nameRoom = room - mark.count - 1 - state.count - ellipsis.count
+            text = nameRoom > 0 ? mark + " " + name.prefix(nameRoom) + ellipsis + state
+                : mark + " " + state.drop { $0 == " " }
+        }
+        var line = String(text.prefix(room))
         if plain {
             line = String(line.unicodeScalars.map { $0.isASCII && $0.value >= 32 ? Character($0) : "?" })
             let shown = line.count
@@ -98,14 +108,16 @@ final class ProgressFollower {
         case .progress, .started:
             line.show(name, heard: event.heard ?? 0, duration: event.duration)
         case .interruptionBegan:
-            let lost = event.reason == "device-lost"  // where it was is no news then
-            line.show(name, heard: lost ? nil : event.heard ?? heard[id]?.heard, duration: event.duration ?? heard[id]?.duration,
-                      state: interruptionText(event))
+            if let at = event.heard { heard[id] = (at, event.duration ?? heard[id]?.duration) }
+            stopped(name, id: id, event, state: interruptionText(event))
+        case .waiting where heard[id] != nil:
+            // Started already: where it stopped stays, with why it still waits (`paused by you`).
+            stopped(name, id: id, event, state: event.reason == "paused" ? interruptionText(event) : waitingText(event, now: Daemon.wallClock()))
         case .waiting:
             line.waiting(name, waitingText(event, now: Daemon.wallClock()))
         case .finished:
             line.finish(name, heard: event.heard ?? heard[id]?.heard, duration: event.duration ?? heard[id]?.duration,
-                        outcome: event.outcome?.kind.rawValue ?? "ended")
+                        outcome: event.outcome.map(outcomeText) ?? "ended")
             if let next = ids.first(where: { !finished.contains($0) }), heard[next] == nil, let wait = waits[next],
                let position = ids.firstIndex(of: next) {
                 line.waiting(names[position], waitingText(wait, now: Daemon.wallClock()))
@@ -113,6 +125,12 @@ final class ProgressFollower {
         default:
             break
         }
+    }
+
+    /// A started item that stopped: its position (none after a device loss: it is no news then).
+    private func stopped(_ name: String, id: String, _ event: Event, state: String) {
+        let lost = event.reason == "device-lost"
+        line.show(name, heard: lost ? nil : heard[id]?.heard, duration: event.duration ?? heard[id]?.duration, state: state)
     }
 }
 

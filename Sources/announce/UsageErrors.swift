@@ -10,6 +10,7 @@ enum UsageErrors {
     static func check(_ arguments: [String]) -> String? {
         guard let first = arguments.first, !first.hasPrefix("-") else { return nil }
         if first == "help" {
+            if arguments.count > 2 { return "help \(arguments.dropFirst().joined(separator: " ")): one command at most, e.g. announce help play" }
             guard let topic = arguments.dropFirst().first, !topic.hasPrefix("-"), topic != "help", command(named: topic) == nil
             else { return nil }
             return "help \(topic): " + unknownCommand(topic)

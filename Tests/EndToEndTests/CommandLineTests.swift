@@ -31,7 +31,22 @@ struct CommandLineTests {
         UsageCase(arguments: ["quiet", "until", "24:00"],
                   line: "announce: until 24:00: hour 24 is past 23 (a 24-hour clock runs 00:00 to 23:59) (see 'announce quiet --help')"),
         UsageCase(arguments: ["info", "--jsn", "a.wav"], line: "announce: --jsn: unknown option; did you mean '--json'?"),
+        // Without a FILE, the unknown option or the bad value is still what is reported.
+        UsageCase(arguments: ["info", "--jsn"], line: "announce: --jsn: unknown option; did you mean '--json'?"),
+        UsageCase(arguments: ["play", "--helpp"], line: "announce: --helpp: unknown option; did you mean '--help'?"),
+        UsageCase(arguments: ["play", "--volume", "-1"], line: "announce: --volume -1: out of range 0…1 (see 'announce play --help')"),
+        UsageCase(arguments: ["alert", "--volume", "2"], line: "announce: --volume 2: out of range 0…1 (see 'announce alert --help')"),
+        UsageCase(arguments: ["play"], line: "announce: Missing expected argument '<files> ...' (see 'announce play --help')"),
+        UsageCase(arguments: ["help", "play", "extra"], line: "announce: help play extra: one command at most, e.g. announce help play"),
     ]
+
+    @Test("--start is echoed as it was given: 1:02:03 as 1:02:03.0")
+    func startPastTheEnd() async throws {
+        let file = try Harness.fixture("wav16-stereo.wav")
+        let outcome = try await Runner.announce(["play", "-d", "null", "--start", "1:02:03", file])
+        #expect(outcome.status == 64 && outcome.stderrLines.count == 1
+                && outcome.stderrLines[0].hasPrefix("announce: \(file): --start 1:02:03.0 is at or past the end ("), "\(outcome)")
+    }
 
     @Test("usage errors: 64, one line naming the input and the nearest valid one", arguments: usageCases)
     func usage(_ test: UsageCase) async throws {

@@ -401,7 +401,12 @@ struct DaemonTests {
             try await runtime.control("resume")
             let result = try await play.value
             #expect(result.status == 0, "\(result)")
-            let event = try? JSONDecoder().decode(WireEvent.self, from: Data(result.stdout.utf8))
+            // Played into a paused queue: a waiting (paused) line first, then the outcome.
+            let lines = result.stdout.split(separator: "\n")
+            let printed = lines.compactMap { try? JSONDecoder().decode(WireEvent.self, from: Data($0.utf8)) }
+            let kinds = printed.map { $0.event }
+            #expect(kinds == ["waiting", "finished"], "\(result)")
+            let event = printed.last
             #expect(event?.id == id && event?.outcome?.kind == "played", "\(result)")
             #expect(runtime.daemonLogLines().filter { $0.contains("listening on") }.count == 1,
                     "the client auto-started one daemon: \(runtime.daemonLogLines())")

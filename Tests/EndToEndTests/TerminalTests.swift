@@ -101,6 +101,45 @@ struct TerminalTests {
         }
     }
 
+    @Test("announce pause mid-play: the line says paused by you with where it stopped, and keeps saying it")
+    func pausedByYou() async throws {
+        let clip = try Self.tone("tone-1s.wav")
+        try await Self.withTerminal { terminal, runtime, announce in
+            // Looped for ever on null: still playing whenever the pause comes.
+            try terminal.type("clear; \(announce) play -d null --loops -1 \(clip); echo EXIT=$?")
+            _ = try await terminal.waitFor("the playing line") { $0.hasPrefix("▶ tone-1s.wav  ") }
+            try await runtime.control("pause")
+            let isStopped: @Sendable (String) -> Bool = { $0.wholeMatch(of: /⏸ tone-1s\.wav  (\d+:)?\d+:\d\d\.\d  paused by you/) != nil }
+            _ = try await terminal.waitFor("the paused line", isStopped)
+            // The daemon's `waiting` (paused) event follows at once (only a waiting client gets it,
+            // so it cannot be watched for): the line must not turn into a waiting line meanwhile.
+            for _ in 0..<25 {
+                let screen = try terminal.screen()
+                let shown = screen.contains(where: isStopped)
+                #expect(shown, "\(screen)")
+                try await Task.sleep(for: .milliseconds(20))
+            }
+            try terminal.press("C-c")
+            _ = try await terminal.waitFor("the exit") { $0 == "EXIT=130" }
+        }
+    }
+
+    @Test("a cancelled item is said once: the line ends with cancelled, no reason line repeats it", arguments: [
+        (["cancel", "--tag", "t"], "cancelled"), (["clear"], "cancelled (cleared)"),
+    ])
+    func cancelledOnce(_ command: [String], _ outcome: String) async throws {
+        let clip = try Self.tone("tone-1s.wav")
+        try await Self.withTerminal { terminal, runtime, announce in
+            try terminal.type("clear; \(announce) play -d null --tag t --delay 1h \(clip); echo EXIT=$?")
+            _ = try await terminal.waitFor("the scheduled line") { $0.hasPrefix("… tone-1s.wav  scheduled") }
+            let control = try await runtime.announce(command)
+            #expect(control.status == 0, "\(control)")
+            let rows = try await terminal.waitFor("the exit") { $0.hasPrefix("EXIT=") }
+            let exit = rows.firstIndex { $0.hasPrefix("EXIT=") } ?? 1
+            #expect(Array(rows[(exit - 1)...exit]) == ["⏸ tone-1s.wav  \(outcome)", "EXIT=75"], "\(rows)")
+        }
+    }
+
     @Test("several files: a line each, the second waiting for the first until it plays")
     func twoFiles() async throws {
         let first = try Self.tone("tone-1s.wav"), second = try Self.tone("second-1s.wav")
@@ -128,21 +167,23 @@ struct TerminalTests {
         }
     }
 
-    @Test("the line is cut to the terminal's width (no wrapped rows), and Ctrl-C leaves it ended by a newline")
+    @Test("the line is cut to the terminal's width (no wrapped rows) by shortening the name, and Ctrl-C leaves it ended by a newline")
     func widthAndInterrupt() async throws {
         let clip = try Self.tone("a-file-name-long-enough-to-be-wider-than-the-terminal.wav")
         try await Self.withTerminal(columns: 40) { terminal, _, announce in
             try terminal.type("clear; \(announce) play -d null --delay 1h \(clip); echo EXIT=$?")
-            let rows = try await terminal.waitFor("the scheduled line") { $0.hasPrefix("… a-file-name") }
-            let line = rows.firstIndex { $0.hasPrefix("… a-file-name") } ?? 0
+            let rows = try await terminal.waitFor("the scheduled line") { $0.hasPrefix("… a-file-n") }
+            let line = rows.firstIndex { $0.hasPrefix("… a-file-n") } ?? 0
             #expect(rows[line].count == 39, "cut one column short of the 40-column edge: \(rows[line])")
+            // The name gives way, the state stays whole.
+            #expect(rows[line].wholeMatch(of: /… a-file-n[a-z-]*…  scheduled \d\d:\d\d \(in (59m|1h00m)\)/) != nil, "\(rows[line])")
             #expect(rows[line + 1].isEmpty, "nothing wrapped onto the next row: \(rows)")
             try terminal.press("C-c")
             let after = try await terminal.waitFor("the exit") { $0.hasPrefix("EXIT=") }
             let exit = after.firstIndex { $0.hasPrefix("EXIT=") } ?? 1
             #expect(after[exit] == "EXIT=130")
             // The terminal echoes ^C after the line (wrapping its C at the edge); then our newline.
-            #expect(after[..<exit].contains { $0.hasPrefix("… a-file-name") }, "the line stays and the exit is on a row of its own: \(after)")
+            #expect(after[..<exit].contains { $0.hasPrefix("… a-file-n") }, "the line stays and the exit is on a row of its own: \(after)")
         }
     }
 

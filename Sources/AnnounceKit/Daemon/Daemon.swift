@@ -583,8 +583,11 @@ public final class Daemon {
     /// The first of `devices` that cannot be opened here, as its error. Devices that have played
     /// in this daemon (a later failure is waited for or reported like one mid-play) and those
     /// lost mid-play (waited for) are not probed again: the check costs a connection to a sound server.
+    /// A `file:` device is checked every time: that costs a stat, and its directory may have gone.
+    /// Within one request each device is checked once (`passed`), not once per item.
     func deviceFailure(_ devices: [String], environment: [String: String]?, passed: inout Set<String>) -> AnnounceError? {
-        for device in devices where !playedDevices.contains(device) && !lostDevices.contains(device) && !passed.contains(device) {
+        for device in devices where !passed.contains(device) && (DeviceProbe.fileArgument(device) != nil
+            || (!playedDevices.contains(device) && !lostDevices.contains(device))) {
             do { try probeDevice(device, environment) } catch { return error }
             passed.insert(device)
         }

@@ -266,7 +266,9 @@ public final class Player: @unchecked Sendable {
             details.frames = report.framesPlayed
             if let failure = report.deviceFailure {
                 let message = AnnounceError.deviceUnavailable(device: device, reason: failure.message).description
-                if failure.isDeviceLoss { details.deviceTrouble = .lost(message) }
+                // A file that cannot be written (a full disk, EIO) does not come back as a device
+                // does: the item fails (69) instead of waiting for it as lost.
+                if failure.isDeviceLoss && DeviceProbe.fileArgument(device) == nil { details.deviceTrouble = .lost(message) }
                 details.troubleDevice = device
                 // The engine gave the failed device up: it is closed as far as anyone can tell.
                 post(.devicesClosed([device]))

@@ -76,12 +76,21 @@ public enum AudioEnvironment {
             }
             announce_set_environ(array)
             defer { announce_set_environ(state.own) }
-            return try open()
+            let capture = LibraryNoise.begin()
+            do throws(AnnounceError) {
+                let opened = try open()
+                LibraryNoise.end(capture)
+                return opened
+            } catch {
+                throw LibraryNoise.explained(error, by: LibraryNoise.end(capture))
+            }
         }
     }
 
     private static func capture(into state: inout State) {
         state.captured = true
+        // Opening JACK's PCM must not start a JACK server (jackd's autostart) as a side effect.
+        if getenv("JACK_NO_START_SERVER") == nil { state.base.append("JACK_NO_START_SERVER=1") }
         ALSAOutput.processEnvironment  // its variables belong to every environment
         state.own = environ
         var cursor = environ

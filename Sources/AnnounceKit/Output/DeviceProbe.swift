@@ -8,24 +8,27 @@ import Glibc
 public enum DeviceProbe {
     /// Fails with the error opening `device` would give (69), without playing anything.
     /// - A name ALSA's configuration does not define fails without an open.
-    /// - ALSA's `file` device is not opened (that would create or truncate its file).
+    /// - ALSA's `file` device is not opened (that would create or truncate its file): its
+    ///   FILE's directory must exist and be writable, and FILE must not be a directory.
     /// - Anything else is opened and closed at once, with `environment`'s sound-server
     ///   variables; a device another program holds (EBUSY) passes: waiting for it is
     ///   `--if-busy`'s business.
     public static func check(_ device: String, environment: [String: String]?) throws(AnnounceError) {
         // Under the lock every open takes: ALSA's configuration is reread by each open too.
-        let status = try AudioEnvironment.whileApplied(environment) { () throws(AnnounceError) -> Int32 in
+        try AudioEnvironment.whileApplied(environment) { () throws(AnnounceError) in
             guard let type = definedType(device) else {
                 throw .deviceUnavailable(device: device, reason: "no such device (see announce devices)")
             }
-            if type == "file" { return 0 }
+            if type == "file" {
+                if let problem = fileProblem(device) { throw .deviceUnavailable(device: device, reason: problem) }
+                return
+            }
             var handle: OpaquePointer?
             let status = snd_pcm_open(&handle, device, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK)
             if status == 0, let handle { snd_pcm_close(handle) }
-            return status
+            // Thrown under the lock: the reason may come from what the plugin printed (LibraryNoise).
+            if status != 0 && -status != EBUSY { throw ALSAOutput.openError(device, status) }
         }
-        if status == 0 || -status == EBUSY { return }
-        throw ALSAOutput.openError(device, status)
     }
 
     /// The `type` of the PCM that `device` names (arguments resolved), or nil when the
@@ -61,10 +64,31 @@ public enum DeviceProbe {
 
     /// A relative FILE in a `file:` name that reached the daemon: it would land in `/`.
     public static func relativeFileProblem(_ device: String) -> String? {
+        guard let file = fileArgument(device) else { return nil }
+        return file.hasPrefix("/") ? nil : "device \(device): FILE must be an absolute path"
+    }
+
+    /// Why ALSA's file plugin could not write FILE: its directory is missing or not writable, or
+    /// it is a directory. The path is not normalised: `sub/../x` needs `sub`, as for the kernel.
+    /// A FILE starting with `|` is a command the plugin pipes to: not checked.
+    static func fileProblem(_ device: String) -> String? {
+        guard let file = fileArgument(device), !file.hasPrefix("|") else { return nil }
+        var status = stat()
+        if stat(file, &status) == 0 {
+            if status.st_mode & S_IFMT == S_IFDIR { return "\(file) is a directory" }
+            return access(file, W_OK) == 0 ? nil : "cannot write \(file): \(String(cString: strerror(errno)))"
+        }
+        let directory = file.lastIndex(of: "/").map { $0 == file.startIndex ? "/" : String(file[..<$0]) } ?? "."
+        if stat(directory, &status) != 0 { return "cannot write \(file): \(directory): \(String(cString: strerror(errno)))" }
+        if status.st_mode & S_IFMT != S_IFDIR { return "cannot write \(file): \(directory) is not a directory" }
+        return access(directory, W_OK | X_OK) == 0 ? nil : "cannot write \(file): \(directory): \(String(cString: strerror(errno)))"
+    }
+
+    /// The FILE of a `file:` name (named or first positional), or nil for other names.
+    public static func fileArgument(_ device: String) -> String? {
         guard device.hasPrefix("file:") else { return nil }
         let arguments = splitArguments(String(device.dropFirst(5)))
-        guard let file = (arguments.first { $0.name == "FILE" } ?? arguments.first { $0.name == nil })?.value else { return nil }
-        return file.hasPrefix("/") ? nil : "device \(device): FILE must be an absolute path"
+        return (arguments.first { $0.name == "FILE" } ?? arguments.first { $0.name == nil })?.value
     }
 
     /// ALSA's `NAME:ARG,ARG` arguments: `KEY=VALUE` or positional, values optionally quoted.

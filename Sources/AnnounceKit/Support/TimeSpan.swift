@@ -90,13 +90,14 @@ public struct TimeSpan: Equatable, Sendable, CustomStringConvertible {
 
     public var description: String { TimeSpan.format(seconds) }
 
-    /// `m:ss.s` for displays.
+    /// `m:ss.s` for displays, `h:mm:ss.s` from an hour on (as durations are given: `1:02:03`).
     public static func format(_ seconds: Double) -> String {
-        let tenths = Int((max(0, seconds) * 10).rounded(.down))
-        let minutes = tenths / 600
+        let tenths = Int((min(max(0, seconds), 1e15) * 10).rounded(.down))
+        let hours = tenths / 36000, minutes = tenths / 600 % 60
         let rest = tenths % 600
         let secondsPart = rest / 10
-        return "\(minutes):\(secondsPart < 10 ? "0" : "")\(secondsPart).\(rest % 10)"
+        let minutesText = hours > 0 ? "\(hours):\(minutes < 10 ? "0" : "")\(minutes)" : "\(minutes)"
+        return "\(minutesText):\(secondsPart < 10 ? "0" : "")\(secondsPart).\(rest % 10)"
     }
 }
 
