@@ -23,6 +23,27 @@ enum DeclaredLength {
         return (bigEndian ? Array(slice) : slice.reversed()).reduce(0) { $0 << 8 | Int($1) }
     }
 
+    /// A block-coded WAV's (GSM 6.10, IMA and MS ADPCM, G.721) `fact` chunk: the frames it
+    /// holds, which its last block pads. Nil for other codecs (an MP3's fact counts differently
+    /// from its decoders) or when there is none.
+    static func factFrames(_ bytes: [UInt8]) -> Int64? {
+        guard bytes.count >= 12, bytes[0..<4].elementsEqual("RIFF".utf8) || bytes[0..<4].elementsEqual("RIFX".utf8),
+              bytes[8..<12].elementsEqual("WAVE".utf8) else { return nil }
+        let bigEndian = bytes[3] == UInt8(ascii: "X")
+        var offset = 12, compressed = false
+        while let size = integer(bytes, offset + 4, 4, bigEndian: bigEndian) {
+            let id = String(decoding: bytes[offset..<offset + 4], as: UTF8.self)
+            if id == "fmt " {
+                guard let tag = integer(bytes, offset + 8, 2, bigEndian: bigEndian) else { return nil }
+                compressed = [0x02, 0x11, 0x31, 0x40].contains(tag)
+            }
+            if id == "fact" { return compressed ? integer(bytes, offset + 8, 4, bigEndian: bigEndian).map(Int64.init) : nil }
+            if id == "data" { return nil }
+            offset += 8 + size + (size & 1)
+        }
+        return nil
+    }
+
     private static func wavFrames(_ bytes: [UInt8], bigEndian: Bool) -> Int64? {
         var offset = 12, blockAlign: Int?
         while let size = integer(bytes, offset + 4, 4, bigEndian: bigEndian) {

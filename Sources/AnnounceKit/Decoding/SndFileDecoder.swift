@@ -27,6 +27,9 @@ public final class SndFileDecoder: AudioDecoder {
     private let wavOrder: [Int]?
     /// An Ogg stream of unknown length whose last page is cut or lacks the end-of-stream flag.
     private let oggCut: Bool
+    /// A compressed WAV's `fact` length when libsndfile decodes more (GSM 6.10 pads its last
+    /// block of 320 frames): what sox and ffmpeg play, and what plays here.
+    private let factFrames: Int64?
 
     /// Takes ownership of `fd` (closed with the decoder, or here on failure).
     init(path: String, fd: Int32, container: SniffedContainer) throws(AnnounceError) {
@@ -52,6 +55,12 @@ public final class SndFileDecoder: AudioDecoder {
             throw .undecodable(path: path, reason: "not decodable audio (\(reason))")
         }
         self.file = file
+        // libsndfile reads a VOC's continuation blocks (type 2, as ffmpeg writes them) as samples.
+        if announce_sf_major(sfInfo.format) == SF_FORMAT_VOC, VOCBlocks.hasContinuation(fd: fd) {
+            sf_close(file)
+            throw .undecodable(path: path, reason: "VOC with continuation blocks (as ffmpeg writes it) is not supported")
+        }
+        factFrames = DeclaredLength.factFrames(header).flatMap { $0 > 0 && $0 < Int64(sfInfo.frames) ? $0 : nil }
         // Any length beyond a day at 768 kHz is libsndfile's "unknown", not a length.
         lengthUnknown = sfInfo.frames > 86_400 * Int64(maxSampleRate)
         // libsndfile neither reorders Vorbis/Opus channels nor tells their map (SFC_GET_CHANNEL_MAP_INFO).
@@ -64,6 +73,7 @@ public final class SndFileDecoder: AudioDecoder {
             sf_close(file)
             throw error
         }
+        if let factFrames { info.frames = factFrames }
         let declared = DeclaredLength.frames(header)
         promisedFrames = declared.flatMap { $0 > Int64(sfInfo.frames) ? $0 : nil }
         info.damage = promisedFrames.map {
@@ -78,7 +88,8 @@ public final class SndFileDecoder: AudioDecoder {
     deinit { sf_close(file) }
 
     public func read(into buffer: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError) -> Int {
-        let count = sf_count_t(frames)
+        let count = sf_count_t(factFrames.map { max(0, min(Int64(frames), $0 - framesRead)) } ?? Int64(frames))
+        if count == 0 && frames > 0 { return 0 }  // the fact length is out
         let got: sf_count_t = switch format {
         case .float32: sf_readf_float(file, buffer.assumingMemoryBound(to: Float.self), count)
         case .int32: sf_readf_int(file, buffer.assumingMemoryBound(to: Int32.self), count)
