@@ -221,7 +221,7 @@ def osname():
         return "unknown"
 b = "$bin"
 st = os.stat(b)
-def stripped_size():  # what `make install` installs (install -s)
+def stripped_size():  # what make install installs (install -s)
     import subprocess, tempfile
     with tempfile.TemporaryDirectory() as d:
         if subprocess.run(["strip", "-o", d + "/s", b], capture_output=True).returncode != 0:
