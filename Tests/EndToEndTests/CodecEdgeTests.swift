@@ -2,7 +2,8 @@ import Foundation
 import Testing
 
 /// Files libsndfile reads differently from sox and ffmpeg, made here by those tools: a VOC with
-/// continuation blocks is named, not played shifted; a GSM 6.10 WAV plays its `fact` length.
+/// continuation blocks is named, not played shifted; a GSM 6.10 WAV plays its `fact` length;
+/// a chained Ogg plays its first stream and says so.
 @Suite("libsndfile's edges")
 struct CodecEdgeTests {
     private func made(_ name: String, _ tool: String, _ arguments: (String) -> [String]) async throws -> String {
@@ -39,5 +40,23 @@ struct CodecEdgeTests {
         let captured = try await Runner.run("/usr/bin/soxi", ["-s", capture])
         let reference = try await Runner.run("/usr/bin/soxi", ["-s", gsm])
         #expect(captured.stdout == reference.stdout && captured.stdout.hasPrefix("8000"), "\(captured) vs \(reference)")
+    }
+
+    @Test("a chained Ogg (two streams one after the other) plays its first stream and says so, not silently")
+    func chainedOggIsSaidSo() async throws {
+        var parts: [String] = []
+        for frequency in [440, 660] {
+            parts.append(try await made("link\(frequency)", "/usr/bin/ffmpeg") {
+                ["-nostdin", "-v", "error", "-y", "-f", "lavfi", "-i", "sine=f=\(frequency):d=0.5",
+                 "-c:a", "libvorbis", "-f", "ogg", $0]
+            })
+        }
+        let chained = try Harness.capturePath("chained")
+        try Data(parts.map { try Data(contentsOf: URL(fileURLWithPath: $0)) }.joined()).write(to: URL(fileURLWithPath: chained))
+        let play = try await Runner.announce(["play", "-d", "null", chained])
+        #expect(play.status == 0 && play.stderrLines
+                == ["announce: warning: \(chained): more than one Ogg stream (chained or multiplexed): only the first plays"], "\(play)")
+        let single = try await Runner.announce(["play", "-d", "null", parts[0]])
+        #expect(single.status == 0 && single.stderr.isEmpty, "\(single)")
     }
 }

@@ -27,6 +27,9 @@ public final class SndFileDecoder: AudioDecoder {
     private let wavOrder: [Int]?
     /// An Ogg stream of unknown length whose last page is cut or lacks the end-of-stream flag.
     private let oggCut: Bool
+    /// An Ogg file whose last page belongs to another stream than its first (chained streams, one
+    /// after another, or several multiplexed): libsndfile plays the first stream only; said so.
+    private let oggMoreStreams: Bool
     /// A compressed WAV's `fact` length when libsndfile decodes more (GSM 6.10 pads its last
     /// block of 320 frames): what sox and ffmpeg play, and what plays here.
     private let factFrames: Int64?
@@ -66,7 +69,9 @@ public final class SndFileDecoder: AudioDecoder {
         // libsndfile neither reorders Vorbis/Opus channels nor tells their map (SFC_GET_CHANNEL_MAP_INFO).
         let minor = Int(announce_sf_minor(sfInfo.format))
         wavOrder = minor == SF_FORMAT_VORBIS || minor == SF_FORMAT_OPUS ? VorbisChannelOrder.wavOrder(channels: Int(sfInfo.channels)) : nil
-        oggCut = lengthUnknown && container == .ogg && Self.oggStreamIsCut(fd: fd)
+        let tail = container == .ogg ? Self.oggTail(fd: fd) : nil
+        oggCut = lengthUnknown && tail?.cut == true
+        oggMoreStreams = tail.map { $0.lastSerial != nil && $0.lastSerial != Self.oggFirstSerial(header) } ?? false
         do {
             info = try Self.describe(sfInfo, path: path, sniffed: container)
         } catch {
@@ -78,7 +83,7 @@ public final class SndFileDecoder: AudioDecoder {
         promisedFrames = declared.flatMap { $0 > Int64(sfInfo.frames) ? $0 : nil }
         info.damage = promisedFrames.map {
             DamageWarning.truncated(played: Int64(sfInfo.frames), promised: $0, sampleRate: info.sampleRate)
-        }
+        } ?? (oggMoreStreams ? Self.moreStreamsWarning : nil)
         if lengthUnknown {
             info.frames = nil
             try ensureSomethingDecodes()  // deinit closes the file
@@ -107,6 +112,8 @@ public final class SndFileDecoder: AudioDecoder {
                 truncationWarning = info.damage
             } else if oggCut {
                 truncationWarning = DamageWarning.truncated(played: framesRead, sampleRate: info.sampleRate)
+            } else if oggMoreStreams {
+                truncationWarning = Self.moreStreamsWarning
             }
         }
         return Int(got)
@@ -148,24 +155,37 @@ public final class SndFileDecoder: AudioDecoder {
         try seek(toFrame: 0)
     }
 
-    /// True when an Ogg file's last page is incomplete or not marked end of stream.
-    private static func oggStreamIsCut(fd: Int32) -> Bool {
+    static let moreStreamsWarning = "more than one Ogg stream (chained or multiplexed): only the first plays"
+
+    /// An Ogg page's stream serial number (bytes 14-17, little-endian).
+    private static func serial(_ bytes: [UInt8], page: Int) -> UInt32? {
+        guard page + 18 <= bytes.count else { return nil }
+        return bytes[page + 14..<page + 18].reversed().reduce(0) { $0 << 8 | UInt32($1) }
+    }
+
+    private static func oggFirstSerial(_ header: [UInt8]) -> UInt32? {
+        header.starts(with: Array("OggS".utf8)) ? serial(header, page: 0) : nil
+    }
+
+    /// An Ogg file's last page: whether it is incomplete or not marked end of stream (cut),
+    /// and its stream's serial number.
+    private static func oggTail(fd: Int32) -> (cut: Bool, lastSerial: UInt32?) {
         var status = stat()
-        guard fstat(fd, &status) == 0 else { return false }
+        guard fstat(fd, &status) == 0 else { return (false, nil) }
         let size = Int(status.st_size), tailLength = min(size, 1 << 16)
         var tail = [UInt8](repeating: 0, count: tailLength)
         guard tail.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, tailLength, off_t(size - tailLength)) }) == tailLength else {
-            return false
+            return (false, nil)
         }
         let capture = Array("OggS".utf8)
         // The last page header in the tail: its segment table gives the page's length.
         guard let page = stride(from: tailLength - 27, through: 0, by: -1).first(where: { tail[$0...].starts(with: capture) }) else {
-            return true
+            return (true, nil)
         }
         let segments = Int(tail[page + 26])
-        guard page + 27 + segments <= tailLength else { return true }
+        guard page + 27 + segments <= tailLength else { return (true, serial(tail, page: page)) }
         let length = 27 + segments + tail[page + 27..<page + 27 + segments].reduce(0) { $0 + Int($1) }
-        return page + length != tailLength || tail[page + 5] & 0x04 == 0
+        return (page + length != tailLength || tail[page + 5] & 0x04 == 0, serial(tail, page: page))
     }
 
     public func seek(toFrame frame: Int64) throws(AnnounceError) {
