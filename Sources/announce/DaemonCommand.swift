@@ -112,7 +112,7 @@ struct DaemonLogHandler: LogHandler {
     var metadata: Logger.Metadata = [:]
 
     init(quiet: Bool) {
-        logLevel = getenv("ANNOUNCE_LOG").flatMap { Logger.Level(rawValue: String(cString: $0)) } ?? (quiet ? .error : .info)
+        logLevel = configuredLogLevel(otherwise: quiet ? .error : .info)
     }
 
     subscript(metadataKey key: String) -> Logger.Metadata.Value? {

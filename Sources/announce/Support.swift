@@ -70,8 +70,7 @@ struct CLILogHandler: LogHandler {
 
     static func bootstrap(quiet: Bool) -> Logger {
         errorsOnly = quiet
-        let level: Logger.Level = getenv("ANNOUNCE_LOG").flatMap { Logger.Level(rawValue: String(cString: $0)) }
-            ?? (quiet ? .error : .warning)
+        let level = configuredLogLevel(otherwise: quiet ? .error : .warning)
         LoggingSystem.bootstrap { _ in CLILogHandler(logLevel: level) }
         let logger = Logger(label: "announce")
         ALSALogBridge.install(logger)
@@ -180,4 +179,10 @@ func localTimeText(_ seconds: Double, withSeconds: Bool = false) -> String {
     var text = [CChar](repeating: 0, count: 40)
     strftime(&text, text.count, (sameDay ? "" : "%Y-%m-%d ") + (withSeconds ? "%H:%M:%S" : "%H:%M"), &fields)
     return String(cString: text)
+}
+
+/// The log level `ANNOUNCE_LOG` names (debug, info, warning, error...), else `fallback`:
+/// one rule for the client's messages and the daemon's log.
+func configuredLogLevel(otherwise fallback: Logger.Level) -> Logger.Level {
+    getenv("ANNOUNCE_LOG").flatMap { Logger.Level(rawValue: String(cString: $0)) } ?? fallback
 }

@@ -226,3 +226,12 @@ public enum SniffedContainer: Equatable, Sendable {
         return !bytes.isEmpty && bytes.allSatisfy { isText(UInt16($0)) }
     }
 }
+
+extension SniffedContainer {
+    /// The length of the ID3v2 tag `header` starts with (its synchsafe size, the 10-byte header
+    /// and a footer when the flag says so); 0 when it starts with none.
+    static func id3v2TagLength(_ header: [UInt8]) -> Int {
+        guard header.count >= 10, header.starts(with: Array("ID3".utf8)) else { return 0 }
+        return 10 + header[6..<10].reduce(0) { $0 << 7 | Int($1 & 0x7F) } + (header[5] & 0x10 != 0 ? 10 : 0)
+    }
+}

@@ -17,7 +17,7 @@ public enum DecoderRegistry {
         switch SniffedContainer.sniff(header) {
         case .mpeg where header.starts(with: Array("ID3".utf8)):
             // Taggers put ID3v2 before FLAC and AAC too: what follows the tag decides.
-            switch SniffedContainer.sniff(bytes(fd: fd, at: id3TagLength(header), count: SniffedContainer.headerLength)) {
+            switch SniffedContainer.sniff(bytes(fd: fd, at: SniffedContainer.id3v2TagLength(header), count: SniffedContainer.headerLength)) {
             case .flac:
                 return try FLACDecoder(path: path, fd: fd)  // libFLAC skips the tag
             case .unsupported(let format):
@@ -88,12 +88,6 @@ public enum DecoderRegistry {
             close(fd)
             throw .cannotOpen(path: path, reason: "not a regular file")
         }
-    }
-
-    /// The length of the ID3v2 tag `header` starts with, footer included.
-    private static func id3TagLength(_ header: [UInt8]) -> Int {
-        guard header.count >= 10 else { return header.count }
-        return 10 + header[6..<10].reduce(0) { $0 << 7 | Int($1 & 0x7F) } + (header[5] & 0x10 != 0 ? 10 : 0)
     }
 
     /// Up to `count` bytes of the file from `offset` (fewer at its end).

@@ -198,7 +198,7 @@ public final class MPG123Decoder: AudioDecoder {
         var header = [UInt8](repeating: 0, count: 10)
         guard fstat(fd, &status) == 0, header.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, 10, 0) }) == 10,
               let kbps = Int(info.codec.split(separator: " ").dropLast(2).last ?? "") else { return }
-        let tag = header.starts(with: Array("ID3".utf8)) ? 10 + header[6..<10].reduce(0) { $0 << 7 | Int($1 & 0x7F) } : 0
+        let tag = SniffedContainer.id3v2TagLength(header)
         let seconds = Double(frames) / Double(info.sampleRate)
         let average = Double(Int(status.st_size) - tag) * 8 / seconds / 1000
         if abs(average - Double(kbps)) > Double(kbps) * 0.03 {
@@ -219,8 +219,7 @@ public final class MPG123Decoder: AudioDecoder {
         }
         guard read(at: 0) else { return nil }
         if bytes.starts(with: Array("ID3".utf8)) {
-            let tag = 10 + bytes[6..<10].reduce(0) { $0 << 7 | Int($1 & 0x7F) } + (bytes[5] & 0x10 != 0 ? 10 : 0)
-            guard read(at: tag) else { return nil }
+            guard read(at: SniffedContainer.id3v2TagLength(bytes)) else { return nil }
         }
         // Where frames chain: a lone header at the start may be damage (mpg123 resyncs past it).
         guard let frame = SniffedContainer.mpegStreamStart(bytes, isWholeFile: atEnd), frame + 44 <= bytes.count else {
