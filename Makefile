@@ -16,10 +16,10 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Debian packages each target needs.
 # python3 writes the man page at install (scripts/make-man.py).
 BUILD_PKGS := pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libflac-dev libspeexdsp-dev python3
-# pulseaudio & co.: the real-time paced device the timing tests play on (tests/paced-audio.sh).
+# pulseaudio & co.: the real-time paced device the timing tests play on (Tests/Shell/paced-audio.sh).
 # alsa-utils and sound-theme-freedesktop also bring real sound files the decoding tests play.
 # tmux: the progress-line tests read a real terminal.
-# groff-base, man-db, zsh, fish, binutils: tests/install-test.sh checks the man page and the completions with them.
+# groff-base, man-db, zsh, fish, binutils: Tests/Shell/install-test.sh checks the man page and the completions with them.
 TEST_PKGS  := $(BUILD_PKGS) alsa-utils sox libsox-fmt-all mpg123 espeak-ng ffmpeg sound-theme-freedesktop \
               pulseaudio pulseaudio-utils libasound2-plugins groff-base man-db zsh fish binutils tmux
 BENCH_PKGS := $(TEST_PKGS)
@@ -64,7 +64,7 @@ release: deps
 # make install/uninstall of it into a scratch DESTDIR (man page, completions, cron recipes).
 test: deps-test build
 	$(SWIFT) test
-	tests/install-test.sh .build/debug/announce
+	Tests/Shell/install-test.sh .build/debug/announce
 
 # Plays the demo on the default device; without a sound card, writes it to demo.wav instead.
 run: release

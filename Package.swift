@@ -14,7 +14,6 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "announce", targets: ["announce"]),
-        .library(name: "AnnounceKit", targets: ["AnnounceKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
@@ -28,24 +27,57 @@ let package = Package(
         .systemLibrary(name: "CFLAC", pkgConfig: "flac", providers: [.apt(["libflac-dev"])]),
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
         .target(name: "CPosix"),
+        // The layers, each depending only on those below it (docs/ARCHITECTURE.md); the layering
+        // test (Tests/EndToEndTests/LayeringTests.swift) fails a change that breaks them.
+        // Model: queue, session policy, item lifecycle, protocol messages. Pure: no C, no I/O.
         .target(
-            name: "AnnounceKit",
+            name: "AnnounceModel",
+            dependencies: [.product(name: "HeapModule", package: "swift-collections")]
+        ),
+        // System: files, clocks, threads and errors over POSIX.
+        .target(
+            name: "AnnounceSystem",
+            dependencies: ["AnnounceModel", "CPosix", .product(name: "Logging", package: "swift-log")]
+        ),
+        // Sources: the decoders and the registry that sniffs bytes to choose one.
+        .target(name: "AnnounceSources", dependencies: ["AnnounceModel", "AnnounceSystem", "CSndFile", "CMpg123", "CFLAC"]),
+        // Output: ALSA devices, their catalog, probes and holders.
+        .target(
+            name: "AnnounceOutput",
+            dependencies: ["AnnounceModel", "AnnounceSystem", "CALSA", "CPosix", .product(name: "Logging", package: "swift-log")]
+        ),
+        // Engine: the playback thread, the mixer, ramps and resampling between Sources and Output.
+        .target(
+            name: "AnnounceEngine",
+            dependencies: ["AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "CSpeexDSP", "CPosix"]
+        ),
+        // Daemon: the control loop, connections, spool and the player that drives the engine.
+        .target(
+            name: "AnnounceDaemon",
             dependencies: [
-                "CALSA", "CSndFile", "CMpg123", "CFLAC", "CSpeexDSP", "CPosix",
+                "AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "AnnounceEngine", "CPosix",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "HeapModule", package: "swift-collections"),
             ]
         ),
+        // Client: talking to the daemon (and starting it) over its socket.
+        .target(name: "AnnounceClient", dependencies: ["AnnounceModel", "AnnounceSystem", "CPosix"]),
+        // The CLI: one file per subcommand.
         .executableTarget(
             name: "announce",
             dependencies: [
-                "AnnounceKit",
+                "AnnounceModel", "AnnounceSystem", "AnnounceClient", "AnnounceSources", "AnnounceOutput", "AnnounceDaemon", "CPosix",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: metadataAccessors
         ),
-        .testTarget(name: "AnnounceKitTests", dependencies: ["AnnounceKit"]),
+        .testTarget(
+            name: "UnitTests",
+            dependencies: [
+                "AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "AnnounceEngine",
+                "AnnounceDaemon", "AnnounceClient", "CPosix",
+            ]
+        ),
         // Runs the built `announce` binary against generated fixtures (make test builds it first).
         .testTarget(name: "EndToEndTests"),
     ]

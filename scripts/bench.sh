@@ -27,7 +27,7 @@
 #                       streams at 48 and 44.1 kHz on the paced device (scripts/bench/mixing.py;
 #                       about 2 minutes); 0 skips
 #   BENCH_PACED=1       for those two: start a private real-time PulseAudio with a 48 kHz null
-#                       sink (tests/paced-audio.sh; ALSA PCM "pulse"); 0 does not (the mixing
+#                       sink (Tests/Shell/paced-audio.sh; ALSA PCM "pulse"); 0 does not (the mixing
 #                       section and alert's paced rows are then left out)
 #   BENCH_OUT=FILE      where to write the report (default: BENCHMARKS.md at the repo root)
 #   ANNOUNCE_COMMIT=..  how to name the build in the report (default: git describe --dirty)
@@ -316,7 +316,7 @@ mixing_json=$cache/mixing.json
 rm -f "$alert_json" "$mixing_json"
 paced_dir=
 paced_down() {
-  if [ -n "$paced_dir" ]; then "$root/tests/paced-audio.sh" down "$paced_dir" >/dev/null 2>&1 || true; fi
+  if [ -n "$paced_dir" ]; then "$root/Tests/Shell/paced-audio.sh" down "$paced_dir" >/dev/null 2>&1 || true; fi
   paced_dir=
 }
 if [ "$paced" != 0 ] && { [ "$alert_section" != 0 ] || [ "$mixing_section" != 0 ]; }; then
@@ -324,8 +324,8 @@ if [ "$paced" != 0 ] && { [ "$alert_section" != 0 ] || [ "$mixing_section" != 0 
   if [ ${#paced_dir} -gt 80 ]; then paced_dir=$(mktemp -d /tmp/announce-paced.XXXXXX); fi
   trap paced_down EXIT
   # The watchdog takes it down should this script be killed.
-  if ! PACED_WATCH_PID=$$ "$root/tests/paced-audio.sh" up "$paced_dir"; then
-    echo "bench.sh: the paced device did not come up (tests/paced-audio.sh up $paced_dir); the paced figures are left out" >&2
+  if ! PACED_WATCH_PID=$$ "$root/Tests/Shell/paced-audio.sh" up "$paced_dir"; then
+    echo "bench.sh: the paced device did not come up (Tests/Shell/paced-audio.sh up $paced_dir); the paced figures are left out" >&2
     paced_down
   fi
 fi

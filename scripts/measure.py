@@ -742,7 +742,7 @@ def cmd_report(args):
     w("(0.1 s clips, 20), `BENCH_RUNS_MARGINAL` (rounds of the WAV target, 15) set the counted runs;")
     w("`BENCH_PROFILE=0` skips the profile, `BENCH_DAEMON=0` the daemon")
     w("section, `BENCH_ALERT=0` the alert latency, `BENCH_MIXING=0` the mixing CPU, `BENCH_PACED=0` the")
-    w("paced PulseAudio both use (`tests/paced-audio.sh`; without it there is no mixing section and no")
+    w("paced PulseAudio both use (`Tests/Shell/paced-audio.sh`; without it there is no mixing section and no")
     w("`pulse` alert rows). Every run's raw figures are in `.bench-cache/results.jsonl` (announce's with the")
     w("client and daemon parts of each run), `.bench-cache/daemon.json`, `alert.json` and `mixing.json`.")
     text = "\n".join(lines) + "\n"

@@ -19,7 +19,7 @@ static inline snd_pcm_sw_params_t *announce_sw_params_new(void) {
 }
 
 // ALSA reports through a variadic handler that Swift cannot implement.
-// The trampoline formats the message and hands it to AnnounceKit's logger
+// The trampoline formats the message and hands it to AnnounceOutput's logger
 // (defined in Swift with @_cdecl) instead of printing "ALSA lib ..." lines.
 extern void announce_alsa_log(const char *file, int line, const char *function, int err, const char *message);
 

@@ -1,5 +1,9 @@
-import AnnounceKit
 import ArgumentParser
+import AnnounceModel
+import AnnounceSystem
+import AnnounceClient
+import AnnounceSources
+import AnnounceOutput
 
 struct Alert: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,5 +1,7 @@
-import AnnounceKit
 import ArgumentParser
+import AnnounceModel
+import AnnounceSystem
+import AnnounceClient
 
 /// Shell completion of `cancel`'s ids: the items a running daemon has (none without one).
 private let liveIDCompletion = CompletionKind.custom { _, _, _ in

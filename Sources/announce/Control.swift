@@ -1,5 +1,7 @@
-import AnnounceKit
 import ArgumentParser
+import AnnounceModel
+import AnnounceSystem
+import AnnounceClient
 
 /// skip, pause, resume, stop and clear: one request each, no output, exit 0.
 /// Without a daemon there is nothing to control, which is not an error; but pause and resume

@@ -1,9 +1,13 @@
-import AnnounceKit
 import ArgumentParser
 import Logging
 #if canImport(Glibc)
 import Glibc
 #endif
+import AnnounceModel
+import AnnounceSystem
+import AnnounceClient
+import AnnounceOutput
+import AnnounceDaemon
 
 struct DaemonCommand: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,9 +1,12 @@
-import AnnounceKit
 import ArgumentParser
 import FoundationEssentials
 #if canImport(Glibc)
 import Glibc
 #endif
+import AnnounceModel
+import AnnounceSystem
+import AnnounceClient
+import AnnounceOutput
 
 struct Devices: ParsableCommand {
     static let configuration = CommandConfiguration(

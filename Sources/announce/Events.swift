@@ -1,8 +1,10 @@
-import AnnounceKit
 import ArgumentParser
 #if canImport(Glibc)
 import Glibc
 #endif
+import AnnounceModel
+import AnnounceSystem
+import AnnounceClient
 
 struct Events: ParsableCommand {
     static let configuration = CommandConfiguration(

@@ -1,6 +1,9 @@
-import AnnounceKit
 import ArgumentParser
 import FoundationEssentials
+import AnnounceModel
+import AnnounceSystem
+import AnnounceClient
+import AnnounceSources
 
 struct Info: ParsableCommand {
     static let configuration = CommandConfiguration(

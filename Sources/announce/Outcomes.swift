@@ -1,5 +1,7 @@
-import AnnounceKit
 import Logging
+import AnnounceModel
+import AnnounceSystem
+import AnnounceClient
 
 /// Prints the outcomes of `items` (in order) as `play` and `alert --wait` do and returns the exit
 /// status: that of the first item that did not play (0 when all played, DESIGN §1).

@@ -1,9 +1,13 @@
-import AnnounceKit
 import ArgumentParser
 import Logging
 #if canImport(Glibc)
 import Glibc
 #endif
+import AnnounceModel
+import AnnounceSystem
+import AnnounceClient
+import AnnounceSources
+import AnnounceOutput
 
 // Options of play and alert are named explicitly, with the names ArgumentParser would derive from
 // the properties: it derives them (camelCase to kebab-case, a Character at a time) every time an

@@ -1,8 +1,10 @@
-import AnnounceKit
 import CPosix
 #if canImport(Glibc)
 import Glibc
 #endif
+import AnnounceModel
+import AnnounceSystem
+import AnnounceClient
 
 /// The one line a terminal gets while `play` waits: what plays and how far, or why it waits.
 /// Only on a terminal whose foreground process group is ours (not under `&` or cron), cut to
@@ -112,15 +114,15 @@ final class ProgressFollower {
             stopped(name, id: id, event, state: interruptionText(event))
         case .waiting where heard[id] != nil:
             // Started already: where it stopped stays, with why it still waits (`paused by you`).
-            stopped(name, id: id, event, state: event.reason == "paused" ? interruptionText(event) : waitingText(event, now: Daemon.wallClock()))
+            stopped(name, id: id, event, state: event.reason == "paused" ? interruptionText(event) : waitingText(event, now: SystemClock.wall()))
         case .waiting:
-            line.waiting(name, waitingText(event, now: Daemon.wallClock()))
+            line.waiting(name, waitingText(event, now: SystemClock.wall()))
         case .finished:
             line.finish(name, heard: event.heard ?? heard[id]?.heard, duration: event.duration ?? heard[id]?.duration,
                         outcome: event.outcome.map(outcomeText) ?? "ended")
             if let next = ids.first(where: { !finished.contains($0) }), heard[next] == nil, let wait = waits[next],
                let position = ids.firstIndex(of: next) {
-                line.waiting(names[position], waitingText(wait, now: Daemon.wallClock()))
+                line.waiting(names[position], waitingText(wait, now: SystemClock.wall()))
             }
         default:
             break

@@ -1,8 +1,10 @@
-import AnnounceKit
 import ArgumentParser
 #if canImport(Glibc)
 import Glibc
 #endif
+import AnnounceModel
+import AnnounceSystem
+import AnnounceClient
 
 /// `queue` and `status` show the same state: `queue` lists every item,
 /// `status` summarises.

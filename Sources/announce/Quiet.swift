@@ -1,8 +1,10 @@
-import AnnounceKit
 import ArgumentParser
 #if canImport(Glibc)
 import Glibc
 #endif
+import AnnounceModel
+import AnnounceSystem
+import AnnounceClient
 
 private let quietSwitchNames = QuietSwitch.allCases.map { $0.rawValue }
 
@@ -79,8 +81,8 @@ struct Quiet: ParsableCommand {
             let runtime = try RuntimeDirectory.prepare()
             let (user, warnings) = UserConfiguration.load()
             for warning in warnings { logger.warning("\(warning)") }
-            let mode = QuietMode(setting: runtime.loadQuietSetting(), hours: user.quietHours)
-            show(mode.state(at: Daemon.wallClock()))
+            let mode = QuietMode(setting: runtime.loadQuietSetting(), hours: user.quietHours, localMinutes: QuietMode.systemLocalMinutes)
+            show(mode.state(at: SystemClock.wall()))
         } catch let error as AnnounceError {
             throw reportedExit(error)
         }

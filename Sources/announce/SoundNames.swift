@@ -1,6 +1,9 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import AnnounceModel
+import AnnounceSystem
+import AnnounceClient
 
 /// `announce play chime`, `announce alert attention`: a file argument that is no file here and
 /// has no slash names an installed sound. The first directory that has it wins:

@@ -1,10 +1,13 @@
-import AnnounceKit
 import ArgumentParser
 import FoundationEssentials
 import Logging
 #if canImport(Glibc)
 import Glibc
 #endif
+import AnnounceModel
+import AnnounceSystem
+import AnnounceClient
+import AnnounceOutput
 
 /// `-q, --quiet` on every subcommand: errors only. Set once, by `CLILogHandler.bootstrap`.
 nonisolated(unsafe) private var errorsOnly = false
@@ -140,9 +143,7 @@ func absolutePath(_ path: String) -> String {
 
 /// One JSON object on one line, keys sorted.
 func jsonLine<Value: Encodable>(_ value: Value) -> String {
-    let encoder = JSONEncoder()
-    encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-    return (try? encoder.encode(value)).map { String(decoding: $0, as: UTF8.self) } ?? "{}"
+    String(decoding: JSONCoding.encode(value, orElse: "{}"), as: UTF8.self)
 }
 
 /// The `v` in every JSON object announce prints (docs/json.md). It goes up only when a field is

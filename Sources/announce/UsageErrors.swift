@@ -1,4 +1,7 @@
 import ArgumentParser
+import AnnounceModel
+import AnnounceSystem
+import AnnounceClient
 
 /// Usage errors (64) as one line, `announce: <input>: <reason>`, with the nearest command,
 /// option or value suggested when the input looks like a typo of one.

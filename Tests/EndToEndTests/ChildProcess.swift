@@ -10,7 +10,7 @@ import Glibc
 ///
 /// Not Foundation's Process, whose children inherit the test runner's blocked signal mask
 /// (a SIGTERM to parec or to a shell then does nothing) and which learns of an exit from EOF on
-/// a socket that every grandchild inherits (PulseAudio started by tests/paced-audio.sh would
+/// a socket that every grandchild inherits (PulseAudio started by Tests/Shell/paced-audio.sh would
 /// hang `waitUntilExit` until PulseAudio exits).
 final class ChildProcess: @unchecked Sendable {
     let name: String

@@ -12,7 +12,7 @@ struct Reference: Sendable {
     var note: String
 }
 
-/// A good clip made by tests/make-fixtures.sh, what announce should make of it, and its
+/// A good clip made by Tests/Shell/make-fixtures.sh, what announce should make of it, and its
 /// reference decodes.
 struct Clip: Sendable, CustomTestStringConvertible {
     var file: String

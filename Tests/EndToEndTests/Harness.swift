@@ -92,7 +92,7 @@ enum Harness {
         return pid_t(text.trimmingCharacters(in: .whitespacesAndNewlines))
     }
 
-    /// Fixtures generated once per test process by tests/make-fixtures.sh.
+    /// Fixtures generated once per test process by Tests/Shell/make-fixtures.sh.
     static let fixturesResult: Result<URL, HarnessError> = {
         let work: URL
         switch workResult {
@@ -100,7 +100,7 @@ enum Harness {
         case .failure(let error): return .failure(error)
         }
         let dir = work.appendingPathComponent("fixtures")
-        let script = repoRoot.appendingPathComponent("tests/make-fixtures.sh").path
+        let script = repoRoot.appendingPathComponent("Tests/Shell/make-fixtures.sh").path
         let log = work.appendingPathComponent("make-fixtures.log").path
         let status: Int32?
         do {

@@ -6,7 +6,7 @@ import Testing
 import Glibc
 #endif
 
-/// The private, real-time paced PulseAudio of tests/paced-audio.sh (a null sink at 48 kHz, ALSA
+/// The private, real-time paced PulseAudio of Tests/Shell/paced-audio.sh (a null sink at 48 kHz, ALSA
 /// device `pulse`), brought up once for the suite that carries `PacedAudioTrait`, with the test clips.
 final class PacedAudio: Sendable {
     /// Where the script keeps its sockets, pids and logs; clips/ and the per-test sessions live here too.
@@ -21,7 +21,7 @@ final class PacedAudio: Sendable {
     /// The instance for the suite running now (set by `PacedAudioTrait`).
     @TaskLocal static var current: PacedAudio?
 
-    static let script = Harness.repoRoot.appendingPathComponent("tests/paced-audio.sh").path
+    static let script = Harness.repoRoot.appendingPathComponent("Tests/Shell/paced-audio.sh").path
 
     private init(directory: String, environment: [String: String], clips: PacedClips) {
         self.directory = directory
@@ -29,7 +29,7 @@ final class PacedAudio: Sendable {
         self.clips = clips
     }
 
-    /// Runs `tests/paced-audio.sh up` in a fresh directory and makes the clips. Throws a
+    /// Runs `Tests/Shell/paced-audio.sh up` in a fresh directory and makes the clips. Throws a
     /// HarnessError that says what to install when PulseAudio (or sox) is missing.
     static func up(name: String = "paced") throws -> PacedAudio {
         let work = try Harness.workResult.get()
@@ -39,7 +39,7 @@ final class PacedAudio: Sendable {
         guard status == 0 else {
             _ = try? runScript(["down", directory])
             throw HarnessError("""
-                the paced audio device did not come up (`tests/paced-audio.sh up` exit \(status)). \
+                the paced audio device did not come up (`Tests/Shell/paced-audio.sh up` exit \(status)). \
                 These tests need Debian's pulseaudio, pulseaudio-utils, libasound2-plugins and sox \
                 (`make test` installs them). Output:
                 \(output)
@@ -48,7 +48,7 @@ final class PacedAudio: Sendable {
         Self.started.withLock { $0 = directory }
         guard let text = try? String(contentsOfFile: directory + "/env", encoding: .utf8) else {
             Self.down(directory)
-            throw HarnessError("tests/paced-audio.sh wrote no \(directory)/env")
+            throw HarnessError("Tests/Shell/paced-audio.sh wrote no \(directory)/env")
         }
         var environment: [String: String] = [:]
         for line in text.split(separator: "\n") {
@@ -91,7 +91,7 @@ final class PacedAudio: Sendable {
         }
     }()
 
-    /// `bash tests/paced-audio.sh ARGS`: exit status and output. Through `ChildProcess`, so that
+    /// `bash Tests/Shell/paced-audio.sh ARGS`: exit status and output. Through `ChildProcess`, so that
     /// PulseAudio and its reader start with default signal handling and no inherited descriptors.
     private static func runScript(_ arguments: [String], extraEnvironment: [String: String] = [:]) throws -> (Int32, String) {
         let log = FileManager.default.temporaryDirectory.appendingPathComponent("paced-audio-\(UUID().uuidString).log").path
@@ -111,7 +111,7 @@ extension PacedAudio {
     /// `pulse` device and the session's recorder among them, loses its connection at once.
     func killServer() throws {
         let (status, output) = try Self.runScript(["kill-server", directory])
-        guard status == 0 else { throw HarnessError("tests/paced-audio.sh kill-server: exit \(status): \(output)") }
+        guard status == 0 else { throw HarnessError("Tests/Shell/paced-audio.sh kill-server: exit \(status): \(output)") }
     }
 
     /// Starts the same server again (same socket, sink and environment) and records its sink's
@@ -121,14 +121,14 @@ extension PacedAudio {
     @discardableResult
     func startServer(recording: String) throws -> String {
         let (status, output) = try Self.runScript(["start-server", directory, recording])
-        guard status == 0 else { throw HarnessError("tests/paced-audio.sh start-server: exit \(status): \(output)") }
+        guard status == 0 else { throw HarnessError("Tests/Shell/paced-audio.sh start-server: exit \(status): \(output)") }
         return output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Stops the recorder `startServer` started; its file is complete then.
     func stopServerRecorder() throws {
         let (status, output) = try Self.runScript(["stop-recorder", directory])
-        guard status == 0 else { throw HarnessError("tests/paced-audio.sh stop-recorder: exit \(status): \(output)") }
+        guard status == 0 else { throw HarnessError("Tests/Shell/paced-audio.sh stop-recorder: exit \(status): \(output)") }
     }
 
     /// A raw s16le stereo recording as mono samples (the first channel; the clips have the same
@@ -226,7 +226,7 @@ final class PacedSession: @unchecked Sendable {
         // --idle-exit: a daemon left behind by a killed test run goes away by itself.
         daemon = try await runtime.startDaemon(device: "pulse", arguments: ["--idle-exit", "60s"])
         // `timeout`: a listener left behind by a killed test run ends, and then its daemon
-        // (--idle-exit); the watchdog of tests/paced-audio.sh takes PulseAudio down.
+        // (--idle-exit); the watchdog of Tests/Shell/paced-audio.sh takes PulseAudio down.
         events = try ChildProcess("events", ["timeout", "120", try Harness.binary(), "events", "--json"],
                                   environment: try runtime.resolvedEnvironment(), stdout: eventsPath,
                                   stderr: directory + "/events.err")

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Preemption as it is *heard*: the daemon plays on ALSA `pulse` into a private PulseAudio null
-/// sink that consumes audio in real time (tests/paced-audio.sh), and the sink's monitor is
+/// sink that consumes audio in real time (Tests/Shell/paced-audio.sh), and the sink's monitor is
 /// recorded while the clips play. Which tone sounds when is read back with a Goertzel filter
 /// (ToneAnalysis, 5 ms windows: edges within a few ms). Clips are sines at -6 dBFS:
 /// A = 440 Hz (3.0 s or 2.0 s), B = 880 Hz 0.5 s, C = 660 Hz 0.5 s.
@@ -168,7 +168,7 @@ struct PacedTests {
     }
 
     /// Desktop citizenship: announce's streams carry media.role=announce, so PulseAudio's
-    /// module-role-ducking (loaded by tests/paced-audio.sh: trigger role announce, ducking
+    /// module-role-ducking (loaded by Tests/Shell/paced-audio.sh: trigger role announce, ducking
     /// music and video by 20 dB) lowers a music stream while an announcement plays and
     /// restores it after. Without the role the music stays at its level (0 dB difference).
     @Test("streams carry media.role=announce: the desktop's role ducking lowers music meanwhile")

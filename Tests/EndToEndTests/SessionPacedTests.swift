@@ -7,7 +7,7 @@ import Glibc
 
 /// The session layer as it is *heard* (DESIGN §3, issue 4): mixing, ducking, quiet mode, a sound
 /// server that dies and comes back, and alerts, on the real-time paced device of
-/// tests/paced-audio.sh (its own PulseAudio: the device-loss test kills and restarts it).
+/// Tests/Shell/paced-audio.sh (its own PulseAudio: the device-loss test kills and restarts it).
 ///
 /// Tones that sound at once are told apart by a sliding Goertzel per tone (ToneAnalysis.envelope):
 /// each test picks frequencies with a whole number of cycles in the analysis window, so a steady
@@ -455,7 +455,7 @@ struct SessionPacedTests {
 
     /// A 3 s solo-ambient clip (440 Hz); after ~1 s the paced PulseAudio is SIGKILLed. The
     /// daemon must see the write fail, emit route-change old-device-unavailable, retry the
-    /// device, and when the server is back (same socket and sink; tests/paced-audio.sh
+    /// device, and when the server is back (same socket and sink; Tests/Shell/paced-audio.sh
     /// start-server records the sink from before any client can connect) emit
     /// new-device-available and play the rest: outcome played, and what was heard before the
     /// kill plus what was heard after the restart is the clip's 3 s ± 50 ms (issue 4 asked for

@@ -29,7 +29,7 @@ in the "device closed" cases, for `device-closed` (the daemon closes an idle dev
 100 ms), so every alert opens the device, as an alert on an idle machine does.
 
 Cases: ALSA `null` (samples are taken at once, nothing paced); with --paced DIR (a PulseAudio
-started by tests/paced-audio.sh) the ALSA PCM `pulse` with the device closed between alerts,
+started by Tests/Shell/paced-audio.sh) the ALSA PCM `pulse` with the device closed between alerts,
 and `pulse` while an ambient 48 kHz stream loops on it (the alert joins the open device and
 is mixed).
 
@@ -263,7 +263,7 @@ def render(res):
     w.append("daemon-alone alerts, interleaved so drift hits them alike.")
     w.append("Each alert is waited for to its end and, except \"over a playing stream\", until the daemon has")
     w.append("closed the device again (100 ms after it went idle), so each one opens the device. On `pulse`")
-    w.append("(the paced PulseAudio of `tests/paced-audio.sh`) the first frame is written to the ALSA pulse")
+    w.append("(the paced PulseAudio of `Tests/Shell/paced-audio.sh`) the first frame is written to the ALSA pulse")
     w.append("plugin, not yet heard; \"over a playing stream\": an ambient 48 kHz tone loops on the device, and")
     w.append("the alert joins it through the mixer. **client exit**: spawn to the client's exit (it exits once")
     w.append("the daemon accepted the alert); **client CPU**: its user + system time; **`--version` exit**:")

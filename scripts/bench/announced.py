@@ -17,7 +17,7 @@ Reading another process's CPU time
   threads_cpu_ns(pid)
                      per live thread: (name from /proc/PID/task/TID/comm, on-CPU ns).
 
-The paced device (tests/paced-audio.sh)
+The paced device (Tests/Shell/paced-audio.sh)
   paced_env(dir, env)  env plus what `source DIR/env` exports, a client.conf without shared
                        memory (see there), and ALSA_CONFIG_PATH pointing at a configuration
                        that defines the ALSA PCM "pulse" when the bench pinned ALSA's
@@ -127,7 +127,7 @@ ctl.pulse {
 
 
 def paced_env(paced_dir, env=None):
-    """The environment for an ALSA client of the paced PulseAudio that tests/paced-audio.sh
+    """The environment for an ALSA client of the paced PulseAudio that Tests/Shell/paced-audio.sh
     started in paced_dir: its DIR/env exports, and with a pinned ALSA configuration
     (ALSA_CONFIG_PATH set, as scripts/bench.sh does) a copy of it that also defines "pulse"."""
     env = dict(os.environ if env is None else env)
@@ -160,7 +160,7 @@ def paced_env(paced_dir, env=None):
 
 
 def paced_pid(paced_dir):
-    """The paced PulseAudio's pid (tests/paced-audio.sh writes DIR/pulseaudio.pid)."""
+    """The paced PulseAudio's pid (Tests/Shell/paced-audio.sh writes DIR/pulseaudio.pid)."""
     try:
         return int(open(os.path.join(paced_dir, "pulseaudio.pid")).read().split()[0])
     except (OSError, ValueError, IndexError):

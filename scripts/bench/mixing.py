@@ -5,7 +5,7 @@
     mixing.py --render OUT.json      (re-renders OUT.json's markdown from its results)
 
 The daemon's CPU while it mixes 1, 4 and 16 streams on a real-time paced device: the ALSA PCM
-`pulse` of the private PulseAudio that tests/paced-audio.sh started in DIR (a 48 kHz stereo
+`pulse` of the private PulseAudio that Tests/Shell/paced-audio.sh started in DIR (a 48 kHz stereo
 null sink; DIR/env is read, and with the bench's pinned ALSA configuration a copy of it that
 defines `pulse` is used). The issue's target: < 0.5% of one core per stream.
 
@@ -286,7 +286,7 @@ def render(res):
     w.append("")
     w.append("Made by `scripts/bench/mixing.py` in the same run (`BENCH_MIXING=0` skips it). The daemon's")
     w.append("steady CPU while N looping ambient streams play on a real-time paced device: ALSA `pulse`, the")
-    w.append("private PulseAudio of `tests/paced-audio.sh` (a 48 kHz stereo null sink, paced by a 10 ms")
+    w.append("private PulseAudio of `Tests/Shell/paced-audio.sh` (a 48 kHz stereo null sink, paced by a 10 ms")
     w.append("monitor reader). Each stream is `announce play --no-wait --category ambient --loops -1 -d pulse")
     w.append("FILE`, FILE a different 5 s 16-bit stereo tone; once all have started and "
              f"{res.get('settle', SETTLE):g} s have passed, the daemon's")

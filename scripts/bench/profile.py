@@ -225,7 +225,7 @@ def callgrind_announce(bin_, cache, tmp, cases):
     return out
 
 
-OWN_MODULES = ("11AnnounceKit", "8announce", "announce_")  # Swift mangled module names; CPosix's C functions
+OWN_MODULES = ("13AnnounceModel", "14AnnounceSystem", "15AnnounceSources", "14AnnounceOutput", "14AnnounceEngine", "14AnnounceDaemon", "14AnnounceClient", "8announce", "announce_")  # Swift mangled module names; CPosix's C functions
 DEP_MODULES = ("14ArgumentParser", "7Logging", "10HeapModule", "15InternalCollectionsUtilities")
 
 

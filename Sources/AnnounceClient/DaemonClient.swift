@@ -1,0 +1,249 @@
+import CPosix
+#if canImport(Glibc)
+import Glibc
+#endif
+import AnnounceModel
+import AnnounceSystem
+
+/// A connection to the user's daemon: send requests, read replies and events.
+public final class DaemonClient {
+    public let runtime: RuntimeDirectory
+    private let fd: Int32
+    private var buffer: [UInt8] = []
+    private var start = 0
+
+    /// How long an auto-started daemon lingers with nothing to do.
+    public static let autoStartIdleExit = "30s"
+
+    /// How long a client waits for the daemon to take its connection or answer a request
+    /// (`ANNOUNCE_TIMEOUT` seconds, default 30: a daemon busy spooling a thousand items still
+    /// answers). A daemon found stopped (SIGSTOP, Ctrl-Z) fails sooner, at the next check.
+    /// A value that is no duration above 0 (`abc`, `0`, `-1`) is a usage error at the first
+    /// connection rather than a silent 30.
+    static let answerTimeoutSetting: Result<Double, AnnounceError> = {
+        guard let text = getenv("ANNOUNCE_TIMEOUT").map({ String(cString: $0) }), !text.isEmpty else { return .success(30) }
+        do {
+            let span = try TimeSpan(validating: text)
+            guard span.seconds > 0 else { return .failure(.usage("ANNOUNCE_TIMEOUT=\(text): must be more than 0 s")) }
+            return .success(span.seconds)
+        } catch let error as TimeTextError {
+            return .failure(.usage("ANNOUNCE_TIMEOUT=\(text): \(error.description)"))
+        } catch {
+            return .failure(.usage("ANNOUNCE_TIMEOUT=\(text): not a duration (\(TimeSpan.example))"))
+        }
+    }()
+    public static var answerTimeout: Double { (try? answerTimeoutSetting.get()) ?? 30 }
+    /// How often a client waiting on the daemon checks that it is not stopped.
+    static let checkInterval = 1.0
+
+    private init(runtime: RuntimeDirectory, fd: Int32) {
+        self.runtime = runtime
+        self.fd = fd
+    }
+
+    deinit { close(fd) }
+
+    /// Connects to the daemon; when none answers, starts one if `autoStart`
+    /// (else returns nil). Fifty callers at once start exactly one: they queue
+    /// on a lock, and the first one's daemon answers the rest.
+    public static func connect(autoStart: Bool, runtime: RuntimeDirectory? = nil) throws(AnnounceError) -> DaemonClient? {
+        let runtime = if let runtime { runtime } else { try RuntimeDirectory.prepare() }
+        if let fd = try tryConnect(runtime) { return DaemonClient(runtime: runtime, fd: fd) }
+        guard autoStart else { return nil }
+        return DaemonClient(runtime: runtime, fd: try startDaemon(runtime))
+    }
+
+    /// A connection, or nil when no daemon listens. A daemon that does not take it (stopped,
+    /// or wedged with its backlog full) is an error once `answerTimeout` has passed.
+    private static func tryConnect(_ runtime: RuntimeDirectory) throws(AnnounceError) -> Int32? {
+        _ = try answerTimeoutSetting.get()
+        let started = monotonicSeconds()
+        while true {
+            let fd = announce_unix_connect(runtime.socketPath, Int32(max(1, min(checkInterval, answerTimeout) * 1000)))
+            if fd >= 0 { return fd }
+            guard fd == -EAGAIN else { return nil }
+            try checkAnswering(runtime, waited: monotonicSeconds() - started, limit: answerTimeout)
+        }
+    }
+
+    /// Throws when the daemon is stopped, or has kept the client waiting past `limit`.
+    private static func checkAnswering(_ runtime: RuntimeDirectory, waited: Double, limit: Double?) throws(AnnounceError) {
+        let pid = readWholeFile(runtime.daemonLockPath, limit: 64)
+            .flatMap { pid_t(String(decoding: $0.filter { $0 > 32 }, as: UTF8.self)) }
+        let daemon = pid.map { "the daemon (pid \($0))" } ?? "the daemon"
+        if let pid, isStopped(pid) {
+            throw .unavailable("\(daemon) does not answer on \(runtime.socketPath): it is stopped (kill -CONT \(pid) lets it go on)")
+        }
+        if let limit, waited >= limit {
+            throw .unavailable("\(daemon) does not answer on \(runtime.socketPath): nothing for \(Int(waited.rounded())) s (ANNOUNCE_TIMEOUT)")
+        }
+    }
+
+    /// True when the process is stopped by a signal or a tracer (/proc/PID/stat state T or t).
+    private static func isStopped(_ pid: pid_t) -> Bool {
+        guard let stat = readWholeFile("/proc/\(pid)/stat", limit: 4096),
+              let close = stat.lastIndex(of: UInt8(ascii: ")")), close + 2 < stat.count else { return false }
+        return stat[close + 2] == UInt8(ascii: "T") || stat[close + 2] == UInt8(ascii: "t")
+    }
+
+    private static func monotonicSeconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+
+    private static func startDaemon(_ runtime: RuntimeDirectory) throws(AnnounceError) -> Int32 {
+        let lock = open(runtime.spawnLockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        guard lock >= 0 else { throw .unavailable("cannot open \(runtime.spawnLockPath): \(systemErrorMessage(errno))") }
+        defer { close(lock) }
+        while flock(lock, LOCK_EX) != 0 && errno == EINTR {}
+        // Someone else's daemon may have come up while we waited for the lock.
+        if let fd = try tryConnect(runtime) { return fd }
+
+        var ends: [Int32] = [0, 0]
+        guard announce_cloexec_pipe(&ends) == 0 else { throw .internal("pipe: \(systemErrorMessage(errno))") }
+        defer { close(ends[0]) }
+        let arguments = ["announce", "daemon", "--idle-exit", autoStartIdleExit, "--ready-fd", "3"]
+        var argv: [UnsafeMutablePointer<CChar>?] = arguments.map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        let pid = announce_spawn_detached("/proc/self/exe", &argv, runtime.logPath, ends[1])
+        close(ends[1])
+        guard pid > 0 else { throw .unavailable("cannot start the daemon: \(systemErrorMessage(-pid))") }
+
+        // The daemon writes "ready" once it listens, "running" if another one owns
+        // the directory; it closes the pipe without a word if it fails.
+        var answer: [UInt8] = []
+        var byte: UInt8 = 0
+        while answer.last != UInt8(ascii: "\n") {
+            let got = read(ends[0], &byte, 1)
+            if got < 0 && errno == EINTR { continue }
+            guard got == 1 else { break }
+            answer.append(byte)
+        }
+        var status: Int32 = 0
+        if answer.isEmpty { waitpid(pid, &status, 0) }
+        let word = String(decoding: answer.filter { $0 > 32 }, as: UTF8.self)
+        guard word == "ready" || word == "running" else {
+            throw .unavailable("the daemon did not start (see \(runtime.logPath)): \(lastLine(of: runtime.logPath) ?? "no message")")
+        }
+        // "running": another daemon owns the directory and may still be binding its socket.
+        var delay: useconds_t = 1000
+        for _ in 0..<12 {
+            if let fd = try tryConnect(runtime) { return fd }
+            usleep(delay)
+            delay *= 2
+        }
+        throw .unavailable("the daemon started but does not answer on \(runtime.socketPath)")
+    }
+
+    private static func lastLine(of path: String) -> String? {
+        guard let bytes = readWholeFile(path, limit: 8 << 20) else { return nil }
+        return bytes.split(separator: UInt8(ascii: "\n")).last.map { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// From now on Ctrl-C (SIGINT), SIGTERM and SIGHUP cancel these items in the
+    /// daemon before the process ends (128 + signal): the caller no longer wants them.
+    /// So does giving up on a daemon that does not answer (see `next`).
+    public func cancelOnInterrupt(ids: [String]) {
+        let request = WireProtocol.encode(Request(.cancel, ids: ids))
+        cancelRequest = request
+        _ = request.withUnsafeBytes { bytes in
+            announce_cancel_on_signal(runtime.socketPath, bytes.baseAddress!.assumingMemoryBound(to: CChar.self), bytes.count)
+        }
+    }
+
+    /// The cancel of the items this client waits for, if any.
+    private var cancelRequest: [UInt8]?
+
+    /// Leaves the cancel in the socket's backlog without waiting for a reply: a stopped daemon
+    /// reads it when it goes on, so what the caller was told did not play does not play later.
+    private func cancelWaitedItems() {
+        guard let request = cancelRequest else { return }
+        let fd = announce_unix_connect(runtime.socketPath, Int32(Self.checkInterval * 1000))
+        guard fd >= 0 else { return }
+        _ = request.withUnsafeBytes { Glibc.send(fd, $0.baseAddress, $0.count, Int32(MSG_NOSIGNAL)) }
+        close(fd)
+    }
+
+    /// Throws unless the daemon answers a status request on a new connection in time. With
+    /// no daemon listening it returns: the waiting connection's end says the rest.
+    private static func checkAlive(_ runtime: RuntimeDirectory) throws(AnnounceError) {
+        guard let fd = try tryConnect(runtime) else { return }
+        _ = try DaemonClient(runtime: runtime, fd: fd).call(Request(.status))
+    }
+
+    // MARK: messages
+
+    public func send(_ request: Request) throws(AnnounceError) {
+        let bytes = WireProtocol.encode(request)
+        var offset = 0
+        let started = Self.monotonicSeconds()
+        while offset < bytes.count {
+            let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            if sent < 0 && errno == EINTR { continue }
+            if sent < 0 && errno == EAGAIN {  // the connection's send timeout: a slow daemon, or none answering
+                try Self.checkAnswering(runtime, waited: Self.monotonicSeconds() - started, limit: Self.answerTimeout)
+                continue
+            }
+            guard sent > 0 else { throw .unavailable("lost the daemon at \(runtime.socketPath): \(systemErrorMessage(errno))") }
+            offset += sent
+        }
+    }
+
+    /// The next reply or event; nil when the daemon closed the connection. Waits as long
+    /// as the daemon lives (an item may wait hours for its turn): after each `answerTimeout`
+    /// of silence the daemon must answer a status request on a second connection, and a
+    /// stopped daemon ends the wait at once. `replyWithin` ends it after that long instead.
+    public func next(replyWithin limit: Double? = nil) throws(AnnounceError) -> DaemonMessage? {
+        var silentSince = Self.monotonicSeconds()
+        while true {
+            if let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
+                let line = buffer[start..<newline]
+                start = newline + 1
+                do {
+                    return try DaemonMessage.decode(line)
+                } catch {
+                    // An event this client does not know (a newer daemon's): not for it.
+                    if DaemonMessage.isEvent(line) { continue }
+                    throw .internal("the daemon sent something unreadable: \(String(decoding: line.prefix(200), as: UTF8.self))")
+                }
+            }
+            buffer.removeFirst(start)
+            start = 0
+            var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
+            let polled = poll(&ready, 1, Int32(max(1, min(Self.checkInterval, limit ?? Self.answerTimeout) * 1000)))
+            if polled < 0 && errno == EINTR { continue }
+            if polled == 0 {
+                let silent = Self.monotonicSeconds() - silentSince
+                do {
+                    try Self.checkAnswering(runtime, waited: silent, limit: limit)
+                    if limit == nil, silent >= Self.answerTimeout {
+                        try Self.checkAlive(runtime)
+                        silentSince = Self.monotonicSeconds()
+                    }
+                } catch {
+                    cancelWaitedItems()
+                    throw error
+                }
+                continue
+            }
+            var chunk = [UInt8](repeating: 0, count: 65536)
+            let got = chunk.withUnsafeMutableBytes { recv(fd, $0.baseAddress, $0.count, 0) }
+            if got < 0 && errno == EINTR { continue }
+            if got <= 0 { return nil }
+            buffer.append(contentsOf: chunk[0..<got])
+        }
+    }
+
+    /// Sends `request` and returns its reply (events before it are skipped);
+    /// a failed reply becomes an error with the daemon's code and message.
+    public func call(_ request: Request) throws(AnnounceError) -> Reply {
+        try send(request)
+        while let message = try next(replyWithin: Self.answerTimeout) {
+            guard case .reply(let reply) = message else { continue }
+            if let error = reply.error, !reply.ok { throw .daemon(code: error.code, message: error.message) }
+            return reply
+        }
+        throw .unavailable("the daemon closed the connection without answering")
+    }
+}

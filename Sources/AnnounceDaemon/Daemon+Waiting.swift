@@ -1,0 +1,86 @@
+import AnnounceModel
+import AnnounceSystem
+import AnnounceSources
+import AnnounceOutput
+import AnnounceEngine
+/// Why a waiting client's item has not started: `waiting` events (docs/protocol.md), sent to
+/// clients that show progress whenever the reason changes, so a terminal is never silent.
+extension Daemon {
+    func reportWaits(now: Double) {
+        let watchers = connections.values.filter { $0.wantsProgress && !$0.waiting.isEmpty }
+        guard !watchers.isEmpty else { return }
+        let ready = scheduler.ready, scheduled = scheduler.scheduled
+        for connection in watchers {
+            connection.reportedWaits = connection.reportedWaits.filter { connection.waiting.contains($0.key) }
+            for id in connection.waiting {
+                // The last one is kept while it plays: a busy device's retries are not news.
+                guard let event = waitingEvent(for: id, ready: ready, scheduled: scheduled, now: now),
+                      connection.reportedWaits[id].map({ !Self.sameWait($0, event) }) ?? true else { continue }
+                connection.reportedWaits[id] = event
+                connection.send(WireProtocol.encode(event))
+            }
+        }
+    }
+
+    /// The reason `id` waits, or nil when it plays (or is not known here).
+    func waitingEvent(for id: String, ready: [QueueItem], scheduled: [QueueItem], now: Double) -> Event? {
+        func waiting(_ reason: String, _ item: QueueItem) -> Event {
+            Event(.waiting, time: now, id: id, path: item.clip.path, priority: item.priority, reason: reason)
+        }
+        if let stream = mixed[id] {
+            switch stream.waiting {
+            case nil: return nil
+            case .interrupted?: return waiting("held", stream.item)
+            case .device?:
+                let lost = stream.item.clip.devices(default: configuration.device).contains(where: lostDevices.contains)
+                var event = waiting(lost ? "device-lost" : "device-busy", stream.item)
+                if !lost { event.warning = busyReason }
+                return event
+            }
+        }
+        if let item = scheduled.first(where: { $0.id == id }) {
+            var event = waiting("scheduled", item)
+            event.at = item.eligibleAt
+            return event
+        }
+        guard let position = ready.firstIndex(where: { $0.id == id }) else { return nil }
+        let item = ready[position]
+        if scheduler.isPaused { return waiting("paused", item) }
+        if scheduler.holds.contains(Self.busyHold) {
+            var event = waiting("device-busy", item)
+            event.warning = busyReason
+            return event
+        }
+        if scheduler.holds.contains(Self.lostHold) { return waiting("device-lost", item) }
+        if let hold = scheduler.holds.sorted().first {
+            var event = waiting("held", item)
+            event.warning = hold
+            return event
+        }
+        var event = waiting("queued", item)
+        let ahead = ready[..<position]
+        event.ahead = ahead.count + (scheduler.playing == nil ? 0 : 1)
+        event.wait = secondsLeft(ahead)
+        return event
+    }
+
+    /// About how long the playing item and `ahead` still play; nil when one's length is unknown.
+    private func secondsLeft(_ ahead: ArraySlice<QueueItem>) -> Double? {
+        var total = 0.0
+        if let playing = scheduler.playing {
+            // The player's length once known (counted, or what decoded) over the client's.
+            guard let length = seconds(playingTotal, of: playing.id) ?? playing.clip.seconds else { return nil }
+            total += max(0, length - (seconds(playing.heardFrames + playingFrames, of: playing.id) ?? 0))
+        }
+        for item in ahead {
+            guard let length = item.clip.seconds else { return nil }
+            total += max(0, length - (seconds(item.heardFrames, of: item.id) ?? 0))
+        }
+        return (total * 10).rounded() / 10
+    }
+
+    /// The same wait as far as a person can tell (the estimate alone changing is no news).
+    private static func sameWait(_ a: Event, _ b: Event) -> Bool {
+        a.reason == b.reason && a.ahead == b.ahead && a.at == b.at && a.warning == b.warning
+    }
+}

@@ -1,0 +1,369 @@
+import Synchronization
+import CPosix
+#if canImport(Glibc)
+import Glibc
+#endif
+import AnnounceModel
+import AnnounceSystem
+import AnnounceSources
+import AnnounceOutput
+import AnnounceEngine
+
+/// What the player tells the control side; posted from the play threads.
+enum PlayerReport: Sendable, Equatable {
+    /// The first frames of this play went to the device.
+    /// `buffering`: how the device was opened to buffer ("2 periods of 60 ms"), for the log.
+    case started(id: String, device: String, format: String, buffering: String, sampleRate: Int, totalFrames: Int64?)
+    /// Frames heard so far in this play; the program's exact length once counted after the start.
+    case progress(id: String, framesPlayed: Int64, sampleRate: Int, totalFrames: Int64?)
+    /// The play ended: frames heard in it, the program's length when known.
+    case ended(id: String, heardFrames: Int64, totalFrames: Int64?, sampleRate: Int?, end: PlaybackEnd, details: PlayDetails)
+    /// These devices were closed (idle, or another device is needed).
+    case devicesClosed([String])
+}
+
+/// How a play went, for the finished event and the client's debug line.
+struct PlayDetails: Sendable, Equatable {
+    var device: String
+    var format: String?
+    var warning: String?
+    /// Frames heard in this play.
+    var frames: Int64 = 0
+    /// The device could not be used: another program holds it (busy) or it went away (lost).
+    var deviceTrouble: DeviceTrouble?
+    /// Which device had the trouble (a multi-route play has several).
+    var troubleDevice: String?
+}
+
+enum DeviceTrouble: Sendable, Equatable {
+    /// EBUSY at open; the reason names the holder.
+    case busy(String)
+    /// Failed mid-play: unplugged, the sound server went away.
+    case lost(String)
+    /// Could not be opened (missing, the sound server is not running).
+    case unavailable(String)
+}
+
+/// The daemon's decode side. Each play gets its own thread, which opens the
+/// clip, decodes it ahead into the device's engine (one engine, one playback
+/// thread per device; plays on the same device are mixed) and reports back.
+/// A housekeeping thread closes idle devices.
+final class Player: @unchecked Sendable {
+    /// The fade-in when a clip resumes mid-way.
+    static let resumeFade = TimeSpan(seconds: 0.05)
+    /// Progress with nobody watching it is the daemon's own (status, the 25/50/75% events):
+    /// once a second is enough, and spares every stream nine wake-ups of two threads a second;
+    /// a clip shorter than 8 s gets eight reports, so that no 25% mark goes by unseen.
+    static let unwatchedProgressInterval = 1.0
+
+    private let openOutput: PlaybackEngine.OutputOpener
+    private let post: @Sendable (PlayerReport) -> Void
+    private struct Engines {
+        var byDevice: [String: PlaybackEngine] = [:]
+        /// Plays holding each engine; an engine with none may be closed.
+        var users: [String: Int] = [:]
+    }
+    /// Held while a device opens or closes, so a hardware PCM is never opened twice.
+    private let engines = Mutex(Engines())
+    /// The sound-server variables of the latest play on each device: the device opens with them.
+    private let openEnvironments = DeviceEnvironments()
+    /// Plays in progress, by item id (one per device for multi-route).
+    private let controls = Mutex<[String: [PlaybackControl]]>([:])
+    private let running = Atomic<Int>(0)
+    private let playEnded = CountingSemaphore()
+    private let housekeeping = CountingSemaphore()
+    private let closeRequests = Mutex<[Set<String>]>([])
+    private let shuttingDown = Atomic<Bool>(false)
+    private var housekeeper = pthread_t()
+    /// Decoded alert sounds.
+    let alertCache = AlertCache()
+
+    init(openOutput: @escaping PlaybackEngine.OutputOpener = { device, request throws(AnnounceError) in
+        try ALSAOutput(device: device, request: request)
+    }, post: @escaping @Sendable (PlayerReport) -> Void) {
+        self.openOutput = openOutput
+        self.post = post
+        housekeeper = startThread(named: "announce-house") { [self] in houseKeep() }
+    }
+
+    /// Plays `item` from its resume point on `devices` (several for multi-route, all at once,
+    /// reported as one play), at mixer gain `gain` (ducked). `alert`: from the alert cache.
+    /// `watched`: someone shows its progress (else it comes once a second). Control side.
+    func play(_ item: QueueItem, devices: [String], gain: Float = 1, alert: Bool = false, watched: Bool = false) {
+        let group = RouteGroup(count: devices.count, post: post)
+        let plays = devices.map { device in
+            let control = PlaybackControl(gain: gain)
+            if !watched { control.progressInterval = Self.unwatchedProgressInterval }
+            return (device, control)
+        }
+        controls.withLock { $0[item.id] = plays.map(\.1) }
+        for (index, (device, control)) in plays.enumerated() {
+            running.add(1, ordering: .relaxed)
+            let thread = startThread(named: "announce-play") { [self] in
+                play(item, device: device, control: control, alert: alert, route: index, group: group)
+                controls.withLock { controls in
+                    if controls[item.id]?.contains(where: { $0 === control }) == true {
+                        controls[item.id]?.removeAll { $0 === control }
+                        if controls[item.id]?.isEmpty == true { controls[item.id] = nil }
+                    }
+                }
+                running.subtract(1, ordering: .releasing)
+                playEnded.signal()
+            }
+            pthread_detach(thread)
+        }
+    }
+
+    /// Stops a play; its `ended` report follows. Control side.
+    func stop(_ id: String) {
+        for control in controls.withLock({ $0[id] ?? [] }) { control.stop() }
+    }
+
+    /// Someone started showing a play's progress: report it at the engine's full rate. Control side.
+    func watchProgress(_ id: String) {
+        for control in controls.withLock({ $0[id] ?? [] }) { control.progressInterval = nil }
+    }
+
+    /// Ramps a play's mixer gain (ducking). Control side.
+    func setGain(_ id: String, gain: Float, overSeconds seconds: Double) {
+        for control in controls.withLock({ $0[id] ?? [] }) { control.setGain(gain, overSeconds: seconds) }
+    }
+
+    /// Closes every idle device but those in `except`; reports which. Control side.
+    func closeDevices(except devices: Set<String> = []) {
+        closeRequests.withLock { $0.append(devices) }
+        housekeeping.signal()
+    }
+
+    /// Stops every play, waits for them, closes the devices and ends the threads.
+    func shutdown() {
+        for control in controls.withLock({ $0.values.flatMap { $0 } }) { control.stop() }
+        while running.load(ordering: .acquiring) > 0 { playEnded.wait() }
+        shuttingDown.store(true, ordering: .releasing)
+        housekeeping.signal()
+        pthread_join(housekeeper, nil)
+    }
+
+    private func houseKeep() {
+        while true {
+            housekeeping.wait()
+            if shuttingDown.load(ordering: .acquiring) {
+                _ = closeIdleEngines(except: [])
+                return
+            }
+            for except in closeRequests.withLock({ requests in defer { requests.removeAll() }; return requests }) {
+                let closed = closeIdleEngines(except: except)
+                if !closed.isEmpty { post(.devicesClosed(closed)) }
+            }
+        }
+    }
+
+    /// Closes and forgets the engines nobody plays on (but `except`'s); returns the devices that were open.
+    private func closeIdleEngines(except devices: Set<String>) -> [String] {
+        engines.withLock { engines in
+            var closed: [String] = []
+            for (name, engine) in engines.byDevice where !devices.contains(name) && engines.users[name, default: 0] == 0 {
+                if engine.closeOutputIfIdle() { closed.append(name) }
+                engines.byDevice[name] = nil
+            }
+            return closed.sorted()
+        }
+    }
+
+    private func acquireEngine(_ device: String) -> PlaybackEngine {
+        engines.withLock { engines in
+            engines.users[device, default: 0] += 1
+            if let engine = engines.byDevice[device] { return engine }
+            let engine = PlaybackEngine(device: device) { [openOutput, openEnvironments] device, request throws(AnnounceError) in
+                try AudioEnvironment.whileApplied(openEnvironments[device]) { () throws(AnnounceError) in
+                    try openOutput(device, request)
+                }
+            }
+            engines.byDevice[device] = engine
+            return engine
+        }
+    }
+
+    private func releaseEngine(_ device: String) {
+        engines.withLock { engines in
+            engines.users[device, default: 1] -= 1
+            if engines.users[device] == 0 { engines.users[device] = nil }
+        }
+    }
+
+    private func play(_ item: QueueItem, device: String, control: PlaybackControl, alert: Bool, route: Int, group: RouteGroup) {
+        var details = PlayDetails(device: device)
+        func ended(_ end: PlaybackEnd, heard: Int64 = 0, total: Int64? = nil, rate: Int? = nil) {
+            group.ended(.ended(id: item.id, heardFrames: heard, totalFrames: total, sampleRate: rate, end: end, details: details))
+        }
+        let decoder: any AudioDecoder
+        do {
+            decoder = alert ? try alertCache.decoder(for: item.clip.path) : try DecoderRegistry.open(item.clip.path)
+        } catch {
+            return ended(.failed(code: error.exitCode, message: error.description))
+        }
+        let info = decoder.info
+        let startFrame = item.clip.start.map { TimeSpan(seconds: $0).frames(atRate: info.sampleRate) } ?? 0
+        var total = Self.programFrames(fileFrames: info.frames, startFrame: startFrame, loops: item.clip.loops)
+        // An estimated length is counted exactly alongside, and published when known.
+        var lengthCount = decoder.lengthIsExact ? nil : LengthCount(path: item.clip.path)
+        if let total, total > 0 {
+            control.capProgressInterval(Double(total - item.heardFrames) / Double(info.sampleRate) / 8)
+        }
+        guard let position = Self.resumePoint(heard: item.heardFrames, startFrame: startFrame,
+                                              fileFrames: info.frames, loops: item.clip.loops) else {
+            return ended(.finished, total: total, rate: info.sampleRate)  // nothing was left to hear
+        }
+        if control.isStopped { return ended(.stopped, total: total, rate: info.sampleRate) }
+
+        // An idle device on another name is given back first: a hardware PCM opens once.
+        let closed = closeIdleEngines(except: [device])
+        if !closed.isEmpty { post(.devicesClosed(closed)) }
+        openEnvironments[device] = item.clip.environment
+        let engine = acquireEngine(device)
+        let options = PlaybackOptions(
+            gain: item.clip.gain, pan: item.clip.pan, loops: position.loops,
+            start: position.offset > 0 ? TimeSpan(seconds: Double(position.offset) / Double(info.sampleRate)) : nil,
+            fadeIn: item.heardFrames > 0 ? Self.resumeFade : nil)
+        var announced = false
+        let result = Result { () throws(AnnounceError) -> PlaybackReport in
+            try engine.play(decoder, options: options, control: control) { progress in
+                // One rule for the length shown during and after the play: the header's, or the
+                // exact count once known, or what decoded once the input has ended.
+                var counted: Int64?
+                if progress.totalIsFinal, let frames = progress.totalFrames, item.heardFrames + frames != total {
+                    total = item.heardFrames + frames
+                    (counted, lengthCount) = (total, nil)
+                } else if let frames = lengthCount?.result {
+                    total = Self.programFrames(fileFrames: frames, startFrame: startFrame, loops: item.clip.loops)
+                    (counted, lengthCount) = (total, nil)
+                }
+                // Started means heard: a play that wrote nothing (a device failing at once) never started.
+                if !announced, progress.started {
+                    announced = true
+                    details.format = engine.outputFormat?.description
+                    group.started(.started(id: item.id, device: device, format: details.format ?? "",
+                                           buffering: engine.outputBuffering ?? "",
+                                           sampleRate: info.sampleRate, totalFrames: lengthCount == nil ? total : nil))
+                }
+                // The first route speaks for a multi-route play.
+                if route == 0 {
+                    self.post(.progress(id: item.id, framesPlayed: progress.framesPlayed, sampleRate: progress.sampleRate,
+                                        totalFrames: announced ? counted : nil))
+                }
+            }
+        }
+        // Given back before the report: the control side may close the device at once.
+        releaseEngine(device)
+        // Ended before the count was published (an unpaced device): a play that reached its
+        // end waits for the count, which by then has read most of the file; a stopped one does not.
+        let playedToEnd = (try? result.get()).map { !$0.stopped && $0.deviceFailure == nil } ?? false
+        if let count = lengthCount, let frames = playedToEnd ? count.awaitResult() : count.result {
+            total = Self.programFrames(fileFrames: frames, startFrame: startFrame, loops: item.clip.loops)
+        }
+        switch result {
+        case .success(let report):
+            details.format = report.outputFormat.description
+            var warnings: [String] = []
+            if let warning = report.truncationWarning { warnings.append(warning) }
+            if report.recoveries > 0 { warnings.append("recovered from \(report.recoveries) underrun(s)") }
+            details.warning = warnings.isEmpty ? nil : warnings.joined(separator: "; ")
+            details.frames = report.framesPlayed
+            if let failure = report.deviceFailure {
+                let message = AnnounceError.deviceUnavailable(device: device, reason: failure.message).description
+                // A file that cannot be written (a full disk, EIO) does not come back as a device
+                // does: the item fails (69) instead of waiting for it as lost.
+                if failure.isDeviceLoss && DeviceProbe.fileArgument(device) == nil { details.deviceTrouble = .lost(message) }
+                details.troubleDevice = device
+                // The engine gave the failed device up: it is closed as far as anyone can tell.
+                post(.devicesClosed([device]))
+                return ended(.failed(code: 69, message: message), heard: report.framesPlayed, total: total, rate: info.sampleRate)
+            }
+            ended(report.stopped ? .stopped : .finished, heard: report.framesPlayed, total: total, rate: info.sampleRate)
+        case .failure(let error):
+            switch error {
+            case .deviceBusy(_, let reason): details.deviceTrouble = .busy(reason)
+            case .deviceUnavailable(_, let reason): details.deviceTrouble = .unavailable(reason)
+            default: break
+            }
+            if details.deviceTrouble != nil { details.troubleDevice = device }
+            ended(.failed(code: error.exitCode, message: error.description), total: total, rate: info.sampleRate)
+        }
+    }
+
+    /// Frames in the whole program: every pass, the first from `startFrame`.
+    static func programFrames(fileFrames: Int64?, startFrame: Int64, loops: Int) -> Int64? {
+        guard loops >= 0, let fileFrames else { return nil }
+        let (passes, overflow) = fileFrames.multipliedReportingOverflow(by: Int64(loops) + 1)
+        return overflow ? nil : passes - startFrame
+    }
+
+    /// Where to go on after `heard` program frames: the offset in the file and the
+    /// extra passes left; nil when the whole program has been heard.
+    static func resumePoint(heard: Int64, startFrame: Int64, fileFrames: Int64?, loops: Int) -> (offset: Int64, loops: Int)? {
+        let position = startFrame + heard
+        guard let fileFrames, fileFrames > 0 else { return (position, loops) }
+        let pass = position / fileFrames
+        if loops >= 0 && pass > loops { return nil }
+        return (position % fileFrames, loops < 0 ? -1 : loops - Int(pass))
+    }
+}
+
+/// The plays of one item on several devices (multi-route), reported as one: ended when
+/// the last ends, with the least heard and the first failure.
+private final class RouteGroup: @unchecked Sendable {
+    private struct State {
+        var left: Int
+        var ended: PlayerReport?
+    }
+    private let state: Mutex<State>
+    private let post: @Sendable (PlayerReport) -> Void
+
+    init(count: Int, post: @escaping @Sendable (PlayerReport) -> Void) {
+        state = Mutex(State(left: count))
+        self.post = post
+    }
+
+    /// Every device's start is reported (each device is open now); the daemon announces the item once.
+    func started(_ report: PlayerReport) {
+        post(report)
+    }
+
+    func ended(_ report: PlayerReport) {
+        let last = state.withLock { state -> PlayerReport? in
+            state.left -= 1
+            state.ended = state.ended.map { Self.merge($0, report) } ?? report
+            return state.left == 0 ? state.ended : nil
+        }
+        if let last { post(last) }
+    }
+
+    private static func merge(_ a: PlayerReport, _ b: PlayerReport) -> PlayerReport {
+        guard case let .ended(id, heardA, totalA, rateA, endA, detailsA) = a,
+              case let .ended(_, heardB, totalB, rateB, endB, detailsB) = b else { return a }
+        var details = detailsA
+        details.device = detailsA.device + ", " + detailsB.device
+        details.frames = min(detailsA.frames, detailsB.frames)
+        details.warning = [detailsA.warning, detailsB.warning].compactMap { $0 }.joined(separator: "; ").nilIfEmpty
+        details.deviceTrouble = detailsA.deviceTrouble ?? detailsB.deviceTrouble
+        details.troubleDevice = detailsA.deviceTrouble != nil ? detailsA.troubleDevice : detailsB.troubleDevice
+        let end: PlaybackEnd = if case .failed = endA { endA } else if case .failed = endB { endB }
+            else if endA == .stopped || endB == .stopped { .stopped } else { endA }
+        return .ended(id: id, heardFrames: min(heardA, heardB), totalFrames: totalA ?? totalB, sampleRate: rateA ?? rateB,
+                      end: end, details: details)
+    }
+}
+
+/// Each device's sound-server variables, shared with the engines' openers.
+private final class DeviceEnvironments: Sendable {
+    private let byDevice = Mutex<[String: [String: String]]>([:])
+
+    subscript(device: String) -> [String: String]? {
+        get { byDevice.withLock { $0[device] } }
+        set { byDevice.withLock { $0[device] = newValue } }
+    }
+}
+
+private extension String {
+    var nilIfEmpty: String? { isEmpty ? nil : self }
+}

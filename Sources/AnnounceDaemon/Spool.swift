@@ -1,0 +1,177 @@
+import FoundationEssentials
+#if canImport(Glibc)
+import Glibc
+#endif
+import AnnounceModel
+import AnnounceSystem
+import AnnounceSources
+import AnnounceOutput
+import AnnounceEngine
+
+/// Accepted items on disk, so a killed daemon loses nothing: one JSON file per
+/// item, written to a temporary name, fsynced and renamed into place before the
+/// item is acknowledged. A request is all or nothing, across a crash too
+/// (`beginRequest`, `commitRequest`, `endRequest`): several items are listed in a
+/// record written before the first and removed once all are spooled (on load, the
+/// items of a record still there go), and the reply goes out right after that
+/// commit point, before the directory's fsync, so a kill can hardly fall between.
+/// Final outcomes are kept for a while in `outcomes/`, so a client that reconnects
+/// after a restart still learns how its item ended.
+final class Spool {
+    let directory: String
+    let outcomesDirectory: String
+    private let directoryFD: Int32
+    private let outcomesFD: Int32
+    /// The ids of a request being spooled, not yet acknowledged.
+    private var uncommittedPath: String { directory + "/request.uncommitted" }
+    private var requestOpen = false
+    private var recordWritten = false
+    /// Outcomes older than this are pruned at start.
+    static let outcomeLifetime: Double = 3600
+
+    init(runtime: RuntimeDirectory) throws(AnnounceError) {
+        directory = runtime.spoolPath
+        outcomesDirectory = runtime.outcomesPath
+        for path in [directory, outcomesDirectory] where mkdir(path, 0o700) != 0 && errno != EEXIST {
+            throw .unavailable("cannot create \(path): \(systemErrorMessage(errno))")
+        }
+        directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        outcomesFD = open(outcomesDirectory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        guard directoryFD >= 0, outcomesFD >= 0 else {
+            throw .unavailable("cannot open the spool in \(runtime.path): \(systemErrorMessage(errno))")
+        }
+    }
+
+    deinit {
+        close(directoryFD)
+        close(outcomesFD)
+    }
+
+    /// Durably stores `item` (new, or with a new resume point).
+    func save(_ item: QueueItem) throws(AnnounceError) {
+        try writeFileAtomically(JSONCoding.encode(item, orElse: "{}"), to: directory + "/" + Self.fileName(item.id),
+                                directoryFD: directoryFD, syncDirectory: !requestOpen)
+        #if DEBUG
+        CrashInjection.afterSpoolWrite()
+        #endif
+    }
+
+    /// Opens a request of `ids`: with several, until `commitRequest` a crash discards every
+    /// one of them that was spooled (one item needs no record: its rename is atomic).
+    func beginRequest(_ ids: [String]) throws(AnnounceError) {
+        if ids.count > 1 {
+            try writeFileAtomically(Array(ids.joined(separator: "\n").utf8), to: uncommittedPath, directoryFD: directoryFD)
+            recordWritten = true
+        }
+        requestOpen = true
+    }
+
+    /// The commit point: the request's items are accepted; acknowledge them next, then `endRequest`.
+    func commitRequest() {
+        if recordWritten { unlink(uncommittedPath) }
+        recordWritten = false
+    }
+
+    /// Commits the request if it still is open (a failed one: its items were cancelled, nothing
+    /// is left to discard) and makes what it spooled durable.
+    func endRequest() {
+        guard requestOpen else { return }
+        commitRequest()
+        requestOpen = false
+        fsync(directoryFD)
+    }
+
+    /// Records the item's final event, then forgets the item. The entry goes even when the
+    /// outcome cannot be written (a full disk): a restart must not play it again.
+    func finish(_ id: String, event: Event) throws(AnnounceError) {
+        var failure: AnnounceError?
+        do {
+            try writeFileAtomically(JSONCoding.encode(event, orElse: "{}"), to: outcomesDirectory + "/" + Self.fileName(id), directoryFD: outcomesFD)
+        } catch {
+            failure = error
+        }
+        unlink(directory + "/" + Self.fileName(id))
+        fsync(directoryFD)
+        if let failure { throw failure }
+    }
+
+    /// The final event of an item that ended within the last hour, if any.
+    func outcome(of id: String) -> Event? {
+        guard Self.isValidID(id), let bytes = readWholeFile(outcomesDirectory + "/" + Self.fileName(id)) else { return nil }
+        return try? JSONCoding.decode(Event.self, from: bytes)
+    }
+
+    /// Every spooled item, and a line for each file that could not be read
+    /// (moved aside to `NAME.corrupt` so it is reported once). Items that already
+    /// have an outcome (the daemon died between the two writes) are dropped, and so
+    /// are the items of a request that was never committed (it was never acknowledged).
+    func load() -> (items: [QueueItem], problems: [String]) {
+        var items: [QueueItem] = []
+        var problems: [String] = []
+        if let record = readWholeFile(uncommittedPath) {
+            let ids = record.split(separator: UInt8(ascii: "\n")).map { String(decoding: $0, as: UTF8.self) }.filter(Self.isValidID)
+            let dropped = ids.filter { unlink(directory + "/" + Self.fileName($0)) == 0 }
+            unlink(uncommittedPath)
+            fsync(directoryFD)
+            if !dropped.isEmpty {
+                problems.append("discarded \(dropped.count) of \(ids.count) item(s) of a request interrupted before it was accepted")
+            }
+        }
+        for name in directoryEntries(directory) {
+            let path = directory + "/" + name
+            if name.hasPrefix(".") && name.hasSuffix(".tmp") {
+                unlink(path)  // a write that never got renamed was never acknowledged
+                continue
+            }
+            guard name.hasSuffix(".json") else { continue }
+            guard let bytes = readWholeFile(path), let item = try? JSONCoding.decode(QueueItem.self, from: bytes),
+                  Self.fileName(item.id) == name else {
+                problems.append("\(path): unreadable spool entry, moved to \(name).corrupt")
+                rename(path, path + ".corrupt")
+                continue
+            }
+            if access(outcomesDirectory + "/" + name, F_OK) == 0 {
+                unlink(path)
+                continue
+            }
+            items.append(item)
+        }
+        return (items, problems)
+    }
+
+    /// Removes outcomes older than an hour.
+    func pruneOutcomes(now: Double) {
+        for name in directoryEntries(outcomesDirectory) {
+            var info = stat()
+            let path = outcomesDirectory + "/" + name
+            if stat(path, &info) == 0, Double(info.st_mtim.tv_sec) < now - Self.outcomeLifetime { unlink(path) }
+        }
+    }
+
+    /// Ids are generated by the daemon; anything else never becomes a path.
+    static func isValidID(_ id: String) -> Bool {
+        !id.isEmpty && id.utf8.count <= 32 && id.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    }
+
+    private static func fileName(_ id: String) -> String { id + ".json" }
+}
+
+#if DEBUG
+/// Tests only: `ANNOUNCE_TEST_KILL_AFTER_SPOOL_WRITES=N` (`…_STOP_…`) makes a debug daemon
+/// SIGKILL (SIGSTOP) itself right after its Nth item write, once: what a crash, or a daemon
+/// frozen between two writes, leaves behind.
+enum CrashInjection {
+    nonisolated(unsafe) private static var plan: (writesLeft: Int, signal: Int32)? = {
+        for (name, signal) in [("ANNOUNCE_TEST_KILL_AFTER_SPOOL_WRITES", SIGKILL), ("ANNOUNCE_TEST_STOP_AFTER_SPOOL_WRITES", SIGSTOP)] {
+            if let count = getenv(name).flatMap({ Int(String(cString: $0)) }) { return (count, signal) }
+        }
+        return nil
+    }()
+
+    static func afterSpoolWrite() {
+        guard let (left, signal) = plan else { return }
+        plan = left > 1 ? (left - 1, signal) : nil
+        if left <= 1 { raise(signal) }
+    }
+}
+#endif

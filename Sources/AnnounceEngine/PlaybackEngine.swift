@@ -1,0 +1,363 @@
+import Synchronization
+import AnnounceModel
+import AnnounceSystem
+import AnnounceSources
+import AnnounceOutput
+
+/// Published from frames actually played, never from a timer.
+public struct PlaybackProgress: Equatable, Sendable {
+    public var framesPlayed: Int64
+    /// Frames this play will last; nil when looping forever or the length is unknown.
+    public var totalFrames: Int64?
+    public var sampleRate: Int
+    /// Frames have gone to the device (the first tick comes with the first write, before any
+    /// is heard); false only in the final report of a play that wrote nothing.
+    public var started = true
+    /// Set once the input has ended: `totalFrames` is then what decoded, not what the header
+    /// said (a truncated file's are fewer).
+    public var totalIsFinal = false
+}
+
+public struct PlaybackReport: Equatable, Sendable {
+    /// Frames of the file heard (at the file's rate, also when resampled).
+    public var framesPlayed: Int64
+    public var outputFormat: OutputFormat
+    /// Underruns and suspends the output recovered from during this clip.
+    public var recoveries: Int
+    /// The input ended early; what played is what decoded.
+    public var truncationWarning: String?
+    public var stopped: Bool
+    /// The device failed mid-clip (unplugged, sound server gone) after `framesPlayed`.
+    public var deviceFailure: OutputFailure?
+}
+
+/// One device: its output, its playback thread and the streams mixed on it.
+/// `play` may be called from several threads at once, each decoding its own
+/// clip ahead into a ring; the playback thread mixes them into the device.
+/// An idle device is opened at the first clip's own rate and channels, so a
+/// clip alone plays sample-exact; clips that join it are converted to it.
+public final class PlaybackEngine: @unchecked Sendable {
+    public typealias OutputOpener = (String, OutputRequest) throws(AnnounceError) -> any AudioOutput
+
+    public let device: String
+    private let openOutput: OutputOpener
+    private let thread = PlaybackThread()
+    private struct State {
+        var open: OpenDevice?
+        /// Job slots not in use; a play holds its slot until its job is done.
+        var freeSlots: UInt64 = OpenDevice.maxStreams == 64 ? .max : (1 << UInt64(OpenDevice.maxStreams)) - 1
+        var isIdle: Bool { freeSlots.nonzeroBitCount == OpenDevice.maxStreams }
+    }
+    private let state = Mutex(State())
+    /// How often progress is reported, in seconds of audio played, unless the control says otherwise.
+    public static let progressInterval = 0.1
+
+    public init(device: String, openOutput: @escaping OutputOpener = { device, request throws(AnnounceError) in
+        try ALSAOutput(device: device, request: request)
+    }) {
+        self.device = device
+        self.openOutput = openOutput
+    }
+
+    /// Only once every play has returned.
+    deinit { thread.shutdown() }
+
+    /// Plays `decoder` to the end (or until stopped through `control`), mixed with
+    /// whatever else plays on the device, returning what was heard.
+    public func play(_ decoder: any AudioDecoder, options: PlaybackOptions = PlaybackOptions(),
+                     control: PlaybackControl? = nil,
+                     progress: ((PlaybackProgress) -> Void)? = nil) throws(AnnounceError) -> PlaybackReport {
+        let info = decoder.info
+        let startFrame = options.start.map { $0.frames(atRate: info.sampleRate) } ?? 0
+        if let total = info.frames, startFrame >= total, startFrame > 0 {
+            throw .usage("\(decoder.path): --start \(options.start!) is at or past the end (\(TimeSpan(seconds: info.durationSeconds ?? 0)))")
+        }
+        let channels = info.channels == 1 && options.pan != 0 ? 2 : info.channels
+        let (device, slot, alone) = try acquire(rate: info.sampleRate, channels: channels, exactFormat: info.exactSampleFormat)
+        var failed = false
+        defer { release(slot, device, failed: failed) }
+        let output = device.output
+        let format = output.format
+        guard StreamMixer.canMix(channels: channels, onto: format.channels) else {
+            throw .deviceUnavailable(device: self.device, reason: "it is open with \(format.channels) channels; \(decoder.path) has \(channels), which cannot be mixed onto them")
+        }
+        let recoveriesBefore = output.recoveries  // the device may have played earlier clips
+        if startFrame > 0 { try decoder.seek(toFrame: startFrame) }
+
+        // A clip at another rate than the open device is resampled here, on the decode side.
+        let resampler = format.sampleRate == info.sampleRate ? nil
+            : try Resampler(channels: info.channels, inputRate: info.sampleRate, outputRate: format.sampleRate)
+        let ringFormat = resampler == nil && decoder.readableFormats.contains(format.sampleFormat) ? format.sampleFormat : .float32
+        // Each side sleeps until half the ring is free or filled, so the threads wake each other
+        // once per half ring. A clip that starts alone gets 2 MiB (at most 16 s; 11.9 s of 16-bit
+        // stereo at 44.1 kHz): on an unpaced device (`null`, a file) the playback thread empties
+        // the ring at once and sleeps until the next half, so each wake-up (two context switches)
+        // moves about 6 s instead of 1. Clips that join get 2 s (at most 4 MB), so many streams
+        // stay within a few MB.
+        let bytesPerFrame = ringFormat.bytesPerSample * info.channels
+        let ringFrames = alone ? min(format.sampleRate * 16, (2 << 20) / bytesPerFrame)
+                               : min(format.sampleRate * 2, (4 << 20) / bytesPerFrame)
+        let ring = PCMRing(capacityFrames: max(output.bufferFrames * 8, ringFrames), bytesPerFrame: bytesPerFrame)
+        let job = PlaybackJob(
+            ring: ring, device: device,
+            directProcessor: FrameProcessor(input: ringFormat, inputChannels: info.channels, output: format,
+                                            maxFrames: device.blockFrames, gain: options.gain, pan: options.pan),
+            playsDirect: channels == format.channels || info.channels == 1,
+            mixProcessor: FrameProcessor(input: ringFormat, inputChannels: info.channels,
+                                         output: OutputFormat(sampleFormat: .float32, sampleRate: format.sampleRate, channels: channels),
+                                         maxFrames: device.blockFrames, gain: options.gain, pan: options.pan),
+            mixChannels: channels,
+            // The control's own interval, if any, is applied as it attaches the job.
+            progressStepFrames: progress == nil ? 0 : PlaybackControl.stepFrames(Self.progressInterval, rate: format.sampleRate),
+            gain: 1, fadeInFrames: options.fadeIn.map { Int($0.frames(atRate: format.sampleRate)) } ?? 0)
+        control?.attach(job)
+        defer { control?.detach() }
+
+        // Device frames back to the file's, for progress and the resume point.
+        let ratio = Double(info.sampleRate) / Double(format.sampleRate)
+        let sourceFrames: (Int) -> Int64 = { resampler == nil ? Int64($0) : Int64((Double($0) * ratio).rounded()) }
+        let totalFrames: Int64? = options.loops < 0 ? nil : info.frames.map { $0 - startFrame + $0 * Int64(options.loops) }
+        var reporter = ProgressReporter(total: totalFrames, sampleRate: info.sampleRate, sourceFrames: sourceFrames, callback: progress)
+        var submitted = false
+        func submit() {
+            if !submitted { thread.submit(job, slot: slot) }
+            submitted = true
+        }
+        let feed = ClipFeed(decoder: decoder, ringFormat: ringFormat, resampler: resampler, loops: options.loops)
+        while !job.isDone.load(ordering: .acquiring) {
+            let (destination, room) = ring.writable()
+            if room == 0 {
+                submit()
+                job.waitForSpace(seenTicks: reporter.seenTicks)
+                reporter.report(job)
+                continue
+            }
+            let frames: Int?
+            do {
+                frames = try feed.fill(destination, room: room)
+            } catch {
+                // Never leave the playback thread waiting for input that will not come.
+                job.requestStop()
+                submit()
+                while !job.isDone.load(ordering: .acquiring) {
+                    job.waitUntilDone(seenTicks: job.progressTicks.load(ordering: .acquiring))
+                }
+                withExtendedLifetime(job) { thread.waitUntilReleased(slot: slot) }
+                throw error
+            }
+            guard let produced = frames else {
+                reporter.inputEnded(total: feed.framesDecoded)
+                break
+            }
+            if produced > 0 {
+                ring.commitWrite(produced)
+                // Start as soon as there is something to play; keep decoding ahead meanwhile.
+                submit()
+                job.notifyData()
+            }
+            // An unpaced device rarely lets the ring fill: look at the ticks here too,
+            // so "started" and progress are not held back until decoding ends.
+            reporter.report(job)
+        }
+        job.endOfInput.store(true, ordering: .releasing)
+        job.notifyData()
+        submit()
+        while !job.isDone.load(ordering: .acquiring) {
+            job.waitUntilDone(seenTicks: reporter.seenTicks)
+            reporter.report(job)
+        }
+        withExtendedLifetime(job) { thread.waitUntilReleased(slot: slot) }  // then the last reference is this side's
+        reporter.report(job)
+        failed = job.failure != nil
+        return PlaybackReport(framesPlayed: sourceFrames(job.framesPlayed.load(ordering: .acquiring)),
+                              outputFormat: format, recoveries: output.recoveries - recoveriesBefore,
+                              truncationWarning: decoder.truncationWarning,
+                              stopped: job.stopRequested.load(ordering: .acquiring), deviceFailure: job.failure)
+    }
+
+    /// Closes the device so other programs can have it, if nothing plays on it;
+    /// the next play reopens it. Returns whether it was open and is now closed.
+    @discardableResult
+    public func closeOutputIfIdle() -> Bool {
+        state.withLock { state in
+            guard state.isIdle, let open = state.open else { return false }
+            open.output.close()
+            state.open = nil
+            return true
+        }
+    }
+
+    /// Plays in progress on this device.
+    public var activePlays: Int { state.withLock { OpenDevice.maxStreams - $0.freeSlots.nonzeroBitCount } }
+
+    /// The format the device was opened with, while it is open.
+    public var outputFormat: OutputFormat? { state.withLock { $0.open?.output.format } }
+
+    /// How the open device buffers, for the log: "2 periods of 60 ms".
+    public var outputBuffering: String? {
+        state.withLock { state in
+            state.open.map { open in
+                let output = open.output
+                let periods = output.bufferFrames / max(output.periodFrames, 1)
+                let milliseconds = (Double(output.periodFrames) * 10_000 / Double(output.format.sampleRate)).rounded() / 10
+                return "\(periods) periods of \(milliseconds == milliseconds.rounded() ? "\(Int(milliseconds))" : "\(milliseconds)") ms"
+            }
+        }
+    }
+
+    /// A slot and the open device, and whether the clip starts alone on it: an idle device is
+    /// reused when rate and channels match and reopened for this clip otherwise; a busy one is
+    /// shared as it is.
+    private func acquire(rate: Int, channels: Int, exactFormat: SampleFormat) throws(AnnounceError) -> (OpenDevice, Int, Bool) {
+        try state.withLock { state throws(AnnounceError) -> (OpenDevice, Int, Bool) in
+            guard state.freeSlots != 0 else {
+                throw .deviceUnavailable(device: device, reason: "\(OpenDevice.maxStreams) streams already play on it")  // the 33rd is refused
+            }
+            if state.isIdle, state.open.map({ $0.output.format.sampleRate != rate || $0.output.format.channels != channels }) ?? true {
+                // Closed now, before reopening (a hw device opens once), whoever still holds the object.
+                state.open?.output.close()
+                state.open = nil
+                // The file's own format first: a clip alone then reaches the device untouched.
+                var formats = [exactFormat]
+                for format in [SampleFormat.float32, .int32, .int16] where !formats.contains(format) { formats.append(format) }
+                let request = OutputRequest(sampleRate: rate, channels: channels, sampleFormats: formats)
+                state.open = OpenDevice(output: try openOutput(device, request))
+            }
+            guard let open = state.open else {
+                throw .deviceUnavailable(device: device, reason: "it failed and other streams are still winding down")
+            }
+            let alone = state.isIdle
+            let slot = state.freeSlots.trailingZeroBitCount
+            state.freeSlots &= ~(1 << UInt64(slot))
+            return (open, slot, alone)
+        }
+    }
+
+    private func release(_ slot: Int, _ device: OpenDevice, failed: Bool) {
+        state.withLock { state in
+            state.freeSlots |= 1 << UInt64(slot)
+            // A failed device is reopened by the next play.
+            if failed, state.open === device {
+                if state.isIdle { device.output.close() }
+                state.open = nil
+            }
+        }
+    }
+}
+
+/// Calls back on each progress tick the playback thread publishes, and at the end.
+private struct ProgressReporter {
+    private(set) var total: Int64?
+    private var totalIsFinal = false
+    let sampleRate: Int
+    /// Device frames to the file's.
+    let sourceFrames: (Int) -> Int64
+    let callback: ((PlaybackProgress) -> Void)?
+    private(set) var seenTicks = 0
+    private var lastFrames: Int64?
+
+    init(total: Int64?, sampleRate: Int, sourceFrames: @escaping (Int) -> Int64, callback: ((PlaybackProgress) -> Void)?) {
+        self.total = total
+        self.sampleRate = sampleRate
+        self.sourceFrames = sourceFrames
+        self.callback = callback
+    }
+
+    mutating func report(_ job: PlaybackJob) {
+        guard let callback else { return }
+        let ticks = job.progressTicks.load(ordering: .acquiring)
+        guard ticks != seenTicks || job.isDone.load(ordering: .acquiring) else { return }
+        seenTicks = ticks
+        let played = sourceFrames(job.framesPlayed.load(ordering: .acquiring))
+        guard played != lastFrames else { return }
+        lastFrames = played
+        callback(PlaybackProgress(framesPlayed: played, totalFrames: total, sampleRate: sampleRate,
+                                  started: ticks > 0 || played > 0, totalIsFinal: totalIsFinal))
+    }
+
+    /// Every frame has been decoded: the play lasts `total`, whatever the header said.
+    mutating func inputEnded(total: Int64) {
+        self.total = total
+        totalIsFinal = true
+        lastFrames = nil  // the next report carries it even at the same position
+    }
+}
+
+/// Stops one play, or moves its mixer gain (ducking), from any thread, also
+/// before the play has begun or after it ended.
+public final class PlaybackControl: Sendable {
+    private struct State: ~Copyable {
+        var stopped = false
+        var job: PlaybackJob?
+        /// The mixer gain the play starts at, or ramps to.
+        var gain: Float = 1
+        var progressInterval: Double?
+    }
+
+    private let state = Mutex(State())
+
+    /// `gain`: the mixer gain the play starts at (a stream that starts ducked).
+    public init(gain: Float = 1) {
+        state.withLock { $0.gain = gain }
+    }
+
+    public func stop() {
+        let job = state.withLock { state in
+            state.stopped = true
+            return state.job
+        }
+        job?.requestStop()
+    }
+
+    public var isStopped: Bool { state.withLock { $0.stopped } }
+
+    /// Seconds of audio between progress reports (default `PlaybackEngine.progressInterval`);
+    /// takes effect at once in a play in progress that reports progress.
+    public var progressInterval: Double? {
+        get { state.withLock { $0.progressInterval } }
+        set { state.withLock { Self.setProgressInterval(newValue, in: &$0) } }
+    }
+
+    /// Shortens a set progress interval to at most `seconds` (never below the engine's own);
+    /// leaves the default (nil) alone.
+    public func capProgressInterval(_ seconds: Double) {
+        state.withLock { state in
+            guard let current = state.progressInterval else { return }
+            Self.setProgressInterval(min(current, max(seconds, PlaybackEngine.progressInterval)), in: &state)
+        }
+    }
+
+    private static func setProgressInterval(_ interval: Double?, in state: inout State) {
+        state.progressInterval = interval
+        guard let job = state.job, job.progressStepFrames.load(ordering: .relaxed) > 0 else { return }
+        job.progressStepFrames.store(stepFrames(interval ?? PlaybackEngine.progressInterval,
+                                                rate: job.device.output.format.sampleRate), ordering: .relaxed)
+    }
+
+    static func stepFrames(_ seconds: Double, rate: Int) -> Int { max(1, Int(Double(rate) * seconds)) }
+
+    /// Ramps the play's mixer gain to `gain` over `seconds` (raised cosine); a play
+    /// that has not begun starts at `gain`.
+    public func setGain(_ gain: Float, overSeconds seconds: Double) {
+        state.withLock { state in
+            state.gain = gain
+            if let job = state.job {
+                job.setGain(gain, rampFrames: Int(seconds * Double(job.device.output.format.sampleRate)))
+            }
+        }
+    }
+
+    func attach(_ job: PlaybackJob) {
+        let stopped = state.withLock { state in
+            state.job = job
+            job.setGain(state.gain, rampFrames: 0)  // before the job is submitted: its starting gain
+            Self.setProgressInterval(state.progressInterval, in: &state)
+            return state.stopped
+        }
+        if stopped { job.requestStop() }
+    }
+
+    func detach() {
+        state.withLock { $0.job = nil }
+    }
+}

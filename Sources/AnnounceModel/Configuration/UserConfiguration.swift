@@ -1,0 +1,102 @@
+/// The user's config file: `$XDG_CONFIG_HOME/announce/config`, else `~/.config/announce/config`.
+///
+/// ```
+/// # announce
+/// device = plughw:0
+/// duck-level = -12dB
+/// quiet-hours = 22:00-07:00
+/// quiet-hours = 12:30-13:30
+/// ```
+///
+/// One `key = value` per line; `#` starts a comment (a whole line, or after a space); blank
+/// lines are ignored. Keys: `device` (the daemon's device when `announce daemon` has no
+/// `--device`), `duck-level` (dB, -60 to 0), `quiet-hours` (repeatable; a line may also list
+/// several windows separated by commas). A later `device` or `duck-level` replaces an earlier
+/// one. Unknown keys and bad values are skipped, each with one warning
+/// `CONFIG:LINE: reason`; nothing in the file is ever fatal. A missing file means the defaults.
+/// Parsing lives here; reading the file is in AnnounceSystem (UserConfiguration+File).
+public struct UserConfiguration: Equatable, Sendable {
+    public var device: String?
+    /// The level other streams are ducked to, in dB (negative).
+    public var duckLevel: Double
+    public var quietHours: [QuietHours]
+
+    public static let defaultDuckLevel = -12.0
+    public static let duckLevelRange = -60.0...0.0
+
+    public init(device: String? = nil, duckLevel: Double = UserConfiguration.defaultDuckLevel, quietHours: [QuietHours] = []) {
+        self.device = device
+        self.duckLevel = duckLevel
+        self.quietHours = quietHours
+    }
+
+    /// Parses config text; `name` prefixes each warning (`name:LINE: reason`).
+    public static func parse(_ text: String, name: String) -> (configuration: UserConfiguration, warnings: [String]) {
+        var configuration = UserConfiguration()
+        var warnings: [String] = []
+        // "\r\n" is one Character, so splitting on "\n" alone would leave a CRLF file one line.
+        let lines = text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" }
+        for (index, rawLine) in lines.enumerated() {
+            func warn(_ reason: String) { warnings.append("\(name):\(index + 1): \(reason)") }
+            let line = withoutComment(String(rawLine)).trimming(" \t\r")
+            if line.isEmpty { continue }
+            guard let equals = line.firstIndex(of: "=") else {
+                warn("expected 'key = value', not '\(line)'")
+                continue
+            }
+            let key = String(line[..<equals]).trimming(" \t").lowercased()
+            let value = String(line[line.index(after: equals)...]).trimming(" \t")
+            if value.isEmpty {
+                warn("'\(key)' has no value")
+                continue
+            }
+            switch key {
+            case "device":
+                if value.utf8.count > 1024 { warn("device name is longer than 1024 bytes") } else { configuration.device = value }
+            case "duck-level":
+                if let level = parseDecibels(value) {
+                    configuration.duckLevel = level
+                } else {
+                    warn("duck-level must be a level in dB from -60 to 0, like -12dB, not '\(value)'")
+                }
+            case "quiet-hours":
+                for window in value.split(separator: ",") {
+                    do {
+                        let hours = try QuietHours(parsing: String(window))
+                        if !configuration.quietHours.contains(hours) { configuration.quietHours.append(hours) }
+                    } catch {
+                        warn(error.description)
+                    }
+                }
+            default:
+                warn("unknown key '\(key)' (known: device, duck-level, quiet-hours)")
+            }
+        }
+        return (configuration, warnings)
+    }
+
+    /// `-12dB`, `-12 dB`, `-12db`, `-12`: a finite level within `duckLevelRange`.
+    public static func parseDecibels(_ text: String) -> Double? {
+        guard let value = parseAnyDecibels(text), duckLevelRange.contains(value) else { return nil }
+        return value
+    }
+
+    /// The same spellings, any finite level (so a caller can say why one is out of range).
+    public static func parseAnyDecibels(_ text: String) -> Double? {
+        var number = text.trimming(" \t")
+        if number.lowercased().hasSuffix("db") { number = String(number.dropLast(2)).trimming(" \t") }
+        guard !number.isEmpty, number.allSatisfy({ $0.isASCII && ($0.isNumber || "+-.".contains($0)) }),
+              let value = Double(number), value.isFinite else { return nil }
+        return value
+    }
+
+    /// The line up to a `#` that starts it or follows a space or tab.
+    private static func withoutComment(_ line: String) -> String {
+        var previous: Character = " "
+        for index in line.indices {
+            if line[index] == "#" && (previous == " " || previous == "\t") { return String(line[..<index]) }
+            previous = line[index]
+        }
+        return line
+    }
+}

@@ -1,0 +1,423 @@
+import FoundationEssentials
+
+/// The wire protocol between clients and the daemon: one JSON object per
+/// line over the Unix socket (docs/protocol.md). Every message carries `v`.
+public enum WireProtocol {
+    public static let version = 1
+    /// Longer request lines get an error reply and the connection closes
+    /// (1000 items with long paths fit).
+    public static let maxLineBytes = 1 << 20
+
+    /// One line: the JSON object and a newline.
+    public static func encode<Message: Encodable>(_ message: Message) -> [UInt8] {
+        var bytes = JSONCoding.encode(message, orElse: #"{"v":1,"ok":false}"#)
+        bytes.append(UInt8(ascii: "\n"))
+        return bytes
+    }
+
+    public static func decode<Message: Decodable>(_ type: Message.Type, from line: some Collection<UInt8>) throws -> Message {
+        try JSONCoding.decode(type, from: line)
+    }
+}
+
+public enum Operation: String, Codable, Sendable {
+    case play, alert, wait, status, skip, pause, resume, stop, clear, cancel, events, quiet
+}
+
+/// `--if-busy`: what an item does when another program holds its device.
+public enum IfBusy: String, Codable, CaseIterable, Sendable {
+    /// Wait for the device to come free, bounded by the item's `expire` (the default).
+    case wait
+    /// End at once as `failed` with 69, naming who holds the device.
+    case fail
+}
+
+/// One clip to enqueue, with its queue options (`announce play`'s flags).
+public struct ItemRequest: Codable, Equatable, Sendable {
+    public var clip: Clip
+    public var priority: Priority?
+    /// False for `--no-interrupt`.
+    public var interrupts: Bool?
+    public var onInterrupt: InterruptAction?
+    public var dropAfter: Double?
+    public var tag: String?
+    /// Cancel every queued or playing item with `tag`.
+    public var replace: Bool?
+    /// Eligible at this time (seconds since the epoch; the client resolves `--at HH:MM`).
+    public var at: Double?
+    /// Eligible this many seconds after arrival.
+    public var delay: Double?
+    /// Must start within this many seconds of becoming eligible.
+    public var expire: Double?
+    /// `--category`, `--mode` and the session options; nil is `AudioSession.default` (solo-ambient).
+    /// Requests written before sessions existed carry only `"category"`, which decodes into this.
+    public var session: AudioSession?
+    /// `--duck-level`, dB (-60 to 0): how far a duck-others item lowers the other streams;
+    /// nil is the daemon's configured level.
+    public var duckLevel: Double?
+    /// `--if-busy`; nil is `wait`.
+    public var ifBusy: IfBusy?
+
+    public init(clip: Clip, priority: Priority? = nil, interrupts: Bool? = nil, onInterrupt: InterruptAction? = nil,
+                dropAfter: Double? = nil, tag: String? = nil, replace: Bool? = nil, at: Double? = nil,
+                delay: Double? = nil, expire: Double? = nil, session: AudioSession? = nil, duckLevel: Double? = nil,
+                ifBusy: IfBusy? = nil) {
+        self.clip = clip
+        self.priority = priority
+        self.interrupts = interrupts
+        self.onInterrupt = onInterrupt
+        self.dropAfter = dropAfter
+        self.tag = tag
+        self.replace = replace
+        self.at = at
+        self.delay = delay
+        self.expire = expire
+        self.session = session
+        self.duckLevel = duckLevel
+        self.ifBusy = ifBusy
+    }
+
+    /// The session's category (nil when no session is given); setting it keeps the other session fields.
+    public var category: SessionCategory? {
+        get { session?.category }
+        set { session = AudioSession.replacingCategory(of: session, with: newValue) }
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case clip, priority, interrupts, onInterrupt, dropAfter, tag, replace, at, delay, expire, session, duckLevel, ifBusy
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        clip = try container.decode(Clip.self, forKey: .clip)
+        priority = try container.decodeIfPresent(Priority.self, forKey: .priority)
+        interrupts = try container.decodeIfPresent(Bool.self, forKey: .interrupts)
+        onInterrupt = try container.decodeIfPresent(InterruptAction.self, forKey: .onInterrupt)
+        dropAfter = try container.decodeIfPresent(Double.self, forKey: .dropAfter)
+        tag = try container.decodeIfPresent(String.self, forKey: .tag)
+        replace = try container.decodeIfPresent(Bool.self, forKey: .replace)
+        at = try container.decodeIfPresent(Double.self, forKey: .at)
+        delay = try container.decodeIfPresent(Double.self, forKey: .delay)
+        expire = try container.decodeIfPresent(Double.self, forKey: .expire)
+        session = try AudioSession.decode(from: decoder, key: .session, in: container)
+        duckLevel = try container.decodeIfPresent(Double.self, forKey: .duckLevel)
+        ifBusy = try container.decodeIfPresent(IfBusy.self, forKey: .ifBusy)
+    }
+}
+
+/// `announce alert`: a system sound (DESIGN §3, System sounds). Plays at once, mixed over
+/// everything; never queued, never preempted, not spooled.
+public struct AlertRequest: Codable, Equatable, Sendable {
+    /// Absolute path of a PCM WAV, CAF or AIFF file of at most `SystemSound.maxSeconds`.
+    public var path: String
+    /// Linear gain, 0 to 16.
+    public var gain: Float
+    /// `--ignore-quiet`: plays in quiet mode (nil or false: silenced while quiet mode is on).
+    public var ignoreQuiet: Bool?
+    /// ALSA PCM; nil plays on the daemon's device.
+    public var device: String?
+    /// The caller's sound-server variables, as `Clip.environment`.
+    public var environment: [String: String]?
+
+    public init(path: String, gain: Float = 1, ignoreQuiet: Bool? = nil, device: String? = nil,
+                environment: [String: String]? = nil) {
+        self.path = path
+        self.gain = gain
+        self.ignoreQuiet = ignoreQuiet
+        self.device = device
+        self.environment = environment
+    }
+}
+
+public struct Request: Codable, Equatable, Sendable {
+    public var v: Int
+    public var op: Operation
+    /// play: the clips, queued in this order with consecutive sequence numbers.
+    public var items: [ItemRequest]?
+    /// play, alert: keep the connection and stream these items' events until their outcomes.
+    public var wait: Bool?
+    /// play, wait: also stream progress events (for a terminal's progress line).
+    public var progress: Bool?
+    /// wait, cancel.
+    public var ids: [String]?
+    /// cancel.
+    public var tag: String?
+    /// quiet: the switch position.
+    public var state: QuietSwitch?
+    /// quiet with state `until`: quiet until this time (seconds since the epoch).
+    public var until: Double?
+    /// alert: the system sound to play.
+    public var alert: AlertRequest?
+
+    public init(_ op: Operation, items: [ItemRequest]? = nil, wait: Bool? = nil, progress: Bool? = nil,
+                ids: [String]? = nil, tag: String? = nil, state: QuietSwitch? = nil, until: Double? = nil,
+                alert: AlertRequest? = nil) {
+        v = WireProtocol.version
+        self.op = op
+        self.items = items
+        self.wait = wait
+        self.progress = progress
+        self.ids = ids
+        self.tag = tag
+        self.state = state
+        self.until = until
+        self.alert = alert
+    }
+}
+
+public struct ReplyError: Codable, Equatable, Sendable {
+    /// The exit status a client should end with (DESIGN §1).
+    public var code: Int32
+    public var message: String
+
+    public init(code: Int32, message: String) {
+        self.code = code
+        self.message = message
+    }
+}
+
+/// One item as `announce queue` / `status` shows it.
+public struct ItemStatus: Codable, Equatable, Sendable {
+    public enum State: String, Codable, Sendable { case playing, queued, interrupted, scheduled }
+
+    public var id: String
+    public var state: State
+    public var path: String
+    public var priority: Priority
+    public var tag: String?
+    public var device: String?
+    /// Seconds heard so far (the resume point), when known.
+    public var heard: Double?
+    /// Seconds the whole program lasts, when known.
+    public var duration: Double?
+    public var eligibleAt: Double?
+    public var expiresAt: Double?
+    /// Its session, when it is not the default (`ambient (duck-others)`).
+    public var session: String?
+    /// Lowered to the duck level (or ramping there) while a duck-others session plays.
+    public var ducked: Bool?
+
+    public init(id: String, state: State, path: String, priority: Priority, tag: String? = nil, device: String? = nil,
+                heard: Double? = nil, duration: Double? = nil, eligibleAt: Double? = nil, expiresAt: Double? = nil) {
+        self.id = id
+        self.state = state
+        self.path = path
+        self.priority = priority
+        self.tag = tag
+        self.device = device
+        self.heard = heard
+        self.duration = duration
+        self.eligibleAt = eligibleAt
+        self.expiresAt = expiresAt
+    }
+}
+
+public struct DaemonStatus: Codable, Equatable, Sendable {
+    public var pid: Int32
+    public var device: String
+    /// The device is open now (it is closed while idle).
+    public var deviceOpen: Bool
+    public var paused: Bool
+    /// When the user paused the queue (seconds since the epoch).
+    public var pausedSince: Double?
+    /// The daemon exits after this many seconds idle; absent for one that runs until stopped.
+    public var idleExit: Double?
+    /// A client started it (it has an idle exit); `announce daemon` takes over from such a one.
+    public var autoStarted: Bool?
+    public var playing: ItemStatus?
+    /// Mixable sessions and alerts playing over the main lane (or paused by an interruption).
+    public var mixing: [ItemStatus]?
+    /// Why the main lane waits apart from a pause: device-busy, device-lost, a session's interruption.
+    public var holds: [String]?
+    /// Waiting to play, in play order.
+    public var queued: [ItemStatus]
+    /// Held until their time, earliest first.
+    public var scheduled: [ItemStatus]
+    /// Quiet mode is in effect now (ambient and solo-ambient items end `silenced`).
+    public var quiet: Bool
+    /// The manual switch while it counts (`on`, `off`, `until`); absent when there is none or it lapsed.
+    public var quietSetting: QuietSwitch?
+    /// With quietSetting `until`: when it ends.
+    public var quietUntil: Double?
+    /// The config file's quiet hours, `HH:MM-HH:MM`.
+    public var quietHours: [String]
+    /// Why quiet mode is on or off now.
+    public var quietReason: String?
+
+    public init(pid: Int32, device: String, deviceOpen: Bool, paused: Bool, playing: ItemStatus?,
+                queued: [ItemStatus], scheduled: [ItemStatus], quiet: QuietState = QuietState(quiet: false, reason: "")) {
+        self.pid = pid
+        self.device = device
+        self.deviceOpen = deviceOpen
+        self.paused = paused
+        self.playing = playing
+        self.queued = queued
+        self.scheduled = scheduled
+        self.quiet = quiet.quiet
+        quietSetting = quiet.setting
+        quietUntil = quiet.until
+        quietHours = quiet.hours
+        quietReason = quiet.reason.isEmpty ? nil : quiet.reason
+    }
+
+    /// The quiet fields as one value.
+    public var quietState: QuietState {
+        QuietState(quiet: quiet, setting: quietSetting, until: quietUntil, hours: quietHours, reason: quietReason ?? "")
+    }
+}
+
+public struct Reply: Codable, Equatable, Sendable {
+    public var v: Int
+    public var ok: Bool
+    public var error: ReplyError?
+    /// play: the new items' ids, in order. alert: the alert's id. wait: the ids it will report on.
+    public var ids: [String]?
+    /// cancel, wait: ids that are not (or no longer) known.
+    public var unknown: [String]?
+    public var status: DaemonStatus?
+    /// play: the queue is paused (since then); the new items wait for `resume`.
+    public var pausedSince: Double?
+
+    public init(ok: Bool = true, error: ReplyError? = nil, ids: [String]? = nil, unknown: [String]? = nil,
+                status: DaemonStatus? = nil, pausedSince: Double? = nil) {
+        v = WireProtocol.version
+        self.ok = ok
+        self.error = error
+        self.ids = ids
+        self.unknown = unknown
+        self.status = status
+        self.pausedSince = pausedSince
+    }
+
+    public static func failure(_ code: Int32, _ message: String) -> Reply {
+        Reply(ok: false, error: ReplyError(code: code, message: message))
+    }
+}
+
+public enum EventKind: String, Codable, CaseIterable, Sendable {
+    case queued
+    /// The first frames went to the device.
+    case started
+    /// Frames heard so far; milestones (25/50/75%) for `events`, every 100 ms for a waiting terminal.
+    case progress
+    case interruptionBegan = "interruption-began"
+    case interruptionEnded = "interruption-ended"
+    case finished
+    case deviceOpened = "device-opened"
+    case deviceClosed = "device-closed"
+    case paused, resumed
+    /// The quiet switch was changed (`announce quiet`).
+    case quiet
+    /// A device went away (`reason` old-device-unavailable) or came back (new-device-available);
+    /// `device` names it.
+    case routeChange = "route-change"
+    /// To a client that waits with `progress`: why its item has not started (`reason`: queued,
+    /// scheduled, paused, device-busy, device-lost, held), sent when that changes.
+    case waiting
+}
+
+public struct Event: Codable, Equatable, Sendable {
+    public var v: Int
+    public var event: EventKind
+    /// Seconds since the epoch, daemon clock.
+    public var time: Double
+    public var id: String?
+    public var path: String?
+    public var priority: Priority?
+    /// interruption-began, finished: why. route-change: old-device-unavailable or new-device-available.
+    public var reason: String?
+    /// interruption-ended: the item goes on by itself.
+    public var shouldResume: Bool?
+    /// progress, finished: seconds heard; duration when known.
+    public var heard: Double?
+    public var duration: Double?
+    /// progress milestones: 25, 50, 75.
+    public var percent: Int?
+    public var outcome: Outcome?
+    /// started, finished, device-*: the ALSA PCM and the format it was opened with. route-change: the device.
+    public var device: String?
+    public var format: String?
+    /// finished: frames heard in its last play, and a warning (truncated input, underruns).
+    public var frames: Int64?
+    public var warning: String?
+    /// quiet: quiet mode is in effect now, the switch position, and the end of `until`.
+    public var quiet: Bool?
+    public var state: QuietSwitch?
+    public var until: Double?
+    /// waiting: items that play first (queued), about how many seconds until it starts when
+    /// every one ahead has a known length, and when a scheduled item is due.
+    public var ahead: Int?
+    public var wait: Double?
+    public var at: Double?
+
+    public init(_ event: EventKind, time: Double, id: String? = nil, path: String? = nil, priority: Priority? = nil,
+                reason: String? = nil, shouldResume: Bool? = nil, heard: Double? = nil, duration: Double? = nil,
+                percent: Int? = nil, outcome: Outcome? = nil, device: String? = nil, format: String? = nil,
+                frames: Int64? = nil, warning: String? = nil, quiet: Bool? = nil, state: QuietSwitch? = nil,
+                until: Double? = nil) {
+        v = WireProtocol.version
+        self.event = event
+        self.time = time
+        self.id = id
+        self.path = path
+        self.priority = priority
+        self.reason = reason
+        self.shouldResume = shouldResume
+        self.heard = heard
+        self.duration = duration
+        self.percent = percent
+        self.outcome = outcome
+        self.device = device
+        self.format = format
+        self.frames = frames
+        self.warning = warning
+        self.quiet = quiet
+        self.state = state
+        self.until = until
+    }
+}
+
+/// What a client reads: a reply to its request or an event, told apart by `event`.
+public enum DaemonMessage: Sendable {
+    case reply(Reply)
+    case event(Event)
+
+    private struct Envelope: Decodable {
+        var v: Int
+        var event: String?
+    }
+
+    /// The line is an event (it has `event`), known or not.
+    public static func isEvent(_ line: some Collection<UInt8>) -> Bool {
+        (try? JSONCoding.decode(Envelope.self, from: line))?.event != nil
+    }
+
+    public static func decode(_ line: some Collection<UInt8>) throws -> DaemonMessage {
+        let data = Data(line)
+        let envelope = try JSONCoding.decode(Envelope.self, from: data)
+        return envelope.event == nil ? .reply(try JSONCoding.decode(Reply.self, from: data))
+                                     : .event(try JSONCoding.decode(Event.self, from: data))
+    }
+}
+
+extension AudioSession {
+    /// `session` with another category (nil: the default one); nil stays nil when there is no category to set.
+    static func replacingCategory(of session: AudioSession?, with category: SessionCategory?) -> AudioSession? {
+        guard session != nil || category != nil else { return nil }
+        var result = session ?? AudioSession()
+        result.category = category ?? .default
+        return result
+    }
+
+    /// The session under `key`, else one made from a top-level `"category"`: what requests and
+    /// spool entries written before sessions existed carry. `key` wins when both are present.
+    static func decode<Key: CodingKey>(from decoder: any Decoder, key: Key,
+                                       in container: KeyedDecodingContainer<Key>) throws -> AudioSession? {
+        if let session = try container.decodeIfPresent(AudioSession.self, forKey: key) { return session }
+        let legacy = try decoder.container(keyedBy: LegacySessionKey.self)
+        return try legacy.decodeIfPresent(SessionCategory.self, forKey: .category).map { AudioSession(category: $0) }
+    }
+}
+
+/// The one session field items had before `session`.
+private enum LegacySessionKey: String, CodingKey { case category }

@@ -1,0 +1,53 @@
+import AnnounceModel
+import AnnounceSystem
+/// A source of interleaved PCM frames. Decoders stream: memory stays bounded
+/// whatever the clip's length.
+public protocol AudioDecoder: AnyObject {
+    var path: String { get }
+    var info: AudioFileInfo { get }
+    /// Sample formats `read` can produce. Always contains `.float32`.
+    var readableFormats: Set<SampleFormat> { get }
+    /// Reads up to `frames` frames into `buffer` as `format`; returns frames read, 0 at the end.
+    func read(into buffer: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError) -> Int
+    /// Moves so the next read starts at `frame` (exact, not fuzzy).
+    func seek(toFrame frame: Int64) throws(AnnounceError)
+    /// Set when the input ended before the length its header promised, or data was skipped.
+    var truncationWarning: String? { get }
+    /// False when `info.frames` is an estimate (`LengthCount` then counts it exactly).
+    var lengthIsExact: Bool { get }
+    /// Makes `info.frames` the exact number of frames a play gives (`announce info`; may read
+    /// the whole file) and `info.damage` what is wrong with it.
+    func scanForExactLength() throws(AnnounceError)
+}
+
+extension AudioDecoder {
+    /// Headers that give the length exactly need no scan.
+    public func scanForExactLength() throws(AnnounceError) {}
+    public var lengthIsExact: Bool { true }
+
+    /// Float32 interleaved frames into `buffer`; returns frames read, 0 at the end.
+    public func read(into buffer: UnsafeMutableBufferPointer<Float>) throws(AnnounceError) -> Int {
+        guard let base = buffer.baseAddress else { return 0 }
+        return try read(into: UnsafeMutableRawPointer(base), frames: buffer.count / info.channels, as: .float32)
+    }
+}
+
+/// What playing a damaged file warns, worded once for every decoder.
+enum DamageWarning {
+    /// "truncated: 0.9 of 261.0 s": the file ends before the length its header gives.
+    static func truncated(played: Int64, promised: Int64, sampleRate: Int) -> String {
+        "truncated: \(tenths(played, sampleRate)) of \(tenths(promised, sampleRate)) s"
+    }
+
+    /// "truncated: 14.0 s": the file ends early and its header gave no length to compare with.
+    static func truncated(played: Int64, sampleRate: Int) -> String {
+        "truncated: \(tenths(played, sampleRate)) s"
+    }
+
+    /// Data that does not decode was skipped and decoding resumed after it.
+    static let skipped = "damaged data skipped"
+
+    private static func tenths(_ frames: Int64, _ rate: Int) -> String {
+        String(describing: (Double(frames) * 10 / Double(rate)).rounded() / 10)
+    }
+}

@@ -1,0 +1,329 @@
+import CSndFile
+#if canImport(Glibc)
+import Glibc
+#endif
+import AnnounceModel
+import AnnounceSystem
+
+/// WAV (incl. RF64 and extensible), CAF, AIFF/AIFC, FLAC and Ogg Vorbis/Opus through libsndfile.
+public final class SndFileDecoder: AudioDecoder {
+    public let path: String
+    public private(set) var info: AudioFileInfo
+    /// Float sources (float PCM, lossy codecs) read as float only: libsndfile would hand them
+    /// to an integer read unscaled, and one float-to-integer rule (the engine's) serves all.
+    public var readableFormats: Set<SampleFormat> {
+        info.exactSampleFormat == .float32 ? [.float32] : [.float32, .int32, .int16]
+    }
+    public private(set) var truncationWarning: String?
+    private let file: OpaquePointer
+    private var framesRead: Int64 = 0
+
+    /// The header's length when the file holds less.
+    private let promisedFrames: Int64?
+    /// A cut CAF is read through a view giving its data chunk the size that is there.
+    private let patchedView: PatchedFile?
+    /// libsndfile gives no length (SF_COUNT_MAX: a cut Ogg file has no last page to read it
+    /// from): `LengthCount` counts it by decoding.
+    private let lengthUnknown: Bool
+    /// Vorbis and Opus decode in Vorbis channel order; nil when that is already WAV/ALSA order.
+    private let wavOrder: [Int]?
+    /// An Ogg stream of unknown length whose last page is cut or lacks the end-of-stream flag.
+    private let oggCut: Bool
+    /// An Ogg file whose last page belongs to another stream than its first (chained streams, one
+    /// after another, or several multiplexed): libsndfile plays the first stream only; said so.
+    private let oggMoreStreams: Bool
+    /// A compressed WAV's `fact` length when libsndfile decodes more (GSM 6.10 pads its last
+    /// block of 320 frames): what sox and ffmpeg play, and what plays here.
+    private let factFrames: Int64?
+
+    /// Takes ownership of `fd` (closed with the decoder, or here on failure).
+    init(path: String, fd: Int32, container: SniffedContainer) throws(AnnounceError) {
+        self.path = path
+        var header = [UInt8](repeating: 0, count: 65536)
+        let count = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
+        header.removeLast(header.count - max(0, count))
+        var sfInfo = SF_INFO()
+        var status = stat()
+        if container == .caf, fstat(fd, &status) == 0, let data = DeclaredLength.cafDataSize(header),
+           data.size > Int(status.st_size) - data.fieldOffset - 8 {
+            patchedView = PatchedFile(fd: fd, length: Int64(status.st_size), fieldOffset: data.fieldOffset,
+                                      value: Int(status.st_size) - data.fieldOffset - 8)
+        } else {
+            patchedView = nil
+        }
+        // The view owns `fd` when there is one: libsndfile must not get it too (two closes).
+        guard let file = patchedView.map({ $0.open(&sfInfo) }) ?? sf_open_fd(fd, Int32(SFM_READ), &sfInfo, 1) else {
+            let reason = String(cString: sf_strerror(nil))
+            if container == .caf, let codec = Self.cafCodec(header) {
+                throw .undecodable(path: path, reason: "\(codec) is not supported")
+            }
+            throw .undecodable(path: path, reason: "not decodable audio (\(reason))")
+        }
+        self.file = file
+        // libsndfile reads a VOC's continuation blocks (type 2, as ffmpeg writes them) as samples.
+        if announce_sf_major(sfInfo.format) == SF_FORMAT_VOC, VOCBlocks.hasContinuation(fd: fd) {
+            sf_close(file)
+            throw .undecodable(path: path, reason: "VOC with continuation blocks (as ffmpeg writes it) is not supported")
+        }
+        factFrames = DeclaredLength.factFrames(header).flatMap { $0 > 0 && $0 < Int64(sfInfo.frames) ? $0 : nil }
+        // Any length beyond a day at 768 kHz is libsndfile's "unknown", not a length.
+        lengthUnknown = sfInfo.frames > 86_400 * Int64(maxSampleRate)
+        // libsndfile neither reorders Vorbis/Opus channels nor tells their map (SFC_GET_CHANNEL_MAP_INFO).
+        let minor = Int(announce_sf_minor(sfInfo.format))
+        wavOrder = minor == SF_FORMAT_VORBIS || minor == SF_FORMAT_OPUS ? VorbisChannelOrder.wavOrder(channels: Int(sfInfo.channels)) : nil
+        let tail = container == .ogg ? Self.oggTail(fd: fd) : nil
+        oggCut = lengthUnknown && tail?.cut == true
+        oggMoreStreams = tail.map { $0.lastSerial != nil && $0.lastSerial != Self.oggFirstSerial(header) } ?? false
+        do {
+            info = try Self.describe(sfInfo, path: path, sniffed: container)
+        } catch {
+            sf_close(file)
+            throw error
+        }
+        if let factFrames { info.frames = factFrames }
+        let declared = DeclaredLength.frames(header)
+        promisedFrames = declared.flatMap { $0 > Int64(sfInfo.frames) ? $0 : nil }
+        info.damage = promisedFrames.map {
+            DamageWarning.truncated(played: Int64(sfInfo.frames), promised: $0, sampleRate: info.sampleRate)
+        } ?? (oggMoreStreams ? Self.moreStreamsWarning : nil)
+        if lengthUnknown {
+            info.frames = nil
+            try ensureSomethingDecodes()  // deinit closes the file
+        }
+    }
+
+    deinit { sf_close(file) }
+
+    public func read(into buffer: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError) -> Int {
+        let count = sf_count_t(factFrames.map { max(0, min(Int64(frames), $0 - framesRead)) } ?? Int64(frames))
+        if count == 0 && frames > 0 { return 0 }  // the fact length is out
+        let got: sf_count_t = switch format {
+        case .float32: sf_readf_float(file, buffer.assumingMemoryBound(to: Float.self), count)
+        case .int32: sf_readf_int(file, buffer.assumingMemoryBound(to: Int32.self), count)
+        case .int16: sf_readf_short(file, buffer.assumingMemoryBound(to: Int16.self), count)
+        }
+        framesRead += Int64(got)
+        if let wavOrder, got > 0 {
+            VorbisChannelOrder.reorder(buffer.assumingMemoryBound(to: Float.self), frames: Int(got), to: wavOrder)
+        }
+        if got < count, truncationWarning == nil {
+            if sf_error(file) != 0 {
+                // libsndfile decoded what it could; say why it stopped instead of failing the clip.
+                truncationWarning = "stopped after \(framesRead) frames: \(String(cString: sf_strerror(file)))"
+            } else if promisedFrames != nil {
+                truncationWarning = info.damage
+            } else if oggCut {
+                truncationWarning = DamageWarning.truncated(played: framesRead, sampleRate: info.sampleRate)
+            } else if oggMoreStreams {
+                truncationWarning = Self.moreStreamsWarning
+            }
+        }
+        return Int(got)
+    }
+
+    public var lengthIsExact: Bool { !lengthUnknown }
+
+    /// Decodes to the end so `info.frames` is what plays (the length libsndfile did not give).
+    public func scanForExactLength() throws(AnnounceError) {
+        guard lengthUnknown else { return }
+        let start = framesRead
+        try seek(toFrame: 0)
+        let chunk = 4096
+        let scratch = UnsafeMutableRawPointer.allocate(byteCount: chunk * info.channels * 4, alignment: 16)
+        defer { scratch.deallocate() }
+        while try read(into: scratch, frames: chunk, as: .float32) > 0 {}
+        info.frames = framesRead
+        info.damage = truncationWarning
+        truncationWarning = nil
+        try seek(toFrame: start)
+    }
+
+    /// "Opus in CAF": the codec a CAF's `desc` chunk names (it comes first), for a file
+    /// libsndfile refuses. It reads the ALAC it writes itself, not ffmpeg's.
+    private static func cafCodec(_ header: [UInt8]) -> String? {
+        guard header.count >= 32, header[8..<12].elementsEqual("desc".utf8) else { return nil }
+        let names = ["alac": "ALAC", "ima4": "IMA ADPCM", "opus": "Opus", "aac ": "AAC", ".mp3": "MP3", "flac": "FLAC",
+                     "ac-3": "AC-3", "MAC3": "MACE 3:1", "MAC6": "MACE 6:1", "QDM2": "QDesign"]
+        return names[String(decoding: header[28..<32], as: UTF8.self)].map { $0 == "ALAC" ? "ALAC in CAF (as ffmpeg writes it)" : "\($0) in CAF" }
+    }
+
+    /// A file of which not one frame decodes is refused at once, not played as silence.
+    private func ensureSomethingDecodes() throws(AnnounceError) {
+        var sample = [Float](repeating: 0, count: info.channels * 64)
+        let got = sample.withUnsafeMutableBytes { sf_readf_float(file, $0.baseAddress!.assumingMemoryBound(to: Float.self), 64) }
+        guard got > 0 else {
+            throw .undecodable(path: path, reason: oggCut ? "cut before its first audio page" : "holds no audio frames")
+        }
+        try seek(toFrame: 0)
+    }
+
+    static let moreStreamsWarning = "more than one Ogg stream (chained or multiplexed): only the first plays"
+
+    /// An Ogg page's stream serial number (bytes 14-17, little-endian).
+    private static func serial(_ bytes: [UInt8], page: Int) -> UInt32? {
+        guard page + 18 <= bytes.count else { return nil }
+        return bytes[page + 14..<page + 18].reversed().reduce(0) { $0 << 8 | UInt32($1) }
+    }
+
+    private static func oggFirstSerial(_ header: [UInt8]) -> UInt32? {
+        header.starts(with: Array("OggS".utf8)) ? serial(header, page: 0) : nil
+    }
+
+    /// An Ogg file's last page: whether it is incomplete or not marked end of stream (cut),
+    /// and its stream's serial number.
+    private static func oggTail(fd: Int32) -> (cut: Bool, lastSerial: UInt32?) {
+        var status = stat()
+        guard fstat(fd, &status) == 0 else { return (false, nil) }
+        let size = Int(status.st_size), tailLength = min(size, 1 << 16)
+        var tail = [UInt8](repeating: 0, count: tailLength)
+        guard tail.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, tailLength, off_t(size - tailLength)) }) == tailLength else {
+            return (false, nil)
+        }
+        let capture = Array("OggS".utf8)
+        // The last page header in the tail: its segment table gives the page's length.
+        guard let page = stride(from: tailLength - 27, through: 0, by: -1).first(where: { tail[$0...].starts(with: capture) }) else {
+            return (true, nil)
+        }
+        let segments = Int(tail[page + 26])
+        guard page + 27 + segments <= tailLength else { return (true, serial(tail, page: page)) }
+        let length = 27 + segments + tail[page + 27..<page + 27 + segments].reduce(0) { $0 + Int($1) }
+        return (page + length != tailLength || tail[page + 5] & 0x04 == 0, serial(tail, page: page))
+    }
+
+    public func seek(toFrame frame: Int64) throws(AnnounceError) {
+        guard sf_seek(file, sf_count_t(frame), SEEK_SET) >= 0 else {
+            throw .undecodable(path: path, reason: "cannot seek to frame \(frame): \(String(cString: sf_strerror(file)))")
+        }
+        framesRead = frame
+    }
+
+    private static func describe(_ sf: SF_INFO, path: String, sniffed: SniffedContainer) throws(AnnounceError) -> AudioFileInfo {
+        try validate(channels: Int(sf.channels), sampleRate: Int(sf.samplerate), path: path)
+        let major = Int(announce_sf_major(sf.format)), minor = Int(announce_sf_minor(sf.format))
+        let (sampleCodec, exact) = describeCodec(minor)
+        var container = containerName(major, sniffed: sniffed)
+        if major == SF_FORMAT_WAV, Int(sf.format) & SF_FORMAT_ENDMASK == SF_ENDIAN_BIG { container = "WAV (RIFX)" }
+        // FLAC's codec is FLAC; libsndfile reports its sample size as a PCM sub-format.
+        let codec = major == SF_FORMAT_FLAC ? sampleCodec.replacingPrefix("PCM", with: "FLAC") : sampleCodec
+        if sf.frames <= 0 {
+            throw .undecodable(path: path, reason: "holds no audio frames")
+        }
+        return AudioFileInfo(container: container, codec: codec, sampleRate: Int(sf.samplerate),
+                             channels: Int(sf.channels), frames: Int64(sf.frames), exactSampleFormat: exact)
+    }
+}
+
+/// Vorbis I's channel order (spec section 4.3.9, also Opus's mapping family 1) against WAV's and
+/// ALSA's (FL FR FC LFE BL BR SL SR): the centre comes second and the LFE last in Vorbis.
+enum VorbisChannelOrder {
+    /// For each WAV position, the Vorbis channel that goes there; nil when the orders agree.
+    static func wavOrder(channels: Int) -> [Int]? {
+        switch channels {
+        case 3: [0, 2, 1]  // L C R
+        case 5: [0, 2, 1, 3, 4]  // FL C FR BL BR
+        case 6: [0, 2, 1, 5, 3, 4]  // FL C FR BL BR LFE
+        case 7: [0, 2, 1, 6, 5, 3, 4]  // FL C FR SL SR BC LFE
+        case 8: [0, 2, 1, 7, 5, 6, 3, 4]  // FL C FR SL SR BL BR LFE
+        default: nil  // mono, stereo, quad (FL FR BL BR) and beyond 8 (no defined order)
+        }
+    }
+
+    /// Reorders interleaved frames in place (no allocation: at most 8 channels).
+    static func reorder(_ samples: UnsafeMutablePointer<Float>, frames: Int, to order: [Int]) {
+        let channels = order.count
+        withUnsafeTemporaryAllocation(of: Float.self, capacity: channels) { frame in
+            for start in stride(from: 0, to: frames * channels, by: channels) {
+                for channel in 0..<channels { frame[channel] = samples[start + order[channel]] }
+                for channel in 0..<channels { samples[start + channel] = frame[channel] }
+            }
+        }
+    }
+}
+
+/// The container's usual name, from libsndfile's major format.
+private func containerName(_ major: Int, sniffed: SniffedContainer) -> String {
+    switch major {
+    case SF_FORMAT_WAV: "WAV"
+    case SF_FORMAT_WAVEX: "WAV (extensible)"
+    case SF_FORMAT_RF64: "RF64"
+    case SF_FORMAT_CAF: "CAF"
+    case SF_FORMAT_AIFF: sniffed == .aifc ? "AIFC" : "AIFF"  // libsndfile reports both as AIFF
+    case SF_FORMAT_FLAC: "FLAC"
+    case SF_FORMAT_OGG: "Ogg"
+    case SF_FORMAT_W64: "Wave64"
+    case SF_FORMAT_AU: "AU"
+    case SF_FORMAT_PAF: "PAF"
+    case SF_FORMAT_SVX: "8SVX"
+    case SF_FORMAT_NIST: "NIST SPHERE"
+    case SF_FORMAT_VOC: "VOC"
+    case SF_FORMAT_IRCAM: "IRCAM"
+    case SF_FORMAT_MAT4: "MAT4"
+    case SF_FORMAT_MAT5: "MAT5"
+    case SF_FORMAT_PVF: "PVF"
+    case SF_FORMAT_XI: "XI"
+    case SF_FORMAT_HTK: "HTK"
+    case SF_FORMAT_SDS: "SDS"
+    case SF_FORMAT_AVR: "AVR"
+    case SF_FORMAT_SD2: "Sound Designer 2"
+    case SF_FORMAT_WVE: "Psion WVE"
+    case SF_FORMAT_MPC2K: "MPC2K"
+    case SF_FORMAT_MPEG: "MP3"
+    default: "libsndfile format 0x\(String(major, radix: 16))"
+    }
+}
+
+/// Codec name and the sample format that reproduces it exactly.
+private func describeCodec(_ minor: Int) -> (String, SampleFormat) {
+    switch minor {
+    case SF_FORMAT_PCM_S8: ("PCM 8-bit", .int16)
+    case SF_FORMAT_PCM_U8: ("PCM 8-bit unsigned", .int16)
+    case SF_FORMAT_PCM_16: ("PCM 16-bit", .int16)
+    case SF_FORMAT_PCM_24: ("PCM 24-bit", .int32)
+    case SF_FORMAT_PCM_32: ("PCM 32-bit", .int32)
+    case SF_FORMAT_FLOAT: ("float 32-bit", .float32)
+    case SF_FORMAT_DOUBLE: ("float 64-bit", .float32)
+    case SF_FORMAT_ULAW: ("mu-law", .int16)
+    case SF_FORMAT_ALAW: ("A-law", .int16)
+    case SF_FORMAT_IMA_ADPCM: ("IMA ADPCM", .int16)
+    case SF_FORMAT_MS_ADPCM: ("MS ADPCM", .int16)
+    case SF_FORMAT_VORBIS: ("Vorbis", .float32)
+    case SF_FORMAT_OPUS: ("Opus", .float32)
+    case SF_FORMAT_ALAC_16: ("ALAC 16-bit", .int16)
+    case SF_FORMAT_ALAC_20: ("ALAC 20-bit", .int32)
+    case SF_FORMAT_ALAC_24: ("ALAC 24-bit", .int32)
+    case SF_FORMAT_ALAC_32: ("ALAC 32-bit", .int32)
+    case SF_FORMAT_DWVW_12: ("DWVW 12-bit", .int16)
+    case SF_FORMAT_DWVW_16: ("DWVW 16-bit", .int16)
+    case SF_FORMAT_DWVW_24: ("DWVW 24-bit", .int32)
+    case SF_FORMAT_DPCM_8: ("DPCM 8-bit", .int16)
+    case SF_FORMAT_DPCM_16: ("DPCM 16-bit", .int16)
+    case SF_FORMAT_GSM610: ("GSM 6.10", .int16)
+    case SF_FORMAT_VOX_ADPCM: ("OKI ADPCM", .int16)
+    case SF_FORMAT_G721_32: ("G.721 ADPCM", .int16)
+    case SF_FORMAT_G723_24, SF_FORMAT_G723_40: ("G.723 ADPCM", .int16)
+    case SF_FORMAT_NMS_ADPCM_16, SF_FORMAT_NMS_ADPCM_24, SF_FORMAT_NMS_ADPCM_32: ("NMS ADPCM", .int16)
+    case SF_FORMAT_MPEG_LAYER_III: ("MPEG Layer III", .float32)
+    default: ("sub-format 0x\(String(minor, radix: 16))", .float32)
+    }
+}
+
+/// Limits every decoder applies before trusting a header.
+func validate(channels: Int, sampleRate: Int, path: String) throws(AnnounceError) {
+    guard channels > 0 else { throw .undecodable(path: path, reason: "header says 0 channels") }
+    guard channels <= maxChannels else {
+        throw .undecodable(path: path, reason: "header says \(channels) channels; at most \(maxChannels) are supported")
+    }
+    guard sampleRate > 0 else { throw .undecodable(path: path, reason: "header says 0 Hz") }
+    guard sampleRate <= maxSampleRate else {
+        throw .undecodable(path: path, reason: "header says \(sampleRate) Hz; at most \(maxSampleRate) Hz is supported")
+    }
+}
+
+let maxChannels = 32
+let maxSampleRate = 768_000
+
+extension String {
+    func replacingPrefix(_ prefix: String, with replacement: String) -> String {
+        hasPrefix(prefix) ? replacement + dropFirst(prefix.count) : self
+    }
+}

@@ -1,0 +1,13 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import AnnounceModel
+
+public enum SystemClock {
+    /// The real time (CLOCK_REALTIME): what schedules, quiet hours and spool times are in.
+    public static let wall: WallClock = {
+        var now = timespec()
+        clock_gettime(CLOCK_REALTIME, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+}

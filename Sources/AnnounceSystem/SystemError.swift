@@ -1,0 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Darwin)
+import Darwin
+#endif
+import AnnounceModel
+
+/// strerror for an errno value, as a Swift string.
+package func systemErrorMessage(_ code: Int32) -> String {
+    String(cString: strerror(code))
+}

@@ -1,0 +1,115 @@
+import Foundation
+import Testing
+
+/// The layers of docs/ARCHITECTURE.md, checked on the package graph and on every `import` in
+/// Sources: SwiftPM lets a file import any module already built, declared or not, so the graph
+/// alone does not hold the line.
+@Suite struct LayeringTests {
+    /// Each layer and the layers it may use: dependencies point down only.
+    static let allowed: [String: Set<String>] = [
+        "AnnounceModel": [],
+        "AnnounceSystem": ["AnnounceModel"],
+        "AnnounceSources": ["AnnounceModel", "AnnounceSystem"],
+        "AnnounceOutput": ["AnnounceModel", "AnnounceSystem"],
+        "AnnounceEngine": ["AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput"],
+        "AnnounceDaemon": ["AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "AnnounceEngine"],
+        "AnnounceClient": ["AnnounceModel", "AnnounceSystem"],
+        "announce": ["AnnounceModel", "AnnounceSystem", "AnnounceClient", "AnnounceSources", "AnnounceOutput", "AnnounceDaemon"],
+    ]
+    /// What the pure model may import: the standard library's own modules and swift-collections.
+    static let modelImports: Set<String> = ["FoundationEssentials", "HeapModule", "Synchronization"]
+    /// The C modules of this package; any other module not in `allowed` is a system or package one.
+    static let cModules: Set<String> = ["CALSA", "CSndFile", "CMpg123", "CFLAC", "CSpeexDSP", "CPosix"]
+    static let systemCModules: Set<String> = ["Glibc", "Darwin", "Musl", "SwiftGlibc"]
+
+    static func sources(of target: String) throws -> [(file: String, imports: Set<String>)] {
+        let directory = Harness.repoRoot.appendingPathComponent("Sources/\(target)")
+        guard let walker = FileManager.default.enumerator(atPath: directory.path) else {
+            throw HarnessError("no Sources/\(target)")
+        }
+        var files: [(String, Set<String>)] = []
+        for case let relative as String in walker where relative.hasSuffix(".swift") {
+            let text = try String(contentsOf: directory.appendingPathComponent(relative), encoding: .utf8)
+            var imports = Set<String>()
+            for line in text.split(separator: "\n") {
+                let words = line.split(separator: " ").filter { !$0.hasPrefix("@") }
+                if words.first == "import", words.count >= 2 { imports.insert(String(words[1])) }
+            }
+            files.append((relative, imports))
+        }
+        return files
+    }
+
+    /// Package.swift's targets and the names each lists as a dependency (read as text: a
+    /// `swift package` run would wait on the lock that `swift test` holds).
+    static func declaredGraph() throws -> [String: Set<String>] {
+        let text = try String(contentsOf: Harness.repoRoot.appendingPathComponent("Package.swift"), encoding: .utf8)
+        var graph: [String: Set<String>] = [:]
+        let marked = ["target(", "executableTarget(", "testTarget(", "systemLibrary("]
+            .reduce(text) { $0.replacingOccurrences(of: "." + $1, with: "\u{1}") }
+        for body in marked.components(separatedBy: "\u{1}").dropFirst() {
+            guard let nameRange = body.range(of: #"name: "([A-Za-z]+)""#, options: .regularExpression) else { continue }
+            let name = body[nameRange].split(separator: "\"")[1]
+            var dependencies = Set<String>()
+            if let list = body.range(of: #"dependencies: \[[^\]]*\]"#, options: .regularExpression) {
+                let quoted = body[list].split(separator: "\"").enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
+                dependencies = Set(quoted)
+            }
+            graph[String(name)] = dependencies
+        }
+        return graph
+    }
+
+    @Test func thePackageGraphPointsDown() throws {
+        let graph = try Self.declaredGraph()
+        for (name, allowed) in Self.allowed {
+            let dependencies = try #require(graph[name], "no target \(name) in Package.swift")
+            let upward = dependencies.filter { Self.allowed[$0] != nil }.subtracting(allowed)
+            #expect(upward.isEmpty, "\(name) depends on \(upward.sorted()), above it or beside it")
+        }
+        let model = try #require(graph["AnnounceModel"])
+        #expect(model.isDisjoint(with: Self.cModules), "the model depends on \(model.intersection(Self.cModules).sorted())")
+    }
+
+    @Test func everyImportIsALayerBelow() throws {
+        for (target, allowed) in Self.allowed {
+            for (file, imports) in try Self.sources(of: target) {
+                let layers = imports.filter { Self.allowed[$0] != nil }
+                let upward = layers.subtracting(allowed)
+                #expect(upward.isEmpty, "Sources/\(target)/\(file) imports \(upward.sorted())")
+            }
+        }
+    }
+
+    @Test func theModelImportsNoCModuleAndNoIO() throws {
+        for (file, imports) in try Self.sources(of: "AnnounceModel") {
+            let extra = imports.subtracting(Self.modelImports)
+            #expect(extra.isEmpty, "Sources/AnnounceModel/\(file) imports \(extra.sorted())")
+        }
+    }
+
+    /// The CLI starts the daemon and nothing more: one file imports it, and the daemon's public
+    /// surface is its entry point (the rest is internal, reached by tests through @testable).
+    @Test func theCLIUsesOnlyTheDaemonsEntryPoint() throws {
+        let importers = try Self.sources(of: "announce").filter { $0.imports.contains("AnnounceDaemon") }.map(\.file)
+        #expect(importers == ["DaemonCommand.swift"], "\(importers)")
+        let entryPoint: Set<String> = ["Daemon", "Configuration", "init", "run"]
+        let directory = Harness.repoRoot.appendingPathComponent("Sources/AnnounceDaemon")
+        for case let relative as String in FileManager.default.enumerator(atPath: directory.path)! where relative.hasSuffix(".swift") {
+            let text = try String(contentsOf: directory.appendingPathComponent(relative), encoding: .utf8)
+            var insideConfiguration = false
+            for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
+                if line.contains("struct Configuration") { insideConfiguration = true }
+                if insideConfiguration && line.hasPrefix("    }") { insideConfiguration = false }
+                // A declaration's words, attributes left out: its access comes first.
+                let words = line.split(separator: " ").drop { $0.hasPrefix("@") }
+                guard let access = words.first, ["public", "package", "open"].contains(access) else { continue }
+                if insideConfiguration && words.contains("var") { continue }
+                let name = words.dropFirst()
+                    .first { !["final", "class", "struct", "enum", "func", "var", "let", "convenience", "static"].contains($0) }
+                    .map { String($0.prefix { $0.isLetter || $0.isNumber }) } ?? ""
+                #expect(entryPoint.contains(name), "Sources/AnnounceDaemon/\(relative): \(line.trimmingCharacters(in: .whitespaces))")
+            }
+        }
+    }
+}

@@ -1,0 +1,348 @@
+import Foundation
+import Logging
+import Synchronization
+import Testing
+@testable import AnnounceModel
+@testable import AnnounceSystem
+@testable import AnnounceSources
+@testable import AnnounceOutput
+@testable import AnnounceEngine
+@testable import AnnounceDaemon
+@testable import AnnounceClient
+
+/// A daemon in this process (device trouble, sessions, alerts) whose device is scripted: busy at open, gone at open, or a
+/// capturing device that fails after some frames, like an unplugged card. The daemon's
+/// reaction (wait, retry with backoff, resume at the heard frame) is checked on the frames
+/// each opened device received and on the events a client saw.
+@Suite(.serialized, .timeLimit(.minutes(1))) struct InProcessDaemonTests {
+    enum Open {
+        case busy
+        case unavailable
+        case works(failAfterFrames: Int? = nil)
+    }
+
+    /// Opens the daemon asked for in the current test (the suite is serialized).
+    static let openAttempts = Atomic<Int>(0)
+
+    /// Runs a daemon on a fresh runtime directory until it is idle; `body` talks to it.
+    static func withDaemon(opens script: [Open], configPath: String? = nil,
+                           configure: @escaping @Sendable (CapturingOutput) -> Void = { _ in },
+                           _ body: (RuntimeDirectory, () -> [CapturingOutput]) throws -> Void) throws {
+        let path = NSTemporaryDirectory() + "announce-inproc-\(UUID().uuidString)"
+        let runtime = try RuntimeDirectory.prepare(path)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        let remaining = Mutex(script)
+        openAttempts.store(0, ordering: .relaxed)
+        let opened = Mutex<[CapturingOutput]>([])
+        let opener: PlaybackEngine.OutputOpener = { device, request throws(AnnounceError) in
+            openAttempts.add(1, ordering: .relaxed)
+            let next = remaining.withLock { $0.isEmpty ? Open.works() : $0.removeFirst() }
+            switch next {
+            case .busy: throw .deviceBusy(device: device, reason: "busy, held by pid 4242 (other-player)")
+            case .unavailable: throw .deviceUnavailable(device: device, reason: "the sound server refused the connection")
+            case .works(let failAfter):
+                let output = CapturingOutput(format: OutputFormat(sampleFormat: .int16, sampleRate: request.sampleRate,
+                                                                  channels: request.channels))
+                output.failAfterFrames = failAfter
+                configure(output)
+                opened.withLock { $0.append(output) }
+                return output
+            }
+        }
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        var configuration = Daemon.Configuration(device: "fake", idleExit: 0.2, readyFD: ends[1])
+        configuration.deviceGrace = 0.01
+        configuration.configPath = configPath
+        // The scripted device is not ALSA's: the daemon's check at accept time leaves it to the opener.
+        let daemon = Daemon(runtime: runtime, configuration: configuration, logger: Logger(label: "test-daemon"), clock: SystemClock.wall,
+                            openOutput: opener, probeDevice: { _, _ in })
+        let finished = CountingSemaphore()
+        final class Box: @unchecked Sendable { let daemon: Daemon; init(_ daemon: Daemon) { self.daemon = daemon } }
+        let box = Box(daemon)
+        Thread {
+            _ = try? box.daemon.run()
+            finished.signal()
+        }.start()
+        var ready = [UInt8](repeating: 0, count: 6)
+        _ = read(ends[0], &ready, 6)
+        close(ends[0])
+        try body(runtime, { opened.withLock { $0 } })
+        finished.wait()
+    }
+
+    /// Plays `path` and returns every event up to its finished one.
+    static func play(_ path: String, runtime: RuntimeDirectory, ifBusy: IfBusy? = nil, expire: Double? = nil,
+                     session: AudioSession? = nil) throws -> [Event] {
+        let client = try #require(try DaemonClient.connect(autoStart: false, runtime: runtime))
+        try client.send(Request(.events))
+        try client.send(Request(.play, items: [ItemRequest(clip: Clip(path: path), expire: expire, session: session,
+                                                           ifBusy: ifBusy)], wait: true))
+        var events: [Event] = []
+        while let message = try client.next() {
+            guard case .event(let event) = message else { continue }
+            events.append(event)
+            if event.event == .finished { break }
+        }
+        return events
+    }
+
+    /// A 16-bit stereo 48 kHz WAV of `ramp(frames:channels:)`.
+    static func writeClip(frames: Int) throws -> (path: String, samples: [Int16]) {
+        let samples = ramp(frames: frames, channels: 2)
+        var data = Data()
+        func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) } }
+        data.append(contentsOf: Array("RIFF".utf8)); append(UInt32(36 + samples.count * 2))
+        data.append(contentsOf: Array("WAVEfmt ".utf8)); append(UInt32(16)); append(UInt16(1)); append(UInt16(2))
+        append(UInt32(48_000)); append(UInt32(48_000 * 4)); append(UInt16(4)); append(UInt16(16))
+        data.append(contentsOf: Array("data".utf8)); append(UInt32(samples.count * 2))
+        for sample in samples { append(sample) }
+        let path = NSTemporaryDirectory() + "announce-inproc-\(UUID().uuidString).wav"
+        try data.write(to: URL(fileURLWithPath: path))
+        return (path, samples)
+    }
+
+    @Test func aBusyDeviceIsWaitedForAndThenPlaysTheWholeClip() throws {
+        let clip = try Self.writeClip(frames: 9_600)
+        defer { unlink(clip.path) }
+        try Self.withDaemon(opens: [.busy, .busy]) { runtime, outputs in
+            let events = try Self.play(clip.path, runtime: runtime)
+            let began = events.filter { $0.event == .interruptionBegan }
+            #expect(began.count == 1 && began.first?.reason == "device-busy", "\(events.map(\.event))")
+            #expect(began.first?.warning?.contains("pid 4242") == true, "the event names who holds it")
+            #expect(events.contains { $0.event == .interruptionEnded && $0.shouldResume == true })
+            #expect(events.last?.outcome?.kind == .played)
+            #expect(outputs().count == 1)
+            #expect(outputs().first?.int16Samples == clip.samples, "the whole clip, once")
+        }
+    }
+
+    /// A client showing progress (`play` on a terminal) gets it ten times a second, for the item
+    /// playing when it asks and for one that starts later; the daemon's own unwatched reports
+    /// come once a second. The device is paced (64 frames per 1.33 ms).
+    @Test func aClientShowingProgressGetsItTenTimesASecond() throws {
+        let clip = try Self.writeClip(frames: 28_800)  // 600 ms
+        defer { unlink(clip.path) }
+        try Self.withDaemon(opens: [], configure: { $0.beforeWrite = { _ in usleep(1_333) } }) { runtime, _ in
+            let client = try #require(try DaemonClient.connect(autoStart: false, runtime: runtime))
+            let item = ItemRequest(clip: Clip(path: clip.path))
+            let ids = try client.call(Request(.play, items: [item, item], wait: true, progress: true)).ids ?? []
+            try #require(ids.count == 2)
+            var progress: [String: Int] = [:], played = 0
+            while played < 2, let message = try client.next() {
+                guard case .event(let event) = message, let id = event.id else { continue }
+                if event.event == .progress { progress[id, default: 0] += 1 }
+                if event.event == .finished, event.outcome?.kind == .played { played += 1 }
+            }
+            #expect(played == 2)
+            for id in ids {
+                #expect(progress[id, default: 0] >= 4, "\(progress[id, default: 0]) progress events in 600 ms of audio, not about 6")
+            }
+        }
+    }
+
+    /// An `events` listener is not a progress watcher (a desktop may keep one for good): the
+    /// unwatched reports still come eight times per clip at least, so it sees every mark.
+    @Test func anEventsListenerSeesEveryQuarterOfAShortClip() throws {
+        let clip = try Self.writeClip(frames: 38_400)  // 800 ms: at one report a second, 25 and 50 would go by
+        defer { unlink(clip.path) }
+        try Self.withDaemon(opens: [], configure: { $0.beforeWrite = { _ in usleep(1_333) } }) { runtime, _ in
+            let events = try Self.play(clip.path, runtime: runtime)
+            let marks = events.filter { $0.event == .progress }.compactMap(\.percent)
+            #expect(marks == [25, 50, 75], "\(events.map { "\($0.event)\($0.percent.map { " \($0)%" } ?? "")" })")
+            #expect(events.last?.outcome?.kind == .played)
+        }
+    }
+
+    /// The config file is reread when it changes: quiet hours added while the daemon runs
+    /// silence the next ambient item, and taking them out lets the one after play.
+    @Test func aChangedConfigFileAppliesToTheNextItem() throws {
+        let clip = try Self.writeClip(frames: 480)
+        let config = NSTemporaryDirectory() + "announce-config-\(UUID().uuidString)"
+        defer { unlink(clip.path); unlink(config) }
+        let ambient = AudioSession(category: .ambient)
+        try Self.withDaemon(opens: [], configPath: config) { runtime, _ in
+            #expect(try Self.play(clip.path, runtime: runtime, session: ambient).last?.outcome?.kind == .played, "no config file yet")
+            try "quiet-hours = 00:00-24:00\n".write(toFile: config, atomically: true, encoding: .utf8)
+            let quiet = try Self.play(clip.path, runtime: runtime, session: ambient).last?.outcome
+            #expect(quiet?.kind == .silenced, "quiet hours all day: \(quiet.map { "\($0)" } ?? "none")")
+            // A file that cannot be used (here one over 1 MiB, put in place at once) keeps what was read before.
+            try String(repeating: "# padding\n", count: 110_000).write(toFile: config, atomically: true, encoding: .utf8)
+            let still = try Self.play(clip.path, runtime: runtime, session: ambient).last?.outcome
+            #expect(still?.kind == .silenced, "an unusable file must not drop the quiet hours: \(still.map { "\($0)" } ?? "none")")
+            try "# no quiet hours\n".write(toFile: config, atomically: true, encoding: .utf8)
+            #expect(try Self.play(clip.path, runtime: runtime, session: ambient).last?.outcome?.kind == .played, "quiet hours taken out")
+        }
+    }
+
+    @Test func ifBusyFailEndsAt69NamingTheHolder() throws {
+        let clip = try Self.writeClip(frames: 4_800)
+        defer { unlink(clip.path) }
+        try Self.withDaemon(opens: [.busy]) { runtime, outputs in
+            let events = try Self.play(clip.path, runtime: runtime, ifBusy: .fail)
+            let outcome = try #require(events.last?.outcome)
+            #expect(outcome.kind == .failed && outcome.code == 69)
+            #expect(outcome.reason?.contains("held by pid 4242 (other-player)") == true, "\(outcome)")
+            #expect(outputs().isEmpty)
+        }
+    }
+
+    /// On both lanes: the busy device is retried (with backoff) until --expire ends the wait.
+    @Test(arguments: [SessionCategory.soloAmbient, .ambient])
+    func waitingForABusyDeviceEndsAtTheExpiry(category: SessionCategory) throws {
+        let clip = try Self.writeClip(frames: 4_800)
+        defer { unlink(clip.path) }
+        try Self.withDaemon(opens: Array(repeating: .busy, count: 50)) { runtime, outputs in
+            let events = try Self.play(clip.path, runtime: runtime, expire: 0.6, session: AudioSession(category: category))
+            #expect(events.last?.outcome?.kind == .expired, "\(events.last.map { "\($0)" } ?? "none")")
+            #expect(events.filter { $0.event == .interruptionBegan }.map(\.reason) == ["device-busy"])
+            // Tried at once and again 0.25 s later (the next try, at 0.75 s, is after the expiry).
+            #expect(Self.openAttempts.load(ordering: .relaxed) >= 2, "tried \(Self.openAttempts.load(ordering: .relaxed)) times")
+            #expect(outputs().isEmpty)
+        }
+    }
+
+    @Test func anAlertDoesNotWaitForABusyDevice() throws {
+        let clip = try Self.writeClip(frames: 2_400)
+        defer { unlink(clip.path) }
+        try Self.withDaemon(opens: [.busy]) { runtime, _ in
+            let log = try EventLog(runtime)
+            let id = try #require(try Self.request(runtime, Request(.alert, alert: AlertRequest(path: clip.path))).ids?.first)
+            let finished = try log.wait("the alert's end") { $0.event == .finished && $0.id == id }
+            #expect(finished.outcome?.kind == .failed && finished.outcome?.code == 69, "\(finished)")
+            #expect(finished.outcome?.reason?.contains("pid 4242") == true)
+        }
+    }
+
+    @Test func replaceEndsAPlayingMixingStreamWithTheTag() throws {
+        let bed = try Self.writeClip(frames: 4_800), news = try Self.writeClip(frames: 2_400)
+        defer { unlink(bed.path); unlink(news.path) }
+        try Self.withDaemon(opens: []) { runtime, _ in
+            let log = try EventLog(runtime)
+            var looping = Clip(path: bed.path)
+            looping.loops = -1
+            let bedID = try #require(try Self.request(runtime, Request(.play, items: [
+                ItemRequest(clip: looping, tag: "news", session: AudioSession(category: .ambient))])).ids?.first)
+            try log.wait("the bed's start") { $0.event == .started && $0.id == bedID }
+            let newsID = try #require(try Self.request(runtime, Request(.play, items: [
+                ItemRequest(clip: Clip(path: news.path), tag: "news", replace: true)])).ids?.first)
+            let replaced = try log.wait("the bed's end") { $0.event == .finished && $0.id == bedID }
+            #expect(replaced.outcome?.kind == .replaced && replaced.outcome?.reason == "replaced by \(newsID)")
+            try log.wait("the news") { $0.event == .finished && $0.id == newsID && $0.outcome?.kind == .played }
+        }
+    }
+
+    @Test func theDaemonsOwnDeviceTwiceInAMultiRouteIsRefused() throws {
+        let clip = try Self.writeClip(frames: 2_400)
+        defer { unlink(clip.path) }
+        try Self.withDaemon(opens: []) { runtime, outputs in
+            #expect(throws: AnnounceError.daemon(code: 64, message: "items[0]: device fake (the daemon's) is given twice")) {
+                try Self.request(runtime, Request(.play, items: [
+                    ItemRequest(clip: Clip(path: clip.path, extraDevices: ["fake"]), session: AudioSession(category: .multiRoute))]))
+            }
+            #expect(outputs().isEmpty)
+        }
+    }
+
+    /// On the main lane (solo-ambient) and on the mixed lane (ambient) alike.
+    @Test(arguments: [SessionCategory.soloAmbient, .ambient])
+    func aDeviceLostMidClipIsReopenedAndTheClipResumesWhereItStopped(category: SessionCategory) throws {
+        let clip = try Self.writeClip(frames: 24_000)
+        defer { unlink(clip.path) }
+        // Fails after 4 800 frames; the first reopen finds it still gone; the second works.
+        try Self.withDaemon(opens: [.works(failAfterFrames: 4_800), .unavailable]) { runtime, outputs in
+            let events = try Self.play(clip.path, runtime: runtime, session: AudioSession(category: category))
+            let lost = events.filter { $0.event == .interruptionBegan }
+            #expect(lost.map(\.reason) == ["device-lost"], "\(events.map(\.event))")
+            let routes = events.filter { $0.event == .routeChange }.map { $0.reason ?? "" }
+            #expect(routes == ["old-device-unavailable", "new-device-available"], "\(events.map(\.event))")
+            #expect(events.last?.outcome?.kind == .played)
+            let opened = outputs()
+            try #require(opened.count == 2)
+            let before = opened[0].int16Samples, after = opened[1].int16Samples
+            #expect(before == Array(clip.samples.prefix(4_800 * 2)), "what was written before the failure")
+            #expect(before.count + after.count == clip.samples.count, "nothing lost, nothing played twice")
+            // The reopened device fades in over 50 ms (2 400 frames) from frame 4 800, then is exact.
+            #expect(Array(after.dropFirst(2_400 * 2)) == Array(clip.samples.dropFirst((4_800 + 2_400) * 2)))
+            #expect(abs(Int(after[0])) < 64, "starts from silence, not mid-waveform")
+        }
+    }
+
+    /// An `events` subscriber that reads until what a test waits for has come.
+    final class EventLog {
+        let client: DaemonClient
+        private(set) var events: [Event] = []
+
+        init(_ runtime: RuntimeDirectory) throws {
+            client = try #require(try DaemonClient.connect(autoStart: false, runtime: runtime))
+            try client.send(Request(.events))
+        }
+
+        @discardableResult
+        func wait(_ what: String, until matches: (Event) -> Bool) throws -> Event {
+            if let seen = events.first(where: matches) { return seen }
+            while let message = try client.next() {
+                guard case .event(let event) = message else { continue }
+                events.append(event)
+                if matches(event) { return event }
+            }
+            throw AnnounceError.internal("the daemon went away before \(what)")
+        }
+    }
+
+    static func request(_ runtime: RuntimeDirectory, _ request: Request) throws -> Reply {
+        try #require(try DaemonClient.connect(autoStart: false, runtime: runtime)).call(request)
+    }
+
+    /// A spoken-audio item plays on the main lane; an --interrupt-spoken-audio item (mixable)
+    /// pauses it, and when that one ends the first goes on by itself, or waits for
+    /// `announce resume` when the interrupter had --no-notify-others.
+    @Test(arguments: [true, false]) func spokenAudioIsPausedByAnInterrupterAndResumes(notify: Bool) throws {
+        let talk = try Self.writeClip(frames: 48_000), chime = try Self.writeClip(frames: 2_400)
+        defer { unlink(talk.path); unlink(chime.path) }
+        // The first device holds its write at frame 4 800 until the interrupter is under way.
+        let gate = MixingEngineTests.Gate(at: 4_800)
+        try Self.withDaemon(opens: [], configure: { output in output.beforeWrite = gate.check }) { runtime, _ in
+            let log = try EventLog(runtime)
+            let spoken = AudioSession(category: .playback, mode: .spokenAudio)
+            let talkID = try #require(try Self.request(runtime, Request(.play, items: [
+                ItemRequest(clip: Clip(path: talk.path), session: spoken)])).ids?.first)
+            gate.reached.wait()
+            var options = SessionOptions(interruptSpokenAudioAndMixWithOthers: true)
+            options.notifyOthersOnDeactivation = notify
+            let chimeID = try #require(try Self.request(runtime, Request(.play, items: [
+                ItemRequest(clip: Clip(path: chime.path), session: AudioSession(category: .playback, options: options))])).ids?.first)
+            let began = try log.wait("the interruption") { $0.event == .interruptionBegan && $0.id == talkID }
+            #expect(began.reason == "spoken-audio-interrupted")
+            gate.release.signal()
+            try log.wait("the chime's end") { $0.event == .finished && $0.id == chimeID }
+            let ended = try log.wait("the interruption's end") { $0.event == .interruptionEnded && $0.id == talkID }
+            #expect(ended.shouldResume == notify)
+            if !notify {
+                let status = try #require(try Self.request(runtime, Request(.status)).status)
+                #expect(status.holds == [Daemon.resumeHold], "the main lane waits for announce resume")
+                _ = try Self.request(runtime, Request(.resume))
+            }
+            let finished = try log.wait("the talk's end") { $0.event == .finished && $0.id == talkID }
+            #expect(finished.outcome?.kind == .played)
+            #expect(finished.heard == 1.0, "heard in full, once: \(finished.heard ?? -1)")
+        }
+    }
+
+    @Test func anAlertThatIsNotAudioFailsWith65AndTheDaemonGoesOn() throws {
+        let path = NSTemporaryDirectory() + "announce-inproc-\(UUID().uuidString).wav"
+        try Data("not audio at all".utf8).write(to: URL(fileURLWithPath: path))
+        let clip = try Self.writeClip(frames: 2_400)
+        defer { unlink(path); unlink(clip.path) }
+        try Self.withDaemon(opens: []) { runtime, outputs in
+            let log = try EventLog(runtime)
+            let id = try #require(try Self.request(runtime, Request(.alert, alert: AlertRequest(path: path))).ids?.first)
+            let finished = try log.wait("the alert's end") { $0.event == .finished && $0.id == id }
+            #expect(finished.outcome?.kind == .failed && finished.outcome?.code == 65, "\(finished)")
+            let good = try #require(try Self.request(runtime, Request(.alert, alert: AlertRequest(path: clip.path))).ids?.first)
+            let played = try log.wait("the second alert's end") { $0.event == .finished && $0.id == good }
+            #expect(played.outcome?.kind == .played)
+            #expect(outputs().first?.int16Samples == clip.samples, "an alert alone is sample-exact")
+        }
+    }
+}

@@ -1,0 +1,105 @@
+@testable import AnnounceModel
+@testable import AnnounceSystem
+@testable import AnnounceSources
+@testable import AnnounceOutput
+@testable import AnnounceEngine
+@testable import AnnounceDaemon
+@testable import AnnounceClient
+import Foundation
+import Testing
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The spool across crashes and a full disk: what a restarted daemon's `load()` finds.
+@Suite(.serialized) struct SpoolTests {
+    /// A fresh runtime directory (0700) under `parent`, removed afterwards.
+    private func withRuntime(in parent: String = NSTemporaryDirectory(), _ body: (RuntimeDirectory) throws -> Void) throws {
+        let path = parent + "/announce-spool-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
+        let runtime = try RuntimeDirectory.prepare(path)
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        try body(runtime)
+    }
+
+    private func item(_ id: String) -> QueueItem { QueueItem(id: id, clip: Clip(path: "/sounds/\(id).wav"), arrival: 1) }
+
+    private func finished(_ id: String) -> Event { Event(.finished, time: 2, id: id, outcome: Outcome(.played)) }
+
+    private func entries(_ path: String) -> Set<String> { Set((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []) }
+
+    @Test func aRequestInterruptedBeforeItsCommitIsDiscardedOnLoad() throws {
+        try withRuntime { runtime in
+            let spool = try Spool(runtime: runtime)
+            try spool.save(item("0000000000a0"))  // an earlier, acknowledged request
+            try spool.beginRequest(["0000000000a1", "0000000000a2", "0000000000a3"])
+            try spool.save(item("0000000000a1"))
+            try spool.save(item("0000000000a2"))
+            // The daemon dies here: a restarted one loads what is on disk.
+            let restored = try Spool(runtime: runtime).load()
+            #expect(restored.items.map(\.id) == ["0000000000a0"])
+            #expect(restored.problems == ["discarded 2 of 3 item(s) of a request interrupted before it was accepted"])
+            #expect(entries(runtime.spoolPath) == ["0000000000a0.json"])
+        }
+    }
+
+    @Test func aCommittedRequestLoadsWhole() throws {
+        try withRuntime { runtime in
+            let spool = try Spool(runtime: runtime)
+            try spool.beginRequest(["0000000000b1", "0000000000b2"])
+            try spool.save(item("0000000000b1"))
+            try spool.save(item("0000000000b2"))
+            spool.commitRequest()  // the reply would go here
+            spool.endRequest()
+            let restored = try Spool(runtime: runtime).load()
+            #expect(Set(restored.items.map(\.id)) == ["0000000000b1", "0000000000b2"])
+            #expect(restored.problems.isEmpty)
+        }
+    }
+
+    /// Injected fault: the outcomes directory is gone, so the outcome write fails.
+    @Test func aPlayedItemLeavesTheSpoolEvenWhenItsOutcomeCannotBeWritten() throws {
+        try withRuntime { runtime in
+            let spool = try Spool(runtime: runtime)
+            try spool.save(item("0000000000c1"))
+            try FileManager.default.removeItem(atPath: runtime.outcomesPath)
+            #expect(throws: AnnounceError.self) { try spool.finish("0000000000c1", event: finished("0000000000c1")) }
+            #expect(entries(runtime.spoolPath).isEmpty)
+            #expect(try Spool(runtime: runtime).load().items.isEmpty, "a restart would play it again")
+        }
+    }
+
+    /// A real full disk: a 64 KiB tmpfs filled to the last byte.
+    @Test(.enabled(if: getuid() == 0, "needs root to mount a small tmpfs (skipped: not root)"))
+    func onAFullDiskEnqueueFailsClearlyAndAPlayedItemStillLeaves() throws {
+        let mountPoint = NSTemporaryDirectory() + "/announce-full-\(getpid())"
+        mkdir(mountPoint, 0o700)
+        try #require(mount("tmpfs", mountPoint, "tmpfs", 0, "size=64k,mode=0700") == 0,
+                     "mount tmpfs: \(String(cString: strerror(errno)))")
+        defer { umount(mountPoint); rmdir(mountPoint) }
+        try withRuntime(in: mountPoint) { runtime in
+            let spool = try Spool(runtime: runtime)
+            try spool.save(item("0000000000d1"))
+            // Fill what is left (tmpfs counts pages: a byte-by-byte tail gets the last one).
+            let filler = open(mountPoint + "/filler", O_WRONLY | O_CREAT, 0o600)
+            defer { close(filler) }
+            let block = [UInt8](repeating: 0, count: 4096)
+            while block.withUnsafeBytes({ write(filler, $0.baseAddress, $0.count) }) > 0 {}
+            while block.withUnsafeBytes({ write(filler, $0.baseAddress, 1) }) > 0 {}
+
+            do {
+                try spool.save(item("0000000000d2"))
+                Issue.record("a save on a full disk succeeded")
+            } catch {
+                #expect("\(error)".contains("No space left on device"), "\(error)")
+            }
+            #expect(throws: AnnounceError.self) { try spool.finish("0000000000d1", event: finished("0000000000d1")) }
+            #expect(!entries(runtime.spoolPath).contains("0000000000d1.json"), "played: its entry must go")
+            #expect(try Spool(runtime: runtime).load().items.isEmpty)
+
+            // Space returns: the spool works again.
+            ftruncate(filler, 0)
+            try spool.save(item("0000000000d3"))
+            #expect(try Spool(runtime: runtime).load().items.map(\.id) == ["0000000000d3"])
+        }
+    }
+}

@@ -1,0 +1,76 @@
+import Foundation
+import Testing
+@testable import AnnounceModel
+@testable import AnnounceSystem
+@testable import AnnounceSources
+@testable import AnnounceOutput
+@testable import AnnounceEngine
+@testable import AnnounceDaemon
+@testable import AnnounceClient
+
+/// A client that shows progress learns why its item waits (`waiting` events, docs/protocol.md).
+@Suite(.serialized, .timeLimit(.minutes(1))) struct WaitingEventTests {
+    /// Every event of `ids` until all have finished.
+    static func events(of ids: [String], on client: DaemonClient) throws -> [Event] {
+        var events: [Event] = [], finished = 0
+        while finished < ids.count, let message = try client.next() {
+            guard case .event(let event) = message, let id = event.id, ids.contains(id) else { continue }
+            events.append(event)
+            if event.event == .finished { finished += 1 }
+        }
+        return events
+    }
+
+    @Test func queuedItemsAreToldHowManyPlayFirstAndAboutHowLong() throws {
+        let clip = try InProcessDaemonTests.writeClip(frames: 9_600)  // 200 ms
+        defer { unlink(clip.path) }
+        // Paced (64 frames per 1.33 ms), so the first still plays when the others are queued.
+        try InProcessDaemonTests.withDaemon(opens: [], configure: { $0.beforeWrite = { _ in usleep(1_333) } }) { runtime, _ in
+            let client = try #require(try DaemonClient.connect(autoStart: false, runtime: runtime))
+            let item = ItemRequest(clip: Clip(path: clip.path, seconds: 0.2))
+            let ids = try client.call(Request(.play, items: [item, item, item], wait: true, progress: true)).ids ?? []
+            try #require(ids.count == 3)
+            let waits = try Self.events(of: ids, on: client).filter { $0.event == .waiting }
+            let second = waits.filter { $0.id == ids[1] }, third = waits.filter { $0.id == ids[2] }
+            #expect(second.map(\.reason) == ["queued"] && second.map(\.ahead) == [1], "\(second)")
+            #expect(third.map(\.ahead) == [2, 1], "two ahead, then one: \(third)")
+            // About 0.4 s at first (the first just started), then about 0.2 s.
+            let estimates = third.compactMap(\.wait)
+            #expect(estimates.count == 2 && (0.3...0.4).contains(estimates[0]) && (0.1...0.2).contains(estimates[1]), "\(estimates)")
+            #expect(!waits.contains { $0.id == ids[0] }, "the first plays at once: it never waits")
+        }
+    }
+
+    @Test func aBusyDeviceIsNamedWithItsHolder() throws {
+        let clip = try InProcessDaemonTests.writeClip(frames: 4_800)
+        defer { unlink(clip.path) }
+        try InProcessDaemonTests.withDaemon(opens: [.busy, .busy]) { runtime, _ in
+            let client = try #require(try DaemonClient.connect(autoStart: false, runtime: runtime))
+            let ids = try client.call(Request(.play, items: [ItemRequest(clip: Clip(path: clip.path))], wait: true, progress: true)).ids ?? []
+            let waits = try Self.events(of: ids, on: client).filter { $0.event == .waiting }
+            #expect(waits.map(\.reason) == ["device-busy"], "\(waits)")
+            #expect(waits.first?.warning == "busy, held by pid 4242 (other-player)")
+        }
+    }
+
+    @Test func anItemPlayedIntoAPausedQueueIsToldSo() throws {
+        let clip = try InProcessDaemonTests.writeClip(frames: 4_800)
+        defer { unlink(clip.path) }
+        try InProcessDaemonTests.withDaemon(opens: []) { runtime, _ in
+            let control = try #require(try DaemonClient.connect(autoStart: false, runtime: runtime))
+            _ = try control.call(Request(.pause))
+            let since = try #require(runtime.pausedSince)
+            let client = try #require(try DaemonClient.connect(autoStart: false, runtime: runtime))
+            let reply = try client.call(Request(.play, items: [ItemRequest(clip: Clip(path: clip.path))], wait: true, progress: true))
+            #expect(reply.pausedSince == since, "the reply says since when the queue is paused")
+            let first = try #require(try client.next())
+            guard case .event(let event) = first else { Issue.record("\(first)"); return }
+            #expect(event.event == .waiting && event.reason == "paused")
+            let status = try #require(try control.call(Request(.status)).status)
+            #expect(status.paused && status.pausedSince == since)
+            _ = try control.call(Request(.resume))
+            #expect(runtime.pausedSince == nil)
+            #expect(try Self.events(of: reply.ids ?? [], on: client).last?.outcome?.kind == .played)
+        }
+    }
+}
