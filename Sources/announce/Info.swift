@@ -40,7 +40,7 @@ struct Info: ParsableCommand {
                 let decoder = try DecoderRegistry.open(path)
                 try decoder.scanForExactLength()
                 let info = decoder.info
-                let description = Description(path: path, container: info.container, codec: info.codec,
+                let description = Description(path: path, container: info.container.name, codec: info.codec.name,
                                               sampleRate: info.sampleRate, channels: info.channels,
                                               frames: info.frames, duration: info.durationSeconds,
                                               truncated: info.damage?.hasPrefix("truncated") ?? false, damage: info.damage)

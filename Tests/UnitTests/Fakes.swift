@@ -30,7 +30,7 @@ final class MemoryDecoder: AudioDecoder, @unchecked Sendable {
     init(path: String = "memory.wav", samples: [Int16], channels: Int, rate: Int = 48_000, floatOnly: Bool = false) {
         self.path = path
         self.samples = samples
-        info = AudioFileInfo(container: "memory", codec: "PCM 16-bit", sampleRate: rate, channels: channels,
+        info = AudioFileInfo(container: .other("memory"), codec: .pcm(bits: 16), sampleRate: rate, channels: channels,
                              frames: Int64(samples.count / channels), exactSampleFormat: floatOnly ? .float32 : .int16)
         readableFormats = floatOnly ? [.float32] : [.float32, .int16]
     }
