@@ -12,10 +12,11 @@ public final class FLACDecoder: AudioDecoder {
     public let path: String
     public private(set) var info: AudioFileInfo
     public let readableFormats: Set<SampleFormat> = [.float32, .int32, .int16]
-    public var truncationWarning: String? {
-        if skippedDamage { return DamageWarning.skipped }
+    public var truncationWarning: String? { damage?.description }
+    private var damage: Damage? {
+        if skippedDamage { return .skipped }
         if let promised = promisedFrames, ended, position < promised {
-            return DamageWarning.truncated(played: position, promised: promised, sampleRate: info.sampleRate)
+            return .truncated(played: position, promised: promised, sampleRate: info.sampleRate)
         }
         return nil
     }
@@ -169,7 +170,7 @@ public final class FLACDecoder: AudioDecoder {
         let counter = try FLACDecoder(path: path, fd: try DecoderRegistry.openReadable(path), inOgg: info.container == .ogg)
         try counter.skip(Int64.max)
         info.frames = counter.position
-        info.damage = counter.truncationWarning
+        info.damage = counter.damage
     }
 
     // MARK: callbacks

@@ -10,7 +10,8 @@ public final class MPG123Decoder: AudioDecoder {
     public let path: String
     public private(set) var info: AudioFileInfo
     public let readableFormats: Set<SampleFormat> = [.float32]
-    public private(set) var truncationWarning: String?
+    public var truncationWarning: String? { damage?.description }
+    private var damage: Damage?
     private let handle: OpaquePointer
     private let fd: Int32
     /// Frames the Info/Xing header promised; nil when the stream has no such header.
@@ -28,7 +29,7 @@ public final class MPG123Decoder: AudioDecoder {
     init(path: String, fd: Int32, skipsLeadingDamage: Bool = false) throws(AnnounceError) {
         self.path = path
         self.fd = fd
-        truncationWarning = skipsLeadingDamage ? DamageWarning.skipped : nil
+        damage = skipsLeadingDamage ? .skipped : nil
         var err: Int32 = 0
         guard Self.libraryReady, let handle = mpg123_new(nil, &err) else {
             close(fd)
@@ -37,7 +38,7 @@ public final class MPG123Decoder: AudioDecoder {
         self.handle = handle
         do {
             (info, promisedFrames) = try Self.open(handle, fd: fd, path: path)
-            info.damage = truncationWarning
+            info.damage = damage
         } catch {
             mpg123_delete(handle)
             close(fd)
@@ -112,14 +113,14 @@ public final class MPG123Decoder: AudioDecoder {
         if let promised = promisedFrames, length != promised {
             // The scan also switched this handle's gapless trimming off: count on a fresh one.
             let fresh = try MPG123Decoder(path: path, fd: try DecoderRegistry.openReadable(path),
-                                          skipsLeadingDamage: truncationWarning == DamageWarning.skipped)
+                                          skipsLeadingDamage: damage == .skipped)
             let chunk = 4096
             let scratch = UnsafeMutableRawPointer.allocate(byteCount: chunk * info.channels * 4, alignment: 16)
             defer { scratch.deallocate() }
             var counted: Int64 = 0
             while case let got = try fresh.read(into: scratch, frames: chunk, as: .float32), got > 0 { counted += Int64(got) }
             info.frames = counted
-            info.damage = fresh.truncationWarning
+            info.damage = fresh.damage
         } else if length > 0 {
             info.frames = length
         }
@@ -143,7 +144,7 @@ public final class MPG123Decoder: AudioDecoder {
             if status == Int32(MPG123_OK.rawValue) { continue }
             if status == Int32(MPG123_DONE.rawValue) {
                 if inOtherFormat {
-                    truncationWarning = truncationWarning ?? "format changes mid-stream; stopped at the change"
+                    damage = damage ?? .formatChange
                 }
                 noteEnd(at: position + Int64(filled / bytesPerFrame))
                 break
@@ -154,11 +155,11 @@ public final class MPG123Decoder: AudioDecoder {
                 // on (a Frankenstein file) lasts to the end.
                 let wasOther = inOtherFormat
                 inOtherFormat = !isOwnFormat()
-                if wasOther && !inOtherFormat { truncationWarning = truncationWarning ?? DamageWarning.skipped }
+                if wasOther && !inOtherFormat { damage = damage ?? .skipped }
                 continue
             }
             if filled > 0 || position > 0 {
-                truncationWarning = truncationWarning ?? "decoding stopped early: \(Self.errorText(handle))"
+                damage = damage ?? .stopped("decoding stopped early: \(Self.errorText(handle))")
                 stoppedEarly = true
                 break
             }
@@ -176,8 +177,8 @@ public final class MPG123Decoder: AudioDecoder {
     }
 
     private func noteEnd(at frames: Int64) {
-        if let promised = promisedFrames, frames < promised, truncationWarning == nil {
-            truncationWarning = DamageWarning.truncated(played: frames, promised: promised, sampleRate: info.sampleRate)
+        if let promised = promisedFrames, frames < promised, damage == nil {
+            damage = .truncated(played: frames, promised: promised, sampleRate: info.sampleRate)
         }
     }
 

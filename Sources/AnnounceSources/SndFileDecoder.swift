@@ -14,7 +14,8 @@ public final class SndFileDecoder: AudioDecoder {
     public var readableFormats: Set<SampleFormat> {
         info.exactSampleFormat == .float32 ? [.float32] : [.float32, .int32, .int16]
     }
-    public private(set) var truncationWarning: String?
+    public var truncationWarning: String? { damage?.description }
+    private var damage: Damage?
     private let file: OpaquePointer
     private var framesRead: Int64 = 0
 
@@ -84,8 +85,8 @@ public final class SndFileDecoder: AudioDecoder {
         let declared = DeclaredLength.frames(header)
         promisedFrames = declared.flatMap { $0 > Int64(sfInfo.frames) ? $0 : nil }
         info.damage = promisedFrames.map {
-            DamageWarning.truncated(played: Int64(sfInfo.frames), promised: $0, sampleRate: info.sampleRate)
-        } ?? (oggMoreStreams ? Self.moreStreamsWarning : nil)
+            Damage.truncated(played: Int64(sfInfo.frames), promised: $0, sampleRate: info.sampleRate)
+        } ?? (oggMoreStreams ? .moreStreams : nil)
         if lengthUnknown {
             info.frames = nil
             try ensureSomethingDecodes()  // deinit closes the file
@@ -106,16 +107,16 @@ public final class SndFileDecoder: AudioDecoder {
         if let wavOrder, got > 0 {
             VorbisChannelOrder.reorder(buffer.assumingMemoryBound(to: Float.self), frames: Int(got), to: wavOrder)
         }
-        if got < count, truncationWarning == nil {
+        if got < count, damage == nil {
             if sf_error(file) != 0 {
                 // libsndfile decoded what it could; say why it stopped instead of failing the clip.
-                truncationWarning = "stopped after \(framesRead) frames: \(String(cString: sf_strerror(file)))"
+                damage = .stopped("stopped after \(framesRead) frames: \(String(cString: sf_strerror(file)))")
             } else if promisedFrames != nil {
-                truncationWarning = info.damage
+                damage = info.damage
             } else if oggCut {
-                truncationWarning = DamageWarning.truncated(played: framesRead, sampleRate: info.sampleRate)
+                damage = .truncated(played: framesRead, promised: nil, sampleRate: info.sampleRate)
             } else if oggMoreStreams {
-                truncationWarning = Self.moreStreamsWarning
+                damage = .moreStreams
             }
         }
         return Int(got)
@@ -133,8 +134,8 @@ public final class SndFileDecoder: AudioDecoder {
         defer { scratch.deallocate() }
         while try read(into: scratch, frames: chunk, as: .float32) > 0 {}
         info.frames = framesRead
-        info.damage = truncationWarning
-        truncationWarning = nil
+        info.damage = damage
+        damage = nil
         try seek(toFrame: start)
     }
 
@@ -156,8 +157,6 @@ public final class SndFileDecoder: AudioDecoder {
         }
         try seek(toFrame: 0)
     }
-
-    static let moreStreamsWarning = "more than one Ogg stream (chained or multiplexed): only the first plays"
 
     /// An Ogg page's stream serial number (bytes 14-17, little-endian).
     private static func serial(_ bytes: [UInt8], page: Int) -> UInt32? {

@@ -43,7 +43,7 @@ struct Info: ParsableCommand {
                 let description = Description(path: path, container: info.container.name, codec: info.codec.name,
                                               sampleRate: info.sampleRate, channels: info.channels,
                                               frames: info.frames, duration: info.durationSeconds,
-                                              truncated: info.damage?.hasPrefix("truncated") ?? false, damage: info.damage)
+                                              truncated: info.damage?.isTruncation ?? false, damage: info.damage?.description)
                 json ? print(jsonLine(Versioned(description))) : output(text(description))
             } catch {  // typed: AnnounceError
                 // Every error is reported; the exit status is the highest (70 > 66 > 65).

@@ -103,4 +103,18 @@ import Testing
             try FileSource(path: "/nonexistent/a.wav")
         }
     }
+
+    /// `info` and the finished event print these words; only a truncation sets info's `truncated`.
+    @Test func damageIsTypedAndWordedAsBefore() {
+        let cases: [(Damage, String)] = [
+            (.truncated(played: 39_690, promised: 11_510_100, sampleRate: 44_100), "truncated: 0.9 of 261.0 s"),
+            (.truncated(played: 617_400, promised: nil, sampleRate: 44_100), "truncated: 14.0 s"),
+            (.skipped, "damaged data skipped"),
+            (.moreStreams, "more than one Ogg stream (chained or multiplexed): only the first plays"),
+            (.formatChange, "format changes mid-stream; stopped at the change"),
+            (.stopped("decoding stopped early: bad frame"), "decoding stopped early: bad frame"),
+        ]
+        for (damage, words) in cases { #expect(damage.description == words) }
+        #expect(cases.map(\.0.isTruncation) == [true, true, false, false, false, false])
+    }
 }

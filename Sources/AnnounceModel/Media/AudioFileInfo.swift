@@ -24,11 +24,11 @@ public struct AudioFileInfo: Equatable, Sendable {
     public var frames: Int64?
     /// The sample format that reproduces the source exactly (int16 for 16-bit PCM).
     public var exactSampleFormat: SampleFormat
-    /// What a full scan found wrong ("truncated: 0.9 of 261.0 s"); nil when nothing or not scanned.
-    public var damage: String? = nil
+    /// What a full scan found wrong (a truncation, skipped data); nil when nothing or not scanned.
+    public var damage: Damage? = nil
 
     public init(container: Container, codec: Codec, sampleRate: Int, channels: Int, frames: Int64?,
-                exactSampleFormat: SampleFormat, damage: String? = nil) {
+                exactSampleFormat: SampleFormat, damage: Damage? = nil) {
         self.container = container
         self.codec = codec
         self.sampleRate = sampleRate
