@@ -6,6 +6,7 @@ import AnnounceOutput
 /// (one stream), and its tail is flushed once, after the last pass.
 final class ClipFeed {
     private let source: any Source
+    private let channels: Int
     private let ringFormat: SampleFormat
     private let resampler: Resampler?
     /// Decoded float frames waiting for the resampler.
@@ -26,9 +27,10 @@ final class ClipFeed {
 
     init(source: any Source, ringFormat: SampleFormat, resampler: Resampler?, loops: Int) {
         self.source = source
+        channels = source.format.channels
         self.ringFormat = ringFormat  // float32 when resampling
         self.resampler = resampler
-        scratch = resampler == nil ? nil : .allocate(capacity: Self.chunkFrames * source.format.channels)
+        scratch = resampler == nil ? nil : .allocate(capacity: Self.chunkFrames * channels)
         loopsLeft = loops
     }
 
@@ -65,7 +67,7 @@ final class ClipFeed {
                 pendingFrames = got
                 pendingOffset = 0
             }
-            let step = resampler.process(scratch + pendingOffset * source.format.channels, frames: pendingFrames,
+            let step = resampler.process(scratch + pendingOffset * channels, frames: pendingFrames,
                                          into: output, capacity: room)
             pendingOffset += step.consumed
             pendingFrames -= step.consumed

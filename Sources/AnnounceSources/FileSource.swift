@@ -6,38 +6,40 @@ import AnnounceSystem
 /// the exact count made alongside the play on a handle of its own.
 public final class FileSource: Source {
     private let decoder: any AudioDecoder
-    private let count: LengthCount?
+    private let lengthCount: LengthCount?
+    public let format: SourceFormat
 
     /// Opens `path` (65/66 with the reason when it cannot play).
     public init(path: String) throws(AnnounceError) {
         decoder = try DecoderRegistry.open(path)
-        count = decoder.lengthIsExact ? nil : LengthCount(path: path)
+        lengthCount = decoder.lengthIsExact ? nil : LengthCount(path: path)
+        format = Self.format(of: decoder.info)
     }
 
     /// A decoder already open (the daemon's decoded alert sounds): nothing is counted.
     public init(decoder: any AudioDecoder) {
         self.decoder = decoder
-        count = nil
+        lengthCount = nil
+        format = Self.format(of: decoder.info)
+    }
+
+    private static func format(of info: AudioFileInfo) -> SourceFormat {
+        SourceFormat(sampleRate: info.sampleRate, channels: info.channels, exactSampleFormat: info.exactSampleFormat,
+                     container: info.container, codec: info.codec)
     }
 
     public var name: String { decoder.path }
 
-    public var format: SourceFormat {
-        let info = decoder.info
-        return SourceFormat(sampleRate: info.sampleRate, channels: info.channels, exactSampleFormat: info.exactSampleFormat,
-                            container: info.container, codec: info.codec)
-    }
-
     public var readableFormats: Set<SampleFormat> { decoder.readableFormats }
 
     public var duration: SourceDuration {
-        if let frames = count?.result { return .exact(frames) }
+        if let frames = lengthCount?.result { return .exact(frames) }
         guard let frames = decoder.info.frames else { return decoder.lengthIsExact ? .unknown : .estimated(nil) }
         return decoder.lengthIsExact ? .exact(frames) : .estimated(frames)
     }
 
     public func settledDuration() -> SourceDuration {
-        if let frames = count?.awaitResult() { return .exact(frames) }
+        if let frames = lengthCount?.awaitResult() { return .exact(frames) }
         return duration
     }
 

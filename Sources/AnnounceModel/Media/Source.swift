@@ -13,7 +13,7 @@ public protocol Source: AnyObject {
     /// Its length as known now; it may become exact while it plays (a count finishes).
     var duration: SourceDuration { get }
     /// The length once no count is under way, waiting for one that is (a play that ended
-    /// before its count did); any thread.
+    /// before its count did).
     func settledDuration() -> SourceDuration
     /// `seek` works: `--start`, `--loops` and resuming need it.
     var canSeek: Bool { get }
