@@ -46,10 +46,11 @@ let package = Package(
             name: "AnnounceOutput",
             dependencies: ["AnnounceModel", "AnnounceSystem", "CALSA", "CPosix", .product(name: "Logging", package: "swift-log")]
         ),
-        // Engine: the playback thread, the mixer, ramps and resampling between Sources and Output.
+        // Engine: the playback thread, the mixer, ramps and resampling between a Source (the
+        // model's protocol: it never sees a decoder) and Output.
         .target(
             name: "AnnounceEngine",
-            dependencies: ["AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "CSpeexDSP", "CPosix"]
+            dependencies: ["AnnounceModel", "AnnounceSystem", "AnnounceOutput", "CSpeexDSP", "CPosix"]
         ),
         // Daemon: the control loop, connections, spool and the player that drives the engine.
         .target(

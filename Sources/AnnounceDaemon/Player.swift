@@ -196,22 +196,22 @@ final class Player: @unchecked Sendable {
         func ended(_ end: PlaybackEnd, heard: Int64 = 0, total: Int64? = nil, rate: Int? = nil) {
             group.ended(.ended(id: item.id, heardFrames: heard, totalFrames: total, sampleRate: rate, end: end, details: details))
         }
-        let decoder: any AudioDecoder
+        let source: any Source
         do {
-            decoder = alert ? try alertCache.decoder(for: item.clip.path) : try DecoderRegistry.open(item.clip.path)
+            source = alert ? FileSource(decoder: try alertCache.decoder(for: item.clip.path)) : try FileSource(path: item.clip.path)
         } catch {
             return ended(.failed(code: error.exitCode, message: error.description))
         }
-        let info = decoder.info
+        let (info, duration) = (source.format, source.duration)
         let startFrame = item.clip.start.map { TimeSpan(seconds: $0).frames(atRate: info.sampleRate) } ?? 0
-        var total = Self.programFrames(fileFrames: info.frames, startFrame: startFrame, loops: item.clip.loops)
+        var total = Self.programFrames(fileFrames: duration.frames, startFrame: startFrame, loops: item.clip.loops)
         // An estimated length is counted exactly alongside, and published when known.
-        var lengthCount = decoder.lengthIsExact ? nil : LengthCount(path: item.clip.path)
+        var counting = duration.isEstimate
         if let total, total > 0 {
             control.capProgressInterval(Double(total - item.heardFrames) / Double(info.sampleRate) / 8)
         }
         guard let position = Self.resumePoint(heard: item.heardFrames, startFrame: startFrame,
-                                              fileFrames: info.frames, loops: item.clip.loops) else {
+                                              fileFrames: duration.frames, loops: item.clip.loops) else {
             return ended(.finished, total: total, rate: info.sampleRate)  // nothing was left to hear
         }
         if control.isStopped { return ended(.stopped, total: total, rate: info.sampleRate) }
@@ -227,16 +227,16 @@ final class Player: @unchecked Sendable {
             fadeIn: item.heardFrames > 0 ? Self.resumeFade : nil)
         var announced = false
         let result = Result { () throws(AnnounceError) -> PlaybackReport in
-            try engine.play(decoder, options: options, control: control) { progress in
+            try engine.play(source, options: options, control: control) { progress in
                 // One rule for the length shown during and after the play: the header's, or the
                 // exact count once known, or what decoded once the input has ended.
                 var counted: Int64?
                 if progress.totalIsFinal, let frames = progress.totalFrames, item.heardFrames + frames != total {
                     total = item.heardFrames + frames
-                    (counted, lengthCount) = (total, nil)
-                } else if let frames = lengthCount?.result {
+                    (counted, counting) = (total, false)
+                } else if counting, let frames = source.duration.exactFrames {
                     total = Self.programFrames(fileFrames: frames, startFrame: startFrame, loops: item.clip.loops)
-                    (counted, lengthCount) = (total, nil)
+                    (counted, counting) = (total, false)
                 }
                 // Started means heard: a play that wrote nothing (a device failing at once) never started.
                 if !announced, progress.started {
@@ -244,7 +244,7 @@ final class Player: @unchecked Sendable {
                     details.format = engine.outputFormat?.description
                     group.started(.started(id: item.id, device: device, format: details.format ?? "",
                                            buffering: engine.outputBuffering ?? "",
-                                           sampleRate: info.sampleRate, totalFrames: lengthCount == nil ? total : nil))
+                                           sampleRate: info.sampleRate, totalFrames: counting ? nil : total))
                 }
                 // The first route speaks for a multi-route play.
                 if route == 0 {
@@ -258,7 +258,7 @@ final class Player: @unchecked Sendable {
         // Ended before the count was published (an unpaced device): a play that reached its
         // end waits for the count, which by then has read most of the file; a stopped one does not.
         let playedToEnd = (try? result.get()).map { !$0.stopped && $0.deviceFailure == nil } ?? false
-        if let count = lengthCount, let frames = playedToEnd ? count.awaitResult() : count.result {
+        if counting, let frames = (playedToEnd ? source.settledDuration() : source.duration).exactFrames {
             total = Self.programFrames(fileFrames: frames, startFrame: startFrame, loops: item.clip.loops)
         }
         switch result {

@@ -1,12 +1,12 @@
 import AnnounceModel
 import AnnounceSystem
-import AnnounceSources
 import AnnounceOutput
-/// The decode side's source of ring frames: every pass of the clip (`--loops`) in order,
+/// The decode side's supply of ring frames: every pass of the source (`--loops`) in order,
 /// resampled to the device's rate when it differs. Resampling runs across a loop's seam
 /// (one stream), and its tail is flushed once, after the last pass.
 final class ClipFeed {
-    private let decoder: any AudioDecoder
+    private let source: any Source
+    private let channels: Int
     private let ringFormat: SampleFormat
     private let resampler: Resampler?
     /// Decoded float frames waiting for the resampler.
@@ -19,17 +19,18 @@ final class ClipFeed {
     /// Source frames read over every pass: once the program is out, what it lasts.
     private(set) var framesDecoded: Int64 = 0
 
-    /// Frames asked of the decoder per read: a small first one, so the play starts at once.
+    /// Frames asked of the source per read: a small first one, so the play starts at once.
     static let chunkFrames = 8192
     /// Frames per read once playing, when they go straight to the ring (no resampling): a WAV
     /// then takes an eighth of the reads (256 KB of 16-bit stereo; each read is a system call).
     static let directChunkFrames = 65536
 
-    init(decoder: any AudioDecoder, ringFormat: SampleFormat, resampler: Resampler?, loops: Int) {
-        self.decoder = decoder
+    init(source: any Source, ringFormat: SampleFormat, resampler: Resampler?, loops: Int) {
+        self.source = source
+        channels = source.format.channels
         self.ringFormat = ringFormat  // float32 when resampling
         self.resampler = resampler
-        scratch = resampler == nil ? nil : .allocate(capacity: Self.chunkFrames * decoder.info.channels)
+        scratch = resampler == nil ? nil : .allocate(capacity: Self.chunkFrames * channels)
         loopsLeft = loops
     }
 
@@ -41,7 +42,7 @@ final class ClipFeed {
         while true {
             guard let resampler, let scratch else {
                 let chunk = framesThisPass == 0 ? Self.chunkFrames : Self.directChunkFrames
-                let got = try decoder.read(into: destination, frames: min(room, chunk), as: ringFormat)
+                let got = try source.read(into: destination, frames: min(room, chunk), as: ringFormat)
                 if got > 0 {
                     framesThisPass += Int64(got)
                     framesDecoded += Int64(got)
@@ -56,7 +57,7 @@ final class ClipFeed {
                 return tail > 0 ? tail : nil
             }
             if pendingFrames == 0 {
-                let got = try decoder.read(into: scratch, frames: Self.chunkFrames, as: .float32)
+                let got = try source.read(into: scratch, frames: Self.chunkFrames, as: .float32)
                 if got == 0 {
                     if try !nextPass() { flushing = true }
                     continue
@@ -66,7 +67,7 @@ final class ClipFeed {
                 pendingFrames = got
                 pendingOffset = 0
             }
-            let step = resampler.process(scratch + pendingOffset * decoder.info.channels, frames: pendingFrames,
+            let step = resampler.process(scratch + pendingOffset * channels, frames: pendingFrames,
                                          into: output, capacity: room)
             pendingOffset += step.consumed
             pendingFrames -= step.consumed
@@ -78,7 +79,7 @@ final class ClipFeed {
     private func nextPass() throws(AnnounceError) -> Bool {
         guard loopsLeft != 0, framesThisPass > 0 else { return false }
         if loopsLeft > 0 { loopsLeft -= 1 }
-        try decoder.seek(toFrame: 0)
+        try source.seek(toFrame: 0)
         framesThisPass = 0
         return true
     }

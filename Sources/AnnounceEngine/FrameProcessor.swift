@@ -1,6 +1,5 @@
 import AnnounceModel
 import AnnounceSystem
-import AnnounceSources
 import AnnounceOutput
 /// Turns ring frames into device frames: per-channel gain (volume and pan),
 /// mono to stereo, and sample format conversion with clipping. Stateless, so a

@@ -5,7 +5,6 @@ import Darwin
 #endif
 import AnnounceModel
 import AnnounceSystem
-import AnnounceSources
 import AnnounceOutput
 
 /// Linear gain from decibels. Duck levels are given in dB (`duck-level = -12dB`).

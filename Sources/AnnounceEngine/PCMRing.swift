@@ -1,7 +1,6 @@
 import Synchronization
 import AnnounceModel
 import AnnounceSystem
-import AnnounceSources
 import AnnounceOutput
 
 /// Single-producer single-consumer ring of interleaved frames. The decode side

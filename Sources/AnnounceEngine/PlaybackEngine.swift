@@ -1,7 +1,6 @@
 import Synchronization
 import AnnounceModel
 import AnnounceSystem
-import AnnounceSources
 import AnnounceOutput
 
 /// Published from frames actually played, never from a timer.
@@ -24,7 +23,7 @@ public struct PlaybackReport: Equatable, Sendable {
     public var outputFormat: OutputFormat
     /// Underruns and suspends the output recovered from during this clip.
     public var recoveries: Int
-    /// The input ended early; what played is what decoded.
+    /// What the source found wrong (it ended early: what played is what decoded).
     public var truncationWarning: String?
     public var stopped: Bool
     /// The device failed mid-clip (unplugged, sound server gone) after `framesPlayed`.
@@ -62,48 +61,45 @@ public final class PlaybackEngine: @unchecked Sendable {
     /// Only once every play has returned.
     deinit { thread.shutdown() }
 
-    /// Plays `decoder` to the end (or until stopped through `control`), mixed with
+    /// Plays `source` to the end (or until stopped through `control`), mixed with
     /// whatever else plays on the device, returning what was heard.
-    public func play(_ decoder: any AudioDecoder, options: PlaybackOptions = PlaybackOptions(),
+    public func play(_ source: any Source, options: PlaybackOptions = PlaybackOptions(),
                      control: PlaybackControl? = nil,
                      progress: ((PlaybackProgress) -> Void)? = nil) throws(AnnounceError) -> PlaybackReport {
-        let info = decoder.info
-        let startFrame = options.start.map { $0.frames(atRate: info.sampleRate) } ?? 0
-        if let total = info.frames, startFrame >= total, startFrame > 0 {
-            throw .usage("\(decoder.path): --start \(options.start!) is at or past the end (\(TimeSpan(seconds: info.durationSeconds ?? 0)))")
-        }
-        let channels = info.channels == 1 && options.pan != 0 ? 2 : info.channels
-        let (device, slot, alone) = try acquire(rate: info.sampleRate, channels: channels, exactFormat: info.exactSampleFormat)
+        let input = source.format
+        let startFrame = try source.startFrame(options.start, loops: options.loops)
+        let channels = input.channels == 1 && options.pan != 0 ? 2 : input.channels
+        let (device, slot, alone) = try acquire(rate: input.sampleRate, channels: channels, exactFormat: input.exactSampleFormat)
         var failed = false
         defer { release(slot, device, failed: failed) }
         let output = device.output
         let format = output.format
         guard StreamMixer.canMix(channels: channels, onto: format.channels) else {
-            throw .deviceUnavailable(device: self.device, reason: "it is open with \(format.channels) channels; \(decoder.path) has \(channels), which cannot be mixed onto them")
+            throw .deviceUnavailable(device: self.device, reason: "it is open with \(format.channels) channels; \(source.name) has \(channels), which cannot be mixed onto them")
         }
         let recoveriesBefore = output.recoveries  // the device may have played earlier clips
-        if startFrame > 0 { try decoder.seek(toFrame: startFrame) }
+        if startFrame > 0 { try source.seek(toFrame: startFrame) }
 
         // A clip at another rate than the open device is resampled here, on the decode side.
-        let resampler = format.sampleRate == info.sampleRate ? nil
-            : try Resampler(channels: info.channels, inputRate: info.sampleRate, outputRate: format.sampleRate)
-        let ringFormat = resampler == nil && decoder.readableFormats.contains(format.sampleFormat) ? format.sampleFormat : .float32
+        let resampler = format.sampleRate == input.sampleRate ? nil
+            : try Resampler(channels: input.channels, inputRate: input.sampleRate, outputRate: format.sampleRate)
+        let ringFormat = resampler == nil && source.readableFormats.contains(format.sampleFormat) ? format.sampleFormat : .float32
         // Each side sleeps until half the ring is free or filled, so the threads wake each other
         // once per half ring. A clip that starts alone gets 2 MiB (at most 16 s; 11.9 s of 16-bit
         // stereo at 44.1 kHz): on an unpaced device (`null`, a file) the playback thread empties
         // the ring at once and sleeps until the next half, so each wake-up (two context switches)
         // moves about 6 s instead of 1. Clips that join get 2 s (at most 4 MB), so many streams
         // stay within a few MB.
-        let bytesPerFrame = ringFormat.bytesPerSample * info.channels
+        let bytesPerFrame = ringFormat.bytesPerSample * input.channels
         let ringFrames = alone ? min(format.sampleRate * 16, (2 << 20) / bytesPerFrame)
                                : min(format.sampleRate * 2, (4 << 20) / bytesPerFrame)
         let ring = PCMRing(capacityFrames: max(output.bufferFrames * 8, ringFrames), bytesPerFrame: bytesPerFrame)
         let job = PlaybackJob(
             ring: ring, device: device,
-            directProcessor: FrameProcessor(input: ringFormat, inputChannels: info.channels, output: format,
+            directProcessor: FrameProcessor(input: ringFormat, inputChannels: input.channels, output: format,
                                             maxFrames: device.blockFrames, gain: options.gain, pan: options.pan),
-            playsDirect: channels == format.channels || info.channels == 1,
-            mixProcessor: FrameProcessor(input: ringFormat, inputChannels: info.channels,
+            playsDirect: channels == format.channels || input.channels == 1,
+            mixProcessor: FrameProcessor(input: ringFormat, inputChannels: input.channels,
                                          output: OutputFormat(sampleFormat: .float32, sampleRate: format.sampleRate, channels: channels),
                                          maxFrames: device.blockFrames, gain: options.gain, pan: options.pan),
             mixChannels: channels,
@@ -114,16 +110,16 @@ public final class PlaybackEngine: @unchecked Sendable {
         defer { control?.detach() }
 
         // Device frames back to the file's, for progress and the resume point.
-        let ratio = Double(info.sampleRate) / Double(format.sampleRate)
+        let ratio = Double(input.sampleRate) / Double(format.sampleRate)
         let sourceFrames: (Int) -> Int64 = { resampler == nil ? Int64($0) : Int64((Double($0) * ratio).rounded()) }
-        let totalFrames: Int64? = options.loops < 0 ? nil : info.frames.map { $0 - startFrame + $0 * Int64(options.loops) }
-        var reporter = ProgressReporter(total: totalFrames, sampleRate: info.sampleRate, sourceFrames: sourceFrames, callback: progress)
+        let totalFrames: Int64? = options.loops < 0 ? nil : source.duration.frames.map { $0 - startFrame + $0 * Int64(options.loops) }
+        var reporter = ProgressReporter(total: totalFrames, sampleRate: input.sampleRate, sourceFrames: sourceFrames, callback: progress)
         var submitted = false
         func submit() {
             if !submitted { thread.submit(job, slot: slot) }
             submitted = true
         }
-        let feed = ClipFeed(decoder: decoder, ringFormat: ringFormat, resampler: resampler, loops: options.loops)
+        let feed = ClipFeed(source: source, ringFormat: ringFormat, resampler: resampler, loops: options.loops)
         while !job.isDone.load(ordering: .acquiring) {
             let (destination, room) = ring.writable()
             if room == 0 {
@@ -171,7 +167,7 @@ public final class PlaybackEngine: @unchecked Sendable {
         failed = job.failure != nil
         return PlaybackReport(framesPlayed: sourceFrames(job.framesPlayed.load(ordering: .acquiring)),
                               outputFormat: format, recoveries: output.recoveries - recoveriesBefore,
-                              truncationWarning: decoder.truncationWarning,
+                              truncationWarning: source.warning,
                               stopped: job.stopRequested.load(ordering: .acquiring), deviceFailure: job.failure)
     }
 

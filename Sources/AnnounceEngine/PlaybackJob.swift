@@ -1,7 +1,6 @@
 import Synchronization
 import AnnounceModel
 import AnnounceSystem
-import AnnounceSources
 import AnnounceOutput
 
 /// An open device as the playback thread uses it: the output, the mixer for

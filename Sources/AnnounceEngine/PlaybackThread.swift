@@ -5,7 +5,6 @@ import Glibc
 #endif
 import AnnounceModel
 import AnnounceSystem
-import AnnounceSources
 import AnnounceOutput
 
 /// The dedicated thread that feeds one device. It mixes every stream

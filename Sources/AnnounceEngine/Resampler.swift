@@ -1,7 +1,6 @@
 import CSpeexDSP
 import AnnounceModel
 import AnnounceSystem
-import AnnounceSources
 import AnnounceOutput
 
 /// Converts interleaved float32 audio from one sample rate to another with

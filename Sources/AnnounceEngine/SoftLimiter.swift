@@ -5,7 +5,6 @@ import Darwin
 #endif
 import AnnounceModel
 import AnnounceSystem
-import AnnounceSources
 import AnnounceOutput
 
 /// Bends float mix sums that go past the knee smoothly towards full scale, so

@@ -1,6 +1,5 @@
 import AnnounceModel
 import AnnounceSystem
-import AnnounceSources
 import AnnounceOutput
 /// Sums float interleaved streams, each with its own `GainRamp`, into one bus
 /// of the device's channel count, then bends the sum with a `SoftLimiter`.

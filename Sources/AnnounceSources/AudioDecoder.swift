@@ -11,7 +11,8 @@ public protocol AudioDecoder: AnyObject {
     func read(into buffer: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError) -> Int
     /// Moves so the next read starts at `frame` (exact, not fuzzy).
     func seek(toFrame frame: Int64) throws(AnnounceError)
-    /// Set when the input ended before the length its header promised, or data was skipped.
+    /// Set when the input ended before the length its header promised, or data was skipped
+    /// (`Damage`'s words: the decoders keep it typed).
     var truncationWarning: String? { get }
     /// False when `info.frames` is an estimate (`LengthCount` then counts it exactly).
     var lengthIsExact: Bool { get }
@@ -29,25 +30,5 @@ extension AudioDecoder {
     public func read(into buffer: UnsafeMutableBufferPointer<Float>) throws(AnnounceError) -> Int {
         guard let base = buffer.baseAddress else { return 0 }
         return try read(into: UnsafeMutableRawPointer(base), frames: buffer.count / info.channels, as: .float32)
-    }
-}
-
-/// What playing a damaged file warns, worded once for every decoder.
-enum DamageWarning {
-    /// "truncated: 0.9 of 261.0 s": the file ends before the length its header gives.
-    static func truncated(played: Int64, promised: Int64, sampleRate: Int) -> String {
-        "truncated: \(tenths(played, sampleRate)) of \(tenths(promised, sampleRate)) s"
-    }
-
-    /// "truncated: 14.0 s": the file ends early and its header gave no length to compare with.
-    static func truncated(played: Int64, sampleRate: Int) -> String {
-        "truncated: \(tenths(played, sampleRate)) s"
-    }
-
-    /// Data that does not decode was skipped and decoding resumed after it.
-    static let skipped = "damaged data skipped"
-
-    private static func tenths(_ frames: Int64, _ rate: Int) -> String {
-        String(describing: (Double(frames) * 10 / Double(rate)).rounded() / 10)
     }
 }

@@ -12,10 +12,11 @@ public final class FLACDecoder: AudioDecoder {
     public let path: String
     public private(set) var info: AudioFileInfo
     public let readableFormats: Set<SampleFormat> = [.float32, .int32, .int16]
-    public var truncationWarning: String? {
-        if skippedDamage { return DamageWarning.skipped }
+    public var truncationWarning: String? { damage?.description }
+    private var damage: Damage? {
+        if skippedDamage { return .skipped }
         if let promised = promisedFrames, ended, position < promised {
-            return DamageWarning.truncated(played: position, promised: promised, sampleRate: info.sampleRate)
+            return .truncated(played: position, promised: promised, sampleRate: info.sampleRate)
         }
         return nil
     }
@@ -49,8 +50,8 @@ public final class FLACDecoder: AudioDecoder {
             throw .internal("fdopen failed: \(systemErrorMessage(errno))")
         }
         self.decoder = decoder
-        let container = inOgg ? "Ogg" : "FLAC"
-        info = AudioFileInfo(container: container, codec: "FLAC", sampleRate: 0, channels: 0, frames: nil, exactSampleFormat: .int16)
+        let container: Container = inOgg ? .ogg : .flac
+        info = AudioFileInfo(container: container, codec: .flac(bits: nil), sampleRate: 0, channels: 0, frames: nil, exactSampleFormat: .int16)
         promisedFrames = nil
         _ = FLAC__stream_decoder_set_md5_checking(decoder, 0)
         let client = Unmanaged.passUnretained(self).toOpaque()
@@ -74,7 +75,7 @@ public final class FLACDecoder: AudioDecoder {
         }
         bitsPerSample = stream.bits
         promisedFrames = stream.total > 0 ? stream.total : nil
-        info = AudioFileInfo(container: container, codec: "FLAC \(stream.bits)-bit", sampleRate: stream.rate,
+        info = AudioFileInfo(container: container, codec: .flac(bits: stream.bits), sampleRate: stream.rate,
                              channels: stream.channels, frames: promisedFrames,
                              exactSampleFormat: stream.bits <= 16 ? .int16 : .int32)
         // Nothing decodes at all: say so now rather than play silence.
@@ -166,10 +167,10 @@ public final class FLACDecoder: AudioDecoder {
 
     /// Decodes the whole stream on a fresh handle so `info.frames` is what plays.
     public func scanForExactLength() throws(AnnounceError) {
-        let counter = try FLACDecoder(path: path, fd: try DecoderRegistry.openReadable(path), inOgg: info.container == "Ogg")
+        let counter = try FLACDecoder(path: path, fd: try DecoderRegistry.openReadable(path), inOgg: info.container == .ogg)
         try counter.skip(Int64.max)
         info.frames = counter.position
-        info.damage = counter.truncationWarning
+        info.damage = counter.damage
     }
 
     // MARK: callbacks

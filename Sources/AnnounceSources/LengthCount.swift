@@ -8,11 +8,11 @@ import AnnounceSystem
 /// A file's exact length, counted on a handle and thread of its own so that playback starts at
 /// once: an MP3 without an Info header has only libmpg123's estimate (off by up to 100x for
 /// VBR), a FLAC with a STREAMINFO total of 0 none, until every frame has been read.
-public final class LengthCount: Sendable {
+final class LengthCount: Sendable {
     private let frames = Mutex<Int64?>(nil)
     private let done = CountingSemaphore()
 
-    public init(path: String) {
+    init(path: String) {
         let thread = startThread(named: "announce-count") { [self] in
             if let decoder = try? DecoderRegistry.open(path), (try? decoder.scanForExactLength()) != nil {
                 frames.withLock { $0 = decoder.info.frames }
@@ -23,10 +23,10 @@ public final class LengthCount: Sendable {
     }
 
     /// The file's frames once counted; nil until then (or when counting failed).
-    public var result: Int64? { frames.withLock { $0 } }
+    var result: Int64? { frames.withLock { $0 } }
 
     /// Waits for the count (for a play that ended before it: an unpaced device); nil if it failed.
-    public func awaitResult() -> Int64? {
+    func awaitResult() -> Int64? {
         done.wait()
         done.signal()  // later callers do not wait
         return result

@@ -10,7 +10,8 @@ public final class MPG123Decoder: AudioDecoder {
     public let path: String
     public private(set) var info: AudioFileInfo
     public let readableFormats: Set<SampleFormat> = [.float32]
-    public private(set) var truncationWarning: String?
+    public var truncationWarning: String? { damage?.description }
+    private var damage: Damage?
     private let handle: OpaquePointer
     private let fd: Int32
     /// Frames the Info/Xing header promised; nil when the stream has no such header.
@@ -28,7 +29,7 @@ public final class MPG123Decoder: AudioDecoder {
     init(path: String, fd: Int32, skipsLeadingDamage: Bool = false) throws(AnnounceError) {
         self.path = path
         self.fd = fd
-        truncationWarning = skipsLeadingDamage ? DamageWarning.skipped : nil
+        damage = skipsLeadingDamage ? .skipped : nil
         var err: Int32 = 0
         guard Self.libraryReady, let handle = mpg123_new(nil, &err) else {
             close(fd)
@@ -37,7 +38,7 @@ public final class MPG123Decoder: AudioDecoder {
         self.handle = handle
         do {
             (info, promisedFrames) = try Self.open(handle, fd: fd, path: path)
-            info.damage = truncationWarning
+            info.damage = damage
         } catch {
             mpg123_delete(handle)
             close(fd)
@@ -76,24 +77,22 @@ public final class MPG123Decoder: AudioDecoder {
         }
         try validate(channels: Int(channels), sampleRate: rate, path: path)
         var frameInfo = mpg123_frameinfo2()
-        var codec = "MPEG audio"
+        var codec = Codec.mpeg(nil)
         if mpg123_info2(h, &frameInfo) == Int32(MPG123_OK.rawValue) {
-            let version = ["1", "2", "2.5"][Int(frameInfo.version) % 3]
-            let layer = String(repeating: "I", count: Int(frameInfo.layer))
             // libmpg123 says VBR for any Info/Xing header; LAME writes "Info" for CBR streams.
             // Without one, the first frames' bitrates tell (libmpg123's flag is the first frame's,
             // and after damage a false sync's); `scanForExactLength` checks the whole file's average.
             let leading = leadingFrames(fd: fd)
             let isCBR = leading?.tag.map { $0 == "Info" } ?? leading?.sameBitrate ?? (frameInfo.vbr == Int32(MPG123_CBR.rawValue))
-            let mode = isCBR ? "CBR" : frameInfo.vbr == Int32(MPG123_ABR.rawValue) ? "ABR" : "VBR"
-            let kbps = isCBR ? " \(frameInfo.bitrate) kbit/s" : ""
-            codec = "MPEG-\(version) Layer \(layer)\(kbps) \(mode)"
+            let bitrate: MPEGAudio.Bitrate = isCBR ? .constant(kbps: Int(frameInfo.bitrate))
+                : frameInfo.vbr == Int32(MPG123_ABR.rawValue) ? .average : .variable
+            codec = .mpeg(MPEGAudio(version: ["1", "2", "2.5"][Int(frameInfo.version) % 3], layer: Int(frameInfo.layer), bitrate: bitrate))
         }
         var delay = 0, ignored = 0.0
         let hasInfoTag = mpg123_getstate2(h, Int32(MPG123_ENC_DELAY.rawValue), &delay, &ignored) == Int32(MPG123_OK.rawValue) && delay >= 0
         let length = Int64(mpg123_length(h))
         let frames: Int64? = length > 0 ? length : nil
-        let info = AudioFileInfo(container: "MP3", codec: codec, sampleRate: rate, channels: Int(channels),
+        let info = AudioFileInfo(container: .mp3, codec: codec, sampleRate: rate, channels: Int(channels),
                                  frames: frames, exactSampleFormat: .float32)
         return (info, hasInfoTag ? frames : nil)
     }
@@ -114,19 +113,19 @@ public final class MPG123Decoder: AudioDecoder {
         if let promised = promisedFrames, length != promised {
             // The scan also switched this handle's gapless trimming off: count on a fresh one.
             let fresh = try MPG123Decoder(path: path, fd: try DecoderRegistry.openReadable(path),
-                                          skipsLeadingDamage: truncationWarning == DamageWarning.skipped)
+                                          skipsLeadingDamage: damage == .skipped)
             let chunk = 4096
             let scratch = UnsafeMutableRawPointer.allocate(byteCount: chunk * info.channels * 4, alignment: 16)
             defer { scratch.deallocate() }
             var counted: Int64 = 0
             while case let got = try fresh.read(into: scratch, frames: chunk, as: .float32), got > 0 { counted += Int64(got) }
             info.frames = counted
-            info.damage = fresh.truncationWarning
+            info.damage = fresh.damage
         } else if length > 0 {
             info.frames = length
         }
         // A damaged file's size counts bytes that never decode: its average bitrate says nothing.
-        if Self.leadingFrames(fd: fd)?.tag == nil, info.damage == nil, let frames = info.frames, frames > 0, info.codec.hasSuffix(" CBR") {
+        if Self.leadingFrames(fd: fd)?.tag == nil, info.damage == nil, let frames = info.frames, frames > 0 {
             noteVBR(frames: frames)
         }
         try seek(toFrame: position)
@@ -145,7 +144,7 @@ public final class MPG123Decoder: AudioDecoder {
             if status == Int32(MPG123_OK.rawValue) { continue }
             if status == Int32(MPG123_DONE.rawValue) {
                 if inOtherFormat {
-                    truncationWarning = truncationWarning ?? "format changes mid-stream; stopped at the change"
+                    damage = damage ?? .formatChange
                 }
                 noteEnd(at: position + Int64(filled / bytesPerFrame))
                 break
@@ -156,11 +155,11 @@ public final class MPG123Decoder: AudioDecoder {
                 // on (a Frankenstein file) lasts to the end.
                 let wasOther = inOtherFormat
                 inOtherFormat = !isOwnFormat()
-                if wasOther && !inOtherFormat { truncationWarning = truncationWarning ?? DamageWarning.skipped }
+                if wasOther && !inOtherFormat { damage = damage ?? .skipped }
                 continue
             }
             if filled > 0 || position > 0 {
-                truncationWarning = truncationWarning ?? "decoding stopped early: \(Self.errorText(handle))"
+                damage = damage ?? .stopped("decoding stopped early: \(Self.errorText(handle))")
                 stoppedEarly = true
                 break
             }
@@ -178,8 +177,8 @@ public final class MPG123Decoder: AudioDecoder {
     }
 
     private func noteEnd(at frames: Int64) {
-        if let promised = promisedFrames, frames < promised, truncationWarning == nil {
-            truncationWarning = DamageWarning.truncated(played: frames, promised: promised, sampleRate: info.sampleRate)
+        if let promised = promisedFrames, frames < promised, damage == nil {
+            damage = .truncated(played: frames, promised: promised, sampleRate: info.sampleRate)
         }
     }
 
@@ -196,15 +195,16 @@ public final class MPG123Decoder: AudioDecoder {
     /// Without an Info/Xing/VBRI header, "CBR" came from the first frame's bitrate alone: a stream
     /// whose average bitrate is another (beyond tags and rounding, 3%) is VBR.
     private func noteVBR(frames: Int64) {
+        guard case .mpeg(var audio?) = info.codec, case .constant(let kbps) = audio.bitrate else { return }
         var status = stat()
         var header = [UInt8](repeating: 0, count: 10)
-        guard fstat(fd, &status) == 0, header.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, 10, 0) }) == 10,
-              let kbps = Int(info.codec.split(separator: " ").dropLast(2).last ?? "") else { return }
+        guard fstat(fd, &status) == 0, header.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, 10, 0) }) == 10 else { return }
         let tag = SniffedContainer.id3v2TagLength(header)
         let seconds = Double(frames) / Double(info.sampleRate)
         let average = Double(Int(status.st_size) - tag) * 8 / seconds / 1000
         if abs(average - Double(kbps)) > Double(kbps) * 0.03 {
-            info.codec = String(info.codec.dropLast(" \(kbps) kbit/s CBR".count)) + " VBR"
+            audio.bitrate = .variable
+            info.codec = .mpeg(audio)
         }
     }
 

@@ -14,7 +14,8 @@ public final class SndFileDecoder: AudioDecoder {
     public var readableFormats: Set<SampleFormat> {
         info.exactSampleFormat == .float32 ? [.float32] : [.float32, .int32, .int16]
     }
-    public private(set) var truncationWarning: String?
+    public var truncationWarning: String? { damage?.description }
+    private var damage: Damage?
     private let file: OpaquePointer
     private var framesRead: Int64 = 0
 
@@ -84,8 +85,8 @@ public final class SndFileDecoder: AudioDecoder {
         let declared = DeclaredLength.frames(header)
         promisedFrames = declared.flatMap { $0 > Int64(sfInfo.frames) ? $0 : nil }
         info.damage = promisedFrames.map {
-            DamageWarning.truncated(played: Int64(sfInfo.frames), promised: $0, sampleRate: info.sampleRate)
-        } ?? (oggMoreStreams ? Self.moreStreamsWarning : nil)
+            Damage.truncated(played: Int64(sfInfo.frames), promised: $0, sampleRate: info.sampleRate)
+        } ?? (oggMoreStreams ? .moreStreams : nil)
         if lengthUnknown {
             info.frames = nil
             try ensureSomethingDecodes()  // deinit closes the file
@@ -106,16 +107,16 @@ public final class SndFileDecoder: AudioDecoder {
         if let wavOrder, got > 0 {
             VorbisChannelOrder.reorder(buffer.assumingMemoryBound(to: Float.self), frames: Int(got), to: wavOrder)
         }
-        if got < count, truncationWarning == nil {
+        if got < count, damage == nil {
             if sf_error(file) != 0 {
                 // libsndfile decoded what it could; say why it stopped instead of failing the clip.
-                truncationWarning = "stopped after \(framesRead) frames: \(String(cString: sf_strerror(file)))"
+                damage = .stopped("stopped after \(framesRead) frames: \(String(cString: sf_strerror(file)))")
             } else if promisedFrames != nil {
-                truncationWarning = info.damage
+                damage = info.damage
             } else if oggCut {
-                truncationWarning = DamageWarning.truncated(played: framesRead, sampleRate: info.sampleRate)
+                damage = .truncated(played: framesRead, promised: nil, sampleRate: info.sampleRate)
             } else if oggMoreStreams {
-                truncationWarning = Self.moreStreamsWarning
+                damage = .moreStreams
             }
         }
         return Int(got)
@@ -133,8 +134,8 @@ public final class SndFileDecoder: AudioDecoder {
         defer { scratch.deallocate() }
         while try read(into: scratch, frames: chunk, as: .float32) > 0 {}
         info.frames = framesRead
-        info.damage = truncationWarning
-        truncationWarning = nil
+        info.damage = damage
+        damage = nil
         try seek(toFrame: start)
     }
 
@@ -156,8 +157,6 @@ public final class SndFileDecoder: AudioDecoder {
         }
         try seek(toFrame: 0)
     }
-
-    static let moreStreamsWarning = "more than one Ogg stream (chained or multiplexed): only the first plays"
 
     /// An Ogg page's stream serial number (bytes 14-17, little-endian).
     private static func serial(_ bytes: [UInt8], page: Int) -> UInt32? {
@@ -201,10 +200,10 @@ public final class SndFileDecoder: AudioDecoder {
         try validate(channels: Int(sf.channels), sampleRate: Int(sf.samplerate), path: path)
         let major = Int(announce_sf_major(sf.format)), minor = Int(announce_sf_minor(sf.format))
         let (sampleCodec, exact) = describeCodec(minor)
-        var container = containerName(major, sniffed: sniffed)
-        if major == SF_FORMAT_WAV, Int(sf.format) & SF_FORMAT_ENDMASK == SF_ENDIAN_BIG { container = "WAV (RIFX)" }
+        var container = sndfileContainer(major, sniffed: sniffed)
+        if major == SF_FORMAT_WAV, Int(sf.format) & SF_FORMAT_ENDMASK == SF_ENDIAN_BIG { container = .rifx }
         // FLAC's codec is FLAC; libsndfile reports its sample size as a PCM sub-format.
-        let codec = major == SF_FORMAT_FLAC ? sampleCodec.replacingPrefix("PCM", with: "FLAC") : sampleCodec
+        let codec = if major == SF_FORMAT_FLAC, case .pcm(let bits, _) = sampleCodec { Codec.flac(bits: bits) } else { sampleCodec }
         if sf.frames <= 0 {
             throw .undecodable(path: path, reason: "holds no audio frames")
         }
@@ -240,70 +239,70 @@ enum VorbisChannelOrder {
     }
 }
 
-/// The container's usual name, from libsndfile's major format.
-private func containerName(_ major: Int, sniffed: SniffedContainer) -> String {
+/// The container, from libsndfile's major format.
+private func sndfileContainer(_ major: Int, sniffed: SniffedContainer) -> Container {
     switch major {
-    case SF_FORMAT_WAV: "WAV"
-    case SF_FORMAT_WAVEX: "WAV (extensible)"
-    case SF_FORMAT_RF64: "RF64"
-    case SF_FORMAT_CAF: "CAF"
-    case SF_FORMAT_AIFF: sniffed == .aifc ? "AIFC" : "AIFF"  // libsndfile reports both as AIFF
-    case SF_FORMAT_FLAC: "FLAC"
-    case SF_FORMAT_OGG: "Ogg"
-    case SF_FORMAT_W64: "Wave64"
-    case SF_FORMAT_AU: "AU"
-    case SF_FORMAT_PAF: "PAF"
-    case SF_FORMAT_SVX: "8SVX"
-    case SF_FORMAT_NIST: "NIST SPHERE"
-    case SF_FORMAT_VOC: "VOC"
-    case SF_FORMAT_IRCAM: "IRCAM"
-    case SF_FORMAT_MAT4: "MAT4"
-    case SF_FORMAT_MAT5: "MAT5"
-    case SF_FORMAT_PVF: "PVF"
-    case SF_FORMAT_XI: "XI"
-    case SF_FORMAT_HTK: "HTK"
-    case SF_FORMAT_SDS: "SDS"
-    case SF_FORMAT_AVR: "AVR"
-    case SF_FORMAT_SD2: "Sound Designer 2"
-    case SF_FORMAT_WVE: "Psion WVE"
-    case SF_FORMAT_MPC2K: "MPC2K"
-    case SF_FORMAT_MPEG: "MP3"
-    default: "libsndfile format 0x\(String(major, radix: 16))"
+    case SF_FORMAT_WAV: .wav
+    case SF_FORMAT_WAVEX: .wavExtensible
+    case SF_FORMAT_RF64: .rf64
+    case SF_FORMAT_CAF: .caf
+    case SF_FORMAT_AIFF: sniffed == .aifc ? .aifc : .aiff  // libsndfile reports both as AIFF
+    case SF_FORMAT_FLAC: .flac
+    case SF_FORMAT_OGG: .ogg
+    case SF_FORMAT_W64: .wave64
+    case SF_FORMAT_AU: .au
+    case SF_FORMAT_PAF: .paf
+    case SF_FORMAT_SVX: .svx8
+    case SF_FORMAT_NIST: .nistSphere
+    case SF_FORMAT_VOC: .voc
+    case SF_FORMAT_IRCAM: .ircam
+    case SF_FORMAT_MAT4: .mat4
+    case SF_FORMAT_MAT5: .mat5
+    case SF_FORMAT_PVF: .pvf
+    case SF_FORMAT_XI: .xi
+    case SF_FORMAT_HTK: .htk
+    case SF_FORMAT_SDS: .sds
+    case SF_FORMAT_AVR: .avr
+    case SF_FORMAT_SD2: .soundDesigner2
+    case SF_FORMAT_WVE: .psionWVE
+    case SF_FORMAT_MPC2K: .mpc2k
+    case SF_FORMAT_MPEG: .mp3
+    default: .other("libsndfile format 0x\(String(major, radix: 16))")
     }
 }
 
-/// Codec name and the sample format that reproduces it exactly.
-private func describeCodec(_ minor: Int) -> (String, SampleFormat) {
+/// The codec and the sample format that reproduces it exactly.
+private func describeCodec(_ minor: Int) -> (Codec, SampleFormat) {
     switch minor {
-    case SF_FORMAT_PCM_S8: ("PCM 8-bit", .int16)
-    case SF_FORMAT_PCM_U8: ("PCM 8-bit unsigned", .int16)
-    case SF_FORMAT_PCM_16: ("PCM 16-bit", .int16)
-    case SF_FORMAT_PCM_24: ("PCM 24-bit", .int32)
-    case SF_FORMAT_PCM_32: ("PCM 32-bit", .int32)
-    case SF_FORMAT_FLOAT: ("float 32-bit", .float32)
-    case SF_FORMAT_DOUBLE: ("float 64-bit", .float32)
-    case SF_FORMAT_ULAW: ("mu-law", .int16)
-    case SF_FORMAT_ALAW: ("A-law", .int16)
-    case SF_FORMAT_IMA_ADPCM: ("IMA ADPCM", .int16)
-    case SF_FORMAT_MS_ADPCM: ("MS ADPCM", .int16)
-    case SF_FORMAT_VORBIS: ("Vorbis", .float32)
-    case SF_FORMAT_OPUS: ("Opus", .float32)
-    case SF_FORMAT_ALAC_16: ("ALAC 16-bit", .int16)
-    case SF_FORMAT_ALAC_20: ("ALAC 20-bit", .int32)
-    case SF_FORMAT_ALAC_24: ("ALAC 24-bit", .int32)
-    case SF_FORMAT_ALAC_32: ("ALAC 32-bit", .int32)
-    case SF_FORMAT_DWVW_12: ("DWVW 12-bit", .int16)
-    case SF_FORMAT_DWVW_16: ("DWVW 16-bit", .int16)
-    case SF_FORMAT_DWVW_24: ("DWVW 24-bit", .int32)
-    case SF_FORMAT_DPCM_8: ("DPCM 8-bit", .int16)
-    case SF_FORMAT_DPCM_16: ("DPCM 16-bit", .int16)
-    case SF_FORMAT_GSM610: ("GSM 6.10", .int16)
-    case SF_FORMAT_VOX_ADPCM: ("OKI ADPCM", .int16)
-    case SF_FORMAT_G721_32: ("G.721 ADPCM", .int16)
-    case SF_FORMAT_G723_24, SF_FORMAT_G723_40: ("G.723 ADPCM", .int16)
-    case SF_FORMAT_NMS_ADPCM_16, SF_FORMAT_NMS_ADPCM_24, SF_FORMAT_NMS_ADPCM_32: ("NMS ADPCM", .int16)
-    case SF_FORMAT_MPEG_LAYER_III: ("MPEG Layer III", .float32)
-    default: ("sub-format 0x\(String(minor, radix: 16))", .float32)
+    case SF_FORMAT_PCM_S8: (.pcm(bits: 8), .int16)
+    case SF_FORMAT_PCM_U8: (.pcm(bits: 8, unsigned: true), .int16)
+    case SF_FORMAT_PCM_16: (.pcm(bits: 16), .int16)
+    case SF_FORMAT_PCM_24: (.pcm(bits: 24), .int32)
+    case SF_FORMAT_PCM_32: (.pcm(bits: 32), .int32)
+    case SF_FORMAT_FLOAT: (.float(bits: 32), .float32)
+    case SF_FORMAT_DOUBLE: (.float(bits: 64), .float32)
+    case SF_FORMAT_ULAW: (.muLaw, .int16)
+    case SF_FORMAT_ALAW: (.aLaw, .int16)
+    case SF_FORMAT_IMA_ADPCM: (.imaADPCM, .int16)
+    case SF_FORMAT_MS_ADPCM: (.msADPCM, .int16)
+    case SF_FORMAT_VORBIS: (.vorbis, .float32)
+    case SF_FORMAT_OPUS: (.opus, .float32)
+    case SF_FORMAT_ALAC_16: (.alac(bits: 16), .int16)
+    case SF_FORMAT_ALAC_20: (.alac(bits: 20), .int32)
+    case SF_FORMAT_ALAC_24: (.alac(bits: 24), .int32)
+    case SF_FORMAT_ALAC_32: (.alac(bits: 32), .int32)
+    case SF_FORMAT_DWVW_12: (.dwvw(bits: 12), .int16)
+    case SF_FORMAT_DWVW_16: (.dwvw(bits: 16), .int16)
+    case SF_FORMAT_DWVW_24: (.dwvw(bits: 24), .int32)
+    case SF_FORMAT_DPCM_8: (.dpcm(bits: 8), .int16)
+    case SF_FORMAT_DPCM_16: (.dpcm(bits: 16), .int16)
+    case SF_FORMAT_GSM610: (.gsm610, .int16)
+    case SF_FORMAT_VOX_ADPCM: (.okiADPCM, .int16)
+    case SF_FORMAT_G721_32: (.g721ADPCM, .int16)
+    case SF_FORMAT_G723_24, SF_FORMAT_G723_40: (.g723ADPCM, .int16)
+    case SF_FORMAT_NMS_ADPCM_16, SF_FORMAT_NMS_ADPCM_24, SF_FORMAT_NMS_ADPCM_32: (.nmsADPCM, .int16)
+    case SF_FORMAT_MPEG_LAYER_III: (.other("MPEG Layer III"), .float32)
+    default: (.other("sub-format 0x\(String(minor, radix: 16))"), .float32)
     }
 }
 
@@ -321,9 +320,3 @@ func validate(channels: Int, sampleRate: Int, path: String) throws(AnnounceError
 
 let maxChannels = 32
 let maxSampleRate = 768_000
-
-extension String {
-    func replacingPrefix(_ prefix: String, with replacement: String) -> String {
-        hasPrefix(prefix) ? replacement + dropFirst(prefix.count) : self
-    }
-}

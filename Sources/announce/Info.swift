@@ -40,10 +40,10 @@ struct Info: ParsableCommand {
                 let decoder = try DecoderRegistry.open(path)
                 try decoder.scanForExactLength()
                 let info = decoder.info
-                let description = Description(path: path, container: info.container, codec: info.codec,
+                let description = Description(path: path, container: info.container.name, codec: info.codec.name,
                                               sampleRate: info.sampleRate, channels: info.channels,
                                               frames: info.frames, duration: info.durationSeconds,
-                                              truncated: info.damage?.hasPrefix("truncated") ?? false, damage: info.damage)
+                                              truncated: info.damage?.isTruncation ?? false, damage: info.damage?.description)
                 json ? print(jsonLine(Versioned(description))) : output(text(description))
             } catch {  // typed: AnnounceError
                 // Every error is reported; the exit status is the highest (70 > 66 > 65).

@@ -11,7 +11,8 @@ import Testing
         "AnnounceSystem": ["AnnounceModel"],
         "AnnounceSources": ["AnnounceModel", "AnnounceSystem"],
         "AnnounceOutput": ["AnnounceModel", "AnnounceSystem"],
-        "AnnounceEngine": ["AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput"],
+        // The engine plays any Source (the model's protocol), never a decoder.
+        "AnnounceEngine": ["AnnounceModel", "AnnounceSystem", "AnnounceOutput"],
         "AnnounceDaemon": ["AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "AnnounceEngine"],
         "AnnounceClient": ["AnnounceModel", "AnnounceSystem"],
         "announce": ["AnnounceModel", "AnnounceSystem", "AnnounceClient", "AnnounceSources", "AnnounceOutput", "AnnounceDaemon"],

@@ -7,13 +7,16 @@ import Synchronization
 @testable import AnnounceDaemon
 @testable import AnnounceClient
 
-/// Frames from memory, as int16 or float, so engine tests know every sample.
-final class MemoryDecoder: AudioDecoder, @unchecked Sendable {
-    let path: String
-    let info: AudioFileInfo
+/// Frames from memory, as int16 or float, so engine tests know every sample. A `Source` as a
+/// speech render or a stream will be: its length may be unknown, and it may refuse to seek.
+final class MemorySource: Source, @unchecked Sendable {
+    let name: String
+    let format: SourceFormat
     let readableFormats: Set<SampleFormat>
-    var truncationWarning: String? { nil }
     let samples: [Int16]
+    /// False: the length is known only at the end (a live stream, a pipe).
+    let lengthKnown: Bool
+    let canSeek: Bool
     private var position = 0
     var failFirstRead = false
     /// Throws at this read (0-based), after earlier reads went to the device.
@@ -22,24 +25,31 @@ final class MemoryDecoder: AudioDecoder, @unchecked Sendable {
     /// Called at the start of each read with the number of reads before it.
     var onRead: ((Int) -> Void)?
     private var reads = 0
+    /// Frames asked for in each read, in order.
+    private(set) var asked: [Int] = []
 
-    convenience init(path: String = "memory.wav", floats: [Float], channels: Int, rate: Int = 48_000) {
-        self.init(path: path, samples: floats.map { Int16(($0 * 32_768).rounded()) }, channels: channels, rate: rate, floatOnly: true)
+    convenience init(name: String = "memory.wav", floats: [Float], channels: Int, rate: Int = 48_000) {
+        self.init(name: name, samples: floats.map { Int16(($0 * 32_768).rounded()) }, channels: channels, rate: rate, floatOnly: true)
     }
 
-    init(path: String = "memory.wav", samples: [Int16], channels: Int, rate: Int = 48_000, floatOnly: Bool = false) {
-        self.path = path
+    init(name: String = "memory.wav", samples: [Int16], channels: Int, rate: Int = 48_000, floatOnly: Bool = false,
+         lengthKnown: Bool = true, canSeek: Bool = true) {
+        self.name = name
         self.samples = samples
-        info = AudioFileInfo(container: "memory", codec: "PCM 16-bit", sampleRate: rate, channels: channels,
-                             frames: Int64(samples.count / channels), exactSampleFormat: floatOnly ? .float32 : .int16)
+        format = SourceFormat(sampleRate: rate, channels: channels, exactSampleFormat: floatOnly ? .float32 : .int16)
         readableFormats = floatOnly ? [.float32] : [.float32, .int16]
+        self.lengthKnown = lengthKnown
+        self.canSeek = canSeek
     }
+
+    var duration: SourceDuration { lengthKnown ? .exact(Int64(samples.count / format.channels)) : .unknown }
 
     func read(into buffer: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError) -> Int {
         onRead?(reads)
         reads += 1
-        if failFirstRead || failAtRead == reads - 1 { throw .undecodable(path: path, reason: "broken on purpose") }
-        let channels = info.channels
+        asked.append(frames)
+        if failFirstRead || failAtRead == reads - 1 { throw .undecodable(path: name, reason: "broken on purpose") }
+        let channels = self.format.channels
         let count = min(frames, samples.count / channels - position)
         for i in 0..<count * channels {
             let sample = samples[position * channels + i]
@@ -54,7 +64,8 @@ final class MemoryDecoder: AudioDecoder, @unchecked Sendable {
     }
 
     func seek(toFrame frame: Int64) throws(AnnounceError) {
-        if failSeeks { throw .undecodable(path: path, reason: "cannot seek") }
+        precondition(canSeek, "the engine seeks only what can seek")
+        if failSeeks { throw .undecodable(path: name, reason: "cannot seek") }
         position = Int(frame)
     }
 }

@@ -53,7 +53,7 @@ import Testing
 
     /// Starts `first`; once the device holds at `gate`, starts `second`, and lets the device go
     /// on once the second's first chunk is submitted (its second read begins after that).
-    static func overlap(_ engine: PlaybackEngine, gate: Gate, _ first: MemoryDecoder, _ second: MemoryDecoder,
+    static func overlap(_ engine: PlaybackEngine, gate: Gate, _ first: MemorySource, _ second: MemorySource,
                         control: PlaybackControl? = nil) -> (Background<PlaybackReport>, Background<PlaybackReport>) {
         let one = Background { try engine.play(first) }
         gate.reached.wait()
@@ -69,8 +69,8 @@ import Testing
         let a = Self.tone(440, frames: 20_000), b = Self.tone(1000, frames: 6_000)
         let gate = Gate(at: 4_800)
         let (engine, outputs) = makeEngine(formats: [.float32]) { output in output.beforeWrite = gate.check }
-        let (first, second) = Self.overlap(engine, gate: gate, MemoryDecoder(floats: a, channels: 1),
-                                           MemoryDecoder(floats: b, channels: 1))
+        let (first, second) = Self.overlap(engine, gate: gate, MemorySource(floats: a, channels: 1),
+                                           MemorySource(floats: b, channels: 1))
         let reportA = try first.wait(), reportB = try second.wait()
         #expect(reportA.framesPlayed == 20_000 && reportB.framesPlayed == 6_000)
         #expect(outputs().count == 1, "the second play joins the open device")
@@ -91,9 +91,9 @@ import Testing
         let a = Self.tone(440, frames: 3_000)
         let gate = Gate(at: 0)
         let (engine, outputs) = makeEngine(formats: [.float32]) { output in output.beforeWrite = gate.check }
-        let decoder = MemoryDecoder(floats: a, channels: 1)
-        decoder.onRead = { reads in if reads == 1 { gate.release.signal() } }
-        _ = try engine.play(decoder, control: PlaybackControl(gain: Gain.decibels(-12)))
+        let source = MemorySource(floats: a, channels: 1)
+        source.onRead = { reads in if reads == 1 { gate.release.signal() } }
+        _ = try engine.play(source, control: PlaybackControl(gain: Gain.decibels(-12)))
         let expected = a.map { $0 * Gain.decibels(-12) }
         #expect(outputs()[0].floatSamples.count == expected.count)
         let error = zip(outputs()[0].floatSamples, expected).map { abs($0 - $1) }.max()!
@@ -110,7 +110,7 @@ import Testing
                 up.check(written)
             }
         }
-        let play = Background { try engine.play(MemoryDecoder(floats: a, channels: 1), control: control) }
+        let play = Background { try engine.play(MemorySource(floats: a, channels: 1), control: control) }
         down.reached.wait()
         control.setGain(0.25, overSeconds: 0.15)  // 7 200 frames
         down.release.signal()
@@ -140,8 +140,8 @@ import Testing
                 stopAt.check(written)
             }
         }
-        let (first, second) = Self.overlap(engine, gate: gate, MemoryDecoder(floats: a, channels: 1),
-                                           MemoryDecoder(floats: b, channels: 1), control: stopB)
+        let (first, second) = Self.overlap(engine, gate: gate, MemorySource(floats: a, channels: 1),
+                                           MemorySource(floats: b, channels: 1), control: stopB)
         stopAt.reached.wait()
         stopB.stop()
         stopAt.release.signal()
@@ -159,7 +159,7 @@ import Testing
     @Test func aResumedPlayFadesInFromSilence() throws {
         let a = [Float](repeating: 0.5, count: 9_600)
         let (engine, outputs) = makeEngine(formats: [.float32])
-        _ = try engine.play(MemoryDecoder(floats: a, channels: 1), options: PlaybackOptions(fadeIn: TimeSpan(seconds: 0.05)))
+        _ = try engine.play(MemorySource(floats: a, channels: 1), options: PlaybackOptions(fadeIn: TimeSpan(seconds: 0.05)))
         let out = outputs()[0].floatSamples
         #expect(out.count == 9_600)
         #expect(out[0] < 0.001)
@@ -177,8 +177,8 @@ import Testing
         }
         let gate = Gate(at: 4_800)
         let (engine, outputs) = makeEngine(formats: [.float32]) { output in output.beforeWrite = gate.check }
-        let (first, second) = Self.overlap(engine, gate: gate, MemoryDecoder(floats: a, channels: 1),
-                                           MemoryDecoder(floats: stereo, channels: 2))
+        let (first, second) = Self.overlap(engine, gate: gate, MemorySource(floats: a, channels: 1),
+                                           MemorySource(floats: stereo, channels: 2))
         _ = try first.wait()
         _ = try second.wait()
         let out = outputs()[0].floatSamples
@@ -191,8 +191,8 @@ import Testing
         let b = Self.tone(1_000, frames: 12_000, amplitude: 0.125, rate: 24_000)  // 0.5 s at 24 kHz
         let gate = Gate(at: 4_800)
         let (engine, outputs) = makeEngine(formats: [.float32]) { output in output.beforeWrite = gate.check }
-        let (first, second) = Self.overlap(engine, gate: gate, MemoryDecoder(floats: a, channels: 1),
-                                           MemoryDecoder(floats: b, channels: 1, rate: 24_000))
+        let (first, second) = Self.overlap(engine, gate: gate, MemorySource(floats: a, channels: 1),
+                                           MemorySource(floats: b, channels: 1, rate: 24_000))
         _ = try first.wait()
         let report = try second.wait()
         #expect(outputs().count == 1 && outputs()[0].format.sampleRate == 48_000, "the open device is kept")
@@ -213,8 +213,8 @@ import Testing
     /// length, no gap or click at the seam, the tail flushed once at the end.
     @Test func loopsAreResampledAcrossTheSeam() throws {
         let tone = MixingEngineTests.tone(1_000, frames: 2_400, amplitude: 0.25, rate: 24_000)  // 100 ms, whole cycles
-        let decoder = MemoryDecoder(floats: tone, channels: 1, rate: 24_000)
-        let feed = ClipFeed(decoder: decoder, ringFormat: .float32,
+        let source = MemorySource(floats: tone, channels: 1, rate: 24_000)
+        let feed = ClipFeed(source: source, ringFormat: .float32,
                             resampler: try Resampler(channels: 1, inputRate: 24_000, outputRate: 48_000), loops: 1)
         var out: [Float] = []
         var buffer = [Float](repeating: 0, count: 1_000)

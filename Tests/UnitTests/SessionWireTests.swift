@@ -141,38 +141,52 @@ import Testing
 
 /// What `announce alert` accepts, judged on what the decoder found.
 @Suite struct SystemSoundTests {
-    private func info(_ container: String, _ codec: String, seconds: Double = 1) -> AudioFileInfo {
+    private func info(_ container: Container, _ codec: Codec, seconds: Double = 1) -> AudioFileInfo {
         AudioFileInfo(container: container, codec: codec, sampleRate: 48000, channels: 1,
                       frames: Int64(seconds * 48000), exactSampleFormat: .int16)
     }
 
     @Test func linearPCMInWAVCAFAIFFPasses() {
-        for (container, codec) in [("WAV", "PCM 16-bit"), ("WAV (extensible)", "PCM 24-bit"), ("RF64", "PCM 16-bit"),
-                                   ("CAF", "PCM 16-bit"), ("AIFF", "PCM 8-bit"), ("AIFC", "float 32-bit"),
-                                   ("WAV", "float 64-bit")] {
+        for (container, codec) in [(Container.wav, Codec.pcm(bits: 16)), (.wavExtensible, .pcm(bits: 24)), (.rf64, .pcm(bits: 16)),
+                                   (.caf, .pcm(bits: 16)), (.aiff, .pcm(bits: 8)), (.aifc, .float(bits: 32)),
+                                   (.wav, .float(bits: 64)), (.rifx, .pcm(bits: 8, unsigned: true))] {
             #expect(SystemSound.refusal(of: info(container, codec), path: "a") == nil, "\(container) \(codec)")
         }
-        #expect(SystemSound.refusal(of: info("WAV", "PCM 16-bit", seconds: 30), path: "a") == nil)
+        #expect(SystemSound.refusal(of: info(.wav, .pcm(bits: 16), seconds: 30), path: "a") == nil)
     }
 
     @Test func otherFormatsAreRefusedNamingWhatTheyAre() {
-        let cases = [(info("FLAC", "PCM 16-bit"), "FLAC"), (info("MP3", "MPEG-1 Layer III"), "MP3"),
-                     (info("Ogg", "Vorbis"), "Ogg Vorbis"), (info("WAV", "IMA ADPCM"), "IMA ADPCM in WAV"),
-                     (info("WAV", "mu-law"), "mu-law in WAV"), (info("CAF", "ALAC 16-bit"), "ALAC 16-bit in CAF"),
-                     (info("Wave64", "PCM 16-bit"), "Wave64")]
+        let mp3 = Codec.mpeg(MPEGAudio(version: "1", layer: 3, bitrate: .constant(kbps: 128)))
+        let cases = [(info(.flac, .flac(bits: 16)), "FLAC"), (info(.mp3, mp3), "MP3"),
+                     (info(.ogg, .vorbis), "Ogg Vorbis"), (info(.wav, .imaADPCM), "IMA ADPCM in WAV"),
+                     (info(.wav, .muLaw), "mu-law in WAV"), (info(.caf, .alac(bits: 16)), "ALAC 16-bit in CAF"),
+                     (info(.wave64, .pcm(bits: 16)), "Wave64"), (info(.ogg, .flac(bits: 24)), "Ogg FLAC 24-bit")]
         for (info, kind) in cases {
             #expect(SystemSound.refusal(of: info, path: "x.snd")
                     == .undecodable(path: "x.snd", reason: "alerts play PCM WAV, CAF or AIFF; this is \(kind) (use announce play)"))
         }
     }
 
+    /// `announce info` prints these names: they are the ones it always printed.
+    @Test func formatNamesAreTheOnesInfoPrints() {
+        #expect([Container.wav, .wavExtensible, .rifx, .nistSphere, .svx8, .psionWVE, .other("libsndfile format 0x99")].map(\.name)
+                == ["WAV", "WAV (extensible)", "WAV (RIFX)", "NIST SPHERE", "8SVX", "Psion WVE", "libsndfile format 0x99"])
+        let codecs: [Codec] = [.pcm(bits: 8, unsigned: true), .float(bits: 64), .flac(bits: nil), .flac(bits: 24), .alac(bits: 20),
+                               .mpeg(nil), .mpeg(MPEGAudio(version: "1", layer: 3, bitrate: .constant(kbps: 128))),
+                               .mpeg(MPEGAudio(version: "2.5", layer: 2, bitrate: .variable)),
+                               .mpeg(MPEGAudio(version: "2", layer: 1, bitrate: .average)), .muLaw, .gsm610, .g723ADPCM]
+        #expect(codecs.map(\.name) == ["PCM 8-bit unsigned", "float 64-bit", "FLAC", "FLAC 24-bit", "ALAC 20-bit", "MPEG audio",
+                                       "MPEG-1 Layer III 128 kbit/s CBR", "MPEG-2.5 Layer II VBR", "MPEG-2 Layer I ABR",
+                                       "mu-law", "GSM 6.10", "G.723 ADPCM"])
+    }
+
     @Test func longerThan30SecondsIsRefused() {
-        #expect(SystemSound.refusal(of: info("WAV", "PCM 16-bit", seconds: 31.2), path: "long.wav")?.description
+        #expect(SystemSound.refusal(of: info(.wav, .pcm(bits: 16), seconds: 31.2), path: "long.wav")?.description
                 == "long.wav: 31.2 s is longer than an alert's 30 s (use announce play)")
         // Never "30.0 s is longer than 30 s".
-        #expect(SystemSound.refusal(of: info("WAV", "PCM 16-bit", seconds: 30.01), path: "a")?.description
+        #expect(SystemSound.refusal(of: info(.wav, .pcm(bits: 16), seconds: 30.01), path: "a")?.description
                 == "a: 30.01 s is longer than an alert's 30 s (use announce play)")
-        var unknown = info("WAV", "PCM 16-bit")
+        var unknown = info(.wav, .pcm(bits: 16))
         unknown.frames = nil
         #expect(SystemSound.refusal(of: unknown, path: "a")?.exitCode == 65)
     }

@@ -13,22 +13,22 @@ public enum SampleFormat: String, Sendable, CaseIterable, Codable {
 }
 
 /// What a decoder found in a file, for `announce info` and for the engine.
-public struct AudioFileInfo: Equatable, Sendable, Codable {
-    /// Container as sniffed: WAV, RF64, CAF, AIFF, AIFC, FLAC, Ogg, MP3.
-    public var container: String
-    /// Codec in words: "PCM 16-bit", "Vorbis", "MPEG-1 Layer III".
-    public var codec: String
+public struct AudioFileInfo: Equatable, Sendable {
+    /// Container as found: WAV, RF64, CAF, AIFF, AIFC, FLAC, Ogg, MP3.
+    public var container: Container
+    /// How the samples are coded: 16-bit PCM, Vorbis, MPEG-1 Layer III.
+    public var codec: Codec
     public var sampleRate: Int
     public var channels: Int
     /// Total frames, when the file says or it was counted.
     public var frames: Int64?
     /// The sample format that reproduces the source exactly (int16 for 16-bit PCM).
     public var exactSampleFormat: SampleFormat
-    /// What a full scan found wrong ("truncated: 0.9 of 261.0 s"); nil when nothing or not scanned.
-    public var damage: String? = nil
+    /// What a full scan found wrong (a truncation, skipped data); nil when nothing or not scanned.
+    public var damage: Damage? = nil
 
-    public init(container: String, codec: String, sampleRate: Int, channels: Int, frames: Int64?,
-                exactSampleFormat: SampleFormat, damage: String? = nil) {
+    public init(container: Container, codec: Codec, sampleRate: Int, channels: Int, frames: Int64?,
+                exactSampleFormat: SampleFormat, damage: Damage? = nil) {
         self.container = container
         self.codec = codec
         self.sampleRate = sampleRate

@@ -6,8 +6,8 @@ public enum SystemSound {
     /// Most decoded PCM (float) one alert may take: the daemon's whole alert cache.
     public static let maxDecodedBytes = 64 << 20
 
-    /// Containers an alert may come in (as `AudioFileInfo.container` names them).
-    static let containers: Set<String> = ["WAV", "WAV (extensible)", "WAV (RIFX)", "RF64", "CAF", "AIFF", "AIFC"]
+    /// Containers an alert may come in.
+    static let containers: Set<Container> = [.wav, .wavExtensible, .rifx, .rf64, .caf, .aiff, .aifc]
 
     /// Why `info` cannot be an alert (65, naming `path`), or nil when it can.
     /// "a.flac: alerts play PCM WAV, CAF or AIFF; this is FLAC (use announce play)",
@@ -32,16 +32,15 @@ public enum SystemSound {
 
     /// Integer or float PCM (not ADPCM, mu-law, A-law, ALAC...) in one of `containers`.
     static func isLinearPCM(_ info: AudioFileInfo) -> Bool {
-        containers.contains(info.container) && (info.codec.hasPrefix("PCM ") || info.codec.hasPrefix("float "))
+        containers.contains(info.container) && info.codec.isLinearPCM
     }
 
     /// "FLAC", "MP3", "Ogg Vorbis", "IMA ADPCM in WAV".
     static func kind(of info: AudioFileInfo) -> String {
         switch info.container {
-        case "FLAC", "MP3": info.container
-        case "Ogg": "Ogg \(info.codec)"
-        case let container where containers.contains(container): "\(info.codec) in \(container)"
-        default: info.container
+        case .ogg: "Ogg \(info.codec.name)"
+        case let container where containers.contains(container): "\(info.codec.name) in \(container.name)"
+        default: info.container.name
         }
     }
 
