@@ -145,7 +145,7 @@ public final class DaemonClient {
     /// daemon before the process ends (128 + signal): the caller no longer wants them.
     /// So does giving up on a daemon that does not answer (see `next`).
     public func cancelOnInterrupt(ids: [String]) {
-        let request = WireProtocol.encode(Request(.cancel, ids: ids))
+        let request = WireProtocol.encode(Request.cancel(.ids(ids)))
         cancelRequest = request
         _ = request.withUnsafeBytes { bytes in
             announce_cancel_on_signal(runtime.socketPath, bytes.baseAddress!.assumingMemoryBound(to: CChar.self), bytes.count)
@@ -169,7 +169,7 @@ public final class DaemonClient {
     /// no daemon listening it returns: the waiting connection's end says the rest.
     private static func checkAlive(_ runtime: RuntimeDirectory) throws(AnnounceError) {
         guard let fd = try tryConnect(runtime) else { return }
-        _ = try DaemonClient(runtime: runtime, fd: fd).call(Request(.status))
+        _ = try DaemonClient(runtime: runtime, fd: fd).call(.status)
     }
 
     // MARK: messages
@@ -200,13 +200,13 @@ public final class DaemonClient {
             if let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
                 let line = buffer[start..<newline]
                 start = newline + 1
-                do {
-                    return try DaemonMessage.decode(line)
-                } catch {
-                    // An event this client does not know (a newer daemon's): not for it.
-                    if DaemonMessage.isEvent(line) { continue }
+                let message: DaemonMessage?
+                do { message = try DaemonMessage.decode(line) } catch {
                     throw .internal("the daemon sent something unreadable: \(String(decoding: line.prefix(200), as: UTF8.self))")
                 }
+                // nil: an event this client does not know (a newer daemon's), not for it.
+                if let message { return message }
+                continue
             }
             buffer.removeFirst(start)
             start = 0
@@ -241,7 +241,7 @@ public final class DaemonClient {
         try send(request)
         while let message = try next(replyWithin: Self.answerTimeout) {
             guard case .reply(let reply) = message else { continue }
-            if let error = reply.error, !reply.ok { throw .daemon(code: error.code, message: error.message) }
+            if case .failure(let error) = reply { throw .daemon(code: error.code, message: error.message) }
             return reply
         }
         throw .unavailable("the daemon closed the connection without answering")

@@ -23,7 +23,7 @@ public enum OutcomeWaiter {
                 let remaining = ids.filter { outcomes[$0] == nil }
                 let reply: Reply
                 do {
-                    reply = try client.call(Request(.wait, progress: progress, ids: remaining))
+                    reply = try client.call(.wait(ids: remaining, progress: progress))
                 } catch .unavailable {
                     continue  // a dying daemon's socket can still take a connection: count it, try again
                 }

@@ -50,7 +50,9 @@ struct Alert: ParsableCommand {
 
     func validate() throws {
         if device == "" { throw ValidationError("--device needs a name") }
-        if let device, device.utf8.count > 1024 { throw ValidationError("--device names are at most 1024 bytes") }
+        if let device, device.utf8.count > Limits.maxDeviceNameBytes {
+            throw ValidationError("--device names are at most \(Limits.maxDeviceNameBytes) bytes")
+        }
     }
 
     func run() throws {
@@ -65,8 +67,11 @@ struct Alert: ParsableCommand {
                                          try DeviceProbe.resolvingFile(name, absolute: absolutePath)
                                      },
                                      environment: AudioEnvironment.caller())
+            let request = Request.alert(alert, wait: wait)
+            // The daemon's own rules, so a request it would refuse never starts one.
+            if let problem = request.problem { throw AnnounceError.usage(problem) }
             guard let client = try DaemonClient.connect(autoStart: true) else { return }
-            let ids = try client.call(Request(.alert, wait: wait, alert: alert)).ids ?? []
+            let ids = try client.call(request).ids ?? []
             guard wait else { return }
             client.cancelOnInterrupt(ids: ids)
             let outcomes = try OutcomeWaiter.wait(for: ids, on: client, progress: false) { _ in }

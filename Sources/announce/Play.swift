@@ -47,9 +47,9 @@ struct PlaybackFlags: ParsableArguments {
     var start: TimeSpan?
 
     func validate() throws {
-        if !(-1...1).contains(pan) { throw ValidationError("--pan \(numberText(pan)): out of range -1…1") }
-        if loops < -1 || loops > QueueItem.maxLoops {
-            throw ValidationError("--loops \(loops): out of range -1 (forever) to \(QueueItem.maxLoops)")
+        if !Limits.pan.contains(Float(pan)) { throw ValidationError("--pan \(numberText(pan)): out of range -1…1") }
+        if loops < -1 || loops > Limits.maxLoops {
+            throw ValidationError("--loops \(loops): out of range -1 (forever) to \(Limits.maxLoops)")
         }
     }
 
@@ -150,7 +150,7 @@ struct QueueFlags: ParsableArguments {
     var onInterrupt: InterruptAction = .resume
 
     @Option(name: .customLong("drop-after"), parsing: .unconditional, help: ArgumentHelp("A preempted item that had this fraction (0 to 1) heard is dropped.", valueName: "fraction"))
-    var dropAfter: Double = 0.8
+    var dropAfter: Double = QueueItem.defaultDropAfter
 
     @Option(name: .customLong("tag"), help: "A label for cancel --tag and --replace.")
     var tag: String?
@@ -168,7 +168,7 @@ struct QueueFlags: ParsableArguments {
     var at: TimeOfDay?
 
     func validate() throws {
-        if !(0...1).contains(dropAfter) { throw ValidationError("--drop-after \(numberText(dropAfter)): out of range 0…1") }
+        if !Limits.dropAfter.contains(dropAfter) { throw ValidationError("--drop-after \(numberText(dropAfter)): out of range 0…1") }
         if replace && tag == nil { throw ValidationError("--replace needs a --tag.") }
         if delay != nil && at != nil { throw ValidationError("Give --delay or --at, not both.") }
     }
@@ -227,7 +227,7 @@ struct Play: ParsableCommand {
 
     @Option(name: [.customLong("device"), .customShort("d")], help: ArgumentHelp("""
         ALSA PCM to play on (see `announce devices`); default: the daemon's. With --category multi-route, \
-        give it up to \(Clip.maxDevices) times to play on every one at once.
+        give it up to \(Limits.maxDevices) times to play on every one at once.
         """, valueName: "device"), completion: deviceCompletion)
     var device: [String] = []
 
@@ -249,13 +249,15 @@ struct Play: ParsableCommand {
             throw ValidationError("a mixable session (\(session)) starts at once; --delay and --at need a queued one")
         }
         if device.contains("") { throw ValidationError("--device needs a name") }
-        if device.contains(where: { $0.utf8.count > 1024 }) { throw ValidationError("--device names are at most 1024 bytes") }
+        if device.contains(where: { $0.utf8.count > Limits.maxDeviceNameBytes }) {
+            throw ValidationError("--device names are at most \(Limits.maxDeviceNameBytes) bytes")
+        }
         guard device.count > 1 else { return }
         // A bad --category is SessionFlags' to report.
         guard (try? session.audioSession().category) == .multiRoute else {
             throw ValidationError("several --device need --category multi-route")
         }
-        if device.count > Clip.maxDevices { throw ValidationError("at most \(Clip.maxDevices) --device, not \(device.count)") }
+        if device.count > Limits.maxDevices { throw ValidationError("at most \(Limits.maxDevices) --device, not \(device.count)") }
         var seen: Set<String> = []
         for name in device where !seen.insert(name).inserted { throw ValidationError("--device \(name) is given twice") }
     }
@@ -270,9 +272,11 @@ struct Play: ParsableCommand {
                 try session.apply(to: &request)
                 return request
             }
+            // The daemon's own rules, so a request it would refuse never starts one.
+            if let problem = PlayRequest(items: requests).problem { throw AnnounceError.usage(problem) }
             guard let client = try DaemonClient.connect(autoStart: true) else { return }
             display = !noWait && !json && !quiet ? ProgressLine.forTerminal() : nil
-            let reply = try client.call(Request(.play, items: requests, wait: !noWait, progress: display != nil))
+            let reply = try client.call(.play(items: requests, wait: !noWait, progress: display != nil))
             let ids = reply.ids ?? []
             if noWait {
                 json ? print(jsonLine(Versioned(QueuedReply(ids: ids, pausedSince: reply.pausedSince))))
