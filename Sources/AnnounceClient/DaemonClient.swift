@@ -21,7 +21,9 @@ public final class DaemonClient {
     /// A value that is no duration above 0 (`abc`, `0`, `-1`) is a usage error at the first
     /// connection rather than a silent 30.
     static let answerTimeoutSetting: Result<Double, AnnounceError> = {
-        guard let text = getenv("ANNOUNCE_TIMEOUT").map({ String(cString: $0) }), !text.isEmpty else { return .success(30) }
+        guard let text = getenv("ANNOUNCE_TIMEOUT").map({ String(cString: $0) }), !text.isEmpty else {
+            return .success(defaultAnswerTimeout)
+        }
         do {
             let span = try TimeSpan(validating: text)
             guard span.seconds > 0 else { return .failure(.usage("ANNOUNCE_TIMEOUT=\(text): must be more than 0 s")) }
@@ -32,7 +34,8 @@ public final class DaemonClient {
             return .failure(.usage("ANNOUNCE_TIMEOUT=\(text): not a duration (\(TimeSpan.example))"))
         }
     }()
-    public static var answerTimeout: Double { (try? answerTimeoutSetting.get()) ?? 30 }
+    public static var answerTimeout: Double { (try? answerTimeoutSetting.get()) ?? defaultAnswerTimeout }
+    static let defaultAnswerTimeout = 30.0
     /// How often a client waiting on the daemon checks that it is not stopped.
     static let checkInterval = 1.0
 

@@ -29,7 +29,7 @@ public enum OutcomeWaiter {
                 }
                 for id in reply.unknown ?? [] {
                     outcomes[id] = Event(.finished, time: 0, id: id, outcome: Outcome(
-                        .failed, reason: "the daemon lost track of item \(id)", code: 70))
+                        .failed, reason: "the daemon lost track of item \(id)", code: AnnounceError.internalExitCode))
                 }
                 continue
             }

@@ -394,7 +394,7 @@ public final class Daemon {
         }
         if oversized && !connection.closing {
             connection.sendAndClose(WireProtocol.encode(
-                Reply.failure(64, "request line longer than \(WireProtocol.maxLineBytes) bytes")))
+                Reply.refusal("request line longer than \(WireProtocol.maxLineBytes) bytes")))
         }
     }
 
@@ -464,7 +464,7 @@ public final class Daemon {
     }
 
     func reject(_ connection: Connection, _ message: String) {
-        connection.sendAndClose(WireProtocol.encode(Reply.failure(64, message)))
+        connection.sendAndClose(WireProtocol.encode(Reply.refusal(message)))
     }
 
     private func control(_ connection: Connection, _ effects: [SchedulerEffect], now: Double, event: EventKind? = nil) {

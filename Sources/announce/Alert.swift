@@ -30,7 +30,7 @@ struct Alert: ParsableCommand {
               make && announce alert --wait done.aiff   # exits once it was heard
             """)
 
-    @Argument(help: "A PCM WAV, CAF or AIFF file of at most 30 s, or the name of an installed sound.", completion: .file())
+    @Argument(help: "A PCM WAV, CAF or AIFF file of at most \(Int(SystemSound.maxSeconds)) s, or the name of an installed sound.", completion: .file())
     var file: String
 
     @OptionGroup var level: VolumeFlags

@@ -46,14 +46,14 @@ struct Cancel: ParsableCommand {
             guard let client = try DaemonClient.connect(autoStart: false) else {
                 if !ids.isEmpty {
                     printError("no daemon running: \(ids.joined(separator: ", ")) not queued")
-                    throw ExitCode(75)
+                    throw ExitCode(Outcome.notPlayedExitCode)
                 }
                 return
             }
             let reply = try client.call(.cancel(try tag.map(CancelTarget.tag) ?? .ids(resolved(on: client))))
             if let unknown = reply.unknown, !unknown.isEmpty {
                 if !verbosity.quiet { printError("not queued (unknown or already final): \(unknown.joined(separator: ", "))") }
-                throw ExitCode(75)
+                throw ExitCode(Outcome.notPlayedExitCode)
             }
         } catch let error as AnnounceError {
             throw reportedExit(error)

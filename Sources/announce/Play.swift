@@ -311,17 +311,23 @@ struct Play: ParsableCommand {
         let decoder = try DecoderRegistry.open(path)
         let info = decoder.info
         let options = playback.options
-        if let start = options.start, let frames = info.frames, start.frames(atRate: info.sampleRate) >= frames, start.seconds > 0 {
-            throw .usage("\(path): --start \(start) is at or past the end (\(TimeSpan(seconds: info.durationSeconds ?? 0)))")
-        }
+        if let problem = options.startProblem(in: info, path: path) { throw problem }
         // The daemon's working directory is /: a file: device's FILE is the caller's.
         let devices = try device.map { name throws(AnnounceError) in try DeviceProbe.resolvingFile(name, absolute: absolutePath) }
         return Clip(path: absolutePath(path), device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
                     gain: options.gain, pan: options.pan,
                     loops: options.loops, start: options.start?.seconds, environment: AudioEnvironment.caller(),
-                    seconds: options.loops < 0 || !decoder.lengthIsExact ? nil
-                        : info.durationSeconds.map { $0 * Double(options.loops + 1) - (options.start?.seconds ?? 0) }
-                        .flatMap { $0.isFinite && $0 <= TimeSpan.longest.seconds ? $0 : nil })  // a wait estimate: past any real wait, none
+                    seconds: decoder.lengthIsExact ? programSeconds(info, options) : nil)
+    }
+
+    /// The whole program's length, for the wait estimate others are told: past any real wait, none.
+    private func programSeconds(_ info: AudioFileInfo, _ options: PlaybackOptions) -> Double? {
+        let startFrame = options.start?.frames(atRate: info.sampleRate) ?? 0
+        guard let frames = PlaybackOptions.programFrames(fileFrames: info.frames, startFrame: startFrame, loops: options.loops) else {
+            return nil
+        }
+        let seconds = Double(frames) / Double(info.sampleRate)
+        return seconds <= TimeSpan.longest.seconds ? seconds : nil
     }
 }
 

@@ -121,5 +121,23 @@ import Testing
 
     @Test func programLengthDoesNotOverflow() {
         #expect(Player.programFrames(fileFrames: .max / 2, startFrame: 0, loops: 3) == nil)
+        #expect(PlaybackOptions.programFrames(fileFrames: .max / 2, startFrame: 0, loops: 3) == nil)
+        #expect(PlaybackOptions.programFrames(fileFrames: 48_000, startFrame: 12_000, loops: 2) == 132_000)
+        #expect(PlaybackOptions.programFrames(fileFrames: 48_000, startFrame: 0, loops: -1) == nil)
+        #expect(PlaybackOptions.programFrames(fileFrames: nil, startFrame: 0, loops: 0) == nil)
+    }
+
+    @Test func aStartAtOrPastTheEndIsAUsageError() {
+        let info = AudioFileInfo(container: "WAV", codec: "PCM 16-bit", sampleRate: 48_000, channels: 1, frames: 48_000,
+                                 exactSampleFormat: .int16)
+        func problem(_ start: Double) -> AnnounceError? {
+            PlaybackOptions(start: TimeSpan(seconds: start)).startProblem(in: info, path: "a.wav")
+        }
+        #expect(problem(0.5) == nil && problem(0) == nil && PlaybackOptions().startProblem(in: info, path: "a.wav") == nil)
+        #expect(problem(1) == .usage("a.wav: --start 0:01.0 is at or past the end (0:01.0)"))
+        #expect(problem(2)?.exitCode == 64)
+        var unknownLength = info
+        unknownLength.frames = nil
+        #expect(PlaybackOptions(start: TimeSpan(seconds: 9)).startProblem(in: unknownLength, path: "a.wav") == nil)
     }
 }

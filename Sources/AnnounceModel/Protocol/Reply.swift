@@ -14,8 +14,11 @@ public enum Reply: Equatable, Sendable {
     /// `{"ok":false,"error":...}`: the request was refused or failed.
     case failure(ReplyError)
 
-    /// A refusal with the exit status a client ends with (64 a bad request, 69 a device or the spool).
+    /// A failure with the exit status a client ends with (64 a bad request, 69 a device or the spool).
     public static func failure(_ code: Int32, _ message: String) -> Reply { .failure(ReplyError(code: code, message: message)) }
+
+    /// A bad request's error reply (64, a usage error).
+    public static func refusal(_ message: String) -> Reply { .failure(AnnounceError.usage(message).exitCode, message) }
 
     public var ids: [String]? {
         if case .ids(let ids, _, _) = self { ids } else { nil }
@@ -66,7 +69,7 @@ extension Reply: Codable {
         if let error = try container.decodeIfPresent(ReplyError.self, forKey: .error), !ok {
             self = .failure(error)
         } else if !ok {
-            self = .failure(ReplyError(code: 70, message: "the daemon failed without saying why"))
+            self = .failure(ReplyError(code: AnnounceError.internalExitCode, message: "the daemon failed without saying why"))
         } else if let status = try container.decodeIfPresent(DaemonStatus.self, forKey: .status) {
             self = .status(status)
         } else if let ids = try container.decodeIfPresent([String].self, forKey: .ids) {

@@ -186,10 +186,14 @@ public struct Outcome: Codable, Equatable, Sendable {
     public var exitCode: Int32 {
         switch kind {
         case .played: 0
-        case .failed: code ?? 70
-        default: 75
+        case .failed: code ?? AnnounceError.internalExitCode
+        default: Self.notPlayedExitCode
         }
     }
+
+    /// Not played to the end (dropped, cancelled, replaced, expired, silenced), or for
+    /// `cancel` an id that was unknown or already final (75).
+    public static let notPlayedExitCode: Int32 = 75
 }
 
 /// Why the scheduler asks for the current item to stop.
