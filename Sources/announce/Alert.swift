@@ -49,10 +49,8 @@ struct Alert: ParsableCommand {
     var quiet = false
 
     func validate() throws {
-        if device == "" { throw ValidationError("--device needs a name") }
-        if let device, device.utf8.count > Limits.maxDeviceNameBytes {
-            throw ValidationError("--device names are at most \(Limits.maxDeviceNameBytes) bytes")
-        }
+        // The client makes a relative file: device absolute (DeviceProbe.resolvingFile).
+        if let device, let problem = DeviceName.problem(device, relativeFileAllowed: true) { throw ValidationError(optionText(problem)) }
     }
 
     func run() throws {

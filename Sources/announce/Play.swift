@@ -248,18 +248,13 @@ struct Play: ParsableCommand {
         if let session = try? session.audioSession(), session.lane == .mixed, queue.delay != nil || queue.at != nil {
             throw ValidationError("a mixable session (\(session)) starts at once; --delay and --at need a queued one")
         }
-        if device.contains("") { throw ValidationError("--device needs a name") }
-        if device.contains(where: { $0.utf8.count > Limits.maxDeviceNameBytes }) {
-            throw ValidationError("--device names are at most \(Limits.maxDeviceNameBytes) bytes")
+        // The daemon's rule for clip.device and clip.extraDevices, in the options' words; run()
+        // makes a relative file: device absolute. A bad --category is SessionFlags' to report.
+        let category = (try? session.audioSession().category) ?? .default
+        if let problem = DeviceName.problem(device: device.first, extra: Array(device.dropFirst()), category: category,
+                                            relativeFileAllowed: true) {
+            throw ValidationError(optionText(problem))
         }
-        guard device.count > 1 else { return }
-        // A bad --category is SessionFlags' to report.
-        guard (try? session.audioSession().category) == .multiRoute else {
-            throw ValidationError("several --device need --category multi-route")
-        }
-        if device.count > Limits.maxDevices { throw ValidationError("at most \(Limits.maxDevices) --device, not \(device.count)") }
-        var seen: Set<String> = []
-        for name in device where !seen.insert(name).inserted { throw ValidationError("--device \(name) is given twice") }
     }
 
     func run() throws {
@@ -328,6 +323,18 @@ struct Play: ParsableCommand {
         }
         let seconds = Double(frames) / Double(info.sampleRate)
         return seconds <= TimeSpan.longest.seconds ? seconds : nil
+    }
+}
+
+/// A `--device` problem in the options' words (the daemon says it in the request's, `DeviceProblem.description`).
+func optionText(_ problem: DeviceProblem) -> String {
+    switch problem {
+    case .emptyName: "--device needs a name"
+    case .nameTooLong: "--device names are at most \(Limits.maxDeviceNameBytes) bytes"
+    case .relativeFile(let name): "--device \(name): FILE must be an absolute path"
+    case .severalNeedMultiRoute: "several --device need --category multi-route"
+    case .tooMany(let count): "at most \(Limits.maxDevices) --device, not \(count)"
+    case .givenTwice(let name): "--device \(name) is given twice"
     }
 }
 

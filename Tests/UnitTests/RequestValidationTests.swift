@@ -90,6 +90,17 @@ import Testing
         } == "device hw:0 is given twice")
     }
 
+    @Test func theDeviceRuleIsOneForClientAndDaemon() {
+        // What play's -d options give (device first, the rest extra) and what the daemon reads.
+        #expect(DeviceName.problem(device: "hw:0", extra: ["hw:1"], category: .soloAmbient) == .severalNeedMultiRoute(.soloAmbient))
+        #expect(DeviceName.problem(device: nil, extra: (1...8).map { "hw:\($0)" }, category: .multiRoute) == .tooMany(9))
+        #expect(DeviceName.problem(device: "hw:0", extra: ["hw:0"], category: .multiRoute) == .givenTwice("hw:0"))
+        #expect(DeviceName.problem(device: "", extra: [], category: .multiRoute) == .emptyName)
+        #expect(DeviceName.problem(device: "file:out.wav", extra: [], category: .soloAmbient) == .relativeFile("file:out.wav"))
+        #expect(DeviceName.problem(device: "file:out.wav", extra: [], category: .soloAmbient, relativeFileAllowed: true) == nil)
+        #expect(DeviceProblem.tooMany(9).description == "at most 8 devices, not 9")
+    }
+
     @Test func existingChecksStillApply() {
         #expect(problem { $0.clip.path = "a.wav" }?.hasPrefix("path must be absolute") == true)
         #expect(problem { $0.clip.path = "/" + String(repeating: "a", count: 4096) } == "path is too long")

@@ -1,11 +1,30 @@
 /// ALSA PCM names as requests carry them: string rules only, so client and daemon share them.
 public enum DeviceName {
     /// Why `name` cannot be a request's device: empty, longer than `Limits.maxDeviceNameBytes`,
-    /// or a `file:` device whose FILE is relative (the daemon's directory is not the caller's).
-    public static func problem(_ name: String) -> String? {
-        if name.isEmpty || name.utf8.count > Limits.maxDeviceNameBytes { return "device name is empty or too long" }
-        guard let file = fileArgument(name) else { return nil }
-        return file.hasPrefix("/") ? nil : "device \(name): FILE must be an absolute path"
+    /// or a `file:` device whose FILE is relative (the daemon's directory is not the caller's;
+    /// `relativeFileAllowed` for a client, which makes it absolute before it sends).
+    public static func problem(_ name: String, relativeFileAllowed: Bool = false) -> DeviceProblem? {
+        if name.isEmpty { return .emptyName }
+        if name.utf8.count > Limits.maxDeviceNameBytes { return .nameTooLong }
+        guard !relativeFileAllowed, let file = fileArgument(name) else { return nil }
+        return file.hasPrefix("/") ? nil : .relativeFile(name)
+    }
+
+    /// Why a clip cannot play on `device` (nil: the daemon's, which counts too) and `extra`:
+    /// a bad name, extra devices outside category multi-route, more than `Limits.maxDevices`,
+    /// or a name given twice.
+    public static func problem(device: String?, extra: [String], category: SessionCategory,
+                               relativeFileAllowed: Bool = false) -> DeviceProblem? {
+        let given = [device].compactMap { $0 } + extra
+        for name in given {
+            if let problem = problem(name, relativeFileAllowed: relativeFileAllowed) { return problem }
+        }
+        guard !extra.isEmpty else { return nil }
+        if category != .multiRoute { return .severalNeedMultiRoute(category) }
+        if extra.count + 1 > Limits.maxDevices { return .tooMany(extra.count + 1) }
+        var seen: Set<String> = []
+        for name in given where !seen.insert(name).inserted { return .givenTwice(name) }
+        return nil
     }
 
     /// The FILE of a `file:` name (named or first positional), or nil for other names.
@@ -35,6 +54,30 @@ public enum DeviceName {
         return pieces.map { piece in
             guard let equals = piece.firstIndex(of: "="), !piece[..<equals].contains("/") else { return (nil, piece) }
             return (String(piece[..<equals]), String(piece[piece.index(after: equals)...]))
+        }
+    }
+}
+
+/// What is wrong with the devices a request names. The rule is decided once (`DeviceName`);
+/// the daemon says it in the request's field names (`description`), the CLI in its options'.
+public enum DeviceProblem: Equatable, Sendable, CustomStringConvertible {
+    case emptyName
+    case nameTooLong
+    /// A `file:` device whose FILE is not absolute.
+    case relativeFile(String)
+    /// Several devices, in a category other than multi-route.
+    case severalNeedMultiRoute(SessionCategory)
+    /// This many devices, more than `Limits.maxDevices`.
+    case tooMany(Int)
+    case givenTwice(String)
+
+    public var description: String {
+        switch self {
+        case .emptyName, .nameTooLong: "device name is empty or too long"
+        case .relativeFile(let name): "device \(name): FILE must be an absolute path"
+        case .severalNeedMultiRoute(let category): "extraDevices need category multi-route, not \(category)"
+        case .tooMany(let count): "at most \(Limits.maxDevices) devices, not \(count)"
+        case .givenTwice(let name): "device \(name) is given twice"
         }
     }
 }

@@ -50,21 +50,9 @@ extension ItemRequest {
         return nil
     }
 
-    /// `clip.device` and `clip.extraDevices`: at most `Limits.maxDevices` names in all, each a
-    /// `DeviceName`, none twice; extra devices only for category multi-route.
+    /// `clip.device` and `clip.extraDevices` (`DeviceName`'s rules).
     private var devicesProblem: String? {
-        let given = [clip.device].compactMap { $0 } + (clip.extraDevices ?? [])
-        for device in given {
-            if let problem = DeviceName.problem(device) { return problem }
-        }
-        guard let extra = clip.extraDevices, !extra.isEmpty else { return nil }
-        let category = session?.category ?? .default
-        if category != .multiRoute { return "extraDevices need category multi-route, not \(category)" }
-        // A nil `device` is the daemon's device: it counts towards the limit too.
-        if extra.count + 1 > Limits.maxDevices { return "at most \(Limits.maxDevices) devices, not \(extra.count + 1)" }
-        var seen: Set<String> = []
-        for device in given where !seen.insert(device).inserted { return "device \(device) is given twice" }
-        return nil
+        DeviceName.problem(device: clip.device, extra: clip.extraDevices ?? [], category: session?.category ?? .default)?.description
     }
 
     static func pathProblem(_ path: String) -> String? {
@@ -94,7 +82,7 @@ extension AlertRequest {
     public var problem: String? {
         if let problem = ItemRequest.pathProblem(path) { return problem }
         if let problem = ItemRequest.gainProblem(gain) { return problem }
-        if let device, let problem = DeviceName.problem(device) { return problem }
+        if let device, let problem = DeviceName.problem(device) { return problem.description }
         return ItemRequest.environmentProblem(environment)
     }
 }
