@@ -91,7 +91,7 @@ struct SessionFlags: ParsableArguments {
     var duckLevel: String?
 
     @Option(name: .customLong("if-busy"), help: ArgumentHelp("When another program holds the device: wait (the default, for at most --expire when given) or fail (exit 69).", valueName: "wait|fail"))
-    var ifBusy: IfBusy = .wait
+    var ifBusy: IfBusy = .default
 
     func validate() throws {
         do {
@@ -135,19 +135,19 @@ struct SessionFlags: ParsableArguments {
         let session = try audioSession()
         request.session = session == .default ? nil : session
         request.duckLevel = try duckDecibels()
-        request.ifBusy = ifBusy == .wait ? nil : ifBusy
+        request.ifBusy = ifBusy == .default ? nil : ifBusy
     }
 }
 
 struct QueueFlags: ParsableArguments {
     @Option(name: .customLong("priority"), help: "low, normal, high or critical. Higher preempts lower; critical is never preempted.")
-    var priority: Priority = .normal
+    var priority: Priority = .default
 
     @Flag(name: .customLong("no-interrupt"), help: "Wait for the playing item even when this one outranks it.")
     var noInterrupt = false
 
     @Option(name: .customLong("on-interrupt"), help: "When preempted: resume (where it was heard to, with a short fade-in), restart or drop.")
-    var onInterrupt: InterruptAction = .resume
+    var onInterrupt: InterruptAction = .default
 
     @Option(name: .customLong("drop-after"), parsing: .unconditional, help: ArgumentHelp("A preempted item that had this fraction (0 to 1) heard is dropped.", valueName: "fraction"))
     var dropAfter: Double = QueueItem.defaultDropAfter
