@@ -17,9 +17,8 @@ extension Daemon {
 
     /// `announce alert`: a system sound, mixed over everything at once; never queued, never
     /// preempted, not ducked, not spooled. Quiet mode silences it unless `ignoreQuiet`.
-    func alert(_ request: Request, from connection: Connection, now: Double) {
-        guard let alert = request.alert else { return reject(connection, "alert needs an \"alert\"") }
-        if let problem = Self.problem(with: alert) { return reject(connection, "alert: \(problem)") }
+    /// Its values are already checked (`Request.problem`).
+    func alert(_ alert: AlertRequest, wait: Bool, from connection: Connection, now: Double) {
         var passed: Set<String> = []
         if let failure = deviceFailure([alert.device ?? configuration.device], environment: alert.environment, passed: &passed) {
             return connection.sendAndClose(WireProtocol.encode(Reply.failure(failure.exitCode, failure.description)))
@@ -28,8 +27,8 @@ extension Daemon {
         let item = QueueItem(id: newID(), clip: Clip(path: alert.path, device: alert.device, gain: alert.gain, environment: alert.environment),
                              priority: .high, arrival: now, session: AudioSession(category: .ambient), ifBusy: .fail)
         mixed[item.id] = MixedStream(item: item, isAlert: true)
-        connection.send(WireProtocol.encode(Reply(ids: [item.id])))
-        if request.wait ?? false { subscribe(connection, to: [item.id], progress: false) }
+        connection.send(WireProtocol.encode(Reply.ids([item.id])))
+        if wait { subscribe(connection, to: [item.id], progress: false) }
         if quiet.isQuiet(at: now) && !(alert.ignoreQuiet ?? false) {
             return endMixed(item.id, Outcome(.silenced, reason: "quiet mode"), now: now)
         }
@@ -276,24 +275,8 @@ extension Daemon {
     func wait(for ids: [String], progress: Bool, connection: Connection) {
         let pending = pendingIDs
         let unknown = ids.filter { !pending.contains($0) && spool.outcome(of: $0) == nil }
-        connection.send(WireProtocol.encode(Reply(ids: ids.filter { !unknown.contains($0) },
-                                                  unknown: unknown.isEmpty ? nil : unknown)))
+        connection.send(WireProtocol.encode(Reply.ids(ids.filter { !unknown.contains($0) }, unknown: unknown)))
         subscribe(connection, to: ids.filter { !unknown.contains($0) }, progress: progress)
-    }
-
-    static func describe(_ error: DecodingError) -> String {
-        func path(_ context: DecodingError.Context) -> String {
-            let keys = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? "." + $0.stringValue }.joined()
-            return keys.isEmpty ? "" : String(keys.drop { $0 == "." }) + ": "
-        }
-        switch error {
-        case .typeMismatch(let type, let context): return "\(path(context))expected \(type)"
-        case .valueNotFound(let type, let context): return "\(path(context))missing \(type)"
-        case .keyNotFound(let key, let context): return "\(path(context))missing \"\(key.stringValue)\""
-        case .dataCorrupted(let context):
-            return context.codingPath.isEmpty ? "not valid JSON" : "\(path(context))invalid value"
-        @unknown default: return "invalid"
-        }
     }
 
     func newID() -> String {
