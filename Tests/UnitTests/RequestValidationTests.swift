@@ -139,7 +139,7 @@ import Testing
     }
 
     @Test func aStartAtOrPastTheEndIsAUsageError() {
-        let info = AudioFileInfo(container: "WAV", codec: "PCM 16-bit", sampleRate: 48_000, channels: 1, frames: 48_000,
+        let info = AudioFileInfo(container: .wav, codec: .pcm(bits: 16), sampleRate: 48_000, channels: 1, frames: 48_000,
                                  exactSampleFormat: .int16)
         func problem(_ start: Double) -> AnnounceError? {
             PlaybackOptions(start: TimeSpan(seconds: start)).startProblem(in: info, path: "a.wav")
