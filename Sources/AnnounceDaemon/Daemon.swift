@@ -70,7 +70,7 @@ public final class Daemon {
     private var signals: Int32 = -1
     private var lockFD: Int32 = -1
     private var mailbox: Mailbox!
-    private var mailboxFD: Int32 { mailbox.fd }
+    private var mailboxFD: Int32 { mailbox.wakeup.fd }
 
     // What the control side knows about the play in progress.
     /// Sample rate of each item that has played, to turn its frames into seconds.
@@ -865,27 +865,20 @@ public final class Daemon {
     }
 }
 
-/// The player's reports on their way to the control thread, which polls the eventfd.
+/// The player's reports on their way to the control thread, which polls `wakeup`.
 final class Mailbox: Sendable {
-    let fd: Int32
+    let wakeup: EventFD
     private let reports = Mutex<[PlayerReport]>([])
 
-    init() throws(AnnounceError) {
-        fd = announce_eventfd()
-        guard fd >= 0 else { throw .internal("eventfd: \(systemErrorMessage(-fd))") }
-    }
-
-    deinit { close(fd) }
+    init() throws(AnnounceError) { wakeup = try EventFD() }
 
     func post(_ report: PlayerReport) {
         reports.withLock { $0.append(report) }
-        var one: UInt64 = 1
-        _ = write(fd, &one, 8)
+        wakeup.signal()
     }
 
     func take() -> [PlayerReport] {
-        var count: UInt64 = 0
-        _ = read(fd, &count, 8)
+        wakeup.drain()
         return reports.withLock { reports in
             defer { reports.removeAll() }
             return reports
