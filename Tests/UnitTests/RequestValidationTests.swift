@@ -114,6 +114,6 @@ import Testing
     }
 
     @Test func programLengthDoesNotOverflow() {
-        #expect(Player.programFrames(fileFrames: .max / 2, startFrame: 0, loops: 3) == nil)
+        #expect(EngineDriver.programFrames(fileFrames: .max / 2, startFrame: 0, loops: 3) == nil)
     }
 }

@@ -68,7 +68,7 @@ public struct Scheduler: Sendable {
     public private(set) var isPaused = false
     /// Why the main lane is held apart from a user's pause: the device is busy or lost, or a
     /// session interrupted the lane (DESIGN §3). Nothing starts while any is held.
-    public private(set) var holds: Set<String> = []
+    public private(set) var holds: Set<QueueHold> = []
 
     /// Restores spooled items (any order): they keep id, sequence, heardFrames, started, interrupted.
     /// Nothing plays until the first `advance(now:)`.
@@ -263,7 +263,7 @@ public struct Scheduler: Sendable {
 
     /// Holds the queue for `reason` (not a user's pause: `resume` does not lift it); the playing
     /// item is stopped and resumes where it was heard once every hold is released.
-    public mutating func hold(_ reason: String, now: Double) -> [SchedulerEffect] {
+    public mutating func hold(_ reason: QueueHold, now: Double) -> [SchedulerEffect] {
         holds.insert(reason)
         var effects: [SchedulerEffect] = []
         requestStop(.held(reason), into: &effects)
@@ -271,7 +271,7 @@ public struct Scheduler: Sendable {
     }
 
     /// Lifts one hold; the queue goes on when none is left and it is not paused.
-    public mutating func release(_ reason: String, now: Double) -> [SchedulerEffect] {
+    public mutating func release(_ reason: QueueHold, now: Double) -> [SchedulerEffect] {
         holds.remove(reason)
         return advance(now: now)
     }

@@ -1,13 +1,49 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import AnnounceModel
 import AnnounceSystem
-import AnnounceSources
-import AnnounceOutput
-import AnnounceEngine
-/// Why a waiting client's item has not started: `waiting` events (docs/protocol.md), sent to
-/// clients that show progress whenever the reason changes, so a terminal is never silent.
-extension Daemon {
+
+/// What the queue looks like to a client: `status`, and why a waiting client's item has not
+/// started (`waiting` events, docs/protocol.md), sent to clients that show progress whenever
+/// the reason changes, so a terminal is never silent.
+extension QueueController {
+    /// `announce status`: both lanes, holds, quiet mode and the daemon itself.
+    func status() -> DaemonStatus {
+        func describe(_ item: QueueItem, _ state: ItemStatus.State) -> ItemStatus {
+            var status = ItemStatus(id: item.id, state: state, path: item.clip.path, priority: item.priority, tag: item.tag,
+                                    device: item.clip.device, heard: item.heardFrames > 0 ? seconds(item.heardFrames, of: item.id) : nil,
+                                    eligibleAt: item.eligibleAt, expiresAt: item.started ? nil : item.expiresAt)
+            if item.audioSession != .default { status.session = item.audioSession.description }
+            if policy[item.id]?.ducked == true { status.ducked = true }
+            return status
+        }
+        var playing = scheduler.playing.map { describe($0, .playing) }
+        if let item = scheduler.playing {
+            playing?.heard = seconds(item.heardFrames + playingFrames, of: item.id)
+            playing?.duration = seconds(playingTotal, of: item.id)
+        }
+        var status = DaemonStatus(pid: getpid(), device: configuration.device, deviceOpen: !openDevices.isEmpty,
+                            paused: scheduler.isPaused, playing: playing,
+                            queued: scheduler.ready.map { describe($0, $0.interrupted ? .interrupted : .queued) },
+                            scheduled: scheduler.scheduled.map { describe($0, .scheduled) },
+                            quiet: quiet.state(at: clock()))
+        let streams = mixed.values.sorted { ($0.item.arrival, $0.item.id) < ($1.item.arrival, $1.item.id) }.map { stream in
+            var entry = describe(stream.item, stream.playing ? .playing : .interrupted)
+            entry.heard = seconds(stream.item.heardFrames + stream.frames, of: stream.item.id)
+            entry.duration = seconds(stream.item.totalFrames, of: stream.item.id)
+            return entry
+        }
+        status.mixing = streams.isEmpty ? nil : streams
+        status.holds = scheduler.holds.isEmpty ? nil : scheduler.holds.map(\.description).sorted()
+        if scheduler.isPaused { status.pausedSince = runtime.pausedSince }
+        status.idleExit = configuration.idleExit
+        status.autoStarted = configuration.readyFD != nil ? true : nil  // clients start daemons with a ready fd
+        return status
+    }
+
     func reportWaits(now: Double) {
-        let watchers = connections.values.filter { $0.wantsProgress && !$0.waiting.isEmpty }
+        let watchers = hub.waitWatchers
         guard !watchers.isEmpty else { return }
         let ready = scheduler.ready, scheduled = scheduler.scheduled
         for connection in watchers {
@@ -32,9 +68,9 @@ extension Daemon {
             case nil: return nil
             case .interrupted?: return waiting("held", stream.item)
             case .device?:
-                let lost = stream.item.clip.devices(default: configuration.device).contains(where: lostDevices.contains)
-                var event = waiting(lost ? "device-lost" : "device-busy", stream.item)
-                if !lost { event.warning = busyReason }
+                let wait = devices.waitReason(for: stream.item.clip.devices(default: configuration.device))
+                var event = waiting(wait.reason, stream.item)
+                event.warning = wait.warning
                 return event
             }
         }
@@ -46,13 +82,13 @@ extension Daemon {
         guard let position = ready.firstIndex(where: { $0.id == id }) else { return nil }
         let item = ready[position]
         if scheduler.isPaused { return waiting("paused", item) }
-        if scheduler.holds.contains(Self.busyHold) {
+        if scheduler.holds.contains(.deviceBusy) {
             var event = waiting("device-busy", item)
-            event.warning = busyReason
+            event.warning = devices.busyReason
             return event
         }
-        if scheduler.holds.contains(Self.lostHold) { return waiting("device-lost", item) }
-        if let hold = scheduler.holds.sorted().first {
+        if scheduler.holds.contains(.deviceLost) { return waiting("device-lost", item) }
+        if let hold = scheduler.holds.map(\.description).sorted().first {
             var event = waiting("held", item)
             event.warning = hold
             return event

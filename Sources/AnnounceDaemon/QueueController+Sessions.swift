@@ -1,25 +1,35 @@
-import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
-import AnnounceSources
-import AnnounceOutput
 import AnnounceEngine
 
 /// The session layer as the daemon carries it out (DESIGN §3): the mixed lane (mixable
 /// sessions and alerts, never queued), the policy's interruptions and ducking, and what
-/// happens when a device is busy or goes away. The rules themselves are `SessionPolicy`'s
-/// and `Scheduler`'s; this is where their decisions meet the player.
-extension Daemon {
+/// happens when a device is busy or goes away. The rules themselves are `SessionPolicy`'s,
+/// `Scheduler`'s and `DeviceSupervisor`'s; this is where their decisions meet the engines.
+extension QueueController {
+    struct MixedStream {
+        var item: QueueItem
+        var isAlert: Bool
+        /// A play is in progress on the player.
+        var playing = false
+        /// Paused by an interruption, or waiting for its device.
+        var waiting: Waiting?
+        /// Why we stopped the play in progress.
+        var stopIntent: StopIntent?
+        /// Frames heard in the play in progress.
+        var frames: Int64 = 0
+
+        enum Waiting { case interrupted, device }
+        enum StopIntent: Equatable { case interrupt, end(Outcome) }
+    }
+
     // MARK: the mixed lane and alerts
 
     /// `announce alert`: a system sound, mixed over everything at once; never queued, never
     /// preempted, not ducked, not spooled. Quiet mode silences it unless `ignoreQuiet`.
-    func alert(_ request: Request, from connection: Connection, now: Double) {
+    func handleAlert(_ request: Request, from connection: Connection, now: Double) {
         guard let alert = request.alert else { return reject(connection, "alert needs an \"alert\"") }
-        if let problem = Self.problem(with: alert) { return reject(connection, "alert: \(problem)") }
+        if let problem = Daemon.problem(with: alert) { return reject(connection, "alert: \(problem)") }
         var passed: Set<String> = []
         if let failure = deviceFailure([alert.device ?? configuration.device], environment: alert.environment, passed: &passed) {
             return connection.sendAndClose(WireProtocol.encode(Reply.failure(failure.exitCode, failure.description)))
@@ -56,8 +66,8 @@ extension Daemon {
         stream.frames = 0
         mixed[id] = stream
         deviceCloseAt = nil
-        player.play(stream.item, devices: stream.item.clip.devices(default: configuration.device),
-                    gain: startingGain(stream.item.id), alert: stream.isAlert, watched: isProgressWatched(id))
+        driver.play(stream.item, devices: stream.item.clip.devices(default: configuration.device),
+                    gain: startingGain(stream.item.id), alert: stream.isAlert, watched: hub.isProgressWatched(id))
     }
 
     /// Ends a mixed stream for good with `outcome`: at once when it does not play, else after its stop.
@@ -65,7 +75,7 @@ extension Daemon {
         guard let stream = mixed[id] else { return }
         if stream.playing {
             mixed[id]?.stopIntent = .end(outcome)
-            player.stop(id)
+            driver.stop(id)
         } else {
             mixed[id] = nil
             apply([.finish(stream.item, outcome)], now: now)
@@ -141,17 +151,17 @@ extension Daemon {
             let id = interruption.id
             if !interruptedIDs.contains(id), let other = anyItem(id) {
                 interruptedIDs.insert(id)
-                emit(Event(.interruptionBegan, time: now, id: id, path: other.clip.path, priority: other.priority,
+                hub.emit(Event(.interruptionBegan, time: now, id: id, path: other.clip.path, priority: other.priority,
                            reason: interruption.reason.rawValue, heard: seconds(other.heardFrames, of: id)))
             }
             if let stream = mixed[id] {
                 if stream.playing {
                     mixed[id]?.stopIntent = .interrupt
-                    player.stop(id)
+                    driver.stop(id)
                 }
                 mixed[id]?.waiting = .interrupted
             } else if scheduler.playing?.id == id {
-                effects += scheduler.hold(Self.sessionHold(item.id), now: now)
+                effects += scheduler.hold(.interruptedBy(item.id), now: now)
             }
         }
         applyDucking(decision.ducking)
@@ -166,14 +176,14 @@ extension Daemon {
         for end in decision.ended {
             if interruptedIDs.contains(end.id), let other = anyItem(end.id) {
                 interruptedIDs.remove(end.id)
-                emit(Event(.interruptionEnded, time: now, id: end.id, path: other.clip.path, priority: other.priority,
+                hub.emit(Event(.interruptionEnded, time: now, id: end.id, path: other.clip.path, priority: other.priority,
                            shouldResume: end.shouldResume))
             }
             if end.shouldResume, mixed[end.id]?.waiting == .interrupted { playMixed(end.id) }
         }
         applyDucking(decision.ducking)
         var effects: [SchedulerEffect] = []
-        if scheduler.holds.contains(Self.sessionHold(id)) { effects += scheduler.release(Self.sessionHold(id), now: now) }
+        if scheduler.holds.contains(.interruptedBy(id)) { effects += scheduler.release(.interruptedBy(id), now: now) }
         return effects
     }
 
@@ -183,58 +193,44 @@ extension Daemon {
             applyDucking(policy.resume(id))
             if mixed[id]?.waiting == .interrupted { playMixed(id) }
         }
-        return scheduler.holds.contains(Self.resumeHold) ? scheduler.release(Self.resumeHold, now: now) : []
+        return scheduler.holds.contains(.awaitingResume) ? scheduler.release(.awaitingResume, now: now) : []
     }
 
     func applyDucking(_ changes: DuckChanges) {
         let gain = duckGain
-        for id in changes.ducked { player.setGain(id, gain: gain, overSeconds: GainRamp.duckDownSeconds) }
-        for id in changes.unducked { player.setGain(id, gain: 1, overSeconds: GainRamp.duckUpSeconds) }
+        for id in changes.ducked { driver.setGain(id, gain: gain, overSeconds: GainRamp.duckDownSeconds) }
+        for id in changes.unducked { driver.setGain(id, gain: 1, overSeconds: GainRamp.duckUpSeconds) }
     }
-
-    static func sessionHold(_ id: String) -> String { "interrupted by \(id)" }
 
     // MARK: device trouble
 
-    /// A play failed on its device. Busy (unless `--if-busy fail`) and lost devices are
-    /// retried with backoff: returns the scheduler hold that waits for it, or nil when the
-    /// failure is final (an unknown device, a refused format, `--if-busy fail`).
-    func deviceTrouble(_ details: PlayDetails, item: QueueItem, now: Double) -> String? {
-        let device = details.troubleDevice ?? details.device
-        let hold: String
-        switch details.deviceTrouble {
-        case .busy(let reason)? where item.ifBusy != .fail:
-            hold = Self.busyHold
-            busyReason = reason
-            if interruptedIDs.insert(item.id).inserted {
-                emit(Event(.interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
-                           reason: InterruptionReason.deviceBusy.rawValue, heard: seconds(item.heardFrames, of: item.id),
-                           device: device, warning: reason))
-            }
-        case .lost(let reason)?:
-            hold = Self.lostHold
-            if lostDevices.insert(device).inserted {
-                logger.warning("device '\(device)' lost: \(reason); \(item.id) keeps its place and resumes when it is back")
-                emit(Event(.routeChange, time: now, reason: "old-device-unavailable", device: device, warning: reason))
-            }
-            if interruptedIDs.insert(item.id).inserted {
-                emit(Event(.interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
-                           reason: InterruptionReason.deviceLost.rawValue, heard: seconds(item.heardFrames, of: item.id),
-                           device: device, warning: reason))
-            }
-        case .unavailable?, .busy?:
-            // A device lost mid-play that is still gone (or taken meanwhile): keep waiting.
-            // Anything else (an unknown name, no sound server, --if-busy fail) is final.
-            guard lostDevices.contains(device) else { return nil }
-            hold = Self.lostHold
-        case nil:
+    /// A play failed on its device: the hold that waits for it (with the events that say so
+    /// the first time), or nil when the failure is final. `DeviceSupervisor` decides.
+    func deviceTrouble(_ details: PlayDetails, item: QueueItem, now: Double) -> QueueHold? {
+        let device = details.troubleDevice ?? details.devices.description
+        guard let wait = devices.failed(details.deviceTrouble, on: device, failsWhenBusy: item.ifBusy == .fail, now: now) else {
             return nil
         }
-        if deviceRetryAt == nil {
-            deviceRetryAt = now + deviceRetryDelay
-            deviceRetryDelay = min(deviceRetryDelay * 2, Self.longestRetryDelay)
+        func interrupted(_ reason: InterruptionReason, _ warning: String) {
+            if interruptedIDs.insert(item.id).inserted {
+                hub.emit(Event(.interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
+                               reason: reason.rawValue, heard: seconds(item.heardFrames, of: item.id),
+                               device: device, warning: warning))
+            }
         }
-        return hold
+        switch wait {
+        case .busy(let reason):
+            interrupted(.deviceBusy, reason)
+        case .lost(let reason, let newlyLost):
+            if newlyLost {
+                logger.warning("device '\(device)' lost: \(reason); \(item.id) keeps its place and resumes when it is back")
+                hub.emit(Event(.routeChange, time: now, reason: "old-device-unavailable", device: device, warning: reason))
+            }
+            interrupted(.deviceLost, reason)
+        case .stillLost:
+            break
+        }
+        return wait.hold
     }
 
     /// Per-item devices close as soon as nothing plays on them (the player closes only idle
@@ -246,60 +242,9 @@ extension Daemon {
             for item in [scheduler.playing].compactMap({ $0 }) + mixed.values.filter(\.playing).map(\.item) {
                 inUse.formUnion(item.clip.devices(default: configuration.device))
             }
-            player.closeDevices(except: inUse)
+            driver.closeDevices(except: inUse)
         }
         guard !isPlaying else { return }
         if openDevices.contains(configuration.device), deviceCloseAt == nil { deviceCloseAt = now + configuration.deviceGrace }
-    }
-
-    /// Streams these items' events to `connection`; an item that is already final
-    /// (even one that ended while it was being queued, like `--expire 0s`) gets its
-    /// finished event at once. Returns the ids nobody knows.
-    @discardableResult
-    func subscribe(_ connection: Connection, to ids: [String], progress: Bool) -> [String] {
-        let pending = pendingIDs
-        var unknown: [String] = []
-        connection.wantsProgress = progress
-        for id in ids {
-            if pending.contains(id) {
-                connection.waiting.insert(id)
-                if progress { player.watchProgress(id) }
-            } else if let outcome = spool.outcome(of: id) {
-                connection.send(WireProtocol.encode(outcome))
-            } else {
-                unknown.append(id)
-            }
-        }
-        return unknown
-    }
-
-    func wait(for ids: [String], progress: Bool, connection: Connection) {
-        let pending = pendingIDs
-        let unknown = ids.filter { !pending.contains($0) && spool.outcome(of: $0) == nil }
-        connection.send(WireProtocol.encode(Reply(ids: ids.filter { !unknown.contains($0) },
-                                                  unknown: unknown.isEmpty ? nil : unknown)))
-        subscribe(connection, to: ids.filter { !unknown.contains($0) }, progress: progress)
-    }
-
-    static func describe(_ error: DecodingError) -> String {
-        func path(_ context: DecodingError.Context) -> String {
-            let keys = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? "." + $0.stringValue }.joined()
-            return keys.isEmpty ? "" : String(keys.drop { $0 == "." }) + ": "
-        }
-        switch error {
-        case .typeMismatch(let type, let context): return "\(path(context))expected \(type)"
-        case .valueNotFound(let type, let context): return "\(path(context))missing \(type)"
-        case .keyNotFound(let key, let context): return "\(path(context))missing \"\(key.stringValue)\""
-        case .dataCorrupted(let context):
-            return context.codingPath.isEmpty ? "not valid JSON" : "\(path(context))invalid value"
-        @unknown default: return "invalid"
-        }
-    }
-
-    func newID() -> String {
-        while true {
-            let id = String(UInt64.random(in: 0..<(1 << 48)) | (1 << 48), radix: 16).dropFirst().description
-            if spool.outcome(of: id) == nil { return id }
-        }
     }
 }

@@ -1,0 +1,176 @@
+import AnnounceModel
+import AnnounceSystem
+import AnnounceEngine
+
+/// The models' effects carried out, and the engine driver's reports taken in.
+extension QueueController {
+    func apply(_ effects: [SchedulerEffect], now: Double) {
+        // A worklist rather than recursion: an item silenced by quiet mode brings the
+        // scheduler's next effects, which may silence the next item, and so on.
+        var effects = effects
+        var next = 0
+        while next < effects.count {
+            let effect = effects[next]
+            next += 1
+            switch effect {
+            case .persist(let item):
+                do { try spool.save(item) } catch { logger.error("\(error.description)") }
+            case .play(let item) where item.sessionCategory.silencedByQuietMode && quiet.isQuiet(at: now):
+                // Never reaches the player: it ends `silenced` and the next item is offered.
+                effects += scheduler.playbackEnded(id: item.id, heardFrames: 0, totalFrames: nil,
+                                                   end: .silenced(reason: "quiet mode"), now: now)
+            case .play(let item):
+                applyDucking(policy.setSuspended(item.id, false))
+                if let stream = policy[item.id], !stream.isPlaying {
+                    // Left paused by a --no-notify-others session (or still interrupted): it waits
+                    // at the head of the queue for `announce resume`.
+                    effects += scheduler.playbackEnded(id: item.id, heardFrames: 0, totalFrames: nil,
+                                                       end: .held(.awaitingResume), now: now)
+                    continue
+                }
+                if policy[item.id] == nil {
+                    effects += activate(item, preempting: preemptedFor.removeValue(forKey: item.id), now: now)
+                }
+                deviceCloseAt = nil
+                playingTotal = item.totalFrames
+                playingFrames = 0
+                driver.play(item, devices: item.clip.devices(default: configuration.device), gain: startingGain(item.id),
+                            watched: hub.isProgressWatched(item.id))
+                // Started items never expire, also after a crash; saved after the play began.
+                do { try spool.save(item) } catch { logger.error("\(error.description)") }
+            case .stopPlayback(let id, _):
+                driver.stop(id)
+            case .interrupted(let item, let reason):
+                switch reason {
+                case .preempted(let by): preemptedFor[by] = item.id
+                case .held, .paused:
+                    // Silent until it plays again: it ducks no one meanwhile.
+                    applyDucking(policy.setSuspended(item.id, true))
+                default: break
+                }
+                // Interruptions the daemon announced itself (sessions, the device) are not repeated.
+                if interruptedIDs.insert(item.id).inserted {
+                    hub.emit(Event(.interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
+                               reason: Self.describe(reason), heard: seconds(item.heardFrames, of: item.id)))
+                }
+            case .finish(let item, let outcome):
+                effects += deactivate(item.id, now: now)
+                preemptedFor = preemptedFor.filter { $0.value != item.id && $0.key != item.id }
+                let played = details.removeValue(forKey: item.id)
+                lastMilestone[item.id] = nil
+                interruptedIDs.remove(item.id)
+                let event = Event(.finished, time: now, id: item.id, path: item.clip.path, priority: item.priority,
+                                  reason: outcome.reason, heard: seconds(item.heardFrames, of: item.id),
+                                  duration: seconds(item.totalFrames, of: item.id), outcome: outcome, device: played?.devices.description,
+                                  format: played?.format, frames: played?.frames, warning: played?.warning)
+                rates[item.id] = nil
+                do { try spool.finish(item.id, event: event) } catch { logger.error("\(error.description)") }
+                logger.info("\(item.id) \(item.clip.path): \(outcome.kind.rawValue)\(outcome.reason.map { " (\($0))" } ?? "")")
+                // Held until its own device closes (a multi-route play: the first such device).
+                if let device = played?.devices.names.first(where: {
+                    $0 != configuration.device && openDevices.contains($0) }) {
+                    heldFinishes[device, default: []].append(event)
+                } else {
+                    hub.emit(event)
+                }
+            }
+        }
+        if let playing = scheduler.playing {
+            // The device stays open for the next item, so nothing is left to wait for.
+            for event in heldFinishes.removeValue(forKey: playing.clip.device ?? configuration.device) ?? [] { hub.emit(event) }
+        }
+        scheduleDeviceClose(now: now)
+    }
+
+    func seconds(_ frames: Int64?, of id: String) -> Double? {
+        guard let frames, let rate = rates[id], rate > 0 else { return nil }
+        return (Double(frames) / Double(rate) * 1000).rounded() / 1000
+    }
+
+    /// One report from the engine driver.
+    func handle(_ report: EngineReport) {
+        let now = clock()
+        switch report {
+        case .started(let id, let device, let format, let buffering, let rate, let total):
+            rates[id] = rate
+            devices.opened(device)
+            if openDevices.insert(device).inserted {
+                logger.info("device '\(device)' opened as \(format), \(buffering)")
+                hub.emit(Event(.deviceOpened, time: now, device: device, format: format))
+            }
+            guard let item = item(id), startedPlays.insert(id).inserted else { return }
+            if scheduler.playing?.id == id { playingTotal = total }
+            // The device works: whatever waited for it is over.
+            if devices.works(device) {
+                logger.info("device '\(device)' is back")
+                hub.emit(Event(.routeChange, time: now, reason: "new-device-available", device: device, format: format))
+            }
+            if interruptedIDs.contains(id), policy[id]?.isInterrupted != true {
+                interruptedIDs.remove(id)
+                hub.emit(Event(.interruptionEnded, time: now, id: id, path: item.clip.path, priority: item.priority, shouldResume: true))
+            }
+            logger.info("\(id) \(item.clip.path): started on \(device) as \(format)")
+            hub.emit(Event(.started, time: now, id: id, path: item.clip.path, priority: item.priority,
+                       heard: seconds(item.heardFrames, of: id), duration: seconds(total, of: id), device: device, format: format))
+        case .progress(let id, let frames, _, let counted):
+            // An estimated length, counted exactly after the start.
+            if let counted {
+                if mixed[id] != nil { mixed[id]?.item.totalFrames = counted }
+                if scheduler.playing?.id == id { playingTotal = counted }
+            }
+            // Ten reports a second per stream: nothing is built unless someone listens.
+            let heardBefore: Int64, total: Int64?
+            if let stream = mixed[id] {
+                mixed[id]?.frames = frames
+                (heardBefore, total) = (stream.item.heardFrames, stream.item.totalFrames)
+            } else if let playing = scheduler.playing, playing.id == id {
+                playingFrames = frames
+                (heardBefore, total) = (playing.heardFrames, playingTotal)
+            } else {
+                return
+            }
+            let heard = heardBefore + frames
+            var milestone = 0
+            if let total, total > 0 {
+                let percent = Int(heard * 100 / total)
+                milestone = [75, 50, 25].first { percent >= $0 } ?? 0
+                if milestone > lastMilestone[id, default: 0] { lastMilestone[id] = milestone } else { milestone = 0 }
+            }
+            hub.publishProgress(of: id, milestone: milestone) {
+                Event(.progress, time: now, id: id, heard: seconds(heard, of: id), duration: seconds(total, of: id))
+            }
+        case .ended(let id, let heard, let total, let rate, var end, let played):
+            Self.rotateLog(runtime, logger)
+            startedPlays.remove(id)
+            if let rate { rates[id] = rate }
+            details[id] = played
+            if case .failed(_, let message) = end { logger.warning("\(message)") }
+            if mixed[id] != nil {
+                return mixedEnded(id, heard: heard, total: total, end: end, details: played, now: now)
+            }
+            playingFrames = heard
+            if case .failed = end, let item = scheduler.playing, item.id == id,
+               let hold = deviceTrouble(played, item: item, now: now) {
+                end = .held(hold)  // back to the head of the queue; the device is tried again
+            }
+            apply(scheduler.playbackEnded(id: id, heardFrames: heard, totalFrames: total, end: end, now: now), now: now)
+        case .devicesClosed(let closed):
+            for device in closed where openDevices.remove(device) != nil {
+                hub.emit(Event(.deviceClosed, time: now, device: device))
+                for event in heldFinishes.removeValue(forKey: device) ?? [] { hub.emit(event) }
+            }
+        }
+    }
+
+    static func describe(_ reason: StopReason) -> String {
+        switch reason {
+        case .preempted(let by): "preempted by \(by)"
+        case .paused: "paused"
+        case .held(let why): why.description
+        case .skipped: "skipped"
+        case .cancelled: "cancelled"
+        case .replaced(let by): "replaced by \(by)"
+        case .stopped: "stopped"
+        }
+    }
+}
