@@ -115,14 +115,13 @@ extension QueueController {
         case .progress(let id, let frames, _, let counted):
             // An estimated length, counted exactly after the start.
             if let counted {
-                if mixed[id] != nil { mixed[id]?.item.totalFrames = counted }
                 if scheduler.playing?.id == id { playingTotal = counted }
             }
             // Ten reports a second per stream: nothing is built unless someone listens.
             let heardBefore: Int64, total: Int64?
             if let stream = mixed[id] {
-                mixed[id]?.frames = frames
-                (heardBefore, total) = (stream.item.heardFrames, stream.item.totalFrames)
+                mixed.progress(id, frames: frames, counted: counted)
+                (heardBefore, total) = (stream.item.heardFrames, counted ?? stream.item.totalFrames)
             } else if let playing = scheduler.playing, playing.id == id {
                 playingFrames = frames
                 (heardBefore, total) = (playing.heardFrames, playingTotal)

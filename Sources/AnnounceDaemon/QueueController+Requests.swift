@@ -46,7 +46,7 @@ extension QueueController {
             setPausedMarker(false)
             control(connection, resumeAwaiting(now: now) + scheduler.resume(now: now), now: now, event: .resumed)
         case .stop:
-            for id in mixed.keys.sorted() { endMixed(id, Outcome(.cancelled, reason: "stopped"), now: now) }
+            for id in mixed.ids.sorted() { endMixed(id, Outcome(.cancelled, reason: "stopped"), now: now) }
             control(connection, scheduler.stop(now: now), now: now)
         case .clear: control(connection, scheduler.clear(now: now), now: now)
         case .cancel: handleCancel(request, from: connection, now: now)
@@ -61,7 +61,7 @@ extension QueueController {
     /// `announce cancel`: by tag, or by ids (the unknown ones are named in the reply).
     private func handleCancel(_ request: Request, from connection: Connection, now: Double) {
         if let tag = request.tag {
-            for (id, stream) in mixed where stream.item.tag == tag { endMixed(id, Outcome(.cancelled, reason: "cancelled"), now: now) }
+            carryOut(mixed.end(where: { $0.tag == tag }, Outcome(.cancelled, reason: "cancelled")), now: now)
             control(connection, scheduler.cancel(tag: tag, now: now), now: now)
         } else if let ids = request.ids, !ids.isEmpty {
             for id in ids where mixed[id] != nil { endMixed(id, Outcome(.cancelled, reason: "cancelled"), now: now) }
@@ -146,9 +146,8 @@ extension QueueController {
         for (item, replace) in items {
             if replace, let tag = item.tag {
                 // Playing mixing streams with the tag are replaced too (the scheduler has the queue's).
-                for (id, stream) in mixed where stream.item.tag == tag && !ids.contains(id) {
-                    endMixed(id, Outcome(.replaced, reason: "replaced by \(item.id)"), now: now)
-                }
+                carryOut(mixed.end(where: { $0.tag == tag && !ids.contains($0.id) },
+                                   Outcome(.replaced, reason: "replaced by \(item.id)")), now: now)
             }
             if item.audioSession.lane == .mixed {
                 // Mixable: never queued, it starts now over whatever plays.

@@ -7,22 +7,6 @@ import AnnounceEngine
 /// happens when a device is busy or goes away. The rules themselves are `SessionPolicy`'s,
 /// `Scheduler`'s and `DeviceSupervisor`'s; this is where their decisions meet the engines.
 extension QueueController {
-    struct MixedStream {
-        var item: QueueItem
-        var isAlert: Bool
-        /// A play is in progress on the player.
-        var playing = false
-        /// Paused by an interruption, or waiting for its device.
-        var waiting: Waiting?
-        /// Why we stopped the play in progress.
-        var stopIntent: StopIntent?
-        /// Frames heard in the play in progress.
-        var frames: Int64 = 0
-
-        enum Waiting { case interrupted, device }
-        enum StopIntent: Equatable { case interrupt, end(Outcome) }
-    }
-
     // MARK: the mixed lane and alerts
 
     /// `announce alert`: a system sound, mixed over everything at once; never queued, never
@@ -37,7 +21,7 @@ extension QueueController {
         // At once or not at all: a busy device fails it (69) instead of making it wait.
         let item = QueueItem(id: newID(), clip: Clip(path: alert.path, device: alert.device, gain: alert.gain, environment: alert.environment),
                              priority: .high, arrival: now, session: AudioSession(category: .ambient), ifBusy: .fail)
-        mixed[item.id] = MixedStream(item: item, isAlert: true)
+        mixed.add(item, alert: true)
         connection.send(WireProtocol.encode(Reply(ids: [item.id])))
         if request.wait ?? false { subscribe(connection, to: [item.id], progress: false) }
         if quiet.isQuiet(at: now) && !(alert.ignoreQuiet ?? false) {
@@ -49,72 +33,50 @@ extension QueueController {
     /// A mixable session starts: quiet mode may silence it; otherwise the policy decides whom
     /// it interrupts and ducks, and it plays at once.
     func startMixed(_ item: QueueItem, alert: Bool, now: Double) {
-        mixed[item.id] = MixedStream(item: item, isAlert: alert)
+        mixed.add(item, alert: alert)
         if item.sessionCategory.silencedByQuietMode && quiet.isQuiet(at: now) {
             return endMixed(item.id, Outcome(.silenced, reason: "quiet mode"), now: now)
         }
         if item.interrupted { interruptedIDs.insert(item.id) }
         apply(activate(item, preempting: nil, now: now), now: now)
-        if policy[item.id]?.isPlaying ?? true { playMixed(item.id) } else { mixed[item.id]?.waiting = .interrupted }
+        carryOut(policy[item.id]?.isPlaying ?? true ? mixed.play(item.id) : mixed.interrupt(item.id), now: now)
     }
 
     func playMixed(_ id: String) {
-        guard var stream = mixed[id], !stream.playing else { return }
-        applyDucking(policy.setSuspended(id, false))
-        stream.playing = true
-        stream.waiting = nil
-        stream.frames = 0
-        mixed[id] = stream
-        deviceCloseAt = nil
-        driver.play(stream.item, devices: stream.item.clip.devices(default: configuration.device),
-                    gain: startingGain(stream.item.id), alert: stream.isAlert, watched: hub.isProgressWatched(id))
+        carryOut(mixed.play(id), now: clock())
     }
 
     /// Ends a mixed stream for good with `outcome`: at once when it does not play, else after its stop.
     func endMixed(_ id: String, _ outcome: Outcome, now: Double) {
-        guard let stream = mixed[id] else { return }
-        if stream.playing {
-            mixed[id]?.stopIntent = .end(outcome)
-            driver.stop(id)
-        } else {
-            mixed[id] = nil
-            apply([.finish(stream.item, outcome)], now: now)
-        }
+        carryOut(mixed.end(id, outcome), now: now)
     }
 
     func mixedEnded(_ id: String, heard: Int64, total: Int64?, end: PlaybackEnd, details: PlayDetails, now: Double) {
-        guard var stream = mixed[id] else { return }
-        stream.playing = false
-        let (sum, overflow) = stream.item.heardFrames.addingReportingOverflow(max(0, heard))
-        stream.item.heardFrames = overflow ? .max : sum
-        if let total { stream.item.totalFrames = total }
-        let intent = stream.stopIntent
-        stream.stopIntent = nil
-        mixed[id] = stream
-        switch (end, intent) {
-        case (_, .end(let outcome)?):
-            endMixed(id, outcome, now: now)
-        case (.finished, _):
-            endMixed(id, Outcome(.played), now: now)
-        case (.stopped, _), (.held, _):
-            // Interrupted (or the daemon is stopping): it keeps what was heard and waits.
-            if !stream.isAlert { do { try spool.save(stream.item) } catch { logger.error("\(error.description)") } }
-            if terminating { return }
-            if policy[id]?.isPlaying ?? true { playMixed(id) } else { mixed[id]?.waiting = .interrupted }
-        case (.failed(let code, let message), _):
-            if deviceTrouble(details, item: stream.item, now: now) != nil {
-                // Waits for the device, unless an interruption keeps it paused anyway; meanwhile
-                // it ducks no one.
-                mixed[id]?.waiting = intent == .interrupt || policy[id].map({ !$0.isPlaying }) == true ? .interrupted : .device
-                applyDucking(policy.setSuspended(id, true))
-                if !stream.isAlert { do { try spool.save(stream.item) } catch { logger.error("\(error.description)") } }
-            } else {
-                endMixed(id, Outcome(.failed, reason: message, code: code), now: now)
-            }
-        case (.silenced(let reason), _):
-            endMixed(id, Outcome(.silenced, reason: reason), now: now)
-        }
+        let effects = mixed.playEnded(id, heard: heard, total: total, end: end, mayPlay: policy[id]?.isPlaying ?? true,
+                                      stopping: terminating) { deviceTrouble(details, item: $0, now: now) != nil }
+        carryOut(effects, now: now)
         scheduleDeviceClose(now: now)
+    }
+
+    /// The mixed lane's effects, carried out in order.
+    func carryOut(_ effects: [MixedLaneEffect], now: Double) {
+        for effect in effects {
+            switch effect {
+            case .play(let item, let alert):
+                applyDucking(policy.setSuspended(item.id, false))
+                deviceCloseAt = nil
+                driver.play(item, devices: item.clip.devices(default: configuration.device), gain: startingGain(item.id),
+                            alert: alert, watched: hub.isProgressWatched(item.id))
+            case .stop(let id):
+                driver.stop(id)
+            case .persist(let item):
+                do { try spool.save(item) } catch { logger.error("\(error.description)") }
+            case .suspend(let id):
+                applyDucking(policy.setSuspended(id, true))
+            case .finish(let item, let outcome):
+                apply([.finish(item, outcome)], now: now)
+            }
+        }
     }
 
     // MARK: sessions
@@ -154,12 +116,8 @@ extension QueueController {
                 hub.emit(Event(.interruptionBegan, time: now, id: id, path: other.clip.path, priority: other.priority,
                            reason: interruption.reason.rawValue, heard: seconds(other.heardFrames, of: id)))
             }
-            if let stream = mixed[id] {
-                if stream.playing {
-                    mixed[id]?.stopIntent = .interrupt
-                    driver.stop(id)
-                }
-                mixed[id]?.waiting = .interrupted
+            if mixed[id] != nil {
+                carryOut(mixed.interrupt(id), now: now)
             } else if scheduler.playing?.id == id {
                 effects += scheduler.hold(.interruptedBy(item.id), now: now)
             }
@@ -179,7 +137,7 @@ extension QueueController {
                 hub.emit(Event(.interruptionEnded, time: now, id: end.id, path: other.clip.path, priority: other.priority,
                            shouldResume: end.shouldResume))
             }
-            if end.shouldResume, mixed[end.id]?.waiting == .interrupted { playMixed(end.id) }
+            if end.shouldResume { carryOut(mixed.resume(end.id), now: now) }
         }
         applyDucking(decision.ducking)
         var effects: [SchedulerEffect] = []
@@ -191,7 +149,7 @@ extension QueueController {
     func resumeAwaiting(now: Double) -> [SchedulerEffect] {
         for id in policy.awaitingResume {
             applyDucking(policy.resume(id))
-            if mixed[id]?.waiting == .interrupted { playMixed(id) }
+            carryOut(mixed.resume(id), now: now)
         }
         return scheduler.holds.contains(.awaitingResume) ? scheduler.release(.awaitingResume, now: now) : []
     }
@@ -239,7 +197,7 @@ extension QueueController {
         if openDevices.contains(where: { $0 != configuration.device }) {
             // Not the devices an item is about to play on (the next one may share its device).
             var inUse: Set<String> = [configuration.device]
-            for item in [scheduler.playing].compactMap({ $0 }) + mixed.values.filter(\.playing).map(\.item) {
+            for item in [scheduler.playing].compactMap({ $0 }) + mixed.all.filter(\.playing).map(\.item) {
                 inUse.formUnion(item.clip.devices(default: configuration.device))
             }
             driver.closeDevices(except: inUse)

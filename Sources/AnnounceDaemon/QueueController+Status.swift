@@ -28,7 +28,7 @@ extension QueueController {
                             queued: scheduler.ready.map { describe($0, $0.interrupted ? .interrupted : .queued) },
                             scheduled: scheduler.scheduled.map { describe($0, .scheduled) },
                             quiet: quiet.state(at: clock()))
-        let streams = mixed.values.sorted { ($0.item.arrival, $0.item.id) < ($1.item.arrival, $1.item.id) }.map { stream in
+        let streams = mixed.all.map { stream in
             var entry = describe(stream.item, stream.playing ? .playing : .interrupted)
             entry.heard = seconds(stream.item.heardFrames + stream.frames, of: stream.item.id)
             entry.duration = seconds(stream.item.totalFrames, of: stream.item.id)

@@ -30,7 +30,7 @@ final class QueueController {
     /// Who mixes, who is interrupted, who is ducked (DESIGN §3).
     var policy = SessionPolicy()
     /// Mixable sessions and alerts: they start at once, mixed over the main lane.
-    var mixed: [String: MixedStream] = [:]
+    var mixed = MixedLane()
     var devices = DeviceSupervisor()
 
     // What the control side knows about the play in progress.
@@ -108,10 +108,7 @@ final class QueueController {
         if isPlaying {
             apply(scheduler.pause(now: now), now: now)
             if let id = scheduler.playing?.id { driver.stop(id) }
-            for (id, stream) in mixed where stream.playing {
-                mixed[id]?.stopIntent = .interrupt
-                driver.stop(id)
-            }
+            carryOut(mixed.stopAll(), now: now)
             while isPlaying, mailbox.wakeup.wait(milliseconds: 2000) {
                 for report in mailbox.take() { handle(report) }
             }
@@ -143,17 +140,7 @@ final class QueueController {
             var effects = scheduler.release(.deviceBusy, now: now)
             effects += scheduler.release(.deviceLost, now: now)
             apply(effects, now: now)
-            for (id, stream) in mixed where stream.waiting == .device {
-                if stream.item.heardFrames == 0, let expire = stream.item.expireAfter, stream.item.arrival + expire <= now {
-                    // Never heard, and its --expire has passed while the device was busy or gone.
-                    let seconds = expire == expire.rounded() ? String(Int64(expire)) : String(expire)
-                    endMixed(id, Outcome(.expired, reason: "not started within \(seconds)s"), now: now)
-                } else if policy[id].map({ $0.isInterrupted || $0.awaitsResume }) == true {
-                    mixed[id]?.waiting = .interrupted
-                } else {
-                    playMixed(id)
-                }
-            }
+            carryOut(mixed.retryDevice(now: now) { policy[$0].map { $0.isInterrupted || $0.awaitsResume } == true }, now: now)
         }
     }
 
@@ -162,12 +149,12 @@ final class QueueController {
 
     var pendingIDs: Set<String> {
         Set(([scheduler.playing].compactMap { $0 } + scheduler.ready + scheduler.scheduled).map(\.id))
-            .union(mixed.keys)
+            .union(mixed.ids)
             .union(heldFinishes.values.flatMap { $0.compactMap(\.id) })
     }
 
     /// Something is playing (or being stopped) on some device.
-    var isPlaying: Bool { scheduler.playing != nil || mixed.values.contains(where: \.playing) }
+    var isPlaying: Bool { scheduler.playing != nil || mixed.isPlaying }
 
     /// The config file's quiet hours and duck level apply from the next item on.
     func rereadConfigurationIfChanged() {
