@@ -34,6 +34,7 @@ extension QueueController {
                 deviceCloseAt = nil
                 playingTotal = item.totalFrames
                 playingFrames = 0
+                lives[item.id, default: ItemLifecycle()].start()
                 driver.play(item, devices: item.clip.devices(default: configuration.device), gain: startingGain(item.id),
                             watched: hub.isProgressWatched(item.id))
                 // Started items never expire, also after a crash; saved after the play began.
@@ -49,7 +50,7 @@ extension QueueController {
                 default: break
                 }
                 // Interruptions the daemon announced itself (sessions, the device) are not repeated.
-                if interruptedIDs.insert(item.id).inserted {
+                if lives[item.id, default: ItemLifecycle()].interrupt() {
                     hub.emit(Event(.interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
                                reason: Self.describe(reason), heard: seconds(item.heardFrames, of: item.id)))
                 }
@@ -58,7 +59,8 @@ extension QueueController {
                 preemptedFor = preemptedFor.filter { $0.value != item.id && $0.key != item.id }
                 let played = details.removeValue(forKey: item.id)
                 lastMilestone[item.id] = nil
-                interruptedIDs.remove(item.id)
+                _ = lives[item.id, default: ItemLifecycle()].finish(outcome)
+                lives[item.id] = nil
                 let event = Event(.finished, time: now, id: item.id, path: item.clip.path, priority: item.priority,
                                   reason: outcome.reason, heard: seconds(item.heardFrames, of: item.id),
                                   duration: seconds(item.totalFrames, of: item.id), outcome: outcome, device: played?.devices.description,
@@ -105,8 +107,7 @@ extension QueueController {
                 logger.info("device '\(device)' is back")
                 hub.emit(Event(.routeChange, time: now, reason: "new-device-available", device: device, format: format))
             }
-            if interruptedIDs.contains(id), policy[id]?.isInterrupted != true {
-                interruptedIDs.remove(id)
+            if lives[id, default: ItemLifecycle()].heard(stillInterrupted: policy[id]?.isInterrupted == true) {
                 hub.emit(Event(.interruptionEnded, time: now, id: id, path: item.clip.path, priority: item.priority, shouldResume: true))
             }
             logger.info("\(id) \(item.clip.path): started on \(device) as \(format)")

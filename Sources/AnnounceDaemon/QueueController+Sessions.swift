@@ -37,7 +37,7 @@ extension QueueController {
         if item.sessionCategory.silencedByQuietMode && quiet.isQuiet(at: now) {
             return endMixed(item.id, Outcome(.silenced, reason: "quiet mode"), now: now)
         }
-        if item.interrupted { interruptedIDs.insert(item.id) }
+        if item.interrupted { _ = lives[item.id, default: ItemLifecycle()].interrupt() }
         apply(activate(item, preempting: nil, now: now), now: now)
         carryOut(policy[item.id]?.isPlaying ?? true ? mixed.play(item.id) : mixed.interrupt(item.id), now: now)
     }
@@ -65,6 +65,7 @@ extension QueueController {
             case .play(let item, let alert):
                 applyDucking(policy.setSuspended(item.id, false))
                 deviceCloseAt = nil
+                lives[item.id, default: ItemLifecycle()].start()
                 driver.play(item, devices: item.clip.devices(default: configuration.device), gain: startingGain(item.id),
                             alert: alert, watched: hub.isProgressWatched(item.id))
             case .stop(let id):
@@ -111,8 +112,7 @@ extension QueueController {
         var effects: [SchedulerEffect] = []
         for interruption in decision.interrupted where interruption.reason != .preempted {
             let id = interruption.id
-            if !interruptedIDs.contains(id), let other = anyItem(id) {
-                interruptedIDs.insert(id)
+            if let other = anyItem(id), lives[id, default: ItemLifecycle()].interrupt() {
                 hub.emit(Event(.interruptionBegan, time: now, id: id, path: other.clip.path, priority: other.priority,
                            reason: interruption.reason.rawValue, heard: seconds(other.heardFrames, of: id)))
             }
@@ -132,8 +132,7 @@ extension QueueController {
         guard policy[id] != nil else { return [] }
         let decision = policy.deactivate(id)
         for end in decision.ended {
-            if interruptedIDs.contains(end.id), let other = anyItem(end.id) {
-                interruptedIDs.remove(end.id)
+            if let other = anyItem(end.id), lives[end.id]?.endInterruption() == true {
                 hub.emit(Event(.interruptionEnded, time: now, id: end.id, path: other.clip.path, priority: other.priority,
                            shouldResume: end.shouldResume))
             }
@@ -170,7 +169,7 @@ extension QueueController {
             return nil
         }
         func interrupted(_ reason: InterruptionReason, _ warning: String) {
-            if interruptedIDs.insert(item.id).inserted {
+            if lives[item.id, default: ItemLifecycle()].interrupt() {
                 hub.emit(Event(.interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
                                reason: reason.rawValue, heard: seconds(item.heardFrames, of: item.id),
                                device: device, warning: warning))

@@ -40,8 +40,9 @@ final class QueueController {
     var playingFrames: Int64 = 0
     var lastMilestone: [String: Int] = [:]
     var details: [String: PlayDetails] = [:]
-    /// Items interrupted and waiting to go on: their next play ends the interruption.
-    var interruptedIDs: Set<String> = []
+    /// Each live item's state (a final one leaves): it alone decides whether an interruption
+    /// begins or ends.
+    var lives: [String: ItemLifecycle] = [:]
     var openDevices: Set<String> = []
     /// Finished events held until the per-item device they played on is closed,
     /// so a waiting client finds that device's output complete.
@@ -79,7 +80,7 @@ final class QueueController {
         for problem in restored.problems { logger.warning("\(problem)") }
         restoredMixed = restored.items.filter { $0.audioSession.lane == .mixed }
         scheduler = Scheduler(restoring: restored.items.filter { $0.audioSession.lane == .main })
-        interruptedIDs = Set(restored.items.filter(\.interrupted).map(\.id))
+        for item in restored.items where item.interrupted { lives[item.id] = ItemLifecycle(interrupted: true) }
         // A queue the user paused stays paused across a crash or a restart.
         if access(runtime.pausedMarkerPath, F_OK) == 0 {
             _ = scheduler.pause(now: now)
