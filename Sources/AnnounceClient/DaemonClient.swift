@@ -21,7 +21,9 @@ public final class DaemonClient {
     /// A value that is no duration above 0 (`abc`, `0`, `-1`) is a usage error at the first
     /// connection rather than a silent 30.
     static let answerTimeoutSetting: Result<Double, AnnounceError> = {
-        guard let text = getenv("ANNOUNCE_TIMEOUT").map({ String(cString: $0) }), !text.isEmpty else { return .success(30) }
+        guard let text = getenv("ANNOUNCE_TIMEOUT").map({ String(cString: $0) }), !text.isEmpty else {
+            return .success(defaultAnswerTimeout)
+        }
         do {
             let span = try TimeSpan(validating: text)
             guard span.seconds > 0 else { return .failure(.usage("ANNOUNCE_TIMEOUT=\(text): must be more than 0 s")) }
@@ -32,7 +34,8 @@ public final class DaemonClient {
             return .failure(.usage("ANNOUNCE_TIMEOUT=\(text): not a duration (\(TimeSpan.example))"))
         }
     }()
-    public static var answerTimeout: Double { (try? answerTimeoutSetting.get()) ?? 30 }
+    public static var answerTimeout: Double { (try? answerTimeoutSetting.get()) ?? defaultAnswerTimeout }
+    static let defaultAnswerTimeout = 30.0
     /// How often a client waiting on the daemon checks that it is not stopped.
     static let checkInterval = 1.0
 
@@ -145,7 +148,7 @@ public final class DaemonClient {
     /// daemon before the process ends (128 + signal): the caller no longer wants them.
     /// So does giving up on a daemon that does not answer (see `next`).
     public func cancelOnInterrupt(ids: [String]) {
-        let request = WireProtocol.encode(Request(.cancel, ids: ids))
+        let request = WireProtocol.encode(Request.cancel(.ids(ids)))
         cancelRequest = request
         _ = request.withUnsafeBytes { bytes in
             announce_cancel_on_signal(runtime.socketPath, bytes.baseAddress!.assumingMemoryBound(to: CChar.self), bytes.count)
@@ -169,7 +172,7 @@ public final class DaemonClient {
     /// no daemon listening it returns: the waiting connection's end says the rest.
     private static func checkAlive(_ runtime: RuntimeDirectory) throws(AnnounceError) {
         guard let fd = try tryConnect(runtime) else { return }
-        _ = try DaemonClient(runtime: runtime, fd: fd).call(Request(.status))
+        _ = try DaemonClient(runtime: runtime, fd: fd).call(.status)
     }
 
     // MARK: messages
@@ -200,13 +203,13 @@ public final class DaemonClient {
             if let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
                 let line = buffer[start..<newline]
                 start = newline + 1
-                do {
-                    return try DaemonMessage.decode(line)
-                } catch {
-                    // An event this client does not know (a newer daemon's): not for it.
-                    if DaemonMessage.isEvent(line) { continue }
+                let message: DaemonMessage?
+                do { message = try DaemonMessage.decode(line) } catch {
                     throw .internal("the daemon sent something unreadable: \(String(decoding: line.prefix(200), as: UTF8.self))")
                 }
+                // nil: an event this client does not know (a newer daemon's), not for it.
+                if let message { return message }
+                continue
             }
             buffer.removeFirst(start)
             start = 0
@@ -241,7 +244,7 @@ public final class DaemonClient {
         try send(request)
         while let message = try next(replyWithin: Self.answerTimeout) {
             guard case .reply(let reply) = message else { continue }
-            if let error = reply.error, !reply.ok { throw .daemon(code: error.code, message: error.message) }
+            if case .failure(let error) = reply { throw .daemon(code: error.code, message: error.message) }
             return reply
         }
         throw .unavailable("the daemon closed the connection without answering")

@@ -23,13 +23,13 @@ public enum OutcomeWaiter {
                 let remaining = ids.filter { outcomes[$0] == nil }
                 let reply: Reply
                 do {
-                    reply = try client.call(Request(.wait, progress: progress, ids: remaining))
+                    reply = try client.call(.wait(ids: remaining, progress: progress))
                 } catch .unavailable {
                     continue  // a dying daemon's socket can still take a connection: count it, try again
                 }
                 for id in reply.unknown ?? [] {
                     outcomes[id] = Event(.finished, time: 0, id: id, outcome: Outcome(
-                        .failed, reason: "the daemon lost track of item \(id)", code: 70))
+                        .failed, reason: "the daemon lost track of item \(id)", code: AnnounceError.internalExitCode))
                 }
                 continue
             }

@@ -135,7 +135,7 @@ final class ControlLoop {
         }
         if oversized && !connection.closing {
             connection.sendAndClose(WireProtocol.encode(
-                Reply.failure(64, "request line longer than \(WireProtocol.maxLineBytes) bytes")))
+                Reply.refusal("request line longer than \(WireProtocol.maxLineBytes) bytes")))
         }
     }
 }

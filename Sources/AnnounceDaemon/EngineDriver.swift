@@ -169,7 +169,7 @@ final class EngineDriver: @unchecked Sendable {
         }
         let info = decoder.info
         let startFrame = item.clip.start.map { TimeSpan(seconds: $0).frames(atRate: info.sampleRate) } ?? 0
-        var total = Self.programFrames(fileFrames: info.frames, startFrame: startFrame, loops: item.clip.loops)
+        var total = PlaybackOptions.programFrames(fileFrames: info.frames, startFrame: startFrame, loops: item.clip.loops)
         // An estimated length is counted exactly alongside, and published when known.
         var lengthCount = decoder.lengthIsExact ? nil : LengthCount(path: item.clip.path)
         if let total, total > 0 {
@@ -200,7 +200,7 @@ final class EngineDriver: @unchecked Sendable {
                     total = item.heardFrames + frames
                     (counted, lengthCount) = (total, nil)
                 } else if let frames = lengthCount?.result {
-                    total = Self.programFrames(fileFrames: frames, startFrame: startFrame, loops: item.clip.loops)
+                    total = PlaybackOptions.programFrames(fileFrames: frames, startFrame: startFrame, loops: item.clip.loops)
                     (counted, lengthCount) = (total, nil)
                 }
                 // Started means heard: a play that wrote nothing (a device failing at once) never started.
@@ -224,7 +224,7 @@ final class EngineDriver: @unchecked Sendable {
         // end waits for the count, which by then has read most of the file; a stopped one does not.
         let playedToEnd = (try? result.get()).map { !$0.stopped && $0.deviceFailure == nil } ?? false
         if let count = lengthCount, let frames = playedToEnd ? count.awaitResult() : count.result {
-            total = Self.programFrames(fileFrames: frames, startFrame: startFrame, loops: item.clip.loops)
+            total = PlaybackOptions.programFrames(fileFrames: frames, startFrame: startFrame, loops: item.clip.loops)
         }
         switch result {
         case .success(let report):
@@ -254,13 +254,6 @@ final class EngineDriver: @unchecked Sendable {
             if details.deviceTrouble != nil { details.troubleDevice = device }
             ended(.failed(code: error.exitCode, message: error.description), total: total, rate: info.sampleRate)
         }
-    }
-
-    /// Frames in the whole program: every pass, the first from `startFrame`.
-    static func programFrames(fileFrames: Int64?, startFrame: Int64, loops: Int) -> Int64? {
-        guard loops >= 0, let fileFrames else { return nil }
-        let (passes, overflow) = fileFrames.multipliedReportingOverflow(by: Int64(loops) + 1)
-        return overflow ? nil : passes - startFrame
     }
 
     /// Where to go on after `heard` program frames: the offset in the file and the

@@ -8,36 +8,28 @@ import AnnounceOutput
 
 /// The requests: one handler each, taking the request and the connection it came on.
 extension QueueController {
-    private struct VersionProbe: Decodable { var v: Int? }
-
     /// One request line: decoded, checked, and handed to its handler.
     func handle(_ line: ArraySlice<UInt8>, from connection: Connection) {
         let request: Request
         do {
-            guard let version = try WireProtocol.decode(VersionProbe.self, from: line).v else {
-                return reject(connection, "malformed request: no protocol version \"v\"")
-            }
-            guard version == WireProtocol.version else {
-                return reject(connection, "unsupported protocol version \(version); this daemon speaks \(WireProtocol.version)")
-            }
-            request = try WireProtocol.decode(Request.self, from: line)
-        } catch let error as DecodingError {
-            return reject(connection, "malformed request: \(Self.describe(error))")
+            request = try Request(line: line)
         } catch {
-            return reject(connection, "malformed request: not a JSON object")
+            return reject(connection, error.description)
         }
         // Its client gave up (a stopped daemon told it "not done", exit 69) and left: doing it
         // now would make a retry do it twice. Reading requests are moot; a cancel is always
         // safe (it ends what its own client queued: the Ctrl-C handler sends one and exits).
-        if ![.cancel, .status, .wait, .events].contains(request.op), connection.peerHungUp {
-            return logger.warning("dropped the \(request.op.rawValue) request of a client that already left")
+        if ![.cancel, .status, .wait, .events].contains(request.operation), connection.peerHungUp {
+            return logger.warning("dropped the \(request.operation.rawValue) request of a client that already left")
         }
+        // The values no client is trusted with, by the rules the client checked before sending.
+        if let problem = request.problem { return reject(connection, problem) }
         let now = clock()
-        switch request.op {
-        case .play: handlePlay(request, from: connection, now: now)
-        case .alert: handleAlert(request, from: connection, now: now)
-        case .wait: wait(for: request.ids ?? [], progress: request.progress ?? false, connection: connection)
-        case .status: connection.send(WireProtocol.encode(Reply(status: status())))
+        switch request {
+        case .play(let play): handlePlay(play, from: connection, now: now)
+        case .alert(let alert, let wait): handleAlert(alert, wait: wait, from: connection, now: now)
+        case .wait(let ids, let progress): wait(for: ids, progress: progress, connection: connection)
+        case .status: connection.send(WireProtocol.encode(Reply.status(status())))
         case .skip: control(connection, scheduler.skip(now: now), now: now)
         case .pause:
             setPausedMarker(true)
@@ -49,44 +41,33 @@ extension QueueController {
             for id in mixed.ids.sorted() { endMixed(id, Outcome(.cancelled, reason: "stopped"), now: now) }
             control(connection, scheduler.stop(now: now), now: now)
         case .clear: control(connection, scheduler.clear(now: now), now: now)
-        case .cancel: handleCancel(request, from: connection, now: now)
+        case .cancel(let target): handleCancel(target, from: connection, now: now)
         case .events:
             connection.subscribed = true
-            connection.send(WireProtocol.encode(Reply()))
-        case .quiet:
-            handleQuiet(request, from: connection, now: now)
+            connection.send(WireProtocol.encode(Reply.done))
+        case .quiet(let position): handleQuiet(position, from: connection, now: now)
         }
     }
 
     /// `announce cancel`: by tag, or by ids (the unknown ones are named in the reply).
-    private func handleCancel(_ request: Request, from connection: Connection, now: Double) {
-        if let tag = request.tag {
+    private func handleCancel(_ target: CancelTarget, from connection: Connection, now: Double) {
+        switch target {
+        case .tag(let tag):
             carryOut(mixed.end(where: { $0.tag == tag }, Outcome(.cancelled, reason: "cancelled")), now: now)
             control(connection, scheduler.cancel(tag: tag, now: now), now: now)
-        } else if let ids = request.ids, !ids.isEmpty {
+        case .ids(let ids):
             for id in ids where mixed[id] != nil { endMixed(id, Outcome(.cancelled, reason: "cancelled"), now: now) }
             let (effects, unknown) = scheduler.cancel(ids: ids.filter { mixed[$0] == nil }, now: now)
             apply(effects, now: now)
-            connection.send(WireProtocol.encode(Reply(unknown: unknown.filter { mixed[$0] == nil })))
-        } else {
-            reject(connection, "cancel needs ids or a tag")
+            connection.send(WireProtocol.encode(Reply.cancelled(unknown: unknown.filter { mixed[$0] == nil })))
         }
     }
 
     /// `announce quiet on|off|until`: takes effect for the next item that starts; the one
     /// playing now goes on. Saved in the runtime directory so a restart keeps it.
-    private func handleQuiet(_ request: Request, from connection: Connection, now: Double) {
+    private func handleQuiet(_ position: QuietRequest, from connection: Connection, now: Double) {
         let setting: QuietSetting
-        switch request.state {
-        case nil: return reject(connection, "quiet needs a state: on, off or until")
-        case .on?: setting = .on
-        case .off?: setting = .off(since: now)
-        case .until?:
-            guard let until = request.until, until.isFinite else { return reject(connection, "quiet until needs an \"until\" time") }
-            guard until > now else { return reject(connection, "quiet until: the time has already passed") }
-            guard until <= now + TimeSpan.longest.seconds else { return reject(connection, "quiet until: the time is too far ahead") }
-            setting = .until(until)
-        }
+        do { setting = try position.setting(at: now) } catch { return reject(connection, error.description) }
         // Kept across restarts or not taken at all: a switch that a restart would forget is refused.
         do { try runtime.saveQuietSetting(setting) } catch {
             logger.error("\(error.description)")
@@ -96,26 +77,24 @@ extension QueueController {
         let state = quiet.state(at: now)
         logger.info("quiet \(setting.kind.rawValue): quiet mode is \(state.quiet ? "on" : "off") (\(state.reason))")
         hub.emit(Event(.quiet, time: now, reason: state.reason, quiet: state.quiet, state: setting.kind, until: state.until))
-        connection.send(WireProtocol.encode(Reply()))
+        connection.send(WireProtocol.encode(Reply.done))
     }
 
     func reject(_ connection: Connection, _ message: String) {
-        connection.sendAndClose(WireProtocol.encode(Reply.failure(64, message)))
+        connection.sendAndClose(WireProtocol.encode(Reply.refusal(message)))
     }
 
     private func control(_ connection: Connection, _ effects: [SchedulerEffect], now: Double, event: EventKind? = nil) {
         apply(effects, now: now)
         if let event { hub.emit(Event(event, time: now)) }
-        connection.send(WireProtocol.encode(Reply()))
+        connection.send(WireProtocol.encode(Reply.done))
     }
 
-    private func handlePlay(_ request: Request, from connection: Connection, now: Double) {
-        guard let requests = request.items, !requests.isEmpty else { return reject(connection, "play needs at least one item") }
-        guard requests.count <= 1000 else { return reject(connection, "at most 1000 items per request") }
+    /// `play`, its values already checked (`Request.problem`).
+    private func handlePlay(_ request: PlayRequest, from connection: Connection, now: Double) {
         var items: [(QueueItem, Bool)] = []
         var passed: Set<String> = []  // devices checked for this request: each once, not per item
-        for (index, itemRequest) in requests.enumerated() {
-            if let problem = Daemon.problem(with: itemRequest) { return reject(connection, "items[\(index)]: \(problem)") }
+        for (index, itemRequest) in request.items.enumerated() {
             // A missing device is the daemon's own: it must not come twice either.
             let devices = itemRequest.clip.devices(default: configuration.device)
             if Set(devices).count != devices.count {
@@ -129,7 +108,7 @@ extension QueueController {
             let item = QueueItem(
                 id: newID(), clip: itemRequest.clip, priority: itemRequest.priority ?? .normal,
                 interrupts: itemRequest.interrupts ?? true, onInterrupt: itemRequest.onInterrupt ?? .resume,
-                dropAfter: itemRequest.dropAfter ?? 0.8, tag: itemRequest.tag, arrival: now,
+                dropAfter: itemRequest.dropAfter ?? QueueItem.defaultDropAfter, tag: itemRequest.tag, arrival: now,
                 eligibleAt: eligibleAt.flatMap { $0 > now ? $0 : nil }, expireAfter: itemRequest.expire,
                 session: itemRequest.session, duckLevel: itemRequest.duckLevel, ifBusy: itemRequest.ifBusy)
             // `play --tag T --replace a b` replaces older T items, not its own first file.
@@ -192,8 +171,8 @@ extension QueueController {
         spool.commitRequest()  // right before the acknowledgement (the fsync comes after it)
         // Main-lane items wait for `announce resume`: the client says so.
         let waitsForResume = scheduler.isPaused && items.contains { $0.0.audioSession.lane == .main }
-        connection.send(WireProtocol.encode(Reply(ids: ids, pausedSince: waitsForResume ? runtime.pausedSince ?? now : nil)))
-        if request.wait ?? false { subscribe(connection, to: ids, progress: request.progress ?? false) }
+        connection.send(WireProtocol.encode(Reply.ids(ids, pausedSince: waitsForResume ? runtime.pausedSince ?? now : nil)))
+        if request.wait { subscribe(connection, to: ids, progress: request.progress) }
     }
 
     /// The first of `devices` that cannot be opened here, as its error. Devices that have played
@@ -233,24 +212,8 @@ extension QueueController {
     func wait(for ids: [String], progress: Bool, connection: Connection) {
         let pending = pendingIDs
         let unknown = ids.filter { !pending.contains($0) && spool.outcome(of: $0) == nil }
-        connection.send(WireProtocol.encode(Reply(ids: ids.filter { !unknown.contains($0) },
-                                                  unknown: unknown.isEmpty ? nil : unknown)))
+        connection.send(WireProtocol.encode(Reply.ids(ids.filter { !unknown.contains($0) }, unknown: unknown)))
         subscribe(connection, to: ids.filter { !unknown.contains($0) }, progress: progress)
-    }
-
-    static func describe(_ error: DecodingError) -> String {
-        func path(_ context: DecodingError.Context) -> String {
-            let keys = context.codingPath.map { $0.intValue.map { "[\($0)]" } ?? "." + $0.stringValue }.joined()
-            return keys.isEmpty ? "" : String(keys.drop { $0 == "." }) + ": "
-        }
-        switch error {
-        case .typeMismatch(let type, let context): return "\(path(context))expected \(type)"
-        case .valueNotFound(let type, let context): return "\(path(context))missing \(type)"
-        case .keyNotFound(let key, let context): return "\(path(context))missing \"\(key.stringValue)\""
-        case .dataCorrupted(let context):
-            return context.codingPath.isEmpty ? "not valid JSON" : "\(path(context))invalid value"
-        @unknown default: return "invalid"
-        }
     }
 
     func newID() -> String {

@@ -11,9 +11,8 @@ extension QueueController {
 
     /// `announce alert`: a system sound, mixed over everything at once; never queued, never
     /// preempted, not ducked, not spooled. Quiet mode silences it unless `ignoreQuiet`.
-    func handleAlert(_ request: Request, from connection: Connection, now: Double) {
-        guard let alert = request.alert else { return reject(connection, "alert needs an \"alert\"") }
-        if let problem = Daemon.problem(with: alert) { return reject(connection, "alert: \(problem)") }
+    /// Its values are already checked (`Request.problem`).
+    func handleAlert(_ alert: AlertRequest, wait: Bool, from connection: Connection, now: Double) {
         var passed: Set<String> = []
         if let failure = deviceFailure([alert.device ?? configuration.device], environment: alert.environment, passed: &passed) {
             return connection.sendAndClose(WireProtocol.encode(Reply.failure(failure.exitCode, failure.description)))
@@ -22,8 +21,8 @@ extension QueueController {
         let item = QueueItem(id: newID(), clip: Clip(path: alert.path, device: alert.device, gain: alert.gain, environment: alert.environment),
                              priority: .high, arrival: now, session: AudioSession(category: .ambient), ifBusy: .fail)
         mixed.add(item, alert: true)
-        connection.send(WireProtocol.encode(Reply(ids: [item.id])))
-        if request.wait ?? false { subscribe(connection, to: [item.id], progress: false) }
+        connection.send(WireProtocol.encode(Reply.ids([item.id])))
+        if wait { subscribe(connection, to: [item.id], progress: false) }
         if quiet.isQuiet(at: now) && !(alert.ignoreQuiet ?? false) {
             return endMixed(item.id, Outcome(.silenced, reason: "quiet mode"), now: now)
         }

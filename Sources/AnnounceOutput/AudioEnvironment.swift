@@ -18,14 +18,10 @@ import AnnounceSystem
 /// is pointed at it under a lock held across the open, then back at the process's own. Readers
 /// elsewhere see the old or the new array, both valid.
 public enum AudioEnvironment {
-    /// What a request carries: the caller's values of these, when set.
-    public static let variables = ["XDG_RUNTIME_DIR", "PULSE_SERVER", "PULSE_RUNTIME_PATH", "PULSE_COOKIE",
-                                   "PULSE_CLIENTCONFIG", "PULSE_SINK", "PIPEWIRE_RUNTIME_DIR", "PIPEWIRE_REMOTE"]
-
     /// The caller's sound-server variables; nil when it sets none (cron): then the daemon's own apply.
     public static func caller(environment: (String) -> String? = { getenv($0).map { String(cString: $0) } }) -> [String: String]? {
         var found: [String: String] = [:]
-        for name in variables { if let value = environment(name), !value.isEmpty { found[name] = value } }
+        for name in Clip.environmentVariables { if let value = environment(name), !value.isEmpty { found[name] = value } }
         return found.isEmpty ? nil : found
     }
 
@@ -40,15 +36,15 @@ public enum AudioEnvironment {
     /// XDG_RUNTIME_DIR defaults to the user's /run/user/UID, where the desktop's server listens.
     static func effective(_ requested: [String: String]?, daemon: [String: String],
                           userRuntimeDirectory: String?) -> [String: String] {
-        var chosen = requested?.filter { variables.contains($0.key) } ?? daemon
+        var chosen = requested?.filter { Clip.environmentVariables.contains($0.key) } ?? daemon
         if chosen["XDG_RUNTIME_DIR"] == nil, let userRuntimeDirectory { chosen["XDG_RUNTIME_DIR"] = userRuntimeDirectory }
         return chosen
     }
 
     private struct State {
-        /// The process's environment without `variables`, taken at the first open.
+        /// The process's environment without `Clip.environmentVariables`, taken at the first open.
         var base: [String] = []
-        /// The daemon's own values of `variables`, from the same moment.
+        /// The daemon's own values of them, from the same moment.
         var daemon: [String: String] = [:]
         var captured = false
         /// The process's own array, put back after each open: other threads (quiet hours' tzset,
@@ -99,7 +95,7 @@ public enum AudioEnvironment {
         while let entry = cursor.pointee {
             let text = String(cString: entry)
             let name = String(text.prefix { $0 != "=" })
-            if variables.contains(name) {
+            if Clip.environmentVariables.contains(name) {
                 state.daemon[name] = String(text.dropFirst(name.count + 1))
             } else {
                 state.base.append(text)

@@ -53,7 +53,7 @@ public enum DeviceProbe {
     /// Throws a usage error (64) for `file:` without a FILE.
     public static func resolvingFile(_ device: String, absolute: (String) -> String) throws(AnnounceError) -> String {
         guard device == "file" || device.hasPrefix("file:") else { return device }
-        var arguments = splitArguments(String(device.dropFirst(5)))
+        var arguments = DeviceName.arguments(of: device)
         let index = arguments.firstIndex { $0.name == "FILE" } ?? arguments.firstIndex { $0.name == nil }
         guard let index, !arguments[index].value.isEmpty else {
             throw .usage("\(device): ALSA's file device needs FILE, e.g. file:FILE=out.wav,FORMAT=wav")
@@ -62,12 +62,6 @@ public enum DeviceProbe {
         if path.hasPrefix("/") { return device }
         arguments[index] = (name: "FILE", value: absolute(path))
         return "file:" + arguments.map { ($0.name.map { $0 + "=" } ?? "") + quoted($0.value) }.joined(separator: ",")
-    }
-
-    /// A relative FILE in a `file:` name that reached the daemon: it would land in `/`.
-    public static func relativeFileProblem(_ device: String) -> String? {
-        guard let file = fileArgument(device) else { return nil }
-        return file.hasPrefix("/") ? nil : "device \(device): FILE must be an absolute path"
     }
 
     /// Why ALSA's file plugin could not write FILE: its directory is missing or not writable, or
@@ -86,34 +80,8 @@ public enum DeviceProbe {
         return access(directory, W_OK | X_OK) == 0 ? nil : "cannot write \(file): \(directory): \(String(cString: strerror(errno)))"
     }
 
-    /// The FILE of a `file:` name (named or first positional), or nil for other names.
-    public static func fileArgument(_ device: String) -> String? {
-        guard device.hasPrefix("file:") else { return nil }
-        let arguments = splitArguments(String(device.dropFirst(5)))
-        return (arguments.first { $0.name == "FILE" } ?? arguments.first { $0.name == nil })?.value
-    }
-
-    /// ALSA's `NAME:ARG,ARG` arguments: `KEY=VALUE` or positional, values optionally quoted.
-    private static func splitArguments(_ text: String) -> [(name: String?, value: String)] {
-        var pieces: [String] = [], current = "", quote: Character?
-        for character in text {
-            if let open = quote {
-                if character == open { quote = nil } else { current.append(character) }
-            } else if character == "'" || character == "\"" {
-                quote = character
-            } else if character == "," {
-                pieces.append(current)
-                current = ""
-            } else {
-                current.append(character)
-            }
-        }
-        if !current.isEmpty || !pieces.isEmpty { pieces.append(current) }
-        return pieces.map { piece in
-            guard let equals = piece.firstIndex(of: "="), !piece[..<equals].contains("/") else { return (nil, piece) }
-            return (String(piece[..<equals]), String(piece[piece.index(after: equals)...]))
-        }
-    }
+    /// The FILE of a `file:` name (the model's rule: `DeviceName`).
+    public static func fileArgument(_ device: String) -> String? { DeviceName.fileArgument(device) }
 
     private static func quoted(_ value: String) -> String {
         value.contains(where: { ",'\" =".contains($0) }) ? "\"" + value + "\"" : value

@@ -30,7 +30,7 @@ struct Alert: ParsableCommand {
               make && announce alert --wait done.aiff   # exits once it was heard
             """)
 
-    @Argument(help: "A PCM WAV, CAF or AIFF file of at most 30 s, or the name of an installed sound.", completion: .file())
+    @Argument(help: "A PCM WAV, CAF or AIFF file of at most \(Int(SystemSound.maxSeconds)) s, or the name of an installed sound.", completion: .file())
     var file: String
 
     @OptionGroup var level: VolumeFlags
@@ -49,8 +49,8 @@ struct Alert: ParsableCommand {
     var quiet = false
 
     func validate() throws {
-        if device == "" { throw ValidationError("--device needs a name") }
-        if let device, device.utf8.count > 1024 { throw ValidationError("--device names are at most 1024 bytes") }
+        // The client makes a relative file: device absolute (DeviceProbe.resolvingFile).
+        if let device, let problem = DeviceName.problem(device, relativeFileAllowed: true) { throw ValidationError(optionText(problem)) }
     }
 
     func run() throws {
@@ -65,8 +65,11 @@ struct Alert: ParsableCommand {
                                          try DeviceProbe.resolvingFile(name, absolute: absolutePath)
                                      },
                                      environment: AudioEnvironment.caller())
+            let request = Request.alert(alert, wait: wait)
+            // The daemon's own rules, so a request it would refuse never starts one.
+            if let problem = request.problem { throw AnnounceError.usage(problem) }
             guard let client = try DaemonClient.connect(autoStart: true) else { return }
-            let ids = try client.call(Request(.alert, wait: wait, alert: alert)).ids ?? []
+            let ids = try client.call(request).ids ?? []
             guard wait else { return }
             client.cancelOnInterrupt(ids: ids)
             let outcomes = try OutcomeWaiter.wait(for: ids, on: client, progress: false) { _ in }

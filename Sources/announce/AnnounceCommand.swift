@@ -17,7 +17,7 @@ struct AnnounceCommand: ParsableCommand {
               64  usage error (unknown command or option, value out of range)
               65  input is not decodable audio / corrupt, or a format announce does not
                   play (AAC, WMA, ...: named); alert: not PCM WAV/CAF/AIFF, or longer
-                  than 30 s
+                  than \(Int(SystemSound.maxSeconds)) s
               66  input cannot be opened (missing, permission, directory)
               69  audio device unavailable (unknown or cannot open: refused when the item
                   is accepted; busy with --if-busy fail; refused the format), or the

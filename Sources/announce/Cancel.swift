@@ -6,7 +6,7 @@ import AnnounceClient
 /// Shell completion of `cancel`'s ids: the items a running daemon has (none without one).
 private let liveIDCompletion = CompletionKind.custom { _, _, _ in
     guard let client = try? DaemonClient.connect(autoStart: false),
-          let status = try? client.call(Request(.status)).status else { return [] }
+          let status = try? client.call(.status).status else { return [] }
     return liveIDs(in: status)
 }
 
@@ -46,14 +46,14 @@ struct Cancel: ParsableCommand {
             guard let client = try DaemonClient.connect(autoStart: false) else {
                 if !ids.isEmpty {
                     printError("no daemon running: \(ids.joined(separator: ", ")) not queued")
-                    throw ExitCode(75)
+                    throw ExitCode(Outcome.notPlayedExitCode)
                 }
                 return
             }
-            let reply = try client.call(Request(.cancel, ids: ids.isEmpty ? nil : try resolved(on: client), tag: tag))
+            let reply = try client.call(.cancel(try tag.map(CancelTarget.tag) ?? .ids(resolved(on: client))))
             if let unknown = reply.unknown, !unknown.isEmpty {
                 if !verbosity.quiet { printError("not queued (unknown or already final): \(unknown.joined(separator: ", "))") }
-                throw ExitCode(75)
+                throw ExitCode(Outcome.notPlayedExitCode)
             }
         } catch let error as AnnounceError {
             throw reportedExit(error)
@@ -63,7 +63,7 @@ struct Cancel: ParsableCommand {
     /// The ids with every unique prefix made whole (ItemIDPrefix); an ambiguous one is a usage error.
     private func resolved(on client: DaemonClient) throws -> [String] {
         guard ids.contains(where: { $0.utf8.count < 12 }) else { return ids }  // whole ids need no look-up
-        guard let status = try client.call(Request(.status)).status else { throw AnnounceError.internal("status reply without status") }
+        guard let status = try client.call(.status).status else { throw AnnounceError.internal("status reply without status") }
         return try ids.map { given in
             switch ItemIDPrefix.resolve(given, among: liveIDs(in: status)) {
             case .id(let id): return id

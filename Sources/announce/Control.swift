@@ -15,14 +15,14 @@ struct ControlCommand<Control: ControlOperation>: ParsableCommand {
 
     func run() throws {
         _ = CLILogHandler.bootstrap(quiet: verbosity.quiet)
-        let operation = Control.operation
+        let request = Control.request
         do {
             let runtime = try RuntimeDirectory.prepare()
             guard let client = try DaemonClient.connect(autoStart: false, runtime: runtime) else {
-                if operation == .pause || operation == .resume { try runtime.setPaused(operation == .pause) }
+                if request == .pause || request == .resume { try runtime.setPaused(request == .pause) }
                 return
             }
-            _ = try client.call(Request(operation))
+            _ = try client.call(request)
         } catch {  // typed: AnnounceError
             throw reportedExit(error)
         }
@@ -30,32 +30,32 @@ struct ControlCommand<Control: ControlOperation>: ParsableCommand {
 }
 
 protocol ControlOperation {
-    static var operation: Operation { get }
+    static var request: Request { get }
     static var configuration: CommandConfiguration { get }
 }
 
 enum SkipOperation: ControlOperation {
-    static let operation = Operation.skip
+    static let request = Request.skip
     static let configuration = CommandConfiguration(commandName: "skip", abstract: "End the playing item (outcome cancelled) and go on with the queue.")
 }
 
 enum PauseOperation: ControlOperation {
-    static let operation = Operation.pause
+    static let request = Request.pause
     static let configuration = CommandConfiguration(commandName: "pause", abstract: "Hold the queue; the playing item stops where it was heard to. Kept until resume, also with no daemon running.")
 }
 
 enum ResumeOperation: ControlOperation {
-    static let operation = Operation.resume
+    static let request = Request.resume
     static let configuration = CommandConfiguration(commandName: "resume", abstract: "Let the queue go on; a paused item resumes with a short fade-in.")
 }
 
 enum StopOperation: ControlOperation {
-    static let operation = Operation.stop
+    static let request = Request.stop
     static let configuration = CommandConfiguration(commandName: "stop", abstract: "Silence: cancel the playing item, everything queued or scheduled, and every mixing stream and alert.")
 }
 
 enum ClearOperation: ControlOperation {
-    static let operation = Operation.clear
+    static let request = Request.clear
     static let configuration = CommandConfiguration(commandName: "clear", abstract: "Cancel everything queued or scheduled; the playing item finishes.")
 }
 

@@ -90,7 +90,7 @@ struct DaemonCommand: ParsableCommand {
 /// The daemon answering on `runtime`'s socket, if one does.
 private func runningDaemon(_ runtime: RuntimeDirectory) throws(AnnounceError) -> DaemonStatus? {
     guard let client = try DaemonClient.connect(autoStart: false, runtime: runtime) else { return nil }
-    return try client.call(Request(.status)).status
+    return try client.call(.status).status
 }
 
 /// Stops daemon `pid` (SIGTERM: it keeps its queue in the spool) and waits up to 10 s for it

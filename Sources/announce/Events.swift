@@ -28,7 +28,7 @@ struct Events: ParsableCommand {
         _ = CLILogHandler.bootstrap(quiet: verbosity.quiet)
         do {
             guard let client = try DaemonClient.connect(autoStart: true) else { return }
-            _ = try client.call(Request(.events))
+            _ = try client.call(.events)
             while let message = try client.next() {
                 guard case .event(let event) = message else { continue }
                 // Unbuffered: a pipe reader sees each event as it happens.

@@ -47,9 +47,9 @@ struct PlaybackFlags: ParsableArguments {
     var start: TimeSpan?
 
     func validate() throws {
-        if !(-1...1).contains(pan) { throw ValidationError("--pan \(numberText(pan)): out of range -1…1") }
-        if loops < -1 || loops > QueueItem.maxLoops {
-            throw ValidationError("--loops \(loops): out of range -1 (forever) to \(QueueItem.maxLoops)")
+        if !Limits.pan.contains(Float(pan)) { throw ValidationError("--pan \(numberText(pan)): out of range -1…1") }
+        if loops < -1 || loops > Limits.maxLoops {
+            throw ValidationError("--loops \(loops): out of range -1 (forever) to \(Limits.maxLoops)")
         }
     }
 
@@ -150,7 +150,7 @@ struct QueueFlags: ParsableArguments {
     var onInterrupt: InterruptAction = .resume
 
     @Option(name: .customLong("drop-after"), parsing: .unconditional, help: ArgumentHelp("A preempted item that had this fraction (0 to 1) heard is dropped.", valueName: "fraction"))
-    var dropAfter: Double = 0.8
+    var dropAfter: Double = QueueItem.defaultDropAfter
 
     @Option(name: .customLong("tag"), help: "A label for cancel --tag and --replace.")
     var tag: String?
@@ -168,7 +168,7 @@ struct QueueFlags: ParsableArguments {
     var at: TimeOfDay?
 
     func validate() throws {
-        if !(0...1).contains(dropAfter) { throw ValidationError("--drop-after \(numberText(dropAfter)): out of range 0…1") }
+        if !Limits.dropAfter.contains(dropAfter) { throw ValidationError("--drop-after \(numberText(dropAfter)): out of range 0…1") }
         if replace && tag == nil { throw ValidationError("--replace needs a --tag.") }
         if delay != nil && at != nil { throw ValidationError("Give --delay or --at, not both.") }
     }
@@ -227,7 +227,7 @@ struct Play: ParsableCommand {
 
     @Option(name: [.customLong("device"), .customShort("d")], help: ArgumentHelp("""
         ALSA PCM to play on (see `announce devices`); default: the daemon's. With --category multi-route, \
-        give it up to \(Clip.maxDevices) times to play on every one at once.
+        give it up to \(Limits.maxDevices) times to play on every one at once.
         """, valueName: "device"), completion: deviceCompletion)
     var device: [String] = []
 
@@ -248,16 +248,13 @@ struct Play: ParsableCommand {
         if let session = try? session.audioSession(), session.lane == .mixed, queue.delay != nil || queue.at != nil {
             throw ValidationError("a mixable session (\(session)) starts at once; --delay and --at need a queued one")
         }
-        if device.contains("") { throw ValidationError("--device needs a name") }
-        if device.contains(where: { $0.utf8.count > 1024 }) { throw ValidationError("--device names are at most 1024 bytes") }
-        guard device.count > 1 else { return }
-        // A bad --category is SessionFlags' to report.
-        guard (try? session.audioSession().category) == .multiRoute else {
-            throw ValidationError("several --device need --category multi-route")
+        // The daemon's rule for clip.device and clip.extraDevices, in the options' words; run()
+        // makes a relative file: device absolute. A bad --category is SessionFlags' to report.
+        let category = (try? session.audioSession().category) ?? .default
+        if let problem = DeviceName.problem(device: device.first, extra: Array(device.dropFirst()), category: category,
+                                            relativeFileAllowed: true) {
+            throw ValidationError(optionText(problem))
         }
-        if device.count > Clip.maxDevices { throw ValidationError("at most \(Clip.maxDevices) --device, not \(device.count)") }
-        var seen: Set<String> = []
-        for name in device where !seen.insert(name).inserted { throw ValidationError("--device \(name) is given twice") }
     }
 
     func run() throws {
@@ -270,9 +267,11 @@ struct Play: ParsableCommand {
                 try session.apply(to: &request)
                 return request
             }
+            // The daemon's own rules, so a request it would refuse never starts one.
+            if let problem = PlayRequest(items: requests).problem { throw AnnounceError.usage(problem) }
             guard let client = try DaemonClient.connect(autoStart: true) else { return }
             display = !noWait && !json && !quiet ? ProgressLine.forTerminal() : nil
-            let reply = try client.call(Request(.play, items: requests, wait: !noWait, progress: display != nil))
+            let reply = try client.call(.play(items: requests, wait: !noWait, progress: display != nil))
             let ids = reply.ids ?? []
             if noWait {
                 json ? print(jsonLine(Versioned(QueuedReply(ids: ids, pausedSince: reply.pausedSince))))
@@ -307,17 +306,35 @@ struct Play: ParsableCommand {
         let decoder = try DecoderRegistry.open(path)
         let info = decoder.info
         let options = playback.options
-        if let start = options.start, let frames = info.frames, start.frames(atRate: info.sampleRate) >= frames, start.seconds > 0 {
-            throw .usage("\(path): --start \(start) is at or past the end (\(TimeSpan(seconds: info.durationSeconds ?? 0)))")
-        }
+        if let problem = options.startProblem(in: info, path: path) { throw problem }
         // The daemon's working directory is /: a file: device's FILE is the caller's.
         let devices = try device.map { name throws(AnnounceError) in try DeviceProbe.resolvingFile(name, absolute: absolutePath) }
         return Clip(path: absolutePath(path), device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
                     gain: options.gain, pan: options.pan,
                     loops: options.loops, start: options.start?.seconds, environment: AudioEnvironment.caller(),
-                    seconds: options.loops < 0 || !decoder.lengthIsExact ? nil
-                        : info.durationSeconds.map { $0 * Double(options.loops + 1) - (options.start?.seconds ?? 0) }
-                        .flatMap { $0.isFinite && $0 <= TimeSpan.longest.seconds ? $0 : nil })  // a wait estimate: past any real wait, none
+                    seconds: decoder.lengthIsExact ? programSeconds(info, options) : nil)
+    }
+
+    /// The whole program's length, for the wait estimate others are told: past any real wait, none.
+    private func programSeconds(_ info: AudioFileInfo, _ options: PlaybackOptions) -> Double? {
+        let startFrame = options.start?.frames(atRate: info.sampleRate) ?? 0
+        guard let frames = PlaybackOptions.programFrames(fileFrames: info.frames, startFrame: startFrame, loops: options.loops) else {
+            return nil
+        }
+        let seconds = Double(frames) / Double(info.sampleRate)
+        return seconds <= TimeSpan.longest.seconds ? seconds : nil
+    }
+}
+
+/// A `--device` problem in the options' words (the daemon says it in the request's, `DeviceProblem.description`).
+func optionText(_ problem: DeviceProblem) -> String {
+    switch problem {
+    case .emptyName: "--device needs a name"
+    case .nameTooLong: "--device names are at most \(Limits.maxDeviceNameBytes) bytes"
+    case .relativeFile(let name): "--device \(name): FILE must be an absolute path"
+    case .severalNeedMultiRoute: "several --device need --category multi-route"
+    case .tooMany(let count): "at most \(Limits.maxDevices) --device, not \(count)"
+    case .givenTwice(let name): "--device \(name) is given twice"
     }
 }
 

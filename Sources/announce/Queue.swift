@@ -43,7 +43,7 @@ private func showStatus(json: Bool, listItems: Bool, quiet: Bool) throws {
             output("no daemon running; " + (since.map { "the queue is paused (since \(localTimeText($0))); announce resume lets it go on" } ?? "nothing is queued"))
             return
         }
-        guard let status = try client.call(Request(.status)).status else { throw AnnounceError.internal("status reply without status") }
+        guard let status = try client.call(.status).status else { throw AnnounceError.internal("status reply without status") }
         if json { return print(jsonLine(Versioned(status, running: true))) }
         let paused = status.paused ? ", paused" + (status.pausedSince.map { " (since \(localTimeText($0)))" } ?? "") : ""
         output("daemon pid \(status.pid), device '\(status.device)' (\(status.deviceOpen ? "open" : "closed"))\(paused)\(status.quiet ? ", quiet" : "")")

@@ -63,16 +63,26 @@ struct Quiet: ParsableCommand {
             if let state, let position = QuietSwitch(rawValue: state.lowercased()) {
                 // The switch must hold for the next play, so a daemon is started if none runs.
                 guard let client = try DaemonClient.connect(autoStart: true) else { return }
-                let until = position == .until ? clockTime.flatMap(TimeOfDay.init(parsing:))?.nextOccurrence() : nil
-                _ = try client.call(Request(.quiet, state: position, until: until))
-                guard let status = try client.call(Request(.status)).status else {
+                let request: QuietRequest
+                switch position {
+                case .on: request = .on
+                case .off: request = .off
+                case .until:
+                    // validate() has parsed the time; what the daemon would say otherwise.
+                    guard let until = clockTime.flatMap(TimeOfDay.init(parsing:))?.nextOccurrence() else {
+                        throw AnnounceError.usage("quiet until needs an \"until\" time")
+                    }
+                    request = .until(until)
+                }
+                _ = try client.call(.quiet(request))
+                guard let status = try client.call(.status).status else {
                     throw AnnounceError.internal("status reply without status")
                 }
                 show(status.quietState)
                 return
             }
             if let client = try DaemonClient.connect(autoStart: false) {
-                guard let status = try client.call(Request(.status)).status else {
+                guard let status = try client.call(.status).status else {
                     throw AnnounceError.internal("status reply without status")
                 }
                 return show(status.quietState)

@@ -90,8 +90,8 @@ import Testing
     static func play(_ path: String, runtime: RuntimeDirectory, ifBusy: IfBusy? = nil, expire: Double? = nil,
                      session: AudioSession? = nil) throws -> [Event] {
         let client = try #require(try DaemonClient.connect(autoStart: false, runtime: runtime))
-        try client.send(Request(.events))
-        try client.send(Request(.play, items: [ItemRequest(clip: Clip(path: path), expire: expire, session: session,
+        try client.send(Request.events)
+        try client.send(Request.play(items: [ItemRequest(clip: Clip(path: path), expire: expire, session: session,
                                                            ifBusy: ifBusy)], wait: true))
         var events: [Event] = []
         while let message = try client.next() {
@@ -141,7 +141,7 @@ import Testing
         try Self.withDaemon(opens: [], configure: { $0.beforeWrite = { _ in usleep(1_333) } }) { runtime, _ in
             let client = try #require(try DaemonClient.connect(autoStart: false, runtime: runtime))
             let item = ItemRequest(clip: Clip(path: clip.path))
-            let ids = try client.call(Request(.play, items: [item, item], wait: true, progress: true)).ids ?? []
+            let ids = try client.call(Request.play(items: [item, item], wait: true, progress: true)).ids ?? []
             try #require(ids.count == 2)
             var progress: [String: Int] = [:], played = 0
             while played < 2, let message = try client.next() {
@@ -222,7 +222,7 @@ import Testing
         defer { unlink(clip.path) }
         try Self.withDaemon(opens: [.busy]) { runtime, _ in
             let log = try EventLog(runtime)
-            let id = try #require(try Self.request(runtime, Request(.alert, alert: AlertRequest(path: clip.path))).ids?.first)
+            let id = try #require(try Self.request(runtime, Request.alert(AlertRequest(path: clip.path), wait: false)).ids?.first)
             let finished = try log.wait("the alert's end") { $0.event == .finished && $0.id == id }
             #expect(finished.outcome?.kind == .failed && finished.outcome?.code == 69, "\(finished)")
             #expect(finished.outcome?.reason?.contains("pid 4242") == true)
@@ -236,10 +236,10 @@ import Testing
             let log = try EventLog(runtime)
             var looping = Clip(path: bed.path)
             looping.loops = -1
-            let bedID = try #require(try Self.request(runtime, Request(.play, items: [
+            let bedID = try #require(try Self.request(runtime, Request.play(items: [
                 ItemRequest(clip: looping, tag: "news", session: AudioSession(category: .ambient))])).ids?.first)
             try log.wait("the bed's start") { $0.event == .started && $0.id == bedID }
-            let newsID = try #require(try Self.request(runtime, Request(.play, items: [
+            let newsID = try #require(try Self.request(runtime, Request.play(items: [
                 ItemRequest(clip: Clip(path: news.path), tag: "news", replace: true)])).ids?.first)
             let replaced = try log.wait("the bed's end") { $0.event == .finished && $0.id == bedID }
             #expect(replaced.outcome?.kind == .replaced && replaced.outcome?.reason == "replaced by \(newsID)")
@@ -252,7 +252,7 @@ import Testing
         defer { unlink(clip.path) }
         try Self.withDaemon(opens: []) { runtime, outputs in
             #expect(throws: AnnounceError.daemon(code: 64, message: "items[0]: device fake (the daemon's) is given twice")) {
-                try Self.request(runtime, Request(.play, items: [
+                try Self.request(runtime, Request.play(items: [
                     ItemRequest(clip: Clip(path: clip.path, extraDevices: ["fake"]), session: AudioSession(category: .multiRoute))]))
             }
             #expect(outputs().isEmpty)
@@ -290,7 +290,7 @@ import Testing
 
         init(_ runtime: RuntimeDirectory) throws {
             client = try #require(try DaemonClient.connect(autoStart: false, runtime: runtime))
-            try client.send(Request(.events))
+            try client.send(Request.events)
         }
 
         @discardableResult
@@ -320,12 +320,12 @@ import Testing
         try Self.withDaemon(opens: [], configure: { output in output.beforeWrite = gate.check }) { runtime, _ in
             let log = try EventLog(runtime)
             let spoken = AudioSession(category: .playback, mode: .spokenAudio)
-            let talkID = try #require(try Self.request(runtime, Request(.play, items: [
+            let talkID = try #require(try Self.request(runtime, Request.play(items: [
                 ItemRequest(clip: Clip(path: talk.path), session: spoken)])).ids?.first)
             gate.reached.wait()
             var options = SessionOptions(interruptSpokenAudioAndMixWithOthers: true)
             options.notifyOthersOnDeactivation = notify
-            let chimeID = try #require(try Self.request(runtime, Request(.play, items: [
+            let chimeID = try #require(try Self.request(runtime, Request.play(items: [
                 ItemRequest(clip: Clip(path: chime.path), session: AudioSession(category: .playback, options: options))])).ids?.first)
             let began = try log.wait("the interruption") { $0.event == .interruptionBegan && $0.id == talkID }
             #expect(began.reason == "spoken-audio-interrupted")
@@ -334,9 +334,9 @@ import Testing
             let ended = try log.wait("the interruption's end") { $0.event == .interruptionEnded && $0.id == talkID }
             #expect(ended.shouldResume == notify)
             if !notify {
-                let status = try #require(try Self.request(runtime, Request(.status)).status)
+                let status = try #require(try Self.request(runtime, Request.status).status)
                 #expect(status.holds == [QueueHold.awaitingResume.description], "the main lane waits for announce resume")
-                _ = try Self.request(runtime, Request(.resume))
+                _ = try Self.request(runtime, Request.resume)
             }
             let finished = try log.wait("the talk's end") { $0.event == .finished && $0.id == talkID }
             #expect(finished.outcome?.kind == .played)
@@ -351,10 +351,10 @@ import Testing
         defer { unlink(path); unlink(clip.path) }
         try Self.withDaemon(opens: []) { runtime, outputs in
             let log = try EventLog(runtime)
-            let id = try #require(try Self.request(runtime, Request(.alert, alert: AlertRequest(path: path))).ids?.first)
+            let id = try #require(try Self.request(runtime, Request.alert(AlertRequest(path: path), wait: false)).ids?.first)
             let finished = try log.wait("the alert's end") { $0.event == .finished && $0.id == id }
             #expect(finished.outcome?.kind == .failed && finished.outcome?.code == 65, "\(finished)")
-            let good = try #require(try Self.request(runtime, Request(.alert, alert: AlertRequest(path: clip.path))).ids?.first)
+            let good = try #require(try Self.request(runtime, Request.alert(AlertRequest(path: clip.path), wait: false)).ids?.first)
             let played = try log.wait("the second alert's end") { $0.event == .finished && $0.id == good }
             #expect(played.outcome?.kind == .played)
             #expect(outputs().first?.int16Samples == clip.samples, "an alert alone is sample-exact")

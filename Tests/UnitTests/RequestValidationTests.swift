@@ -8,7 +8,8 @@ import Testing
 @testable import AnnounceClient
 
 /// Values from the wire or the command line that once trapped the daemon or the
-/// client (a trap in the daemon, replayed from the spool, would crash every restart).
+/// client (a trap in the daemon, replayed from the spool, would crash every restart),
+/// refused by the rules client and daemon share (`Request.problem`).
 @Suite struct RequestValidationTests {
     private func request(_ change: (inout ItemRequest) -> Void) -> ItemRequest {
         var request = ItemRequest(clip: Clip(path: "/tmp/a.wav"))
@@ -16,94 +17,110 @@ import Testing
         return request
     }
 
+    /// Why the shared rules (client and daemon) refuse the changed request.
+    private func problem(_ change: (inout ItemRequest) -> Void) -> String? {
+        request(change).problem
+    }
+
     @Test func aPlainRequestPasses() {
-        #expect(Daemon.problem(with: request { _ in }) == nil)
+        #expect(problem { _ in } == nil)
     }
 
     @Test func refusesAbsurdLoopsTimesAndPaths() {
         // Each names the field it refuses ("at" alone would match almost any message).
-        #expect(Daemon.problem(with: request { $0.clip.loops = .max })?.hasPrefix("loops must be") == true)
-        #expect(Daemon.problem(with: request { $0.clip.loops = QueueItem.maxLoops }) == nil)
-        #expect(Daemon.problem(with: request { $0.clip.start = 1e300 })?.hasPrefix("start must be") == true)
-        #expect(Daemon.problem(with: request { $0.delay = 1e300 })?.hasPrefix("delay must be") == true)
-        #expect(Daemon.problem(with: request { $0.expire = 1e300 })?.hasPrefix("expire must be") == true)
-        #expect(Daemon.problem(with: request { $0.at = 1e300 })?.hasPrefix("at must be") == true)
-        #expect(Daemon.problem(with: request { $0.clip.path = "/tmp/a\u{0}.wav" })?.contains("NUL") == true)
+        #expect(problem { $0.clip.loops = .max }?.hasPrefix("loops must be") == true)
+        #expect(problem { $0.clip.loops = Limits.maxLoops } == nil)
+        #expect(problem { $0.clip.start = 1e300 }?.hasPrefix("start must be") == true)
+        #expect(problem { $0.delay = 1e300 }?.hasPrefix("delay must be") == true)
+        #expect(problem { $0.expire = 1e300 }?.hasPrefix("expire must be") == true)
+        #expect(problem { $0.at = 1e300 }?.hasPrefix("at must be") == true)
+        #expect(problem { $0.clip.path = "/tmp/a\u{0}.wav" }?.contains("NUL") == true)
     }
 
     @Test func duckLevelIsFiniteAndAtMostZero() {
-        #expect(Daemon.problem(with: request { $0.duckLevel = -12 }) == nil)
-        #expect(Daemon.problem(with: request { $0.duckLevel = 0 }) == nil)
-        #expect(Daemon.problem(with: request { $0.duckLevel = -60 }) == nil)
+        #expect(problem { $0.duckLevel = -12 } == nil)
+        #expect(problem { $0.duckLevel = 0 } == nil)
+        #expect(problem { $0.duckLevel = -60 } == nil)
         for level: Double in [3, -61, .nan, .infinity, -.infinity] {
-            #expect(Daemon.problem(with: request { $0.duckLevel = level })?.hasPrefix("duckLevel must be -60 to 0 dB") == true,
+            #expect(problem { $0.duckLevel = level }?.hasPrefix("duckLevel must be -60 to 0 dB") == true,
                     "\(level)")
         }
     }
 
     @Test func devicesForMultiRoute() {
         let multiRoute = AudioSession(category: .multiRoute)
-        #expect(Daemon.problem(with: request {
+        #expect(problem {
             $0.session = multiRoute
             $0.clip.device = "hw:0"
             $0.clip.extraDevices = ["hw:1", "hw:2"]
-        }) == nil)
+        } == nil)
         // Without a device of its own, the daemon's device comes first.
-        #expect(Daemon.problem(with: request {
+        #expect(problem {
             $0.session = multiRoute
             $0.clip.extraDevices = ["hw:1"]
-        }) == nil)
-        #expect(Daemon.problem(with: request { $0.clip.extraDevices = [] }) == nil)
+        } == nil)
+        #expect(problem { $0.clip.extraDevices = [] } == nil)
         // Extra devices in any other category, the default one included.
         for session in [nil, AudioSession(category: .playback), AudioSession(category: .ambient)] {
-            #expect(Daemon.problem(with: request {
+            #expect(problem {
                 $0.session = session
                 $0.clip.device = "hw:0"
                 $0.clip.extraDevices = ["hw:1"]
-            })?.hasPrefix("extraDevices need category multi-route") == true)
+            }?.hasPrefix("extraDevices need category multi-route") == true)
         }
         // Eight in all, the daemon's device counted.
         let eight = (1...7).map { "hw:\($0)" }
-        #expect(Daemon.problem(with: request { $0.session = multiRoute; $0.clip.device = "hw:0"; $0.clip.extraDevices = eight }) == nil)
-        #expect(Daemon.problem(with: request { $0.session = multiRoute; $0.clip.extraDevices = eight }) == nil)
-        #expect(Daemon.problem(with: request { $0.session = multiRoute; $0.clip.extraDevices = eight + ["hw:8"] })?
+        #expect(problem { $0.session = multiRoute; $0.clip.device = "hw:0"; $0.clip.extraDevices = eight } == nil)
+        #expect(problem { $0.session = multiRoute; $0.clip.extraDevices = eight } == nil)
+        #expect(problem { $0.session = multiRoute; $0.clip.extraDevices = eight + ["hw:8"] }?
             .hasPrefix("at most 8 devices") == true)
         // Names: none empty, none over 1024 bytes, none twice.
         let long = String(repeating: "x", count: 1025)
         for extra in [[""], [long], ["hw:1", ""]] {
-            #expect(Daemon.problem(with: request { $0.session = multiRoute; $0.clip.extraDevices = extra })
+            #expect(problem { $0.session = multiRoute; $0.clip.extraDevices = extra }
                     == "device name is empty or too long")
         }
-        #expect(Daemon.problem(with: request { $0.clip.device = "" }) == "device name is empty or too long")
-        #expect(Daemon.problem(with: request { $0.clip.device = long }) == "device name is empty or too long")
-        #expect(Daemon.problem(with: request { $0.clip.device = String(repeating: "x", count: 1024) }) == nil)
-        #expect(Daemon.problem(with: request {
+        #expect(problem { $0.clip.device = "" } == "device name is empty or too long")
+        #expect(problem { $0.clip.device = long } == "device name is empty or too long")
+        #expect(problem { $0.clip.device = String(repeating: "x", count: 1024) } == nil)
+        #expect(problem {
             $0.session = multiRoute
             $0.clip.device = "hw:0"
             $0.clip.extraDevices = ["hw:1", "hw:0"]
-        }) == "device hw:0 is given twice")
+        } == "device hw:0 is given twice")
+    }
+
+    @Test func theDeviceRuleIsOneForClientAndDaemon() {
+        // What play's -d options give (device first, the rest extra) and what the daemon reads.
+        #expect(DeviceName.problem(device: "hw:0", extra: ["hw:1"], category: .soloAmbient) == .severalNeedMultiRoute(.soloAmbient))
+        #expect(DeviceName.problem(device: nil, extra: (1...8).map { "hw:\($0)" }, category: .multiRoute) == .tooMany(9))
+        #expect(DeviceName.problem(device: "hw:0", extra: ["hw:0"], category: .multiRoute) == .givenTwice("hw:0"))
+        #expect(DeviceName.problem(device: "", extra: [], category: .multiRoute) == .emptyName)
+        #expect(DeviceName.problem(device: "file:out.wav", extra: [], category: .soloAmbient) == .relativeFile("file:out.wav"))
+        #expect(DeviceName.problem(device: "file:out.wav", extra: [], category: .soloAmbient, relativeFileAllowed: true) == nil)
+        #expect(DeviceProblem.tooMany(9).description == "at most 8 devices, not 9")
     }
 
     @Test func existingChecksStillApply() {
-        #expect(Daemon.problem(with: request { $0.clip.path = "a.wav" })?.hasPrefix("path must be absolute") == true)
-        #expect(Daemon.problem(with: request { $0.clip.path = "/" + String(repeating: "a", count: 4096) }) == "path is too long")
-        #expect(Daemon.problem(with: request { $0.clip.gain = 17 })?.hasPrefix("gain must be") == true)
-        #expect(Daemon.problem(with: request { $0.clip.gain = .nan })?.hasPrefix("gain must be") == true)
-        #expect(Daemon.problem(with: request { $0.clip.pan = 2 })?.hasPrefix("pan must be") == true)
-        #expect(Daemon.problem(with: request { $0.dropAfter = 1.5 })?.hasPrefix("dropAfter must be") == true)
-        #expect(Daemon.problem(with: request { $0.tag = "" }) == "tag is empty or too long")
+        #expect(problem { $0.clip.path = "a.wav" }?.hasPrefix("path must be absolute") == true)
+        #expect(problem { $0.clip.path = "/" + String(repeating: "a", count: 4096) } == "path is too long")
+        #expect(problem { $0.clip.gain = 17 }?.hasPrefix("gain must be") == true)
+        #expect(problem { $0.clip.gain = .nan }?.hasPrefix("gain must be") == true)
+        #expect(problem { $0.clip.pan = 2 }?.hasPrefix("pan must be") == true)
+        #expect(problem { $0.dropAfter = 1.5 }?.hasPrefix("dropAfter must be") == true)
+        #expect(problem { $0.tag = "" } == "tag is empty or too long")
     }
 
     @Test func alerts() {
-        #expect(Daemon.problem(with: AlertRequest(path: "/s/ding.wav")) == nil)
-        #expect(Daemon.problem(with: AlertRequest(path: "/s/ding.wav", gain: 16, ignoreQuiet: true, device: "hw:0")) == nil)
-        #expect(Daemon.problem(with: AlertRequest(path: "ding.wav"))?.hasPrefix("path must be absolute") == true)
-        #expect(Daemon.problem(with: AlertRequest(path: "/s/a\u{0}.wav"))?.contains("NUL") == true)
-        #expect(Daemon.problem(with: AlertRequest(path: "/" + String(repeating: "a", count: 4096))) == "path is too long")
+        #expect(AlertRequest(path: "/s/ding.wav").problem == nil)
+        #expect(AlertRequest(path: "/s/ding.wav", gain: 16, ignoreQuiet: true, device: "hw:0").problem == nil)
+        #expect(AlertRequest(path: "ding.wav").problem?.hasPrefix("path must be absolute") == true)
+        #expect(AlertRequest(path: "/s/a\u{0}.wav").problem?.contains("NUL") == true)
+        #expect(AlertRequest(path: "/" + String(repeating: "a", count: 4096)).problem == "path is too long")
         for gain: Float in [-0.1, 16.5, .nan, .infinity] {
-            #expect(Daemon.problem(with: AlertRequest(path: "/a.wav", gain: gain))?.hasPrefix("gain must be 0 to 16") == true, "\(gain)")
+            #expect(AlertRequest(path: "/a.wav", gain: gain).problem?.hasPrefix("gain must be 0 to 16") == true, "\(gain)")
         }
-        #expect(Daemon.problem(with: AlertRequest(path: "/a.wav", device: "")) == "device name is empty or too long")
+        #expect(AlertRequest(path: "/a.wav", device: "").problem == "device name is empty or too long")
     }
 
     @Test func durationsStopAtTheLongestAndFramesSaturate() {
@@ -114,6 +131,23 @@ import Testing
     }
 
     @Test func programLengthDoesNotOverflow() {
-        #expect(EngineDriver.programFrames(fileFrames: .max / 2, startFrame: 0, loops: 3) == nil)
+        #expect(PlaybackOptions.programFrames(fileFrames: .max / 2, startFrame: 0, loops: 3) == nil)
+        #expect(PlaybackOptions.programFrames(fileFrames: 48_000, startFrame: 12_000, loops: 2) == 132_000)
+        #expect(PlaybackOptions.programFrames(fileFrames: 48_000, startFrame: 0, loops: -1) == nil)
+        #expect(PlaybackOptions.programFrames(fileFrames: nil, startFrame: 0, loops: 0) == nil)
+    }
+
+    @Test func aStartAtOrPastTheEndIsAUsageError() {
+        let info = AudioFileInfo(container: "WAV", codec: "PCM 16-bit", sampleRate: 48_000, channels: 1, frames: 48_000,
+                                 exactSampleFormat: .int16)
+        func problem(_ start: Double) -> AnnounceError? {
+            PlaybackOptions(start: TimeSpan(seconds: start)).startProblem(in: info, path: "a.wav")
+        }
+        #expect(problem(0.5) == nil && problem(0) == nil && PlaybackOptions().startProblem(in: info, path: "a.wav") == nil)
+        #expect(problem(1) == .usage("a.wav: --start 0:01.0 is at or past the end (0:01.0)"))
+        #expect(problem(2)?.exitCode == 64)
+        var unknownLength = info
+        unknownLength.frames = nil
+        #expect(PlaybackOptions(start: TimeSpan(seconds: 9)).startProblem(in: unknownLength, path: "a.wav") == nil)
     }
 }

@@ -11,10 +11,10 @@ import Testing
 /// (every pass, the first from --start) mapped back to a file offset and passes left.
 @Suite struct ResumePointTests {
     @Test func programLengthCountsEveryPassFromTheStart() {
-        #expect(EngineDriver.programFrames(fileFrames: 1000, startFrame: 0, loops: 0) == 1000)
-        #expect(EngineDriver.programFrames(fileFrames: 1000, startFrame: 250, loops: 2) == 2750)
-        #expect(EngineDriver.programFrames(fileFrames: 1000, startFrame: 0, loops: -1) == nil)
-        #expect(EngineDriver.programFrames(fileFrames: nil, startFrame: 0, loops: 0) == nil)
+        #expect(PlaybackOptions.programFrames(fileFrames: 1000, startFrame: 0, loops: 0) == 1000)
+        #expect(PlaybackOptions.programFrames(fileFrames: 1000, startFrame: 250, loops: 2) == 2750)
+        #expect(PlaybackOptions.programFrames(fileFrames: 1000, startFrame: 0, loops: -1) == nil)
+        #expect(PlaybackOptions.programFrames(fileFrames: nil, startFrame: 0, loops: 0) == nil)
     }
 
     @Test func resumesInTheFirstPass() {

@@ -121,12 +121,12 @@ import Testing
     }
 
     @Test func alertRequestAndRouteChange() throws {
-        let request = Request(.alert, wait: true, alert: AlertRequest(path: "/s/ding.wav", gain: 0.5, ignoreQuiet: true, device: "hw:0"))
+        let request = Request.alert(AlertRequest(path: "/s/ding.wav", gain: 0.5, ignoreQuiet: true, device: "hw:0"), wait: true)
         let json = try encoded(request)
         #expect(json == #"{"alert":{"device":"hw:0","gain":0.5,"ignoreQuiet":true,"path":"/s/ding.wav"},"op":"alert","v":1,"wait":true}"#)
         #expect(try decode(Request.self, json) == request)
-        #expect(try decode(Request.self, #"{"v":1,"op":"alert","alert":{"path":"/a.wav","gain":1}}"#).alert
-                == AlertRequest(path: "/a.wav"))
+        #expect(try decode(Request.self, #"{"v":1,"op":"alert","alert":{"path":"/a.wav","gain":1}}"#)
+                == .alert(AlertRequest(path: "/a.wav"), wait: false))
 
         let event = Event(.routeChange, time: 1, reason: "old-device-unavailable", device: "hw:1")
         let line = try encoded(event)

@@ -28,7 +28,7 @@ import Testing
         try InProcessDaemonTests.withDaemon(opens: [], configure: { $0.beforeWrite = { _ in usleep(1_333) } }) { runtime, _ in
             let client = try #require(try DaemonClient.connect(autoStart: false, runtime: runtime))
             let item = ItemRequest(clip: Clip(path: clip.path, seconds: 0.2))
-            let ids = try client.call(Request(.play, items: [item, item, item], wait: true, progress: true)).ids ?? []
+            let ids = try client.call(Request.play(items: [item, item, item], wait: true, progress: true)).ids ?? []
             try #require(ids.count == 3)
             let waits = try Self.events(of: ids, on: client).filter { $0.event == .waiting }
             let second = waits.filter { $0.id == ids[1] }, third = waits.filter { $0.id == ids[2] }
@@ -46,7 +46,7 @@ import Testing
         defer { unlink(clip.path) }
         try InProcessDaemonTests.withDaemon(opens: [.busy, .busy]) { runtime, _ in
             let client = try #require(try DaemonClient.connect(autoStart: false, runtime: runtime))
-            let ids = try client.call(Request(.play, items: [ItemRequest(clip: Clip(path: clip.path))], wait: true, progress: true)).ids ?? []
+            let ids = try client.call(Request.play(items: [ItemRequest(clip: Clip(path: clip.path))], wait: true, progress: true)).ids ?? []
             let waits = try Self.events(of: ids, on: client).filter { $0.event == .waiting }
             #expect(waits.map(\.reason) == ["device-busy"], "\(waits)")
             #expect(waits.first?.warning == "busy, held by pid 4242 (other-player)")
@@ -58,17 +58,17 @@ import Testing
         defer { unlink(clip.path) }
         try InProcessDaemonTests.withDaemon(opens: []) { runtime, _ in
             let control = try #require(try DaemonClient.connect(autoStart: false, runtime: runtime))
-            _ = try control.call(Request(.pause))
+            _ = try control.call(Request.pause)
             let since = try #require(runtime.pausedSince)
             let client = try #require(try DaemonClient.connect(autoStart: false, runtime: runtime))
-            let reply = try client.call(Request(.play, items: [ItemRequest(clip: Clip(path: clip.path))], wait: true, progress: true))
+            let reply = try client.call(Request.play(items: [ItemRequest(clip: Clip(path: clip.path))], wait: true, progress: true))
             #expect(reply.pausedSince == since, "the reply says since when the queue is paused")
             let first = try #require(try client.next())
             guard case .event(let event) = first else { Issue.record("\(first)"); return }
             #expect(event.event == .waiting && event.reason == "paused")
-            let status = try #require(try control.call(Request(.status)).status)
+            let status = try #require(try control.call(Request.status).status)
             #expect(status.paused && status.pausedSince == since)
-            _ = try control.call(Request(.resume))
+            _ = try control.call(Request.resume)
             #expect(runtime.pausedSince == nil)
             #expect(try Self.events(of: reply.ids ?? [], on: client).last?.outcome?.kind == .played)
         }

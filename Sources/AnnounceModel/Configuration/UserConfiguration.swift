@@ -52,7 +52,11 @@ public struct UserConfiguration: Equatable, Sendable {
             }
             switch key {
             case "device":
-                if value.utf8.count > 1024 { warn("device name is longer than 1024 bytes") } else { configuration.device = value }
+                if value.utf8.count > Limits.maxDeviceNameBytes {
+                    warn("device name is longer than \(Limits.maxDeviceNameBytes) bytes")
+                } else {
+                    configuration.device = value
+                }
             case "duck-level":
                 if let level = parseDecibels(value) {
                     configuration.duckLevel = level

@@ -25,7 +25,7 @@ public enum AnnounceError: Error, Equatable, Sendable, CustomStringConvertible {
         case .cannotOpen: 66
         case .deviceUnavailable, .deviceBusy, .unavailable: 69
         case .daemon(let code, _): code
-        case .internal: 70
+        case .internal: Self.internalExitCode
         }
     }
 
@@ -41,4 +41,9 @@ public enum AnnounceError: Error, Equatable, Sendable, CustomStringConvertible {
         case .internal(let message): "internal error: \(message)"
         }
     }
+}
+
+extension AnnounceError {
+    /// A bug or an unexpected failure (70): also a failed outcome or reply that names no code.
+    public static let internalExitCode: Int32 = 70
 }

@@ -19,3 +19,21 @@ public struct PlaybackOptions: Equatable, Sendable {
         self.fadeIn = fadeIn
     }
 }
+
+extension PlaybackOptions {
+    /// `start` at or past the end of a file of `info`: a usage error (64) naming `path`.
+    public func startProblem(in info: AudioFileInfo, path: String) -> AnnounceError? {
+        guard let start, let frames = info.frames else { return nil }
+        let startFrame = start.frames(atRate: info.sampleRate)
+        guard startFrame > 0, startFrame >= frames else { return nil }
+        return .usage("\(path): --start \(start) is at or past the end (\(TimeSpan(seconds: info.durationSeconds ?? 0)))")
+    }
+
+    /// Frames in the whole program: every pass, the first from `startFrame`; nil when it loops
+    /// forever, the file's length is unknown, or the count would overflow.
+    public static func programFrames(fileFrames: Int64?, startFrame: Int64, loops: Int) -> Int64? {
+        guard loops >= 0, let fileFrames else { return nil }
+        let (passes, overflow) = fileFrames.multipliedReportingOverflow(by: Int64(loops) + 1)
+        return overflow ? nil : passes - startFrame
+    }
+}

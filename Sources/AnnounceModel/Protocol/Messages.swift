@@ -20,10 +20,6 @@ public enum WireProtocol {
     }
 }
 
-public enum Operation: String, Codable, Sendable {
-    case play, alert, wait, status, skip, pause, resume, stop, clear, cancel, events, quiet
-}
-
 /// `--if-busy`: what an item does when another program holds its device.
 public enum IfBusy: String, Codable, CaseIterable, Sendable {
     /// Wait for the device to come free, bounded by the item's `expire` (the default).
@@ -129,53 +125,6 @@ public struct AlertRequest: Codable, Equatable, Sendable {
     }
 }
 
-public struct Request: Codable, Equatable, Sendable {
-    public var v: Int
-    public var op: Operation
-    /// play: the clips, queued in this order with consecutive sequence numbers.
-    public var items: [ItemRequest]?
-    /// play, alert: keep the connection and stream these items' events until their outcomes.
-    public var wait: Bool?
-    /// play, wait: also stream progress events (for a terminal's progress line).
-    public var progress: Bool?
-    /// wait, cancel.
-    public var ids: [String]?
-    /// cancel.
-    public var tag: String?
-    /// quiet: the switch position.
-    public var state: QuietSwitch?
-    /// quiet with state `until`: quiet until this time (seconds since the epoch).
-    public var until: Double?
-    /// alert: the system sound to play.
-    public var alert: AlertRequest?
-
-    public init(_ op: Operation, items: [ItemRequest]? = nil, wait: Bool? = nil, progress: Bool? = nil,
-                ids: [String]? = nil, tag: String? = nil, state: QuietSwitch? = nil, until: Double? = nil,
-                alert: AlertRequest? = nil) {
-        v = WireProtocol.version
-        self.op = op
-        self.items = items
-        self.wait = wait
-        self.progress = progress
-        self.ids = ids
-        self.tag = tag
-        self.state = state
-        self.until = until
-        self.alert = alert
-    }
-}
-
-public struct ReplyError: Codable, Equatable, Sendable {
-    /// The exit status a client should end with (DESIGN §1).
-    public var code: Int32
-    public var message: String
-
-    public init(code: Int32, message: String) {
-        self.code = code
-        self.message = message
-    }
-}
-
 /// One item as `announce queue` / `status` shows it.
 public struct ItemStatus: Codable, Equatable, Sendable {
     public enum State: String, Codable, Sendable { case playing, queued, interrupted, scheduled }
@@ -266,34 +215,6 @@ public struct DaemonStatus: Codable, Equatable, Sendable {
     }
 }
 
-public struct Reply: Codable, Equatable, Sendable {
-    public var v: Int
-    public var ok: Bool
-    public var error: ReplyError?
-    /// play: the new items' ids, in order. alert: the alert's id. wait: the ids it will report on.
-    public var ids: [String]?
-    /// cancel, wait: ids that are not (or no longer) known.
-    public var unknown: [String]?
-    public var status: DaemonStatus?
-    /// play: the queue is paused (since then); the new items wait for `resume`.
-    public var pausedSince: Double?
-
-    public init(ok: Bool = true, error: ReplyError? = nil, ids: [String]? = nil, unknown: [String]? = nil,
-                status: DaemonStatus? = nil, pausedSince: Double? = nil) {
-        v = WireProtocol.version
-        self.ok = ok
-        self.error = error
-        self.ids = ids
-        self.unknown = unknown
-        self.status = status
-        self.pausedSince = pausedSince
-    }
-
-    public static func failure(_ code: Int32, _ message: String) -> Reply {
-        Reply(ok: false, error: ReplyError(code: code, message: message))
-    }
-}
-
 public enum EventKind: String, Codable, CaseIterable, Sendable {
     case queued
     /// The first frames went to the device.
@@ -374,29 +295,6 @@ public struct Event: Codable, Equatable, Sendable {
         self.quiet = quiet
         self.state = state
         self.until = until
-    }
-}
-
-/// What a client reads: a reply to its request or an event, told apart by `event`.
-public enum DaemonMessage: Sendable {
-    case reply(Reply)
-    case event(Event)
-
-    private struct Envelope: Decodable {
-        var v: Int
-        var event: String?
-    }
-
-    /// The line is an event (it has `event`), known or not.
-    public static func isEvent(_ line: some Collection<UInt8>) -> Bool {
-        (try? JSONCoding.decode(Envelope.self, from: line))?.event != nil
-    }
-
-    public static func decode(_ line: some Collection<UInt8>) throws -> DaemonMessage {
-        let data = Data(line)
-        let envelope = try JSONCoding.decode(Envelope.self, from: data)
-        return envelope.event == nil ? .reply(try JSONCoding.decode(Reply.self, from: data))
-                                     : .event(try JSONCoding.decode(Event.self, from: data))
     }
 }
 

@@ -26,7 +26,7 @@ public struct Clip: Codable, Equatable, Sendable {
     /// ALSA PCM for this clip; nil plays on the daemon's device.
     public var device: String?
     /// Category multi-route only: further devices the clip plays on at the same time, after
-    /// `device` (or the daemon's device when `device` is nil). At most `Clip.maxDevices` in all.
+    /// `device` (or the daemon's device when `device` is nil). At most `Limits.maxDevices` in all.
     public var extraDevices: [String]?
     public var gain: Float
     public var pan: Float
@@ -34,7 +34,7 @@ public struct Clip: Codable, Equatable, Sendable {
     public var loops: Int
     /// Where the first pass starts, in seconds.
     public var start: Double?
-    /// The caller's sound-server variables (`AudioEnvironment.variables`), for opening its devices;
+    /// The caller's sound-server variables (`Clip.environmentVariables`), for opening its devices;
     /// nil: the daemon's own.
     public var environment: [String: String]?
     /// Seconds the whole program lasts, as the client measured it: for the wait others are told.
@@ -53,18 +53,15 @@ public struct Clip: Codable, Equatable, Sendable {
         self.seconds = seconds
     }
 
-    /// Most devices one clip may play on (`device` and `extraDevices` together).
-    public static let maxDevices = 8
+    /// The sound-server variables a request may carry for opening its devices (docs/protocol.md,
+    /// ItemRequest): ALSA's pulse and pipewire plugins read them when they connect.
+    public static let environmentVariables = ["XDG_RUNTIME_DIR", "PULSE_SERVER", "PULSE_RUNTIME_PATH", "PULSE_COOKIE",
+                                              "PULSE_CLIENTCONFIG", "PULSE_SINK", "PIPEWIRE_RUNTIME_DIR", "PIPEWIRE_REMOTE"]
 
     /// Every device the clip plays on, in order: `device` (else `defaultDevice`), then `extraDevices`.
     public func devices(default defaultDevice: String) -> [String] {
         [device ?? defaultDevice] + (extraDevices ?? [])
     }
-}
-
-extension QueueItem {
-    /// More passes than this is a typo; -1 repeats forever.
-    public static let maxLoops = 1_000_000
 }
 
 /// One accepted announcement: what the spool holds and the scheduler orders.
@@ -105,7 +102,7 @@ public struct QueueItem: Codable, Equatable, Sendable {
     public var interrupted = false
 
     public init(id: String, sequence: UInt64 = 0, clip: Clip, priority: Priority = .normal, interrupts: Bool = true,
-                onInterrupt: InterruptAction = .resume, dropAfter: Double = 0.8, tag: String? = nil,
+                onInterrupt: InterruptAction = .resume, dropAfter: Double = QueueItem.defaultDropAfter, tag: String? = nil,
                 arrival: Double, eligibleAt: Double? = nil, expireAfter: Double? = nil, session: AudioSession? = nil,
                 duckLevel: Double? = nil, ifBusy: IfBusy? = nil) {
         self.id = id
@@ -189,10 +186,14 @@ public struct Outcome: Codable, Equatable, Sendable {
     public var exitCode: Int32 {
         switch kind {
         case .played: 0
-        case .failed: code ?? 70
-        default: 75
+        case .failed: code ?? AnnounceError.internalExitCode
+        default: Self.notPlayedExitCode
         }
     }
+
+    /// Not played to the end (dropped, cancelled, replaced, expired, silenced), or for
+    /// `cancel` an id that was unknown or already final (75).
+    public static let notPlayedExitCode: Int32 = 75
 }
 
 /// Why the scheduler asks for the current item to stop.

@@ -1,0 +1,30 @@
+/// Every limit a request is held to, and the defaults it falls back to, each defined once: the
+/// client checks its options against them before it sends, the daemon checks what it receives
+/// (`Request.problem`; docs/protocol.md, "Errors and limits").
+public enum Limits {
+    /// Longest path (`clip.path`, `alert.path`) and sound-server variable value, in bytes.
+    public static let maxPathBytes = 4096
+    /// Longest device name, in bytes: `--device`, `clip.device`, the config file's `device`.
+    public static let maxDeviceNameBytes = 1024
+    /// Most devices one clip plays on (`clip.device`, the daemon's when absent, and `clip.extraDevices`).
+    public static let maxDevices = 8
+    /// Longest `--tag`, in bytes.
+    public static let maxTagBytes = 256
+    /// Most items in one `play` request.
+    public static let maxItemsPerPlay = 1000
+    /// More extra passes than this is a typo; -1 repeats forever.
+    public static let maxLoops = 1_000_000
+    /// Linear gain of a clip or an alert (`--gain` stops at 24 dB, just below the top).
+    public static let gain: ClosedRange<Float> = 0...16
+    /// Balance, full left to full right.
+    public static let pan: ClosedRange<Float> = -1...1
+    /// The heard fraction `dropAfter` is given as.
+    public static let dropAfter: ClosedRange<Double> = 0...1
+    /// The latest `at`, in seconds since the epoch (the year 5138): anything later is a typo.
+    public static let latestTime = 1e11
+}
+
+extension QueueItem {
+    /// A preempted item that had this fraction heard ends `dropped` instead of resuming (`--drop-after`).
+    public static let defaultDropAfter = 0.8
+}
