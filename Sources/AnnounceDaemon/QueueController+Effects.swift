@@ -16,7 +16,7 @@ extension QueueController {
             case .persist(let item):
                 do { try spool.save(item) } catch { logger.error("\(error.description)") }
             case .play(let item) where item.sessionCategory.silencedByQuietMode && quiet.isQuiet(at: now):
-                // Never reaches the player: it ends `silenced` and the next item is offered.
+                // Never reaches the engines: it ends `silenced` and the next item is offered.
                 effects += scheduler.playbackEnded(id: item.id, heardFrames: 0, totalFrames: nil,
                                                    end: .silenced(reason: "quiet mode"), now: now)
             case .play(let item):

@@ -189,7 +189,7 @@ extension QueueController {
         return wait.hold
     }
 
-    /// Per-item devices close as soon as nothing plays on them (the player closes only idle
+    /// Per-item devices close as soon as nothing plays on them (the engine driver closes only idle
     /// ones); the daemon's own device after its grace, once nothing plays at all.
     func scheduleDeviceClose(now: Double) {
         if openDevices.contains(where: { $0 != configuration.device }) {

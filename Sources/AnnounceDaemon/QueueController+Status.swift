@@ -104,7 +104,7 @@ extension QueueController {
     private func secondsLeft(_ ahead: ArraySlice<QueueItem>) -> Double? {
         var total = 0.0
         if let playing = scheduler.playing {
-            // The player's length once known (counted, or what decoded) over the client's.
+            // The engine's length once known (counted, or what decoded) over the client's.
             guard let length = seconds(playingTotal, of: playing.id) ?? playing.clip.seconds else { return nil }
             total += max(0, length - (seconds(playing.heardFrames + playingFrames, of: playing.id) ?? 0))
         }
