@@ -1,12 +1,17 @@
 import AnnounceModel
 
-/// The devices' health as the control side knows it: which have played, which were lost
-/// mid-play, who holds a busy one, and when to try again (with backoff, on the daemon's
-/// clock). Pure: the daemon tells it what the engines reported and carries out its answers.
+/// The devices as the control side knows them: which are open and when the daemon's own
+/// closes after its grace, which have played, which were lost mid-play, who holds a busy
+/// one, and when to try again (with backoff). Pure, on the daemon's clock: the daemon tells
+/// it what the engines reported and carries out its answers.
 struct DeviceSupervisor {
     static let firstRetryDelay = 0.25
     static let longestRetryDelay = 4.0
 
+    /// Devices open now, as the engine driver reported.
+    private(set) var open: Set<String> = []
+    /// When the idle devices close: the daemon's own device's grace after the last play.
+    private(set) var closeAt: Double?
     /// Every device something has started on: known to exist.
     private(set) var played: Set<String> = []
     /// Devices that failed mid-play: reopened with backoff until they are back.
@@ -29,9 +34,32 @@ struct DeviceSupervisor {
         var hold: QueueHold { if case .busy = self { .deviceBusy } else { .deviceLost } }
     }
 
-    /// A play started on `device`.
-    mutating func opened(_ device: String) {
+    /// A play started on `device`. True when that opened it.
+    mutating func opened(_ device: String) -> Bool {
         played.insert(device)
+        return open.insert(device).inserted
+    }
+
+    /// The engine driver closed `device`. True when it was open.
+    mutating func closed(_ device: String) -> Bool {
+        open.remove(device) != nil
+    }
+
+    /// Something starts playing: the devices stay open.
+    mutating func playStarts() {
+        closeAt = nil
+    }
+
+    /// Nothing plays any more: the daemon's own `device`, when open, closes after `grace`.
+    mutating func nothingPlays(own device: String, grace: Double, now: Double) {
+        if open.contains(device), closeAt == nil { closeAt = now + grace }
+    }
+
+    /// True once when the grace is over.
+    mutating func closeIsDue(now: Double) -> Bool {
+        guard let closeAt, closeAt <= now else { return false }
+        self.closeAt = nil
+        return true
     }
 
     /// The first start of an item on `device`: the device works, whatever waited for it is

@@ -31,7 +31,7 @@ extension QueueController {
                 if policy[item.id] == nil {
                     effects += activate(item, preempting: preemptedFor.removeValue(forKey: item.id), now: now)
                 }
-                deviceCloseAt = nil
+                devices.playStarts()
                 playingTotal = item.totalFrames
                 playingFrames = 0
                 lives[item.id, default: ItemLifecycle()].start()
@@ -70,7 +70,7 @@ extension QueueController {
                 logger.info("\(item.id) \(item.clip.path): \(outcome.kind.rawValue)\(outcome.reason.map { " (\($0))" } ?? "")")
                 // Held until its own device closes (a multi-route play: the first such device).
                 if let device = played?.devices.names.first(where: {
-                    $0 != configuration.device && openDevices.contains($0) }) {
+                    $0 != configuration.device && devices.open.contains($0) }) {
                     heldFinishes[device, default: []].append(event)
                 } else {
                     hub.emit(event)
@@ -95,8 +95,7 @@ extension QueueController {
         switch report {
         case .started(let id, let device, let format, let buffering, let rate, let total):
             rates[id] = rate
-            devices.opened(device)
-            if openDevices.insert(device).inserted {
+            if devices.opened(device) {
                 logger.info("device '\(device)' opened as \(format), \(buffering)")
                 hub.emit(Event(.deviceOpened, time: now, device: device, format: format))
             }
@@ -155,7 +154,7 @@ extension QueueController {
             }
             apply(scheduler.playbackEnded(id: id, heardFrames: heard, totalFrames: total, end: end, now: now), now: now)
         case .devicesClosed(let closed):
-            for device in closed where openDevices.remove(device) != nil {
+            for device in closed where devices.closed(device) {
                 hub.emit(Event(.deviceClosed, time: now, device: device))
                 for event in heldFinishes.removeValue(forKey: device) ?? [] { hub.emit(event) }
             }

@@ -63,7 +63,7 @@ extension QueueController {
             switch effect {
             case .play(let item, let alert):
                 applyDucking(policy.setSuspended(item.id, false))
-                deviceCloseAt = nil
+                devices.playStarts()
                 lives[item.id, default: ItemLifecycle()].start()
                 driver.play(item, devices: item.clip.devices(default: configuration.device), gain: startingGain(item.id),
                             alert: alert, watched: hub.isProgressWatched(item.id))
@@ -192,7 +192,7 @@ extension QueueController {
     /// Per-item devices close as soon as nothing plays on them (the engine driver closes only idle
     /// ones); the daemon's own device after its grace, once nothing plays at all.
     func scheduleDeviceClose(now: Double) {
-        if openDevices.contains(where: { $0 != configuration.device }) {
+        if devices.open.contains(where: { $0 != configuration.device }) {
             // Not the devices an item is about to play on (the next one may share its device).
             var inUse: Set<String> = [configuration.device]
             for item in [scheduler.playing].compactMap({ $0 }) + mixed.all.filter(\.playing).map(\.item) {
@@ -201,6 +201,6 @@ extension QueueController {
             driver.closeDevices(except: inUse)
         }
         guard !isPlaying else { return }
-        if openDevices.contains(configuration.device), deviceCloseAt == nil { deviceCloseAt = now + configuration.deviceGrace }
+        devices.nothingPlays(own: configuration.device, grace: configuration.deviceGrace, now: now)
     }
 }

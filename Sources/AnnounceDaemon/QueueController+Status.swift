@@ -23,7 +23,7 @@ extension QueueController {
             playing?.heard = seconds(item.heardFrames + playingFrames, of: item.id)
             playing?.duration = seconds(playingTotal, of: item.id)
         }
-        var status = DaemonStatus(pid: getpid(), device: configuration.device, deviceOpen: !openDevices.isEmpty,
+        var status = DaemonStatus(pid: getpid(), device: configuration.device, deviceOpen: !devices.open.isEmpty,
                             paused: scheduler.isPaused, playing: playing,
                             queued: scheduler.ready.map { describe($0, $0.interrupted ? .interrupted : .queued) },
                             scheduled: scheduler.scheduled.map { describe($0, .scheduled) },

@@ -43,11 +43,9 @@ final class QueueController {
     /// Each live item's state (a final one leaves): it alone decides whether an interruption
     /// begins or ends.
     var lives: [String: ItemLifecycle] = [:]
-    var openDevices: Set<String> = []
     /// Finished events held until the per-item device they played on is closed,
     /// so a waiting client finds that device's output complete.
     var heldFinishes: [String: [Event]] = [:]
-    var deviceCloseAt: Double?
     var terminating = false
     /// Items whose play in progress has been announced `started` (a multi-route play starts once per device).
     var startedPlays: Set<String> = []
@@ -124,7 +122,7 @@ final class QueueController {
 
     /// The scheduler's next deadline, the device's idle grace or its retry.
     var nextDeadline: Double? {
-        [scheduler.nextDeadline, deviceCloseAt, devices.retryAt].compactMap { $0 }.min()
+        [scheduler.nextDeadline, devices.closeAt, devices.retryAt].compactMap { $0 }.min()
     }
 
     /// The scheduler's deadlines, the device's idle grace and its retry.
@@ -132,8 +130,7 @@ final class QueueController {
         if let deadline = scheduler.nextDeadline, deadline <= now {
             apply(scheduler.advance(now: now), now: now)
         }
-        if let closeAt = deviceCloseAt, closeAt <= now {
-            deviceCloseAt = nil
+        if devices.closeIsDue(now: now) {
             if !isPlaying { driver.closeDevices() }
         }
         if devices.retryIsDue(now: now) {

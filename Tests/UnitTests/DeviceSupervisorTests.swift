@@ -44,7 +44,7 @@ import Testing
 
     @Test func aLostDeviceIsWaitedForUntilItWorks() {
         var devices = DeviceSupervisor()
-        devices.opened("usb")
+        _ = devices.opened("usb")
         let lost = devices.failed(.lost("unplugged"), on: "usb", failsWhenBusy: false, now: 0)
         #expect(lost == .lost(reason: "unplugged", newlyLost: true))
         #expect(devices.waitReason(for: ["usb"]) == ("device-lost", nil))
@@ -64,5 +64,24 @@ import Testing
         #expect(DeviceSupervisor.Wait.busy(reason: "x").hold == .deviceBusy)
         #expect(DeviceSupervisor.Wait.lost(reason: "x", newlyLost: true).hold == .deviceLost)
         #expect(DeviceSupervisor.Wait.stillLost.hold == .deviceLost)
+    }
+
+    @Test func theDaemonsOwnDeviceClosesAfterItsGraceUnlessSomethingPlays() {
+        var devices = DeviceSupervisor()
+        let first = devices.opened("default"), again = devices.opened("default")
+        #expect(first && !again, "opened once")
+        devices.nothingPlays(own: "default", grace: 0.1, now: 5)
+        devices.nothingPlays(own: "default", grace: 0.1, now: 5.05)
+        #expect(devices.closeAt == 5.1, "the grace runs from when the last play ended")
+        devices.playStarts()
+        #expect(devices.closeAt == nil)
+        devices.nothingPlays(own: "default", grace: 0.1, now: 6)
+        let early = devices.closeIsDue(now: 6.05), due = devices.closeIsDue(now: 6.1), twice = devices.closeIsDue(now: 6.2)
+        #expect(!early && due && !twice)
+        let closed = devices.closed("default"), closedAgain = devices.closed("default")
+        #expect(closed && !closedAgain && devices.open.isEmpty)
+        devices.nothingPlays(own: "default", grace: 0.1, now: 7)
+        #expect(devices.closeAt == nil, "a closed device has no grace to wait for")
+        #expect(devices.isKnown("default"), "it has played here")
     }
 }
