@@ -24,7 +24,22 @@ public enum Limits {
     public static let latestTime = 1e11
 }
 
+// The defaults of what a request leaves out (docs/protocol.md, ItemRequest), for the CLI's
+// options, the daemon and QueueItem alike.
+
 extension QueueItem {
     /// A preempted item that had this fraction heard ends `dropped` instead of resuming (`--drop-after`).
     public static let defaultDropAfter = 0.8
+}
+
+extension Priority {
+    public static let `default` = Priority.normal
+}
+
+extension InterruptAction {
+    public static let `default` = InterruptAction.resume
+}
+
+extension IfBusy {
+    public static let `default` = IfBusy.wait
 }

@@ -40,7 +40,7 @@ struct PlaybackFlags: ParsableArguments {
     @Option(name: .customLong("pan"), parsing: .unconditional, help: "Balance, -1 (left) to 1 (right). A mono clip with a pan plays in stereo.")
     var pan: Double = 0
 
-    @Option(name: .customLong("loops"), parsing: .unconditional, help: "Extra passes after the first (at most 1000000); -1 repeats until stopped.")
+    @Option(name: .customLong("loops"), parsing: .unconditional, help: "Extra passes after the first (at most \(Limits.maxLoops)); -1 repeats until stopped.")
     var loops: Int = 0
 
     @Option(name: .customLong("start"), parsing: .unconditional, help: ArgumentHelp("Where the first pass starts: 1.5s, 500ms, 1m30s, 0:24.9 (before the end of the file).", valueName: "time"), transform: TimeSpan.argument)
@@ -87,11 +87,11 @@ struct SessionFlags: ParsableArguments {
     var noNotifyOthers = false
 
     // .unconditional: "--duck-level -12" must read -12 as the value.
-    @Option(name: .customLong("duck-level"), parsing: .unconditional, help: ArgumentHelp("How far --duck-others lowers the others: -60 to 0 dB, as -12, -12dB or '-12 dB' (default: the config file's duck-level, else -12 dB).", valueName: "dB"))
+    @Option(name: .customLong("duck-level"), parsing: .unconditional, help: ArgumentHelp("How far --duck-others lowers the others: \(Int(UserConfiguration.duckLevelRange.lowerBound)) to \(Int(UserConfiguration.duckLevelRange.upperBound)) dB, as -12, -12dB or '-12 dB' (default: the config file's duck-level, else \(Int(UserConfiguration.defaultDuckLevel)) dB).", valueName: "dB"))
     var duckLevel: String?
 
     @Option(name: .customLong("if-busy"), help: ArgumentHelp("When another program holds the device: wait (the default, for at most --expire when given) or fail (exit 69).", valueName: "wait|fail"))
-    var ifBusy: IfBusy = .wait
+    var ifBusy: IfBusy = .default
 
     func validate() throws {
         do {
@@ -120,7 +120,7 @@ struct SessionFlags: ParsableArguments {
         if let level = UserConfiguration.parseAnyDecibels(duckLevel), level > range.upperBound {
             throw .usage("--duck-level \(duckLevel): ducking lowers the other streams, so give a level of 0 dB or below, like -12dB")
         }
-        throw .usage("--duck-level must be a level in dB from \(Int(range.lowerBound)) to \(Int(range.upperBound)), like -12dB, not '\(duckLevel)'")
+        throw .usage("--duck-level must be \(UserConfiguration.duckLevelRule), not '\(duckLevel)'")
     }
 
     /// Lines for `announce: warning: …`: options that do nothing as given.
@@ -135,19 +135,19 @@ struct SessionFlags: ParsableArguments {
         let session = try audioSession()
         request.session = session == .default ? nil : session
         request.duckLevel = try duckDecibels()
-        request.ifBusy = ifBusy == .wait ? nil : ifBusy
+        request.ifBusy = ifBusy == .default ? nil : ifBusy
     }
 }
 
 struct QueueFlags: ParsableArguments {
     @Option(name: .customLong("priority"), help: "low, normal, high or critical. Higher preempts lower; critical is never preempted.")
-    var priority: Priority = .normal
+    var priority: Priority = .default
 
     @Flag(name: .customLong("no-interrupt"), help: "Wait for the playing item even when this one outranks it.")
     var noInterrupt = false
 
     @Option(name: .customLong("on-interrupt"), help: "When preempted: resume (where it was heard to, with a short fade-in), restart or drop.")
-    var onInterrupt: InterruptAction = .resume
+    var onInterrupt: InterruptAction = .default
 
     @Option(name: .customLong("drop-after"), parsing: .unconditional, help: ArgumentHelp("A preempted item that had this fraction (0 to 1) heard is dropped.", valueName: "fraction"))
     var dropAfter: Double = QueueItem.defaultDropAfter

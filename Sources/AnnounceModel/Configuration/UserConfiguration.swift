@@ -23,6 +23,8 @@ public struct UserConfiguration: Equatable, Sendable {
 
     public static let defaultDuckLevel = -12.0
     public static let duckLevelRange = -60.0...0.0
+    /// What a duck level must be, for the messages of the config file and `--duck-level`.
+    public static let duckLevelRule = "a level in dB from \(Int(duckLevelRange.lowerBound)) to \(Int(duckLevelRange.upperBound)), like -12dB"
 
     public init(device: String? = nil, duckLevel: Double = UserConfiguration.defaultDuckLevel, quietHours: [QuietHours] = []) {
         self.device = device
@@ -61,7 +63,7 @@ public struct UserConfiguration: Equatable, Sendable {
                 if let level = parseDecibels(value) {
                     configuration.duckLevel = level
                 } else {
-                    warn("duck-level must be a level in dB from -60 to 0, like -12dB, not '\(value)'")
+                    warn("duck-level must be \(duckLevelRule), not '\(value)'")
                 }
             case "quiet-hours":
                 for window in value.split(separator: ",") {

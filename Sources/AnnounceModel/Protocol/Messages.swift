@@ -14,10 +14,6 @@ public enum WireProtocol {
         bytes.append(UInt8(ascii: "\n"))
         return bytes
     }
-
-    public static func decode<Message: Decodable>(_ type: Message.Type, from line: some Collection<UInt8>) throws -> Message {
-        try JSONCoding.decode(type, from: line)
-    }
 }
 
 /// `--if-busy`: what an item does when another program holds its device.

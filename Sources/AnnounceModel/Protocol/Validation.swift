@@ -27,14 +27,14 @@ extension ItemRequest {
     public var problem: String? {
         if let problem = Self.pathProblem(clip.path) { return problem }
         if let problem = Self.gainProblem(clip.gain) { return problem }
-        if !Limits.pan.contains(clip.pan) { return "pan must be -1 to 1, not \(clip.pan)" }
+        if !Limits.pan.contains(clip.pan) { return "pan must be \(text(Limits.pan)), not \(clip.pan)" }
         if clip.loops < -1 || clip.loops > Limits.maxLoops { return "loops must be -1 to \(Limits.maxLoops), not \(clip.loops)" }
         let longest = TimeSpan.longest.seconds
         if let start = clip.start, !start.isFinite || start < 0 || start > longest { return "start must be 0 to \(longest) seconds" }
         if let problem = devicesProblem { return problem }
         if let problem = Self.environmentProblem(clip.environment) { return problem }
         if let seconds = clip.seconds, !seconds.isFinite || seconds < 0 || seconds > longest { return "seconds must be 0 to \(longest)" }
-        if let dropAfter, !Limits.dropAfter.contains(dropAfter) { return "dropAfter must be 0 to 1, not \(dropAfter)" }
+        if let dropAfter, !Limits.dropAfter.contains(dropAfter) { return "dropAfter must be \(text(Limits.dropAfter)), not \(dropAfter)" }
         // `at` is a time since the epoch, the others durations: none may reach absurd values.
         for (name, value, limit) in [("at", at, Limits.latestTime), ("delay", delay, longest), ("expire", expire, longest)] {
             if let value, !value.isFinite || value < 0 || value > limit { return "\(name) must be 0 to \(limit), not \(value)" }
@@ -43,9 +43,8 @@ extension ItemRequest {
         if (session ?? .default).lane == .mixed, at != nil || delay != nil {
             return "a mixable session (\(session ?? .default)) starts at once; at and delay need a queued one"
         }
-        let duckRange = UserConfiguration.duckLevelRange
-        if let duckLevel, !duckRange.contains(duckLevel) {  // NaN is not contained either
-            return "duckLevel must be \(Int(duckRange.lowerBound)) to \(Int(duckRange.upperBound)) dB, not \(duckLevel)"
+        if let duckLevel, !UserConfiguration.duckLevelRange.contains(duckLevel) {  // NaN is not contained either
+            return "duckLevel must be \(text(UserConfiguration.duckLevelRange)) dB, not \(duckLevel)"
         }
         return nil
     }
@@ -63,7 +62,7 @@ extension ItemRequest {
     }
 
     static func gainProblem(_ gain: Float) -> String? {
-        Limits.gain.contains(gain) ? nil : "gain must be 0 to 16, not \(gain)"  // NaN is not contained
+        Limits.gain.contains(gain) ? nil : "gain must be \(text(Limits.gain)), not \(gain)"  // NaN is not contained
     }
 
     /// Only `Clip.environmentVariables`, each value at most `Limits.maxPathBytes`, no NUL.
@@ -74,6 +73,11 @@ extension ItemRequest {
         }
         return nil
     }
+}
+
+/// `-1 to 1`: a limit's whole-numbered bounds as the messages give them.
+private func text<Bound: BinaryFloatingPoint>(_ range: ClosedRange<Bound>) -> String {
+    "\(Int(range.lowerBound)) to \(Int(range.upperBound))"
 }
 
 extension AlertRequest {
