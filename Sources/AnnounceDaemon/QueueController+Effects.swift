@@ -32,8 +32,8 @@ extension QueueController {
                     effects += activate(item, preempting: preemptedFor.removeValue(forKey: item.id), now: now)
                 }
                 devices.playStarts()
-                playingTotal = item.totalFrames
-                playingFrames = 0
+                meter.playingTotal = item.totalFrames
+                meter.playingFrames = 0
                 lives[item.id, default: ItemLifecycle()].start()
                 driver.play(item, devices: item.clip.devices(default: configuration.device), gain: startingGain(item.id),
                             watched: hub.isProgressWatched(item.id))
@@ -57,15 +57,14 @@ extension QueueController {
             case .finish(let item, let outcome):
                 effects += deactivate(item.id, now: now)
                 preemptedFor = preemptedFor.filter { $0.value != item.id && $0.key != item.id }
-                let played = details.removeValue(forKey: item.id)
-                lastMilestone[item.id] = nil
+                let played = meter.lastPlay(of: item.id)
                 _ = lives[item.id, default: ItemLifecycle()].finish(outcome)
                 lives[item.id] = nil
                 let event = Event(.finished, time: now, id: item.id, path: item.clip.path, priority: item.priority,
                                   reason: outcome.reason, heard: seconds(item.heardFrames, of: item.id),
                                   duration: seconds(item.totalFrames, of: item.id), outcome: outcome, device: played?.devices.description,
                                   format: played?.format, frames: played?.frames, warning: played?.warning)
-                rates[item.id] = nil
+                meter.forget(item.id)
                 do { try spool.finish(item.id, event: event) } catch { logger.error("\(error.description)") }
                 logger.info("\(item.id) \(item.clip.path): \(outcome.kind.rawValue)\(outcome.reason.map { " (\($0))" } ?? "")")
                 // Held until its own device closes (a multi-route play: the first such device).
@@ -85,8 +84,7 @@ extension QueueController {
     }
 
     func seconds(_ frames: Int64?, of id: String) -> Double? {
-        guard let frames, let rate = rates[id], rate > 0 else { return nil }
-        return (Double(frames) / Double(rate) * 1000).rounded() / 1000
+        meter.seconds(frames, of: id)
     }
 
     /// One report from the engine driver.
@@ -94,13 +92,13 @@ extension QueueController {
         let now = clock()
         switch report {
         case .started(let id, let device, let format, let buffering, let rate, let total):
-            rates[id] = rate
+            let first = meter.started(id, rate: rate)
             if devices.opened(device) {
                 logger.info("device '\(device)' opened as \(format), \(buffering)")
                 hub.emit(Event(.deviceOpened, time: now, device: device, format: format))
             }
-            guard let item = item(id), startedPlays.insert(id).inserted else { return }
-            if scheduler.playing?.id == id { playingTotal = total }
+            guard let item = item(id), first else { return }
+            if scheduler.playing?.id == id { meter.playingTotal = total }
             // The device works: whatever waited for it is over.
             if devices.works(device) {
                 logger.info("device '\(device)' is back")
@@ -115,7 +113,7 @@ extension QueueController {
         case .progress(let id, let frames, _, let counted):
             // An estimated length, counted exactly after the start.
             if let counted {
-                if scheduler.playing?.id == id { playingTotal = counted }
+                if scheduler.playing?.id == id { meter.playingTotal = counted }
             }
             // Ten reports a second per stream: nothing is built unless someone listens.
             let heardBefore: Int64, total: Int64?
@@ -123,31 +121,24 @@ extension QueueController {
                 mixed.progress(id, frames: frames, counted: counted)
                 (heardBefore, total) = (stream.item.heardFrames, counted ?? stream.item.totalFrames)
             } else if let playing = scheduler.playing, playing.id == id {
-                playingFrames = frames
-                (heardBefore, total) = (playing.heardFrames, playingTotal)
+                meter.playingFrames = frames
+                (heardBefore, total) = (playing.heardFrames, meter.playingTotal)
             } else {
                 return
             }
             let heard = heardBefore + frames
-            var milestone = 0
-            if let total, total > 0 {
-                let percent = Int(heard * 100 / total)
-                milestone = [75, 50, 25].first { percent >= $0 } ?? 0
-                if milestone > lastMilestone[id, default: 0] { lastMilestone[id] = milestone } else { milestone = 0 }
-            }
+            let milestone = meter.newMark(id, heard: heard, total: total)
             hub.publishProgress(of: id, milestone: milestone) {
                 Event(.progress, time: now, id: id, heard: seconds(heard, of: id), duration: seconds(total, of: id))
             }
         case .ended(let id, let heard, let total, let rate, var end, let played):
             Self.rotateLog(runtime, logger)
-            startedPlays.remove(id)
-            if let rate { rates[id] = rate }
-            details[id] = played
+            meter.ended(id, rate: rate, details: played)
             if case .failed(_, let message) = end { logger.warning("\(message)") }
             if mixed[id] != nil {
                 return mixedEnded(id, heard: heard, total: total, end: end, details: played, now: now)
             }
-            playingFrames = heard
+            meter.playingFrames = heard
             if case .failed = end, let item = scheduler.playing, item.id == id,
                let hold = deviceTrouble(played, item: item, now: now) {
                 end = .held(hold)  // back to the head of the queue; the device is tried again

@@ -20,8 +20,8 @@ extension QueueController {
         }
         var playing = scheduler.playing.map { describe($0, .playing) }
         if let item = scheduler.playing {
-            playing?.heard = seconds(item.heardFrames + playingFrames, of: item.id)
-            playing?.duration = seconds(playingTotal, of: item.id)
+            playing?.heard = seconds(item.heardFrames + meter.playingFrames, of: item.id)
+            playing?.duration = seconds(meter.playingTotal, of: item.id)
         }
         var status = DaemonStatus(pid: getpid(), device: configuration.device, deviceOpen: !devices.open.isEmpty,
                             paused: scheduler.isPaused, playing: playing,
@@ -105,8 +105,8 @@ extension QueueController {
         var total = 0.0
         if let playing = scheduler.playing {
             // The engine's length once known (counted, or what decoded) over the client's.
-            guard let length = seconds(playingTotal, of: playing.id) ?? playing.clip.seconds else { return nil }
-            total += max(0, length - (seconds(playing.heardFrames + playingFrames, of: playing.id) ?? 0))
+            guard let length = seconds(meter.playingTotal, of: playing.id) ?? playing.clip.seconds else { return nil }
+            total += max(0, length - (seconds(playing.heardFrames + meter.playingFrames, of: playing.id) ?? 0))
         }
         for item in ahead {
             guard let length = item.clip.seconds else { return nil }

@@ -33,13 +33,8 @@ final class QueueController {
     var mixed = MixedLane()
     var devices = DeviceSupervisor()
 
-    // What the control side knows about the play in progress.
-    /// Sample rate of each item that has played, to turn its frames into seconds.
-    var rates: [String: Int] = [:]
-    var playingTotal: Int64?
-    var playingFrames: Int64 = 0
-    var lastMilestone: [String: Int] = [:]
-    var details: [String: PlayDetails] = [:]
+    /// Rates, frames heard and quarter marks of the plays, from the engine driver's reports.
+    var meter = PlayMeter()
     /// Each live item's state (a final one leaves): it alone decides whether an interruption
     /// begins or ends.
     var lives: [String: ItemLifecycle] = [:]
@@ -47,8 +42,6 @@ final class QueueController {
     /// so a waiting client finds that device's output complete.
     var heldFinishes: [String: [Event]] = [:]
     var terminating = false
-    /// Items whose play in progress has been announced `started` (a multi-route play starts once per device).
-    var startedPlays: Set<String> = []
     /// The main-lane item the scheduler preempted for each id about to play.
     var preemptedFor: [String: String] = [:]
     /// The config file as last read: a request rereads it when this changes (one stat).
