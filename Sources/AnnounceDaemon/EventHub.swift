@@ -4,6 +4,9 @@ import AnnounceModel
 /// who subscribed to every event. It sends; it decides nothing about items.
 final class EventHub {
     private(set) var connections: [Int32: Connection] = [:]
+    /// Finished events held until the per-item device they played on is closed, so a waiting
+    /// client finds that device's output complete.
+    private var held: [String: [Event]] = [:]
 
     var isEmpty: Bool { connections.isEmpty }
 
@@ -30,6 +33,22 @@ final class EventHub {
             if waits && event.event == .finished { connection.waiting.remove(event.id!) }
         }
     }
+
+    /// Emits `event` once `device` is closed.
+    func emit(_ event: Event, whenClosed device: String) {
+        held[device, default: []].append(event)
+    }
+
+    /// `device` is closed, or stays open for the next item: what waited for it goes out.
+    func release(_ device: String) {
+        for event in held.removeValue(forKey: device) ?? [] { emit(event) }
+    }
+
+    /// Some finished event waits for its device to close.
+    var isHolding: Bool { !held.isEmpty }
+
+    /// The items whose finished events are held.
+    var heldIDs: [String] { held.values.flatMap { $0.compactMap(\.id) } }
 
     /// A client shows this item's progress. (An `events` listener's 25/50/75% marks need no more
     /// than the unwatched reports: eight per clip at least.)

@@ -58,8 +58,7 @@ extension QueueController {
                 effects += deactivate(item.id, now: now)
                 preemptedFor = preemptedFor.filter { $0.value != item.id && $0.key != item.id }
                 let played = meter.lastPlay(of: item.id)
-                _ = lives[item.id, default: ItemLifecycle()].finish(outcome)
-                lives[item.id] = nil
+                lives[item.id] = nil  // final: the lanes finish each item once, and its lifecycle ends here
                 let event = Event(.finished, time: now, id: item.id, path: item.clip.path, priority: item.priority,
                                   reason: outcome.reason, heard: seconds(item.heardFrames, of: item.id),
                                   duration: seconds(item.totalFrames, of: item.id), outcome: outcome, device: played?.devices.description,
@@ -70,7 +69,7 @@ extension QueueController {
                 // Held until its own device closes (a multi-route play: the first such device).
                 if let device = played?.devices.names.first(where: {
                     $0 != configuration.device && devices.open.contains($0) }) {
-                    heldFinishes[device, default: []].append(event)
+                    hub.emit(event, whenClosed: device)
                 } else {
                     hub.emit(event)
                 }
@@ -78,7 +77,7 @@ extension QueueController {
         }
         if let playing = scheduler.playing {
             // The device stays open for the next item, so nothing is left to wait for.
-            for event in heldFinishes.removeValue(forKey: playing.clip.device ?? configuration.device) ?? [] { hub.emit(event) }
+            hub.release(playing.clip.device ?? configuration.device)
         }
         scheduleDeviceClose(now: now)
     }
@@ -147,7 +146,7 @@ extension QueueController {
         case .devicesClosed(let closed):
             for device in closed where devices.closed(device) {
                 hub.emit(Event(.deviceClosed, time: now, device: device))
-                for event in heldFinishes.removeValue(forKey: device) ?? [] { hub.emit(event) }
+                hub.release(device)
             }
         }
     }

@@ -9,10 +9,11 @@ import AnnounceSources
 import AnnounceOutput
 import AnnounceEngine
 
-/// Owns the queue (the main lane's scheduler and the mixed lane), the session policy and the
-/// devices' health; carries out the models' effects on the engine driver and tells the
-/// clients through the event hub. Its handlers take one request or report each; the rules
-/// are the models' (`Scheduler`, `SessionPolicy`, `DeviceSupervisor`).
+/// Owns the queue (the main lane's scheduler and the mixed lane), the session policy, each
+/// item's lifecycle and the devices; carries out the models' effects on the engine driver and
+/// tells the clients through the event hub. Its handlers take one request or report each; the
+/// rules are the models' (`Scheduler`, `MixedLane`, `SessionPolicy`, `ItemLifecycle`,
+/// `DeviceSupervisor`).
 final class QueueController {
     let runtime: RuntimeDirectory
     var configuration: Configuration
@@ -38,9 +39,6 @@ final class QueueController {
     /// Each live item's state (a final one leaves): it alone decides whether an interruption
     /// begins or ends.
     var lives: [String: ItemLifecycle] = [:]
-    /// Finished events held until the per-item device they played on is closed,
-    /// so a waiting client finds that device's output complete.
-    var heldFinishes: [String: [Event]] = [:]
     var terminating = false
     /// The main-lane item the scheduler preempted for each id about to play.
     var preemptedFor: [String: String] = [:]
@@ -65,7 +63,6 @@ final class QueueController {
     /// Takes back what the spool kept and the quiet and paused state; nothing plays yet.
     func restore(now: Double) {
         configStamp = configuration.configStamp
-        let now = clock()
         spool.pruneOutcomes(now: now)
         let restored = spool.load()
         for problem in restored.problems { logger.warning("\(problem)") }
@@ -136,12 +133,12 @@ final class QueueController {
     }
 
     /// Nothing queued, mixing or held for a device to close.
-    var isIdle: Bool { scheduler.count == 0 && mixed.isEmpty && heldFinishes.isEmpty }
+    var isIdle: Bool { scheduler.count == 0 && mixed.isEmpty && !hub.isHolding }
 
     var pendingIDs: Set<String> {
         Set(([scheduler.playing].compactMap { $0 } + scheduler.ready + scheduler.scheduled).map(\.id))
             .union(mixed.ids)
-            .union(heldFinishes.values.flatMap { $0.compactMap(\.id) })
+            .union(hub.heldIDs)
     }
 
     /// Something is playing (or being stopped) on some device.

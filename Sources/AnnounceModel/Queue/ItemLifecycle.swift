@@ -1,8 +1,8 @@
 /// One item's life as its clients hear of it: queued → starting → playing, interrupted and
-/// resumed any number of times, then one final outcome. The single place that decides whether
-/// an interruption begins or ends, whoever caused it (the scheduler, a session, the device),
-/// so each is announced once, and that an item ends once. Pure: the daemon reports what
-/// happened; a `true` answer means "announce it".
+/// resumed any number of times, then one final outcome, after which nothing changes it. The
+/// single place that decides whether an interruption begins or ends, whoever caused it (the
+/// scheduler, a session, the device), so each is announced once. Pure: the daemon reports
+/// what happened; a `true` answer means "announce it".
 public struct ItemLifecycle: Equatable, Sendable {
     public enum State: Equatable, Sendable {
         /// Accepted, not yet handed to the engines.
