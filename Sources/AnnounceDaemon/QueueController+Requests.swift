@@ -107,7 +107,7 @@ extension QueueController {
             let eligibleAt = itemRequest.at ?? itemRequest.delay.map { now + $0 }
             let item = QueueItem(
                 id: newID(), clip: itemRequest.clip, priority: itemRequest.priority ?? .default,
-                interrupts: itemRequest.interrupts ?? true, onInterrupt: itemRequest.onInterrupt ?? .default,
+                interrupts: itemRequest.interrupts ?? QueueItem.defaultInterrupts, onInterrupt: itemRequest.onInterrupt ?? .default,
                 dropAfter: itemRequest.dropAfter ?? QueueItem.defaultDropAfter, tag: itemRequest.tag, arrival: now,
                 eligibleAt: eligibleAt.flatMap { $0 > now ? $0 : nil }, expireAfter: itemRequest.expire,
                 session: itemRequest.session, duckLevel: itemRequest.duckLevel, ifBusy: itemRequest.ifBusy)

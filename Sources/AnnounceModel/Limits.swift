@@ -30,6 +30,8 @@ public enum Limits {
 extension QueueItem {
     /// A preempted item that had this fraction heard ends `dropped` instead of resuming (`--drop-after`).
     public static let defaultDropAfter = 0.8
+    /// An item outranking the playing one preempts it (false: `--no-interrupt`).
+    public static let defaultInterrupts = true
 }
 
 extension Priority {

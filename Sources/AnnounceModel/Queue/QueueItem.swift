@@ -101,7 +101,7 @@ public struct QueueItem: Codable, Equatable, Sendable {
     /// It was interrupted and waits to go on; the next play is an interruption ending.
     public var interrupted = false
 
-    public init(id: String, sequence: UInt64 = 0, clip: Clip, priority: Priority = .default, interrupts: Bool = true,
+    public init(id: String, sequence: UInt64 = 0, clip: Clip, priority: Priority = .default, interrupts: Bool = QueueItem.defaultInterrupts,
                 onInterrupt: InterruptAction = .default, dropAfter: Double = QueueItem.defaultDropAfter, tag: String? = nil,
                 arrival: Double, eligibleAt: Double? = nil, expireAfter: Double? = nil, session: AudioSession? = nil,
                 duckLevel: Double? = nil, ifBusy: IfBusy? = nil) {
