@@ -21,7 +21,7 @@ public final class ALSAOutput: AudioOutput {
     /// The device's poll descriptors, then the eventfd; made at open.
     private let pollDescriptors: UnsafeMutablePointer<pollfd>
     private let devicePollCount: Int
-    private let interruptFD: Int32
+    private let interruption: EventFD
 
     /// Largest relative rate error accepted from rate-near before refusing (0.5%).
     static let rateTolerance = 0.005
@@ -47,6 +47,7 @@ public final class ALSAOutput: AudioOutput {
     public init(device: String, request: OutputRequest) throws(AnnounceError) {
         deviceName = device
         Self.processEnvironment
+        interruption = try EventFD()
         var handle: OpaquePointer?
         // Non-blocking: a busy device fails at once instead of hanging a cron job,
         // and a stop never waits behind a blocked write.
@@ -59,12 +60,11 @@ public final class ALSAOutput: AudioOutput {
             snd_pcm_close(pcm)
             throw error
         }
-        interruptFD = announce_wakeup_fd()
         devicePollCount = max(0, Int(snd_pcm_poll_descriptors_count(pcm)))
         pollDescriptors = .allocate(capacity: devicePollCount + 1)
         pollDescriptors.initialize(repeating: pollfd(), count: devicePollCount + 1)
         _ = snd_pcm_poll_descriptors(pcm, pollDescriptors, UInt32(devicePollCount))
-        pollDescriptors[devicePollCount] = pollfd(fd: interruptFD, events: Int16(POLLIN), revents: 0)
+        pollDescriptors[devicePollCount] = pollfd(fd: interruption.fd, events: Int16(POLLIN), revents: 0)
     }
 
     /// Set once the PCM is closed (by `close` or deinit); only the interrupt descriptor outlives it.
@@ -76,7 +76,6 @@ public final class ALSAOutput: AudioOutput {
 
     deinit {
         close()
-        Glibc.close(interruptFD)
         pollDescriptors.deallocate()
     }
 
@@ -99,10 +98,7 @@ public final class ALSAOutput: AudioOutput {
         while poll(pollDescriptors, count, -1) < 0 {
             guard errno == EINTR else { throw OutputFailure(code: errno, operation: "poll") }
         }
-        if pollDescriptors[devicePollCount].revents != 0 {
-            var value: UInt64 = 0
-            _ = read(interruptFD, &value, 8)
-        }
+        if pollDescriptors[devicePollCount].revents != 0 { interruption.drain() }
         var events: UInt16 = 0
         _ = snd_pcm_poll_descriptors_revents(pcm, pollDescriptors, UInt32(devicePollCount), &events)
         if Int32(events) & Int32(POLLERR) != 0 {
@@ -118,16 +114,11 @@ public final class ALSAOutput: AudioOutput {
 
     @discardableResult
     public func waitForInterrupt(milliseconds: Int) -> Bool {
-        var descriptor = pollDescriptors[devicePollCount]
-        guard poll(&descriptor, 1, Int32(clamping: milliseconds)) > 0 else { return false }
-        var value: UInt64 = 0
-        _ = read(interruptFD, &value, 8)
-        return true
+        interruption.wait(milliseconds: Int32(clamping: milliseconds))
     }
 
     public func interrupt() {
-        var one: UInt64 = 1
-        _ = Glibc.write(interruptFD, &one, 8)
+        interruption.signal()
     }
 
     private func recover(_ code: Int32) throws(OutputFailure) {

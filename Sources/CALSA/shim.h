@@ -4,7 +4,6 @@
 #include <alsa/asoundlib.h>
 #include <stdarg.h>
 #include <stdio.h>
-#include <sys/eventfd.h>
 
 // snd_pcm_hw_params_alloca/sw_params_alloca are alloca macros: their memory
 // cannot outlive a wrapper function, so Swift gets malloc'd equivalents that
@@ -35,12 +34,6 @@ static inline void announce_alsa_error_trampoline(const char *file, int line, co
 
 static inline int announce_alsa_route_errors_to_logger(void) {
     return snd_lib_error_set_handler(announce_alsa_error_trampoline);
-}
-
-// The descriptor that wakes the playback thread out of poll() alongside the
-// device's own descriptors (glibc's eventfd is not in Swift's Glibc module).
-static inline int announce_wakeup_fd(void) {
-    return eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);
 }
 
 #endif

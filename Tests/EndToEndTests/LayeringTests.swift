@@ -113,4 +113,23 @@ import Testing
             }
         }
     }
+
+    /// Small parts with one job each: no Swift file in Sources over 400 lines, and no implicitly
+    /// unwrapped optional (`var spool: Spool!`): what a type needs is there from its init.
+    @Test func noSourceFileIsOver400LinesOrDeclaresAnImplicitlyUnwrappedOptional() throws {
+        let sources = Harness.repoRoot.appendingPathComponent("Sources")
+        let unwrapped = try Regex(#":\s*\[?[A-Z][A-Za-z0-9_.]*(<[^>]*>)?\]?!(?!=)"#)
+        var checked = 0
+        for case let relative as String in FileManager.default.enumerator(atPath: sources.path)! where relative.hasSuffix(".swift") {
+            let text = try String(contentsOf: sources.appendingPathComponent(relative), encoding: .utf8)
+            let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
+            let count = lines.count - (text.hasSuffix("\n") ? 1 : 0)
+            #expect(count <= 400, "Sources/\(relative) has \(count) lines")
+            for (number, line) in lines.enumerated() where !line.trimmingCharacters(in: .whitespaces).hasPrefix("//") {
+                #expect(line.firstMatch(of: unwrapped) == nil, "Sources/\(relative):\(number + 1): \(line.trimmingCharacters(in: .whitespaces))")
+            }
+            checked += 1
+        }
+        #expect(checked > 50, "only \(checked) files found under Sources")
+    }
 }

@@ -131,7 +131,6 @@ import Testing
     }
 
     @Test func programLengthDoesNotOverflow() {
-        #expect(Player.programFrames(fileFrames: .max / 2, startFrame: 0, loops: 3) == nil)
         #expect(PlaybackOptions.programFrames(fileFrames: .max / 2, startFrame: 0, loops: 3) == nil)
         #expect(PlaybackOptions.programFrames(fileFrames: 48_000, startFrame: 12_000, loops: 2) == 132_000)
         #expect(PlaybackOptions.programFrames(fileFrames: 48_000, startFrame: 0, loops: -1) == nil)

@@ -11,28 +11,28 @@ import Testing
 /// (every pass, the first from --start) mapped back to a file offset and passes left.
 @Suite struct ResumePointTests {
     @Test func programLengthCountsEveryPassFromTheStart() {
-        #expect(Player.programFrames(fileFrames: 1000, startFrame: 0, loops: 0) == 1000)
-        #expect(Player.programFrames(fileFrames: 1000, startFrame: 250, loops: 2) == 2750)
-        #expect(Player.programFrames(fileFrames: 1000, startFrame: 0, loops: -1) == nil)
-        #expect(Player.programFrames(fileFrames: nil, startFrame: 0, loops: 0) == nil)
+        #expect(PlaybackOptions.programFrames(fileFrames: 1000, startFrame: 0, loops: 0) == 1000)
+        #expect(PlaybackOptions.programFrames(fileFrames: 1000, startFrame: 250, loops: 2) == 2750)
+        #expect(PlaybackOptions.programFrames(fileFrames: 1000, startFrame: 0, loops: -1) == nil)
+        #expect(PlaybackOptions.programFrames(fileFrames: nil, startFrame: 0, loops: 0) == nil)
     }
 
     @Test func resumesInTheFirstPass() {
-        #expect(Player.resumePoint(heard: 0, startFrame: 0, fileFrames: 1000, loops: 0)! == (0, 0))
-        #expect(Player.resumePoint(heard: 400, startFrame: 250, fileFrames: 1000, loops: 0)! == (650, 0))
+        #expect(EngineDriver.resumePoint(heard: 0, startFrame: 0, fileFrames: 1000, loops: 0)! == (0, 0))
+        #expect(EngineDriver.resumePoint(heard: 400, startFrame: 250, fileFrames: 1000, loops: 0)! == (650, 0))
     }
 
     @Test func resumesInALaterPassWithFewerLoopsLeft() {
-        #expect(Player.resumePoint(heard: 1000, startFrame: 250, fileFrames: 1000, loops: 2)! == (250, 1))
-        #expect(Player.resumePoint(heard: 2749, startFrame: 250, fileFrames: 1000, loops: 2)! == (999, 0))
+        #expect(EngineDriver.resumePoint(heard: 1000, startFrame: 250, fileFrames: 1000, loops: 2)! == (250, 1))
+        #expect(EngineDriver.resumePoint(heard: 2749, startFrame: 250, fileFrames: 1000, loops: 2)! == (999, 0))
     }
 
     @Test func nothingLeftOnceTheWholeProgramWasHeard() {
-        #expect(Player.resumePoint(heard: 2750, startFrame: 250, fileFrames: 1000, loops: 2) == nil)
-        #expect(Player.resumePoint(heard: 1000, startFrame: 0, fileFrames: 1000, loops: 0) == nil)
+        #expect(EngineDriver.resumePoint(heard: 2750, startFrame: 250, fileFrames: 1000, loops: 2) == nil)
+        #expect(EngineDriver.resumePoint(heard: 1000, startFrame: 0, fileFrames: 1000, loops: 0) == nil)
     }
 
     @Test func loopingForeverKeepsLooping() {
-        #expect(Player.resumePoint(heard: 123_456, startFrame: 0, fileFrames: 1000, loops: -1)! == (456, -1))
+        #expect(EngineDriver.resumePoint(heard: 123_456, startFrame: 0, fileFrames: 1000, loops: -1)! == (456, -1))
     }
 }

@@ -775,12 +775,12 @@ private struct SplitMix64: RandomNumberGenerator {
         var scheduler = Scheduler()
         _ = scheduler.add(item("a"))
         _ = scheduler.add(item("b", at: 1))
-        #expect(describe(scheduler.hold("device-lost", now: 1)) == ["stop a: held: device-lost"])
+        #expect(describe(scheduler.hold(.deviceLost, now: 1)) == ["stop a: held: device-lost"])
         #expect(scheduler.endPlaying(.stopped, heard: 480, now: 1) == ["interrupted a: held: device-lost", "persist a"])
         #expect(scheduler.playing == nil, "nothing starts while held")
         #expect(describe(scheduler.advance(now: 5)) == [])
         #expect(describe(scheduler.resume(now: 5)) == [], "a user's resume does not lift a hold")
-        #expect(describe(scheduler.release("device-lost", now: 6)) == ["play a from 480"])
+        #expect(describe(scheduler.release(.deviceLost, now: 6)) == ["play a from 480"])
     }
 
     @Test func aPlayThatEndsHeldGoesBackAndHoldsTheQueue() {
@@ -790,20 +790,20 @@ private struct SplitMix64: RandomNumberGenerator {
         // b preempted a, then found the device busy.
         _ = scheduler.endPlaying(.stopped, heard: 100, now: 1)
         #expect(scheduler.playing?.id == "b")
-        #expect(scheduler.endPlaying(.held("device-busy"), now: 2) == ["interrupted b: held: device-busy", "persist b"])
-        #expect(scheduler.holds == ["device-busy"])
+        #expect(scheduler.endPlaying(.held(.deviceBusy), now: 2) == ["interrupted b: held: device-busy", "persist b"])
+        #expect(scheduler.holds == [.deviceBusy])
         #expect(describe(scheduler.advance(now: 3)) == [])
         // b never started, so its --expire still runs while the queue waits for the device.
         #expect(describe(scheduler.advance(now: 4.5)) == ["finish b: expired (not started within 3s)"])
-        #expect(describe(scheduler.release("device-busy", now: 5)) == ["play a from 100"])
+        #expect(describe(scheduler.release(.deviceBusy, now: 5)) == ["play a from 100"])
     }
 
     @Test func twoHoldsMustBothBeReleased() {
         var scheduler = Scheduler()
-        _ = scheduler.hold("x", now: 0)
-        _ = scheduler.hold("y", now: 0)
+        _ = scheduler.hold(.interruptedBy("x"), now: 0)
+        _ = scheduler.hold(.interruptedBy("y"), now: 0)
         _ = scheduler.add(item("a"))
-        #expect(describe(scheduler.release("x", now: 1)) == [])
-        #expect(describe(scheduler.release("y", now: 1)) == ["play a"])
+        #expect(describe(scheduler.release(.interruptedBy("x"), now: 1)) == [])
+        #expect(describe(scheduler.release(.interruptedBy("y"), now: 1)) == ["play a"])
     }
 }

@@ -201,7 +201,7 @@ public enum StopReason: Equatable, Sendable {
     case preempted(by: String)
     case paused
     /// The queue is held for this reason (device busy or lost, a session interruption).
-    case held(String)
+    case held(QueueHold)
     case skipped
     case cancelled
     case replaced(by: String)
@@ -220,7 +220,7 @@ public enum PlaybackEnd: Equatable, Sendable {
     case silenced(reason: String)
     /// Could not go on for a reason outside the queue (the device is busy or went away): it
     /// goes back to the head of its class with what was heard, and the queue is held for `reason`.
-    case held(String)
+    case held(QueueHold)
 }
 
 /// What the daemon must do, in order, after a scheduler call.

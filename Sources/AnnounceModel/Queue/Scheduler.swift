@@ -8,53 +8,6 @@ import HeapModule
 /// id (a different sequence) is skipped when it reaches the top. Every public mutating call ends by
 /// dropping stale tops, so `nextDeadline` can read the tops as they are.
 public struct Scheduler: Sendable {
-    /// Where a live item is.
-    private enum Place: Sendable {
-        case ready, scheduled, playing
-    }
-
-    private struct Entry: Sendable {
-        var item: QueueItem
-        var place: Place
-    }
-
-    /// Play order; the heap's min is the item to play next.
-    private struct ReadyKey: Comparable, Sendable {
-        var priority: Priority
-        /// Interrupted items go back to the head of their priority class, even ahead of items that
-        /// arrived earlier but became eligible (`--at`) while they played.
-        var resumesFirst: Bool
-        var sequence: UInt64
-        var id: String
-
-        init(_ item: QueueItem) {
-            priority = item.priority
-            resumesFirst = item.interrupted
-            sequence = item.sequence
-            id = item.id
-        }
-
-        static func < (a: ReadyKey, b: ReadyKey) -> Bool {
-            if a.priority != b.priority { return a.priority > b.priority }
-            if a.resumesFirst != b.resumesFirst { return a.resumesFirst }
-            if a.sequence != b.sequence { return a.sequence < b.sequence }
-            return a.id < b.id
-        }
-    }
-
-    /// A moment something happens to an item: it becomes eligible, or it expires.
-    private struct TimedKey: Comparable, Sendable {
-        var time: Double
-        var sequence: UInt64
-        var id: String
-
-        static func < (a: TimedKey, b: TimedKey) -> Bool {
-            if a.time != b.time { return a.time < b.time }
-            if a.sequence != b.sequence { return a.sequence < b.sequence }
-            return a.id < b.id
-        }
-    }
-
     private var entries: [String: Entry] = [:]
     private var readyHeap = Heap<ReadyKey>()
     private var scheduledHeap = Heap<TimedKey>()
@@ -68,7 +21,7 @@ public struct Scheduler: Sendable {
     public private(set) var isPaused = false
     /// Why the main lane is held apart from a user's pause: the device is busy or lost, or a
     /// session interrupted the lane (DESIGN §3). Nothing starts while any is held.
-    public private(set) var holds: Set<String> = []
+    public private(set) var holds: Set<QueueHold> = []
 
     /// Restores spooled items (any order): they keep id, sequence, heardFrames, started, interrupted.
     /// Nothing plays until the first `advance(now:)`.
@@ -263,7 +216,7 @@ public struct Scheduler: Sendable {
 
     /// Holds the queue for `reason` (not a user's pause: `resume` does not lift it); the playing
     /// item is stopped and resumes where it was heard once every hold is released.
-    public mutating func hold(_ reason: String, now: Double) -> [SchedulerEffect] {
+    public mutating func hold(_ reason: QueueHold, now: Double) -> [SchedulerEffect] {
         holds.insert(reason)
         var effects: [SchedulerEffect] = []
         requestStop(.held(reason), into: &effects)
@@ -271,7 +224,7 @@ public struct Scheduler: Sendable {
     }
 
     /// Lifts one hold; the queue goes on when none is left and it is not paused.
-    public mutating func release(_ reason: String, now: Double) -> [SchedulerEffect] {
+    public mutating func release(_ reason: QueueHold, now: Double) -> [SchedulerEffect] {
         holds.remove(reason)
         return advance(now: now)
     }
@@ -442,25 +395,5 @@ public struct Scheduler: Sendable {
         pruneReadyTop()
         while let top = scheduledHeap.min, !isLiveScheduled(top) { scheduledHeap.removeMin() }
         while let top = expiryHeap.min, !isLiveExpiry(top) { expiryHeap.removeMin() }
-    }
-
-    private static func eligibleKey(_ item: QueueItem) -> TimedKey {
-        TimedKey(time: item.eligibleAt ?? item.arrival, sequence: item.sequence, id: item.id)
-    }
-
-    /// "5", "0.5": whole seconds without a fraction.
-    private static func secondsText(_ seconds: Double) -> String {
-        if seconds.isFinite, seconds == seconds.rounded(), abs(seconds) < 1e15 { return String(Int64(seconds)) }
-        return String(seconds)
-    }
-}
-
-private extension StopReason {
-    /// Ends the item for good, as opposed to sending it back to the queue.
-    var isFinal: Bool {
-        switch self {
-        case .preempted, .paused, .held: false
-        case .skipped, .cancelled, .replaced, .stopped: true
-        }
     }
 }

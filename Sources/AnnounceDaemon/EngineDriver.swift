@@ -9,46 +9,11 @@ import AnnounceSources
 import AnnounceOutput
 import AnnounceEngine
 
-/// What the player tells the control side; posted from the play threads.
-enum PlayerReport: Sendable, Equatable {
-    /// The first frames of this play went to the device.
-    /// `buffering`: how the device was opened to buffer ("2 periods of 60 ms"), for the log.
-    case started(id: String, device: String, format: String, buffering: String, sampleRate: Int, totalFrames: Int64?)
-    /// Frames heard so far in this play; the program's exact length once counted after the start.
-    case progress(id: String, framesPlayed: Int64, sampleRate: Int, totalFrames: Int64?)
-    /// The play ended: frames heard in it, the program's length when known.
-    case ended(id: String, heardFrames: Int64, totalFrames: Int64?, sampleRate: Int?, end: PlaybackEnd, details: PlayDetails)
-    /// These devices were closed (idle, or another device is needed).
-    case devicesClosed([String])
-}
-
-/// How a play went, for the finished event and the client's debug line.
-struct PlayDetails: Sendable, Equatable {
-    var device: String
-    var format: String?
-    var warning: String?
-    /// Frames heard in this play.
-    var frames: Int64 = 0
-    /// The device could not be used: another program holds it (busy) or it went away (lost).
-    var deviceTrouble: DeviceTrouble?
-    /// Which device had the trouble (a multi-route play has several).
-    var troubleDevice: String?
-}
-
-enum DeviceTrouble: Sendable, Equatable {
-    /// EBUSY at open; the reason names the holder.
-    case busy(String)
-    /// Failed mid-play: unplugged, the sound server went away.
-    case lost(String)
-    /// Could not be opened (missing, the sound server is not running).
-    case unavailable(String)
-}
-
-/// The daemon's decode side. Each play gets its own thread, which opens the
-/// clip, decodes it ahead into the device's engine (one engine, one playback
-/// thread per device; plays on the same device are mixed) and reports back.
-/// A housekeeping thread closes idle devices.
-final class Player: @unchecked Sendable {
+/// Drives the playback engines, one per open device, for the control side. Each play gets
+/// its own thread, which opens the clip, decodes it ahead into its device's engine (one
+/// engine, one playback thread per device; plays on the same device are mixed) and reports
+/// back. A housekeeping thread closes idle devices. It decides nothing about items.
+final class EngineDriver: @unchecked Sendable {
     /// The fade-in when a clip resumes mid-way.
     static let resumeFade = TimeSpan(seconds: 0.05)
     /// Progress with nobody watching it is the daemon's own (status, the 25/50/75% events):
@@ -57,7 +22,7 @@ final class Player: @unchecked Sendable {
     static let unwatchedProgressInterval = 1.0
 
     private let openOutput: PlaybackEngine.OutputOpener
-    private let post: @Sendable (PlayerReport) -> Void
+    private let post: @Sendable (EngineReport) -> Void
     private struct Engines {
         var byDevice: [String: PlaybackEngine] = [:]
         /// Plays holding each engine; an engine with none may be closed.
@@ -80,7 +45,7 @@ final class Player: @unchecked Sendable {
 
     init(openOutput: @escaping PlaybackEngine.OutputOpener = { device, request throws(AnnounceError) in
         try ALSAOutput(device: device, request: request)
-    }, post: @escaping @Sendable (PlayerReport) -> Void) {
+    }, post: @escaping @Sendable (EngineReport) -> Void) {
         self.openOutput = openOutput
         self.post = post
         housekeeper = startThread(named: "announce-house") { [self] in houseKeep() }
@@ -192,7 +157,7 @@ final class Player: @unchecked Sendable {
     }
 
     private func play(_ item: QueueItem, device: String, control: PlaybackControl, alert: Bool, route: Int, group: RouteGroup) {
-        var details = PlayDetails(device: device)
+        var details = PlayDetails(devices: DeviceList([device]))
         func ended(_ end: PlaybackEnd, heard: Int64 = 0, total: Int64? = nil, rate: Int? = nil) {
             group.ended(.ended(id: item.id, heardFrames: heard, totalFrames: total, sampleRate: rate, end: end, details: details))
         }
@@ -204,7 +169,7 @@ final class Player: @unchecked Sendable {
         }
         let (info, duration) = (source.format, source.duration)
         let startFrame = item.clip.start.map { TimeSpan(seconds: $0).frames(atRate: info.sampleRate) } ?? 0
-        var total = Self.programFrames(fileFrames: duration.frames, startFrame: startFrame, loops: item.clip.loops)
+        var total = PlaybackOptions.programFrames(fileFrames: duration.frames, startFrame: startFrame, loops: item.clip.loops)
         // An estimated length is counted exactly alongside, and published when known.
         var counting = duration.isEstimate
         if let total, total > 0 {
@@ -235,7 +200,7 @@ final class Player: @unchecked Sendable {
                     total = item.heardFrames + frames
                     (counted, counting) = (total, false)
                 } else if counting, let frames = source.duration.exactFrames {
-                    total = Self.programFrames(fileFrames: frames, startFrame: startFrame, loops: item.clip.loops)
+                    total = PlaybackOptions.programFrames(fileFrames: frames, startFrame: startFrame, loops: item.clip.loops)
                     (counted, counting) = (total, false)
                 }
                 // Started means heard: a play that wrote nothing (a device failing at once) never started.
@@ -259,7 +224,7 @@ final class Player: @unchecked Sendable {
         // end waits for the count, which by then has read most of the file; a stopped one does not.
         let playedToEnd = (try? result.get()).map { !$0.stopped && $0.deviceFailure == nil } ?? false
         if counting, let frames = (playedToEnd ? source.settledDuration() : source.duration).exactFrames {
-            total = Self.programFrames(fileFrames: frames, startFrame: startFrame, loops: item.clip.loops)
+            total = PlaybackOptions.programFrames(fileFrames: frames, startFrame: startFrame, loops: item.clip.loops)
         }
         switch result {
         case .success(let report):
@@ -291,13 +256,6 @@ final class Player: @unchecked Sendable {
         }
     }
 
-    /// Frames in the whole program: every pass, the first from `startFrame`.
-    static func programFrames(fileFrames: Int64?, startFrame: Int64, loops: Int) -> Int64? {
-        guard loops >= 0, let fileFrames else { return nil }
-        let (passes, overflow) = fileFrames.multipliedReportingOverflow(by: Int64(loops) + 1)
-        return overflow ? nil : passes - startFrame
-    }
-
     /// Where to go on after `heard` program frames: the offset in the file and the
     /// extra passes left; nil when the whole program has been heard.
     static func resumePoint(heard: Int64, startFrame: Int64, fileFrames: Int64?, loops: Int) -> (offset: Int64, loops: Int)? {
@@ -314,23 +272,23 @@ final class Player: @unchecked Sendable {
 private final class RouteGroup: @unchecked Sendable {
     private struct State {
         var left: Int
-        var ended: PlayerReport?
+        var ended: EngineReport?
     }
     private let state: Mutex<State>
-    private let post: @Sendable (PlayerReport) -> Void
+    private let post: @Sendable (EngineReport) -> Void
 
-    init(count: Int, post: @escaping @Sendable (PlayerReport) -> Void) {
+    init(count: Int, post: @escaping @Sendable (EngineReport) -> Void) {
         state = Mutex(State(left: count))
         self.post = post
     }
 
     /// Every device's start is reported (each device is open now); the daemon announces the item once.
-    func started(_ report: PlayerReport) {
+    func started(_ report: EngineReport) {
         post(report)
     }
 
-    func ended(_ report: PlayerReport) {
-        let last = state.withLock { state -> PlayerReport? in
+    func ended(_ report: EngineReport) {
+        let last = state.withLock { state -> EngineReport? in
             state.left -= 1
             state.ended = state.ended.map { Self.merge($0, report) } ?? report
             return state.left == 0 ? state.ended : nil
@@ -338,11 +296,11 @@ private final class RouteGroup: @unchecked Sendable {
         if let last { post(last) }
     }
 
-    private static func merge(_ a: PlayerReport, _ b: PlayerReport) -> PlayerReport {
+    private static func merge(_ a: EngineReport, _ b: EngineReport) -> EngineReport {
         guard case let .ended(id, heardA, totalA, rateA, endA, detailsA) = a,
               case let .ended(_, heardB, totalB, rateB, endB, detailsB) = b else { return a }
         var details = detailsA
-        details.device = detailsA.device + ", " + detailsB.device
+        details.devices = DeviceList(detailsA.devices.names + detailsB.devices.names)
         details.frames = min(detailsA.frames, detailsB.frames)
         details.warning = [detailsA.warning, detailsB.warning].compactMap { $0 }.joined(separator: "; ").nilIfEmpty
         details.deviceTrouble = detailsA.deviceTrouble ?? detailsB.deviceTrouble

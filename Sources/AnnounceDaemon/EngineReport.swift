@@ -1,0 +1,46 @@
+import AnnounceModel
+
+/// What the engine driver tells the control side; posted from the play threads.
+enum EngineReport: Sendable, Equatable {
+    /// The first frames of this play went to the device.
+    /// `buffering`: how the device was opened to buffer ("2 periods of 60 ms"), for the log.
+    case started(id: String, device: String, format: String, buffering: String, sampleRate: Int, totalFrames: Int64?)
+    /// Frames heard so far in this play; the program's exact length once counted after the start.
+    case progress(id: String, framesPlayed: Int64, sampleRate: Int, totalFrames: Int64?)
+    /// The play ended: frames heard in it, the program's length when known.
+    case ended(id: String, heardFrames: Int64, totalFrames: Int64?, sampleRate: Int?, end: PlaybackEnd, details: PlayDetails)
+    /// These devices were closed (idle, or another device is needed).
+    case devicesClosed([String])
+}
+
+/// How a play went, for the finished event and the client's debug line.
+struct PlayDetails: Sendable, Equatable {
+    var devices: DeviceList
+    var format: String?
+    var warning: String?
+    /// Frames heard in this play.
+    var frames: Int64 = 0
+    /// The device could not be used: another program holds it (busy) or it went away (lost).
+    var deviceTrouble: DeviceTrouble?
+    /// Which device had the trouble (a multi-route play has several).
+    var troubleDevice: String?
+}
+
+enum DeviceTrouble: Sendable, Equatable {
+    /// EBUSY at open; the reason names the holder.
+    case busy(String)
+    /// Failed mid-play: unplugged, the sound server went away.
+    case lost(String)
+    /// Could not be opened (missing, the sound server is not running).
+    case unavailable(String)
+}
+
+/// The devices one play used, in route order (several for a multi-route play).
+struct DeviceList: Sendable, Equatable, CustomStringConvertible {
+    var names: [String]
+
+    init(_ names: [String]) { self.names = names }
+
+    /// As the finished event and the log name them.
+    var description: String { names.joined(separator: ", ") }
+}

@@ -1,0 +1,81 @@
+import AnnounceModel
+
+/// Who listens to what: the clients, the items each waits for, who shows their progress and
+/// who subscribed to every event. It sends; it decides nothing about items.
+final class EventHub {
+    private(set) var connections: [Int32: Connection] = [:]
+    /// Finished events held until the per-item device they played on is closed, so a waiting
+    /// client finds that device's output complete.
+    private var held: [String: [Event]] = [:]
+
+    var isEmpty: Bool { connections.isEmpty }
+
+    func add(_ connection: Connection) { connections[connection.fd] = connection }
+
+    /// Forgets clients that went away.
+    func reap() {
+        for (fd, connection) in connections where connection.dead { connections[fd] = nil }
+    }
+
+    /// Sends what is still buffered and forgets every client (the daemon is stopping).
+    func closeAll() {
+        for connection in connections.values { connection.flush() }
+        connections.removeAll()
+    }
+
+    /// To every `events` subscriber, and to the clients waiting on the event's item.
+    func emit(_ event: Event) {
+        let line = WireProtocol.encode(event)
+        for connection in connections.values {
+            let waits = event.id.map { connection.waiting.contains($0) } ?? false
+            guard connection.subscribed || (waits && event.event != .queued) else { continue }
+            connection.send(line)
+            if waits && event.event == .finished { connection.waiting.remove(event.id!) }
+        }
+    }
+
+    /// Emits `event` once `device` is closed.
+    func emit(_ event: Event, whenClosed device: String) {
+        held[device, default: []].append(event)
+    }
+
+    /// `device` is closed, or stays open for the next item: what waited for it goes out.
+    func release(_ device: String) {
+        for event in held.removeValue(forKey: device) ?? [] { emit(event) }
+    }
+
+    /// Some finished event waits for its device to close.
+    var isHolding: Bool { !held.isEmpty }
+
+    /// The items whose finished events are held.
+    var heldIDs: [String] { held.values.flatMap { $0.compactMap(\.id) } }
+
+    /// A client shows this item's progress. (An `events` listener's 25/50/75% marks need no more
+    /// than the unwatched reports: eight per clip at least.)
+    func isProgressWatched(_ id: String) -> Bool {
+        connections.values.contains { $0.wantsProgress && $0.waiting.contains(id) }
+    }
+
+    /// A progress tick to the clients showing `id`'s progress, and a quarter mark (`milestone`
+    /// 25, 50 or 75; 0 for none) to every subscriber. `event` is built only when someone listens.
+    func publishProgress(of id: String, milestone: Int, _ event: () -> Event) {
+        let watchers = connections.values.filter { $0.wantsProgress && $0.waiting.contains(id) }
+        let subscribers = milestone > 0 ? connections.values.filter(\.subscribed) : []
+        if watchers.isEmpty && subscribers.isEmpty { return }
+        var event = event()
+        if !watchers.isEmpty {
+            let tick = WireProtocol.encode(event)
+            for connection in watchers { connection.send(tick) }
+        }
+        if !subscribers.isEmpty {
+            event.percent = milestone
+            let line = WireProtocol.encode(event)
+            for connection in subscribers { connection.send(line) }
+        }
+    }
+
+    /// The clients showing progress that wait for something (for `waiting` events).
+    var waitWatchers: [Connection] {
+        connections.values.filter { $0.wantsProgress && !$0.waiting.isEmpty }
+    }
+}

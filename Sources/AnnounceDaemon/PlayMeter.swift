@@ -1,0 +1,55 @@
+import AnnounceModel
+
+/// What the control side knows of plays from the engine driver's reports: each item's sample
+/// rate (to say frames as seconds), the main lane's frames heard and length in the play in
+/// progress, which plays were announced started, the quarter marks already announced, and how
+/// each item's last play went (for its finished event). Bookkeeping only: it decides nothing.
+struct PlayMeter {
+    /// The main lane's playing item in this play: its length once known, and frames heard.
+    var playingTotal: Int64?
+    var playingFrames: Int64 = 0
+    private var rates: [String: Int] = [:]
+    private var announced: Set<String> = []
+    private var marks: [String: Int] = [:]
+    private var lastPlays: [String: PlayDetails] = [:]
+
+    /// Frames as seconds, to the millisecond; nil until the item's sample rate is known.
+    func seconds(_ frames: Int64?, of id: String) -> Double? {
+        guard let frames, let rate = rates[id], rate > 0 else { return nil }
+        return (Double(frames) / Double(rate) * 1000).rounded() / 1000
+    }
+
+    /// A play of `id` began at `rate`. True the first time for this play (a multi-route play
+    /// reports a start per device; it is announced once).
+    mutating func started(_ id: String, rate: Int) -> Bool {
+        rates[id] = rate
+        return announced.insert(id).inserted
+    }
+
+    /// A play of `id` ended; `details` say how.
+    mutating func ended(_ id: String, rate: Int?, details: PlayDetails) {
+        announced.remove(id)
+        if let rate { rates[id] = rate }
+        lastPlays[id] = details
+    }
+
+    /// The quarter mark (25, 50 or 75) that `heard` of `total` frames reaches first now, else 0.
+    mutating func newMark(_ id: String, heard: Int64, total: Int64?) -> Int {
+        guard let total, total > 0 else { return 0 }
+        let percent = Int(heard * 100 / total)
+        let mark = [75, 50, 25].first { percent >= $0 } ?? 0
+        guard mark > marks[id, default: 0] else { return 0 }
+        marks[id] = mark
+        return mark
+    }
+
+    /// How `id`'s last play went, if it played.
+    func lastPlay(of id: String) -> PlayDetails? { lastPlays[id] }
+
+    /// `id` is final: what was kept of it goes.
+    mutating func forget(_ id: String) {
+        rates[id] = nil
+        marks[id] = nil
+        lastPlays[id] = nil
+    }
+}

@@ -1,0 +1,165 @@
+import AnnounceModel
+import AnnounceSystem
+import AnnounceEngine
+
+/// The models' effects carried out, and the engine driver's reports taken in.
+extension QueueController {
+    func apply(_ effects: [SchedulerEffect], now: Double) {
+        // A worklist rather than recursion: an item silenced by quiet mode brings the
+        // scheduler's next effects, which may silence the next item, and so on.
+        var effects = effects
+        var next = 0
+        while next < effects.count {
+            let effect = effects[next]
+            next += 1
+            switch effect {
+            case .persist(let item):
+                do { try spool.save(item) } catch { logger.error("\(error.description)") }
+            case .play(let item) where item.sessionCategory.silencedByQuietMode && quiet.isQuiet(at: now):
+                // Never reaches the engines: it ends `silenced` and the next item is offered.
+                effects += scheduler.playbackEnded(id: item.id, heardFrames: 0, totalFrames: nil,
+                                                   end: .silenced(reason: "quiet mode"), now: now)
+            case .play(let item):
+                applyDucking(policy.setSuspended(item.id, false))
+                if let stream = policy[item.id], !stream.isPlaying {
+                    // Left paused by a --no-notify-others session (or still interrupted): it waits
+                    // at the head of the queue for `announce resume`.
+                    effects += scheduler.playbackEnded(id: item.id, heardFrames: 0, totalFrames: nil,
+                                                       end: .held(.awaitingResume), now: now)
+                    continue
+                }
+                if policy[item.id] == nil {
+                    effects += activate(item, preempting: preemptedFor.removeValue(forKey: item.id), now: now)
+                }
+                devices.playStarts()
+                meter.playingTotal = item.totalFrames
+                meter.playingFrames = 0
+                lives[item.id, default: ItemLifecycle()].start()
+                driver.play(item, devices: item.clip.devices(default: configuration.device), gain: startingGain(item.id),
+                            watched: hub.isProgressWatched(item.id))
+                // Started items never expire, also after a crash; saved after the play began.
+                do { try spool.save(item) } catch { logger.error("\(error.description)") }
+            case .stopPlayback(let id, _):
+                driver.stop(id)
+            case .interrupted(let item, let reason):
+                switch reason {
+                case .preempted(let by): preemptedFor[by] = item.id
+                case .held, .paused:
+                    // Silent until it plays again: it ducks no one meanwhile.
+                    applyDucking(policy.setSuspended(item.id, true))
+                default: break
+                }
+                // Interruptions the daemon announced itself (sessions, the device) are not repeated.
+                if lives[item.id, default: ItemLifecycle()].interrupt() {
+                    hub.emit(Event(.interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
+                               reason: Self.describe(reason), heard: seconds(item.heardFrames, of: item.id)))
+                }
+            case .finish(let item, let outcome):
+                effects += deactivate(item.id, now: now)
+                preemptedFor = preemptedFor.filter { $0.value != item.id && $0.key != item.id }
+                let played = meter.lastPlay(of: item.id)
+                lives[item.id] = nil  // final: the lanes finish each item once, and its lifecycle ends here
+                let event = Event(.finished, time: now, id: item.id, path: item.clip.path, priority: item.priority,
+                                  reason: outcome.reason, heard: seconds(item.heardFrames, of: item.id),
+                                  duration: seconds(item.totalFrames, of: item.id), outcome: outcome, device: played?.devices.description,
+                                  format: played?.format, frames: played?.frames, warning: played?.warning)
+                meter.forget(item.id)
+                do { try spool.finish(item.id, event: event) } catch { logger.error("\(error.description)") }
+                logger.info("\(item.id) \(item.clip.path): \(outcome.kind.rawValue)\(outcome.reason.map { " (\($0))" } ?? "")")
+                // Held until its own device closes (a multi-route play: the first such device).
+                if let device = played?.devices.names.first(where: {
+                    $0 != configuration.device && devices.open.contains($0) }) {
+                    hub.emit(event, whenClosed: device)
+                } else {
+                    hub.emit(event)
+                }
+            }
+        }
+        if let playing = scheduler.playing {
+            // The device stays open for the next item, so nothing is left to wait for.
+            hub.release(playing.clip.device ?? configuration.device)
+        }
+        scheduleDeviceClose(now: now)
+    }
+
+    func seconds(_ frames: Int64?, of id: String) -> Double? {
+        meter.seconds(frames, of: id)
+    }
+
+    /// One report from the engine driver.
+    func handle(_ report: EngineReport) {
+        let now = clock()
+        switch report {
+        case .started(let id, let device, let format, let buffering, let rate, let total):
+            let first = meter.started(id, rate: rate)
+            if devices.opened(device) {
+                logger.info("device '\(device)' opened as \(format), \(buffering)")
+                hub.emit(Event(.deviceOpened, time: now, device: device, format: format))
+            }
+            guard let item = item(id), first else { return }
+            if scheduler.playing?.id == id { meter.playingTotal = total }
+            // The device works: whatever waited for it is over.
+            if devices.works(device) {
+                logger.info("device '\(device)' is back")
+                hub.emit(Event(.routeChange, time: now, reason: "new-device-available", device: device, format: format))
+            }
+            if lives[id, default: ItemLifecycle()].heard(stillInterrupted: policy[id]?.isInterrupted == true) {
+                hub.emit(Event(.interruptionEnded, time: now, id: id, path: item.clip.path, priority: item.priority, shouldResume: true))
+            }
+            logger.info("\(id) \(item.clip.path): started on \(device) as \(format)")
+            hub.emit(Event(.started, time: now, id: id, path: item.clip.path, priority: item.priority,
+                       heard: seconds(item.heardFrames, of: id), duration: seconds(total, of: id), device: device, format: format))
+        case .progress(let id, let frames, _, let counted):
+            // An estimated length, counted exactly after the start.
+            if let counted {
+                if scheduler.playing?.id == id { meter.playingTotal = counted }
+            }
+            // Ten reports a second per stream: nothing is built unless someone listens.
+            let heardBefore: Int64, total: Int64?
+            if let stream = mixed[id] {
+                mixed.progress(id, frames: frames, counted: counted)
+                (heardBefore, total) = (stream.item.heardFrames, counted ?? stream.item.totalFrames)
+            } else if let playing = scheduler.playing, playing.id == id {
+                meter.playingFrames = frames
+                (heardBefore, total) = (playing.heardFrames, meter.playingTotal)
+            } else {
+                return
+            }
+            let heard = heardBefore + frames
+            let milestone = meter.newMark(id, heard: heard, total: total)
+            hub.publishProgress(of: id, milestone: milestone) {
+                Event(.progress, time: now, id: id, heard: seconds(heard, of: id), duration: seconds(total, of: id))
+            }
+        case .ended(let id, let heard, let total, let rate, var end, let played):
+            Self.rotateLog(runtime, logger)
+            meter.ended(id, rate: rate, details: played)
+            if case .failed(_, let message) = end { logger.warning("\(message)") }
+            if mixed[id] != nil {
+                return mixedEnded(id, heard: heard, total: total, end: end, details: played, now: now)
+            }
+            meter.playingFrames = heard
+            if case .failed = end, let item = scheduler.playing, item.id == id,
+               let hold = deviceTrouble(played, item: item, now: now) {
+                end = .held(hold)  // back to the head of the queue; the device is tried again
+            }
+            apply(scheduler.playbackEnded(id: id, heardFrames: heard, totalFrames: total, end: end, now: now), now: now)
+        case .devicesClosed(let closed):
+            for device in closed where devices.closed(device) {
+                hub.emit(Event(.deviceClosed, time: now, device: device))
+                hub.release(device)
+            }
+        }
+    }
+
+    static func describe(_ reason: StopReason) -> String {
+        switch reason {
+        case .preempted(let by): "preempted by \(by)"
+        case .paused: "paused"
+        case .held(let why): why.description
+        case .skipped: "skipped"
+        case .cancelled: "cancelled"
+        case .replaced(let by): "replaced by \(by)"
+        case .stopped: "stopped"
+        }
+    }
+}

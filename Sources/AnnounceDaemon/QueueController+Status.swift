@@ -1,0 +1,122 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import AnnounceModel
+import AnnounceSystem
+
+/// What the queue looks like to a client: `status`, and why a waiting client's item has not
+/// started (`waiting` events, docs/protocol.md), sent to clients that show progress whenever
+/// the reason changes, so a terminal is never silent.
+extension QueueController {
+    /// `announce status`: both lanes, holds, quiet mode and the daemon itself.
+    func status() -> DaemonStatus {
+        func describe(_ item: QueueItem, _ state: ItemStatus.State) -> ItemStatus {
+            var status = ItemStatus(id: item.id, state: state, path: item.clip.path, priority: item.priority, tag: item.tag,
+                                    device: item.clip.device, heard: item.heardFrames > 0 ? seconds(item.heardFrames, of: item.id) : nil,
+                                    eligibleAt: item.eligibleAt, expiresAt: item.started ? nil : item.expiresAt)
+            if item.audioSession != .default { status.session = item.audioSession.description }
+            if policy[item.id]?.ducked == true { status.ducked = true }
+            return status
+        }
+        var playing = scheduler.playing.map { describe($0, .playing) }
+        if let item = scheduler.playing {
+            playing?.heard = seconds(item.heardFrames + meter.playingFrames, of: item.id)
+            playing?.duration = seconds(meter.playingTotal, of: item.id)
+        }
+        var status = DaemonStatus(pid: getpid(), device: configuration.device, deviceOpen: !devices.open.isEmpty,
+                            paused: scheduler.isPaused, playing: playing,
+                            queued: scheduler.ready.map { describe($0, $0.interrupted ? .interrupted : .queued) },
+                            scheduled: scheduler.scheduled.map { describe($0, .scheduled) },
+                            quiet: quiet.state(at: clock()))
+        let streams = mixed.all.map { stream in
+            var entry = describe(stream.item, stream.playing ? .playing : .interrupted)
+            entry.heard = seconds(stream.item.heardFrames + stream.frames, of: stream.item.id)
+            entry.duration = seconds(stream.item.totalFrames, of: stream.item.id)
+            return entry
+        }
+        status.mixing = streams.isEmpty ? nil : streams
+        status.holds = scheduler.holds.isEmpty ? nil : scheduler.holds.map(\.description).sorted()
+        if scheduler.isPaused { status.pausedSince = runtime.pausedSince }
+        status.idleExit = configuration.idleExit
+        status.autoStarted = configuration.readyFD != nil ? true : nil  // clients start daemons with a ready fd
+        return status
+    }
+
+    func reportWaits(now: Double) {
+        let watchers = hub.waitWatchers
+        guard !watchers.isEmpty else { return }
+        let ready = scheduler.ready, scheduled = scheduler.scheduled
+        for connection in watchers {
+            connection.reportedWaits = connection.reportedWaits.filter { connection.waiting.contains($0.key) }
+            for id in connection.waiting {
+                // The last one is kept while it plays: a busy device's retries are not news.
+                guard let event = waitingEvent(for: id, ready: ready, scheduled: scheduled, now: now),
+                      connection.reportedWaits[id].map({ !Self.sameWait($0, event) }) ?? true else { continue }
+                connection.reportedWaits[id] = event
+                connection.send(WireProtocol.encode(event))
+            }
+        }
+    }
+
+    /// The reason `id` waits, or nil when it plays (or is not known here).
+    func waitingEvent(for id: String, ready: [QueueItem], scheduled: [QueueItem], now: Double) -> Event? {
+        func waiting(_ reason: String, _ item: QueueItem) -> Event {
+            Event(.waiting, time: now, id: id, path: item.clip.path, priority: item.priority, reason: reason)
+        }
+        if let stream = mixed[id] {
+            switch stream.waiting {
+            case nil: return nil
+            case .interrupted?: return waiting("held", stream.item)
+            case .device?:
+                let wait = devices.waitReason(for: stream.item.clip.devices(default: configuration.device))
+                var event = waiting(wait.reason, stream.item)
+                event.warning = wait.warning
+                return event
+            }
+        }
+        if let item = scheduled.first(where: { $0.id == id }) {
+            var event = waiting("scheduled", item)
+            event.at = item.eligibleAt
+            return event
+        }
+        guard let position = ready.firstIndex(where: { $0.id == id }) else { return nil }
+        let item = ready[position]
+        if scheduler.isPaused { return waiting("paused", item) }
+        if scheduler.holds.contains(.deviceBusy) {
+            var event = waiting("device-busy", item)
+            event.warning = devices.busyReason
+            return event
+        }
+        if scheduler.holds.contains(.deviceLost) { return waiting("device-lost", item) }
+        if let hold = scheduler.holds.map(\.description).sorted().first {
+            var event = waiting("held", item)
+            event.warning = hold
+            return event
+        }
+        var event = waiting("queued", item)
+        let ahead = ready[..<position]
+        event.ahead = ahead.count + (scheduler.playing == nil ? 0 : 1)
+        event.wait = secondsLeft(ahead)
+        return event
+    }
+
+    /// About how long the playing item and `ahead` still play; nil when one's length is unknown.
+    private func secondsLeft(_ ahead: ArraySlice<QueueItem>) -> Double? {
+        var total = 0.0
+        if let playing = scheduler.playing {
+            // The engine's length once known (counted, or what decoded) over the client's.
+            guard let length = seconds(meter.playingTotal, of: playing.id) ?? playing.clip.seconds else { return nil }
+            total += max(0, length - (seconds(playing.heardFrames + meter.playingFrames, of: playing.id) ?? 0))
+        }
+        for item in ahead {
+            guard let length = item.clip.seconds else { return nil }
+            total += max(0, length - (seconds(item.heardFrames, of: item.id) ?? 0))
+        }
+        return (total * 10).rounded() / 10
+    }
+
+    /// The same wait as far as a person can tell (the estimate alone changing is no news).
+    private static func sameWait(_ a: Event, _ b: Event) -> Bool {
+        a.reason == b.reason && a.ahead == b.ahead && a.at == b.at && a.warning == b.warning
+    }
+}

@@ -1,0 +1,167 @@
+import FoundationEssentials
+import Logging
+#if canImport(Glibc)
+import Glibc
+#endif
+import AnnounceModel
+import AnnounceSystem
+import AnnounceSources
+import AnnounceOutput
+import AnnounceEngine
+
+/// Owns the queue (the main lane's scheduler and the mixed lane), the session policy, each
+/// item's lifecycle and the devices; carries out the models' effects on the engine driver and
+/// tells the clients through the event hub. Its handlers take one request or report each; the
+/// rules are the models' (`Scheduler`, `MixedLane`, `SessionPolicy`, `ItemLifecycle`,
+/// `DeviceSupervisor`).
+final class QueueController {
+    let runtime: RuntimeDirectory
+    var configuration: Configuration
+    let logger: Logger
+    let clock: WallClock
+    let probeDevice: Daemon.DeviceProber
+    let spool: Spool
+    let driver: EngineDriver
+    let hub = EventHub()
+    typealias Configuration = Daemon.Configuration
+
+    var scheduler = Scheduler()
+    /// The quiet switch and quiet hours; consulted whenever an item is about to start.
+    var quiet = QuietMode(localMinutes: QuietMode.systemLocalMinutes)
+    /// Who mixes, who is interrupted, who is ducked (DESIGN §3).
+    var policy = SessionPolicy()
+    /// Mixable sessions and alerts: they start at once, mixed over the main lane.
+    var mixed = MixedLane()
+    var devices = DeviceSupervisor()
+
+    /// Rates, frames heard and quarter marks of the plays, from the engine driver's reports.
+    var meter = PlayMeter()
+    /// Each live item's state (a final one leaves): it alone decides whether an interruption
+    /// begins or ends.
+    var lives: [String: ItemLifecycle] = [:]
+    var terminating = false
+    /// The main-lane item the scheduler preempted for each id about to play.
+    var preemptedFor: [String: String] = [:]
+    /// The config file as last read: a request rereads it when this changes (one stat).
+    private var configStamp: FileStamp?
+    /// Mixed-lane items the spool kept, started once the socket listens.
+    private var restoredMixed: [QueueItem] = []
+
+    init(runtime: RuntimeDirectory, configuration: Configuration, logger: Logger, clock: @escaping WallClock,
+         spool: Spool, driver: EngineDriver, probeDevice: @escaping Daemon.DeviceProber) {
+        self.runtime = runtime
+        self.configuration = configuration
+        self.logger = logger
+        self.clock = clock
+        self.spool = spool
+        self.driver = driver
+        self.probeDevice = probeDevice
+    }
+
+    // MARK: lifecycle
+
+    /// Takes back what the spool kept and the quiet and paused state; nothing plays yet.
+    func restore(now: Double) {
+        configStamp = configuration.configStamp
+        spool.pruneOutcomes(now: now)
+        let restored = spool.load()
+        for problem in restored.problems { logger.warning("\(problem)") }
+        restoredMixed = restored.items.filter { $0.audioSession.lane == .mixed }
+        scheduler = Scheduler(restoring: restored.items.filter { $0.audioSession.lane == .main })
+        for item in restored.items where item.interrupted { lives[item.id] = ItemLifecycle(interrupted: true) }
+        // A queue the user paused stays paused across a crash or a restart.
+        if access(runtime.pausedMarkerPath, F_OK) == 0 {
+            _ = scheduler.pause(now: now)
+            logger.info("the queue is paused (announce resume lets it go on)")
+        }
+        quiet = QuietMode(setting: runtime.loadQuietSetting(), hours: configuration.quietHours,
+                          localMinutes: configuration.localMinutes)
+        let quietNow = quiet.state(at: now)
+        if quietNow.quiet || !quietNow.hours.isEmpty {
+            let hours = quietNow.hours.isEmpty ? "" : "; quiet hours \(quietNow.hours.joined(separator: ", "))"
+            logger.info("quiet mode is \(quietNow.quiet ? "on" : "off") (\(quietNow.reason))\(hours)")
+        }
+        if !restored.items.isEmpty { logger.info("restored \(restored.items.count) item(s) from \(spool.directory)") }
+    }
+
+    /// Starts what was restored.
+    func start(now: Double) {
+        for item in restoredMixed.sorted(by: { ($0.arrival, $0.id) < ($1.arrival, $1.id) }) { startMixed(item, alert: false, now: now) }
+        apply(scheduler.advance(now: now), now: now)
+    }
+
+    /// The daemon is stopping: the playing items keep their heard positions, as if paused.
+    func stopPlays(mailbox: Mailbox) {
+        let now = clock()
+        terminating = true
+        if isPlaying {
+            apply(scheduler.pause(now: now), now: now)
+            if let id = scheduler.playing?.id { driver.stop(id) }
+            carryOut(mixed.stopAll(), now: now)
+            while isPlaying, mailbox.wakeup.wait(milliseconds: 2000) {
+                for report in mailbox.take() { handle(report) }
+            }
+        }
+    }
+
+    func setPausedMarker(_ paused: Bool) {
+        do { try runtime.setPaused(paused) } catch { logger.error("\(error.description)") }
+    }
+
+    // MARK: time
+
+    /// The scheduler's next deadline, the device's idle grace or its retry.
+    var nextDeadline: Double? {
+        [scheduler.nextDeadline, devices.closeAt, devices.retryAt].compactMap { $0 }.min()
+    }
+
+    /// The scheduler's deadlines, the device's idle grace and its retry.
+    func handleTimers(now: Double) {
+        if let deadline = scheduler.nextDeadline, deadline <= now {
+            apply(scheduler.advance(now: now), now: now)
+        }
+        if devices.closeIsDue(now: now) {
+            if !isPlaying { driver.closeDevices() }
+        }
+        if devices.retryIsDue(now: now) {
+            // Try the device again: the held item, then the mixed streams that wait for it.
+            var effects = scheduler.release(.deviceBusy, now: now)
+            effects += scheduler.release(.deviceLost, now: now)
+            apply(effects, now: now)
+            carryOut(mixed.retryDevice(now: now) { policy[$0].map { $0.isInterrupted || $0.awaitsResume } == true }, now: now)
+        }
+    }
+
+    /// Nothing queued, mixing or held for a device to close.
+    var isIdle: Bool { scheduler.count == 0 && mixed.isEmpty && !hub.isHolding }
+
+    var pendingIDs: Set<String> {
+        Set(([scheduler.playing].compactMap { $0 } + scheduler.ready + scheduler.scheduled).map(\.id))
+            .union(mixed.ids)
+            .union(hub.heldIDs)
+    }
+
+    /// Something is playing (or being stopped) on some device.
+    var isPlaying: Bool { scheduler.playing != nil || mixed.isPlaying }
+
+    /// The config file's quiet hours and duck level apply from the next item on.
+    func rereadConfigurationIfChanged() {
+        guard let path = configuration.configPath else { return }
+        let stamp = FileStamp(path)
+        guard stamp != configStamp else { return }
+        configStamp = stamp
+        let (reread, warnings) = UserConfiguration.reload(path: path)
+        for warning in warnings { logger.warning("\(warning)") }
+        guard let user = reread else { return }
+        configuration.quietHours = user.quietHours
+        configuration.duckLevel = user.duckLevel
+        quiet.hours = user.quietHours
+        let hours = user.quietHours.map(\.description).joined(separator: ", ")
+        logger.info("\(path) reread: quiet hours \(hours.isEmpty ? "none" : hours), duck level \(user.duckLevel) dB")
+    }
+
+    /// Keeps daemon.log bounded; checked at start and as each item ends.
+    static func rotateLog(_ runtime: RuntimeDirectory, _ logger: Logger) {
+        if runtime.rotateLogIfNeeded() { logger.info("the log goes on from \(runtime.logPath).1") }
+    }
+}
