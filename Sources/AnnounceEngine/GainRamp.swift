@@ -44,7 +44,7 @@ public struct GainRamp: Sendable, Equatable {
     /// Frames of it already applied.
     private var position = 0
 
-    /// Ramp lengths of a duck (DESIGN.md §3): about 150 ms down, 400 ms up.
+    /// Ramp lengths of a duck (DESIGN §3): about 150 ms down, 400 ms up.
     public static let duckDownSeconds = 0.150
     public static let duckUpSeconds = 0.400
 

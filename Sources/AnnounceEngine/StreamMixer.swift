@@ -72,11 +72,8 @@ final class StreamMixer {
 
     /// Every stream with at least one channel has a mapping (see the type's comment).
     static func canMix(channels: Int, onto deviceChannels: Int) -> Bool {
-        channels > 0 && channels <= maxChannels && deviceChannels > 0
+        channels > 0 && channels <= Limits.maxChannels && deviceChannels > 0
     }
-
-    /// More channels than any file format carries is a corrupt header, not a layout.
-    static let maxChannels = 1024
 
     var activeStreams: Int { (0..<maxStreams).count { slots[$0].isActive } }
 

@@ -1,6 +1,7 @@
-/// Every limit a request is held to, and the defaults it falls back to, each defined once: the
-/// client checks its options against them before it sends, the daemon checks what it receives
-/// (`Request.problem`; docs/protocol.md, "Errors and limits").
+/// Every limit a request or a source is held to, and the defaults a request falls back to,
+/// each defined once: the client checks its options against them before it sends, the daemon
+/// checks what it receives (`Request.problem`; docs/protocol.md, "Errors and limits"), decoders
+/// check headers and the mixer maps channels up to them.
 public enum Limits {
     /// Longest path (`clip.path`, `alert.path`) and sound-server variable value, in bytes.
     public static let maxPathBytes = 4096
@@ -22,6 +23,10 @@ public enum Limits {
     public static let dropAfter: ClosedRange<Double> = 0...1
     /// The latest `at`, in seconds since the epoch (the year 5138): anything later is a typo.
     public static let latestTime = 1e11
+    /// Most channels a source may have: a header saying more is corrupt, not a layout.
+    public static let maxChannels = 32
+    /// Highest sample rate a source may have, in Hz.
+    public static let maxSampleRate = 768_000
 }
 
 // The defaults of what a request leaves out (docs/protocol.md, ItemRequest), for the CLI's

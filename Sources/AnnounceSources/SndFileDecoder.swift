@@ -68,7 +68,7 @@ public final class SndFileDecoder: AudioDecoder {
         }
         factFrames = DeclaredLength.factFrames(header).flatMap { $0 > 0 && $0 < Int64(sfInfo.frames) ? $0 : nil }
         // Any length beyond a day at 768 kHz is libsndfile's "unknown", not a length.
-        lengthUnknown = sfInfo.frames > 86_400 * Int64(maxSampleRate)
+        lengthUnknown = sfInfo.frames > 86_400 * Int64(Limits.maxSampleRate)
         // libsndfile neither reorders Vorbis/Opus channels nor tells their map (SFC_GET_CHANNEL_MAP_INFO).
         let minor = Int(announce_sf_minor(sfInfo.format))
         wavOrder = minor == SF_FORMAT_VORBIS || minor == SF_FORMAT_OPUS ? VorbisChannelOrder.wavOrder(channels: Int(sfInfo.channels)) : nil
@@ -309,14 +309,12 @@ private func describeCodec(_ minor: Int) -> (Codec, SampleFormat) {
 /// Limits every decoder applies before trusting a header.
 func validate(channels: Int, sampleRate: Int, path: String) throws(AnnounceError) {
     guard channels > 0 else { throw .undecodable(path: path, reason: "header says 0 channels") }
-    guard channels <= maxChannels else {
-        throw .undecodable(path: path, reason: "header says \(channels) channels; at most \(maxChannels) are supported")
+    guard channels <= Limits.maxChannels else {
+        throw .undecodable(path: path, reason: "header says \(channels) channels; at most \(Limits.maxChannels) are supported")
     }
     guard sampleRate > 0 else { throw .undecodable(path: path, reason: "header says 0 Hz") }
-    guard sampleRate <= maxSampleRate else {
-        throw .undecodable(path: path, reason: "header says \(sampleRate) Hz; at most \(maxSampleRate) Hz is supported")
+    guard sampleRate <= Limits.maxSampleRate else {
+        throw .undecodable(path: path, reason: "header says \(sampleRate) Hz; at most \(Limits.maxSampleRate) Hz is supported")
     }
 }
 
-let maxChannels = 32
-let maxSampleRate = 768_000

@@ -72,7 +72,7 @@ import Testing
 
     // MARK: GainRamp
 
-    /// DESIGN.md §3: duck to -12 dB over 150 ms, restore over 400 ms, never a click.
+    /// DESIGN §3: duck to -12 dB over 150 ms, restore over 400 ms, never a click.
     @Test func duckRampShape() {
         let down = frames(GainRamp.duckDownSeconds)
         let up = frames(GainRamp.duckUpSeconds)

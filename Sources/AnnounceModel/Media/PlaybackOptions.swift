@@ -23,10 +23,16 @@ public struct PlaybackOptions: Equatable, Sendable {
 extension PlaybackOptions {
     /// `start` at or past the end of a file of `info`: a usage error (64) naming `path`.
     public func startProblem(in info: AudioFileInfo, path: String) -> AnnounceError? {
-        guard let start, let frames = info.frames else { return nil }
-        let startFrame = start.frames(atRate: info.sampleRate)
+        Self.startProblem(start, sampleRate: info.sampleRate, frames: info.frames, name: path)
+    }
+
+    /// The one rule for `--start` against a length (the client's check of a file, the engine's
+    /// of a source): at or past the end is a usage error (64); an unknown length passes.
+    public static func startProblem(_ start: TimeSpan?, sampleRate: Int, frames: Int64?, name: String) -> AnnounceError? {
+        guard let start, let frames else { return nil }
+        let startFrame = start.frames(atRate: sampleRate)
         guard startFrame > 0, startFrame >= frames else { return nil }
-        return .usage("\(path): --start \(start) is at or past the end (\(TimeSpan(seconds: info.durationSeconds ?? 0)))")
+        return .usage("\(name): --start \(start) is at or past the end (\(TimeSpan(seconds: Double(frames) / Double(sampleRate))))")
     }
 
     /// Frames in the whole program: every pass, the first from `startFrame`; nil when it loops

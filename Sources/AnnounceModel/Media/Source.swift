@@ -107,8 +107,8 @@ extension Source {
         let frame = start.map { $0.frames(atRate: format.sampleRate) } ?? 0
         guard let start, frame > 0 else { return frame }
         if !canSeek { throw .usage("\(name): --start needs a source that can seek; this one plays from its beginning") }
-        if let total = duration.frames, frame >= total {
-            throw .usage("\(name): --start \(start) is at or past the end (\(TimeSpan(seconds: Double(total) / Double(format.sampleRate))))")
+        if let problem = PlaybackOptions.startProblem(start, sampleRate: format.sampleRate, frames: duration.frames, name: name) {
+            throw problem
         }
         return frame
     }

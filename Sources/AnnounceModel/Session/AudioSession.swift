@@ -186,7 +186,7 @@ public struct AudioSession: Codable, Equatable, Hashable, Sendable, CustomString
     }
 
     /// Activating it interrupts the active non-mixable streams: exactly the sessions that do not mix
-    /// (DESIGN's table gives playback/multi-route "yes" for their default options; with a mix
+    /// (DESIGN §3's table gives playback/multi-route "yes" for their default options; with a mix
     /// option they mix, and a mixing session never interrupts a non-mixable one).
     public var interruptsNonMixable: Bool { !mixesWithOthers }
 
