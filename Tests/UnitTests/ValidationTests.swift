@@ -10,7 +10,7 @@ import Testing
 /// Values from the wire or the command line that once trapped the daemon or the
 /// client (a trap in the daemon, replayed from the spool, would crash every restart),
 /// refused by the rules client and daemon share (`Request.problem`).
-@Suite struct RequestValidationTests {
+@Suite struct ValidationTests {
     private func request(_ change: (inout ItemRequest) -> Void) -> ItemRequest {
         var request = ItemRequest(clip: Clip(path: "/tmp/a.wav"))
         change(&request)
