@@ -242,10 +242,11 @@ def is_event(kind, ident=None):
 
 
 class Daemon:
-    """`announce daemon --device DEV` in a fresh private runtime directory, with an `events`
-    connection that tracks the device (open or closed) and the finished items."""
+    """`announce daemon --device DEV` in a fresh private runtime directory, with (events=True) an
+    `events` connection that tracks the device (open or closed) and the finished items. Without
+    one where nothing reads events: unread, they would fill the socket and then the daemon's memory."""
 
-    def __init__(self, bench, name, device="null", base=TMPFS, env=None):
+    def __init__(self, bench, name, device="null", base=TMPFS, env=None, events=True):
         self.rundir = fresh_dir(os.path.join(base, f"ab{os.getpid()}-{name}"))
         self.env = dict(env or os.environ, ANNOUNCE_RUNTIME_DIR=self.rundir)
         self.bin, self.device = bench.bin, device
@@ -262,8 +263,9 @@ class Daemon:
             raise RuntimeError(f"announce daemon did not start in {self.rundir}: {self.tail()}")
         self.pid = self.proc.pid
         self.open, self.opened, self.format, self.finished = False, 0, None, {}
-        self.ev = self.connect()
-        self.ev.call({"op": "events"})
+        self.ev = self.connect() if events else None
+        if events:
+            self.ev.call({"op": "events"})
         bench.cleanups.append(self.stop)
 
     def tail(self):
@@ -307,7 +309,8 @@ class Daemon:
 
     def stop(self):
         if self.proc.poll() is None:
-            self.ev.close()
+            if self.ev:
+                self.ev.close()
             self.proc.send_signal(signal.SIGTERM)
             try:
                 code = self.proc.wait(10)
@@ -521,7 +524,7 @@ class Bench:
     def enqueue(self, base):
         """`play` wait:false of an existing file while paused: request to reply, on one connection
         and with a connection each; then the whole `announce play --no-wait -q` command."""
-        d = Daemon(self, "enq", base=base)
+        d = Daemon(self, "enq", base=base, events=False)
         req = {"op": "play", "items": [item(self.path("wav-0.1s.wav"))], "wait": False}
         c = d.connect()
         c.call({"op": "pause"})
@@ -607,10 +610,11 @@ class Bench:
     def idle(self):
         """Two daemons, one fresh, one that played a clip and closed the device: CPU clock and
         context switches (wake-ups) over IDLE seconds."""
-        fresh, used = Daemon(self, "idle1"), Daemon(self, "idle2")
+        fresh, used = Daemon(self, "idle1", events=False), Daemon(self, "idle2")
         used.cli("play", "-q", self.path("wav-0.1s.wav"))
         used.wait_closed()
-        time.sleep(0.5)
+        used.ev.close()
+        time.sleep(0.5)  # it notices the closed connection
         before = {d: (proc_cpu_ns(d.pid), switches(d.pid)) for d in (fresh, used)}
         t0 = time.perf_counter()
         time.sleep(self.n["IDLE"])
@@ -626,7 +630,7 @@ class Bench:
     def memory(self):
         """0.1 s clips (WAV and MP3 alternating) played in batches of at most 100, each batch to
         the end; the daemon's VmRSS / VmHWM after 10, PLAYS and PLAYS_MORE plays."""
-        d = Daemon(self, "mem")
+        d = Daemon(self, "mem", events=False)
         c = d.connect()
         clips = [self.path("wav-0.1s.wav"), self.path("mp3-0.1s.mp3")]
         kinds, done, snaps = {}, 0, {"ready": status_kib(d.pid)}
