@@ -1347,6 +1347,8 @@ def render(res, out):
               "paths must not do. Run alone: `cd Benchmarks && swift package --disable-sandbox benchmark`.", ""]
         w += micro_tables(MI["output"]) + [""]
 
+    for name, e in res.get("errors", {}).items():
+        w += [f"**The {name} section failed** and is missing above:", "", "```", e.strip(), "```", ""]
     w += ["## Reproduce", "", "```sh",
           "make bench                                   # installs tools, builds release, runs scripts/bench.py",
           "scripts/bench.py .build/release/announce --smoke --only daemon   # quick look at one section",
@@ -1421,7 +1423,11 @@ def main():
                 t0 = time.perf_counter()
                 log(f"{name}...")
                 load.own_build = name == "micro"  # its Swift build is ours, not another's
-                getattr(bench, name)()
+                try:
+                    getattr(bench, name)()
+                except Exception as e:  # noqa: BLE001 (the other sections' figures are still written)
+                    log(f"{name} FAILED: {e}")
+                    res.setdefault("errors", {})[name] = str(e)[-600:]
                 load.own_build = False
                 res.setdefault("section_seconds", {})[name] = time.perf_counter() - t0
     finally:
@@ -1436,6 +1442,8 @@ def main():
         json.dump(res, open(results, "w"), indent=1)
     render(res, out)
     log(f"wrote {os.path.relpath(out)} in {res['load']['seconds'] / 60:.1f} min")
+    if res.get("errors"):
+        sys.exit(f"bench.py: failed: {', '.join(res['errors'])} (see BENCHMARKS.md)")
 
 
 if __name__ == "__main__":
