@@ -1242,8 +1242,9 @@ def render(res, out):
         w.append(f"- **alsa config**: {mach['alsa config']}")
     if load:
         quiet = load["others_cores"] < 0.1 and not load["builds_seen"]
-        w.append(f"- **duration**: `make bench` took {load['make_seconds'] / 60:.0f} min (deps, release build and the harness, "
-                 f"{load['seconds'] / 60:.1f} min)" if "make_seconds" in load else f"- **duration**: {load['seconds'] / 60:.1f} min")
+        w.append((f"- **duration**: `make bench` took {load['make_seconds'] / 60:.1f} min, the harness {load['seconds'] / 60:.1f} min "
+                  "of it" if "make_seconds" in load else f"- **duration**: {load['seconds'] / 60:.1f} min")
+                 + " (the first run takes a few minutes more: the inputs, and building Benchmarks/)")
         w.append(f"- **other load**: {'quiet' if quiet else '**disturbed**'}: other processes used {load['others_cores']:.2f} "
                  f"of the {mach.get('cores', '?')} cores on average (this harness {load['own_cores']:.2f}); Swift builds "
                  f"were running in {load['builds_seen']} of {load['samples']} 5-second samples (up to "
