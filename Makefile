@@ -22,7 +22,8 @@ BUILD_PKGS := pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libflac-de
 # groff-base, man-db, zsh, fish, binutils: Tests/Shell/install-test.sh checks the man page and the completions with them.
 TEST_PKGS  := $(BUILD_PKGS) alsa-utils sox libsox-fmt-all mpg123 espeak-ng ffmpeg sound-theme-freedesktop \
               pulseaudio pulseaudio-utils libasound2-plugins groff-base man-db zsh fish binutils tmux
-BENCH_PKGS := $(TEST_PKGS)
+# valgrind: the instruction counts (callgrind) of make bench.
+BENCH_PKGS := $(TEST_PKGS) valgrind
 # setpriv (util-linux) lets the campaign act as other local users.
 STRESS_PKGS := $(TEST_PKGS) python3 util-linux
 
@@ -70,8 +71,12 @@ test: deps-test build
 run: release
 	@scripts/demo.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/announce"
 
+# announce beside mpg123, aplay and sox on the same inputs, its daemon's, alert and mixing targets,
+# instruction counts and the micro-benchmarks (Benchmarks/, a package of its own); writes
+# BENCHMARKS.md. Quick look at one part: scripts/bench.py BIN --smoke --only daemon
+BENCH_T0 := $(shell date +%s)
 bench: deps-bench release
-	scripts/bench.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/announce"
+	scripts/bench.py "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/announce" --make-started $(BENCH_T0)
 
 # What make install writes besides the binary, generated from the binary itself so that the man
 # page's commands and the completions are always its own: BIN=path picks another binary (the

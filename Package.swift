@@ -14,6 +14,9 @@ let package = Package(
     platforms: [.macOS(.v13)],
     products: [
         .executable(name: "announce", targets: ["announce"]),
+        // For the micro-benchmarks' own package (Benchmarks/, `make bench`): the layers they
+        // measure through their public API. Nothing in this package uses it.
+        .library(name: "AnnounceLayers", targets: ["AnnounceModel", "AnnounceSources", "AnnounceEngine"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
