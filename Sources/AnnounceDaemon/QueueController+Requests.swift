@@ -141,10 +141,12 @@ extension QueueController {
                     return connection.send(WireProtocol.encode(Reply.failure(error.exitCode, "cannot spool the item: \(error.description)")))
                 }
                 ids.append(item.id)
+                lives[item.id] = ItemLifecycle()
                 hub.emit(Event(.queued, time: now, id: item.id, path: item.clip.path, priority: item.priority))
                 startMixed(item, alert: false, now: now)
                 continue
             }
+            lives[item.id] = ItemLifecycle()  // before its effects: it may end at once (`--expire 0s`)
             var effects = scheduler.enqueue(item, replace: replace, now: now)
             // Spooled before it is acknowledged; if that fails, it was never accepted.
             if case .persist(let spooled)? = effects.first {
