@@ -163,10 +163,9 @@ extension QueueController {
     /// A play failed on its device: the hold that waits for it (with the events that say so
     /// the first time), or nil when the failure is final. `DeviceSupervisor` decides.
     func deviceTrouble(_ details: PlayDetails, item: QueueItem, now: Double) -> QueueHold? {
-        let device = details.troubleDevice ?? details.devices.description
-        guard let wait = devices.failed(details.deviceTrouble, on: device, failsWhenBusy: item.ifBusy == .fail, now: now) else {
-            return nil
-        }
+        guard let trouble = details.deviceTrouble,
+              let wait = devices.failed(trouble, failsWhenBusy: item.ifBusy == .fail, now: now) else { return nil }
+        let device = trouble.device
         func interrupted(_ reason: InterruptionReason, _ warning: String) {
             if lives[item.id]?.interrupt() == true {
                 hub.emit(Event(.interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
