@@ -104,13 +104,7 @@ extension QueueController {
             if let failure = deviceFailure(devices, environment: itemRequest.clip.environment, passed: &passed) {
                 return connection.sendAndClose(WireProtocol.encode(Reply.failure(failure.exitCode, failure.description)))
             }
-            let eligibleAt = itemRequest.at ?? itemRequest.delay.map { now + $0 }
-            let item = QueueItem(
-                id: newID(), clip: itemRequest.clip, priority: itemRequest.priority ?? .default,
-                interrupts: itemRequest.interrupts ?? QueueItem.defaultInterrupts, onInterrupt: itemRequest.onInterrupt ?? .default,
-                dropAfter: itemRequest.dropAfter ?? QueueItem.defaultDropAfter, tag: itemRequest.tag, arrival: now,
-                eligibleAt: eligibleAt.flatMap { $0 > now ? $0 : nil }, expireAfter: itemRequest.expire,
-                session: itemRequest.session, duckLevel: itemRequest.duckLevel, ifBusy: itemRequest.ifBusy)
+            let item = QueueItem(request: itemRequest, id: newID(), now: now)
             // `play --tag T --replace a b` replaces older T items, not its own first file.
             let replaces = (itemRequest.replace ?? false) && !items.contains { $0.0.tag == item.tag && $0.1 }
             items.append((item, replaces))

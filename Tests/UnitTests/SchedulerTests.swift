@@ -71,6 +71,19 @@ private extension Scheduler {
 }
 
 @Suite struct SchedulerTests {
+    // MARK: Acceptance
+
+    @Test func aRequestBecomesAnItemWithTheDefaultsAndAPastTimeIsNow() {
+        let clip = Clip(path: "/a.wav")
+        let plain = QueueItem(request: ItemRequest(clip: clip), id: "a", now: 100)
+        #expect(plain == QueueItem(id: "a", clip: clip, priority: .normal, interrupts: true, onInterrupt: .resume,
+                                   dropAfter: 0.8, arrival: 100))
+        let delayed = QueueItem(request: ItemRequest(clip: clip, priority: .high, delay: 5, expire: 2), id: "b", now: 100)
+        #expect(delayed.eligibleAt == 105 && delayed.expiresAt == 107 && delayed.priority == .high)
+        let past = QueueItem(request: ItemRequest(clip: clip, at: 99, delay: 5), id: "c", now: 100)
+        #expect(past.eligibleAt == nil, "--at wins over --delay; a time already passed is ready at once")
+    }
+
     // MARK: Order
 
     @Test func ordersByPriorityThenArrival() {
