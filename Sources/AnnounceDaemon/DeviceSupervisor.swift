@@ -69,23 +69,21 @@ struct DeviceSupervisor {
         return lost.remove(device) != nil
     }
 
-    /// A play failed on `device` with `trouble`. Busy (unless the item fails when busy) and
+    /// A play failed with `trouble` on its device. Busy (unless the item fails when busy) and
     /// lost devices are waited for, and a retry is scheduled; nil when the failure is final
     /// (an unknown device, a refused format, `--if-busy fail`).
-    mutating func failed(_ trouble: DeviceTrouble?, on device: String, failsWhenBusy: Bool, now: Double) -> Wait? {
+    mutating func failed(_ trouble: DeviceTrouble, failsWhenBusy: Bool, now: Double) -> Wait? {
         let wait: Wait
         switch trouble {
-        case .busy(let reason)? where !failsWhenBusy:
+        case .busy(_, let reason) where !failsWhenBusy:
             busyReason = reason
             wait = .busy(reason: reason)
-        case .lost(let reason)?:
+        case .lost(let device, let reason):
             wait = .lost(reason: reason, newlyLost: lost.insert(device).inserted)
-        case .unavailable?, .busy?:
+        case .unavailable, .busy:
             // Anything else (an unknown name, no sound server, --if-busy fail) is final.
-            guard lost.contains(device) else { return nil }
+            guard lost.contains(trouble.device) else { return nil }
             wait = .stillLost
-        case nil:
-            return nil
         }
         if retryAt == nil {
             retryAt = now + retryDelay

@@ -238,8 +238,9 @@ final class EngineDriver: @unchecked Sendable {
                 let message = AnnounceError.deviceUnavailable(device: device, reason: failure.message).description
                 // A file that cannot be written (a full disk, EIO) does not come back as a device
                 // does: the item fails (69) instead of waiting for it as lost.
-                if failure.isDeviceLoss && DeviceProbe.fileArgument(device) == nil { details.deviceTrouble = .lost(message) }
-                details.troubleDevice = device
+                if failure.isDeviceLoss && DeviceProbe.fileArgument(device) == nil {
+                    details.deviceTrouble = .lost(device: device, reason: message)
+                }
                 // The engine gave the failed device up: it is closed as far as anyone can tell.
                 post(.devicesClosed([device]))
                 return ended(.failed(code: 69, message: message), heard: report.framesPlayed, total: total, rate: info.sampleRate)
@@ -247,11 +248,10 @@ final class EngineDriver: @unchecked Sendable {
             ended(report.stopped ? .stopped : .finished, heard: report.framesPlayed, total: total, rate: info.sampleRate)
         case .failure(let error):
             switch error {
-            case .deviceBusy(_, let reason): details.deviceTrouble = .busy(reason)
-            case .deviceUnavailable(_, let reason): details.deviceTrouble = .unavailable(reason)
+            case .deviceBusy(_, let reason): details.deviceTrouble = .busy(device: device, reason: reason)
+            case .deviceUnavailable(_, let reason): details.deviceTrouble = .unavailable(device: device, reason: reason)
             default: break
             }
-            if details.deviceTrouble != nil { details.troubleDevice = device }
             ended(.failed(code: error.exitCode, message: error.description), total: total, rate: info.sampleRate)
         }
     }
@@ -304,7 +304,6 @@ private final class RouteGroup: @unchecked Sendable {
         details.frames = min(detailsA.frames, detailsB.frames)
         details.warning = [detailsA.warning, detailsB.warning].compactMap { $0 }.joined(separator: "; ").nilIfEmpty
         details.deviceTrouble = detailsA.deviceTrouble ?? detailsB.deviceTrouble
-        details.troubleDevice = detailsA.deviceTrouble != nil ? detailsA.troubleDevice : detailsB.troubleDevice
         let end: PlaybackEnd = if case .failed = endA { endA } else if case .failed = endB { endB }
             else if endA == .stopped || endB == .stopped { .stopped } else { endA }
         return .ended(id: id, heardFrames: min(heardA, heardB), totalFrames: totalA ?? totalB, sampleRate: rateA ?? rateB,

@@ -20,19 +20,24 @@ struct PlayDetails: Sendable, Equatable {
     var warning: String?
     /// Frames heard in this play.
     var frames: Int64 = 0
-    /// The device could not be used: another program holds it (busy) or it went away (lost).
+    /// A device could not be used: another program holds it (busy) or it went away (lost).
     var deviceTrouble: DeviceTrouble?
-    /// Which device had the trouble (a multi-route play has several).
-    var troubleDevice: String?
 }
 
+/// Which device had trouble (a multi-route play has several) and what.
 enum DeviceTrouble: Sendable, Equatable {
     /// EBUSY at open; the reason names the holder.
-    case busy(String)
+    case busy(device: String, reason: String)
     /// Failed mid-play: unplugged, the sound server went away.
-    case lost(String)
+    case lost(device: String, reason: String)
     /// Could not be opened (missing, the sound server is not running).
-    case unavailable(String)
+    case unavailable(device: String, reason: String)
+
+    var device: String {
+        switch self {
+        case .busy(let device, _), .lost(let device, _), .unavailable(let device, _): device
+        }
+    }
 }
 
 /// The devices one play used, in route order (several for a multi-route play).

@@ -2,14 +2,14 @@ import AnnounceModel
 
 /// What the control side knows of plays from the engine driver's reports: each item's sample
 /// rate (to say frames as seconds), the main lane's frames heard and length in the play in
-/// progress, which plays were announced started, the quarter marks already announced, and how
-/// each item's last play went (for its finished event). Bookkeeping only: it decides nothing.
+/// progress, the quarter marks already announced, and how each item's last play went (for its
+/// finished event). Bookkeeping only: it decides nothing (whether a start is announced is
+/// `ItemLifecycle`'s).
 struct PlayMeter {
     /// The main lane's playing item in this play: its length once known, and frames heard.
     var playingTotal: Int64?
     var playingFrames: Int64 = 0
     private var rates: [String: Int] = [:]
-    private var announced: Set<String> = []
     private var marks: [String: Int] = [:]
     private var lastPlays: [String: PlayDetails] = [:]
 
@@ -19,16 +19,13 @@ struct PlayMeter {
         return (Double(frames) / Double(rate) * 1000).rounded() / 1000
     }
 
-    /// A play of `id` began at `rate`. True the first time for this play (a multi-route play
-    /// reports a start per device; it is announced once).
-    mutating func started(_ id: String, rate: Int) -> Bool {
+    /// A play of `id` began at `rate`.
+    mutating func started(_ id: String, rate: Int) {
         rates[id] = rate
-        return announced.insert(id).inserted
     }
 
     /// A play of `id` ended; `details` say how.
     mutating func ended(_ id: String, rate: Int?, details: PlayDetails) {
-        announced.remove(id)
         if let rate { rates[id] = rate }
         lastPlays[id] = details
     }

@@ -34,7 +34,7 @@ extension QueueController {
                 devices.playStarts()
                 meter.playingTotal = item.totalFrames
                 meter.playingFrames = 0
-                lives[item.id, default: ItemLifecycle()].start()
+                lives[item.id]?.start()
                 driver.play(item, devices: item.clip.devices(default: configuration.device), gain: startingGain(item.id),
                             watched: hub.isProgressWatched(item.id))
                 // Started items never expire, also after a crash; saved after the play began.
@@ -50,15 +50,16 @@ extension QueueController {
                 default: break
                 }
                 // Interruptions the daemon announced itself (sessions, the device) are not repeated.
-                if lives[item.id, default: ItemLifecycle()].interrupt() {
+                if lives[item.id]?.interrupt() == true {
                     hub.emit(Event(.interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
                                reason: Self.describe(reason), heard: seconds(item.heardFrames, of: item.id)))
                 }
             case .finish(let item, let outcome):
+                // The lifecycle alone decides that this is its one outcome.
+                guard finish(item.id, outcome) else { continue }
                 effects += deactivate(item.id, now: now)
                 preemptedFor = preemptedFor.filter { $0.value != item.id && $0.key != item.id }
                 let played = meter.lastPlay(of: item.id)
-                lives[item.id] = nil  // final: the lanes finish each item once, and its lifecycle ends here
                 let event = Event(.finished, time: now, id: item.id, path: item.clip.path, priority: item.priority,
                                   reason: outcome.reason, heard: seconds(item.heardFrames, of: item.id),
                                   duration: seconds(item.totalFrames, of: item.id), outcome: outcome, device: played?.devices.description,
@@ -82,6 +83,16 @@ extension QueueController {
         scheduleDeviceClose(now: now)
     }
 
+    /// Ends `id`'s lifecycle with `outcome`: true once, when it is to be announced. The final
+    /// lifecycle goes at once: ids are never reused (`newID` skips the spool's outcomes, and
+    /// lifecycles are made only as items are accepted or restored), so an id without one is
+    /// final or unknown, and every event asks `lives` first: nothing follows the outcome.
+    func finish(_ id: String, _ outcome: Outcome) -> Bool {
+        guard lives[id]?.finish(outcome) == true else { return false }
+        lives[id] = nil
+        return true
+    }
+
     func seconds(_ frames: Int64?, of id: String) -> Double? {
         meter.seconds(frames, of: id)
     }
@@ -91,19 +102,22 @@ extension QueueController {
         let now = clock()
         switch report {
         case .started(let id, let device, let format, let buffering, let rate, let total):
-            let first = meter.started(id, rate: rate)
+            meter.started(id, rate: rate)
             if devices.opened(device) {
                 logger.info("device '\(device)' opened as \(format), \(buffering)")
                 hub.emit(Event(.deviceOpened, time: now, device: device, format: format))
             }
-            guard let item = item(id), first else { return }
+            // Announced once per play: a multi-route play reports a start per device.
+            guard let item = item(id), let heard = lives[id]?.heard(stillInterrupted: policy[id]?.isInterrupted == true) else {
+                return
+            }
             if scheduler.playing?.id == id { meter.playingTotal = total }
             // The device works: whatever waited for it is over.
             if devices.works(device) {
                 logger.info("device '\(device)' is back")
                 hub.emit(Event(.routeChange, time: now, reason: "new-device-available", device: device, format: format))
             }
-            if lives[id, default: ItemLifecycle()].heard(stillInterrupted: policy[id]?.isInterrupted == true) {
+            if heard.endsInterruption {
                 hub.emit(Event(.interruptionEnded, time: now, id: id, path: item.clip.path, priority: item.priority, shouldResume: true))
             }
             logger.info("\(id) \(item.clip.path): started on \(device) as \(format)")
@@ -133,6 +147,7 @@ extension QueueController {
         case .ended(let id, let heard, let total, let rate, var end, let played):
             Self.rotateLog(runtime, logger)
             meter.ended(id, rate: rate, details: played)
+            lives[id]?.playEnded()
             if case .failed(_, let message) = end { logger.warning("\(message)") }
             if mixed[id] != nil {
                 return mixedEnded(id, heard: heard, total: total, end: end, details: played, now: now)

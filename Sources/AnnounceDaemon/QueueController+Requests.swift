@@ -104,13 +104,7 @@ extension QueueController {
             if let failure = deviceFailure(devices, environment: itemRequest.clip.environment, passed: &passed) {
                 return connection.sendAndClose(WireProtocol.encode(Reply.failure(failure.exitCode, failure.description)))
             }
-            let eligibleAt = itemRequest.at ?? itemRequest.delay.map { now + $0 }
-            let item = QueueItem(
-                id: newID(), clip: itemRequest.clip, priority: itemRequest.priority ?? .default,
-                interrupts: itemRequest.interrupts ?? QueueItem.defaultInterrupts, onInterrupt: itemRequest.onInterrupt ?? .default,
-                dropAfter: itemRequest.dropAfter ?? QueueItem.defaultDropAfter, tag: itemRequest.tag, arrival: now,
-                eligibleAt: eligibleAt.flatMap { $0 > now ? $0 : nil }, expireAfter: itemRequest.expire,
-                session: itemRequest.session, duckLevel: itemRequest.duckLevel, ifBusy: itemRequest.ifBusy)
+            let item = QueueItem(request: itemRequest, id: newID(), now: now)
             // `play --tag T --replace a b` replaces older T items, not its own first file.
             let replaces = (itemRequest.replace ?? false) && !items.contains { $0.0.tag == item.tag && $0.1 }
             items.append((item, replaces))
@@ -141,10 +135,12 @@ extension QueueController {
                     return connection.send(WireProtocol.encode(Reply.failure(error.exitCode, "cannot spool the item: \(error.description)")))
                 }
                 ids.append(item.id)
+                lives[item.id] = ItemLifecycle()
                 hub.emit(Event(.queued, time: now, id: item.id, path: item.clip.path, priority: item.priority))
                 startMixed(item, alert: false, now: now)
                 continue
             }
+            lives[item.id] = ItemLifecycle()  // before its effects: it may end at once (`--expire 0s`)
             var effects = scheduler.enqueue(item, replace: replace, now: now)
             // Spooled before it is acknowledged; if that fails, it was never accepted.
             if case .persist(let spooled)? = effects.first {

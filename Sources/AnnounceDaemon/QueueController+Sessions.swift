@@ -20,6 +20,7 @@ extension QueueController {
         // At once or not at all: a busy device fails it (69) instead of making it wait.
         let item = QueueItem(id: newID(), clip: Clip(path: alert.path, device: alert.device, gain: alert.gain, environment: alert.environment),
                              priority: .high, arrival: now, session: AudioSession(category: .ambient), ifBusy: .fail)
+        lives[item.id] = ItemLifecycle()
         mixed.add(item, alert: true)
         connection.send(WireProtocol.encode(Reply.ids([item.id])))
         if wait { subscribe(connection, to: [item.id], progress: false) }
@@ -36,7 +37,6 @@ extension QueueController {
         if item.sessionCategory.silencedByQuietMode && quiet.isQuiet(at: now) {
             return endMixed(item.id, Outcome(.silenced, reason: "quiet mode"), now: now)
         }
-        if item.interrupted { _ = lives[item.id, default: ItemLifecycle()].interrupt() }
         apply(activate(item, preempting: nil, now: now), now: now)
         carryOut(policy[item.id]?.isPlaying ?? true ? mixed.play(item.id) : mixed.interrupt(item.id), now: now)
     }
@@ -64,7 +64,7 @@ extension QueueController {
             case .play(let item, let alert):
                 applyDucking(policy.setSuspended(item.id, false))
                 devices.playStarts()
-                lives[item.id, default: ItemLifecycle()].start()
+                lives[item.id]?.start()
                 driver.play(item, devices: item.clip.devices(default: configuration.device), gain: startingGain(item.id),
                             alert: alert, watched: hub.isProgressWatched(item.id))
             case .stop(let id):
@@ -111,7 +111,7 @@ extension QueueController {
         var effects: [SchedulerEffect] = []
         for interruption in decision.interrupted where interruption.reason != .preempted {
             let id = interruption.id
-            if let other = anyItem(id), lives[id, default: ItemLifecycle()].interrupt() {
+            if let other = anyItem(id), lives[id]?.interrupt() == true {
                 hub.emit(Event(.interruptionBegan, time: now, id: id, path: other.clip.path, priority: other.priority,
                            reason: interruption.reason.rawValue, heard: seconds(other.heardFrames, of: id)))
             }
@@ -163,12 +163,11 @@ extension QueueController {
     /// A play failed on its device: the hold that waits for it (with the events that say so
     /// the first time), or nil when the failure is final. `DeviceSupervisor` decides.
     func deviceTrouble(_ details: PlayDetails, item: QueueItem, now: Double) -> QueueHold? {
-        let device = details.troubleDevice ?? details.devices.description
-        guard let wait = devices.failed(details.deviceTrouble, on: device, failsWhenBusy: item.ifBusy == .fail, now: now) else {
-            return nil
-        }
+        guard let trouble = details.deviceTrouble,
+              let wait = devices.failed(trouble, failsWhenBusy: item.ifBusy == .fail, now: now) else { return nil }
+        let device = trouble.device
         func interrupted(_ reason: InterruptionReason, _ warning: String) {
-            if lives[item.id, default: ItemLifecycle()].interrupt() {
+            if lives[item.id]?.interrupt() == true {
                 hub.emit(Event(.interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
                                reason: reason.rawValue, heard: seconds(item.heardFrames, of: item.id),
                                device: device, warning: warning))

@@ -25,11 +25,12 @@ extension QueueController {
         }
         var status = DaemonStatus(pid: getpid(), device: configuration.device, deviceOpen: !devices.open.isEmpty,
                             paused: scheduler.isPaused, playing: playing,
-                            queued: scheduler.ready.map { describe($0, $0.interrupted ? .interrupted : .queued) },
+                            queued: scheduler.ready.map { describe($0, lives[$0.id]?.isInterrupted == true ? .interrupted : .queued) },
                             scheduled: scheduler.scheduled.map { describe($0, .scheduled) },
                             quiet: quiet.state(at: clock()))
         let streams = mixed.all.map { stream in
-            var entry = describe(stream.item, stream.playing ? .playing : .interrupted)
+            // A mixed stream is never queued: when it does not play, it waits, interrupted.
+            var entry = describe(stream.item, lives[stream.item.id]?.isPlaying == true ? .playing : .interrupted)
             entry.heard = seconds(stream.item.heardFrames + stream.frames, of: stream.item.id)
             entry.duration = seconds(stream.item.totalFrames, of: stream.item.id)
             return entry

@@ -36,8 +36,8 @@ final class QueueController {
 
     /// Rates, frames heard and quarter marks of the plays, from the engine driver's reports.
     var meter = PlayMeter()
-    /// Each live item's state (a final one leaves): it alone decides whether an interruption
-    /// begins or ends.
+    /// Each live item's state, made as it is accepted or restored (a final one leaves, `finish`):
+    /// it alone decides what is announced of it: its start, its interruptions, its one outcome.
     var lives: [String: ItemLifecycle] = [:]
     var terminating = false
     /// The main-lane item the scheduler preempted for each id about to play.
@@ -68,7 +68,7 @@ final class QueueController {
         for problem in restored.problems { logger.warning("\(problem)") }
         restoredMixed = restored.items.filter { $0.audioSession.lane == .mixed }
         scheduler = Scheduler(restoring: restored.items.filter { $0.audioSession.lane == .main })
-        for item in restored.items where item.interrupted { lives[item.id] = ItemLifecycle(interrupted: true) }
+        for item in restored.items { lives[item.id] = ItemLifecycle(interrupted: item.interrupted) }
         // A queue the user paused stays paused across a crash or a restart.
         if access(runtime.pausedMarkerPath, F_OK) == 0 {
             _ = scheduler.pause(now: now)

@@ -8,7 +8,7 @@ import Testing
         var devices = DeviceSupervisor()
         var now = 100.0, gaps: [Double] = []
         for _ in 0..<7 {
-            let wait = devices.failed(.busy("held by pid 1"), on: "hw:0", failsWhenBusy: false, now: now)
+            let wait = devices.failed(.busy(device: "hw:0", reason: "held by pid 1"), failsWhenBusy: false, now: now)
             #expect(wait == .busy(reason: "held by pid 1"))
             let retryAt = try #require(devices.retryAt)
             gaps.append(retryAt - now)
@@ -22,37 +22,47 @@ import Testing
         // It works again: the next trouble starts from the first delay.
         let wasLost = devices.works("hw:0")
         #expect(!wasLost, "it was busy, not lost")
-        _ = devices.failed(.busy("held by pid 2"), on: "hw:0", failsWhenBusy: false, now: now)
+        _ = devices.failed(.busy(device: "hw:0", reason: "held by pid 2"), failsWhenBusy: false, now: now)
         #expect(devices.retryAt == now + 0.25)
     }
 
     @Test func aRetryAlreadyDueIsNotPushedBackByAnotherFailure() {
         var devices = DeviceSupervisor()
-        _ = devices.failed(.busy("x"), on: "a", failsWhenBusy: false, now: 0)
-        _ = devices.failed(.lost("gone"), on: "b", failsWhenBusy: false, now: 0.2)
+        _ = devices.failed(.busy(device: "a", reason: "x"), failsWhenBusy: false, now: 0)
+        _ = devices.failed(.lost(device: "b", reason: "gone"), failsWhenBusy: false, now: 0.2)
         #expect(devices.retryAt == 0.25)
     }
 
     @Test func busyWithIfBusyFailAndAnUnknownDeviceAreFinal() {
         var devices = DeviceSupervisor()
-        let busy = devices.failed(.busy("x"), on: "hw:0", failsWhenBusy: true, now: 0)
-        let unknown = devices.failed(.unavailable("no such device"), on: "hw:9", failsWhenBusy: false, now: 0)
-        let other = devices.failed(nil, on: "hw:0", failsWhenBusy: false, now: 0)
-        #expect(busy == nil && unknown == nil && other == nil)
+        let busy = devices.failed(.busy(device: "hw:0", reason: "x"), failsWhenBusy: true, now: 0)
+        let unknown = devices.failed(.unavailable(device: "hw:9", reason: "no such device"), failsWhenBusy: false, now: 0)
+        #expect(busy == nil && unknown == nil)
         #expect(devices.retryAt == nil, "nothing to retry")
+    }
+
+    @Test func aMultiRoutePlayLosesTheDeviceThatFailedNotItsRoute() {
+        var devices = DeviceSupervisor()
+        _ = devices.opened("hw:0")
+        _ = devices.opened("usb")
+        let lost = devices.failed(.lost(device: "usb", reason: "unplugged"), failsWhenBusy: false, now: 0)
+        #expect(lost == .lost(reason: "unplugged", newlyLost: true))
+        #expect(devices.lost == ["usb"])
+        #expect(devices.isKnown("usb") && devices.waitReason(for: ["hw:0", "usb"]).reason == "device-lost")
+        #expect(devices.works("usb") && devices.lost.isEmpty, "back under its own name")
     }
 
     @Test func aLostDeviceIsWaitedForUntilItWorks() {
         var devices = DeviceSupervisor()
         _ = devices.opened("usb")
-        let lost = devices.failed(.lost("unplugged"), on: "usb", failsWhenBusy: false, now: 0)
+        let lost = devices.failed(.lost(device: "usb", reason: "unplugged"), failsWhenBusy: false, now: 0)
         #expect(lost == .lost(reason: "unplugged", newlyLost: true))
         #expect(devices.waitReason(for: ["usb"]) == ("device-lost", nil))
         #expect(devices.isKnown("usb") && !devices.isKnown("hw:1"))
         // Still gone at the retry (unavailable, or taken meanwhile): keep waiting, no news.
-        let unavailable = devices.failed(.unavailable("gone"), on: "usb", failsWhenBusy: false, now: 0.25)
-        let taken = devices.failed(.busy("held"), on: "usb", failsWhenBusy: true, now: 0.25)
-        let again = devices.failed(.lost("unplugged"), on: "usb", failsWhenBusy: false, now: 0.3)
+        let unavailable = devices.failed(.unavailable(device: "usb", reason: "gone"), failsWhenBusy: false, now: 0.25)
+        let taken = devices.failed(.busy(device: "usb", reason: "held"), failsWhenBusy: true, now: 0.25)
+        let again = devices.failed(.lost(device: "usb", reason: "unplugged"), failsWhenBusy: false, now: 0.3)
         #expect(unavailable == .stillLost && taken == .stillLost)
         #expect(again == .lost(reason: "unplugged", newlyLost: false))
         let back = devices.works("usb"), backAgain = devices.works("usb")

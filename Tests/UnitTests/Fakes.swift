@@ -147,3 +147,16 @@ func makeEngine(formats: Set<SampleFormat> = [.int16, .float32], periodFrames: I
 func ramp(frames: Int, channels: Int) -> [Int16] {
     (0..<frames * channels).map { Int16(truncatingIfNeeded: ($0 * 37) % 60_000 - 30_000) }
 }
+
+/// Deterministic randomness for the shuffles and the seeded random walks.
+struct SplitMix64: RandomNumberGenerator {
+    var state: UInt64
+
+    mutating func next() -> UInt64 {
+        state &+= 0x9E37_79B9_7F4A_7C15
+        var z = state
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
+    }
+}

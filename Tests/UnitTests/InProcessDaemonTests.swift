@@ -102,6 +102,23 @@ import Testing
         return events
     }
 
+    /// What a client hears of each item makes sense in order (`ItemLifecycle`): interruption-began
+    /// and -ended alternate, at most one finished, and nothing of the item after it.
+    static func expectOneLifeEach(_ events: [Event], finished ids: [String] = []) {
+        var open: Set<String> = [], finished: Set<String> = []
+        for event in events {
+            guard let id = event.id else { continue }
+            #expect(!finished.contains(id), "\(event.event) after \(id)'s outcome: \(events.map(\.event))")
+            switch event.event {
+            case .interruptionBegan: #expect(open.insert(id).inserted, "\(id) interrupted twice: \(events.map(\.event))")
+            case .interruptionEnded: #expect(open.remove(id) != nil, "\(id) resumed unannounced: \(events.map(\.event))")
+            case .finished: finished.insert(id)
+            default: break
+            }
+        }
+        for id in ids { #expect(finished.contains(id), "\(id) has its outcome") }
+    }
+
     /// A 16-bit stereo 48 kHz WAV of `ramp(frames:channels:)`.
     static func writeClip(frames: Int) throws -> (path: String, samples: [Int16]) {
         let samples = ramp(frames: frames, channels: 2)
@@ -127,6 +144,7 @@ import Testing
             #expect(began.first?.warning?.contains("pid 4242") == true, "the event names who holds it")
             #expect(events.contains { $0.event == .interruptionEnded && $0.shouldResume == true })
             #expect(events.last?.outcome?.kind == .played)
+            Self.expectOneLifeEach(events)
             #expect(outputs().count == 1)
             #expect(outputs().first?.int16Samples == clip.samples, "the whole clip, once")
         }
@@ -235,6 +253,7 @@ import Testing
             let routes = events.filter { $0.event == .routeChange }.map { $0.reason ?? "" }
             #expect(routes == ["old-device-unavailable", "new-device-available"], "\(events.map(\.event))")
             #expect(events.last?.outcome?.kind == .played)
+            Self.expectOneLifeEach(events)
             let opened = outputs()
             try #require(opened.count == 2)
             let before = opened[0].int16Samples, after = opened[1].int16Samples
@@ -299,11 +318,13 @@ import Testing
             if !notify {
                 let status = try #require(try Self.request(runtime, Request.status).status)
                 #expect(status.holds == [QueueHold.awaitingResume.description], "the main lane waits for announce resume")
+                #expect(status.queued.map(\.state) == [.interrupted], "still interrupted until it is heard again")
                 _ = try Self.request(runtime, Request.resume)
             }
             let finished = try log.wait("the talk's end") { $0.event == .finished && $0.id == talkID }
             #expect(finished.outcome?.kind == .played)
             #expect(finished.heard == 1.0, "heard in full, once: \(finished.heard ?? -1)")
+            Self.expectOneLifeEach(log.events, finished: [chimeID, talkID])
         }
     }
 

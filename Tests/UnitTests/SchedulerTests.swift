@@ -70,20 +70,20 @@ private extension Scheduler {
     }
 }
 
-/// Deterministic randomness for the shuffles and the property test.
-private struct SplitMix64: RandomNumberGenerator {
-    var state: UInt64
-
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
-
 @Suite struct SchedulerTests {
+    // MARK: Acceptance
+
+    @Test func aRequestBecomesAnItemWithTheDefaultsAndAPastTimeIsNow() {
+        let clip = Clip(path: "/a.wav")
+        let plain = QueueItem(request: ItemRequest(clip: clip), id: "a", now: 100)
+        #expect(plain == QueueItem(id: "a", clip: clip, priority: .normal, interrupts: true, onInterrupt: .resume,
+                                   dropAfter: 0.8, arrival: 100))
+        let delayed = QueueItem(request: ItemRequest(clip: clip, priority: .high, delay: 5, expire: 2), id: "b", now: 100)
+        #expect(delayed.eligibleAt == 105 && delayed.expiresAt == 107 && delayed.priority == .high)
+        let past = QueueItem(request: ItemRequest(clip: clip, at: 99, delay: 5), id: "c", now: 100)
+        #expect(past.eligibleAt == nil, "--at wins over --delay; a time already passed is ready at once")
+    }
+
     // MARK: Order
 
     @Test func ordersByPriorityThenArrival() {

@@ -30,6 +30,8 @@ public struct MixedLane: Sendable {
         var stopIntent: StopIntent?
     }
 
+    /// What a stream that does not play waits for, so `resume` and `retryDevice` know which to
+    /// play: the lane's fact. What clients are told of it is `ItemLifecycle`'s.
     public enum Waiting: Equatable, Sendable { case interrupted, device }
     enum StopIntent: Equatable, Sendable { case interrupt, end(Outcome) }
 

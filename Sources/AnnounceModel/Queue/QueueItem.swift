@@ -98,7 +98,10 @@ public struct QueueItem: Codable, Equatable, Sendable {
     public var totalFrames: Int64?
     /// It has played at least once, so it can no longer expire.
     public var started = false
-    /// It was interrupted and waits to go on; the next play is an interruption ending.
+    /// The scheduler sent it back to the queue (preempted, paused, held): it resumes first in its
+    /// class (Scheduler+Keys). The scheduler's ordering fact, set as it requeues and cleared as it
+    /// plays; spooled, so after a restart the order holds and the item's `ItemLifecycle` begins
+    /// interrupted. Whether clients hear of it as interrupted is the lifecycle's alone.
     public var interrupted = false
 
     public init(id: String, sequence: UInt64 = 0, clip: Clip, priority: Priority = .default, interrupts: Bool = QueueItem.defaultInterrupts,

@@ -62,7 +62,7 @@ public struct ActiveStream: Codable, Equatable, Sendable {
     public var id: String
     public var session: AudioSession
     /// The active sessions that interrupted it and have not ended yet, in the order they did.
-    /// Non-empty: it is paused and an `interruption-ended` is still owed.
+    /// Non-empty: it is paused until the last ends (what clients are told is `ItemLifecycle`'s).
     public var interruptedBy: [String]
     /// A `--no-notify-others` session that interrupted it has ended: once no interruption holds it,
     /// it stays paused until an explicit resume.
