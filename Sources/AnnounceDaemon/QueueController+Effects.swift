@@ -60,7 +60,7 @@ extension QueueController {
                 let played = meter.lastPlay(of: item.id)
                 lives[item.id] = nil  // final: the lanes finish each item once, and its lifecycle ends here
                 let event = Event(.finished, time: now, id: item.id, path: item.clip.path, priority: item.priority,
-                                  reason: outcome.reason, heard: seconds(item.heardFrames, of: item.id),
+                                  reason: outcome.reason.map { EventReason($0) }, heard: seconds(item.heardFrames, of: item.id),
                                   duration: seconds(item.totalFrames, of: item.id), outcome: outcome, device: played?.devices.description,
                                   format: played?.format, frames: played?.frames, warning: played?.warning)
                 meter.forget(item.id)
@@ -101,7 +101,7 @@ extension QueueController {
             // The device works: whatever waited for it is over.
             if devices.works(device) {
                 logger.info("device '\(device)' is back")
-                hub.emit(Event(.routeChange, time: now, reason: "new-device-available", device: device, format: format))
+                hub.emit(Event(.routeChange, time: now, reason: .newDeviceAvailable, device: device, format: format))
             }
             if lives[id, default: ItemLifecycle()].heard(stillInterrupted: policy[id]?.isInterrupted == true) {
                 hub.emit(Event(.interruptionEnded, time: now, id: id, path: item.clip.path, priority: item.priority, shouldResume: true))
@@ -151,15 +151,15 @@ extension QueueController {
         }
     }
 
-    static func describe(_ reason: StopReason) -> String {
+    static func describe(_ reason: StopReason) -> EventReason {
         switch reason {
-        case .preempted(let by): "preempted by \(by)"
-        case .paused: "paused"
-        case .held(let why): why.description
-        case .skipped: "skipped"
-        case .cancelled: "cancelled"
-        case .replaced(let by): "replaced by \(by)"
-        case .stopped: "stopped"
+        case .preempted(let by): .preempted(by: by)
+        case .paused: .paused
+        case .held(let why): why.reason
+        case .skipped: .other("skipped")
+        case .cancelled: .other("cancelled")
+        case .replaced(let by): .other("replaced by \(by)")
+        case .stopped: .other("stopped")
         }
     }
 }

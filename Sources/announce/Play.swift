@@ -285,7 +285,7 @@ struct Play: ParsableCommand {
             if let since = reply.pausedSince {
                 if json {
                     for (id, request) in zip(ids, requests) {
-                        print(jsonLine(Event(.waiting, time: since, id: id, path: request.clip.path, priority: request.priority, reason: "paused")))
+                        print(jsonLine(Event(.waiting, time: since, id: id, path: request.clip.path, priority: request.priority, reason: .paused)))
                     }
                 }
                 if display == nil { printError("warning: the queue is paused (since \(localTimeText(since))): waiting for `announce resume`") }

@@ -298,7 +298,7 @@ import Testing
             #expect(ended.shouldResume == notify)
             if !notify {
                 let status = try #require(try Self.request(runtime, Request.status).status)
-                #expect(status.holds == [QueueHold.awaitingResume.description], "the main lane waits for announce resume")
+                #expect(status.holds == [QueueHold.awaitingResume.reason], "the main lane waits for announce resume")
                 _ = try Self.request(runtime, Request.resume)
             }
             let finished = try log.wait("the talk's end") { $0.event == .finished && $0.id == talkID }
