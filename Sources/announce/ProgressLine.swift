@@ -37,9 +37,9 @@ final class ProgressLine {
         draw(glyph("…", ".."), name, "  " + why)
     }
 
-    /// The item ended: its last line stays, with how it ended.
-    func finish(_ name: String, heard: Double?, duration: Double?, outcome: String) {
-        show(name, heard: heard, duration: duration, state: outcome == "played" ? nil : outcome)
+    /// The item ended: its last line stays, with how it ended unless it played (nil: unknown).
+    func finish(_ name: String, heard: Double?, duration: Double?, outcome: Outcome?) {
+        show(name, heard: heard, duration: duration, state: outcome?.kind == .played ? nil : outcome.map(outcomeText) ?? "ended")
         endLine()
     }
 
@@ -119,7 +119,7 @@ final class ProgressFollower {
             line.waiting(name, waitingText(event, now: SystemClock.wall()))
         case .finished:
             line.finish(name, heard: event.heard ?? heard[id]?.heard, duration: event.duration ?? heard[id]?.duration,
-                        outcome: event.outcome.map(outcomeText) ?? "ended")
+                        outcome: event.outcome)
             if let next = ids.first(where: { !finished.contains($0) }), heard[next] == nil, let wait = waits[next],
                let position = ids.firstIndex(of: next) {
                 line.waiting(names[position], waitingText(wait, now: SystemClock.wall()))
