@@ -40,7 +40,7 @@ public final class Daemon {
         /// The file as it was when the configuration above was read from it.
         public var configStamp: FileStamp?
 
-        public init(device: String = "default", idleExit: Double? = nil, readyFD: Int32? = nil,
+        public init(device: String = UserConfiguration.defaultDevice, idleExit: Double? = nil, readyFD: Int32? = nil,
                     quietHours: [QuietHours] = [], duckLevel: Double = UserConfiguration.defaultDuckLevel) {
             self.device = device
             self.idleExit = idleExit

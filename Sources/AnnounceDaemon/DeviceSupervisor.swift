@@ -106,7 +106,7 @@ struct DeviceSupervisor {
     }
 
     /// What a stream waiting for `devices` waits for: a lost one, else a busy one.
-    func waitReason(for devices: [String]) -> (reason: String, warning: String?) {
-        devices.contains(where: lost.contains) ? ("device-lost", nil) : ("device-busy", busyReason)
+    func waitReason(for devices: [String]) -> (reason: EventReason, warning: String?) {
+        devices.contains(where: lost.contains) ? (.deviceLost, nil) : (.deviceBusy, busyReason)
     }
 }

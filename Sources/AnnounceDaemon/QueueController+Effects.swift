@@ -61,7 +61,7 @@ extension QueueController {
                 preemptedFor = preemptedFor.filter { $0.value != item.id && $0.key != item.id }
                 let played = meter.lastPlay(of: item.id)
                 let event = Event(.finished, time: now, id: item.id, path: item.clip.path, priority: item.priority,
-                                  reason: outcome.reason, heard: seconds(item.heardFrames, of: item.id),
+                                  reason: outcome.reason.map { EventReason($0) }, heard: seconds(item.heardFrames, of: item.id),
                                   duration: seconds(item.totalFrames, of: item.id), outcome: outcome, device: played?.devices.description,
                                   format: played?.format, frames: played?.frames, warning: played?.warning)
                 meter.forget(item.id)
@@ -115,7 +115,7 @@ extension QueueController {
             // The device works: whatever waited for it is over.
             if devices.works(device) {
                 logger.info("device '\(device)' is back")
-                hub.emit(Event(.routeChange, time: now, reason: "new-device-available", device: device, format: format))
+                hub.emit(Event(.routeChange, time: now, reason: .newDeviceAvailable, device: device, format: format))
             }
             if heard.endsInterruption {
                 hub.emit(Event(.interruptionEnded, time: now, id: id, path: item.clip.path, priority: item.priority, shouldResume: true))
@@ -166,15 +166,15 @@ extension QueueController {
         }
     }
 
-    static func describe(_ reason: StopReason) -> String {
+    static func describe(_ reason: StopReason) -> EventReason {
         switch reason {
-        case .preempted(let by): "preempted by \(by)"
-        case .paused: "paused"
-        case .held(let why): why.description
-        case .skipped: "skipped"
-        case .cancelled: "cancelled"
-        case .replaced(let by): "replaced by \(by)"
-        case .stopped: "stopped"
+        case .preempted(let by): .preempted(by: by)
+        case .paused: .paused
+        case .held(let why): why.reason
+        case .skipped: .other("skipped")
+        case .cancelled: .other("cancelled")
+        case .replaced(let by): .other("replaced by \(by)")
+        case .stopped: .other("stopped")
         }
     }
 }

@@ -76,7 +76,7 @@ extension QueueController {
         quiet.setting = setting
         let state = quiet.state(at: now)
         logger.info("quiet \(setting.kind.rawValue): quiet mode is \(state.quiet ? "on" : "off") (\(state.reason))")
-        hub.emit(Event(.quiet, time: now, reason: state.reason, quiet: state.quiet, state: setting.kind, until: state.until))
+        hub.emit(Event(.quiet, time: now, reason: .other(state.reason), quiet: state.quiet, state: setting.kind, until: state.until))
         connection.send(WireProtocol.encode(Reply.done))
     }
 

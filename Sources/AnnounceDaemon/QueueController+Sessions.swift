@@ -113,7 +113,7 @@ extension QueueController {
             let id = interruption.id
             if let other = anyItem(id), lives[id]?.interrupt() == true {
                 hub.emit(Event(.interruptionBegan, time: now, id: id, path: other.clip.path, priority: other.priority,
-                           reason: interruption.reason.rawValue, heard: seconds(other.heardFrames, of: id)))
+                           reason: EventReason(interruption.reason), heard: seconds(other.heardFrames, of: id)))
             }
             if mixed[id] != nil {
                 carryOut(mixed.interrupt(id), now: now)
@@ -169,7 +169,7 @@ extension QueueController {
         func interrupted(_ reason: InterruptionReason, _ warning: String) {
             if lives[item.id]?.interrupt() == true {
                 hub.emit(Event(.interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
-                               reason: reason.rawValue, heard: seconds(item.heardFrames, of: item.id),
+                               reason: EventReason(reason), heard: seconds(item.heardFrames, of: item.id),
                                device: device, warning: warning))
             }
         }
@@ -179,7 +179,7 @@ extension QueueController {
         case .lost(let reason, let newlyLost):
             if newlyLost {
                 logger.warning("device '\(device)' lost: \(reason); \(item.id) keeps its place and resumes when it is back")
-                hub.emit(Event(.routeChange, time: now, reason: "old-device-unavailable", device: device, warning: reason))
+                hub.emit(Event(.routeChange, time: now, reason: .oldDeviceUnavailable, device: device, warning: reason))
             }
             interrupted(.deviceLost, reason)
         case .stillLost:

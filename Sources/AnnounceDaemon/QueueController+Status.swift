@@ -36,7 +36,7 @@ extension QueueController {
             return entry
         }
         status.mixing = streams.isEmpty ? nil : streams
-        status.holds = scheduler.holds.isEmpty ? nil : scheduler.holds.map(\.description).sorted()
+        status.holds = scheduler.holds.isEmpty ? nil : scheduler.holds.sorted().map(\.reason)
         if scheduler.isPaused { status.pausedSince = runtime.pausedSince }
         status.idleExit = configuration.idleExit
         status.autoStarted = configuration.readyFD != nil ? true : nil  // clients start daemons with a ready fd
@@ -61,13 +61,13 @@ extension QueueController {
 
     /// The reason `id` waits, or nil when it plays (or is not known here).
     func waitingEvent(for id: String, ready: [QueueItem], scheduled: [QueueItem], now: Double) -> Event? {
-        func waiting(_ reason: String, _ item: QueueItem) -> Event {
+        func waiting(_ reason: EventReason, _ item: QueueItem) -> Event {
             Event(.waiting, time: now, id: id, path: item.clip.path, priority: item.priority, reason: reason)
         }
         if let stream = mixed[id] {
             switch stream.waiting {
             case nil: return nil
-            case .interrupted?: return waiting("held", stream.item)
+            case .interrupted?: return waiting(.held, stream.item)
             case .device?:
                 let wait = devices.waitReason(for: stream.item.clip.devices(default: configuration.device))
                 var event = waiting(wait.reason, stream.item)
@@ -76,25 +76,26 @@ extension QueueController {
             }
         }
         if let item = scheduled.first(where: { $0.id == id }) {
-            var event = waiting("scheduled", item)
+            var event = waiting(.scheduled, item)
             event.at = item.eligibleAt
             return event
         }
         guard let position = ready.firstIndex(where: { $0.id == id }) else { return nil }
         let item = ready[position]
-        if scheduler.isPaused { return waiting("paused", item) }
-        if scheduler.holds.contains(.deviceBusy) {
-            var event = waiting("device-busy", item)
+        if scheduler.isPaused { return waiting(.paused, item) }
+        switch scheduler.holds.min() {  // the hold told first (QueueHold's order)
+        case .deviceBusy?:
+            var event = waiting(.deviceBusy, item)
             event.warning = devices.busyReason
             return event
-        }
-        if scheduler.holds.contains(.deviceLost) { return waiting("device-lost", item) }
-        if let hold = scheduler.holds.map(\.description).sorted().first {
-            var event = waiting("held", item)
-            event.warning = hold
+        case .deviceLost?: return waiting(.deviceLost, item)
+        case let hold?:
+            var event = waiting(.held, item)
+            event.warning = hold.description
             return event
+        case nil: break
         }
-        var event = waiting("queued", item)
+        var event = waiting(.queued, item)
         let ahead = ready[..<position]
         event.ahead = ahead.count + (scheduler.playing == nil ? 0 : 1)
         event.wait = secondsLeft(ahead)

@@ -78,7 +78,7 @@ final class QueueController {
                           localMinutes: configuration.localMinutes)
         let quietNow = quiet.state(at: now)
         if quietNow.quiet || !quietNow.hours.isEmpty {
-            let hours = quietNow.hours.isEmpty ? "" : "; quiet hours \(quietNow.hours.joined(separator: ", "))"
+            let hours = quietNow.hours.isEmpty ? "" : "; quiet hours \(quietNow.hours.map(\.description).joined(separator: ", "))"
             logger.info("quiet mode is \(quietNow.quiet ? "on" : "off") (\(quietNow.reason))\(hours)")
         }
         if !restored.items.isEmpty { logger.info("restored \(restored.items.count) item(s) from \(spool.directory)") }

@@ -15,8 +15,11 @@ public enum Limits {
     public static let maxItemsPerPlay = 1000
     /// More extra passes than this is a typo; -1 repeats forever.
     public static let maxLoops = 1_000_000
-    /// Linear gain of a clip or an alert (`--gain` stops at 24 dB, just below the top).
+    /// Linear gain of a clip or an alert.
     public static let gain: ClosedRange<Float> = 0...16
+    /// `--gain`'s top, in dB: the whole dB below `gain`'s top (16 is 24.08 dB), so that any
+    /// `--gain` the CLI takes is a gain the daemon takes.
+    public static let maxGainDecibels = 24.0
     /// Balance, full left to full right.
     public static let pan: ClosedRange<Float> = -1...1
     /// The heard fraction `dropAfter` is given as.

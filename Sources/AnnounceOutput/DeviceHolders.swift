@@ -218,7 +218,7 @@ public enum DeviceHolders {
     /// program is using it" when no holder can be seen.
     public static func busyReason(device: String, root: String = "/", excluding: Int32 = getpid()) -> String {
         let holders = holders(ofDevice: device, root: root, excluding: excluding)
-        return holders.isEmpty ? "busy: another program is using it" : "busy, " + describe(holders)
+        return BusyWarning.text(holders: holders.isEmpty ? nil : describe(holders))
     }
 
     // MARK: - Reading /proc

@@ -54,7 +54,7 @@ struct DaemonCommand: ParsableCommand {
             let (user, warnings) = UserConfiguration.load(path: configPath)
             for warning in warnings { logger.warning("\(warning)") }
             var configuration = Daemon.Configuration(
-                device: device ?? user.device ?? "default", idleExit: idleExit?.seconds, readyFD: readyFd,
+                device: device ?? user.device ?? UserConfiguration.defaultDevice, idleExit: idleExit?.seconds, readyFD: readyFd,
                 quietHours: user.quietHours, duckLevel: user.duckLevel)
             configuration.configPath = configPath
             configuration.configStamp = configStamp

@@ -21,13 +21,15 @@ struct VolumeFlags: ParsableArguments {
     var volume: Double?
 
     // .unconditional: "--gain -6" must read -6 as the value, not as an option.
-    @Option(name: .customLong("gain"), parsing: .unconditional, help: ArgumentHelp("Gain in dB, at most 24 (negative is quieter; not with --volume).", valueName: "dB"))
+    @Option(name: .customLong("gain"), parsing: .unconditional, help: ArgumentHelp("Gain in dB, at most \(Int(Limits.maxGainDecibels)) (negative is quieter; not with --volume).", valueName: "dB"))
     var gain: Double?
 
     func validate() throws {
         if volume != nil && gain != nil { throw ValidationError("Give --volume or --gain, not both.") }
         if let volume, !(0...1).contains(volume) { throw ValidationError("--volume \(numberText(volume)): out of range 0…1") }
-        if let gain, !gain.isFinite || gain > 24 { throw ValidationError("--gain \(numberText(gain)): out of range; at most 24 dB") }
+        if let gain, !gain.isFinite || gain > Limits.maxGainDecibels {
+            throw ValidationError("--gain \(numberText(gain)): out of range; at most \(numberText(Limits.maxGainDecibels)) dB")
+        }
     }
 
     /// The linear gain the daemon applies.
@@ -47,10 +49,9 @@ struct PlaybackFlags: ParsableArguments {
     var start: TimeSpan?
 
     func validate() throws {
-        if !Limits.pan.contains(Float(pan)) { throw ValidationError("--pan \(numberText(pan)): out of range -1…1") }
-        if loops < -1 || loops > Limits.maxLoops {
-            throw ValidationError("--loops \(loops): out of range -1 (forever) to \(Limits.maxLoops)")
-        }
+        // The daemon's rules, in the options' words.
+        if let problem = ItemRequest.panProblem(Float(pan)) { throw ValidationError(optionText(problem, given: numberText(pan))) }
+        if let problem = ItemRequest.loopsProblem(loops) { throw ValidationError(optionText(problem, given: "\(loops)")) }
     }
 
     var options: PlaybackOptions {
@@ -168,7 +169,7 @@ struct QueueFlags: ParsableArguments {
     var at: TimeOfDay?
 
     func validate() throws {
-        if !Limits.dropAfter.contains(dropAfter) { throw ValidationError("--drop-after \(numberText(dropAfter)): out of range 0…1") }
+        if let problem = ItemRequest.dropAfterProblem(dropAfter) { throw ValidationError(optionText(problem, given: numberText(dropAfter))) }
         if replace && tag == nil { throw ValidationError("--replace needs a --tag.") }
         if delay != nil && at != nil { throw ValidationError("Give --delay or --at, not both.") }
     }
@@ -245,8 +246,9 @@ struct Play: ParsableCommand {
     var quiet = false
 
     func validate() throws {
-        if let session = try? session.audioSession(), session.lane == .mixed, queue.delay != nil || queue.at != nil {
-            throw ValidationError("a mixable session (\(session)) starts at once; --delay and --at need a queued one")
+        if let session = try? session.audioSession(),
+           let problem = ItemRequest.timingProblem(session, timed: queue.delay != nil || queue.at != nil) {
+            throw ValidationError(optionText(problem))
         }
         // The daemon's rule for clip.device and clip.extraDevices, in the options' words; run()
         // makes a relative file: device absolute. A bad --category is SessionFlags' to report.
@@ -283,7 +285,7 @@ struct Play: ParsableCommand {
             if let since = reply.pausedSince {
                 if json {
                     for (id, request) in zip(ids, requests) {
-                        print(jsonLine(Event(.waiting, time: since, id: id, path: request.clip.path, priority: request.priority, reason: "paused")))
+                        print(jsonLine(Event(.waiting, time: since, id: id, path: request.clip.path, priority: request.priority, reason: .paused)))
                     }
                 }
                 if display == nil { printError("warning: the queue is paused (since \(localTimeText(since))): waiting for `announce resume`") }
@@ -324,6 +326,24 @@ struct Play: ParsableCommand {
         let seconds = Double(frames) / Double(info.sampleRate)
         return seconds <= TimeSpan.longest.seconds ? seconds : nil
     }
+}
+
+/// A problem of the daemon's rules (`ItemProblem`) in the options' words; `given` is the
+/// option's value as typed. The daemon says it in the request's (`ItemProblem.description`).
+func optionText(_ problem: ItemProblem, given: String = "") -> String {
+    switch problem {
+    case .pan: "--pan \(given): out of range \(rangeText(Limits.pan))"
+    case .loops: "--loops \(given): out of range -1 (forever) to \(Limits.maxLoops)"
+    case .dropAfter: "--drop-after \(given): out of range \(rangeText(Limits.dropAfter))"
+    case .timedMixable(let session): "a mixable session (\(session)) starts at once; --delay and --at need a queued one"
+    case .device(let problem): optionText(problem)
+    default: problem.description
+    }
+}
+
+/// `-1…1`: a limit as the options' messages give it.
+private func rangeText<Bound: BinaryFloatingPoint>(_ range: ClosedRange<Bound>) -> String {
+    numberText(Double(range.lowerBound)) + "…" + numberText(Double(range.upperBound))
 }
 
 /// A `--device` problem in the options' words (the daemon says it in the request's, `DeviceProblem.description`).

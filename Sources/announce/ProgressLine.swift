@@ -37,9 +37,9 @@ final class ProgressLine {
         draw(glyph("…", ".."), name, "  " + why)
     }
 
-    /// The item ended: its last line stays, with how it ended.
-    func finish(_ name: String, heard: Double?, duration: Double?, outcome: String) {
-        show(name, heard: heard, duration: duration, state: outcome == "played" ? nil : outcome)
+    /// The item ended: its last line stays, with how it ended unless it played (nil: unknown).
+    func finish(_ name: String, heard: Double?, duration: Double?, outcome: Outcome?) {
+        show(name, heard: heard, duration: duration, state: outcome?.kind == .played ? nil : outcome.map(outcomeText) ?? "ended")
         endLine()
     }
 
@@ -114,12 +114,12 @@ final class ProgressFollower {
             stopped(name, id: id, event, state: interruptionText(event))
         case .waiting where heard[id] != nil:
             // Started already: where it stopped stays, with why it still waits (`paused by you`).
-            stopped(name, id: id, event, state: event.reason == "paused" ? interruptionText(event) : waitingText(event, now: SystemClock.wall()))
+            stopped(name, id: id, event, state: event.reason == .paused ? interruptionText(event) : waitingText(event, now: SystemClock.wall()))
         case .waiting:
             line.waiting(name, waitingText(event, now: SystemClock.wall()))
         case .finished:
             line.finish(name, heard: event.heard ?? heard[id]?.heard, duration: event.duration ?? heard[id]?.duration,
-                        outcome: event.outcome.map(outcomeText) ?? "ended")
+                        outcome: event.outcome)
             if let next = ids.first(where: { !finished.contains($0) }), heard[next] == nil, let wait = waits[next],
                let position = ids.firstIndex(of: next) {
                 line.waiting(names[position], waitingText(wait, now: SystemClock.wall()))
@@ -131,7 +131,7 @@ final class ProgressFollower {
 
     /// A started item that stopped: its position (none after a device loss: it is no news then).
     private func stopped(_ name: String, id: String, _ event: Event, state: String) {
-        let lost = event.reason == "device-lost"
+        let lost = event.reason == .deviceLost
         line.show(name, heard: lost ? nil : heard[id]?.heard, duration: event.duration ?? heard[id]?.duration, state: state)
     }
 }
@@ -139,15 +139,15 @@ final class ProgressFollower {
 /// What a `waiting` event means, as the progress line says it.
 func waitingText(_ event: Event, now: Double) -> String {
     switch event.reason {
-    case "queued"?:
+    case .queued?:
         let ahead = event.ahead ?? 0
         return "waiting: \(ahead) ahead" + (event.wait.map { " (about \(clockText(max(0, $0 - (now - event.time)))))" } ?? "")
-    case "scheduled"?:
+    case .scheduled?:
         guard let at = event.at else { return "scheduled" }
         return "scheduled \(localTimeText(at)) (in \(spanText(at - now)))"
-    case "paused"?: return "paused: waits for announce resume"
-    case "device-busy"?: return "device busy" + (event.warning.map { ": " + holderText($0) } ?? "")
-    case "device-lost"?: return "device lost, waiting"
+    case .paused?: return "paused: waits for announce resume"
+    case .deviceBusy?: return "device busy" + (event.warning.map { ": " + holderText($0) } ?? "")
+    case .deviceLost?: return "device lost, waiting"
     default: return "held" + (event.warning.map { ": " + $0 } ?? "")
     }
 }
@@ -155,19 +155,17 @@ func waitingText(_ event: Event, now: Double) -> String {
 /// Why a play stopped (`interruption-began`'s reason), as the progress line says it.
 func interruptionText(_ event: Event) -> String {
     switch event.reason {
-    case "paused"?: "paused by you"
-    case "device-lost"?: "device lost, waiting"
-    case "device-busy"?: "device busy" + (event.warning.map { ": " + holderText($0) } ?? "")
-    case let reason? where reason.hasPrefix("preempted"): "waits for a higher priority"
-    case let reason?: reason
+    case .paused?: "paused by you"
+    case .deviceLost?: "device lost, waiting"
+    case .deviceBusy?: "device busy" + (event.warning.map { ": " + holderText($0) } ?? "")
+    case .preempted?: "waits for a higher priority"
+    case let reason?: reason.description
     case nil: "stopped"
     }
 }
 
 /// `busy, held by pid 1234 (firefox)` → `held by pid 1234 (firefox)`.
-private func holderText(_ reason: String) -> String {
-    reason.hasPrefix("busy, ") ? String(reason.dropFirst(6)) : reason
-}
+private func holderText(_ warning: String) -> String { BusyWarning.holders(of: warning) }
 
 /// `0:34`, `12:05`: whole seconds.
 private func clockText(_ seconds: Double) -> String {

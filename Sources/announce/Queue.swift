@@ -48,7 +48,7 @@ private func showStatus(json: Bool, listItems: Bool, quiet: Bool) throws {
         let paused = status.paused ? ", paused" + (status.pausedSince.map { " (since \(localTimeText($0)))" } ?? "") : ""
         output("daemon pid \(status.pid), device '\(status.device)' (\(status.deviceOpen ? "open" : "closed"))\(paused)\(status.quiet ? ", quiet" : "")")
         if let playing = status.playing { output(line(playing)) } else { output("nothing playing") }
-        if let holds = status.holds { output("the queue waits: \(holds.joined(separator: "; "))") }
+        if let holds = status.holds { output("the queue waits: \(holds.map(\.description).joined(separator: "; "))") }
         let mixing = status.mixing ?? []
         if listItems {
             for item in mixing { output(line(item, mixing: true)) }

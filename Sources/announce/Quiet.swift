@@ -104,7 +104,7 @@ struct Quiet: ParsableCommand {
         var reason = state.reason
         if state.setting == .until, let until = state.until { reason = "announce quiet until \(localTimeText(until))" }
         output("quiet: \(state.quiet ? "on" : "off") (\(reason))")
-        if !state.hours.isEmpty { output("quiet hours: \(state.hours.joined(separator: ", "))") }
+        if !state.hours.isEmpty { output("quiet hours: \(state.hours.map(\.description).joined(separator: ", "))") }
     }
 }
 

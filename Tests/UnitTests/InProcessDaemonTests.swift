@@ -317,7 +317,7 @@ import Testing
             #expect(ended.shouldResume == notify)
             if !notify {
                 let status = try #require(try Self.request(runtime, Request.status).status)
-                #expect(status.holds == [QueueHold.awaitingResume.description], "the main lane waits for announce resume")
+                #expect(status.holds == [QueueHold.awaitingResume.reason], "the main lane waits for announce resume")
                 #expect(status.queued.map(\.state) == [.interrupted], "still interrupted until it is heard again")
                 _ = try Self.request(runtime, Request.resume)
             }

@@ -1,3 +1,4 @@
+import Foundation
 import Testing
 @testable import AnnounceModel
 @testable import AnnounceSystem
@@ -19,7 +20,7 @@ import Testing
 
     /// Why the shared rules (client and daemon) refuse the changed request.
     private func problem(_ change: (inout ItemRequest) -> Void) -> String? {
-        request(change).problem
+        request(change).problem?.description
     }
 
     @Test func aPlainRequestPasses() {
@@ -111,16 +112,38 @@ import Testing
         #expect(problem { $0.tag = "" } == "tag is empty or too long")
     }
 
+    @Test func problemsNameTheFieldAndTheValue() {
+        // Typed for the CLI, which says them in its options' words; the daemon's words are fixed.
+        #expect(request { $0.clip.pan = 2 }.problem == .pan(2))
+        #expect(request { $0.clip.loops = -2 }.problem == .loops(-2))
+        #expect(request { $0.dropAfter = 1.5 }.problem == .dropAfter(1.5))
+        #expect(request { $0.delay = -1 }.problem == .time(.delay, -1))
+        #expect(ItemProblem.time(.at, 1e300).description == "at must be 0 to 100000000000.0, not 1e+300")
+        let ambient = AudioSession(category: .ambient)
+        #expect(request { $0.session = ambient; $0.delay = 5 }.problem == .timedMixable(ambient))
+        #expect(ItemProblem.timedMixable(ambient).description == "a mixable session (ambient) starts at once; at and delay need a queued one")
+        #expect(ItemRequest.timingProblem(AudioSession(), timed: true) == nil)
+        #expect(ItemRequest.panProblem(-1) == nil && ItemRequest.panProblem(1.5) == .pan(1.5))
+        #expect(ItemRequest.loopsProblem(Limits.maxLoops) == nil && ItemRequest.loopsProblem(-1) == nil)
+    }
+
+    @Test func theHighestGainInDecibelsIsAGainTheDaemonTakes() {
+        // --gain is in dB, the wire's gain linear: the dB limit is the whole dB below the linear one.
+        let top = Double(Limits.gain.upperBound)
+        #expect(exp(Limits.maxGainDecibels / 20 * log(10.0)) <= top)
+        #expect(exp((Limits.maxGainDecibels + 1) / 20 * log(10.0)) > top)
+    }
+
     @Test func alerts() {
         #expect(AlertRequest(path: "/s/ding.wav").problem == nil)
         #expect(AlertRequest(path: "/s/ding.wav", gain: 16, ignoreQuiet: true, device: "hw:0").problem == nil)
-        #expect(AlertRequest(path: "ding.wav").problem?.hasPrefix("path must be absolute") == true)
-        #expect(AlertRequest(path: "/s/a\u{0}.wav").problem?.contains("NUL") == true)
-        #expect(AlertRequest(path: "/" + String(repeating: "a", count: 4096)).problem == "path is too long")
+        #expect(AlertRequest(path: "ding.wav").problem?.description.hasPrefix("path must be absolute") == true)
+        #expect(AlertRequest(path: "/s/a\u{0}.wav").problem?.description.contains("NUL") == true)
+        #expect(AlertRequest(path: "/" + String(repeating: "a", count: 4096)).problem == .pathTooLong)
         for gain: Float in [-0.1, 16.5, .nan, .infinity] {
-            #expect(AlertRequest(path: "/a.wav", gain: gain).problem?.hasPrefix("gain must be 0 to 16") == true, "\(gain)")
+            #expect(AlertRequest(path: "/a.wav", gain: gain).problem?.description.hasPrefix("gain must be 0 to 16") == true, "\(gain)")
         }
-        #expect(AlertRequest(path: "/a.wav", device: "").problem == "device name is empty or too long")
+        #expect(AlertRequest(path: "/a.wav", device: "").problem?.description == "device name is empty or too long")
     }
 
     @Test func durationsStopAtTheLongestAndFramesSaturate() {

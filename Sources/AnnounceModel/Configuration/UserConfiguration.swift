@@ -22,6 +22,8 @@ public struct UserConfiguration: Equatable, Sendable {
     public var quietHours: [QuietHours]
 
     public static let defaultDuckLevel = -12.0
+    /// The daemon's device when neither `--device` nor the file names one: ALSA's default PCM.
+    public static let defaultDevice = "default"
     public static let duckLevelRange = -60.0...0.0
     /// What a duck level must be, for the messages of the config file and `--duck-level`.
     public static let duckLevelRule = "a level in dB from \(Int(duckLevelRange.lowerBound)) to \(Int(duckLevelRange.upperBound)), like -12dB"

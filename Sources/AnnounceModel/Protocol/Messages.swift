@@ -172,8 +172,9 @@ public struct DaemonStatus: Codable, Equatable, Sendable {
     public var playing: ItemStatus?
     /// Mixable sessions and alerts playing over the main lane (or paused by an interruption).
     public var mixing: [ItemStatus]?
-    /// Why the main lane waits apart from a pause: device-busy, device-lost, a session's interruption.
-    public var holds: [String]?
+    /// Why the main lane waits apart from a pause (`QueueHold.reason`): device-busy, device-lost,
+    /// a session's interruption, waiting for announce resume.
+    public var holds: [EventReason]?
     /// Waiting to play, in play order.
     public var queued: [ItemStatus]
     /// Held until their time, earliest first.
@@ -184,8 +185,8 @@ public struct DaemonStatus: Codable, Equatable, Sendable {
     public var quietSetting: QuietSwitch?
     /// With quietSetting `until`: when it ends.
     public var quietUntil: Double?
-    /// The config file's quiet hours, `HH:MM-HH:MM`.
-    public var quietHours: [String]
+    /// The config file's quiet hours (`HH:MM-HH:MM` on the wire).
+    public var quietHours: [QuietHours]
     /// Why quiet mode is on or off now.
     public var quietReason: String?
 
@@ -241,8 +242,8 @@ public struct Event: Codable, Equatable, Sendable {
     public var id: String?
     public var path: String?
     public var priority: Priority?
-    /// interruption-began, finished: why. route-change: old-device-unavailable or new-device-available.
-    public var reason: String?
+    /// waiting, interruption-began, route-change: why, typed; finished, quiet: in words (`.other`).
+    public var reason: EventReason?
     /// interruption-ended: the item goes on by itself.
     public var shouldResume: Bool?
     /// progress, finished: seconds heard; duration when known.
@@ -268,7 +269,7 @@ public struct Event: Codable, Equatable, Sendable {
     public var at: Double?
 
     public init(_ event: EventKind, time: Double, id: String? = nil, path: String? = nil, priority: Priority? = nil,
-                reason: String? = nil, shouldResume: Bool? = nil, heard: Double? = nil, duration: Double? = nil,
+                reason: EventReason? = nil, shouldResume: Bool? = nil, heard: Double? = nil, duration: Double? = nil,
                 percent: Int? = nil, outcome: Outcome? = nil, device: String? = nil, format: String? = nil,
                 frames: Int64? = nil, warning: String? = nil, quiet: Bool? = nil, state: QuietSwitch? = nil,
                 until: Double? = nil) {

@@ -13,8 +13,9 @@ extension Request {
 }
 
 extension PlayRequest {
+    /// At most `Limits.maxItemsPerPlay` items, each without a problem (that a play has at least
+    /// one is a decoding rule, Request.swift).
     public var problem: String? {
-        if items.isEmpty { return "play needs at least one item" }
         if items.count > Limits.maxItemsPerPlay { return "at most \(Limits.maxItemsPerPlay) items per request" }
         for (index, item) in items.enumerated() {
             if let problem = item.problem { return "items[\(index)]: \(problem)" }
@@ -23,53 +24,131 @@ extension PlayRequest {
     }
 }
 
-extension ItemRequest {
-    public var problem: String? {
-        if let problem = Self.pathProblem(clip.path) { return problem }
-        if let problem = Self.gainProblem(clip.gain) { return problem }
-        if !Limits.pan.contains(clip.pan) { return "pan must be \(text(Limits.pan)), not \(clip.pan)" }
-        if clip.loops < -1 || clip.loops > Limits.maxLoops { return "loops must be -1 to \(Limits.maxLoops), not \(clip.loops)" }
+/// What is wrong with an item or an alert: the field and the rule it breaks, decided once here.
+/// The daemon says it in the request's field names (`description`), the CLI in its options'
+/// (Play.swift `optionText`), as with `DeviceProblem`.
+public enum ItemProblem: Equatable, Sendable, CustomStringConvertible {
+    case relativePath(String)
+    case pathHasNUL
+    case pathTooLong
+    /// Outside `Limits.gain`.
+    case gain(Float)
+    /// Outside `Limits.pan`.
+    case pan(Float)
+    /// Below -1 or above `Limits.maxLoops`.
+    case loops(Int)
+    /// `clip.start` outside 0 to `TimeSpan.longest`.
+    case start
+    case device(DeviceProblem)
+    /// Not one of `Clip.environmentVariables`.
+    case environmentVariable(String)
+    /// A value longer than `Limits.maxPathBytes` or with a NUL byte.
+    case environmentValue(String)
+    /// `clip.seconds` outside 0 to `TimeSpan.longest`.
+    case seconds
+    /// Outside `Limits.dropAfter`.
+    case dropAfter(Double)
+    /// `at`, `delay` or `expire` outside 0 to its limit.
+    case time(TimeField, Double)
+    /// Empty or longer than `Limits.maxTagBytes`.
+    case tag
+    /// `at` or `delay` for a session that mixes (it starts at once).
+    case timedMixable(AudioSession)
+    /// Outside `UserConfiguration.duckLevelRange`.
+    case duckLevel(Double)
+
+    /// `at` is a time since the epoch, the others durations: none may reach absurd values.
+    public enum TimeField: String, Sendable {
+        case at, delay, expire
+
+        public var limit: Double { self == .at ? Limits.latestTime : TimeSpan.longest.seconds }
+    }
+
+    public var description: String {
         let longest = TimeSpan.longest.seconds
-        if let start = clip.start, !start.isFinite || start < 0 || start > longest { return "start must be 0 to \(longest) seconds" }
-        if let problem = devicesProblem { return problem }
+        return switch self {
+        case .relativePath(let path): "path must be absolute, not \(path)"
+        case .pathHasNUL: "path contains a NUL byte"
+        case .pathTooLong: "path is too long"
+        case .gain(let gain): "gain must be \(text(Limits.gain)), not \(gain)"
+        case .pan(let pan): "pan must be \(text(Limits.pan)), not \(pan)"
+        case .loops(let loops): "loops must be -1 to \(Limits.maxLoops), not \(loops)"
+        case .start: "start must be 0 to \(longest) seconds"
+        case .device(let problem): problem.description
+        case .environmentVariable(let name): "environment: \(name) is not a sound-server variable"
+        case .environmentValue(let name): "environment: \(name) is too long or has a NUL byte"
+        case .seconds: "seconds must be 0 to \(longest)"
+        case .dropAfter(let dropAfter): "dropAfter must be \(text(Limits.dropAfter)), not \(dropAfter)"
+        case .time(let field, let value): "\(field.rawValue) must be 0 to \(field.limit), not \(value)"
+        case .tag: "tag is empty or too long"
+        case .timedMixable(let session): "a mixable session (\(session)) starts at once; at and delay need a queued one"
+        case .duckLevel(let level): "duckLevel must be \(text(UserConfiguration.duckLevelRange)) dB, not \(level)"
+        }
+    }
+}
+
+extension ItemRequest {
+    public var problem: ItemProblem? {
+        if let problem = Self.pathProblem(clip.path) ?? Self.gainProblem(clip.gain) ?? Self.panProblem(clip.pan)
+            ?? Self.loopsProblem(clip.loops) { return problem }
+        let longest = TimeSpan.longest.seconds
+        if let start = clip.start, !start.isFinite || start < 0 || start > longest { return .start }
+        if let problem = devicesProblem { return .device(problem) }
         if let problem = Self.environmentProblem(clip.environment) { return problem }
-        if let seconds = clip.seconds, !seconds.isFinite || seconds < 0 || seconds > longest { return "seconds must be 0 to \(longest)" }
-        if let dropAfter, !Limits.dropAfter.contains(dropAfter) { return "dropAfter must be \(text(Limits.dropAfter)), not \(dropAfter)" }
-        // `at` is a time since the epoch, the others durations: none may reach absurd values.
-        for (name, value, limit) in [("at", at, Limits.latestTime), ("delay", delay, longest), ("expire", expire, longest)] {
-            if let value, !value.isFinite || value < 0 || value > limit { return "\(name) must be 0 to \(limit), not \(value)" }
+        if let seconds = clip.seconds, !seconds.isFinite || seconds < 0 || seconds > longest { return .seconds }
+        if let dropAfter, let problem = Self.dropAfterProblem(dropAfter) { return problem }
+        let times: [(ItemProblem.TimeField, Double?)] = [(.at, at), (.delay, delay), (.expire, expire)]
+        for (field, value) in times {
+            if let value, !value.isFinite || value < 0 || value > field.limit { return .time(field, value) }
         }
-        if let tag, tag.isEmpty || tag.utf8.count > Limits.maxTagBytes { return "tag is empty or too long" }
-        if (session ?? .default).lane == .mixed, at != nil || delay != nil {
-            return "a mixable session (\(session ?? .default)) starts at once; at and delay need a queued one"
-        }
+        if let tag, tag.isEmpty || tag.utf8.count > Limits.maxTagBytes { return .tag }
+        if let problem = Self.timingProblem(session ?? .default, timed: at != nil || delay != nil) { return problem }
         if let duckLevel, !UserConfiguration.duckLevelRange.contains(duckLevel) {  // NaN is not contained either
-            return "duckLevel must be \(text(UserConfiguration.duckLevelRange)) dB, not \(duckLevel)"
+            return .duckLevel(duckLevel)
         }
         return nil
     }
 
     /// `clip.device` and `clip.extraDevices` (`DeviceName`'s rules).
-    private var devicesProblem: String? {
-        DeviceName.problem(device: clip.device, extra: clip.extraDevices ?? [], category: session?.category ?? .default)?.description
+    private var devicesProblem: DeviceProblem? {
+        DeviceName.problem(device: clip.device, extra: clip.extraDevices ?? [], category: session?.category ?? .default)
     }
 
-    static func pathProblem(_ path: String) -> String? {
-        if !path.hasPrefix("/") { return "path must be absolute, not \(path)" }
-        if path.utf8.contains(0) { return "path contains a NUL byte" }
-        if path.utf8.count > Limits.maxPathBytes { return "path is too long" }
+    static func pathProblem(_ path: String) -> ItemProblem? {
+        if !path.hasPrefix("/") { return .relativePath(path) }
+        if path.utf8.contains(0) { return .pathHasNUL }
+        if path.utf8.count > Limits.maxPathBytes { return .pathTooLong }
         return nil
     }
 
-    static func gainProblem(_ gain: Float) -> String? {
-        Limits.gain.contains(gain) ? nil : "gain must be \(text(Limits.gain)), not \(gain)"  // NaN is not contained
+    static func gainProblem(_ gain: Float) -> ItemProblem? {
+        Limits.gain.contains(gain) ? nil : .gain(gain)  // NaN is not contained
+    }
+
+    // The rules the CLI also checks its options with, before it reads any file.
+
+    public static func panProblem(_ pan: Float) -> ItemProblem? {
+        Limits.pan.contains(pan) ? nil : .pan(pan)
+    }
+
+    public static func loopsProblem(_ loops: Int) -> ItemProblem? {
+        (-1...Limits.maxLoops).contains(loops) ? nil : .loops(loops)
+    }
+
+    public static func dropAfterProblem(_ dropAfter: Double) -> ItemProblem? {
+        Limits.dropAfter.contains(dropAfter) ? nil : .dropAfter(dropAfter)
+    }
+
+    /// A session that mixes starts at once: `timed` (an `at` or a `delay`) needs a queued one.
+    public static func timingProblem(_ session: AudioSession, timed: Bool) -> ItemProblem? {
+        session.lane == .mixed && timed ? .timedMixable(session) : nil
     }
 
     /// Only `Clip.environmentVariables`, each value at most `Limits.maxPathBytes`, no NUL.
-    static func environmentProblem(_ environment: [String: String]?) -> String? {
+    static func environmentProblem(_ environment: [String: String]?) -> ItemProblem? {
         for (name, value) in environment ?? [:] {
-            if !Clip.environmentVariables.contains(name) { return "environment: \(name) is not a sound-server variable" }
-            if value.utf8.count > Limits.maxPathBytes || value.utf8.contains(0) { return "environment: \(name) is too long or has a NUL byte" }
+            if !Clip.environmentVariables.contains(name) { return .environmentVariable(name) }
+            if value.utf8.count > Limits.maxPathBytes || value.utf8.contains(0) { return .environmentValue(name) }
         }
         return nil
     }
@@ -83,10 +162,9 @@ private func text<Bound: BinaryFloatingPoint>(_ range: ClosedRange<Bound>) -> St
 extension AlertRequest {
     /// `path` absolute, at most 4096 bytes, no NUL; `gain` 0 to 16; `device` a `DeviceName`.
     /// Whether the file is a PCM WAV/CAF/AIFF of at most 30 s is for the decoder (`SystemSound.refusal`).
-    public var problem: String? {
-        if let problem = ItemRequest.pathProblem(path) { return problem }
-        if let problem = ItemRequest.gainProblem(gain) { return problem }
-        if let device, let problem = DeviceName.problem(device) { return problem.description }
+    public var problem: ItemProblem? {
+        if let problem = ItemRequest.pathProblem(path) ?? ItemRequest.gainProblem(gain) { return problem }
+        if let device, let problem = DeviceName.problem(device) { return .device(problem) }
         return ItemRequest.environmentProblem(environment)
     }
 }
@@ -99,7 +177,6 @@ extension QuietRequest {
         case .on: return .on
         case .off: return .off(since: now)
         case .until(let until):
-            guard until.isFinite else { throw .usage("quiet until needs an \"until\" time") }
             guard until > now else { throw .usage("quiet until: the time has already passed") }
             guard until <= now + TimeSpan.longest.seconds else { throw .usage("quiet until: the time is too far ahead") }
             return .until(until)

@@ -71,7 +71,7 @@ public struct QuietMode: Sendable {
         }
         var until: Double?
         if case .until(let end)? = active { until = end }
-        return QuietState(quiet: quiet, setting: active?.kind, until: until, hours: hours.map(\.description), reason: reason)
+        return QuietState(quiet: quiet, setting: active?.kind, until: until, hours: hours, reason: reason)
     }
 
     /// A quiet-hours window started in (since, now], on the local clock.
@@ -154,12 +154,12 @@ public struct QuietState: Codable, Equatable, Sendable {
     public var setting: QuietSwitch?
     /// With `setting == .until`: when it ends.
     public var until: Double?
-    /// The configured quiet hours, `HH:MM-HH:MM`.
-    public var hours: [String]
+    /// The configured quiet hours (`HH:MM-HH:MM` on the wire).
+    public var hours: [QuietHours]
     /// Why, in a few words: "quiet hours 22:00-07:00", "announce quiet on".
     public var reason: String
 
-    public init(quiet: Bool, setting: QuietSwitch? = nil, until: Double? = nil, hours: [String] = [], reason: String) {
+    public init(quiet: Bool, setting: QuietSwitch? = nil, until: Double? = nil, hours: [QuietHours] = [], reason: String) {
         self.quiet = quiet
         self.setting = setting
         self.until = until
@@ -171,7 +171,7 @@ public struct QuietState: Codable, Equatable, Sendable {
 /// One quiet-hours window, `HH:MM-HH:MM` local time: from the start minute (included) to the
 /// end minute (excluded); a window whose end is not after its start crosses midnight
 /// (`22:00-07:00`). `24:00` may end a window, so `00:00-24:00` is the whole day.
-public struct QuietHours: Equatable, Hashable, Sendable, CustomStringConvertible {
+public struct QuietHours: Hashable, Codable, Sendable, CustomStringConvertible {
     /// Minutes since local midnight, 0 to 1439.
     public var start: Int
     /// Minutes since local midnight, 1 to 1440 (exclusive end).
@@ -205,6 +205,20 @@ public struct QuietHours: Equatable, Hashable, Sendable, CustomStringConvertible
     }
 
     public var description: String { "\(Self.text(start))-\(Self.text(end))" }
+
+    /// `HH:MM-HH:MM`, as the config file has it (status's `quietHours`, quiet's `hours`).
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        let text = try container.decode(String.self)
+        do { self = try QuietHours(parsing: text) } catch {
+            throw DecodingError.dataCorruptedError(in: container, debugDescription: error.description)
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(description)
+    }
 
     /// Minutes since midnight of a whole-minute time of day; `24:00` only when `allowingEnd`.
     private static func minutes(_ text: String, allowingEnd: Bool) -> Int? {
