@@ -57,6 +57,8 @@ public final class Daemon {
     /// Tests' virtual time: moves the clock to a deadline the loop would only wait for.
     private let skipTo: (@Sendable (Double) -> Void)?
     private let openOutput: PlaybackEngine.OutputOpener
+    /// What a play reads; nil: the item's file.
+    private let makeSource: EngineDriver.SourceMaker?
     /// Whether a device can play here, asked when an item is accepted.
     typealias DeviceProber = (_ device: String, _ environment: [String: String]?) throws(AnnounceError) -> Void
     private let probeDevice: DeviceProber
@@ -75,7 +77,8 @@ public final class Daemon {
          },
          probeDevice: @escaping DeviceProber = { device, environment throws(AnnounceError) in
              try BoundedProbe.check { () throws(AnnounceError) in try DeviceProbe.check(device, environment: environment) }
-         }) {
+         },
+         makeSource: EngineDriver.SourceMaker? = nil) {
         self.runtime = runtime
         self.probeDevice = probeDevice
         self.configuration = configuration
@@ -83,6 +86,7 @@ public final class Daemon {
         self.clock = clock
         self.skipTo = skipTo
         self.openOutput = openOutput
+        self.makeSource = makeSource
     }
 
     /// Runs until SIGTERM/SIGINT/SIGHUP or the idle exit. Returns false when another
@@ -104,7 +108,7 @@ public final class Daemon {
         // setenv is not thread-safe: done before the engine driver and playback threads exist.
         ALSAOutput.processEnvironment
         let mailbox = try Mailbox()
-        let driver = EngineDriver(openOutput: openOutput) { mailbox.post($0) }
+        let driver = EngineDriver(openOutput: openOutput, makeSource: makeSource) { mailbox.post($0) }
         let controller = QueueController(runtime: runtime, configuration: configuration, logger: logger, clock: clock,
                                          spool: spool, driver: driver, probeDevice: probeDevice)
         let now = clock()
