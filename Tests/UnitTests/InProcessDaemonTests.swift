@@ -22,8 +22,13 @@ import Testing
         case works(failAfterFrames: Int? = nil)
     }
 
-    /// Opens the daemon asked for in the current test (the suite is serialized).
-    static let openAttempts = Atomic<Int>(0)
+    /// What one test's daemon opened: `outputs()` the devices that worked, `attempts()` every
+    /// open it asked for. Per daemon: other suites run theirs at the same time.
+    struct Opened {
+        let outputs: () -> [CapturingOutput]
+        let attempts: () -> Int
+        func callAsFunction() -> [CapturingOutput] { outputs() }
+    }
 
     /// Time that stands still but for the daemon's skips: when nothing is in flight and the
     /// daemon would only wait for a deadline, it goes there at once. So the deadlines fall in
@@ -38,15 +43,15 @@ import Testing
     static func withDaemon(opens script: [Open], configPath: String? = nil,
                            configure: @escaping @Sendable (CapturingOutput) -> Void = { _ in },
                            makeSource: EngineDriver.SourceMaker? = nil,
-                           _ body: (RuntimeDirectory, () -> [CapturingOutput]) throws -> Void) throws {
+                           _ body: (RuntimeDirectory, Opened) throws -> Void) throws {
         let path = NSTemporaryDirectory() + "announce-inproc-\(UUID().uuidString)"
         let runtime = try RuntimeDirectory.prepare(path)
         defer { try? FileManager.default.removeItem(atPath: path) }
         let remaining = Mutex(script)
-        openAttempts.store(0, ordering: .relaxed)
+        let attempts = Atomic<Int>(0)
         let opened = Mutex<[CapturingOutput]>([])
         let opener: PlaybackEngine.OutputOpener = { device, request throws(AnnounceError) in
-            openAttempts.add(1, ordering: .relaxed)
+            attempts.add(1, ordering: .relaxed)
             let next = remaining.withLock { $0.isEmpty ? Open.works() : $0.removeFirst() }
             switch next {
             case .busy: throw .deviceBusy(device: device, reason: "busy, held by pid 4242 (other-player)")
@@ -83,7 +88,7 @@ import Testing
         // Connected until the body is done: on virtual time the idle exit would come between its clients.
         var holder = try DaemonClient.connect(autoStart: false, runtime: runtime)
         #expect(holder != nil)
-        try body(runtime, { opened.withLock { $0 } })
+        try body(runtime, Opened(outputs: { opened.withLock { $0 } }, attempts: { attempts.load(ordering: .relaxed) }))
         holder = nil
         finished.wait()
     }
@@ -177,7 +182,7 @@ import Testing
             #expect(events.last?.outcome?.kind == .expired, "\(events.last.map { "\($0)" } ?? "none")")
             #expect(events.filter { $0.event == .interruptionBegan }.map(\.reason) == ["device-busy"])
             // Tried at once and again 0.25 s later (the next try, at 0.75 s, is after the expiry).
-            #expect(Self.openAttempts.load(ordering: .relaxed) == 2, "tried \(Self.openAttempts.load(ordering: .relaxed)) times")
+            #expect(outputs.attempts() == 2, "tried \(outputs.attempts()) times")
             #expect(outputs().isEmpty)
         }
     }
