@@ -20,11 +20,12 @@ public final class Daemon {
         public var device: String
         /// Exit after this long with nothing queued and nobody connected (auto-started daemons).
         public var idleExit: Double?
-        /// Written "ready\n" once the socket listens (the auto-starting client waits on it).
-        public var readyFD: Int32?
-        /// The clients' spawn lock, held by `announce daemon` across a takeover and closed once
+        /// Told "ready" once the socket listens (the auto-starting client waits on it); set
+        /// only for a daemon a client started.
+        public var ready: ReadyPipe?
+        /// The clients' spawn lock, held by `announce daemon` across a takeover and released once
         /// the socket listens: a client that finds no daemon meanwhile waits, then finds this one.
-        public var spawnLockFD: Int32?
+        public var spawnLock: SpawnLock?
         /// How long the device stays open after the queue empties: short, because an open
         /// stream keeps the desktop's role ducking (and other programs) waiting.
         public var deviceGrace: Double = 0.1
@@ -40,11 +41,11 @@ public final class Daemon {
         /// The file as it was when the configuration above was read from it.
         public var configStamp: FileStamp?
 
-        public init(device: String = "default", idleExit: Double? = nil, readyFD: Int32? = nil,
+        public init(device: String = "default", idleExit: Double? = nil, ready: ReadyPipe? = nil,
                     quietHours: [QuietHours] = [], duckLevel: Double = UserConfiguration.defaultDuckLevel) {
             self.device = device
             self.idleExit = idleExit
-            self.readyFD = readyFD
+            self.ready = ready
             self.quietHours = quietHours
             self.duckLevel = duckLevel
         }
@@ -150,11 +151,8 @@ public final class Daemon {
     }
 
     private func notifyReady(_ word: String) {
-        if let lock = configuration.spawnLockFD { close(lock) }
-        guard let fd = configuration.readyFD else { return }
-        let bytes = Array((word + "\n").utf8)
-        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        close(fd)
+        configuration.spawnLock?.release()
+        configuration.ready?.say(word)
     }
 
 }

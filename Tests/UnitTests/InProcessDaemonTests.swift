@@ -67,7 +67,7 @@ import Testing
         }
         var ends: [Int32] = [0, 0]
         #expect(pipe(&ends) == 0)
-        var configuration = Daemon.Configuration(device: "fake", idleExit: 0.2, readyFD: ends[1])
+        var configuration = Daemon.Configuration(device: "fake", idleExit: 0.2, ready: ReadyPipe(fd: ends[1]))
         configuration.deviceGrace = 0.01
         configuration.configPath = configPath
         // The scripted device is not ALSA's: the daemon's check at accept time leaves it to the opener.
