@@ -97,12 +97,6 @@ extension Source {
     public func resumeFrame(forHeard frame: Int64) -> Int64 { frame }
     public var warning: String? { nil }
 
-    /// Float32 interleaved frames into `buffer`; returns frames read, 0 at the end.
-    public func read(into buffer: UnsafeMutableBufferPointer<Float>) throws(AnnounceError) -> Int {
-        guard let base = buffer.baseAddress else { return 0 }
-        return try read(into: UnsafeMutableRawPointer(base), frames: buffer.count / format.channels, as: .float32)
-    }
-
     /// The first frame of a play that starts at `start` (nil: the beginning) and repeats `loops`
     /// more times, or why it cannot (64): the one rule for `--start` against a source.
     public func startFrame(_ start: TimeSpan?, loops: Int = 0) throws(AnnounceError) -> Int64 {
