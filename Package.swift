@@ -55,7 +55,7 @@ let package = Package(
             name: "AnnounceEngine",
             dependencies: ["AnnounceModel", "AnnounceSystem", "AnnounceOutput", "CSpeexDSP", "CPosix"]
         ),
-        // Daemon: the control loop, connections, spool and the player that drives the engine.
+        // Daemon: the control loop, queue controller, connections, spool and the engine driver.
         .target(
             name: "AnnounceDaemon",
             dependencies: [

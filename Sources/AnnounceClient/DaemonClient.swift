@@ -60,12 +60,12 @@ public final class DaemonClient {
     /// or wedged with its backlog full) is an error once `answerTimeout` has passed.
     private static func tryConnect(_ runtime: RuntimeDirectory) throws(AnnounceError) -> Int32? {
         _ = try answerTimeoutSetting.get()
-        let started = monotonicSeconds()
+        let started = SystemClock.monotonic()
         while true {
             let fd = announce_unix_connect(runtime.socketPath, Int32(max(1, min(checkInterval, answerTimeout) * 1000)))
             if fd >= 0 { return fd }
             guard fd == -EAGAIN else { return nil }
-            try checkAnswering(runtime, waited: monotonicSeconds() - started, limit: answerTimeout)
+            try checkAnswering(runtime, waited: SystemClock.monotonic() - started, limit: answerTimeout)
         }
     }
 
@@ -89,17 +89,9 @@ public final class DaemonClient {
         return stat[close + 2] == UInt8(ascii: "T") || stat[close + 2] == UInt8(ascii: "t")
     }
 
-    private static func monotonicSeconds() -> Double {
-        var now = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &now)
-        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
-    }
-
     private static func startDaemon(_ runtime: RuntimeDirectory) throws(AnnounceError) -> Int32 {
-        let lock = open(runtime.spawnLockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard lock >= 0 else { throw .unavailable("cannot open \(runtime.spawnLockPath): \(systemErrorMessage(errno))") }
-        defer { close(lock) }
-        while flock(lock, LOCK_EX) != 0 && errno == EINTR {}
+        let lock = try runtime.lockSpawn()
+        defer { lock.release() }
         // Someone else's daemon may have come up while we waited for the lock.
         if let fd = try tryConnect(runtime) { return fd }
 
@@ -180,12 +172,12 @@ public final class DaemonClient {
     public func send(_ request: Request) throws(AnnounceError) {
         let bytes = WireProtocol.encode(request)
         var offset = 0
-        let started = Self.monotonicSeconds()
+        let started = SystemClock.monotonic()
         while offset < bytes.count {
             let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
             if sent < 0 && errno == EINTR { continue }
             if sent < 0 && errno == EAGAIN {  // the connection's send timeout: a slow daemon, or none answering
-                try Self.checkAnswering(runtime, waited: Self.monotonicSeconds() - started, limit: Self.answerTimeout)
+                try Self.checkAnswering(runtime, waited: SystemClock.monotonic() - started, limit: Self.answerTimeout)
                 continue
             }
             guard sent > 0 else { throw .unavailable("lost the daemon at \(runtime.socketPath): \(systemErrorMessage(errno))") }
@@ -198,7 +190,7 @@ public final class DaemonClient {
     /// of silence the daemon must answer a status request on a second connection, and a
     /// stopped daemon ends the wait at once. `replyWithin` ends it after that long instead.
     public func next(replyWithin limit: Double? = nil) throws(AnnounceError) -> DaemonMessage? {
-        var silentSince = Self.monotonicSeconds()
+        var silentSince = SystemClock.monotonic()
         while true {
             if let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
                 let line = buffer[start..<newline]
@@ -217,12 +209,12 @@ public final class DaemonClient {
             let polled = poll(&ready, 1, Int32(max(1, min(Self.checkInterval, limit ?? Self.answerTimeout) * 1000)))
             if polled < 0 && errno == EINTR { continue }
             if polled == 0 {
-                let silent = Self.monotonicSeconds() - silentSince
+                let silent = SystemClock.monotonic() - silentSince
                 do {
                     try Self.checkAnswering(runtime, waited: silent, limit: limit)
                     if limit == nil, silent >= Self.answerTimeout {
                         try Self.checkAlive(runtime)
-                        silentSince = Self.monotonicSeconds()
+                        silentSince = SystemClock.monotonic()
                     }
                 } catch {
                     cancelWaitedItems()

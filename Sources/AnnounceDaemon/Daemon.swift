@@ -20,11 +20,12 @@ public final class Daemon {
         public var device: String
         /// Exit after this long with nothing queued and nobody connected (auto-started daemons).
         public var idleExit: Double?
-        /// Written "ready\n" once the socket listens (the auto-starting client waits on it).
-        public var readyFD: Int32?
-        /// The clients' spawn lock, held by `announce daemon` across a takeover and closed once
+        /// Told "ready" once the socket listens (the auto-starting client waits on it); set
+        /// only for a daemon a client started.
+        public var ready: ReadyPipe?
+        /// The clients' spawn lock, held by `announce daemon` across a takeover and released once
         /// the socket listens: a client that finds no daemon meanwhile waits, then finds this one.
-        public var spawnLockFD: Int32?
+        public var spawnLock: SpawnLock?
         /// How long the device stays open after the queue empties: short, because an open
         /// stream keeps the desktop's role ducking (and other programs) waiting.
         public var deviceGrace: Double = 0.1
@@ -40,11 +41,11 @@ public final class Daemon {
         /// The file as it was when the configuration above was read from it.
         public var configStamp: FileStamp?
 
-        public init(device: String = UserConfiguration.defaultDevice, idleExit: Double? = nil, readyFD: Int32? = nil,
+        public init(device: String = UserConfiguration.defaultDevice, idleExit: Double? = nil, ready: ReadyPipe? = nil,
                     quietHours: [QuietHours] = [], duckLevel: Double = UserConfiguration.defaultDuckLevel) {
             self.device = device
             self.idleExit = idleExit
-            self.readyFD = readyFD
+            self.ready = ready
             self.quietHours = quietHours
             self.duckLevel = duckLevel
         }
@@ -57,6 +58,8 @@ public final class Daemon {
     /// Tests' virtual time: moves the clock to a deadline the loop would only wait for.
     private let skipTo: (@Sendable (Double) -> Void)?
     private let openOutput: PlaybackEngine.OutputOpener
+    /// What a play reads; nil: the item's file.
+    private let makeSource: EngineDriver.SourceMaker?
     /// Whether a device can play here, asked when an item is accepted.
     typealias DeviceProber = (_ device: String, _ environment: [String: String]?) throws(AnnounceError) -> Void
     private let probeDevice: DeviceProber
@@ -75,7 +78,8 @@ public final class Daemon {
          },
          probeDevice: @escaping DeviceProber = { device, environment throws(AnnounceError) in
              try BoundedProbe.check { () throws(AnnounceError) in try DeviceProbe.check(device, environment: environment) }
-         }) {
+         },
+         makeSource: EngineDriver.SourceMaker? = nil) {
         self.runtime = runtime
         self.probeDevice = probeDevice
         self.configuration = configuration
@@ -83,6 +87,7 @@ public final class Daemon {
         self.clock = clock
         self.skipTo = skipTo
         self.openOutput = openOutput
+        self.makeSource = makeSource
     }
 
     /// Runs until SIGTERM/SIGINT/SIGHUP or the idle exit. Returns false when another
@@ -104,7 +109,7 @@ public final class Daemon {
         // setenv is not thread-safe: done before the engine driver and playback threads exist.
         ALSAOutput.processEnvironment
         let mailbox = try Mailbox()
-        let driver = EngineDriver(openOutput: openOutput) { mailbox.post($0) }
+        let driver = EngineDriver(openOutput: openOutput, makeSource: makeSource) { mailbox.post($0) }
         let controller = QueueController(runtime: runtime, configuration: configuration, logger: logger, clock: clock,
                                          spool: spool, driver: driver, probeDevice: probeDevice)
         let now = clock()
@@ -146,11 +151,8 @@ public final class Daemon {
     }
 
     private func notifyReady(_ word: String) {
-        if let lock = configuration.spawnLockFD { close(lock) }
-        guard let fd = configuration.readyFD else { return }
-        let bytes = Array((word + "\n").utf8)
-        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        close(fd)
+        configuration.spawnLock?.release()
+        configuration.ready?.say(word)
     }
 
 }

@@ -21,7 +21,11 @@ final class EngineDriver: @unchecked Sendable {
     /// a clip shorter than 8 s gets eight reports, so that no 25% mark goes by unseen.
     static let unwatchedProgressInterval = 1.0
 
+    /// Makes the source one play of an item reads; `alert`: a sound the daemon keeps decoded.
+    typealias SourceMaker = (_ item: QueueItem, _ alert: Bool) throws(AnnounceError) -> any Source
+
     private let openOutput: PlaybackEngine.OutputOpener
+    private let makeSource: SourceMaker
     private let post: @Sendable (EngineReport) -> Void
     private struct Engines {
         var byDevice: [String: PlaybackEngine] = [:]
@@ -41,12 +45,16 @@ final class EngineDriver: @unchecked Sendable {
     private let shuttingDown = Atomic<Bool>(false)
     private var housekeeper = pthread_t()
     /// Decoded alert sounds.
-    let alertCache = AlertCache()
+    let alertCache: AlertCache
 
+    /// `makeSource`: nil for files (`fileSources`).
     init(openOutput: @escaping PlaybackEngine.OutputOpener = { device, request throws(AnnounceError) in
         try ALSAOutput(device: device, request: request)
-    }, post: @escaping @Sendable (EngineReport) -> Void) {
+    }, makeSource: SourceMaker? = nil, post: @escaping @Sendable (EngineReport) -> Void) {
+        let alertCache = AlertCache()
+        self.alertCache = alertCache
         self.openOutput = openOutput
+        self.makeSource = makeSource ?? Self.fileSources(alertCache: alertCache)
         self.post = post
         housekeeper = startThread(named: "announce-house") { [self] in houseKeep() }
     }
@@ -76,6 +84,13 @@ final class EngineDriver: @unchecked Sendable {
                 playEnded.signal()
             }
             pthread_detach(thread)
+        }
+    }
+
+    /// An item's file as a source; an alert's from `alertCache`, decoded once.
+    static func fileSources(alertCache: AlertCache) -> SourceMaker {
+        { item, alert throws(AnnounceError) in
+            alert ? FileSource(decoder: try alertCache.decoder(for: item.clip.path)) : try FileSource(path: item.clip.path)
         }
     }
 
@@ -158,12 +173,15 @@ final class EngineDriver: @unchecked Sendable {
 
     private func play(_ item: QueueItem, device: String, control: PlaybackControl, alert: Bool, route: Int, group: RouteGroup) {
         var details = PlayDetails(devices: DeviceList([device]))
-        func ended(_ end: PlaybackEnd, heard: Int64 = 0, total: Int64? = nil, rate: Int? = nil) {
-            group.ended(.ended(id: item.id, heardFrames: heard, totalFrames: total, sampleRate: rate, end: end, details: details))
+        // Frames played again (a sentence's start up to where it was heard) are not heard twice.
+        var replayed: Int64 = 0
+        func ended(_ end: PlaybackEnd, played: Int64 = 0, total: Int64? = nil, rate: Int? = nil) {
+            group.ended(.ended(id: item.id, heardFrames: max(0, played - replayed), totalFrames: total, sampleRate: rate,
+                               end: end, details: details))
         }
         let source: any Source
         do {
-            source = alert ? FileSource(decoder: try alertCache.decoder(for: item.clip.path)) : try FileSource(path: item.clip.path)
+            source = try makeSource(item, alert)
         } catch {
             return ended(.failed(code: error.exitCode, message: error.description))
         }
@@ -172,12 +190,15 @@ final class EngineDriver: @unchecked Sendable {
         var total = PlaybackOptions.programFrames(fileFrames: duration.frames, startFrame: startFrame, loops: item.clip.loops)
         // An estimated length is counted exactly alongside, and published when known.
         var counting = duration.isEstimate
-        if let total, total > 0 {
-            control.capProgressInterval(Double(total - item.heardFrames) / Double(info.sampleRate) / 8)
-        }
-        guard let position = Self.resumePoint(heard: item.heardFrames, startFrame: startFrame,
-                                              fileFrames: duration.frames, loops: item.clip.loops) else {
+        guard let position = Self.resumePoint(of: source, heard: item.heardFrames, startFrame: startFrame,
+                                              loops: item.clip.loops) else {
             return ended(.finished, total: total, rate: info.sampleRate)  // nothing was left to hear
+        }
+        replayed = position.replayed
+        // Where in the program this play begins.
+        let heardBefore = item.heardFrames - replayed
+        if let total, total > 0 {
+            control.capProgressInterval(Double(total - heardBefore) / Double(info.sampleRate) / 8)
         }
         if control.isStopped { return ended(.stopped, total: total, rate: info.sampleRate) }
 
@@ -196,8 +217,8 @@ final class EngineDriver: @unchecked Sendable {
                 // One rule for the length shown during and after the play: the header's, or the
                 // exact count once known, or what decoded once the input has ended.
                 var counted: Int64?
-                if progress.totalIsFinal, let frames = progress.totalFrames, item.heardFrames + frames != total {
-                    total = item.heardFrames + frames
+                if progress.totalIsFinal, let frames = progress.totalFrames, heardBefore + frames != total {
+                    total = heardBefore + frames
                     (counted, counting) = (total, false)
                 } else if counting, let frames = source.duration.exactFrames {
                     total = PlaybackOptions.programFrames(fileFrames: frames, startFrame: startFrame, loops: item.clip.loops)
@@ -213,7 +234,8 @@ final class EngineDriver: @unchecked Sendable {
                 }
                 // The first route speaks for a multi-route play.
                 if route == 0 {
-                    self.post(.progress(id: item.id, framesPlayed: progress.framesPlayed, sampleRate: progress.sampleRate,
+                    self.post(.progress(id: item.id, framesPlayed: max(0, progress.framesPlayed - replayed),
+                                        sampleRate: progress.sampleRate,
                                         totalFrames: announced ? counted : nil))
                 }
             }
@@ -243,9 +265,9 @@ final class EngineDriver: @unchecked Sendable {
                 }
                 // The engine gave the failed device up: it is closed as far as anyone can tell.
                 post(.devicesClosed([device]))
-                return ended(.failed(code: 69, message: message), heard: report.framesPlayed, total: total, rate: info.sampleRate)
+                return ended(.failed(code: 69, message: message), played: report.framesPlayed, total: total, rate: info.sampleRate)
             }
-            ended(report.stopped ? .stopped : .finished, heard: report.framesPlayed, total: total, rate: info.sampleRate)
+            ended(report.stopped ? .stopped : .finished, played: report.framesPlayed, total: total, rate: info.sampleRate)
         case .failure(let error):
             switch error {
             case .deviceBusy(_, let reason): details.deviceTrouble = .busy(device: device, reason: reason)
@@ -254,6 +276,22 @@ final class EngineDriver: @unchecked Sendable {
             }
             ended(.failed(code: error.exitCode, message: error.description), total: total, rate: info.sampleRate)
         }
+    }
+
+    /// Where a play of `source` goes on after `heard` program frames, by its `resumption`: the
+    /// offset in it, the extra passes left, and the frames before `heard` it plays again (from
+    /// a sentence's start); nil when the whole program has been heard.
+    static func resumePoint(of source: any Source, heard: Int64, startFrame: Int64, loops: Int)
+        -> (offset: Int64, loops: Int, replayed: Int64)? {
+        // A first play starts where it was asked to (a source that cannot seek refuses `--start`).
+        if heard > 0, source.resumption == .liveRejoin {
+            return (0, loops, 0)  // what went by is gone: what the source gives now, without seeking
+        }
+        guard let exact = resumePoint(heard: heard, startFrame: startFrame, fileFrames: source.duration.frames,
+                                      loops: loops) else { return nil }
+        guard heard > 0, source.resumption == .sentenceStart else { return (exact.offset, exact.loops, 0) }
+        let sentence = min(exact.offset, max(0, source.resumeFrame(forHeard: exact.offset)))
+        return (sentence, exact.loops, exact.offset - sentence)
     }
 
     /// Where to go on after `heard` program frames: the offset in the file and the

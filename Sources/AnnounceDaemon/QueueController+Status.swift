@@ -39,7 +39,7 @@ extension QueueController {
         status.holds = scheduler.holds.isEmpty ? nil : scheduler.holds.sorted().map(\.reason)
         if scheduler.isPaused { status.pausedSince = runtime.pausedSince }
         status.idleExit = configuration.idleExit
-        status.autoStarted = configuration.readyFD != nil ? true : nil  // clients start daemons with a ready fd
+        status.autoStarted = configuration.ready != nil ? true : nil  // clients start daemons with a ready pipe
         return status
     }
 

@@ -184,7 +184,7 @@ public final class PlaybackEngine: @unchecked Sendable {
     }
 
     /// Plays in progress on this device.
-    public var activePlays: Int { state.withLock { OpenDevice.maxStreams - $0.freeSlots.nonzeroBitCount } }
+    var activePlays: Int { state.withLock { OpenDevice.maxStreams - $0.freeSlots.nonzeroBitCount } }
 
     /// The format the device was opened with, while it is open.
     public var outputFormat: OutputFormat? { state.withLock { $0.open?.output.format } }

@@ -54,8 +54,7 @@ public enum DeviceProbe {
     public static func resolvingFile(_ device: String, absolute: (String) -> String) throws(AnnounceError) -> String {
         guard device == "file" || device.hasPrefix("file:") else { return device }
         var arguments = DeviceName.arguments(of: device)
-        let index = arguments.firstIndex { $0.name == "FILE" } ?? arguments.firstIndex { $0.name == nil }
-        guard let index, !arguments[index].value.isEmpty else {
+        guard let index = DeviceName.fileArgumentIndex(in: arguments), !arguments[index].value.isEmpty else {
             throw .usage("\(device): ALSA's file device needs FILE, e.g. file:FILE=out.wav,FORMAT=wav")
         }
         let path = arguments[index].value

@@ -45,6 +45,10 @@ public final class FileSource: Source {
 
     public var warning: String? { decoder.truncationWarning }
 
+    /// Every decoder here seeks to the frame.
+    public var canSeek: Bool { true }
+    public var resumption: Resumption { .exactFrame }
+
     public func read(into buffer: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError) -> Int {
         try decoder.read(into: buffer, frames: frames, as: format)
     }

@@ -10,4 +10,11 @@ public enum SystemClock {
         clock_gettime(CLOCK_REALTIME, &now)
         return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
+
+    /// Seconds on CLOCK_MONOTONIC, which no clock change moves: for how long something waited.
+    public static func monotonic() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
 }

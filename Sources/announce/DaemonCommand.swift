@@ -54,20 +54,14 @@ struct DaemonCommand: ParsableCommand {
             let (user, warnings) = UserConfiguration.load(path: configPath)
             for warning in warnings { logger.warning("\(warning)") }
             var configuration = Daemon.Configuration(
-                device: device ?? user.device ?? UserConfiguration.defaultDevice, idleExit: idleExit?.seconds, readyFD: readyFd,
+                device: device ?? user.device ?? UserConfiguration.defaultDevice, idleExit: idleExit?.seconds, ready: readyFd.map { ReadyPipe(fd: $0) },
                 quietHours: user.quietHours, duckLevel: user.duckLevel)
             configuration.configPath = configPath
             configuration.configStamp = configStamp
             // Started by a person or systemd: take over from an auto-started daemon, holding the
             // clients' spawn lock throughout, so that a waiting client whose daemon stops cannot
             // start another one before this one listens.
-            if readyFd == nil {
-                let lock = open(runtime.spawnLockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-                if lock >= 0 {
-                    while flock(lock, LOCK_EX) != 0 && errno == EINTR {}
-                    configuration.spawnLockFD = lock
-                }
-            }
+            if readyFd == nil { configuration.spawnLock = try? runtime.lockSpawn() }
             if readyFd == nil, let running = try runningDaemon(runtime) {
                 // A daemon someone started on purpose, even with --idle-exit, is left alone.
                 guard running.autoStarted == true, takeOver(running.pid, runtime: runtime) else {

@@ -31,15 +31,28 @@ import Testing
         var files: [(String, Set<String>)] = []
         for case let relative as String in walker where relative.hasSuffix(".swift") {
             let text = try String(contentsOf: directory.appendingPathComponent(relative), encoding: .utf8)
-            var imports = Set<String>()
-            for line in text.split(separator: "\n") {
-                let words = line.split(separator: " ").filter { !$0.hasPrefix("@") }
-                if words.first == "import", words.count >= 2 { imports.insert(String(words[1])) }
-            }
-            files.append((relative, imports))
+            files.append((relative, Set(text.split(separator: "\n").compactMap(importedModule))))
         }
         return files
     }
+
+    /// The module a line imports, in any form Swift takes: after attributes (`@testable`,
+    /// `@preconcurrency`, `@_implementationOnly`, `@_spi(X)`), an access level (`internal import`)
+    /// and a declaration kind (`import struct M.T`), the name before the first `.`.
+    static func importedModule(_ line: Substring) -> String? {
+        let accessLevels: Set<Substring> = ["public", "package", "internal", "fileprivate", "private", "open"]
+        let kinds: Set<Substring> = ["typealias", "struct", "class", "enum", "protocol", "let", "var", "func"]
+        let code = line.replacing(#/@\w+(\([^)]*\))?/#, with: " ")
+        var words = code.split(whereSeparator: \.isWhitespace).drop { accessLevels.contains($0) }
+        guard words.popFirst() == "import", var name = words.popFirst() else { return nil }
+        if kinds.contains(name) { name = words.popFirst() ?? "" }
+        let module = name.prefix { $0 != "." && $0 != ";" }
+        return module.isEmpty ? nil : String(module)
+    }
+
+    /// Not I/O by import alone: FoundationEssentials, which the model may use, still reads files,
+    /// the environment and the clock. The model's time comes in as arguments.
+    static func modelIO() throws -> Regex<AnyRegexOutput> { try Regex(#"\b(FileManager|FileHandle|ProcessInfo|URLSession|DispatchQueue|Thread|fopen|open|getenv|setenv|clock_gettime|gettimeofday|print)\(|\b(FileManager|FileHandle|ProcessInfo|Thread|CommandLine)\.|\b(Data|String|Array)\(contentsOf|\bDate\(\)|\bDate\.now\b"#) }
 
     /// Package.swift's targets and the names each lists as a dependency (read as text: a
     /// `swift package` run would wait on the lock that `swift test` holds).
@@ -72,6 +85,29 @@ import Testing
         #expect(model.isDisjoint(with: Self.cModules), "the model depends on \(model.intersection(Self.cModules).sorted())")
     }
 
+    @Test(arguments: [
+        ("import AnnounceModel", "AnnounceModel"),
+        ("  @testable import AnnounceDaemon", "AnnounceDaemon"),
+        ("internal import Glibc", "Glibc"),
+        ("public import AnnounceSystem", "AnnounceSystem"),
+        ("package import AnnounceOutput", "AnnounceOutput"),
+        ("@_implementationOnly import CPosix", "CPosix"),
+        ("@preconcurrency import Logging", "Logging"),
+        ("@_spi(Testing) public import AnnounceEngine", "AnnounceEngine"),
+        ("import struct AnnounceDaemon.Daemon", "AnnounceDaemon"),
+        ("import func Glibc.open", "Glibc"),
+        ("import AnnounceModel.Limits", "AnnounceModel"),
+    ])
+    func everyFormOfImportNamesItsModule(line: String, module: String) {
+        #expect(Self.importedModule(Substring(line)) == module, "\(line)")
+    }
+
+    @Test func linesThatAreNoImportNameNone() {
+        for line in ["// import AnnounceDaemon", "let importance = 1", "    importFile()", "import"] {
+            #expect(Self.importedModule(Substring(line)) == nil, "\(line)")
+        }
+    }
+
     @Test func everyImportIsALayerBelow() throws {
         for (target, allowed) in Self.allowed {
             for (file, imports) in try Self.sources(of: target) {
@@ -86,6 +122,27 @@ import Testing
         for (file, imports) in try Self.sources(of: "AnnounceModel") {
             let extra = imports.subtracting(Self.modelImports)
             #expect(extra.isEmpty, "Sources/AnnounceModel/\(file) imports \(extra.sorted())")
+        }
+        let io = try Self.modelIO()
+        let model = Harness.repoRoot.appendingPathComponent("Sources/AnnounceModel")
+        for case let relative as String in FileManager.default.enumerator(atPath: model.path)! where relative.hasSuffix(".swift") {
+            let text = try String(contentsOf: model.appendingPathComponent(relative), encoding: .utf8)
+            for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
+                let code = line.range(of: "//").map { line[..<$0.lowerBound] } ?? line  // comments may name them
+                #expect(!code.contains(io),
+                        "Sources/AnnounceModel/\(relative):\(number + 1) does I/O: \(line.trimmingCharacters(in: .whitespaces))")
+            }
+        }
+    }
+
+    @Test func theIODenylistCatchesWhatItNames() throws {
+        let io = try Self.modelIO()
+        for code in ["let data = Data(contentsOf: url)", "FileManager.default.fileExists(atPath: p)", "let now = Date()",
+                     "ProcessInfo.processInfo.environment", "getenv(\"HOME\")", "fopen(path, \"r\")", "Date.now"] {
+            #expect(code.contains(io), "\(code)")
+        }
+        for code in ["buffer.append(contentsOf: more)", "let isOpen = true", "func reopen()", "updated = date"] {
+            #expect(!code.contains(io), "\(code)")
         }
     }
 

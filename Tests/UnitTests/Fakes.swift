@@ -17,6 +17,9 @@ final class MemorySource: Source, @unchecked Sendable {
     /// False: the length is known only at the end (a live stream, a pipe).
     let lengthKnown: Bool
     let canSeek: Bool
+    let resumption: Resumption
+    /// A `.sentenceStart` source's sentences begin at these frames (and at 0).
+    var sentenceStarts: [Int64] = []
     private var position = 0
     var failFirstRead = false
     /// Throws at this read (0-based), after earlier reads went to the device.
@@ -33,13 +36,19 @@ final class MemorySource: Source, @unchecked Sendable {
     }
 
     init(name: String = "memory.wav", samples: [Int16], channels: Int, rate: Int = 48_000, floatOnly: Bool = false,
-         lengthKnown: Bool = true, canSeek: Bool = true) {
+         lengthKnown: Bool = true, canSeek: Bool = true, resumption: Resumption = .exactFrame) {
         self.name = name
         self.samples = samples
         format = SourceFormat(sampleRate: rate, channels: channels, exactSampleFormat: floatOnly ? .float32 : .int16)
         readableFormats = floatOnly ? [.float32] : [.float32, .int16]
         self.lengthKnown = lengthKnown
         self.canSeek = canSeek
+        self.resumption = resumption
+    }
+
+    func resumeFrame(forHeard frame: Int64) -> Int64 {
+        precondition(resumption == .sentenceStart, "asked only of a source that resumes at a sentence")
+        return sentenceStarts.last { $0 <= frame } ?? 0
     }
 
     var duration: SourceDuration { lengthKnown ? .exact(Int64(samples.count / format.channels)) : .unknown }

@@ -22,8 +22,13 @@ import Testing
         case works(failAfterFrames: Int? = nil)
     }
 
-    /// Opens the daemon asked for in the current test (the suite is serialized).
-    static let openAttempts = Atomic<Int>(0)
+    /// What one test's daemon opened: `outputs()` the devices that worked, `attempts()` every
+    /// open it asked for. Per daemon: other suites run theirs at the same time.
+    struct Opened {
+        let outputs: () -> [CapturingOutput]
+        let attempts: () -> Int
+        func callAsFunction() -> [CapturingOutput] { outputs() }
+    }
 
     /// Time that stands still but for the daemon's skips: when nothing is in flight and the
     /// daemon would only wait for a deadline, it goes there at once. So the deadlines fall in
@@ -37,15 +42,16 @@ import Testing
     /// Runs a daemon on a fresh runtime directory until it is idle; `body` talks to it.
     static func withDaemon(opens script: [Open], configPath: String? = nil,
                            configure: @escaping @Sendable (CapturingOutput) -> Void = { _ in },
-                           _ body: (RuntimeDirectory, () -> [CapturingOutput]) throws -> Void) throws {
+                           makeSource: EngineDriver.SourceMaker? = nil,
+                           _ body: (RuntimeDirectory, Opened) throws -> Void) throws {
         let path = NSTemporaryDirectory() + "announce-inproc-\(UUID().uuidString)"
         let runtime = try RuntimeDirectory.prepare(path)
         defer { try? FileManager.default.removeItem(atPath: path) }
         let remaining = Mutex(script)
-        openAttempts.store(0, ordering: .relaxed)
+        let attempts = Atomic<Int>(0)
         let opened = Mutex<[CapturingOutput]>([])
         let opener: PlaybackEngine.OutputOpener = { device, request throws(AnnounceError) in
-            openAttempts.add(1, ordering: .relaxed)
+            attempts.add(1, ordering: .relaxed)
             let next = remaining.withLock { $0.isEmpty ? Open.works() : $0.removeFirst() }
             switch next {
             case .busy: throw .deviceBusy(device: device, reason: "busy, held by pid 4242 (other-player)")
@@ -61,13 +67,14 @@ import Testing
         }
         var ends: [Int32] = [0, 0]
         #expect(pipe(&ends) == 0)
-        var configuration = Daemon.Configuration(device: "fake", idleExit: 0.2, readyFD: ends[1])
+        var configuration = Daemon.Configuration(device: "fake", idleExit: 0.2, ready: ReadyPipe(fd: ends[1]))
         configuration.deviceGrace = 0.01
         configuration.configPath = configPath
         // The scripted device is not ALSA's: the daemon's check at accept time leaves it to the opener.
         let clock = VirtualClock()
         let daemon = Daemon(runtime: runtime, configuration: configuration, logger: Logger(label: "test-daemon"),
-                            clock: clock.now, skipTo: clock.skip, openOutput: opener, probeDevice: { _, _ in })
+                            clock: clock.now, skipTo: clock.skip, openOutput: opener, probeDevice: { _, _ in },
+                            makeSource: makeSource)
         let finished = CountingSemaphore()
         final class Box: @unchecked Sendable { let daemon: Daemon; init(_ daemon: Daemon) { self.daemon = daemon } }
         let box = Box(daemon)
@@ -81,7 +88,7 @@ import Testing
         // Connected until the body is done: on virtual time the idle exit would come between its clients.
         var holder = try DaemonClient.connect(autoStart: false, runtime: runtime)
         #expect(holder != nil)
-        try body(runtime, { opened.withLock { $0 } })
+        try body(runtime, Opened(outputs: { opened.withLock { $0 } }, attempts: { attempts.load(ordering: .relaxed) }))
         holder = nil
         finished.wait()
     }
@@ -193,7 +200,7 @@ import Testing
             #expect(events.last?.outcome?.kind == .expired, "\(events.last.map { "\($0)" } ?? "none")")
             #expect(events.filter { $0.event == .interruptionBegan }.map(\.reason) == ["device-busy"])
             // Tried at once and again 0.25 s later (the next try, at 0.75 s, is after the expiry).
-            #expect(Self.openAttempts.load(ordering: .relaxed) == 2, "tried \(Self.openAttempts.load(ordering: .relaxed)) times")
+            #expect(outputs.attempts() == 2, "tried \(outputs.attempts()) times")
             #expect(outputs().isEmpty)
         }
     }
@@ -262,6 +269,60 @@ import Testing
             // The reopened device fades in over 50 ms (2 400 frames) from frame 4 800, then is exact.
             #expect(Array(after.dropFirst(2_400 * 2)) == Array(clip.samples.dropFirst((4_800 + 2_400) * 2)))
             #expect(abs(Int(after[0])) < 64, "starts from silence, not mid-waveform")
+        }
+    }
+
+    /// A source that is not a file, lost mid-clip with its device and played again on the
+    /// reopened one, goes on where its kind says: a file's at the frame heard, speech's at the
+    /// start of the sentence heard (4 000), each frame counted heard once.
+    @Test(arguments: [(Resumption.exactFrame, 4_800), (.sentenceStart, 4_000)])
+    func aSourceResumesWhereItsKindSays(resumption: Resumption, resumeFrame: Int) throws {
+        let clip = try Self.writeClip(frames: 2_400)  // the item's path; what plays comes from `makeSource`
+        defer { unlink(clip.path) }
+        let samples = ramp(frames: 24_000, channels: 2)
+        try Self.withDaemon(opens: [.works(failAfterFrames: 4_800), .unavailable], makeSource: { _, _ in
+            let source = MemorySource(samples: samples, channels: 2, resumption: resumption)
+            source.sentenceStarts = [2_000, 4_000, 6_000]
+            return source
+        }) { runtime, outputs in
+            let events = try Self.play(clip.path, runtime: runtime, session: AudioSession(category: .soloAmbient))
+            #expect(events.filter { $0.event == .interruptionBegan }.map(\.reason) == ["device-lost"])
+            let finished = try #require(events.last)
+            #expect(finished.outcome?.kind == .played, "\(finished)")
+            #expect(finished.heard == 0.5, "every frame heard once: \(finished.heard ?? -1)")
+            let opened = outputs()
+            try #require(opened.count == 2)
+            #expect(opened[0].int16Samples == Array(samples.prefix(4_800 * 2)))
+            // From the resume frame, fading in over 50 ms (2 400 frames), then exact.
+            let after = opened[1].int16Samples
+            #expect(after.count == samples.count - resumeFrame * 2)
+            #expect(Array(after.dropFirst(2_400 * 2)) == Array(samples.dropFirst((resumeFrame + 2_400) * 2)))
+        }
+    }
+
+    /// A live stream cannot seek: lost mid-way, it rejoins what the stream gives now (a new
+    /// source, from its first frame) instead of failing with 64 for a seek it cannot make.
+    @Test func aLiveSourceThatCannotSeekRejoinsTheStreamAfterAnInterruption() throws {
+        let clip = try Self.writeClip(frames: 2_400)
+        defer { unlink(clip.path) }
+        let earlier = ramp(frames: 24_000, channels: 2), now = Array(ramp(frames: 36_000, channels: 2).suffix(24_000 * 2))
+        let made = Mutex(0)
+        try Self.withDaemon(opens: [.works(failAfterFrames: 4_800), .unavailable], makeSource: { _, _ in
+            let first = made.withLock { made in defer { made += 1 }; return made == 0 }
+            // The fake traps any seek.
+            return MemorySource(samples: first ? earlier : now, channels: 2, lengthKnown: false, canSeek: false,
+                                resumption: .liveRejoin)
+        }) { runtime, outputs in
+            let events = try Self.play(clip.path, runtime: runtime, session: AudioSession(category: .soloAmbient))
+            let finished = try #require(events.last)
+            #expect(finished.outcome?.kind == .played, "\(finished)")
+            #expect(finished.heard == 0.6, "what was heard, both times: \(finished.heard ?? -1)")
+            let opened = outputs()
+            try #require(opened.count == 2)
+            #expect(opened[0].int16Samples == Array(earlier.prefix(4_800 * 2)))
+            let after = opened[1].int16Samples
+            #expect(after.count == now.count)
+            #expect(Array(after.dropFirst(2_400 * 2)) == Array(now.dropFirst(2_400 * 2)))
         }
     }
 

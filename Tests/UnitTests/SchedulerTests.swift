@@ -763,7 +763,7 @@ private extension Scheduler {
         #expect(daemon.problems.isEmpty)
         #expect(scheduler.count == 0)
         #expect(daemon.spool.isEmpty)
-        #expect(issued.count > 1000)
+        #expect(issued.count == 1_217, "the seeded walk enqueues the same items every run")
         #expect(daemon.accepted == Set(issued))
         #expect(daemon.finishes.count == issued.count)
         #expect(daemon.finishes.values.allSatisfy { $0 == 1 })

@@ -24,19 +24,28 @@ import Testing
     @Test func queuedItemsAreToldHowManyPlayFirstAndAboutHowLong() throws {
         let clip = try InProcessDaemonTests.writeClip(frames: 9_600)  // 200 ms
         defer { unlink(clip.path) }
-        // Paced (64 frames per 1.33 ms), so the first still plays when the others are queued.
-        try InProcessDaemonTests.withDaemon(opens: [], configure: { $0.beforeWrite = { _ in usleep(1_333) } }) { runtime, _ in
+        // The device holds the first item's first write until the third has been told it waits:
+        // the estimates are audio time (length less frames heard), so none has been heard yet.
+        let gate = MixingEngineTests.Gate(at: 0)
+        try InProcessDaemonTests.withDaemon(opens: [], configure: { $0.beforeWrite = gate.check }) { runtime, _ in
             let client = try #require(try DaemonClient.connect(autoStart: false, runtime: runtime))
             let item = ItemRequest(clip: Clip(path: clip.path, seconds: 0.2))
             let ids = try client.call(Request.play(items: [item, item, item], wait: true, progress: true)).ids ?? []
             try #require(ids.count == 3)
-            let waits = try Self.events(of: ids, on: client).filter { $0.event == .waiting }
+            gate.reached.wait()
+            var waits: [Event] = [], finished = 0
+            while finished < ids.count, let message = try client.next() {
+                guard case .event(let event) = message, let id = event.id, ids.contains(id) else { continue }
+                if event.event == .finished { finished += 1 }
+                guard event.event == .waiting else { continue }
+                waits.append(event)
+                if id == ids[2] && event.ahead == 2 { gate.release.signal() }
+            }
             let second = waits.filter { $0.id == ids[1] }, third = waits.filter { $0.id == ids[2] }
             #expect(second.map(\.reason) == ["queued"] && second.map(\.ahead) == [1], "\(second)")
             #expect(third.map(\.ahead) == [2, 1], "two ahead, then one: \(third)")
-            // About 0.4 s at first (the first just started), then about 0.2 s.
-            let estimates = third.compactMap(\.wait)
-            #expect(estimates.count == 2 && (0.3...0.4).contains(estimates[0]) && (0.1...0.2).contains(estimates[1]), "\(estimates)")
+            // 0.4 s while the first has not been heard; 0.2 s once the second starts.
+            #expect(third.map(\.wait) == [0.4, 0.2], "\(third)")
             #expect(!waits.contains { $0.id == ids[0] }, "the first plays at once: it never waits")
         }
     }

@@ -15,10 +15,14 @@ public protocol Source: AnyObject {
     /// The length once no count is under way, waiting for one that is (a play that ended
     /// before its count did).
     func settledDuration() -> SourceDuration
-    /// `seek` works: `--start`, `--loops` and resuming need it.
+    /// `seek` works: `--start`, `--loops` and resuming at a frame need it. No default: a live
+    /// source must not claim it can seek by leaving this out.
     var canSeek: Bool { get }
-    /// Where an interrupted play of it goes on.
+    /// Where an interrupted play of it goes on. No default, for the same reason.
     var resumption: Resumption { get }
+    /// Where a `.sentenceStart` source goes on when `frame` was the last one heard: the first
+    /// frame of the sentence it is in, at most `frame`. Asked of no other kind.
+    func resumeFrame(forHeard frame: Int64) -> Int64
     /// Reads up to `frames` interleaved frames into `buffer` as `format`; returns frames read,
     /// 0 at the end. May block for input (a pipe, a download), never forever.
     func read(into buffer: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError) -> Int
@@ -82,7 +86,7 @@ public enum SourceDuration: Equatable, Sendable {
 public enum Resumption: Equatable, Sendable {
     /// At the frame it was heard to (a file).
     case exactFrame
-    /// At the start of the sentence it was in (speech), never mid-word.
+    /// At the start of the sentence it was in (speech), never mid-word: `resumeFrame(forHeard:)`.
     case sentenceStart
     /// Wherever the stream is now (live radio): what went by while interrupted is not replayed.
     case liveRejoin
@@ -90,15 +94,8 @@ public enum Resumption: Equatable, Sendable {
 
 extension Source {
     public func settledDuration() -> SourceDuration { duration }
-    public var canSeek: Bool { true }
-    public var resumption: Resumption { .exactFrame }
+    public func resumeFrame(forHeard frame: Int64) -> Int64 { frame }
     public var warning: String? { nil }
-
-    /// Float32 interleaved frames into `buffer`; returns frames read, 0 at the end.
-    public func read(into buffer: UnsafeMutableBufferPointer<Float>) throws(AnnounceError) -> Int {
-        guard let base = buffer.baseAddress else { return 0 }
-        return try read(into: UnsafeMutableRawPointer(base), frames: buffer.count / format.channels, as: .float32)
-    }
 
     /// The first frame of a play that starts at `start` (nil: the beginning) and repeats `loops`
     /// more times, or why it cannot (64): the one rule for `--start` against a source.

@@ -31,7 +31,12 @@ public enum DeviceName {
     public static func fileArgument(_ name: String) -> String? {
         guard name.hasPrefix("file:") else { return nil }
         let arguments = arguments(of: name)
-        return (arguments.first { $0.name == "FILE" } ?? arguments.first { $0.name == nil })?.value
+        return fileArgumentIndex(in: arguments).map { arguments[$0].value }
+    }
+
+    /// Which of a `file:` name's `arguments` is its FILE: the named one, else the first positional.
+    public static func fileArgumentIndex(in arguments: [(name: String?, value: String)]) -> Int? {
+        arguments.firstIndex { $0.name == "FILE" } ?? arguments.firstIndex { $0.name == nil }
     }
 
     /// The arguments after `NAME:`, `KEY=VALUE` or positional, values optionally quoted; none without a colon.

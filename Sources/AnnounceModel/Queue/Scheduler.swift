@@ -42,7 +42,7 @@ public struct Scheduler: Sendable {
     }
 
     /// A stop was requested for the playing item and playbackEnded has not come yet.
-    public var isStopping: Bool { pendingStop != nil }
+    var isStopping: Bool { pendingStop != nil }
 
     /// Earliest time `advance(now:)` has something to do (eligibility or expiry); nil when none.
     public var nextDeadline: Double? {
