@@ -48,7 +48,7 @@ import Testing
         let lost = devices.failed(.lost(device: "usb", reason: "unplugged"), failsWhenBusy: false, now: 0)
         #expect(lost == .lost(reason: "unplugged", newlyLost: true))
         #expect(devices.lost == ["usb"])
-        #expect(devices.isKnown("usb") && devices.waitReason(for: ["hw:0", "usb"]).reason == "device-lost")
+        #expect(devices.isKnown("usb") && devices.waitReason(for: ["hw:0", "usb"]).reason == .deviceLost)
         #expect(devices.works("usb") && devices.lost.isEmpty, "back under its own name")
     }
 
@@ -57,7 +57,7 @@ import Testing
         _ = devices.opened("usb")
         let lost = devices.failed(.lost(device: "usb", reason: "unplugged"), failsWhenBusy: false, now: 0)
         #expect(lost == .lost(reason: "unplugged", newlyLost: true))
-        #expect(devices.waitReason(for: ["usb"]) == ("device-lost", nil))
+        #expect(devices.waitReason(for: ["usb"]) == (.deviceLost, nil))
         #expect(devices.isKnown("usb") && !devices.isKnown("hw:1"))
         // Still gone at the retry (unavailable, or taken meanwhile): keep waiting, no news.
         let unavailable = devices.failed(.unavailable(device: "usb", reason: "gone"), failsWhenBusy: false, now: 0.25)
@@ -67,7 +67,7 @@ import Testing
         #expect(again == .lost(reason: "unplugged", newlyLost: false))
         let back = devices.works("usb"), backAgain = devices.works("usb")
         #expect(back && !backAgain, "back, once")
-        #expect(devices.waitReason(for: ["usb"]).reason == "device-busy")
+        #expect(devices.waitReason(for: ["usb"]).reason == .deviceBusy)
     }
 
     @Test func eachWaitHoldsTheQueueForItsReason() {

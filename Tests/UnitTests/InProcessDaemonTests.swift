@@ -147,7 +147,7 @@ import Testing
         try Self.withDaemon(opens: [.busy, .busy]) { runtime, outputs in
             let events = try Self.play(clip.path, runtime: runtime)
             let began = events.filter { $0.event == .interruptionBegan }
-            #expect(began.count == 1 && began.first?.reason == "device-busy", "\(events.map(\.event))")
+            #expect(began.count == 1 && began.first?.reason == .deviceBusy, "\(events.map(\.event))")
             #expect(began.first?.warning?.contains("pid 4242") == true, "the event names who holds it")
             #expect(events.contains { $0.event == .interruptionEnded && $0.shouldResume == true })
             #expect(events.last?.outcome?.kind == .played)
@@ -198,7 +198,7 @@ import Testing
         try Self.withDaemon(opens: Array(repeating: .busy, count: 50)) { runtime, outputs in
             let events = try Self.play(clip.path, runtime: runtime, expire: 0.6, session: AudioSession(category: category))
             #expect(events.last?.outcome?.kind == .expired, "\(events.last.map { "\($0)" } ?? "none")")
-            #expect(events.filter { $0.event == .interruptionBegan }.map(\.reason) == ["device-busy"])
+            #expect(events.filter { $0.event == .interruptionBegan }.map(\.reason) == [.deviceBusy])
             // Tried at once and again 0.25 s later (the next try, at 0.75 s, is after the expiry).
             #expect(outputs.attempts() == 2, "tried \(outputs.attempts()) times")
             #expect(outputs().isEmpty)
@@ -256,9 +256,9 @@ import Testing
         try Self.withDaemon(opens: [.works(failAfterFrames: 4_800), .unavailable]) { runtime, outputs in
             let events = try Self.play(clip.path, runtime: runtime, session: AudioSession(category: category))
             let lost = events.filter { $0.event == .interruptionBegan }
-            #expect(lost.map(\.reason) == ["device-lost"], "\(events.map(\.event))")
-            let routes = events.filter { $0.event == .routeChange }.map { $0.reason ?? "" }
-            #expect(routes == ["old-device-unavailable", "new-device-available"], "\(events.map(\.event))")
+            #expect(lost.map(\.reason) == [.deviceLost], "\(events.map(\.event))")
+            let routes = events.filter { $0.event == .routeChange }.map(\.reason)
+            #expect(routes == [.oldDeviceUnavailable, .newDeviceAvailable], "\(events.map(\.event))")
             #expect(events.last?.outcome?.kind == .played)
             Self.expectOneLifeEach(events)
             let opened = outputs()
@@ -286,7 +286,7 @@ import Testing
             return source
         }) { runtime, outputs in
             let events = try Self.play(clip.path, runtime: runtime, session: AudioSession(category: .soloAmbient))
-            #expect(events.filter { $0.event == .interruptionBegan }.map(\.reason) == ["device-lost"])
+            #expect(events.filter { $0.event == .interruptionBegan }.map(\.reason) == [.deviceLost])
             let finished = try #require(events.last)
             #expect(finished.outcome?.kind == .played, "\(finished)")
             #expect(finished.heard == 0.5, "every frame heard once: \(finished.heard ?? -1)")
@@ -371,7 +371,7 @@ import Testing
             let chimeID = try #require(try Self.request(runtime, Request.play(items: [
                 ItemRequest(clip: Clip(path: chime.path), session: AudioSession(category: .playback, options: options))])).ids?.first)
             let began = try log.wait("the interruption") { $0.event == .interruptionBegan && $0.id == talkID }
-            #expect(began.reason == "spoken-audio-interrupted")
+            #expect(began.reason == .spokenAudioInterrupted)
             gate.release.signal()
             try log.wait("the chime's end") { $0.event == .finished && $0.id == chimeID }
             let ended = try log.wait("the interruption's end") { $0.event == .interruptionEnded && $0.id == talkID }

@@ -169,7 +169,7 @@ import Testing
         }
         #expect(failure.code == 64)
         let status = try #require(blocks.first { $0.hasPrefix(#"{"pid""#) })
-        #expect(try JSONCoding.decode(DaemonStatus.self, from: Array(status.utf8)).holds == ["device-busy"])
+        #expect(try JSONCoding.decode(DaemonStatus.self, from: Array(status.utf8)).holds == [.deviceBusy])
         let quiet = #"{"v":1,"op":"quiet","state":"until","until":1795030000}"#
         #expect(document.contains(quiet))
         #expect(try request(quiet) == .quiet(.until(1_795_030_000)))

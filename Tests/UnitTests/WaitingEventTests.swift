@@ -42,7 +42,7 @@ import Testing
                 if id == ids[2] && event.ahead == 2 { gate.release.signal() }
             }
             let second = waits.filter { $0.id == ids[1] }, third = waits.filter { $0.id == ids[2] }
-            #expect(second.map(\.reason) == ["queued"] && second.map(\.ahead) == [1], "\(second)")
+            #expect(second.map(\.reason) == [.queued] && second.map(\.ahead) == [1], "\(second)")
             #expect(third.map(\.ahead) == [2, 1], "two ahead, then one: \(third)")
             // 0.4 s while the first has not been heard; 0.2 s once the second starts.
             #expect(third.map(\.wait) == [0.4, 0.2], "\(third)")
@@ -57,7 +57,7 @@ import Testing
             let client = try #require(try DaemonClient.connect(autoStart: false, runtime: runtime))
             let ids = try client.call(Request.play(items: [ItemRequest(clip: Clip(path: clip.path))], wait: true, progress: true)).ids ?? []
             let waits = try Self.events(of: ids, on: client).filter { $0.event == .waiting }
-            #expect(waits.map(\.reason) == ["device-busy"], "\(waits)")
+            #expect(waits.map(\.reason) == [.deviceBusy], "\(waits)")
             #expect(waits.first?.warning == "busy, held by pid 4242 (other-player)")
         }
     }
@@ -74,7 +74,7 @@ import Testing
             #expect(reply.pausedSince == since, "the reply says since when the queue is paused")
             let first = try #require(try client.next())
             guard case .event(let event) = first else { Issue.record("\(first)"); return }
-            #expect(event.event == .waiting && event.reason == "paused")
+            #expect(event.event == .waiting && event.reason == .paused)
             let status = try #require(try control.call(Request.status).status)
             #expect(status.paused && status.pausedSince == since)
             _ = try control.call(Request.resume)

@@ -102,11 +102,6 @@ extension EventReason: Codable {
     }
 }
 
-/// Tests and readers compare with the wire's spelling: `event.reason == "device-busy"`.
-extension EventReason: ExpressibleByStringLiteral {
-    public init(stringLiteral text: String) { self.init(text) }
-}
-
 /// The `warning` of a `device-busy` reason, which names who holds the device: written by the
 /// daemon (AnnounceOutput's DeviceHolders), read back by the progress line. The wire has only
 /// this text, so its form is defined here once, both ways.
