@@ -112,7 +112,7 @@ public final class PlaybackEngine: @unchecked Sendable {
         // Device frames back to the file's, for progress and the resume point.
         let ratio = Double(input.sampleRate) / Double(format.sampleRate)
         let sourceFrames: (Int) -> Int64 = { resampler == nil ? Int64($0) : Int64((Double($0) * ratio).rounded()) }
-        let totalFrames: Int64? = options.loops < 0 ? nil : source.duration.frames.map { $0 - startFrame + $0 * Int64(options.loops) }
+        let totalFrames = PlaybackOptions.programFrames(fileFrames: source.duration.frames, startFrame: startFrame, loops: options.loops)
         var reporter = ProgressReporter(total: totalFrames, sampleRate: input.sampleRate, sourceFrames: sourceFrames, callback: progress)
         var submitted = false
         func submit() {
