@@ -52,14 +52,12 @@ final class EventHub {
 
     /// A client shows this item's progress. (An `events` listener's 25/50/75% marks need no more
     /// than the unwatched reports: eight per clip at least.)
-    func isProgressWatched(_ id: String) -> Bool {
-        connections.values.contains { $0.wantsProgress && $0.waiting.contains(id) }
-    }
+    func isProgressWatched(_ id: String) -> Bool { connections.values.contains { $0.showsProgress(of: id) } }
 
     /// A progress tick to the clients showing `id`'s progress, and a quarter mark (`milestone`
     /// 25, 50 or 75; 0 for none) to every subscriber. `event` is built only when someone listens.
     func publishProgress(of id: String, milestone: Int, _ event: () -> Event) {
-        let watchers = connections.values.filter { $0.wantsProgress && $0.waiting.contains(id) }
+        let watchers = connections.values.filter { $0.showsProgress(of: id) }
         let subscribers = milestone > 0 ? connections.values.filter(\.subscribed) : []
         if watchers.isEmpty && subscribers.isEmpty { return }
         var event = event()
@@ -78,4 +76,9 @@ final class EventHub {
     var waitWatchers: [Connection] {
         connections.values.filter { $0.wantsProgress && !$0.waiting.isEmpty }
     }
+}
+
+private extension Connection {
+    /// A client waiting for `id` with its progress shown (`play` on a terminal, `wait --progress`).
+    func showsProgress(of id: String) -> Bool { wantsProgress && waiting.contains(id) }
 }

@@ -125,9 +125,7 @@ extension QueueController {
                        heard: seconds(item.heardFrames, of: id), duration: seconds(total, of: id), device: device, format: format))
         case .progress(let id, let frames, _, let counted):
             // An estimated length, counted exactly after the start.
-            if let counted {
-                if scheduler.playing?.id == id { meter.playingTotal = counted }
-            }
+            if let counted, scheduler.playing?.id == id { meter.playingTotal = counted }
             // Ten reports a second per stream: nothing is built unless someone listens.
             let heardBefore: Int64, total: Int64?
             if let stream = mixed[id] {

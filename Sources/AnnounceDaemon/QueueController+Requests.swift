@@ -59,7 +59,7 @@ extension QueueController {
             for id in ids where mixed[id] != nil { endMixed(id, Outcome(.cancelled, reason: "cancelled"), now: now) }
             let (effects, unknown) = scheduler.cancel(ids: ids.filter { mixed[$0] == nil }, now: now)
             apply(effects, now: now)
-            connection.send(WireProtocol.encode(Reply.cancelled(unknown: unknown.filter { mixed[$0] == nil })))
+            connection.send(WireProtocol.encode(Reply.cancelled(unknown: unknown)))
         }
     }
 

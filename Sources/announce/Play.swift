@@ -170,6 +170,7 @@ struct QueueFlags: ParsableArguments {
 
     func validate() throws {
         if let problem = ItemRequest.dropAfterProblem(dropAfter) { throw ValidationError(optionText(problem, given: numberText(dropAfter))) }
+        if let tag, let problem = ItemRequest.tagProblem(tag) { throw ValidationError(optionText(problem)) }
         if replace && tag == nil { throw ValidationError("--replace needs a --tag.") }
         if delay != nil && at != nil { throw ValidationError("Give --delay or --at, not both.") }
     }
@@ -335,6 +336,7 @@ func optionText(_ problem: ItemProblem, given: String = "") -> String {
     case .pan: "--pan \(given): out of range \(rangeText(Limits.pan))"
     case .loops: "--loops \(given): out of range -1 (forever) to \(Limits.maxLoops)"
     case .dropAfter: "--drop-after \(given): out of range \(rangeText(Limits.dropAfter))"
+    case .tag: "--tag must be 1 to \(Limits.maxTagBytes) bytes"
     case .timedMixable(let session): "a mixable session (\(session)) starts at once; --delay and --at need a queued one"
     case .device(let problem): optionText(problem)
     default: problem.description

@@ -61,19 +61,19 @@ struct Quiet: ParsableCommand {
         let logger = CLILogHandler.bootstrap(quiet: verbosity.quiet)
         do {
             if let state, let position = QuietSwitch(rawValue: state.lowercased()) {
-                // The switch must hold for the next play, so a daemon is started if none runs.
-                guard let client = try DaemonClient.connect(autoStart: true) else { return }
                 let request: QuietRequest
                 switch position {
                 case .on: request = .on
                 case .off: request = .off
                 case .until:
-                    // validate() has parsed the time; what the daemon would say otherwise.
+                    // validate() has parsed the time.
                     guard let until = clockTime.flatMap(TimeOfDay.init(parsing:))?.nextOccurrence() else {
-                        throw AnnounceError.usage("quiet until needs an \"until\" time")
+                        throw AnnounceError.usage("quiet until needs a time, HH:MM")
                     }
                     request = .until(until)
                 }
+                // The switch must hold for the next play, so a daemon is started if none runs.
+                guard let client = try DaemonClient.connect(autoStart: true) else { return }
                 _ = try client.call(.quiet(request))
                 guard let status = try client.call(.status).status else {
                     throw AnnounceError.internal("status reply without status")

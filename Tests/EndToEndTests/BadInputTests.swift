@@ -193,6 +193,15 @@ struct UsageTests {
         #expect(play.capturedNothing, "something was played")
     }
 
+    /// Said in the option's words, not the request's (`items[0]: tag …`).
+    @Test("--tag empty or over 256 bytes → 64 naming --tag", arguments: ["", String(repeating: "t", count: 257)])
+    func badTag(_ tag: String) async throws {
+        let play = try await Playback.run([try Harness.fixture("wav16-stereo.wav")], ["--tag", tag], debug: false, label: "tag")
+        #expect(play.outcome.status == 64, "\(play.outcome)")
+        #expect(play.outcome.stderr.hasPrefix("announce: --tag must be 1 to 256 bytes"), "\(play.outcome.stderr)")
+        #expect(play.capturedNothing, "something was played")
+    }
+
     @Test("no files → 64")
     func noFiles() async throws {
         let outcome = try await Runner.announce(["play", "-d", "null"])

@@ -170,6 +170,13 @@ import Testing
         #expect(failure.code == 64)
         let status = try #require(blocks.first { $0.hasPrefix(#"{"pid""#) })
         #expect(try JSONCoding.decode(DaemonStatus.self, from: Array(status.utf8)).holds == [.deviceBusy])
+        // A window a newer daemon writes that this client cannot read is left out, not fatal.
+        let hours = try #require(status.range(of: #""quietHours":["#))
+        var newer = status
+        newer.insert(contentsOf: #""sunset-sunrise","#, at: hours.upperBound)
+        let known = try JSONCoding.decode(DaemonStatus.self, from: Array(newer.utf8)).quietHours
+        #expect(known == (try JSONCoding.decode(DaemonStatus.self, from: Array(status.utf8)).quietHours))
+        #expect(!known.isEmpty, "the documented status has quiet hours to keep")
         let quiet = #"{"v":1,"op":"quiet","state":"until","until":1795030000}"#
         #expect(document.contains(quiet))
         #expect(try request(quiet) == .quiet(.until(1_795_030_000)))

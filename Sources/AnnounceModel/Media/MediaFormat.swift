@@ -112,7 +112,7 @@ public struct MPEGAudio: Hashable, Sendable {
     }
 
     public var name: String {
-        let layer = String(repeating: "I", count: layer)
+        let layer = String(repeating: "I", count: max(0, layer))
         return switch bitrate {
         case .constant(let kbps): "MPEG-\(version) Layer \(layer) \(kbps) kbit/s CBR"
         case .average: "MPEG-\(version) Layer \(layer) ABR"

@@ -212,6 +212,33 @@ public struct DaemonStatus: Codable, Equatable, Sendable {
     }
 }
 
+extension DaemonStatus {
+    /// As synthesized, except that a quiet-hours window this version cannot read (a newer
+    /// daemon's) is left out rather than failing the whole status: clients ignore what they do
+    /// not know (docs/protocol.md, Versions), and a waiting `play` reads status to see the
+    /// daemon is alive.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        pid = try container.decode(Int32.self, forKey: .pid)
+        device = try container.decode(String.self, forKey: .device)
+        deviceOpen = try container.decode(Bool.self, forKey: .deviceOpen)
+        paused = try container.decode(Bool.self, forKey: .paused)
+        pausedSince = try container.decodeIfPresent(Double.self, forKey: .pausedSince)
+        idleExit = try container.decodeIfPresent(Double.self, forKey: .idleExit)
+        autoStarted = try container.decodeIfPresent(Bool.self, forKey: .autoStarted)
+        playing = try container.decodeIfPresent(ItemStatus.self, forKey: .playing)
+        mixing = try container.decodeIfPresent([ItemStatus].self, forKey: .mixing)
+        holds = try container.decodeIfPresent([EventReason].self, forKey: .holds)
+        queued = try container.decode([ItemStatus].self, forKey: .queued)
+        scheduled = try container.decode([ItemStatus].self, forKey: .scheduled)
+        quiet = try container.decode(Bool.self, forKey: .quiet)
+        quietSetting = try container.decodeIfPresent(QuietSwitch.self, forKey: .quietSetting)
+        quietUntil = try container.decodeIfPresent(Double.self, forKey: .quietUntil)
+        quietHours = try container.decode([String].self, forKey: .quietHours).compactMap { try? QuietHours(parsing: $0) }
+        quietReason = try container.decodeIfPresent(String.self, forKey: .quietReason)
+    }
+}
+
 public enum EventKind: String, Codable, CaseIterable, Sendable {
     case queued
     /// The first frames went to the device.

@@ -101,7 +101,7 @@ extension ItemRequest {
         for (field, value) in times {
             if let value, !value.isFinite || value < 0 || value > field.limit { return .time(field, value) }
         }
-        if let tag, tag.isEmpty || tag.utf8.count > Limits.maxTagBytes { return .tag }
+        if let tag, let problem = Self.tagProblem(tag) { return problem }
         if let problem = Self.timingProblem(session ?? .default, timed: at != nil || delay != nil) { return problem }
         if let duckLevel, !UserConfiguration.duckLevelRange.contains(duckLevel) {  // NaN is not contained either
             return .duckLevel(duckLevel)
@@ -129,6 +129,10 @@ extension ItemRequest {
 
     public static func panProblem(_ pan: Float) -> ItemProblem? {
         Limits.pan.contains(pan) ? nil : .pan(pan)
+    }
+
+    public static func tagProblem(_ tag: String) -> ItemProblem? {
+        tag.isEmpty || tag.utf8.count > Limits.maxTagBytes ? .tag : nil
     }
 
     public static func loopsProblem(_ loops: Int) -> ItemProblem? {
