@@ -33,6 +33,8 @@ import Testing
             let text = try String(contentsOf: directory.appendingPathComponent(relative), encoding: .utf8)
             files.append((relative, Set(text.split(separator: "\n").compactMap(importedModule))))
         }
+        // A renamed or moved target must not leave its checks running over nothing.
+        guard !files.isEmpty else { throw HarnessError("no Swift files in Sources/\(target)") }
         return files
     }
 

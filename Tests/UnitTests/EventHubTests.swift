@@ -26,7 +26,10 @@ import Testing
             var bytes: [UInt8] = [], chunk = [UInt8](repeating: 0, count: 65536)
             while case let got = read(peer, &chunk, chunk.count), got > 0 { bytes += chunk[0..<got] }
             return bytes.split(separator: UInt8(ascii: "\n")).compactMap { line in
-                guard let event = try? JSONDecoder().decode(Event.self, from: Data(line)) else { return nil }
+                guard let event = try? JSONDecoder().decode(Event.self, from: Data(line)) else {
+                    Issue.record("not an event: \(String(decoding: line, as: UTF8.self))")
+                    return nil
+                }
                 return "\(event.event.rawValue)" + (event.id.map { " \($0)" } ?? "") + (event.percent.map { " \($0)%" } ?? "")
             }
         }

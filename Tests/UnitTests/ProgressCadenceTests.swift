@@ -33,7 +33,8 @@ import Testing
             }
             #expect(played == 2)
             for id in ids {
-                #expect(progress[id, default: 0] >= 4, "\(progress[id, default: 0]) progress events in 600 ms of audio, not about 6")
+                // About 6; a loaded machine stretches the play, a flood (one per write) would be ~450.
+                #expect((4...15).contains(progress[id, default: 0]), "\(progress[id, default: 0]) progress events in 600 ms of audio, not about 6")
             }
         }
     }
