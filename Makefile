@@ -76,7 +76,7 @@ run: release
 # BENCHMARKS.md. Quick look at one part: scripts/bench.py BIN --smoke --only daemon
 BENCH_T0 := $(shell date +%s)
 bench: deps-bench release
-	scripts/bench.py "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/announce" --make-started $(BENCH_T0)
+	SWIFT="$(SWIFT)" scripts/bench.py "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/announce" --make-started $(BENCH_T0)
 
 # What make install writes besides the binary, generated from the binary itself so that the man
 # page's commands and the completions are always its own: BIN=path picks another binary (the

@@ -37,6 +37,8 @@ from datetime import datetime, timezone
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 CACHE = os.path.join(ROOT, ".bench-cache")
+# The toolchain `make bench` builds with (its SWIFT), for the micro-benchmarks too.
+SWIFT = os.environ.get("SWIFT", "swift")
 TMPFS, DISK = "/dev/shm", "/tmp"
 
 # Repetitions: (full run, --smoke).
@@ -918,12 +920,7 @@ class Bench:
                     closed()
                     subprocess.run(["callgrind_control", "--dump", str(pid)], capture_output=True, check=True)
                     dumps += 1
-                    for _ in range(200):
-                        if os.path.exists(f"{dout}.{dumps}"):
-                            break
-                        time.sleep(0.05)
-                    time.sleep(0.2)
-                    dcost = self.parse_callgrind(f"{dout}.{dumps}")
+                    dcost = self.parse_callgrind(wait_for_dump(f"{dout}.{dumps}"))
                     groups = {}
                     for (obj, fn), n in list(client.items()) + list(dcost.items()):
                         g = self.group(obj, fn)
@@ -952,7 +949,7 @@ class Bench:
         env = dict(os.environ, BENCH_INPUTS=CACHE, BENCH_MICRO_SECONDS=str(self.n["MICRO_SECONDS"]))
         env.pop("ALSA_CONFIG_PATH", None)
         t0 = time.perf_counter()
-        r = subprocess.run(["swift", "package", "--disable-sandbox", "benchmark", "--no-progress", "--format", "markdown"],
+        r = subprocess.run([SWIFT, "package", "--disable-sandbox", "benchmark", "--no-progress", "--format", "markdown"],
                            cwd=pkg, env=env, capture_output=True, text=True)
         if r.returncode != 0:
             raise RuntimeError(f"swift package benchmark failed: {(r.stderr or r.stdout)[-1500:]}")
@@ -962,6 +959,19 @@ class Bench:
 
 # =========================================================================================
 # Set-up: tools, ALSA configuration, machine.
+
+def wait_for_dump(path, limit=30.0):
+    """A callgrind dump once it is whole (its last line is `totals:`): under load the daemon
+    may still be writing it when it appears, and a half-read dump undercounts silently."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if os.path.exists(path):
+            with open(path, "rb") as f:
+                if b"\ntotals:" in f.read():
+                    return path
+        time.sleep(0.05)
+    raise RuntimeError(f"callgrind dump {path} not complete after {limit:.0f} s")
+
 
 def pin_alsa():
     """Every player reads alsa.conf without its conf.d / asound.conf / asoundrc hooks, so plugins
@@ -1002,7 +1012,7 @@ def machine(binary, alsa):
                    if line.startswith("PRETTY_NAME=")), "?")
     return {"commit": commit or "unknown", "binary_bytes": os.path.getsize(binary), "stripped_bytes": stripped,
             "cpu": cpu, "cores": os.cpu_count(), "memory": f"{mem / 1048576:.1f} GiB", "kernel": platform.release(),
-            "os": osname, "swift": first_line(["swift", "--version"]), "mpg123": first_line(["mpg123", "--version"]),
+            "os": osname, "swift": first_line([SWIFT, "--version"]), "mpg123": first_line(["mpg123", "--version"]),
             "aplay": first_line(["aplay", "--version"]), "sox": first_line(["sox", "--version"]), "alsa config": alsa}
 
 
