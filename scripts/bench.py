@@ -451,7 +451,8 @@ class Bench:
             d = self.d
             d.drain()
             d.opened = 0
-            reset_hwm(d.pid)
+            if not reset_hwm(d.pid):  # else the peak would be an earlier run's
+                raise RuntimeError(f"cannot reset the daemon's VmHWM (/proc/{d.pid}/clear_refs)")
             cpu0, sw0 = proc_cpu_ns(d.pid), switches(d.pid)
             client = run_once(argv, self.env)
             cpu_exit, sw1 = proc_cpu_ns(d.pid), switches(d.pid)
