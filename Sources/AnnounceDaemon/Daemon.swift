@@ -40,6 +40,8 @@ public final class Daemon {
         public var configPath: String?
         /// The file as it was when the configuration above was read from it.
         public var configStamp: FileStamp?
+        /// The limit of the speech render cache (`[speech] cache-size`; 0: no cache).
+        public var speechCacheBytes = UserConfiguration.defaultSpeechCacheBytes
 
         public init(device: String = UserConfiguration.defaultDevice, idleExit: Double? = nil, ready: ReadyPipe? = nil,
                     quietHours: [QuietHours] = [], duckLevel: Double = UserConfiguration.defaultDuckLevel) {
@@ -109,7 +111,8 @@ public final class Daemon {
         // setenv is not thread-safe: done before the engine driver and playback threads exist.
         ALSAOutput.processEnvironment
         let mailbox = try Mailbox()
-        let driver = EngineDriver(openOutput: openOutput, makeSource: makeSource) { mailbox.post($0) }
+        let speechCache = SpeechCache.user(limitBytes: configuration.speechCacheBytes)
+        let driver = EngineDriver(openOutput: openOutput, makeSource: makeSource, speechCache: speechCache) { mailbox.post($0) }
         let controller = QueueController(runtime: runtime, configuration: configuration, logger: logger, clock: clock,
                                          spool: spool, driver: driver, probeDevice: probeDevice)
         let now = clock()

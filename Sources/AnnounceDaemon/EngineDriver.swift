@@ -47,14 +47,14 @@ final class EngineDriver: @unchecked Sendable {
     /// Decoded alert sounds.
     let alertCache: AlertCache
 
-    /// `makeSource`: nil for files (`fileSources`).
+    /// `makeSource`: nil for files and speech (`sources`).
     init(openOutput: @escaping PlaybackEngine.OutputOpener = { device, request throws(AnnounceError) in
         try ALSAOutput(device: device, request: request)
-    }, makeSource: SourceMaker? = nil, post: @escaping @Sendable (EngineReport) -> Void) {
+    }, makeSource: SourceMaker? = nil, speechCache: SpeechCache? = nil, post: @escaping @Sendable (EngineReport) -> Void) {
         let alertCache = AlertCache()
         self.alertCache = alertCache
         self.openOutput = openOutput
-        self.makeSource = makeSource ?? Self.fileSources(alertCache: alertCache)
+        self.makeSource = makeSource ?? Self.sources(alertCache: alertCache, speechCache: speechCache)
         self.post = post
         housekeeper = startThread(named: "announce-house") { [self] in houseKeep() }
     }
@@ -87,10 +87,11 @@ final class EngineDriver: @unchecked Sendable {
         }
     }
 
-    /// An item's file as a source; an alert's from `alertCache`, decoded once.
-    static func fileSources(alertCache: AlertCache) -> SourceMaker {
+    /// An item's file or speech as a source; an alert's from `alertCache`, decoded once.
+    static func sources(alertCache: AlertCache, speechCache: SpeechCache?) -> SourceMaker {
         { item, alert throws(AnnounceError) in
-            alert ? FileSource(decoder: try alertCache.decoder(for: item.clip.path)) : try FileSource(path: item.clip.path)
+            if let speech = item.clip.speech { return try SpeechSource(speech: speech, cache: speechCache) }
+            return alert ? FileSource(decoder: try alertCache.decoder(for: item.clip.path)) : try FileSource(path: item.clip.path)
         }
     }
 
@@ -175,18 +176,24 @@ final class EngineDriver: @unchecked Sendable {
         var details = PlayDetails(devices: DeviceList([device]))
         // Frames played again (a sentence's start up to where it was heard) are not heard twice.
         var replayed: Int64 = 0
+        var opened: (any Source)?
+        let startFrameAt = { (rate: Int) in item.clip.start.map { TimeSpan(seconds: $0).frames(atRate: rate) } ?? 0 }
         func ended(_ end: PlaybackEnd, played: Int64 = 0, total: Int64? = nil, rate: Int? = nil) {
-            group.ended(.ended(id: item.id, heardFrames: max(0, played - replayed), totalFrames: total, sampleRate: rate,
-                               end: end, details: details))
+            let heard = max(0, played - replayed)
+            if let opened, item.clip.loops == 0 {
+                details.heardFraction = opened.heardFraction(forHeard: startFrameAt(opened.format.sampleRate) + item.heardFrames + heard)
+            }
+            group.ended(.ended(id: item.id, heardFrames: heard, totalFrames: total, sampleRate: rate, end: end, details: details))
         }
         let source: any Source
         do {
             source = try makeSource(item, alert)
+            opened = source
         } catch {
             return ended(.failed(code: error.exitCode, message: error.description))
         }
         let (info, duration) = (source.format, source.duration)
-        let startFrame = item.clip.start.map { TimeSpan(seconds: $0).frames(atRate: info.sampleRate) } ?? 0
+        let startFrame = startFrameAt(info.sampleRate)
         var total = PlaybackOptions.programFrames(fileFrames: duration.frames, startFrame: startFrame, loops: item.clip.loops)
         // An estimated length is counted exactly alongside, and published when known.
         var counting = duration.isEstimate

@@ -20,6 +20,9 @@ struct PlayDetails: Sendable, Equatable {
     var warning: String?
     /// Frames heard in this play.
     var frames: Int64 = 0
+    /// The whole item's heard fraction in units of its source's own (speech: sentences), for
+    /// the drop-after rule; nil: by frames.
+    var heardFraction: Double?
     /// A device could not be used: another program holds it (busy) or it went away (lost).
     var deviceTrouble: DeviceTrouble?
 }

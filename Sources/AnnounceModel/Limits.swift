@@ -30,6 +30,11 @@ public enum Limits {
     public static let maxChannels = 32
     /// Highest sample rate a source may have, in Hz.
     public static let maxSampleRate = 768_000
+    /// Longest text `announce say` speaks, in bytes: with JSON's worst escaping (6 bytes a
+    /// control character) it still fits a request line (`WireProtocol.maxLineBytes`).
+    public static let maxSpeechBytes = 160 * 1024
+    /// `--speed`, in words per minute.
+    public static let speechSpeed: ClosedRange<Int> = 80...500
 }
 
 // The defaults of what a request leaves out (docs/protocol.md, ItemRequest), for the CLI's

@@ -57,6 +57,7 @@ struct DaemonCommand: ParsableCommand {
                 device: device ?? user.device ?? UserConfiguration.defaultDevice, idleExit: idleExit?.seconds, ready: readyFd.map { ReadyPipe(fd: $0) },
                 quietHours: user.quietHours, duckLevel: user.duckLevel)
             configuration.configPath = configPath
+            configuration.speechCacheBytes = user.speechCacheBytes
             configuration.configStamp = configStamp
             // Started by a person or systemd: take over from an auto-started daemon, holding the
             // clients' spawn lock throughout, so that a waiting client whose daemon stops cannot

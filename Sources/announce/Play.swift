@@ -227,79 +227,23 @@ struct Play: ParsableCommand {
     @Argument(help: "Audio files to play in order, or names of installed sounds (see FILES in announce(1)).", completion: .file())
     var files: [String]
 
-    @Option(name: [.customLong("device"), .customShort("d")], help: ArgumentHelp("""
-        ALSA PCM to play on (see `announce devices`); default: the daemon's. With --category multi-route, \
-        give it up to \(Limits.maxDevices) times to play on every one at once.
-        """, valueName: "device"), completion: deviceCompletion)
-    var device: [String] = []
-
+    @OptionGroup var output: DeviceFlags
     @OptionGroup var playback: PlaybackFlags
     @OptionGroup var session: SessionFlags
     @OptionGroup var queue: QueueFlags
-
-    @Flag(name: .customLong("no-wait"), help: "Print the item ids once they are safely queued, and exit 0.")
-    var noWait = false
-
-    @Flag(name: .customLong("json"), help: "Print each outcome (or, with --no-wait, the ids) as a JSON object.")
-    var json = false
-
-    @Flag(name: [.customLong("quiet"), .customShort("q")], help: "Errors only: no progress display, no ids with --no-wait, no warnings but that the queue is paused, no reason line for exit 75 (what --json asks for is still printed).")
-    var quiet = false
+    @OptionGroup var delivery: DeliveryFlags
 
     func validate() throws {
-        if let session = try? session.audioSession(),
-           let problem = ItemRequest.timingProblem(session, timed: queue.delay != nil || queue.at != nil) {
-            throw ValidationError(optionText(problem))
-        }
-        // The daemon's rule for clip.device and clip.extraDevices, in the options' words; run()
-        // makes a relative file: device absolute. A bad --category is SessionFlags' to report.
-        let category = (try? session.audioSession().category) ?? .default
-        if let problem = DeviceName.problem(device: device.first, extra: Array(device.dropFirst()), category: category,
-                                            relativeFileAllowed: true) {
-            throw ValidationError(optionText(problem))
-        }
+        try output.validate(session: session, queue: queue)
     }
 
     func run() throws {
-        let logger = CLILogHandler.bootstrap(quiet: quiet)
-        var display: ProgressLine?
-        do {
-            for warning in session.warnings() { logger.warning("\(warning)") }
-            let requests = try files.map { path throws(AnnounceError) in
+        try submit(names: files.map { String($0.split(separator: "/").last ?? "") }, paths: files, delivery: delivery, session: session) { () throws(AnnounceError) in
+            try files.map { path throws(AnnounceError) in
                 var request = queue.request(for: try checkedClip(SoundNames.resolve(path)))
                 try session.apply(to: &request)
                 return request
             }
-            // The daemon's own rules, so a request it would refuse never starts one.
-            if let problem = PlayRequest(items: requests).problem { throw AnnounceError.usage(problem) }
-            guard let client = try DaemonClient.connect(autoStart: true) else { return }
-            display = !noWait && !json && !quiet ? ProgressLine.forTerminal() : nil
-            let reply = try client.call(.play(items: requests, wait: !noWait, progress: display != nil))
-            let ids = reply.ids ?? []
-            if noWait {
-                json ? print(jsonLine(Versioned(QueuedReply(ids: ids, pausedSince: reply.pausedSince))))
-                    : output(ids.joined(separator: "\n"))
-                return
-            }
-            // A paused queue is never a silent hang: without the progress line the warning is
-            // printed even with -q (it is why nothing happens), and --json prints a `waiting` event.
-            if let since = reply.pausedSince {
-                if json {
-                    for (id, request) in zip(ids, requests) {
-                        print(jsonLine(Event(.waiting, time: since, id: id, path: request.clip.path, priority: request.priority, reason: .paused)))
-                    }
-                }
-                if display == nil { printError("warning: the queue is paused (since \(localTimeText(since))): waiting for `announce resume`") }
-            }
-            client.cancelOnInterrupt(ids: ids)
-            let follower = display.map { ProgressFollower($0, ids: ids, names: files.map { String($0.split(separator: "/").last ?? "") }) }
-            let outcomes = try OutcomeWaiter.wait(for: ids, on: client, progress: display != nil) { follower?.handle($0) }
-            let status = reportOutcomes(outcomes, of: Array(zip(ids, files)).map { (id: $0, path: $1) }, json: json,
-                                        quiet: quiet, shown: display != nil, logger: logger)
-            if status != 0 { throw ExitCode(status) }
-        } catch let error as AnnounceError {
-            display?.endLine()  // the error goes on a line of its own
-            throw reportedExit(error)
         }
     }
 
@@ -311,7 +255,7 @@ struct Play: ParsableCommand {
         let options = playback.options
         if let problem = options.startProblem(in: info, path: path) { throw problem }
         // The daemon's working directory is /: a file: device's FILE is the caller's.
-        let devices = try device.map { name throws(AnnounceError) in try DeviceProbe.resolvingFile(name, absolute: absolutePath) }
+        let devices = try output.resolved()
         return Clip(path: absolutePath(path), device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
                     gain: options.gain, pan: options.pan,
                     loops: options.loops, start: options.start?.seconds, environment: AudioEnvironment.caller(),
@@ -358,10 +302,4 @@ func optionText(_ problem: DeviceProblem) -> String {
     case .tooMany(let count): "at most \(Limits.maxDevices) --device, not \(count)"
     case .givenTwice(let name): "--device \(name) is given twice"
     }
-}
-
-/// `play --no-wait --json`: the ids, and when the queue is paused, since when.
-private struct QueuedReply: Encodable {
-    var ids: [String]
-    var pausedSince: Double?
 }

@@ -6,13 +6,19 @@
 /// duck-level = -12dB
 /// quiet-hours = 22:00-07:00
 /// quiet-hours = 12:30-13:30
+///
+/// [speech]
+/// engine = piper
+/// voice = en_US-joe-medium
+/// cache-size = 64MB
 /// ```
 ///
 /// One `key = value` per line; `#` starts a comment (a whole line, or after a space); blank
 /// lines are ignored. Keys: `device` (the daemon's device when `announce daemon` has no
 /// `--device`), `duck-level` (dB, -60 to 0), `quiet-hours` (repeatable; a line may also list
 /// several windows separated by commas). A later `device` or `duck-level` replaces an earlier
-/// one. Unknown keys and bad values are skipped, each with one warning
+/// one. A `[speech]` line starts the keys of `announce say`: `engine`, `voice` and `cache-size`
+/// (the render cache's limit: bytes, or with K, M or G; 0 turns it off). Unknown keys and bad values are skipped, each with one warning
 /// `CONFIG:LINE: reason`; nothing in the file is ever fatal. A missing file means the defaults.
 /// Parsing lives here; reading the file is in AnnounceSystem (UserConfiguration+File).
 public struct UserConfiguration: Equatable, Sendable {
@@ -20,6 +26,14 @@ public struct UserConfiguration: Equatable, Sendable {
     /// The level other streams are ducked to, in dB (negative).
     public var duckLevel: Double
     public var quietHours: [QuietHours]
+    /// `[speech] engine`: `say`'s engine when it has no --engine.
+    public var speechEngine: SpeechEngine?
+    /// `[speech] voice`: `say`'s voice when it has no --voice.
+    public var speechVoice: String?
+    /// `[speech] cache-size`: bytes of rendered speech kept.
+    public var speechCacheBytes: Int64 = UserConfiguration.defaultSpeechCacheBytes
+
+    public static let defaultSpeechCacheBytes: Int64 = 64 << 20
 
     public static let defaultDuckLevel = -12.0
     /// The daemon's device when neither `--device` nor the file names one: ALSA's default PCM.
@@ -40,10 +54,16 @@ public struct UserConfiguration: Equatable, Sendable {
         var warnings: [String] = []
         // "\r\n" is one Character, so splitting on "\n" alone would leave a CRLF file one line.
         let lines = text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" }
+        var section = ""
         for (index, rawLine) in lines.enumerated() {
             func warn(_ reason: String) { warnings.append("\(name):\(index + 1): \(reason)") }
             let line = withoutComment(String(rawLine)).trimming(" \t\r")
             if line.isEmpty { continue }
+            if line.hasPrefix("[") && line.hasSuffix("]") {
+                section = String(line.dropFirst().dropLast()).trimming(" \t").lowercased()
+                if section != "" && section != "speech" { warn("unknown section [\(section)] (known: [speech])") }
+                continue
+            }
             guard let equals = line.firstIndex(of: "=") else {
                 warn("expected 'key = value', not '\(line)'")
                 continue
@@ -54,6 +74,11 @@ public struct UserConfiguration: Equatable, Sendable {
                 warn("'\(key)' has no value")
                 continue
             }
+            if section == "speech" {
+                parseSpeech(key: key, value: value, into: &configuration, warn: warn)
+                continue
+            }
+            if !section.isEmpty { continue }  // an unknown section's keys: warned once, at its header
             switch key {
             case "device":
                 if value.utf8.count > Limits.maxDeviceNameBytes {
@@ -81,6 +106,37 @@ public struct UserConfiguration: Equatable, Sendable {
             }
         }
         return (configuration, warnings)
+    }
+
+    private static func parseSpeech(key: String, value: String, into configuration: inout UserConfiguration,
+                                    warn: (String) -> Void) {
+        switch key {
+        case "engine":
+            if let engine = SpeechEngine(rawValue: value) { configuration.speechEngine = engine }
+            else { warn("engine must be one of \(SpeechEngine.allCases.map(\.rawValue).joined(separator: ", ")), not '\(value)'") }
+        case "voice":
+            if let problem = Speech.nameProblem(value) { warn("voice \(problem)") } else { configuration.speechVoice = value }
+        case "cache-size":
+            if let bytes = parseBytes(value) { configuration.speechCacheBytes = bytes }
+            else { warn("cache-size must be a size like 64MB or 0, not '\(value)'") }
+        default:
+            warn("unknown key '\(key)' in [speech] (known: engine, voice, cache-size)")
+        }
+    }
+
+    /// `1048576`, `512K`, `64MB`, `1 GiB`: bytes (powers of 1024).
+    static func parseBytes(_ text: String) -> Int64? {
+        var number = text.lowercased().trimming(" \t")
+        for suffix in ["ib", "b"] where number.hasSuffix(suffix) { number = String(number.dropLast(suffix.count)); break }
+        var scale: Int64 = 1
+        if let unit = number.last, let power = ["k": 10, "m": 20, "g": 30][unit] {
+            scale = 1 << power
+            number = String(number.dropLast())
+        }
+        number = number.trimming(" \t")
+        guard !number.isEmpty, number.allSatisfy(\.isASCII), let value = Int64(number), value >= 0,
+              value <= Int64.max / scale else { return nil }
+        return value * scale
     }
 
     /// `-12dB`, `-12 dB`, `-12db`, `-12`: a finite level within `duckLevelRange`.

@@ -15,6 +15,9 @@ public enum AnnounceError: Error, Equatable, Sendable, CustomStringConvertible {
     case unavailable(String)
     /// An error the daemon reported, with the exit status it maps to.
     case daemon(code: Int32, message: String)
+    /// A program announce runs (a speech engine) failed: crashed, exited with an error or
+    /// stalled (70, as for software failing).
+    case programFailed(program: String, reason: String)
     /// A bug or an unexpected system failure (70).
     case `internal`(String)
 
@@ -25,7 +28,7 @@ public enum AnnounceError: Error, Equatable, Sendable, CustomStringConvertible {
         case .cannotOpen: 66
         case .deviceUnavailable, .deviceBusy, .unavailable: 69
         case .daemon(let code, _): code
-        case .internal: Self.internalExitCode
+        case .internal, .programFailed: Self.internalExitCode
         }
     }
 
@@ -38,6 +41,7 @@ public enum AnnounceError: Error, Equatable, Sendable, CustomStringConvertible {
         case .deviceUnavailable(let device, let reason), .deviceBusy(let device, let reason): "device '\(device)': \(reason)"
         case .unavailable(let message): message
         case .daemon(_, let message): message
+        case .programFailed(let program, let reason): "\(program): \(reason)"
         case .internal(let message): "internal error: \(message)"
         }
     }

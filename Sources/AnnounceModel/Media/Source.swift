@@ -23,6 +23,9 @@ public protocol Source: AnyObject {
     /// Where a `.sentenceStart` source goes on when `frame` was the last one heard: the first
     /// frame of the sentence it is in, at most `frame`. Asked of no other kind.
     func resumeFrame(forHeard frame: Int64) -> Int64
+    /// How much of it was heard when `frame` was the last frame heard, for the drop-after rule,
+    /// when it counts in units of its own (speech: sentences heard to their end); nil: frames.
+    func heardFraction(forHeard frame: Int64) -> Double?
     /// Reads up to `frames` interleaved frames into `buffer` as `format`; returns frames read,
     /// 0 at the end. May block for input (a pipe, a download), never forever.
     func read(into buffer: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError) -> Int
@@ -95,6 +98,7 @@ public enum Resumption: Equatable, Sendable {
 extension Source {
     public func settledDuration() -> SourceDuration { duration }
     public func resumeFrame(forHeard frame: Int64) -> Int64 { frame }
+    public func heardFraction(forHeard frame: Int64) -> Double? { nil }
     public var warning: String? { nil }
 
     /// The first frame of a play that starts at `start` (nil: the beginning) and repeats `loops`

@@ -56,6 +56,8 @@ public enum ItemProblem: Equatable, Sendable, CustomStringConvertible {
     case timedMixable(AudioSession)
     /// Outside `UserConfiguration.duckLevelRange`.
     case duckLevel(Double)
+    /// `clip.speech`: `Speech.problem`'s line.
+    case speech(String)
 
     /// `at` is a time since the epoch, the others durations: none may reach absurd values.
     public enum TimeField: String, Sendable {
@@ -83,13 +85,20 @@ public enum ItemProblem: Equatable, Sendable, CustomStringConvertible {
         case .tag: "tag is empty or too long"
         case .timedMixable(let session): "a mixable session (\(session)) starts at once; at and delay need a queued one"
         case .duckLevel(let level): "duckLevel must be \(text(UserConfiguration.duckLevelRange)) dB, not \(level)"
+        case .speech(let problem): problem
         }
     }
 }
 
 extension ItemRequest {
     public var problem: ItemProblem? {
-        if let problem = Self.pathProblem(clip.path) ?? Self.gainProblem(clip.gain) ?? Self.panProblem(clip.pan)
+        if let speech = clip.speech {
+            // The path is only its label.
+            if let problem = speech.problem { return .speech(problem) }
+            if clip.path.utf8.contains(0) { return .pathHasNUL }
+            if clip.path.utf8.count > Limits.maxPathBytes { return .pathTooLong }
+        } else if let problem = Self.pathProblem(clip.path) { return problem }
+        if let problem = Self.gainProblem(clip.gain) ?? Self.panProblem(clip.pan)
             ?? Self.loopsProblem(clip.loops) { return problem }
         let longest = TimeSpan.longest.seconds
         if let start = clip.start, !start.isFinite || start < 0 || start > longest { return .start }

@@ -21,8 +21,10 @@ public enum InterruptAction: String, Codable, CaseIterable, Sendable {
 
 /// What to play and how; the scheduler never looks inside.
 public struct Clip: Codable, Equatable, Sendable {
-    /// Absolute path, resolved by the client.
+    /// Absolute path, resolved by the client; for speech, its label (`Speech.label`).
     public var path: String
+    /// `announce say`: text the daemon renders with a speech engine, instead of a file.
+    public var speech: Speech?
     /// ALSA PCM for this clip; nil plays on the daemon's device.
     public var device: String?
     /// Category multi-route only: further devices the clip plays on at the same time, after
@@ -41,8 +43,10 @@ public struct Clip: Codable, Equatable, Sendable {
     public var seconds: Double?
 
     public init(path: String, device: String? = nil, extraDevices: [String]? = nil, gain: Float = 1, pan: Float = 0,
-                loops: Int = 0, start: Double? = nil, environment: [String: String]? = nil, seconds: Double? = nil) {
+                loops: Int = 0, start: Double? = nil, environment: [String: String]? = nil, seconds: Double? = nil,
+                speech: Speech? = nil) {
         self.path = path
+        self.speech = speech
         self.device = device
         self.extraDevices = extraDevices
         self.gain = gain
@@ -96,6 +100,9 @@ public struct QueueItem: Codable, Equatable, Sendable {
     public var heardFrames: Int64 = 0
     /// Length of the program in frames, once known; nil when unknown or looping forever.
     public var totalFrames: Int64?
+    /// How much was heard in units of the source's own, when it counts so (speech: whole
+    /// sentences, `Source.heardFraction`); else the drop-after rule divides the frames.
+    public var heardFraction: Double?
     /// It has played at least once, so it can no longer expire.
     public var started = false
     /// The scheduler sent it back to the queue (preempted, paused, held): it resumes first in its
@@ -141,7 +148,7 @@ public struct QueueItem: Codable, Equatable, Sendable {
 
     private enum CodingKeys: String, CodingKey {
         case id, sequence, clip, priority, interrupts, onInterrupt, dropAfter, tag, arrival, eligibleAt, expireAfter
-        case session, duckLevel, ifBusy, heardFrames, totalFrames, started, interrupted
+        case session, duckLevel, ifBusy, heardFrames, totalFrames, heardFraction, started, interrupted
     }
 
     public init(from decoder: any Decoder) throws {
@@ -162,6 +169,7 @@ public struct QueueItem: Codable, Equatable, Sendable {
         ifBusy = try container.decodeIfPresent(IfBusy.self, forKey: .ifBusy)
         heardFrames = try container.decode(Int64.self, forKey: .heardFrames)
         totalFrames = try container.decodeIfPresent(Int64.self, forKey: .totalFrames)
+        heardFraction = try container.decodeIfPresent(Double.self, forKey: .heardFraction)
         started = try container.decode(Bool.self, forKey: .started)
         interrupted = try container.decode(Bool.self, forKey: .interrupted)
     }

@@ -112,8 +112,8 @@ public struct Scheduler: Sendable {
     /// `.stopped` ends the item by the pending reason: preempted items are dropped (heard fraction
     /// at least `dropAfter`, or `onInterrupt == .drop`) or requeued at the head of their class, paused
     /// ones are requeued to resume. Then as `advance(now:)`. Ignores an id that is not the playing one.
-    public mutating func playbackEnded(id: String, heardFrames: Int64, totalFrames: Int64?, end: PlaybackEnd,
-                                       now: Double) -> [SchedulerEffect] {
+    public mutating func playbackEnded(id: String, heardFrames: Int64, totalFrames: Int64?, heardFraction: Double? = nil,
+                                       end: PlaybackEnd, now: Double) -> [SchedulerEffect] {
         guard playingID == id, var item = entries[id]?.item else { return [] }
         defer { pruneHeapTops() }
         let stopReason = pendingStop
@@ -122,6 +122,7 @@ public struct Scheduler: Sendable {
         let (heard, overflowed) = item.heardFrames.addingReportingOverflow(max(0, heardFrames))
         item.heardFrames = overflowed ? .max : heard
         if let totalFrames { item.totalFrames = totalFrames }
+        item.heardFraction = heardFraction
 
         var effects: [SchedulerEffect] = []
         switch end {
@@ -304,8 +305,8 @@ public struct Scheduler: Sendable {
     /// The preempted item is dropped when enough was heard or it asks to be; otherwise it goes back.
     private mutating func endPreempted(_ item: QueueItem, by preemptor: String, into effects: inout [SchedulerEffect]) {
         var item = item
-        if let total = item.totalFrames, total > 0 {
-            let fraction = min(1, Double(item.heardFrames) / Double(total))
+        if let fraction = item.heardFraction ?? item.totalFrames.flatMap({ $0 > 0 ? Double(item.heardFrames) / Double($0) : nil }) {
+            let fraction = min(1, fraction)
             if fraction >= item.dropAfter {
                 // The epsilon keeps 0.85 from printing as 84%.
                 let percent = Int((fraction * 100 + 1e-9).rounded(.down))

@@ -27,6 +27,12 @@ int announce_cloexec_pipe(int fds[2]);
 /// appended to log_path, ready_fd as descriptor 3, every other descriptor closed.
 pid_t announce_spawn_detached(const char *path, char *const argv[], const char *log_path, int ready_fd);
 
+/// A close-on-exec anonymous memory file (memfd_create); the descriptor or -errno.
+int announce_memory_file(const char *name);
+/// Starts argv[0]=path with stdin, stdout and stderr on the given descriptors, in a process
+/// group of its own, every other descriptor closed and every signal at its default.
+pid_t announce_spawn_piped(const char *path, char *const argv[], int in_fd, int out_fd, int err_fd);
+
 /// From now on SIGINT, SIGTERM and SIGHUP send `request` (one line) over a new
 /// connection to the socket at path, wait up to a second for the reply line, and
 /// end the process with 128 + the signal. Copies both; call again to replace.

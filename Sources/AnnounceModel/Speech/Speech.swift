@@ -1,0 +1,116 @@
+/// `announce say`: what to speak and how (docs/protocol.md, Clip.speech). The spool keeps this,
+/// never audio: after a restart the text is rendered again (or found in the render cache).
+public struct Speech: Codable, Equatable, Sendable {
+    /// Plain text, or SSML when `ssml`.
+    public var text: String
+    public var engine: SpeechEngine
+    /// The engine's voice name (`announce voices`); nil: the engine's voice for `language`, else its default.
+    public var voice: String?
+    /// Words per minute; nil: the engine's default.
+    public var speed: Int?
+    /// A language tag (en, en-us, de); nil: the voice's.
+    public var language: String?
+    /// `text` is SSML (espeak-ng only).
+    public var ssml: Bool?
+
+    public init(text: String, engine: SpeechEngine = .default, voice: String? = nil, speed: Int? = nil,
+                language: String? = nil, ssml: Bool? = nil) {
+        self.text = text
+        self.engine = engine
+        self.voice = voice
+        self.speed = speed
+        self.language = language
+        self.ssml = ssml
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case text, engine, voice, speed, language = "lang", ssml
+    }
+
+    /// The units an interrupted utterance resumes at and the drop-after rule counts: its
+    /// sentences, or the whole document when it is SSML (its markup spans them).
+    public var sentences: [String] {
+        ssml == true ? [text] : Sentences.split(text)
+    }
+
+    /// What status, events and `announce queue` call it: `say: "backup finished…"`.
+    public var label: String {
+        let words = text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        let shown = words.count > Self.labelCharacters ? words.prefix(Self.labelCharacters - 1) + "…" : Substring(words)
+        return "say: \"\(shown)\""
+    }
+
+    static let labelCharacters = 48
+
+    /// Why the daemon refuses it, or nil (one line naming the field, as `ItemProblem`).
+    public var problem: String? {
+        if text.unicodeScalars.allSatisfy({ $0.properties.isWhitespace }) { return "speech.text is empty" }
+        if text.utf8.count > Limits.maxSpeechBytes { return "speech.text is longer than \(Limits.maxSpeechBytes) bytes" }
+        if text.utf8.contains(0) { return "speech.text contains a NUL byte" }
+        if let speed, !Limits.speechSpeed.contains(speed) {
+            return "speech.speed must be \(Limits.speechSpeed.lowerBound) to \(Limits.speechSpeed.upperBound) words per minute, not \(speed)"
+        }
+        for (field, value) in [("voice", voice), ("lang", language)] {
+            if let value, let problem = Self.nameProblem(value) { return "speech.\(field) \(problem)" }
+        }
+        if ssml == true && !engine.readsSSML { return "speech.ssml: \(engine.rawValue) does not read SSML (espeak-ng does)" }
+        return nil
+    }
+
+    /// Voices and language tags are names, never options or text: printable, no spaces, not
+    /// starting with `-` (each goes to the engine as one argument).
+    static func nameProblem(_ name: String) -> String? {
+        if name.isEmpty || name.utf8.count > 256 { return "must be 1 to 256 bytes" }
+        if name.hasPrefix("-") { return "must not start with '-'" }
+        if name.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7f }) { return "must not contain spaces or control characters" }
+        return nil
+    }
+}
+
+/// The speech engines announce runs, each as a program (never linked: espeak-ng is GPL-3).
+public enum SpeechEngine: String, Codable, CaseIterable, Sendable {
+    case espeakNG = "espeak-ng"
+    case piper
+    case flite
+
+    public static let `default` = SpeechEngine.espeakNG
+
+    /// The program looked up on PATH.
+    public var program: String { rawValue }
+
+    /// How to get it, for the "not installed" error (69).
+    public var installHint: String {
+        switch self {
+        case .espeakNG: "install the Debian package espeak-ng"
+        case .flite: "install the Debian package flite"
+        case .piper: "install piper-tts from PyPI (pip install piper-tts) and a voice"
+        }
+    }
+
+    public var readsSSML: Bool { self == .espeakNG }
+
+    /// Arguments for rendering one piece of text, which the engine reads on its standard input
+    /// (so text starting with `-` is never an option) and writes as audio to its standard output.
+    public func arguments(for speech: Speech) -> [String] {
+        switch self {
+        case .espeakNG:
+            // -b 1: the input is UTF-8; -m: it is SSML.
+            var arguments = ["--stdout", "-b", "1"]
+            if speech.ssml == true { arguments.append("-m") }
+            if let voice = speech.voice ?? speech.language { arguments += ["-v", voice] }
+            if let speed = speech.speed { arguments += ["-s", String(speed)] }
+            return arguments
+        case .flite:
+            var arguments = ["-f", "/dev/stdin", "-o", "/dev/stdout"]
+            if let voice = speech.voice { arguments += ["-voice", voice] }
+            // flite's rate is a stretch of its ~175 words per minute.
+            if let speed = speech.speed { arguments += ["--setf", "duration_stretch=\(175.0 / Double(speed))"] }
+            return arguments
+        case .piper:
+            var arguments = ["--output-raw"]
+            if let voice = speech.voice { arguments += ["--model", voice] }
+            if let speed = speech.speed { arguments += ["--length-scale", String(175.0 / Double(speed))] }
+            return arguments
+        }
+    }
+}

@@ -1,0 +1,133 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import CPosix
+import AnnounceModel
+
+/// A program run for its output (a speech engine): its input is given whole up front (a
+/// memory file, so a long input can never block against its unread output), its output read
+/// from a pipe with a bound on how long it may stay silent, its stderr kept for the error
+/// message. Killed with its process group and reaped when dropped.
+public final class ChildProcess {
+    public let pid: pid_t
+    private let output: Int32
+    private let errors: Int32
+    private var status: Int32?
+
+    /// How it ended.
+    public enum Exit: Equatable, Sendable {
+        case exited(Int32)
+        case signalled(Int32)
+    }
+
+    /// Starts `executable` (an absolute path) with `arguments` and `input` on its stdin.
+    public init(executable: String, arguments: [String], input: [UInt8]) throws(AnnounceError) {
+        let inputFD = try Self.memoryFile(input, name: "input")
+        defer { close(inputFD) }
+        let errorFD = try Self.memoryFile([], name: "stderr")
+        var ends: [Int32] = [0, 0]
+        guard announce_cloexec_pipe(&ends) == 0 else {
+            close(errorFD)
+            throw .internal("pipe: \(systemErrorMessage(errno))")
+        }
+        var argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
+        defer { for pointer in argv { free(pointer) } }
+        let pid = announce_spawn_piped(executable, &argv, inputFD, ends[1], errorFD)
+        close(ends[1])
+        guard pid > 0 else {
+            close(ends[0])
+            close(errorFD)
+            throw .unavailable("cannot run \(executable): \(systemErrorMessage(-pid))")
+        }
+        self.pid = pid
+        output = ends[0]
+        errors = errorFD
+    }
+
+    deinit {
+        if status == nil {
+            kill(-pid, SIGKILL)
+            _ = reap()
+        }
+        close(output)
+        close(errors)
+    }
+
+    /// Reads up to `count` bytes of its output; 0 at the end. Throws when it has written
+    /// nothing for `stallSeconds`.
+    public func read(into buffer: UnsafeMutableRawPointer, count: Int, stallSeconds: Double) throws(AnnounceError) -> Int {
+        while true {
+            var poller = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
+            let ready = poll(&poller, 1, Int32(stallSeconds * 1000))
+            if ready < 0 && errno == EINTR { continue }
+            if ready == 0 { throw .internal("no output for \(Int(stallSeconds)) s") }
+            let got = Glibc.read(output, buffer, count)
+            if got < 0 && errno == EINTR { continue }
+            if got < 0 { throw .internal("reading its output: \(systemErrorMessage(errno))") }
+            return got
+        }
+    }
+
+    /// Waits for it to end (after its output ended).
+    public func wait() -> Exit {
+        reap()
+    }
+
+    /// Its stderr so far, as one line (the last non-empty one), for an error message.
+    public var errorLine: String? {
+        var bytes = [UInt8](repeating: 0, count: 4096)
+        let size = lseek(errors, 0, SEEK_END)
+        let got = bytes.withUnsafeMutableBytes { pread(errors, $0.baseAddress, 4096, max(0, size - 4096)) }
+        guard got > 0 else { return nil }
+        let text = String(decoding: bytes[0..<got], as: UTF8.self)
+        return text.split(whereSeparator: \.isNewline).last.map(String.init)
+    }
+
+    /// Ends it now (a stopped play, a seek): its whole process group.
+    public func terminate() {
+        guard status == nil else { return }
+        kill(-pid, SIGKILL)
+        _ = reap()
+    }
+
+    @discardableResult
+    private func reap() -> Exit {
+        if status == nil {
+            var raw: Int32 = 0
+            while waitpid(pid, &raw, 0) < 0 && errno == EINTR {}
+            status = raw
+        }
+        let raw = status ?? 0
+        // WIFEXITED / WEXITSTATUS / WTERMSIG, which Swift does not import.
+        return raw & 0x7f == 0 ? .exited((raw >> 8) & 0xff) : .signalled(raw & 0x7f)
+    }
+
+    private static func memoryFile(_ bytes: [UInt8], name: String) throws(AnnounceError) -> Int32 {
+        let fd = announce_memory_file("announce-" + name)
+        guard fd >= 0 else { throw .internal("memfd_create: \(systemErrorMessage(-fd))") }
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else {
+                close(fd)
+                throw .internal("memfd write: \(systemErrorMessage(errno))")
+            }
+            offset += written
+        }
+        lseek(fd, 0, SEEK_SET)
+        return fd
+    }
+
+    /// `name` on `PATH` (without one, the usual bin directories): an executable regular file's
+    /// absolute path, or nil.
+    public static func find(_ name: String, path: String? = getenv("PATH").map { String(cString: $0) }) -> String? {
+        let directories = (path ?? "/usr/local/bin:/usr/bin:/bin").split(separator: ":").map(String.init)
+        for directory in directories where directory.hasPrefix("/") {
+            let candidate = directory + "/" + name
+            var info = stat()
+            if stat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFREG, access(candidate, X_OK) == 0 { return candidate }
+        }
+        return nil
+    }
+}

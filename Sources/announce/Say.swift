@@ -1,0 +1,156 @@
+import ArgumentParser
+#if canImport(Glibc)
+import Glibc
+#endif
+import AnnounceModel
+import AnnounceSystem
+import AnnounceOutput
+
+private let engineNames = SpeechEngine.allCases.map(\.rawValue)
+
+/// The speech engine and voice, for `say` (and the engine for `voices`).
+struct VoiceFlags: ParsableArguments {
+    @Option(name: .customLong("engine"), help: ArgumentHelp("Speech engine: espeak-ng (the default), piper or flite (default: the config file's [speech] engine).", valueName: "engine"), completion: .list(engineNames))
+    var engine: SpeechEngine?
+
+    @Option(name: .customLong("voice"), help: ArgumentHelp("The engine's voice (see `announce voices`); default: the config file's [speech] voice, else the engine's.", valueName: "voice"))
+    var voice: String?
+
+    @Option(name: .customLong("speed"), parsing: .unconditional, help: ArgumentHelp("Words per minute, \(Limits.speechSpeed.lowerBound) to \(Limits.speechSpeed.upperBound).", valueName: "wpm"))
+    var speed: Int?
+
+    @Option(name: .customLong("lang"), help: ArgumentHelp("Language (en, en-us, de, ...) when no --voice is given: the engine picks its voice for it.", valueName: "tag"))
+    var language: String?
+
+    @Flag(name: .customLong("ssml"), help: "The text is SSML (espeak-ng). It is spoken as one piece: an interruption resumes it from its start.")
+    var ssml = false
+
+    /// The speech of `text`: the options, then the config file's [speech] section, then the defaults.
+    func speech(_ text: String, configuration: UserConfiguration) -> Speech {
+        Speech(text: text, engine: engine ?? configuration.speechEngine ?? .default, voice: voice ?? configuration.speechVoice,
+               speed: speed, language: language, ssml: ssml ? true : nil)
+    }
+}
+
+extension SpeechEngine: ExpressibleByArgument {}
+
+struct Say: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "say",
+        abstract: "Speak text through the queue, and wait until it has been heard.",
+        discussion: """
+            The text is rendered by a speech engine run as a program (espeak-ng by default; piper and \
+            flite when installed), a sentence at a time, and streamed: the first words play while the \
+            rest is rendered. Every option of `play` applies. The queue keeps the text, not audio: an \
+            utterance interrupted by a higher priority, or by a restart of the daemon, resumes at the \
+            start of the sentence it was in, and --drop-after counts whole sentences heard. Renders are \
+            cached in $XDG_CACHE_HOME/announce/speech (~/.cache/...), so a repeated announcement \
+            costs no render.
+
+            Exit status as for play; also 64 for empty text, 65 for text that is not UTF-8 (naming \
+            the byte), 69 when the engine is not installed (naming the package), 70 when it fails.
+
+            EXAMPLES
+              announce say "Backup finished on nas."
+              announce say --priority high --voice en-us+f3 "Build 4512 failed."
+              journalctl -n1 -o cat | announce say -   # the text on stdin
+              announce say --rate 1.5 --tag weather --replace -- "-5 degrees tonight."
+            """)
+
+    @Argument(help: ArgumentHelp("The words to say (joined with spaces), or - to read the text from stdin. Text starting with - goes after --.", valueName: "text"))
+    var words: [String]
+
+    @OptionGroup var voice: VoiceFlags
+    @OptionGroup var output: DeviceFlags
+    @OptionGroup var playback: PlaybackFlags
+    @OptionGroup var session: SessionFlags
+    @OptionGroup var queue: QueueFlags
+    @OptionGroup var delivery: DeliveryFlags
+
+    func validate() throws {
+        if words.isEmpty { throw ValidationError("Missing the text to say (or - for stdin).") }
+        if let speed = voice.speed, !Limits.speechSpeed.contains(speed) {
+            throw ValidationError("--speed \(speed): out of range \(Limits.speechSpeed.lowerBound)…\(Limits.speechSpeed.upperBound) words per minute")
+        }
+        try output.validate(session: session, queue: queue)
+    }
+
+    func run() throws {
+        let text: String
+        do {
+            text = try words == ["-"] ? Self.readStandardInput() : Self.argumentText(words)
+        } catch {
+            throw reportedExit(error)
+        }
+        let speech = voice.speech(text, configuration: UserConfiguration.load().configuration)
+        try submit(names: [speech.label], paths: [speech.label], delivery: delivery, session: session) { () throws(AnnounceError) in
+            if let problem = speech.problem { throw .usage(optionText(problem)) }
+            // The engine runs in the daemon, which looks on the same PATH (and the usual bin directories).
+            if ChildProcess.find(speech.engine.program) == nil {
+                throw .unavailable("\(speech.engine.program) is not installed: \(speech.engine.installHint)")
+            }
+            let options = playback.options
+            if options.start != nil && speech.ssml == true { throw .usage("--start cannot go into SSML") }
+            let devices = try output.resolved()
+            let clip = Clip(path: speech.label, device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
+                            gain: options.gain, pan: options.pan, loops: options.loops, start: options.start?.seconds,
+                            environment: AudioEnvironment.caller(), speech: speech)
+            var request = queue.request(for: clip)
+            try session.apply(to: &request)
+            return [request]
+        }
+    }
+
+    /// A speech problem in the options' words: `speech.voice must …` → `--voice must …`.
+    private func optionText(_ problem: String) -> String {
+        if problem.hasPrefix("speech.text is empty") { return "nothing to say: the text is empty" }
+        return problem.replacing("speech.text", with: "the text").replacing("speech.speed", with: "--speed")
+            .replacing("speech.voice", with: "--voice").replacing("speech.lang", with: "--lang").replacing("speech.ssml", with: "--ssml")
+    }
+
+    /// The words as typed: their bytes, so that a byte that is not UTF-8 is named (65), not replaced.
+    static func argumentText(_ words: [String]) throws(AnnounceError) -> String {
+        var raw: [[UInt8]] = []
+        for index in 1..<Int(CommandLine.argc) {
+            guard let pointer = CommandLine.unsafeArgv[index] else { continue }
+            raw.append(Array(UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer))))
+        }
+        // Each word's own bytes: the last arguments whose decoding it is, in order.
+        var bytes: [[UInt8]] = []
+        var next = raw.count - 1
+        for word in words.reversed() {
+            while next >= 0 && String(decoding: raw[next], as: UTF8.self) != word { next -= 1 }
+            bytes.insert(next >= 0 ? raw[next] : Array(word.utf8), at: 0)
+            next -= 1
+        }
+        return try utf8Text(Array(bytes.joined(separator: [0x20])), named: "text")
+    }
+
+    static func readStandardInput() throws(AnnounceError) -> String {
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 65536)
+        while true {
+            let got = chunk.withUnsafeMutableBytes { Glibc.read(0, $0.baseAddress, $0.count) }
+            if got < 0 && errno == EINTR { continue }
+            if got < 0 { throw .cannotOpen(path: "stdin", reason: systemErrorMessage(errno)) }
+            if got == 0 { break }
+            bytes += chunk[0..<got]
+            if bytes.count > Limits.maxSpeechBytes { throw .usage("stdin: the text is longer than \(Limits.maxSpeechBytes) bytes") }
+        }
+        return try utf8Text(bytes, named: "stdin")
+    }
+
+    /// `bytes` as text, or 65 naming the first byte that is not UTF-8.
+    static func utf8Text(_ bytes: [UInt8], named name: String) throws(AnnounceError) -> String {
+        var parser = Unicode.UTF8.ForwardParser()
+        var iterator = bytes.makeIterator()
+        var offset = 0
+        while true {
+            switch parser.parseScalar(from: &iterator) {
+            case .valid(let encoded): offset += encoded.count
+            case .emptyInput: return String(decoding: bytes, as: UTF8.self)
+            case .error: throw .undecodable(path: name, reason: "not UTF-8 at byte offset \(offset)")
+            }
+        }
+    }
+}

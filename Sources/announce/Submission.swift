@@ -1,0 +1,95 @@
+import ArgumentParser
+import Logging
+import AnnounceModel
+import AnnounceSystem
+import AnnounceClient
+import AnnounceOutput
+
+/// `--device`, for `play` and `say`.
+struct DeviceFlags: ParsableArguments {
+    @Option(name: [.customLong("device"), .customShort("d")], help: ArgumentHelp("""
+        ALSA PCM to play on (see `announce devices`); default: the daemon's. With --category multi-route, \\
+        give it up to \\(Limits.maxDevices) times to play on every one at once.
+        """, valueName: "device"), completion: deviceCompletion)
+    var device: [String] = []
+
+    /// The daemon's rules for clip.device and clip.extraDevices and for timed sessions, in the
+    /// options' words; `resolved()` makes a relative file: device absolute. A bad --category
+    /// is SessionFlags' to report.
+    func validate(session: SessionFlags, queue: QueueFlags) throws {
+        if let audioSession = try? session.audioSession(),
+           let problem = ItemRequest.timingProblem(audioSession, timed: queue.delay != nil || queue.at != nil) {
+            throw ValidationError(optionText(problem))
+        }
+        let category = (try? session.audioSession().category) ?? .default
+        if let problem = DeviceName.problem(device: device.first, extra: Array(device.dropFirst()), category: category,
+                                            relativeFileAllowed: true) {
+            throw ValidationError(optionText(problem))
+        }
+    }
+
+    /// The devices, a file: device's FILE made absolute (the daemon's working directory is /).
+    func resolved() throws(AnnounceError) -> [String] {
+        try device.map { name throws(AnnounceError) in try DeviceProbe.resolvingFile(name, absolute: absolutePath) }
+    }
+}
+
+/// What `play` and `say` print and whether they wait.
+struct DeliveryFlags: ParsableArguments {
+    @Flag(name: .customLong("no-wait"), help: "Print the item ids once they are safely queued, and exit 0.")
+    var noWait = false
+
+    @Flag(name: .customLong("json"), help: "Print each outcome (or, with --no-wait, the ids) as a JSON object.")
+    var json = false
+
+    @Flag(name: [.customLong("quiet"), .customShort("q")], help: "Errors only: no progress display, no ids with --no-wait, no warnings but that the queue is paused, no reason line for exit 75 (what --json asks for is still printed).")
+    var quiet = false
+}
+
+/// Queues the requests `make` builds (each checked first, so a request the daemon would refuse
+/// never starts one) and, unless --no-wait, waits for their outcomes: `play`'s and `say`'s
+/// common path. `names` are what the progress line calls the items, `paths` the messages.
+func submit(names: [String], paths: [String], delivery: DeliveryFlags, session: SessionFlags,
+            make: () throws(AnnounceError) -> [ItemRequest]) throws {
+    let logger = CLILogHandler.bootstrap(quiet: delivery.quiet)
+    var display: ProgressLine?
+    do {
+        for warning in session.warnings() { logger.warning("\(warning)") }
+        let requests = try make()
+        if let problem = PlayRequest(items: requests).problem { throw AnnounceError.usage(problem) }
+        guard let client = try DaemonClient.connect(autoStart: true) else { return }
+        display = !delivery.noWait && !delivery.json && !delivery.quiet ? ProgressLine.forTerminal() : nil
+        let reply = try client.call(.play(items: requests, wait: !delivery.noWait, progress: display != nil))
+        let ids = reply.ids ?? []
+        if delivery.noWait {
+            delivery.json ? print(jsonLine(Versioned(QueuedReply(ids: ids, pausedSince: reply.pausedSince))))
+                : output(ids.joined(separator: "\n"))
+            return
+        }
+        // A paused queue is never a silent hang: without the progress line the warning is
+        // printed even with -q (it is why nothing happens), and --json prints a `waiting` event.
+        if let since = reply.pausedSince {
+            if delivery.json {
+                for (id, request) in zip(ids, requests) {
+                    print(jsonLine(Event(.waiting, time: since, id: id, path: request.clip.path, priority: request.priority, reason: .paused)))
+                }
+            }
+            if display == nil { printError("warning: the queue is paused (since \(localTimeText(since))): waiting for `announce resume`") }
+        }
+        client.cancelOnInterrupt(ids: ids)
+        let follower = display.map { ProgressFollower($0, ids: ids, names: names) }
+        let outcomes = try OutcomeWaiter.wait(for: ids, on: client, progress: display != nil) { follower?.handle($0) }
+        let status = reportOutcomes(outcomes, of: zip(ids, paths).map { (id: $0, path: $1) }, json: delivery.json,
+                                    quiet: delivery.quiet, shown: display != nil, logger: logger)
+        if status != 0 { throw ExitCode(status) }
+    } catch let error as AnnounceError {
+        display?.endLine()  // the error goes on a line of its own
+        throw reportedExit(error)
+    }
+}
+
+/// `play --no-wait --json`: the ids, and when the queue is paused, since when.
+private struct QueuedReply: Encodable {
+    var ids: [String]
+    var pausedSince: Double?
+}
