@@ -236,6 +236,20 @@ private extension Scheduler {
         #expect(scheduler.endPlaying(.stopped, heard: heard, total: total) == expected)
     }
 
+    /// Speech counts whole sentences: 3 of 4 heard (75%) resumes even when 90% of its frames
+    /// were heard; 4 of 5 (80%) drops even when fewer frames were.
+    @Test func aSourcesOwnHeardFractionDecidesTheDropRule() {
+        var scheduler = Scheduler()
+        _ = scheduler.add(item("a"))
+        _ = scheduler.add(item("b", .high))
+        #expect(describe(scheduler.playbackEnded(id: "a", heardFrames: 900, totalFrames: 1000, heardFraction: 0.75,
+                                                 end: .stopped, now: 0)) == ["interrupted a: preempted by b", "persist a", "play b"])
+        _ = scheduler.endPlaying()
+        _ = scheduler.add(item("c", .high))
+        #expect(describe(scheduler.playbackEnded(id: "a", heardFrames: 0, totalFrames: nil, heardFraction: 0.8,
+                                                 end: .stopped, now: 0)) == ["finish a: dropped (preempted by c after 80% heard)", "play c"])
+    }
+
     @Test func heardFramesAddUpAcrossPlaysForTheDropRule() {
         var scheduler = Scheduler()
         _ = scheduler.add(item("a", .low))

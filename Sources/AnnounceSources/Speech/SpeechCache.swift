@@ -46,6 +46,12 @@ public final class SpeechCache: Sendable {
         return CacheWriter(cache: self, key: key)
     }
 
+    /// Deletes every render (and the directory, when nothing else is in it).
+    func evictAll() {
+        for name in directoryEntries(directory) { unlink(directory + "/" + name) }
+        rmdir(directory)
+    }
+
     /// Deletes the least recently used renders until the cache is within its limit.
     func evict() {
         var entries: [(path: String, size: Int64, used: Int)] = []

@@ -39,6 +39,14 @@ public final class SpeechSource: Source {
         format = SourceFormat(sampleRate: first.header.sampleRate, channels: first.header.channels, exactSampleFormat: .int16)
         lengths[0] = first.knownFrames
         current = (0, first)
+        // Sentences rendered before: their lengths are known at once (and with all of them, the whole).
+        if let cache, let build = engine?.build {
+            for index in sentences.indices.dropFirst() {
+                guard let path = cache.lookup(SpeechCache.key(speech: speech, engineBuild: build, sentence: sentences[index])),
+                      let audio = try? SentenceAudio(cached: path) else { continue }
+                lengths[index] = audio.knownFrames
+            }
+        }
     }
 
     deinit { scratch.deallocate() }

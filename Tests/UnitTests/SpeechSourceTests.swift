@@ -1,0 +1,101 @@
+@testable import AnnounceModel
+@testable import AnnounceSystem
+@testable import AnnounceSources
+@testable import AnnounceDaemon
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Sentences, the spoken-text source over the real espeak-ng, and the `[speech]` config section.
+@Suite struct SentencesTests {
+    @Test(arguments: [
+        ("Backup finished. Next one at ten!", ["Backup finished.", "Next one at ten!"]),
+        ("It costs 3.5 euros. OK?", ["It costs 3.5 euros.", "OK?"]),
+        ("He said \"stop.\" Then he left.", ["He said \"stop.\"", "Then he left."]),
+        ("Wait... what?", ["Wait...", "what?"]),
+        ("one line\nwrapped here.\n\nNew paragraph", ["one line wrapped here.", "New paragraph"]),
+        ("  \n ", []),
+        ("no end mark", ["no end mark"]),
+    ])
+    func splitsAtSentenceEnds(text: String, expected: [String]) {
+        #expect(Sentences.split(text) == expected)
+    }
+
+    @Test func cutsAnOverlongSentenceBetweenWords() {
+        let words = (1...400).map { "word\($0)" }
+        let text = words.joined(separator: " ") + ", and " + words.joined(separator: " ")
+        let pieces = Sentences.split(text)
+        #expect(pieces.count > 1 && pieces.allSatisfy { $0.count <= Sentences.maxCharacters })
+        #expect(pieces.joined(separator: " ").split(separator: " ") == text.split(separator: " "), "no word is cut or lost")
+    }
+
+    @Test func configSpeechSection() {
+        let (configuration, warnings) = UserConfiguration.parse("""
+            device = null
+            [speech]
+            engine = flite
+            voice = slt
+            cache-size = 8M
+            colour = red
+            [mqtt]
+            broker = x
+            """, name: "c")
+        #expect(configuration.device == "null" && configuration.speechEngine == .flite && configuration.speechVoice == "slt")
+        #expect(configuration.speechCacheBytes == 8 << 20)
+        #expect(warnings == ["c:6: unknown key 'colour' in [speech] (known: engine, voice, cache-size)",
+                             "c:7: unknown section [mqtt] (known: [speech])"])
+    }
+}
+
+@Suite("SpeechSource over espeak-ng", .enabled(if: ChildProcess.find("espeak-ng") != nil, "espeak-ng is not installed"))
+struct SpeechSourceTests {
+    let speech = Speech(text: "First sentence here. The second one is longer than the first! And a third?")
+
+    private func readAll(_ source: SpeechSource) throws -> [Int16] {
+        var samples: [Int16] = []
+        var buffer = [Int16](repeating: 0, count: 1000 * source.format.channels)
+        while true {
+            let got = try buffer.withUnsafeMutableBytes { raw in try source.read(into: raw.baseAddress!, frames: 1000, as: .int16) }
+            if got == 0 { return samples }
+            samples += buffer[0..<(got * source.format.channels)]
+        }
+    }
+
+    @Test func resumesAtTheStartOfTheSentenceHeardAndCountsWholeSentences() throws {
+        let source = try SpeechSource(speech: speech, cache: nil)
+        #expect(source.format.sampleRate == 22050 && source.format.channels == 1 && source.resumption == .sentenceStart)
+        let all = try readAll(source)
+        let total = try #require(source.duration.exactFrames, "known once every sentence has been rendered")
+        #expect(Int64(all.count) == total)
+        // Sentence starts: where resumeFrame leads, from anywhere in each sentence.
+        let secondStart = source.resumeFrame(forHeard: total / 2)
+        #expect(secondStart > 0 && secondStart < total / 2)
+        #expect(source.resumeFrame(forHeard: secondStart) == secondStart)
+        #expect(source.resumeFrame(forHeard: secondStart - 1) == 0)
+        #expect(source.heardFraction(forHeard: secondStart - 1) == 0)
+        #expect(source.heardFraction(forHeard: secondStart + 10) == 1.0 / 3)
+        #expect(source.heardFraction(forHeard: total) == 1)
+        // Seeking to it renders again and gives exactly the same samples.
+        try source.seek(toFrame: secondStart)
+        #expect(try readAll(source) == Array(all[Int(secondStart)...]))
+        // The engine driver's rule: resume there, replaying what was heard of that sentence.
+        let fresh = try SpeechSource(speech: speech, cache: nil)
+        let point = try #require(EngineDriver.resumePoint(of: fresh, heard: total / 2, startFrame: 0, loops: 0))
+        #expect(point.offset == secondStart && point.replayed == total / 2 - secondStart)
+    }
+
+    @Test func cachedRendersPlayTheSameSamplesAndKnowTheirLength() throws {
+        let directory = "/tmp/announce-speech-cache-\(getpid())"
+        defer { _ = try? SpeechCache(directory: directory).evictAll() }
+        let cache = SpeechCache(directory: directory)
+        let rendered = try readAll(try SpeechSource(speech: speech, cache: cache))
+        let again = try SpeechSource(speech: speech, cache: cache)
+        #expect(again.duration.exactFrames == Int64(rendered.count), "every sentence's length comes from the cache")
+        #expect(try readAll(again) == rendered)
+        // A start mid-sentence (--start) lands on the frame.
+        try again.seek(toFrame: 12345)
+        #expect(try readAll(again) == Array(rendered[12345...]))
+    }
+}
