@@ -38,10 +38,19 @@ public struct Clip: Codable, Equatable, Sendable {
     /// nil: the daemon's own.
     public var environment: [String: String]?
     /// Seconds the whole program lasts, as the client measured it: for the wait others are told.
+    /// Wall time: at `rate` 2 half the file's length.
     public var seconds: Double?
+    /// Tempo with the pitch kept (`--rate`), `Limits.rate`; nil is 1.
+    public var rate: Double?
+    /// Pitch shift in semitones with the length kept (`--pitch`), `Limits.pitch`; nil is 0.
+    public var pitch: Double?
+    /// Leading and trailing silence trimmed, long pauses shortened (`--skip-silence`), by the
+    /// daemon's `SilenceRule`; nil is false. `start`, positions and lengths stay in source time.
+    public var skipSilence: Bool?
 
     public init(path: String, device: String? = nil, extraDevices: [String]? = nil, gain: Float = 1, pan: Float = 0,
-                loops: Int = 0, start: Double? = nil, environment: [String: String]? = nil, seconds: Double? = nil) {
+                loops: Int = 0, start: Double? = nil, environment: [String: String]? = nil, seconds: Double? = nil,
+                rate: Double? = nil, pitch: Double? = nil, skipSilence: Bool? = nil) {
         self.path = path
         self.device = device
         self.extraDevices = extraDevices
@@ -51,6 +60,9 @@ public struct Clip: Codable, Equatable, Sendable {
         self.start = start
         self.environment = environment
         self.seconds = seconds
+        self.rate = rate
+        self.pitch = pitch
+        self.skipSilence = skipSilence
     }
 
     /// The sound-server variables a request may carry for opening its devices (docs/protocol.md,
