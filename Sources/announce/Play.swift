@@ -241,6 +241,7 @@ struct Play: ParsableCommand {
               # both sound cards at once:
               announce play --category multi-route -d plughw:0 -d plughw:1 fire.wav
               announce play --if-busy fail --expire 30s status.wav || echo "device busy"
+              announce play --rate 1.5 --skip-silence voicemail.wav   # pauses cut, then 1.5× as fast
             """)
 
     @Argument(help: "Audio files to play in order, or names of installed sounds (see FILES in announce(1)).", completion: .file())
