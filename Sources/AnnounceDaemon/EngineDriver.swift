@@ -202,7 +202,7 @@ final class EngineDriver: @unchecked Sendable {
         // Where in the program this play begins.
         let heardBefore = item.heardFrames - replayed
         if let total, total > 0 {  // in seconds heard: at --rate 2, half the source's
-            control.capProgressInterval(Double(total - heardBefore) / Double(info.sampleRate) / (item.clip.rate ?? 1) / 8)
+            control.capProgressInterval(item.clip.wallSeconds(forSource: Double(total - heardBefore) / Double(info.sampleRate)) / 8)
         }
         if control.isStopped { return ended(.stopped, total: total, rate: info.sampleRate) }
 

@@ -334,20 +334,20 @@ struct Play: ParsableCommand {
         let devices = try device.map { name throws(AnnounceError) in try DeviceProbe.resolvingFile(name, absolute: absolutePath) }
         var clip = Clip(path: absolutePath(path), device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
                         gain: options.gain, pan: options.pan,
-                        loops: options.loops, start: options.start?.seconds, environment: AudioEnvironment.caller(),
-                        seconds: decoder.lengthIsExact ? programSeconds(info, options) : nil)
+                        loops: options.loops, start: options.start?.seconds, environment: AudioEnvironment.caller())
         playback.reshape(&clip)
+        clip.seconds = decoder.lengthIsExact ? programSeconds(info, options).map(clip.wallSeconds) : nil
         return clip
     }
 
-    /// The whole program's length in wall time (at --rate 2, half the file's; --skip-silence
-    /// only shortens it), for the wait estimate others are told: past any real wait, none.
+    /// The whole program's length in the file's time, for the wait estimate others are told
+    /// (as wall time: `Clip.wallSeconds`): past any real wait, none.
     private func programSeconds(_ info: AudioFileInfo, _ options: PlaybackOptions) -> Double? {
         let startFrame = options.start?.frames(atRate: info.sampleRate) ?? 0
         guard let frames = PlaybackOptions.programFrames(fileFrames: info.frames, startFrame: startFrame, loops: options.loops) else {
             return nil
         }
-        let seconds = Double(frames) / Double(info.sampleRate) / (playback.rate ?? 1)
+        let seconds = Double(frames) / Double(info.sampleRate)
         return seconds <= TimeSpan.longest.seconds ? seconds : nil
     }
 }

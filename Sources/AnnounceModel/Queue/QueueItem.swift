@@ -70,6 +70,10 @@ public struct Clip: Codable, Equatable, Sendable {
     public static let environmentVariables = ["XDG_RUNTIME_DIR", "PULSE_SERVER", "PULSE_RUNTIME_PATH", "PULSE_COOKIE",
                                               "PULSE_CLIENTCONFIG", "PULSE_SINK", "PIPEWIRE_RUNTIME_DIR", "PIPEWIRE_REMOTE"]
 
+    /// Seconds of the source as seconds heard, at `rate` (`--skip-silence` only shortens it):
+    /// the one rule for the waits others are told.
+    public func wallSeconds(forSource seconds: Double) -> Double { seconds / (rate ?? 1) }
+
     /// Every device the clip plays on, in order: `device` (else `defaultDevice`), then `extraDevices`.
     public func devices(default defaultDevice: String) -> [String] {
         [device ?? defaultDevice] + (extraDevices ?? [])
