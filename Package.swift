@@ -29,6 +29,8 @@ let package = Package(
         .systemLibrary(name: "CMpg123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
         .systemLibrary(name: "CFLAC", pkgConfig: "flac", providers: [.apt(["libflac-dev"])]),
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
+        // libsonic ships no pkg-config file: the module map links it by name.
+        .systemLibrary(name: "CSonic", providers: [.apt(["libsonic-dev"])]),
         .target(name: "CPosix"),
         // The layers, each depending only on those below it (docs/ARCHITECTURE.md); the layering
         // test (Tests/EndToEndTests/LayeringTests.swift) fails a change that breaks them.
@@ -49,11 +51,11 @@ let package = Package(
             name: "AnnounceOutput",
             dependencies: ["AnnounceModel", "AnnounceSystem", "CALSA", "CPosix", .product(name: "Logging", package: "swift-log")]
         ),
-        // Engine: the playback thread, the mixer, ramps and resampling between a Source (the
-        // model's protocol: it never sees a decoder) and Output.
+        // Engine: the playback thread, the mixer, ramps, resampling, and tempo, pitch and silence
+        // skipping (libsonic) between a Source (the model's protocol: it never sees a decoder) and Output.
         .target(
             name: "AnnounceEngine",
-            dependencies: ["AnnounceModel", "AnnounceSystem", "AnnounceOutput", "CSpeexDSP", "CPosix"]
+            dependencies: ["AnnounceModel", "AnnounceSystem", "AnnounceOutput", "CSpeexDSP", "CSonic", "CPosix"]
         ),
         // Daemon: the control loop, queue controller, connections, spool and the engine driver.
         .target(

@@ -6,7 +6,7 @@ micro-benchmarks (Benchmarks/, ordo-one/benchmark). Writes BENCHMARKS.md. Standa
     scripts/bench.py PATH-TO-announce [--smoke] [--only SECTIONS] [--out FILE]
     scripts/bench.py --render [--out FILE]     BENCHMARKS.md again from .bench-cache/results.json
 
-Sections: players daemon alert mixing callgrind micro (all by default). --smoke runs each with
+Sections: players tempo daemon alert mixing callgrind micro (all by default). --smoke runs each with
 few repetitions and short windows (a few minutes; for developing the harness, not for figures)
 and writes .bench-cache/BENCHMARKS.smoke.md unless --out is given. Counts can be set one by one
 with BENCH_<NAME>=N, NAME as in COUNTS below (e.g. BENCH_RUNS=9).
@@ -45,6 +45,7 @@ TMPFS, DISK = "/dev/shm", "/tmp"
 COUNTS = {
     "RUNS": (5, 1),            # counted runs per player, 1- and 10-minute files
     "RUNS_LONG": (9, 1),       # 60-minute MP3
+    "RUNS_TEMPO": (5, 1),      # 60-minute MP3 at --rate 2, plain, and through sox's tempo
     "RUNS_TINY": (20, 3),      # 0.1 s clips
     "RUNS_MARGINAL": (15, 3),  # rounds of the WAV target (1 s and 60 min each)
     "ENQUEUE": (1000, 100),    # enqueue round trips per row
@@ -508,6 +509,35 @@ class Bench:
                                       for p, a in cmds.items()}, "runs": runs}
             log(f"{case}: " + ", ".join(f"{p} {med(r['cpu'] for r in rs):.4f} s" for p, rs in runs.items())
                 + f" CPU (medians; {time.perf_counter() - t0:.0f} s)")
+
+    # -------------------------------------------------------------------------------------
+    # tempo: the 60-minute MP3 at --rate 2 (libsonic on the daemon's decode side), beside the
+    # same file played plainly and sox's own tempo effect, each to ALSA `null`.
+
+    def tempo(self):
+        path = self.path("mp3-60min.mp3")
+        cmds = {"announce --rate 2": [self.bin, "play", "-q", "-d", "null", "--rate", "2", path],
+                "announce": [self.bin, "play", "-q", "-d", "null", path],
+                "sox tempo 2": ["sox", "-q", path, "-t", "alsa", "null", "tempo", "2"]}
+        counted = self.Counted(self, self.path("mp3-0.1s.mp3"))
+        subprocess.run(["cat", path], stdout=subprocess.DEVNULL)  # the page cache warm, as for players
+        runs = {p: [] for p in cmds}
+        t0 = time.perf_counter()
+        try:
+            for _ in range(self.n["RUNS_TEMPO"]):
+                for p, argv in cmds.items():  # interleaved, so drift hits every command alike
+                    rec = counted.run(argv) if p.startswith("announce") else run_once(argv)
+                    if rec["exit"] != 0:
+                        raise RuntimeError(f"{shlex.join(argv)} exited {rec['exit']}: {rec['stderr']}")
+                    runs[p].append({k: v for k, v in rec.items() if k not in ("stderr", "exit")})
+        finally:
+            counted.d.stop()
+            self.cleanups.remove(counted.d.stop)
+        self.res["tempo"] = {"seconds": self.dur["mp3-60min.mp3"], "runs": runs,
+                             "commands": {p: shlex.join(a).replace(shlex.quote(path), "FILE").replace(self.bin, "announce")
+                                          for p, a in cmds.items()}}
+        log("tempo: " + ", ".join(f"{p} {med(r['cpu'] for r in rs):.3f} s" for p, rs in runs.items())
+            + f" CPU (medians; {time.perf_counter() - t0:.0f} s)")
 
     # -------------------------------------------------------------------------------------
     # daemon: enqueue round trip, the --no-wait client, preemption, cold start, idle, memory.
@@ -1107,6 +1137,15 @@ def ratio_rows(res):
             V.append((f"peak RSS does not grow with length ({s} → {l}: ≤ +2 MiB)",
                       "PASS" if b - a <= RSS_GROWTH_MIB else "FAIL", f"{a:.1f} → {b:.1f} MiB ({b - a:+.1f} MiB)"))
 
+    T = res.get("tempo")
+    if T:
+        runs = T["runs"]
+        for ref, what in (("announce", "plain playback"), ("sox tempo 2", "`sox FILE -t alsa null tempo 2`")):
+            pr = [x["cpu"] / y["cpu"] for x, y in zip(runs["announce --rate 2"], runs[ref]) if y["cpu"] > 0]
+            a, b = (med(r["cpu"] for r in runs[p]) for p in ("announce --rate 2", ref))
+            V.append((f"tempo: `announce play --rate 2` CPU ÷ {what} (mp3-60min → null)", "INFO",
+                      f"{med(pr):.3f}× (rounds {min(pr):.3f}–{max(pr):.3f}×; medians {a:.3f} s vs {b:.3f} s); no target set"))
+
     D = res.get("daemon")
     if D:
         for r in D["enqueue"]:
@@ -1324,6 +1363,9 @@ def render(res, out):
           "  daemon's CPU clock (`clock_getcpuclockid`, every thread) from just before the client starts",
           "  until the daemon's `device-closed` event after the item (it closes an idle device after 100 ms),",
           "  so each run pays for opening, playing and closing, like the other players.",
+          "- **Tempo**: the 60-minute MP3 with `--rate 2` (libsonic on the daemon's decode thread), the same",
+          "  file played plainly, and sox's WSOLA `tempo 2`, each to `null`, interleaved round by round;",
+          "  announce counted as for Players. The ratios are per round.",
           "- **Enqueue**: `play` with `wait:false` of an existing file while the queue is paused, from the",
           "  send to the reply (the daemon spools the item with fsyncs), after 50 uncounted; on tmpfs",
           "  (`/dev/shm`, as `$XDG_RUNTIME_DIR`) and ext4 `/tmp`. The `--no-wait` command: spawn to exit, and",
@@ -1397,7 +1439,7 @@ def micro_tables(output):
 
 # =========================================================================================
 
-SECTIONS = ["players", "daemon", "alert", "mixing", "callgrind", "micro"]
+SECTIONS = ["players", "tempo", "daemon", "alert", "mixing", "callgrind", "micro"]
 
 
 def main():

@@ -33,10 +33,13 @@ public final class Daemon {
         public var quietHours: [QuietHours]
         /// The duck level from the config file, in dB (for the mixer's ducking).
         public var duckLevel: Double
+        /// What `--skip-silence` cuts, from the config file.
+        public var silence: SilenceRule = .default
         /// Local time of day, for quiet hours (injectable for tests).
         public var localMinutes: QuietMode.LocalMinutes = QuietMode.systemLocalMinutes
         /// The user's config file, reread when it has changed (checked each time the daemon
-        /// wakes): its quiet hours and duck level apply from then on (its device, at the next start).
+        /// wakes): its quiet hours, duck level and silence rule apply from then on (its device, at
+        /// the next start).
         public var configPath: String?
         /// The file as it was when the configuration above was read from it.
         public var configStamp: FileStamp?

@@ -61,8 +61,10 @@ final class EngineDriver: @unchecked Sendable {
 
     /// Plays `item` from its resume point on `devices` (several for multi-route, all at once,
     /// reported as one play), at mixer gain `gain` (ducked). `alert`: from the alert cache.
-    /// `watched`: someone shows its progress (else it comes once a second). Control side.
-    func play(_ item: QueueItem, devices: [String], gain: Float = 1, alert: Bool = false, watched: Bool = false) {
+    /// `watched`: someone shows its progress (else it comes once a second). `silence`: what
+    /// `--skip-silence` cuts (the config file's). Control side.
+    func play(_ item: QueueItem, devices: [String], gain: Float = 1, alert: Bool = false, watched: Bool = false,
+              silence: SilenceRule = .default) {
         let group = RouteGroup(count: devices.count, post: post)
         let plays = devices.map { device in
             let control = PlaybackControl(gain: gain)
@@ -73,7 +75,7 @@ final class EngineDriver: @unchecked Sendable {
         for (index, (device, control)) in plays.enumerated() {
             running.add(1, ordering: .relaxed)
             let thread = startThread(named: "announce-play") { [self] in
-                play(item, device: device, control: control, alert: alert, route: index, group: group)
+                play(item, device: device, control: control, alert: alert, silence: silence, route: index, group: group)
                 controls.withLock { controls in
                     if controls[item.id]?.contains(where: { $0 === control }) == true {
                         controls[item.id]?.removeAll { $0 === control }
@@ -172,7 +174,8 @@ final class EngineDriver: @unchecked Sendable {
         }
     }
 
-    private func play(_ item: QueueItem, device: String, control: PlaybackControl, alert: Bool, route: Int, group: RouteGroup) {
+    private func play(_ item: QueueItem, device: String, control: PlaybackControl, alert: Bool, silence: SilenceRule,
+                      route: Int, group: RouteGroup) {
         var details = PlayDetails(devices: DeviceList([device]))
         // Frames played again (a sentence's start up to where it was heard) are not heard twice.
         var replayed: Int64 = 0
@@ -187,7 +190,8 @@ final class EngineDriver: @unchecked Sendable {
         }
         let source: any Source
         do {
-            source = try makeSource(item, alert)
+            // Any source, a file's or another kind's, reshaped alike; its frames stay source time.
+            source = try ReshapedSource.applying(Reshaping(item.clip, silence: silence), to: makeSource(item, alert))
             opened = source
         } catch {
             return ended(.failed(code: error.exitCode, message: error.description))
@@ -204,8 +208,8 @@ final class EngineDriver: @unchecked Sendable {
         replayed = position.replayed
         // Where in the program this play begins.
         let heardBefore = item.heardFrames - replayed
-        if let total, total > 0 {
-            control.capProgressInterval(Double(total - heardBefore) / Double(info.sampleRate) / 8)
+        if let total, total > 0 {  // in seconds heard: at --rate 2, half the source's
+            control.capProgressInterval(item.clip.wallSeconds(forSource: Double(total - heardBefore) / Double(info.sampleRate)) / 8)
         }
         if control.isStopped { return ended(.stopped, total: total, rate: info.sampleRate) }
 

@@ -36,7 +36,7 @@ extension QueueController {
                 meter.playingFrames = 0
                 lives[item.id]?.start()
                 driver.play(item, devices: item.clip.devices(default: configuration.device), gain: startingGain(item.id),
-                            watched: hub.isProgressWatched(item.id))
+                            watched: hub.isProgressWatched(item.id), silence: configuration.silence)
                 // Started items never expire, also after a crash; saved after the play began.
                 do { try spool.save(item) } catch { logger.error("\(error.description)") }
             case .stopPlayback(let id, _):

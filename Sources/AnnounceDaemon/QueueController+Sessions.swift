@@ -66,7 +66,7 @@ extension QueueController {
                 devices.playStarts()
                 lives[item.id]?.start()
                 driver.play(item, devices: item.clip.devices(default: configuration.device), gain: startingGain(item.id),
-                            alert: alert, watched: hub.isProgressWatched(item.id))
+                            alert: alert, watched: hub.isProgressWatched(item.id), silence: configuration.silence)
             case .stop(let id):
                 driver.stop(id)
             case .persist(let item):

@@ -102,17 +102,19 @@ extension QueueController {
         return event
     }
 
-    /// About how long the playing item and `ahead` still play; nil when one's length is unknown.
+    /// About how long the playing item and `ahead` still play, in wall time (frames heard are
+    /// source time, `clip.seconds` wall time: --rate tells them apart); nil when one's length is unknown.
     private func secondsLeft(_ ahead: ArraySlice<QueueItem>) -> Double? {
         var total = 0.0
         if let playing = scheduler.playing {
+            let clip = playing.clip
             // The engine's length once known (counted, or what decoded) over the client's.
-            guard let length = seconds(meter.playingTotal, of: playing.id) ?? playing.clip.seconds else { return nil }
-            total += max(0, length - (seconds(playing.heardFrames + meter.playingFrames, of: playing.id) ?? 0))
+            guard let length = seconds(meter.playingTotal, of: playing.id).map(clip.wallSeconds) ?? clip.seconds else { return nil }
+            total += max(0, length - clip.wallSeconds(forSource: seconds(playing.heardFrames + meter.playingFrames, of: playing.id) ?? 0))
         }
         for item in ahead {
             guard let length = item.clip.seconds else { return nil }
-            total += max(0, length - (seconds(item.heardFrames, of: item.id) ?? 0))
+            total += max(0, length - item.clip.wallSeconds(forSource: seconds(item.heardFrames, of: item.id) ?? 0))
         }
         return (total * 10).rounded() / 10
     }

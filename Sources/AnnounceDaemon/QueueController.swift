@@ -144,7 +144,7 @@ final class QueueController {
     /// Something is playing (or being stopped) on some device.
     var isPlaying: Bool { scheduler.playing != nil || mixed.isPlaying }
 
-    /// The config file's quiet hours and duck level apply from the next item on.
+    /// The config file's quiet hours, duck level and silence rule apply from the next item on.
     func rereadConfigurationIfChanged() {
         guard let path = configuration.configPath else { return }
         let stamp = FileStamp(path)
@@ -155,6 +155,7 @@ final class QueueController {
         guard let user = reread else { return }
         configuration.quietHours = user.quietHours
         configuration.duckLevel = user.duckLevel
+        configuration.silence = user.silence
         quiet.hours = user.quietHours
         let hours = user.quietHours.map(\.description).joined(separator: ", ")
         logger.info("\(path) reread: quiet hours \(hours.isEmpty ? "none" : hours), duck level \(user.duckLevel) dB")

@@ -18,7 +18,8 @@ public struct PlaybackProgress: Equatable, Sendable {
 }
 
 public struct PlaybackReport: Equatable, Sendable {
-    /// Frames of the file heard (at the file's rate, also when resampled).
+    /// Frames of the file heard, in its own timeline (at its rate when resampled, in source
+    /// time when reshaped: `Source.sourceFrames(forRead:)`).
     public var framesPlayed: Int64
     public var outputFormat: OutputFormat
     /// Underruns and suspends the output recovered from during this clip.
@@ -109,9 +110,12 @@ public final class PlaybackEngine: @unchecked Sendable {
         control?.attach(job)
         defer { control?.detach() }
 
-        // Device frames back to the file's, for progress and the resume point.
+        // Device frames back to the source's timeline, for progress and the resume point: at
+        // its rate when resampled, and through its own map when it reshapes (tempo, silence).
         let ratio = Double(input.sampleRate) / Double(format.sampleRate)
-        let sourceFrames: (Int) -> Int64 = { resampler == nil ? Int64($0) : Int64((Double($0) * ratio).rounded()) }
+        let sourceFrames: (Int) -> Int64 = {
+            source.sourceFrames(forRead: resampler == nil ? Int64($0) : Int64((Double($0) * ratio).rounded()))
+        }
         let totalFrames = PlaybackOptions.programFrames(fileFrames: source.duration.frames, startFrame: startFrame, loops: options.loops)
         var reporter = ProgressReporter(total: totalFrames, sampleRate: input.sampleRate, sourceFrames: sourceFrames, callback: progress)
         var submitted = false
@@ -142,7 +146,7 @@ public final class PlaybackEngine: @unchecked Sendable {
                 throw error
             }
             guard let produced = frames else {
-                reporter.inputEnded(total: feed.framesDecoded)
+                reporter.inputEnded(total: source.sourceFrames(forRead: feed.framesDecoded))
                 break
             }
             if produced > 0 {

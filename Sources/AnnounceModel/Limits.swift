@@ -35,6 +35,16 @@ public enum Limits {
     public static let maxSpeechBytes = 160 * 1024
     /// `--speed`, in words per minute.
     public static let speechSpeed: ClosedRange<Int> = 80...500
+    /// Tempo (`--rate`, `clip.rate`), pitch kept: libsonic stays clean from a quarter to eight
+    /// times the speed (a 440 Hz tone stays within 2 Hz up to 2×, 3 Hz at 8×).
+    public static let rate: ClosedRange<Double> = 0.25...8
+    /// Pitch shift in semitones (`--pitch`, `clip.pitch`), length kept: an octave either way;
+    /// beyond it libsonic's plain interpolation aliases audibly.
+    public static let pitch: ClosedRange<Double> = -12...12
+    /// `silence-gap` (seconds): the longest pause `--skip-silence` leaves inside a clip.
+    public static let silenceGap: ClosedRange<Double> = 0.05...10
+    /// `silence-level` (dBFS): below it, on every channel, a frame counts as silence.
+    public static let silenceLevel: ClosedRange<Double> = -90...(-20)
 }
 
 // The defaults of what a request leaves out (docs/protocol.md, ItemRequest), for the CLI's

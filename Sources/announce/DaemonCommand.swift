@@ -56,6 +56,7 @@ struct DaemonCommand: ParsableCommand {
             var configuration = Daemon.Configuration(
                 device: device ?? user.device ?? UserConfiguration.defaultDevice, idleExit: idleExit?.seconds, ready: readyFd.map { ReadyPipe(fd: $0) },
                 quietHours: user.quietHours, duckLevel: user.duckLevel)
+            configuration.silence = user.silence
             configuration.configPath = configPath
             configuration.speechCacheBytes = user.speechCacheBytes
             configuration.configStamp = configStamp

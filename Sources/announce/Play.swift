@@ -48,14 +48,33 @@ struct PlaybackFlags: ParsableArguments {
     @Option(name: .customLong("start"), parsing: .unconditional, help: ArgumentHelp("Where the first pass starts: 1.5s, 500ms, 1m30s, 0:24.9 (before the end of the file).", valueName: "time"), transform: TimeSpan.argument)
     var start: TimeSpan?
 
+    // .unconditional: "--rate -1" must be out of range, not a missing value.
+    @Option(name: .customLong("rate"), parsing: .unconditional, help: ArgumentHelp("Tempo with the pitch kept, \(numberText(Limits.rate.lowerBound)) to \(numberText(Limits.rate.upperBound)): 2 plays twice as fast. Positions, lengths and --start stay in the file's time.", valueName: "factor"))
+    var rate: Double?
+
+    @Option(name: .customLong("pitch"), parsing: .unconditional, help: ArgumentHelp("Pitch shift in semitones, \(numberText(Limits.pitch.lowerBound)) to \(numberText(Limits.pitch.upperBound)), with the length kept: 12 is an octave up.", valueName: "semitones"))
+    var pitch: Double?
+
+    @Flag(name: .customLong("skip-silence"), help: "Trim the silence at both ends and cut every pause longer than the config file's silence-gap (default 300 ms) to that length.")
+    var skipSilence = false
+
     func validate() throws {
         // The daemon's rules, in the options' words.
         if let problem = ItemRequest.panProblem(Float(pan)) { throw ValidationError(optionText(problem, given: numberText(pan))) }
         if let problem = ItemRequest.loopsProblem(loops) { throw ValidationError(optionText(problem, given: "\(loops)")) }
+        if let rate, let problem = ItemRequest.rateProblem(rate) { throw ValidationError(optionText(problem, given: numberText(rate))) }
+        if let pitch, let problem = ItemRequest.pitchProblem(pitch) { throw ValidationError(optionText(problem, given: numberText(pitch))) }
     }
 
     var options: PlaybackOptions {
         PlaybackOptions(gain: level.linearGain, pan: Float(pan), loops: loops, start: start)
+    }
+
+    /// The clip's reshaping fields; what changes nothing goes as absent.
+    func reshape(_ clip: inout Clip) {
+        clip.rate = rate == 1 ? nil : rate
+        clip.pitch = pitch == 0 ? nil : pitch
+        clip.skipSilence = skipSilence ? true : nil
     }
 }
 
@@ -222,6 +241,7 @@ struct Play: ParsableCommand {
               # both sound cards at once:
               announce play --category multi-route -d plughw:0 -d plughw:1 fire.wav
               announce play --if-busy fail --expire 30s status.wav || echo "device busy"
+              announce play --rate 1.5 --skip-silence voicemail.wav   # pauses cut, then 1.5× as fast
             """)
 
     @Argument(help: "Audio files to play in order, or names of installed sounds (see FILES in announce(1)).", completion: .file())
@@ -256,13 +276,16 @@ struct Play: ParsableCommand {
         if let problem = options.startProblem(in: info, path: path) { throw problem }
         // The daemon's working directory is /: a file: device's FILE is the caller's.
         let devices = try output.resolved()
-        return Clip(path: absolutePath(path), device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
-                    gain: options.gain, pan: options.pan,
-                    loops: options.loops, start: options.start?.seconds, environment: AudioEnvironment.caller(),
-                    seconds: decoder.lengthIsExact ? programSeconds(info, options) : nil)
+        var clip = Clip(path: absolutePath(path), device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
+                        gain: options.gain, pan: options.pan,
+                        loops: options.loops, start: options.start?.seconds, environment: AudioEnvironment.caller())
+        playback.reshape(&clip)
+        clip.seconds = decoder.lengthIsExact ? programSeconds(info, options).map(clip.wallSeconds) : nil
+        return clip
     }
 
-    /// The whole program's length, for the wait estimate others are told: past any real wait, none.
+    /// The whole program's length in the file's time, for the wait estimate others are told
+    /// (as wall time: `Clip.wallSeconds`): past any real wait, none.
     private func programSeconds(_ info: AudioFileInfo, _ options: PlaybackOptions) -> Double? {
         let startFrame = options.start?.frames(atRate: info.sampleRate) ?? 0
         guard let frames = PlaybackOptions.programFrames(fileFrames: info.frames, startFrame: startFrame, loops: options.loops) else {
@@ -280,6 +303,8 @@ func optionText(_ problem: ItemProblem, given: String = "") -> String {
     case .pan: "--pan \(given): out of range \(rangeText(Limits.pan))"
     case .loops: "--loops \(given): out of range -1 (forever) to \(Limits.maxLoops)"
     case .dropAfter: "--drop-after \(given): out of range \(rangeText(Limits.dropAfter))"
+    case .rate: "--rate \(given): out of range \(rangeText(Limits.rate))"
+    case .pitch: "--pitch \(given): out of range \(rangeText(Limits.pitch)) semitones"
     case .tag: "--tag must be 1 to \(Limits.maxTagBytes) bytes"
     case .timedMixable(let session): "a mixable session (\(session)) starts at once; --delay and --at need a queued one"
     case .device(let problem): optionText(problem)

@@ -92,9 +92,10 @@ struct Say: ParsableCommand {
             let options = playback.options
             if options.start != nil && speech.ssml == true { throw .usage("--start cannot go into SSML") }
             let devices = try output.resolved()
-            let clip = Clip(path: speech.label, device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
+            var clip = Clip(path: speech.label, device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
                             gain: options.gain, pan: options.pan, loops: options.loops, start: options.start?.seconds,
                             environment: AudioEnvironment.caller(), speech: speech)
+            playback.reshape(&clip)
             var request = queue.request(for: clip)
             try session.apply(to: &request)
             return [request]

@@ -91,6 +91,37 @@ struct PacedTests {
         }
     }
 
+    /// At `--rate 2` the daemon counts heard in source time: A (3 s) sounds 1.5 s in all, and
+    /// interruption-began's `heard` is twice what sounded before B. Had it counted the frames
+    /// written, A would resume early and sound 0.5 + 2.5 / 2 = 1.75 s (for a cut at 0.5 s).
+    @Test("at --rate 2 a preempted clip resumes at the source position heard")
+    func preemptAndResumeAtRateTwo() async throws {
+        try await withPacedSession("preempt-resume-rate") { session in
+            try await session.start()
+            let clips = session.paced.clips
+            try session.startRecording()
+            let a = session.launch(["play", clips.a3, "--rate", "2"])
+            _ = try await session.waitForEvent("A's started event") { $0.event == "started" && $0.path == clips.a3 }
+            try await Task.sleep(for: .seconds(0.5))  // about 1 s of A's source heard
+            let b = session.launch(["play", clips.b, "--priority", "high"])
+            let outcomeA = try await a.value, outcomeB = try await b.value
+            let segments = PacedAnalysis.segments(try await session.stopRecording())
+
+            expectExit(outcomeA, 0, "A (preempted, resumed)")
+            expectExit(outcomeB, 0, "B (high)")
+            try expectOrder(segments, [Tone.aTone, Tone.bTone, Tone.aTone], session)
+            let (first, rest) = (segments[0], segments[2])
+            let interruption = try #require(session.event("interruption-began", path: clips.a3), "no interruption-began for A")
+            let claimedHeard = try #require(interruption.heard, "interruption-began without heard: \(interruption)")
+            let total = first.length + rest.length
+            PacedAudio.report("paced preempt-resume at 2×: A \(PacedAnalysis.ms(first.length)) (daemon: heard \(PacedAnalysis.ms(claimedHeard)) of the source),"
+                  + " A again \(PacedAnalysis.ms(rest.length)), A total \(PacedAnalysis.ms(total)); \(segments)")
+            #expect(abs(total - 1.5) <= 0.040, "A sounded \(PacedAnalysis.ms(total)) in all, not 1500 ± 40 ms: \(segments)")
+            #expect(abs(first.length * 2 - claimedHeard) <= 0.060,
+                    "A sounded \(PacedAnalysis.ms(first.length)) before B, but the daemon says \(PacedAnalysis.ms(claimedHeard)) of the source was heard")
+        }
+    }
+
     @Test("80% rule: a clip preempted after 85% was heard is dropped, not resumed")
     func dropAfterMostHeard() async throws {
         try await withPacedSession("drop-after") { session in

@@ -114,6 +114,15 @@ ref "$OUT/one-frame.wav" s16
 espeak-ng -v en -s 170 -w "$OUT/speech.wav" "Attention please. The train is late."
 ref "$OUT/speech.wav" s16
 
+# ---------------------------------------------------------------- tempo, pitch and silence skipping
+# A steady 440 Hz tone for --rate and --pitch, and a clip with 2 s of digital silence inside
+# (1 s of 440 Hz, 2 s of nothing, 1 s of 660 Hz) for --skip-silence.
+tone "$OUT/tone440-4s.wav" 48000 1 16 signed-integer 4 440
+tone "$WORK/pause-a.wav" 48000 1 16 signed-integer 1 440
+tone "$WORK/pause-b.wav" 48000 1 16 signed-integer 1 660
+"${SOX[@]}" -n -r 48000 -c 1 -b 16 "$WORK/pause-silence.wav" trim 0 2
+"${SOX[@]}" "$WORK/pause-a.wav" "$WORK/pause-silence.wav" "$WORK/pause-b.wav" "$OUT/pause-inside.wav"
+
 # ---------------------------------------------------------------- good clips: libsndfile's other containers
 
 # soxref IN : the reference decode by sox (its own readers), as raw int16 LE.

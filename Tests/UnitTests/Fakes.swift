@@ -30,6 +30,8 @@ final class MemorySource: Source, @unchecked Sendable {
     private var reads = 0
     /// Frames asked for in each read, in order.
     private(set) var asked: [Int] = []
+    /// Frames sought to, in order.
+    private(set) var seeks: [Int64] = []
 
     convenience init(name: String = "memory.wav", floats: [Float], channels: Int, rate: Int = 48_000) {
         self.init(name: name, samples: floats.map { Int16(($0 * 32_768).rounded()) }, channels: channels, rate: rate, floatOnly: true)
@@ -75,6 +77,7 @@ final class MemorySource: Source, @unchecked Sendable {
     func seek(toFrame frame: Int64) throws(AnnounceError) {
         precondition(canSeek, "the engine seeks only what can seek")
         if failSeeks { throw .undecodable(path: name, reason: "cannot seek") }
+        seeks.append(frame)
         position = Int(frame)
     }
 }

@@ -222,6 +222,19 @@ private func mode(_ setting: QuietSetting? = nil, _ windows: [QuietHours] = []) 
         #expect(warnings.count == 1 && warnings.first?.hasPrefix("cfg:2: unknown key 'volume'") == true, "\(warnings)")
     }
 
+    @Test func silenceGapAndLevelSetWhatSkipSilenceCuts() {
+        let (configuration, warnings) = UserConfiguration.parse("silence-gap = 500ms\nsilence-level = -40dB\n", name: "cfg")
+        #expect(warnings.isEmpty, "\(warnings)")
+        #expect(configuration.silence == SilenceRule(gap: 0.5, level: -40))
+        #expect(UserConfiguration().silence == SilenceRule(gap: 0.3, level: -50), "the documented defaults")
+        let bad = "silence-gap = 20ms\nsilence-gap = 11s\nsilence-gap = soon\nsilence-level = -10dB\nsilence-level = -100\n"
+        let (kept, problems) = UserConfiguration.parse(bad, name: "cfg")
+        #expect(kept.silence == .default, "a bad value leaves the default")
+        #expect(problems.count == 5, "\(problems)")
+        #expect(problems.prefix(3).allSatisfy { $0.contains("silence-gap must be a pause of 50ms to 10s") }, "\(problems)")
+        #expect(problems.suffix(2).allSatisfy { $0.contains("silence-level must be a level in dB from -90 to -20") }, "\(problems)")
+    }
+
     @Test func emptyTextMeansTheDefaults() {
         let (configuration, warnings) = UserConfiguration.parse("\n# nothing\n   \n", name: "cfg")
         #expect(configuration == UserConfiguration() && warnings.isEmpty)
@@ -244,7 +257,7 @@ private func mode(_ setting: QuietSetting? = nil, _ windows: [QuietHours] = []) 
         #expect(prefixes == ["/home/u/.config/announce/config:2", "/home/u/.config/announce/config:3",
                              "/home/u/.config/announce/config:4", "/home/u/.config/announce/config:5",
                              "/home/u/.config/announce/config:6"])
-        #expect(warnings[0].hasSuffix("unknown key 'volume' (known: device, duck-level, quiet-hours)"))
+        #expect(warnings[0].hasSuffix("unknown key 'volume' (known: device, duck-level, quiet-hours, silence-gap, silence-level)"))
         #expect(warnings[1].contains("duck-level"))
         #expect(warnings[2].contains("'25:00' is not a time of day"))
         // The good values around the bad ones still count.

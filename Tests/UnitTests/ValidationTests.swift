@@ -38,6 +38,28 @@ import Testing
         #expect(problem { $0.clip.path = "/tmp/a\u{0}.wav" }?.contains("NUL") == true)
     }
 
+    @Test func rateAndPitchAreWithinTheirLimits() {
+        for rate in [0.25, 1, 2, 8] { #expect(problem { $0.clip.rate = rate } == nil, "\(rate)") }
+        for rate: Double in [0, -1, 0.2, 8.5, .nan, .infinity] {
+            #expect(problem { $0.clip.rate = rate }?.hasPrefix("rate must be 0.25 to 8.0") == true, "\(rate)")
+        }
+        for pitch in [-12.0, 0, 7.5, 12] { #expect(problem { $0.clip.pitch = pitch } == nil, "\(pitch)") }
+        for pitch: Double in [-12.5, 13, .nan, -.infinity] {
+            #expect(problem { $0.clip.pitch = pitch }?.hasPrefix("pitch must be -12 to 12 semitones") == true, "\(pitch)")
+        }
+    }
+
+    /// Items spooled before the fields existed decode as plain clips; the new ones go through.
+    @Test func reshapingFieldsAreOptionalOnTheWireAndInTheSpool() throws {
+        let old = try JSONDecoder().decode(Clip.self, from: Data(#"{"path":"/a.wav","gain":1,"pan":0,"loops":0}"#.utf8))
+        #expect(old.rate == nil && old.pitch == nil && old.skipSilence == nil)
+        #expect(Reshaping(old, silence: .default).isIdentity)
+        let clip = Clip(path: "/a.wav", rate: 2, pitch: -3, skipSilence: true)
+        let decoded = try JSONDecoder().decode(Clip.self, from: JSONEncoder().encode(clip))
+        #expect(decoded == clip)
+        #expect(Reshaping(decoded, silence: .default) == Reshaping(rate: 2, semitones: -3, silence: .default))
+    }
+
     @Test func duckLevelIsFiniteAndAtMostZero() {
         #expect(problem { $0.duckLevel = -12 } == nil)
         #expect(problem { $0.duckLevel = 0 } == nil)

@@ -21,7 +21,10 @@ import Testing
         return events
     }
 
-    @Test func queuedItemsAreToldHowManyPlayFirstAndAboutHowLong() throws {
+    /// At `--rate 2` the waits are wall time: half the clips' length (the client's `seconds`
+    /// already is; the playing item's counted length and frames heard are source time).
+    @Test(arguments: [(nil, [0.4, 0.2]), (2.0, [0.2, 0.1])])
+    func queuedItemsAreToldHowManyPlayFirstAndAboutHowLong(rate: Double?, expected: [Double]) throws {
         let clip = try InProcessDaemonTests.writeClip(frames: 9_600)  // 200 ms
         defer { unlink(clip.path) }
         // The device holds the first item's first write until the third has been told it waits:
@@ -29,7 +32,7 @@ import Testing
         let gate = MixingEngineTests.Gate(at: 0)
         try InProcessDaemonTests.withDaemon(opens: [], configure: { $0.beforeWrite = gate.check }) { runtime, _ in
             let client = try #require(try DaemonClient.connect(autoStart: false, runtime: runtime))
-            let item = ItemRequest(clip: Clip(path: clip.path, seconds: 0.2))
+            let item = ItemRequest(clip: Clip(path: clip.path, seconds: 0.2 / (rate ?? 1), rate: rate))
             let ids = try client.call(Request.play(items: [item, item, item], wait: true, progress: true)).ids ?? []
             try #require(ids.count == 3)
             gate.reached.wait()
@@ -44,8 +47,8 @@ import Testing
             let second = waits.filter { $0.id == ids[1] }, third = waits.filter { $0.id == ids[2] }
             #expect(second.map(\.reason) == [.queued] && second.map(\.ahead) == [1], "\(second)")
             #expect(third.map(\.ahead) == [2, 1], "two ahead, then one: \(third)")
-            // 0.4 s while the first has not been heard; 0.2 s once the second starts.
-            #expect(third.map(\.wait) == [0.4, 0.2], "\(third)")
+            // 0.4 s while the first has not been heard; 0.2 s once the second starts (at 1×).
+            #expect(third.map(\.wait) == expected, "\(third)")
             #expect(!waits.contains { $0.id == ids[0] }, "the first plays at once: it never waits")
         }
     }

@@ -6,6 +6,8 @@
 /// duck-level = -12dB
 /// quiet-hours = 22:00-07:00
 /// quiet-hours = 12:30-13:30
+/// silence-gap = 300ms
+/// silence-level = -50dB
 ///
 /// [speech]
 /// engine = piper
@@ -16,9 +18,11 @@
 /// One `key = value` per line; `#` starts a comment (a whole line, or after a space); blank
 /// lines are ignored. Keys: `device` (the daemon's device when `announce daemon` has no
 /// `--device`), `duck-level` (dB, -60 to 0), `quiet-hours` (repeatable; a line may also list
-/// several windows separated by commas). A later `device` or `duck-level` replaces an earlier
-/// one. A `[speech]` line starts the keys of `announce say`: `engine`, `voice` and `cache-size`
-/// (the render cache's limit: bytes, or with K, M or G; 0 turns it off). Unknown keys and bad values are skipped, each with one warning
+/// several windows separated by commas), `silence-gap` (the longest pause `--skip-silence`
+/// leaves, 50ms to 10s) and `silence-level` (below it a frame is silence, -90 to -20 dB; both
+/// `SilenceRule`). A later value of any key but `quiet-hours` replaces an earlier one. A `[speech]`
+/// line starts the keys of `announce say`: `engine`, `voice` and `cache-size` (the render
+/// cache's limit: bytes, or with K, M or G; 0 turns it off). Unknown keys and bad values are skipped, each with one warning
 /// `CONFIG:LINE: reason`; nothing in the file is ever fatal. A missing file means the defaults.
 /// Parsing lives here; reading the file is in AnnounceSystem (UserConfiguration+File).
 public struct UserConfiguration: Equatable, Sendable {
@@ -26,6 +30,8 @@ public struct UserConfiguration: Equatable, Sendable {
     /// The level other streams are ducked to, in dB (negative).
     public var duckLevel: Double
     public var quietHours: [QuietHours]
+    /// What `--skip-silence` cuts.
+    public var silence: SilenceRule
     /// `[speech] engine`: `say`'s engine when it has no --engine.
     public var speechEngine: SpeechEngine?
     /// `[speech] voice`: `say`'s voice when it has no --voice.
@@ -42,10 +48,12 @@ public struct UserConfiguration: Equatable, Sendable {
     /// What a duck level must be, for the messages of the config file and `--duck-level`.
     public static let duckLevelRule = "a level in dB from \(Int(duckLevelRange.lowerBound)) to \(Int(duckLevelRange.upperBound)), like -12dB"
 
-    public init(device: String? = nil, duckLevel: Double = UserConfiguration.defaultDuckLevel, quietHours: [QuietHours] = []) {
+    public init(device: String? = nil, duckLevel: Double = UserConfiguration.defaultDuckLevel, quietHours: [QuietHours] = [],
+                silence: SilenceRule = .default) {
         self.device = device
         self.duckLevel = duckLevel
         self.quietHours = quietHours
+        self.silence = silence
     }
 
     /// Parses config text; `name` prefixes each warning (`name:LINE: reason`).
@@ -101,8 +109,20 @@ public struct UserConfiguration: Equatable, Sendable {
                         warn(error.description)
                     }
                 }
+            case "silence-gap":
+                if let gap = TimeSpan(parsing: value)?.seconds, Limits.silenceGap.contains(gap) {
+                    configuration.silence.gap = gap
+                } else {
+                    warn("silence-gap must be a pause of 50ms to 10s, like 300ms, not '\(value)'")
+                }
+            case "silence-level":
+                if let level = parseAnyDecibels(value), Limits.silenceLevel.contains(level) {
+                    configuration.silence.level = level
+                } else {
+                    warn("silence-level must be a level in dB from -90 to -20, like -50dB, not '\(value)'")
+                }
             default:
-                warn("unknown key '\(key)' (known: device, duck-level, quiet-hours)")
+                warn("unknown key '\(key)' (known: device, duck-level, quiet-hours, silence-gap, silence-level)")
             }
         }
         return (configuration, warnings)

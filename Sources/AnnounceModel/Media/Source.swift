@@ -33,6 +33,12 @@ public protocol Source: AnyObject {
     func seek(toFrame frame: Int64) throws(AnnounceError)
     /// What reading found wrong, for the play's report: "truncated: 0.9 of 261.0 s".
     var warning: String? { get }
+    /// Frames of this source's own timeline (the one `duration`, `seek` and resume points are
+    /// in) behind the first `frames` frames `read` gave since it was made, seeks not counted:
+    /// every pass, in order. The identity but for a source that reshapes what it reads (tempo,
+    /// skipped silence), so that progress, lengths and resume points stay in source time.
+    /// Asked on the play's thread, like `read`.
+    func sourceFrames(forRead frames: Int64) -> Int64
 }
 
 /// A source's PCM as it comes out, and what it was coded as.
@@ -100,6 +106,7 @@ extension Source {
     public func resumeFrame(forHeard frame: Int64) -> Int64 { frame }
     public func heardFraction(forHeard frame: Int64) -> Double? { nil }
     public var warning: String? { nil }
+    public func sourceFrames(forRead frames: Int64) -> Int64 { frames }
 
     /// The first frame of a play that starts at `start` (nil: the beginning) and repeats `loops`
     /// more times, or why it cannot (64): the one rule for `--start` against a source.

@@ -58,6 +58,10 @@ public enum ItemProblem: Equatable, Sendable, CustomStringConvertible {
     case duckLevel(Double)
     /// `clip.speech`: `Speech.problem`'s line.
     case speech(String)
+    /// Outside `Limits.rate` (NaN too).
+    case rate(Double)
+    /// Outside `Limits.pitch` (NaN too).
+    case pitch(Double)
 
     /// `at` is a time since the epoch, the others durations: none may reach absurd values.
     public enum TimeField: String, Sendable {
@@ -86,6 +90,8 @@ public enum ItemProblem: Equatable, Sendable, CustomStringConvertible {
         case .timedMixable(let session): "a mixable session (\(session)) starts at once; at and delay need a queued one"
         case .duckLevel(let level): "duckLevel must be \(text(UserConfiguration.duckLevelRange)) dB, not \(level)"
         case .speech(let problem): problem
+        case .rate(let rate): "rate must be \(Limits.rate.lowerBound) to \(Limits.rate.upperBound), not \(rate)"
+        case .pitch(let pitch): "pitch must be \(text(Limits.pitch)) semitones, not \(pitch)"
         }
     }
 }
@@ -100,6 +106,7 @@ extension ItemRequest {
         } else if let problem = Self.pathProblem(clip.path) { return problem }
         if let problem = Self.gainProblem(clip.gain) ?? Self.panProblem(clip.pan)
             ?? Self.loopsProblem(clip.loops) { return problem }
+        if let problem = clip.rate.flatMap(Self.rateProblem) ?? clip.pitch.flatMap(Self.pitchProblem) { return problem }
         let longest = TimeSpan.longest.seconds
         if let start = clip.start, !start.isFinite || start < 0 || start > longest { return .start }
         if let problem = devicesProblem { return .device(problem) }
@@ -146,6 +153,14 @@ extension ItemRequest {
 
     public static func loopsProblem(_ loops: Int) -> ItemProblem? {
         (-1...Limits.maxLoops).contains(loops) ? nil : .loops(loops)
+    }
+
+    public static func rateProblem(_ rate: Double) -> ItemProblem? {
+        Limits.rate.contains(rate) ? nil : .rate(rate)  // NaN is not contained
+    }
+
+    public static func pitchProblem(_ semitones: Double) -> ItemProblem? {
+        Limits.pitch.contains(semitones) ? nil : .pitch(semitones)
     }
 
     public static func dropAfterProblem(_ dropAfter: Double) -> ItemProblem? {

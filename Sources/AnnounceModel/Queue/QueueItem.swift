@@ -40,11 +40,19 @@ public struct Clip: Codable, Equatable, Sendable {
     /// nil: the daemon's own.
     public var environment: [String: String]?
     /// Seconds the whole program lasts, as the client measured it: for the wait others are told.
+    /// Wall time: at `rate` 2 half the file's length.
     public var seconds: Double?
+    /// Tempo with the pitch kept (`--rate`), `Limits.rate`; nil is 1.
+    public var rate: Double?
+    /// Pitch shift in semitones with the length kept (`--pitch`), `Limits.pitch`; nil is 0.
+    public var pitch: Double?
+    /// Leading and trailing silence trimmed, long pauses shortened (`--skip-silence`), by the
+    /// daemon's `SilenceRule`; nil is false. `start`, positions and lengths stay in source time.
+    public var skipSilence: Bool?
 
     public init(path: String, device: String? = nil, extraDevices: [String]? = nil, gain: Float = 1, pan: Float = 0,
                 loops: Int = 0, start: Double? = nil, environment: [String: String]? = nil, seconds: Double? = nil,
-                speech: Speech? = nil) {
+                rate: Double? = nil, pitch: Double? = nil, skipSilence: Bool? = nil, speech: Speech? = nil) {
         self.path = path
         self.speech = speech
         self.device = device
@@ -55,12 +63,19 @@ public struct Clip: Codable, Equatable, Sendable {
         self.start = start
         self.environment = environment
         self.seconds = seconds
+        self.rate = rate
+        self.pitch = pitch
+        self.skipSilence = skipSilence
     }
 
     /// The sound-server variables a request may carry for opening its devices (docs/protocol.md,
     /// ItemRequest): ALSA's pulse and pipewire plugins read them when they connect.
     public static let environmentVariables = ["XDG_RUNTIME_DIR", "PULSE_SERVER", "PULSE_RUNTIME_PATH", "PULSE_COOKIE",
                                               "PULSE_CLIENTCONFIG", "PULSE_SINK", "PIPEWIRE_RUNTIME_DIR", "PIPEWIRE_REMOTE"]
+
+    /// Seconds of the source as seconds heard, at `rate` (`--skip-silence` only shortens it):
+    /// the one rule for the waits others are told.
+    public func wallSeconds(forSource seconds: Double) -> Double { seconds / (rate ?? 1) }
 
     /// Every device the clip plays on, in order: `device` (else `defaultDevice`), then `extraDevices`.
     public func devices(default defaultDevice: String) -> [String] {

@@ -1,0 +1,169 @@
+import CSonic
+#if canImport(Glibc)
+import Glibc
+#endif
+import AnnounceModel
+
+/// Any source with `--rate`, `--pitch` and `--skip-silence` applied: silence is cut first
+/// (`SilenceSkipper`), then libsonic changes tempo and pitch. It runs where the source is read,
+/// on the play's decode thread, never on the real-time one. It gives float frames at the
+/// source's rate and channels; its length, seeks and resume points stay the source's, and
+/// `sourceFrames(forRead:)` maps what it gave back to source time (`ReshapedTimeline`).
+public final class ReshapedSource: Source {
+    private let inner: any Source
+    private let reshaping: Reshaping
+    public let format: SourceFormat
+    public let readableFormats: Set<SampleFormat> = [.float32]
+    private let channels: Int
+    private var sonic: sonicStream?
+    private let skipper: SilenceSkipper?
+    private var timeline: ReshapedTimeline
+    /// One read of the source.
+    private let chunk: UnsafeMutablePointer<Float>
+    /// Kept frames waiting to be read, when libsonic is not used (silence skipping alone).
+    private var fifo: [Float] = []
+    private var fifoOffset = 0
+    /// Frames given out since it was made.
+    private var given: Int64 = 0
+    /// The source's pass ended: what is left is libsonic's flushed tail.
+    private var passEnded = false
+
+    /// Source frames per read.
+    static let chunkFrames = 4096
+    /// Input libsonic holds unprocessed, on average: it works while two of its longest pitch
+    /// periods (1/65 s) are left, so between one and two of them stay (measured:
+    /// `ReshapedSourceTests.aPositionOutMapsToTheSameSoundIn`).
+    private var held: Int64 { Int64(Double(format.sampleRate) / 65 * Self.heldPeriods) }
+    static let heldPeriods = 1.5
+    /// How far back `sourceFrames(forRead:)` may be asked, in seconds: far more than the engine's
+    /// ring and the device's buffer hold.
+    static let memorySeconds = 600
+
+    /// `source` itself when `reshaping` changes nothing (it plays sample for sample), else reshaped.
+    public static func applying(_ reshaping: Reshaping, to source: any Source) throws(AnnounceError) -> any Source {
+        reshaping.isIdentity ? source : try ReshapedSource(source, reshaping)
+    }
+
+    public init(_ source: any Source, _ reshaping: Reshaping) throws(AnnounceError) {
+        inner = source
+        self.reshaping = reshaping
+        let input = source.format
+        channels = input.channels
+        // Float out, whatever the source was: the device then opens in float if it can.
+        format = SourceFormat(sampleRate: input.sampleRate, channels: input.channels, exactSampleFormat: .float32,
+                              container: input.container, codec: input.codec)
+        skipper = reshaping.silence.map { SilenceSkipper(channels: input.channels, sampleRate: input.sampleRate, rule: $0) }
+        timeline = ReshapedTimeline(tempo: reshaping.rate, memory: Int64(input.sampleRate * Self.memorySeconds))
+        chunk = .allocate(capacity: Self.chunkFrames * input.channels)
+        sonic = try makeSonic()
+    }
+
+    deinit {
+        if let sonic { sonicDestroyStream(sonic) }
+        chunk.deallocate()
+    }
+
+    public var name: String { inner.name }
+    public var duration: SourceDuration { inner.duration }
+    public func settledDuration() -> SourceDuration { inner.settledDuration() }
+    public var canSeek: Bool { inner.canSeek }
+    public var resumption: Resumption { inner.resumption }
+    public func resumeFrame(forHeard frame: Int64) -> Int64 { inner.resumeFrame(forHeard: frame) }
+    public func heardFraction(forHeard frame: Int64) -> Double? { inner.heardFraction(forHeard: frame) }
+    public var warning: String? { inner.warning }
+
+    public func sourceFrames(forRead frames: Int64) -> Int64 { timeline.sourceFrames(forOutput: frames) }
+
+    public func read(into buffer: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError) -> Int {
+        precondition(format == .float32, "a reshaped source reads as float only")
+        let output = buffer.assumingMemoryBound(to: Float.self)
+        var produced = 0
+        while produced < frames {
+            let got = drain(into: output + produced * channels, frames: frames - produced)
+            produced += got
+            given += Int64(got)
+            if got > 0 { continue }
+            if passEnded { break }
+            try pull()
+        }
+        // The pass is out to its last frame: the counts are exact here.
+        if produced == 0 { timeline.observe(output: given) }
+        return produced
+    }
+
+    public func seek(toFrame frame: Int64) throws(AnnounceError) {
+        try inner.seek(toFrame: frame)
+        // What was in flight belongs to the old position: dropped, and the new one starts afresh.
+        skipper?.endPass(timeline: &timeline)
+        if let sonic { sonicDestroyStream(sonic) }
+        sonic = nil
+        sonic = try makeSonic()
+        fifo.removeAll(keepingCapacity: true)
+        fifoOffset = 0
+        passEnded = false
+        timeline.observe(output: given)
+    }
+
+    /// libsonic set to the tempo and pitch; nil when neither changes.
+    private func makeSonic() throws(AnnounceError) -> sonicStream? {
+        guard reshaping.changesTempoOrPitch else { return nil }
+        guard let stream = sonicCreateStream(Int32(format.sampleRate), Int32(channels)) else {
+            throw .internal("libsonic could not allocate a stream for \(name)")
+        }
+        sonicSetSpeed(stream, Float(reshaping.rate))
+        // Its pitch factor resamples after a matching time stretch: the length stays the rate's.
+        sonicSetPitch(stream, Float(pow(2, reshaping.semitones / 12)))
+        return stream
+    }
+
+    /// Reads the source once, through the silence skipper, into libsonic or the fifo.
+    private func pull() throws(AnnounceError) {
+        let got = try inner.read(into: chunk, frames: Self.chunkFrames, as: .float32)
+        guard got > 0 else {
+            skipper?.endPass(timeline: &timeline)
+            if let sonic, sonicFlushStream(sonic) == 0 { throw .internal("libsonic ran out of memory flushing \(name)") }
+            passEnded = true
+            return
+        }
+        if let skipper {
+            try skipper.process(chunk, frames: got, timeline: &timeline) { frames, count throws(AnnounceError) in
+                try feed(frames, count)
+            }
+        } else {
+            timeline.keep(Int64(got))
+            try feed(chunk, got)
+        }
+        // What libsonic has given for what it has taken: it holds back up to two of its longest
+        // pitch periods of input (`held`, on average) that it has not turned into output yet.
+        if let sonic {
+            let output = given + Int64(sonicSamplesAvailable(sonic))
+            timeline.observe(output: output, kept: timeline.kept - held)
+        }
+    }
+
+    private func feed(_ frames: UnsafePointer<Float>, _ count: Int) throws(AnnounceError) {
+        if let sonic {
+            guard sonicWriteFloatToStream(sonic, UnsafeMutablePointer(mutating: frames), Int32(count)) != 0 else {
+                throw .internal("libsonic ran out of memory reading \(name)")
+            }
+        } else {
+            fifo.append(contentsOf: UnsafeBufferPointer(start: frames, count: count * channels))
+        }
+    }
+
+    /// Frames ready to give out: libsonic's, or the fifo's.
+    private func drain(into output: UnsafeMutablePointer<Float>, frames: Int) -> Int {
+        if let sonic { return Int(sonicReadFloatFromStream(sonic, output, Int32(frames))) }
+        let count = min(frames, (fifo.count - fifoOffset) / channels)
+        guard count > 0 else { return 0 }
+        fifo.withUnsafeBufferPointer { fifo in
+            output.update(from: fifo.baseAddress! + fifoOffset, count: count * channels)
+        }
+        fifoOffset += count * channels
+        if fifoOffset == fifo.count {
+            fifo.removeAll(keepingCapacity: true)
+            fifoOffset = 0
+        }
+        return count
+    }
+}
