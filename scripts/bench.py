@@ -6,7 +6,7 @@ micro-benchmarks (Benchmarks/, ordo-one/benchmark). Writes BENCHMARKS.md. Standa
     scripts/bench.py PATH-TO-announce [--smoke] [--only SECTIONS] [--out FILE]
     scripts/bench.py --render [--out FILE]     BENCHMARKS.md again from .bench-cache/results.json
 
-Sections: players tempo daemon alert mixing callgrind micro (all by default). --smoke runs each with
+Sections: players tempo daemon alert speech mixing callgrind micro (all by default). --smoke runs each with
 few repetitions and short windows (a few minutes; for developing the harness, not for figures)
 and writes .bench-cache/BENCHMARKS.smoke.md unless --out is given. Counts can be set one by one
 with BENCH_<NAME>=N, NAME as in COUNTS below (e.g. BENCH_RUNS=9).
@@ -58,6 +58,7 @@ COUNTS = {
     "PLAYS_MORE": (5000, 200),  # ... and on to this many
     "ALERT_ROUNDS": (10, 2),   # rounds of 1 cold + 5 warm + 5 daemon-alone alerts on null
     "ALERT_ROUNDS_PACED": (4, 1),
+    "SAY": (60, 6),            # `announce say` commands per case (fresh text, cached text)
     "MIX_SECONDS": (10, 2),    # mixing window
     "MICRO_SECONDS": (2, 1),   # ordo-one/benchmark: at most this long per benchmark
 }
@@ -66,6 +67,7 @@ COUNTS = {
 MP3_VS_MPG123, WAV_MARGINAL_VS_APLAY, RSS_MB, RSS_GROWTH_MIB = 1.05, 1.0, 20.0, 2.0
 ENQUEUE_P99_MS, CLIENT_CPU_MS, PREEMPT_P99_MS, IDLE_CPU_MS = 5.0, 10.0, 20.0, 1.0
 ALERT_P50_MS, MIX_PER_STREAM_PCT = 15.0, 0.5
+SAY_P50_MS = 60.0
 
 
 def log(msg):
@@ -790,6 +792,60 @@ class Bench:
             log(f"alert on {device}{' over a stream' if over_stream else ''}: warm p50 {out[-1]['warm']['p50']:.1f} ms")
 
     # -------------------------------------------------------------------------------------
+    # speech: `announce say` spawn to its first frame written (`started` event time), with a
+    # sentence never said before (the engine renders it) and with one just said (the render
+    # cache), beside espeak-ng itself: its spawn to the first byte of audio on its stdout.
+
+    def speech(self):
+        if not shutil.which("espeak-ng"):
+            log("speech: espeak-ng is not installed: no figures")
+            return
+        cache = fresh_dir(os.path.join(TMPFS, f"ab{os.getpid()}-speech-cache"))
+        self.cleanups.append(lambda: shutil.rmtree(cache, ignore_errors=True))
+        d = Daemon(self, "speech", env=dict(os.environ, XDG_CACHE_HOME=cache))
+        rng = random.Random(3)
+        words = ["backup", "finished", "build", "failed", "door", "kitchen", "printer", "server", "garden", "meeting"]
+
+        def say(text):
+            d.drain()
+            d.wait_closed()
+            time.sleep(rng.uniform(0, 0.060))
+            cpu, t0 = children_cpu(), time.time()
+            subprocess.run([self.bin, "say", "-q", "--no-wait", "-d", "null", text], env=d.env,
+                           stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, check=True)
+            cpu = children_cpu() - cpu
+            s = d.until(lambda m: m.get("event") == "started" and (m.get("path") or "").startswith("say:"), "start of say")
+            d.until(is_event("finished", s["id"]), "end of say")
+            return s["time"] - t0, cpu
+
+        def espeak(text):
+            time.sleep(rng.uniform(0, 0.060))
+            t0 = time.perf_counter()
+            p = subprocess.Popen(["espeak-ng", "--stdout", "-b", "1"], stdin=subprocess.PIPE, stdout=subprocess.PIPE)
+            p.stdin.write(text.encode())
+            p.stdin.close()
+            p.stdout.read(44 + 2)  # the WAV header and a first sample
+            first = time.perf_counter() - t0
+            p.stdout.read()
+            p.wait()
+            return first
+
+        say("Warm up.")  # the engine's binary and data in the page cache
+        fresh, cached, cpu, own = [], [], [], []
+        for i in range(self.n["SAY"]):
+            text = f"The {rng.choice(words)} {i} is {rng.choice(words)} now."
+            first, c = say(text)
+            fresh.append(first)
+            cpu.append(c)
+            cached.append(say(text)[0])
+            own.append(espeak(f"The {rng.choice(words)} {i} is ready."))
+        d.stop()
+        self.res["speech"] = {k: stats_ms(v, 90) for k, v in
+                              {"fresh": fresh, "cached": cached, "cpu": cpu, "espeak": own}.items()}
+        log(f"speech: say to first frame p50 {self.res['speech']['fresh']['p50']:.1f} ms (cached "
+            f"{self.res['speech']['cached']['p50']:.1f} ms); espeak-ng's own first byte p50 {self.res['speech']['espeak']['p50']:.1f} ms")
+
+    # -------------------------------------------------------------------------------------
     # mixing: the daemon's steady CPU while N looping ambient streams play on the paced device.
 
     def mixing(self):
@@ -1213,6 +1269,17 @@ def ratio_rows(res):
         V.append((f"alert: cold `announce alert` (a file not yet cached) to first frame ({where})", "INFO",
                   f"p50 {c['p50']:.1f} ms, p90 {c['p90']:.1f} ms, max {c['max']:.1f} ms ({c['n']} alerts); no target set"))
 
+    S = res.get("speech")
+    if S:
+        f, k, e = S["fresh"], S["cached"], S["espeak"]
+        V.append(("speech: warm `announce say` (a new sentence, espeak-ng) to first frame p50 ≤ 60 ms (`null`)",
+                  "PASS" if f["p50"] <= SAY_P50_MS else "FAIL",
+                  f"p50 {f['p50']:.1f} ms, p90 {f['p90']:.1f} ms, max {f['max']:.1f} ms ({f['n']} utterances); "
+                  f"espeak-ng alone, spawn to its first sample: p50 {e['p50']:.1f} ms ({f['p50'] / e['p50']:.2f}×); "
+                  f"client CPU p50 {S['cpu']['p50']:.1f} ms"))
+        V.append(("speech: `announce say` of a sentence just said (the render cache) to first frame (`null`)", "INFO",
+                  f"p50 {k['p50']:.1f} ms, p90 {k['p90']:.1f} ms, max {k['max']:.1f} ms; no engine runs; no target set"))
+
     M = res.get("mixing")
     if M:
         by = {}
@@ -1439,7 +1506,7 @@ def micro_tables(output):
 
 # =========================================================================================
 
-SECTIONS = ["players", "tempo", "daemon", "alert", "mixing", "callgrind", "micro"]
+SECTIONS = ["players", "tempo", "daemon", "alert", "speech", "mixing", "callgrind", "micro"]
 
 
 def main():

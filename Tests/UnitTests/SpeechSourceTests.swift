@@ -88,7 +88,7 @@ struct SpeechSourceTests {
 
     @Test func cachedRendersPlayTheSameSamplesAndKnowTheirLength() throws {
         let directory = "/tmp/announce-speech-cache-\(getpid())"
-        defer { _ = try? SpeechCache(directory: directory).evictAll() }
+        defer { SpeechCache(directory: directory).evictAll() }
         let cache = SpeechCache(directory: directory)
         let rendered = try readAll(try SpeechSource(speech: speech, cache: cache))
         let again = try SpeechSource(speech: speech, cache: cache)
@@ -97,5 +97,24 @@ struct SpeechSourceTests {
         // A start mid-sentence (--start) lands on the frame.
         try again.seek(toFrame: 12345)
         #expect(try readAll(again) == Array(rendered[12345...]))
+    }
+
+    @Test func theCacheKeepsToItsLimitDroppingTheLeastRecentlyUsed() throws {
+        let directory = "/tmp/announce-speech-evict-\(getpid())"
+        defer { SpeechCache(directory: directory).evictAll() }
+        // Each of these sentences renders to 30–60 KB: a 100 KB cache holds two or three.
+        let cache = SpeechCache(directory: directory, limitBytes: 100_000)
+        for number in 1...6 {
+            _ = try readAll(try SpeechSource(speech: Speech(text: "Sentence number \(number) is here."), cache: cache))
+        }
+        let entries = directoryEntries(directory)
+        let total = entries.reduce(Int64(0)) { total, name in
+            var info = stat()
+            return stat(directory + "/" + name, &info) == 0 ? total + Int64(info.st_size) : total
+        }
+        #expect(total <= 100_000 && entries.count >= 1 && entries.allSatisfy { $0.hasSuffix(".wav") }, "\(entries): \(total) bytes")
+        let last = SpeechSource.find(.espeakNG).map { SpeechCache.key(speech: Speech(text: "Sentence number 6 is here."), engineBuild: $0.build,
+                                                                      sentence: "Sentence number 6 is here.") }
+        #expect(last.flatMap { cache.lookup($0) } != nil, "the newest render is kept")
     }
 }

@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,6 +12,12 @@ import AnnounceSystem
 public final class SpeechCache: Sendable {
     public let directory: String
     public let limitBytes: Int64
+    /// Bytes in the cache as last counted plus what was added since: the directory is listed
+    /// again only when this passes the limit, not after every sentence.
+    private let size = Mutex<Int64?>(nil)
+    /// Makes each temporary file's name unique within the daemon (two plays of one item on
+    /// two devices render the same sentence at once).
+    private let writers = Atomic<Int>(0)
 
     public init(directory: String, limitBytes: Int64 = UserConfiguration.defaultSpeechCacheBytes) {
         self.directory = directory
@@ -52,21 +59,36 @@ public final class SpeechCache: Sendable {
         rmdir(directory)
     }
 
+    /// A render of `bytes` became an entry: the least recently used go once over the limit.
+    fileprivate func added(_ bytes: Int64) {
+        let over = size.withLock { size -> Bool in
+            size = size.map { $0 + bytes }
+            return size.map { $0 > limitBytes } ?? true
+        }
+        if over { evict() }
+    }
+
+    fileprivate func temporaryName(for key: String) -> String {
+        directory + "/.\(key).\(getpid()).\(writers.add(1, ordering: .relaxed).newValue).tmp"
+    }
+
     /// Deletes the least recently used renders until the cache is within its limit.
     func evict() {
-        var entries: [(path: String, size: Int64, used: Int)] = []
+        var entries: [(path: String, size: Int64, used: Int64)] = []
         var total: Int64 = 0
         for name in directoryEntries(directory) where name.hasSuffix(".wav") {
             let path = directory + "/" + name
             var info = stat()
             guard stat(path, &info) == 0 else { continue }
-            entries.append((path, Int64(info.st_size), info.st_mtim.tv_sec))
+            entries.append((path, Int64(info.st_size), Int64(info.st_mtim.tv_sec) * 1_000_000_000 + Int64(info.st_mtim.tv_nsec)))
             total += Int64(info.st_size)
         }
-        guard total > limitBytes else { return }
-        for entry in entries.sorted(by: { $0.used < $1.used }) where total > limitBytes {
-            if unlink(entry.path) == 0 { total -= entry.size }
+        if total > limitBytes {
+            for entry in entries.sorted(by: { $0.used < $1.used }) where total > limitBytes {
+                if unlink(entry.path) == 0 { total -= entry.size }
+            }
         }
+        size.withLock { $0 = total }
     }
 
     /// The key of one sentence's render: 128 bits of FNV-1a over every input that changes it,
@@ -110,7 +132,7 @@ final class CacheWriter {
     fileprivate init?(cache: SpeechCache, key: String) {
         self.cache = cache
         self.key = key
-        temporary = cache.directory + "/.\(key).\(getpid()).tmp"
+        temporary = cache.temporaryName(for: key)
         fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return nil }
         if !append(WAVStreamHeader(sampleRate: 0, channels: 1, dataBytes: 0).bytes()) { return nil }
@@ -151,7 +173,7 @@ final class CacheWriter {
         close(fd)
         fd = -1
         if wrote == header.count, rename(temporary, cache.directory + "/" + key + ".wav") == 0 {
-            cache.evict()
+            cache.added(Int64(dataBytes) + Int64(header.count))
         } else {
             unlink(temporary)
         }
