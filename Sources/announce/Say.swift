@@ -14,7 +14,7 @@ struct VoiceFlags: ParsableArguments {
     @Option(name: .customLong("engine"), help: ArgumentHelp("Speech engine: espeak-ng (the default), piper or flite (default: the config file's [speech] engine).", valueName: "engine"), completion: .list(engineNames))
     var engine: SpeechEngine?
 
-    @Option(name: .customLong("voice"), help: ArgumentHelp("The engine's voice (see `announce voices`); default: the config file's [speech] voice, else the engine's.", valueName: "voice"))
+    @Option(name: .customLong("voice"), help: ArgumentHelp("The engine's voice (see `announce voices`): espeak-ng's language or voice, flite's voice or .flitevox file, piper's model name or .onnx path; default: the config file's [speech] voice, else the engine's.", valueName: "voice"))
     var voice: String?
 
     @Option(name: .customLong("speed"), parsing: .unconditional, help: ArgumentHelp("Words per minute, \(Limits.speechSpeed.lowerBound) to \(Limits.speechSpeed.upperBound).", valueName: "wpm"))
