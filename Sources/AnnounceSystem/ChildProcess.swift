@@ -6,13 +6,24 @@ import AnnounceModel
 
 /// A program run for its output (a speech engine): its input is given whole up front (a
 /// memory file, so a long input can never block against its unread output), its output read
-/// from a pipe with a bound on how long it may stay silent, its stderr kept for the error
+/// from a pipe with a bound on how long it may stay silent (or, for a program that must seek
+/// in its output, from a memory file once it has ended), its stderr kept for the error
 /// message. Killed with its process group and reaped when dropped.
 public final class ChildProcess {
     public let pid: pid_t
     private let output: Int32
     private let errors: Int32
     private var status: Int32?
+    private let outputKind: Output
+
+    /// Where its standard output goes.
+    public enum Output: Sendable {
+        /// A pipe, read as it is written.
+        case pipe
+        /// A memory file: a real file the program may seek in and reopen (/dev/stdout), read
+        /// once it has ended.
+        case memoryFile
+    }
 
     /// How it ended.
     public enum Exit: Equatable, Sendable {
@@ -21,25 +32,38 @@ public final class ChildProcess {
     }
 
     /// Starts `executable` (an absolute path) with `arguments` and `input` on its stdin.
-    public init(executable: String, arguments: [String], input: [UInt8]) throws(AnnounceError) {
+    public init(executable: String, arguments: [String], input: [UInt8], output outputKind: Output = .pipe) throws(AnnounceError) {
         let inputFD = try Self.memoryFile(input, name: "input")
         defer { close(inputFD) }
         let errorFD = try Self.memoryFile([], name: "stderr")
+        // (read end, the child's end): the same memory file for both when it is one.
         var ends: [Int32] = [0, 0]
-        guard announce_cloexec_pipe(&ends) == 0 else {
-            close(errorFD)
-            throw .internal("pipe: \(systemErrorMessage(errno))")
+        switch outputKind {
+        case .pipe:
+            guard announce_cloexec_pipe(&ends) == 0 else {
+                close(errorFD)
+                throw .internal("pipe: \(systemErrorMessage(errno))")
+            }
+        case .memoryFile:
+            do {
+                ends[0] = try Self.memoryFile([], name: "output")
+            } catch {
+                close(errorFD)
+                throw error
+            }
+            ends[1] = ends[0]
         }
         var argv: [UnsafeMutablePointer<CChar>?] = ([executable] + arguments).map { strdup($0) } + [nil]
         defer { for pointer in argv { free(pointer) } }
         let pid = announce_spawn_piped(executable, &argv, inputFD, ends[1], errorFD)
-        close(ends[1])
+        if outputKind == .pipe { close(ends[1]) }
         guard pid > 0 else {
             close(ends[0])
             close(errorFD)
             throw .unavailable("cannot run \(executable): \(systemErrorMessage(-pid))")
         }
         self.pid = pid
+        self.outputKind = outputKind
         output = ends[0]
         errors = errorFD
     }
@@ -56,6 +80,13 @@ public final class ChildProcess {
     /// Reads up to `count` bytes of its output; 0 at the end. Throws when it has written
     /// nothing for `stallSeconds`.
     public func read(into buffer: UnsafeMutableRawPointer, count: Int, stallSeconds: Double) throws(AnnounceError) -> Int {
+        if outputKind == .memoryFile && status == nil {
+            // Nothing can be read before it ends: the stall is the whole run.
+            let ended = announce_wait_exit(pid, Int32(stallSeconds * 1000))
+            if ended == 0 { throw .internal("no output for \(Int(stallSeconds)) s") }
+            reap()
+            lseek(output, 0, SEEK_SET)
+        }
         while true {
             var poller = pollfd(fd: output, events: Int16(POLLIN), revents: 0)
             let ready = poll(&poller, 1, Int32(stallSeconds * 1000))

@@ -11,6 +11,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/pidfd.h>
 #include <sys/signalfd.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -147,6 +148,17 @@ pid_t announce_spawn_piped(const char *path, char *const argv[], int in_fd, int 
     posix_spawn_file_actions_destroy(&actions);
     posix_spawnattr_destroy(&attributes);
     return status == 0 ? pid : -status;
+}
+
+int announce_wait_exit(pid_t pid, int timeout_ms) {
+    int fd = pidfd_open(pid, 0);
+    if (fd < 0) return -errno;
+    struct pollfd poller = { .fd = fd, .events = POLLIN };
+    int ready;
+    while ((ready = poll(&poller, 1, timeout_ms)) < 0 && errno == EINTR) {}
+    int error = errno;
+    close(fd);
+    return ready < 0 ? -error : ready;
 }
 
 static char cancel_path[108];

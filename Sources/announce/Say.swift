@@ -5,6 +5,7 @@ import Glibc
 import AnnounceModel
 import AnnounceSystem
 import AnnounceOutput
+import AnnounceSources
 
 private let engineNames = SpeechEngine.allCases.map(\.rawValue)
 
@@ -13,7 +14,7 @@ struct VoiceFlags: ParsableArguments {
     @Option(name: .customLong("engine"), help: ArgumentHelp("Speech engine: espeak-ng (the default), piper or flite (default: the config file's [speech] engine).", valueName: "engine"), completion: .list(engineNames))
     var engine: SpeechEngine?
 
-    @Option(name: .customLong("voice"), help: ArgumentHelp("The engine's voice (see `announce voices`); default: the config file's [speech] voice, else the engine's.", valueName: "voice"))
+    @Option(name: .customLong("voice"), help: ArgumentHelp("The engine's voice (see `announce voices`): espeak-ng's language or voice, flite's voice or .flitevox file, piper's model name or .onnx path; default: the config file's [speech] voice, else the engine's.", valueName: "voice"))
     var voice: String?
 
     @Option(name: .customLong("speed"), parsing: .unconditional, help: ArgumentHelp("Words per minute, \(Limits.speechSpeed.lowerBound) to \(Limits.speechSpeed.upperBound).", valueName: "wpm"))
@@ -22,13 +23,22 @@ struct VoiceFlags: ParsableArguments {
     @Option(name: .customLong("lang"), help: ArgumentHelp("Language (en, en-us, de, ...) when no --voice is given: the engine picks its voice for it.", valueName: "tag"))
     var language: String?
 
-    @Flag(name: .customLong("ssml"), help: "The text is SSML (espeak-ng). It is spoken as one piece: an interruption resumes it from its start.")
+    @Flag(name: .customLong("ssml"), help: "The text is SSML (espeak-ng only). It is spoken as one piece: an interruption resumes it from its start.")
     var ssml = false
 
     /// The speech of `text`: the options, then the config file's [speech] section, then the defaults.
     func speech(_ text: String, configuration: UserConfiguration) -> Speech {
-        Speech(text: text, engine: engine ?? configuration.speechEngine ?? .default, voice: voice ?? configuration.speechVoice,
-               speed: speed, language: language, ssml: ssml ? true : nil)
+        let engine = engine ?? configuration.speechEngine ?? .default
+        return Speech(text: text, engine: engine, voice: (voice ?? configuration.speechVoice).map { Self.absolute($0, engine: engine) },
+                      speed: speed, language: language, ssml: ssml ? true : nil)
+    }
+
+    /// A piper or flite voice given as a relative path (a model or .flitevox file) made
+    /// absolute: the daemon runs in another directory. (espeak-ng's `gmw/en-US` is its own name.)
+    static func absolute(_ voice: String, engine: SpeechEngine) -> String {
+        guard engine != .espeakNG, voice.contains("/"), !voice.hasPrefix("/"), let cwd = getcwd(nil, 0) else { return voice }
+        defer { free(cwd) }
+        return String(cString: cwd) + "/" + voice
     }
 }
 
@@ -86,9 +96,10 @@ struct Say: ParsableCommand {
         try submit(names: [speech.label], paths: [speech.label], delivery: delivery, session: session) { () throws(AnnounceError) in
             if let problem = speech.problem { throw .usage(optionText(problem)) }
             // The engine runs in the daemon, which looks on the same PATH (and the usual bin directories).
-            if ChildProcess.find(speech.engine.program) == nil {
+            guard let program = ChildProcess.find(speech.engine.program) else {
                 throw .unavailable("\(speech.engine.program) is not installed: \(speech.engine.installHint)")
             }
+            try EngineVoices.check(speech, program: program)
             let options = playback.options
             if options.start != nil && speech.ssml == true { throw .usage("--start cannot go into SSML") }
             let devices = try output.resolved()

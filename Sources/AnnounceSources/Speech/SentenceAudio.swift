@@ -26,18 +26,24 @@ final class SentenceAudio {
     /// How long an engine may write nothing before the render counts as failed.
     static let stallSeconds = 10.0
 
-    /// Starts rendering `text` with the engine at `executable`.
-    init(rendering text: String, executable: String, program: String, arguments: [String], cacheWriter: CacheWriter?) throws(AnnounceError) {
-        let process = try ChildProcess(executable: executable, arguments: arguments, input: Array(text.utf8))
+    /// Starts rendering `text` with the engine at `executable`, run as `command` says.
+    init(rendering text: String, executable: String, program: String, command: SpeechCommand, cacheWriter: CacheWriter?) throws(AnnounceError) {
+        let process = try ChildProcess(executable: executable, arguments: command.arguments, input: Array(text.utf8),
+                                       output: command.output == .wholeWAV ? .memoryFile : .pipe)
         input = .engine(process, program: program)
-        var reader = Prefix()
-        do {
-            header = try WAVStreamHeader.read { count throws(AnnounceError) in try reader.next(count, from: process) }
-        } catch {
-            // No audio at all: what the engine said is the reason.
-            throw Self.failure(of: process, program: program) ?? .programFailed(program: program, reason: error.description)
+        switch command.output {
+        case .raw16(let sampleRate, let channels):
+            header = WAVStreamHeader(sampleRate: sampleRate, channels: channels, dataBytes: 0)
+        case .streamedWAV, .wholeWAV:
+            var reader = Prefix()
+            do {
+                header = try WAVStreamHeader.read { count throws(AnnounceError) in try reader.next(count, from: process) }
+            } catch {
+                // No audio at all: what the engine said is the reason.
+                throw Self.failure(of: process, program: program) ?? .programFailed(program: program, reason: error.description)
+            }
+            pending = reader.leftover
         }
-        pending = reader.leftover
         knownFrames = nil
         self.cacheWriter = cacheWriter
     }

@@ -16,8 +16,8 @@ public final class SpeechSource: Source {
     private let speech: Speech
     private let sentences: [String]
     private let cache: SpeechCache?
-    /// The engine's path and build, found when a render is first needed.
-    private var engine: (path: String, build: String)?
+    /// The engine and how it is run, found when a render is first needed.
+    private var engine: EngineSetup?
     /// Frames of each sentence, once known (rendered, or cached).
     private var lengths: [Int64?]
     private var current: (index: Int, audio: SentenceAudio)?
@@ -170,22 +170,41 @@ public final class SpeechSource: Source {
     }
 
     private static func open(_ index: Int, sentences: [String], speech: Speech, cache: SpeechCache?,
-                             engine: inout (path: String, build: String)?) throws(AnnounceError) -> SentenceAudio {
-        if engine == nil { engine = Self.find(speech.engine) }
+                             engine: inout EngineSetup?) throws(AnnounceError) -> SentenceAudio {
+        if engine == nil { engine = try EngineSetup.find(for: speech) }
         let key = engine.map { SpeechCache.key(speech: speech, engineBuild: $0.build, sentence: sentences[index]) }
         if let key, let path = cache?.lookup(key), let audio = try? SentenceAudio(cached: path) { return audio }
         guard let engine else {
             throw .unavailable("\(speech.engine.program) is not installed: \(speech.engine.installHint)")
         }
         return try SentenceAudio(rendering: sentences[index], executable: engine.path, program: speech.engine.program,
-                                 arguments: speech.engine.arguments(for: speech), cacheWriter: key.flatMap { cache?.writer(for: $0) })
+                                 command: engine.command, cacheWriter: key.flatMap { cache?.writer(for: $0) })
+    }
+}
+
+/// A speech engine ready to render: its program, its command line (with the voice model it
+/// needs, found), and its build for the cache key.
+struct EngineSetup {
+    let path: String
+    /// The program's path, size and modification time, and its voice model's: an upgraded
+    /// engine or a replaced model renders anew.
+    let build: String
+    let command: SpeechCommand
+
+    /// nil when the engine is not installed; 69 when it needs a voice model that is not.
+    static func find(for speech: Speech) throws(AnnounceError) -> EngineSetup? {
+        guard let path = ChildProcess.find(speech.engine.program), let build = stamp(path) else { return nil }
+        guard speech.engine.needsModel else {
+            return EngineSetup(path: path, build: build, command: speech.engine.command(for: speech, model: nil))
+        }
+        let model = try PiperVoices.resolve(speech, piper: path)
+        return EngineSetup(path: path, build: build + ";" + (stamp(model.path) ?? model.path),
+                           command: speech.engine.command(for: speech, model: model))
     }
 
-    /// The engine's path and its build (path, size, modification time), or nil when it is not installed.
-    static func find(_ engine: SpeechEngine) -> (path: String, build: String)? {
-        guard let path = ChildProcess.find(engine.program) else { return nil }
+    private static func stamp(_ path: String) -> String? {
         var info = stat()
         guard stat(path, &info) == 0 else { return nil }
-        return (path, "\(path):\(info.st_size):\(info.st_mtim.tv_sec)")
+        return "\(path):\(info.st_size):\(info.st_mtim.tv_sec)"
     }
 }

@@ -32,6 +32,9 @@ int announce_memory_file(const char *name);
 /// Starts argv[0]=path with stdin, stdout and stderr on the given descriptors, in a process
 /// group of its own, every other descriptor closed and every signal at its default.
 pid_t announce_spawn_piped(const char *path, char *const argv[], int in_fd, int out_fd, int err_fd);
+/// Waits up to timeout_ms for the child pid to end, without reaping it (a pidfd polled):
+/// 1 when it has ended, 0 at the timeout, -errno.
+int announce_wait_exit(pid_t pid, int timeout_ms);
 
 /// From now on SIGINT, SIGTERM and SIGHUP send `request` (one line) over a new
 /// connection to the socket at path, wait up to a second for the reply line, and
