@@ -12,6 +12,13 @@ struct PlayMeter {
     private var rates: [String: Int] = [:]
     private var marks: [String: Int] = [:]
     private var lastPlays: [String: PlayDetails] = [:]
+    /// The main lane's item whose position was last written to the spool mid-play, and when.
+    private var checkpoint: (id: String, time: Double)?
+
+    /// How often a playing item's position goes to the spool, in seconds of wall time: a daemon
+    /// killed mid-play resumes it from there (speech: that sentence), not from its last
+    /// interruption. Wall time, so an unpaced device's hour a second costs no more writes.
+    static let checkpointInterval = 5.0
 
     /// Frames as seconds, to the millisecond; nil until the item's sample rate is known.
     func seconds(_ frames: Int64?, of id: String) -> Double? {
@@ -38,6 +45,17 @@ struct PlayMeter {
         guard mark > marks[id, default: 0] else { return 0 }
         marks[id] = mark
         return mark
+    }
+
+    /// Whether the main lane's `id`, playing at `now`, is due to have its position spooled.
+    mutating func checkpointDue(_ id: String, now: Double) -> Bool {
+        guard let checkpoint, checkpoint.id == id else {
+            self.checkpoint = (id, now)
+            return false
+        }
+        guard now - checkpoint.time >= Self.checkpointInterval else { return false }
+        self.checkpoint = (id, now)
+        return true
     }
 
     /// How `id`'s last play went, if it played.

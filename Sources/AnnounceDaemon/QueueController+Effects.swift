@@ -134,6 +134,7 @@ extension QueueController {
             } else if let playing = scheduler.playing, playing.id == id {
                 meter.playingFrames = frames
                 (heardBefore, total) = (playing.heardFrames, meter.playingTotal)
+                if meter.checkpointDue(id, now: now) { checkpoint(playing, heard: playing.heardFrames + frames) }
             } else {
                 return
             }
@@ -175,5 +176,14 @@ extension QueueController {
         case .replaced(let by): .other("replaced by \(by)")
         case .stopped: .other("stopped")
         }
+    }
+
+    /// The playing item's position, written to the spool as if it had been interrupted there:
+    /// what a restart after a SIGKILL resumes from. The scheduler's own copy is unchanged.
+    private func checkpoint(_ item: QueueItem, heard: Int64) {
+        var spooled = item
+        spooled.heardFrames = heard
+        spooled.interrupted = true
+        do { try spool.save(spooled) } catch { logger.error("\(error.description)") }
     }
 }

@@ -243,6 +243,14 @@ final class PacedSession: @unchecked Sendable {
 
     var daemonLog: String { daemon?.log ?? "" }
 
+    /// Kills the daemon with SIGKILL, as a crash would, and starts another on `device`.
+    func crashDaemon(restartOn device: String) async throws {
+        guard let daemon else { throw HarnessError("no daemon to kill") }
+        daemon.signal(SIGKILL)
+        guard await daemon.waitForExit(timeout: 10) else { throw HarnessError("the daemon outlived SIGKILL") }
+        self.daemon = try await runtime.startDaemon(device: device, arguments: ["--idle-exit", "60s"])
+    }
+
     /// `announce ARGS` with this session's environment, waiting for it to exit.
     func announce(_ arguments: [String]) async throws -> Outcome {
         try await runtime.announce(arguments)

@@ -29,19 +29,26 @@ struct SpeechPacedTests {
     }
 
     /// The best normalised correlation of `window` samples of `heard` from `at` with `reference`
-    /// from its onset, over lags of ±40 ms.
+    /// from its onset, over lags of ±40 ms: every 8th lag, then each lag around the best.
     private static func match(_ heard: [Double], at: Int, _ reference: [Double], window: Int) -> Double {
         guard let start = onset(reference, from: 0) else { return 0 }
-        let wanted = reference[start..<min(reference.count, start + window)]
-        let lag = PacedAudio.rate * 40 / 1000
-        var best = 0.0
-        for offset in stride(from: max(0, at - lag), through: at + lag, by: 1) where offset + wanted.count <= heard.count {
-            let got = heard[offset..<(offset + wanted.count)]
-            let dot = zip(got, wanted).reduce(0) { $0 + $1.0 * $1.1 }
-            let energy = got.reduce(0) { $0 + $1 * $1 } * wanted.reduce(0) { $0 + $1 * $1 }
-            if energy > 0 { best = max(best, dot / energy.squareRoot()) }
+        let wanted = Array(reference[start..<min(reference.count, start + window)])
+        let wantedEnergy = wanted.reduce(0) { $0 + $1 * $1 }
+        func correlation(_ offset: Int) -> Double {
+            guard offset >= 0, offset + wanted.count <= heard.count else { return 0 }
+            return heard.withUnsafeBufferPointer { got in
+                var dot = 0.0, energy = 0.0
+                for index in 0..<wanted.count {
+                    let sample = got[offset + index]
+                    dot += sample * wanted[index]
+                    energy += sample * sample
+                }
+                return energy * wantedEnergy > 0 ? dot / (energy * wantedEnergy).squareRoot() : 0
+            }
         }
-        return best
+        let lag = PacedAudio.rate * 40 / 1000
+        let coarse = stride(from: at - lag, through: at + lag, by: 8).max { correlation($0) < correlation($1) } ?? at
+        return (coarse - 8...coarse + 8).map(correlation).max() ?? 0
     }
 
     @Test("preempted 1 s into its second sentence, the utterance resumes at that sentence's start")
@@ -74,6 +81,76 @@ struct SpeechPacedTests {
             #expect(atCut < atSentence - 0.2, "it sounds like the cut point (\(atCut)) as much as the sentence start (\(atSentence))")
             let interruption = try #require(session.allEvents().first { $0.event == "interruption-began" && ($0.path ?? "").hasPrefix("say:") })
             #expect(abs((interruption.heard ?? 0) - (first.seconds + 1.0)) < 0.3, "heard at the interruption: \(interruption)")
+        }
+    }
+
+    /// espeak-ng's render of one sentence at its own 22050 Hz, as sox reads it.
+    private func render22k(_ sentence: String) async throws -> [Double] {
+        let wav = try Harness.capturePath("speech-ref22") + ".wav"
+        let render = try await Runner.run("sh", ["-c", "printf '%s' \"$1\" | espeak-ng --stdout -b 1 > \"$2\"", "sh", sentence, wav])
+        try #require(render.status == 0, "\(render)")
+        return try await soxMono(wav)
+    }
+
+    private func soxMono(_ path: String) async throws -> [Double] {
+        let raw = try Harness.capturePath("sox") + ".f32"
+        let sox = try await Runner.run("sox", ["-V1", path, "-t", "raw", "-e", "floating-point", "-b", "32", "-c", "1", raw])
+        try #require(sox.status == 0, "\(sox)")
+        return try PCM.reference(raw, channels: 1).samples
+    }
+
+    /// The position the spool holds for the one item, in frames, when it holds one.
+    private static func spooledHeard(_ runtime: DaemonRuntime) -> Int? {
+        for name in runtime.spoolEntries() where name.hasSuffix(".json") {
+            guard let data = FileManager.default.contents(atPath: runtime.spoolPath + "/" + name),
+                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { continue }
+            return object["heardFrames"] as? Int
+        }
+        return nil
+    }
+
+    @Test("killed with SIGKILL mid-utterance, the restarted daemon renders it again and resumes at the sentence it had reached")
+    func resumesAfterACrash() async throws {
+        try await withPacedSession("speech-crash") { session in
+            try await session.start()
+            let sentences = Self.sentences + ["Delta closes the test with a last sentence of its own."]
+            var renders: [[Double]] = []
+            for sentence in sentences { renders.append(try await render22k(sentence)) }
+            let starts = renders.indices.map { renders[..<$0].reduce(0) { $0 + $1.count } }
+            let say = session.launch(["say"] + sentences)
+            _ = try await session.waitForEvent("the utterance's started event") { $0.event == "started" && ($0.path ?? "").hasPrefix("say:") }
+            // The daemon writes the playing item's position to the spool every 5 s: wait for one
+            // inside the second sentence or later, then kill it.
+            let deadline = monotonicNow() + 30
+            var heard = 0
+            while heard < starts[1] {
+                try #require(monotonicNow() < deadline, "no position past the first sentence was spooled within 30 s")
+                try await Task.sleep(for: .milliseconds(20))
+                heard = Self.spooledHeard(session.runtime) ?? 0
+            }
+            let capture = try Harness.capturePath("speech-crash")
+            try await session.crashDaemon(restartOn: Harness.fileDevice(capture))
+            let outcome = try await say.value
+            #expect(outcome.status == 0, "say, across the crash: \(outcome)")
+            // The capture is whole once the device is closed (its WAV header then says its length).
+            let watcher = try await session.runtime.subscribe()
+            if try await session.runtime.status().deviceOpen {
+                _ = try await offPool { try watcher.events(until: { $0.event == "device-closed" }, timeout: 10) }
+            }
+
+            let sentence = try #require(starts.lastIndex { $0 <= heard })
+            let resumed = try await soxMono(capture)
+            let window = 6615
+            try #require(resumed.count > window, "the restarted daemon wrote \(resumed.count) frames")
+            let dot = zip(resumed[..<window], renders[sentence][..<window]).reduce(0) { $0 + $1.0 * $1.1 }
+            let energy = resumed[..<window].reduce(0) { $0 + $1 * $1 } * renders[sentence][..<window].reduce(0) { $0 + $1 * $1 }
+            let correlation = energy > 0 ? dot / energy.squareRoot() : 0
+            let rest = renders[sentence...].reduce(0) { $0 + $1.count }
+            PacedAudio.report("paced speech crash: spooled at \(heard) frames (sentence \(sentence + 1)); after the restart "
+                              + "\(resumed.count) frames, correlation \(correlation) with that sentence's start")
+            #expect(correlation >= 0.95, "after the restart: correlation \(correlation) with sentence \(sentence + 1)'s start")
+            #expect(abs(Double(resumed.count) / Double(rest) - 1) < 0.05,
+                    "after the restart \(resumed.count) frames; sentences \(sentence + 1)… are \(rest)")
         }
     }
 }
