@@ -8,8 +8,8 @@ import AnnounceOutput
 /// `--device`, for `play` and `say`.
 struct DeviceFlags: ParsableArguments {
     @Option(name: [.customLong("device"), .customShort("d")], help: ArgumentHelp("""
-        ALSA PCM to play on (see `announce devices`); default: the daemon's. With --category multi-route, \\
-        give it up to \\(Limits.maxDevices) times to play on every one at once.
+        ALSA PCM to play on (see `announce devices`); default: the daemon's. With --category multi-route, \
+        give it up to \(Limits.maxDevices) times to play on every one at once.
         """, valueName: "device"), completion: deviceCompletion)
     var device: [String] = []
 

@@ -40,6 +40,14 @@ struct CommandLineTests {
         UsageCase(arguments: ["help", "play", "extra"], line: "announce: help play extra: one command at most, e.g. announce help play"),
     ]
 
+    @Test("every command's --help reads as prose: no Swift escapes or line-continuation backslashes leaked into it",
+          arguments: ["play", "say", "voices", "alert", "queue", "cancel", "quiet", "info", "devices", "daemon"])
+    func helpIsClean(_ command: String) async throws {
+        let help = try await Runner.announce([command, "--help"])
+        #expect(help.status == 0, "\(help)")
+        #expect(!help.stdout.contains("\\(") && !help.stdout.contains("\\\n"), "announce \(command) --help: \(help.stdout)")
+    }
+
     @Test("--start is echoed as it was given: 1:02:03 as 1:02:03.0")
     func startPastTheEnd() async throws {
         let file = try Harness.fixture("wav16-stereo.wav")
