@@ -153,4 +153,31 @@ struct SpeechPacedTests {
                     "after the restart \(resumed.count) frames; sentences \(sentence + 1)… are \(rest)")
         }
     }
+
+    @Test("--drop-after counts sentences: preempted with 90% of its audio but 1 of its 2 sentences heard, an utterance resumes")
+    func dropAfterCountsSentences() async throws {
+        try await withPacedSession("speech-drop") { session in
+            try await session.start()
+            let sentences = ["Hi there.", "This second sentence is a good deal longer than the first one, and it runs on for a while."]
+            let lengths = try await sentences.asyncMap { try await render22k($0).count }
+            let total = Double(lengths.reduce(0, +)) / 22050
+            let say = session.launch(["say", "--drop-after", "0.8"] + sentences)
+            let started = try await session.waitForEvent("the utterance's started event") { $0.event == "started" && ($0.path ?? "").hasPrefix("say:") }
+            let tone = try await session.schedule(session.paced.clips.b, priority: "high", at: started.time + total * 0.9)
+            let outcome = try await say.value, finishedTone = try await tone.value
+            #expect(finishedTone.outcome?.kind == "played")
+            let interruption = session.allEvents().first { $0.event == "interruption-began" && ($0.path ?? "").hasPrefix("say:") }
+            let heard = try #require(interruption?.heard, "no interruption of the utterance: \(session.allEvents())")
+            try #require(heard / total >= 0.8, "the test meant to preempt it past 80% of its audio; heard \(heard) of \(total) s")
+            #expect(outcome.status == 0, "by sentences 50% was heard, so it resumes and plays to the end: \(outcome)")
+        }
+    }
+}
+
+private extension Array {
+    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+        var results: [T] = []
+        for element in self { results.append(try await transform(element)) }
+        return results
+    }
 }
