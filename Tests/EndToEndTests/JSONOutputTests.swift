@@ -110,6 +110,20 @@ struct JSONOutputTests {
         }
     }
 
+    @Test("cache --json: one object with v and the caches as documented")
+    func cache() async throws {
+        let home = try Harness.capturePath("cache-home") + ".d"
+        let outcome = try await Runner.announce(["cache", "--json"], environment: ["XDG_CACHE_HOME": home])
+        #expect(outcome.status == 0, "\(outcome)")
+        let lines = Self.lines(outcome.stdout)
+        #expect(lines.count == 1, "\(outcome.stdout)")
+        let caches = Self.check(lines.first ?? "", as: "cache")["caches"] as? [[String: Any]] ?? []
+        #expect(caches.count == 1 && caches.first?["entries"] as? Int == 0, "\(outcome.stdout)")
+        for cache in caches {
+            Self.check(Substring(String(decoding: try JSONSerialization.data(withJSONObject: cache), as: UTF8.self)), as: "cache entry")
+        }
+    }
+
     @Test("quiet --json as documented")
     func quiet() async throws {
         let runtime = try Self.freshRuntimeDirectory()

@@ -142,6 +142,20 @@ struct SpeechTests {
             #expect(runs(engine.runs) == rendered, "the repeat ran the engine \(runs(engine.runs) - rendered) more times")
             let a = try await soxSamples(first), b = try await soxSamples(second)
             #expect(a == b, "the cached render plays the same samples (\(a.count) and \(b.count) frames)")
+            // `announce cache` sees them (python's json reads it); `cache clear` deletes them, and
+            // the next say renders again.
+            let listed = try await runtime.announce(["cache", "--json"], environment: ["XDG_CACHE_HOME": directory])
+            let check = try await Runner.run("python3", ["-c", """
+                import json, sys
+                o = json.loads(sys.argv[1]); c = o["caches"][0]
+                assert o["v"] == 1 and c["kind"] == "speech" and c["entries"] == 3 and c["bytes"] > 100000, o
+                assert c["path"] == sys.argv[2] + "/announce/speech", c
+                """, listed.stdout, directory])
+            #expect(listed.status == 0 && check.status == 0, "\(listed) \(check)")
+            let cleared = try await runtime.announce(["cache", "clear"], environment: ["XDG_CACHE_HOME": directory])
+            #expect(cleared.status == 0 && cleared.stdout.contains("3 renders deleted"), "\(cleared)")
+            let again = try await runtime.announce(["say", "-d", Harness.fileDevice(second), Self.text])
+            #expect(again.status == 0 && runs(engine.runs) == rendered * 2, "after cache clear the engine renders again: \(runs(engine.runs))")
         }
     }
 

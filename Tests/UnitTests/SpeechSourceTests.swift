@@ -88,7 +88,7 @@ struct SpeechSourceTests {
 
     @Test func cachedRendersPlayTheSameSamplesAndKnowTheirLength() throws {
         let directory = "/tmp/announce-speech-cache-\(getpid())"
-        defer { SpeechCache(directory: directory).evictAll() }
+        defer { SpeechCache(directory: directory).clear() }
         let cache = SpeechCache(directory: directory)
         let rendered = try readAll(try SpeechSource(speech: speech, cache: cache))
         let again = try SpeechSource(speech: speech, cache: cache)
@@ -101,7 +101,7 @@ struct SpeechSourceTests {
 
     @Test func theCacheKeepsToItsLimitDroppingTheLeastRecentlyUsed() throws {
         let directory = "/tmp/announce-speech-evict-\(getpid())"
-        defer { SpeechCache(directory: directory).evictAll() }
+        defer { SpeechCache(directory: directory).clear() }
         // Each of these sentences renders to 30–60 KB: a 100 KB cache holds two or three.
         let cache = SpeechCache(directory: directory, limitBytes: 100_000)
         for number in 1...6 {

@@ -53,10 +53,29 @@ public final class SpeechCache: Sendable {
         return CacheWriter(cache: self, key: key)
     }
 
-    /// Deletes every render (and the directory, when nothing else is in it).
-    func evictAll() {
-        for name in directoryEntries(directory) { unlink(directory + "/" + name) }
+    /// Renders kept, and their bytes (`announce cache`).
+    public func contents() -> (entries: Int, bytes: Int64) {
+        var entries = 0, bytes: Int64 = 0
+        for name in directoryEntries(directory) where name.hasSuffix(".wav") {
+            var info = stat()
+            guard stat(directory + "/" + name, &info) == 0 else { continue }
+            entries += 1
+            bytes += Int64(info.st_size)
+        }
+        return (entries, bytes)
+    }
+
+    /// Deletes every render (`announce cache clear`), and the directory when nothing else is
+    /// in it; returns how many were deleted. A render being written meanwhile is not kept.
+    @discardableResult
+    public func clear() -> Int {
+        var deleted = 0
+        for name in directoryEntries(directory) where unlink(directory + "/" + name) == 0 && name.hasSuffix(".wav") {
+            deleted += 1
+        }
         rmdir(directory)
+        size.withLock { $0 = 0 }
+        return deleted
     }
 
     /// A render of `bytes` became an entry: the least recently used go once over the limit.
