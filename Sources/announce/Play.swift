@@ -213,7 +213,9 @@ struct Play: ParsableCommand {
             Vorbis/Opus/FLAC, MP3 and the other containers libsndfile reads; formats it does \
             not play (AAC, WMA, ...) are named (65). \
             Every file is checked before anything is queued, so a broken file never leaves \
-            half an announcement.
+            half an announcement. With -, audio on stdin is read to its end (at most \
+            \(Limits.maxStdinBytes >> 20) MiB) into the daemon's runtime directory before it is \
+            queued, so it is kept as a file is; messages and events call it stdin.
 
             Sessions (as AVAudioSession): items of the default category solo-ambient play one \
             at a time in queue order; ambient items, and playback or multi-route items with \
@@ -230,6 +232,8 @@ struct Play: ParsableCommand {
 
             EXAMPLES
               announce play backup-done.mp3 --priority high
+              espeak-ng --stdout "Backup done" | announce play -   # audio on stdin
+              curl -s https://nas/doorbell.flac | announce play chime.wav - --priority high
               announce play --tag build --replace build-failed.wav   # newest status wins
               announce play reminder.flac --at 09:30 --expire 10m --no-wait
               announce play --category playback alarm.wav   # plays even in quiet mode
