@@ -248,7 +248,7 @@ struct Play: ParsableCommand {
               announce play --rate 1.5 --skip-silence voicemail.wav   # pauses cut, then 1.5× as fast
             """)
 
-    @Argument(help: ArgumentHelp("Audio files to play in order, names of installed sounds (see FILES in announce(1)), or - for audio on stdin (read to its end, at most \(Limits.maxStdinBytes >> 20) MiB, before it is queued).", valueName: "file"), completion: .file())
+    @Argument(help: ArgumentHelp("Audio files to play in order, names of installed sounds (see FILES in announce(1)), or - for audio on stdin (read to its end, at most \(Limits.maxStdinBytes >> 20) MiB, before it is queued)."), completion: .file())
     var files: [String]
 
     @OptionGroup var output: DeviceFlags
