@@ -115,7 +115,8 @@ public final class Daemon {
         ALSAOutput.processEnvironment
         let mailbox = try Mailbox()
         let speechCache = SpeechCache.user(limitBytes: configuration.speechCacheBytes)
-        let driver = EngineDriver(openOutput: openOutput, makeSource: makeSource, speechCache: speechCache) { mailbox.post($0) }
+        let driver = EngineDriver(openOutput: openOutput, makeSource: makeSource, speechCache: speechCache,
+                                  media: spool.media) { mailbox.post($0) }
         let controller = QueueController(runtime: runtime, configuration: configuration, logger: logger, clock: clock,
                                          spool: spool, driver: driver, probeDevice: probeDevice)
         let now = clock()

@@ -50,11 +50,12 @@ final class EngineDriver: @unchecked Sendable {
     /// `makeSource`: nil for files and speech (`sources`).
     init(openOutput: @escaping PlaybackEngine.OutputOpener = { device, request throws(AnnounceError) in
         try ALSAOutput(device: device, request: request)
-    }, makeSource: SourceMaker? = nil, speechCache: SpeechCache? = nil, post: @escaping @Sendable (EngineReport) -> Void) {
+    }, makeSource: SourceMaker? = nil, speechCache: SpeechCache? = nil, media: MediaDirectory? = nil,
+         post: @escaping @Sendable (EngineReport) -> Void) {
         let alertCache = AlertCache()
         self.alertCache = alertCache
         self.openOutput = openOutput
-        self.makeSource = makeSource ?? Self.sources(alertCache: alertCache, speechCache: speechCache)
+        self.makeSource = makeSource ?? Self.sources(alertCache: alertCache, speechCache: speechCache, media: media)
         self.post = post
         housekeeper = startThread(named: "announce-house") { [self] in houseKeep() }
     }
@@ -89,10 +90,15 @@ final class EngineDriver: @unchecked Sendable {
         }
     }
 
-    /// An item's file or speech as a source; an alert's from `alertCache`, decoded once.
-    static func sources(alertCache: AlertCache, speechCache: SpeechCache?) -> SourceMaker {
+    /// An item's file, media or speech as a source; an alert's from `alertCache`, decoded once.
+    static func sources(alertCache: AlertCache, speechCache: SpeechCache?, media: MediaDirectory?) -> SourceMaker {
         { item, alert throws(AnnounceError) in
             if let speech = item.clip.speech { return try SpeechSource(speech: speech, cache: speechCache) }
+            if let name = item.clip.media, let media {
+                // Its messages name the input as the user gave it (stdin), not the daemon's file.
+                let path = media.filePath(name)
+                do throws(AnnounceError) { return try FileSource(path: path) } catch { throw error.naming(path, as: item.clip.path) }
+            }
             return alert ? FileSource(decoder: try alertCache.decoder(for: item.clip.path)) : try FileSource(path: item.clip.path)
         }
     }

@@ -16,10 +16,12 @@ import AnnounceEngine
 /// items of a record still there go), and the reply goes out right after that
 /// commit point, before the directory's fsync, so a kill can hardly fall between.
 /// Final outcomes are kept for a while in `outcomes/`, so a client that reconnects
-/// after a restart still learns how its item ended.
+/// after a restart still learns how its item ended. Media files (`announce play -`) belong to
+/// their items: they go with the item's outcome, and at load with no item naming them.
 final class Spool {
     let directory: String
     let outcomesDirectory: String
+    let media: MediaDirectory
     private let directoryFD: Int32
     private let outcomesFD: Int32
     /// The ids of a request being spooled, not yet acknowledged.
@@ -32,7 +34,8 @@ final class Spool {
     init(runtime: RuntimeDirectory) throws(AnnounceError) {
         directory = runtime.spoolPath
         outcomesDirectory = runtime.outcomesPath
-        for path in [directory, outcomesDirectory] where mkdir(path, 0o700) != 0 && errno != EEXIST {
+        media = MediaDirectory(runtime: runtime)
+        for path in [directory, outcomesDirectory, media.path] where mkdir(path, 0o700) != 0 && errno != EEXIST {
             throw .unavailable("cannot create \(path): \(systemErrorMessage(errno))")
         }
         directoryFD = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
@@ -81,17 +84,19 @@ final class Spool {
         fsync(directoryFD)
     }
 
-    /// Records the item's final event, then forgets the item. The entry goes even when the
-    /// outcome cannot be written (a full disk): a restart must not play it again.
-    func finish(_ id: String, event: Event) throws(AnnounceError) {
+    /// Records the item's final event, then forgets the item and deletes its media. The entry
+    /// goes even when the outcome cannot be written (a full disk): a restart must not play it
+    /// again. The media goes last: a crash before leaves it to the next `load`.
+    func finish(_ item: QueueItem, event: Event) throws(AnnounceError) {
         var failure: AnnounceError?
         do {
-            try writeFileAtomically(JSONCoding.encode(event, orElse: "{}"), to: outcomesDirectory + "/" + Self.fileName(id), directoryFD: outcomesFD)
+            try writeFileAtomically(JSONCoding.encode(event, orElse: "{}"), to: outcomesDirectory + "/" + Self.fileName(item.id), directoryFD: outcomesFD)
         } catch {
             failure = error
         }
-        unlink(directory + "/" + Self.fileName(id))
+        unlink(directory + "/" + Self.fileName(item.id))
         fsync(directoryFD)
+        if let name = item.clip.media { media.remove(name) }
         if let failure { throw failure }
     }
 
@@ -136,6 +141,9 @@ final class Spool {
             }
             items.append(item)
         }
+        // A client killed before its item was acknowledged, or an item whose media outlived it.
+        let removed = media.sweep(keeping: Set(items.compactMap(\.clip.media)))
+        if removed > 0 { problems.append("removed \(removed) media file(s) of no queued item from \(media.path)") }
         return (items, problems)
     }
 

@@ -213,7 +213,9 @@ struct Play: ParsableCommand {
             Vorbis/Opus/FLAC, MP3 and the other containers libsndfile reads; formats it does \
             not play (AAC, WMA, ...) are named (65). \
             Every file is checked before anything is queued, so a broken file never leaves \
-            half an announcement.
+            half an announcement. With -, audio on stdin is read to its end (at most \
+            \(Limits.maxStdinBytes >> 20) MiB) into the daemon's runtime directory before it is \
+            queued, so it is kept as a file is; messages and events call it stdin.
 
             Sessions (as AVAudioSession): items of the default category solo-ambient play one \
             at a time in queue order; ambient items, and playback or multi-route items with \
@@ -230,6 +232,8 @@ struct Play: ParsableCommand {
 
             EXAMPLES
               announce play backup-done.mp3 --priority high
+              espeak-ng --stdout "Backup done" | announce play -   # audio on stdin
+              curl -s https://nas/doorbell.flac | announce play chime.wav - --priority high
               announce play --tag build --replace build-failed.wav   # newest status wins
               announce play reminder.flac --at 09:30 --expire 10m --no-wait
               announce play --category playback alarm.wav   # plays even in quiet mode
@@ -244,7 +248,7 @@ struct Play: ParsableCommand {
               announce play --rate 1.5 --skip-silence voicemail.wav   # pauses cut, then 1.5× as fast
             """)
 
-    @Argument(help: "Audio files to play in order, or names of installed sounds (see FILES in announce(1)).", completion: .file())
+    @Argument(help: ArgumentHelp("Audio files to play in order, names of installed sounds (see FILES in announce(1)), or - for audio on stdin (read to its end, at most \(Limits.maxStdinBytes >> 20) MiB, before it is queued)."), completion: .file())
     var files: [String]
 
     @OptionGroup var output: DeviceFlags
@@ -253,32 +257,75 @@ struct Play: ParsableCommand {
     @OptionGroup var queue: QueueFlags
     @OptionGroup var delivery: DeliveryFlags
 
+    /// The argument that reads stdin.
+    static let stdinArgument = "-"
+
     func validate() throws {
+        if files.filter({ $0 == Self.stdinArgument }).count > 1 {
+            throw ValidationError("- (stdin) is given more than once; stdin can be read once")
+        }
         try output.validate(session: session, queue: queue)
     }
 
     func run() throws {
-        try submit(names: files.map { String($0.split(separator: "/").last ?? "") }, paths: files, delivery: delivery, session: session) { () throws(AnnounceError) in
-            try files.map { path throws(AnnounceError) in
-                var request = queue.request(for: try checkedClip(SoundNames.resolve(path)))
+        // stdin's audio, stored in the daemon's media directory: the queue's once acknowledged.
+        var stdinMedia: MediaFile?
+        var handover = Handover.refused
+        defer { handover == .refused ? stdinMedia?.discard() : stdinMedia?.release() }
+        let paths = files.map { $0 == Self.stdinArgument ? Clip.stdinLabel : $0 }
+        try submit(names: paths.map { String($0.split(separator: "/").last ?? "") }, paths: paths, delivery: delivery,
+                   session: session, handover: { handover = $0 }) { () throws(AnnounceError) in
+            try files.map { argument throws(AnnounceError) in
+                let clip: Clip
+                if argument == Self.stdinArgument {
+                    let media = try Self.storeStdin()
+                    stdinMedia = media
+                    do throws(AnnounceError) {
+                        clip = try checkedClip(media.path, label: Clip.stdinLabel, media: media.name)
+                    } catch {
+                        throw error.naming(media.path, as: Clip.stdinLabel)
+                    }
+                } else {
+                    let path = SoundNames.resolve(argument)
+                    clip = try checkedClip(path, label: absolutePath(path))
+                }
+                var request = queue.request(for: clip)
                 try session.apply(to: &request)
                 return request
             }
         }
     }
 
+    /// stdin to its end, in the daemon's media directory (the daemon's runtime directory,
+    /// where it may be started next). Never from a terminal: that would wait for Ctrl-D.
+    private static func storeStdin() throws(AnnounceError) -> MediaFile {
+        if isatty(STDIN_FILENO) == 1 { throw .usage("\(Clip.stdinLabel): is a terminal; pipe audio into announce play -") }
+        let media = MediaDirectory(runtime: try RuntimeDirectory.prepare())
+        return try media.store(from: STDIN_FILENO, label: Clip.stdinLabel, limit: stdinLimit)
+    }
+
+    /// `Limits.maxStdinBytes`; a debug build takes `ANNOUNCE_TEST_STDIN_LIMIT` (bytes) instead,
+    /// so the tests need not pipe 256 MiB.
+    private static var stdinLimit: Int {
+        #if DEBUG
+        if let limit = getenv("ANNOUNCE_TEST_STDIN_LIMIT").flatMap({ Int(String(cString: $0)) }) { return limit }
+        #endif
+        return Limits.maxStdinBytes
+    }
+
     /// Opens the file as the daemon will, so bad input fails here with the
-    /// caller's own path in the message, before anything is queued.
-    private func checkedClip(_ path: String) throws(AnnounceError) -> Clip {
+    /// caller's own path in the message, before anything is queued. `label` is the clip's
+    /// path as sent: the absolute path, or for `media`, `Clip.stdinLabel`.
+    private func checkedClip(_ path: String, label: String, media: String? = nil) throws(AnnounceError) -> Clip {
         let decoder = try DecoderRegistry.open(path)
         let info = decoder.info
         let options = playback.options
-        if let problem = options.startProblem(in: info, path: path) { throw problem }
+        if let problem = options.startProblem(in: info, path: media == nil ? path : label) { throw problem }
         // The daemon's working directory is /: a file: device's FILE is the caller's.
         let devices = try output.resolved()
-        var clip = Clip(path: absolutePath(path), device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
+        var clip = Clip(path: label, device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
                         gain: options.gain, pan: options.pan,
-                        loops: options.loops, start: options.start?.seconds, environment: AudioEnvironment.caller())
+                        loops: options.loops, start: options.start?.seconds, environment: AudioEnvironment.caller(), media: media)
         playback.reshape(&clip)
         clip.seconds = decoder.lengthIsExact ? programSeconds(info, options).map(clip.wallSeconds) : nil
         return clip

@@ -46,11 +46,23 @@ struct DeliveryFlags: ParsableArguments {
     var quiet = false
 }
 
+/// What became of a play request, for whoever stored media for it (`play -`): deleted unless
+/// the daemon may hold it.
+enum Handover {
+    /// Never sent, or refused: nothing refers to its media.
+    case refused
+    /// The connection failed while asking: the daemon may have spooled it.
+    case unknown
+    /// Acknowledged: the queue owns its media.
+    case accepted
+}
+
 /// Queues the requests `make` builds (each checked first, so a request the daemon would refuse
 /// never starts one) and, unless --no-wait, waits for their outcomes: `play`'s and `say`'s
 /// common path. `names` are what the progress line calls the items, `paths` the messages.
+/// `handover` learns whether the daemon took them, before any wait.
 func submit(names: [String], paths: [String], delivery: DeliveryFlags, session: SessionFlags,
-            make: () throws(AnnounceError) -> [ItemRequest]) throws {
+            handover: (Handover) -> Void = { _ in }, make: () throws(AnnounceError) -> [ItemRequest]) throws {
     let logger = CLILogHandler.bootstrap(quiet: delivery.quiet)
     var display: ProgressLine?
     do {
@@ -59,7 +71,14 @@ func submit(names: [String], paths: [String], delivery: DeliveryFlags, session: 
         if let problem = PlayRequest(items: requests).problem { throw AnnounceError.usage(problem) }
         guard let client = try DaemonClient.connect(autoStart: true) else { return }
         display = !delivery.noWait && !delivery.json && !delivery.quiet ? ProgressLine.forTerminal() : nil
-        let reply = try client.call(.play(items: requests, wait: !delivery.noWait, progress: display != nil))
+        let reply: Reply
+        do {
+            reply = try client.call(.play(items: requests, wait: !delivery.noWait, progress: display != nil))
+        } catch {
+            if case .daemon = error { handover(.refused) } else { handover(.unknown) }
+            throw error
+        }
+        handover(.accepted)
         let ids = reply.ids ?? []
         if delivery.noWait {
             delivery.json ? print(jsonLine(Versioned(QueuedReply(ids: ids, pausedSince: reply.pausedSince))))

@@ -20,13 +20,15 @@ final class ChildProcess: @unchecked Sendable {
     private var rawStatus: Int32?
 
     /// Runs `arguments` (argv[0] looked up in PATH) with exactly `environment`.
-    /// `stderr` may be the same file as `stdout`.
-    init(_ name: String, _ arguments: [String], environment: [String: String], stdout: String, stderr: String) throws {
+    /// `stderr` may be the same file as `stdout`; `stdin` is opened for reading (a FIFO blocks
+    /// until it has a writer).
+    init(_ name: String, _ arguments: [String], environment: [String: String], stdout: String, stderr: String,
+         stdin: String = "/dev/null") throws {
         self.name = name
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+        posix_spawn_file_actions_addopen(&actions, 0, stdin, O_RDONLY, 0)
         posix_spawn_file_actions_addopen(&actions, 1, stdout, O_WRONLY | O_CREAT | O_APPEND, 0o644)
         if stderr == stdout {
             posix_spawn_file_actions_adddup2(&actions, 1, 2)

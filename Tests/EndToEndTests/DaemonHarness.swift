@@ -281,6 +281,7 @@ final class DaemonRuntime: @unchecked Sendable {
 
     var socketPath: String { path + "/socket" }
     var spoolPath: String { path + "/spool" }
+    var mediaPath: String { path + "/media" }
     var daemonLogPath: String { path + "/daemon.log" }
 
     /// A fresh, empty directory, mode 0700: `path`, else `<scratch>/d/N`. `environment`
@@ -304,9 +305,10 @@ final class DaemonRuntime: @unchecked Sendable {
         guard (path + "/socket").utf8.count < 108 else { throw HarnessError("runtime path too long for a Unix socket: \(path)") }
     }
 
-    /// `announce ARGS...` with this runtime directory.
-    func announce(_ arguments: [String], environment extra: [String: String?] = [:]) async throws -> Outcome {
-        try await Runner.announce(arguments, environment: environment.merging(extra) { $1 })
+    /// `announce ARGS...` with this runtime directory, reading `stdin`.
+    func announce(_ arguments: [String], environment extra: [String: String?] = [:],
+                  stdin: String = "/dev/null") async throws -> Outcome {
+        try await Runner.announce(arguments, environment: environment.merging(extra) { $1 }, stdin: stdin)
     }
 
     /// `announce ARGS...`, killed after `seconds` (the outcome then says "killed by signal 9"):
@@ -396,6 +398,11 @@ final class DaemonRuntime: @unchecked Sendable {
     /// Names in `spool/` (the item files and anything else).
     func spoolEntries() -> [String] {
         ((try? FileManager.default.contentsOfDirectory(atPath: spoolPath)) ?? []).sorted()
+    }
+
+    /// Names in `media/` (stdin's audio, temporary files too); none when it does not exist.
+    func mediaEntries() -> [String] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: mediaPath)) ?? []).sorted()
     }
 
     /// Lines of the auto-started daemon's log.

@@ -203,7 +203,7 @@ enum Runner {
     /// command that might hang); without it, a command still running after `timeoutSeconds` is a
     /// harness error.
     static func run(_ executable: String, _ arguments: [String],
-                    environment: [String: String?] = [:], killAfter: Double? = nil) async throws -> Outcome {
+                    environment: [String: String?] = [:], killAfter: Double? = nil, stdin: String = "/dev/null") async throws -> Outcome {
         let env = try Harness.environment(environment)
         let work = try Harness.workResult.get()
         let id = UUID().uuidString
@@ -214,7 +214,7 @@ enum Runner {
             unlink(errPath)
         }
         let child = try ChildProcess((executable as NSString).lastPathComponent, [executable] + arguments,
-                                     environment: env, stdout: outPath, stderr: errPath)
+                                     environment: env, stdout: outPath, stderr: errPath, stdin: stdin)
         let limit = killAfter ?? timeoutSeconds
         let finished = await child.exited(within: limit)
         if !finished {
@@ -230,9 +230,9 @@ enum Runner {
         return Outcome(status: child.exitStatus ?? signal.map { 128 + $0 } ?? -1, signal: signal, stdout: stdout, stderr: stderr)
     }
 
-    /// `announce ARGS...`.
+    /// `announce ARGS...`, reading `stdin`.
     static func announce(_ arguments: [String], environment: [String: String?] = [:],
-                         killAfter: Double? = nil) async throws -> Outcome {
-        try await run(Harness.binary(), arguments, environment: environment, killAfter: killAfter)
+                         killAfter: Double? = nil, stdin: String = "/dev/null") async throws -> Outcome {
+        try await run(Harness.binary(), arguments, environment: environment, killAfter: killAfter, stdin: stdin)
     }
 }

@@ -62,7 +62,7 @@ import Glibc
             let spool = try Spool(runtime: runtime)
             try spool.save(item("0000000000c1"))
             try FileManager.default.removeItem(atPath: runtime.outcomesPath)
-            #expect(throws: AnnounceError.self) { try spool.finish("0000000000c1", event: finished("0000000000c1")) }
+            #expect(throws: AnnounceError.self) { try spool.finish(item("0000000000c1"), event: finished("0000000000c1")) }
             #expect(entries(runtime.spoolPath).isEmpty)
             #expect(try Spool(runtime: runtime).load().items.isEmpty, "a restart would play it again")
         }
@@ -92,7 +92,7 @@ import Glibc
             } catch {
                 #expect("\(error)".contains("No space left on device"), "\(error)")
             }
-            #expect(throws: AnnounceError.self) { try spool.finish("0000000000d1", event: finished("0000000000d1")) }
+            #expect(throws: AnnounceError.self) { try spool.finish(item("0000000000d1"), event: finished("0000000000d1")) }
             #expect(!entries(runtime.spoolPath).contains("0000000000d1.json"), "played: its entry must go")
             #expect(try Spool(runtime: runtime).load().items.isEmpty)
 

@@ -27,6 +27,18 @@ import Testing
         #expect(problem { _ in } == nil)
     }
 
+    /// `clip.media` never becomes a path outside the daemon's media directory: only hex names.
+    @Test func mediaIsAHexNameAndItsPathALabel() {
+        let name = String(repeating: "a1", count: 16)
+        #expect(problem { $0.clip.media = name; $0.clip.path = Clip.stdinLabel } == nil)
+        for bad in ["", "../spool/x", ".a1.tmp", "A1", "a/b", String(repeating: "a", count: 65)] {
+            #expect(problem { $0.clip.media = bad } == "media must be 1 to 64 lowercase hex digits, without speech", "\(bad)")
+        }
+        #expect(problem { $0.clip.media = name; $0.clip.speech = Speech(text: "hi") }?.hasPrefix("media must be") == true)
+        #expect(problem { $0.clip.media = name; $0.clip.path = "stdin\u{0}" }?.contains("NUL") == true)
+        #expect(problem { $0.clip.path = Clip.stdinLabel }?.hasPrefix("path must be absolute") == true, "a label needs media")
+    }
+
     @Test func refusesAbsurdLoopsTimesAndPaths() {
         // Each names the field it refuses ("at" alone would match almost any message).
         #expect(problem { $0.clip.loops = .max }?.hasPrefix("loops must be") == true)

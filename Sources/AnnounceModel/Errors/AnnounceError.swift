@@ -51,3 +51,20 @@ extension AnnounceError {
     /// A bug or an unexpected failure (70): also a failed outcome or reply that names no code.
     public static let internalExitCode: Int32 = 70
 }
+
+extension AnnounceError {
+    /// The same error with `path` said as `label` wherever it names it: audio from stdin is
+    /// checked in a file of the client's making, which the user never named (`stdin: empty`).
+    public func naming(_ path: String, as label: String) -> AnnounceError {
+        func relabel(_ text: String) -> String { text.replacing(path, with: label) }
+        return switch self {
+        case .usage(let message): .usage(relabel(message))
+        case .undecodable(let named, let reason): .undecodable(path: relabel(named), reason: relabel(reason))
+        case .cannotOpen(let named, let reason): .cannotOpen(path: relabel(named), reason: relabel(reason))
+        case .unavailable(let message): .unavailable(relabel(message))
+        case .daemon(let code, let message): .daemon(code: code, message: relabel(message))
+        case .internal(let message): .internal(relabel(message))
+        case .deviceUnavailable, .deviceBusy, .programFailed: self
+        }
+    }
+}

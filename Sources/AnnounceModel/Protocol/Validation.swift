@@ -62,6 +62,8 @@ public enum ItemProblem: Equatable, Sendable, CustomStringConvertible {
     case rate(Double)
     /// Outside `Limits.pitch` (NaN too).
     case pitch(Double)
+    /// `clip.media` not a `Clip.isValidMediaName`, or given with `clip.speech`.
+    case media
 
     /// `at` is a time since the epoch, the others durations: none may reach absurd values.
     public enum TimeField: String, Sendable {
@@ -92,15 +94,17 @@ public enum ItemProblem: Equatable, Sendable, CustomStringConvertible {
         case .speech(let problem): problem
         case .rate(let rate): "rate must be \(Limits.rate.lowerBound) to \(Limits.rate.upperBound), not \(rate)"
         case .pitch(let pitch): "pitch must be \(text(Limits.pitch)) semitones, not \(pitch)"
+        case .media: "media must be 1 to 64 lowercase hex digits, without speech"
         }
     }
 }
 
 extension ItemRequest {
     public var problem: ItemProblem? {
-        if let speech = clip.speech {
+        if let media = clip.media, clip.speech != nil || !Clip.isValidMediaName(media) { return .media }
+        if clip.speech != nil || clip.media != nil {
             // The path is only its label.
-            if let problem = speech.problem { return .speech(problem) }
+            if let problem = clip.speech?.problem { return .speech(problem) }
             if clip.path.utf8.contains(0) { return .pathHasNUL }
             if clip.path.utf8.count > Limits.maxPathBytes { return .pathTooLong }
         } else if let problem = Self.pathProblem(clip.path) { return problem }

@@ -21,8 +21,13 @@ public enum InterruptAction: String, Codable, CaseIterable, Sendable {
 
 /// What to play and how; the scheduler never looks inside.
 public struct Clip: Codable, Equatable, Sendable {
-    /// Absolute path, resolved by the client; for speech, its label (`Speech.label`).
+    /// Absolute path, resolved by the client; for speech, its label (`Speech.label`); for
+    /// media, `Clip.stdinLabel`.
     public var path: String
+    /// `announce play -`: the name of a file in the daemon's media directory (`RUNTIME/media`)
+    /// that holds the audio instead of `path`. The queue owns it: the daemon deletes it once the
+    /// item has its outcome. `Clip.isValidMediaName`.
+    public var media: String?
     /// `announce say`: text the daemon renders with a speech engine, instead of a file.
     public var speech: Speech?
     /// ALSA PCM for this clip; nil plays on the daemon's device.
@@ -52,9 +57,11 @@ public struct Clip: Codable, Equatable, Sendable {
 
     public init(path: String, device: String? = nil, extraDevices: [String]? = nil, gain: Float = 1, pan: Float = 0,
                 loops: Int = 0, start: Double? = nil, environment: [String: String]? = nil, seconds: Double? = nil,
-                rate: Double? = nil, pitch: Double? = nil, skipSilence: Bool? = nil, speech: Speech? = nil) {
+                rate: Double? = nil, pitch: Double? = nil, skipSilence: Bool? = nil, speech: Speech? = nil,
+                media: String? = nil) {
         self.path = path
         self.speech = speech
+        self.media = media
         self.device = device
         self.extraDevices = extraDevices
         self.gain = gain
@@ -72,6 +79,15 @@ public struct Clip: Codable, Equatable, Sendable {
     /// ItemRequest): ALSA's pulse and pipewire plugins read them when they connect.
     public static let environmentVariables = ["XDG_RUNTIME_DIR", "PULSE_SERVER", "PULSE_RUNTIME_PATH", "PULSE_COOKIE",
                                               "PULSE_CLIENTCONFIG", "PULSE_SINK", "PIPEWIRE_RUNTIME_DIR", "PIPEWIRE_REMOTE"]
+
+    /// What messages, events and status call audio read from stdin (`Clip.path` of a media clip).
+    public static let stdinLabel = "stdin"
+
+    /// A media file's name: 1 to 64 lowercase hex digits, so a name the daemon is sent never
+    /// becomes a path outside its media directory (and a temporary `.NAME.tmp` is none).
+    public static func isValidMediaName(_ name: String) -> Bool {
+        (1...64).contains(name.utf8.count) && name.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
+    }
 
     /// Seconds of the source as seconds heard, at `rate` (`--skip-silence` only shortens it):
     /// the one rule for the waits others are told.
