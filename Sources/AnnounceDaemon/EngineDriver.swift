@@ -21,8 +21,9 @@ final class EngineDriver: @unchecked Sendable {
     /// a clip shorter than 8 s gets eight reports, so that no 25% mark goes by unseen.
     static let unwatchedProgressInterval = 1.0
 
-    /// Makes the source one play of an item reads; `alert`: a sound the daemon keeps decoded.
-    typealias SourceMaker = (_ item: QueueItem, _ alert: Bool) throws(AnnounceError) -> any Source
+    /// Makes the source one play of an item reads; `alert`: a sound the daemon keeps decoded;
+    /// `cancellation`: the play's stop, which ends what the source waits on (a speech engine).
+    typealias SourceMaker = (_ item: QueueItem, _ alert: Bool, _ cancellation: Cancellation) throws(AnnounceError) -> any Source
 
     private let openOutput: PlaybackEngine.OutputOpener
     private let makeSource: SourceMaker
@@ -92,8 +93,8 @@ final class EngineDriver: @unchecked Sendable {
 
     /// An item's file, media or speech as a source; an alert's from `alertCache`, decoded once.
     static func sources(alertCache: AlertCache, speechCache: SpeechCache?, media: MediaDirectory?) -> SourceMaker {
-        { item, alert throws(AnnounceError) in
-            if let speech = item.clip.speech { return try SpeechSource(speech: speech, cache: speechCache) }
+        { item, alert, cancellation throws(AnnounceError) in
+            if let speech = item.clip.speech { return try SpeechSource(speech: speech, cache: speechCache, cancellation: cancellation) }
             if let name = item.clip.media, let media {
                 // Its messages name the input as the user gave it (stdin), not the daemon's file.
                 let path = media.filePath(name)
@@ -197,9 +198,11 @@ final class EngineDriver: @unchecked Sendable {
         let source: any Source
         do {
             // Any source, a file's or another kind's, reshaped alike; its frames stay source time.
-            source = try ReshapedSource.applying(Reshaping(item.clip, silence: silence), to: makeSource(item, alert))
+            source = try ReshapedSource.applying(Reshaping(item.clip, silence: silence), to: makeSource(item, alert, control.cancellation))
             opened = source
         } catch {
+            // Stopped while the source was being made (a speech engine killed by the stop).
+            if control.isStopped { return ended(.stopped) }
             return ended(.failed(code: error.exitCode, message: error.description))
         }
         let (info, duration) = (source.format, source.duration)
@@ -207,6 +210,12 @@ final class EngineDriver: @unchecked Sendable {
         var total = PlaybackOptions.programFrames(fileFrames: duration.frames, startFrame: startFrame, loops: item.clip.loops)
         // An estimated length is counted exactly alongside, and published when known.
         var counting = duration.isEstimate
+        // A first play's `--start` against a length the client could not know (speech): the one rule, 64.
+        if item.heardFrames == 0, let problem = PlaybackOptions.startProblem(item.clip.start.map { TimeSpan(seconds: $0) },
+                                                                             sampleRate: info.sampleRate, frames: duration.frames,
+                                                                             name: source.name) {
+            return ended(.failed(code: problem.exitCode, message: problem.description))
+        }
         guard let position = Self.resumePoint(of: source, heard: item.heardFrames, startFrame: startFrame,
                                               loops: item.clip.loops) else {
             return ended(.finished, total: total, rate: info.sampleRate)  // nothing was left to hear

@@ -123,6 +123,11 @@ public final class PlaybackEngine: @unchecked Sendable {
             if !submitted { thread.submit(job, slot: slot) }
             submitted = true
         }
+        func report(stopped: Bool) -> PlaybackReport {
+            PlaybackReport(framesPlayed: sourceFrames(job.framesPlayed.load(ordering: .acquiring)),
+                           outputFormat: format, recoveries: output.recoveries - recoveriesBefore,
+                           truncationWarning: source.warning, stopped: stopped, deviceFailure: job.failure)
+        }
         let feed = ClipFeed(source: source, ringFormat: ringFormat, resampler: resampler, loops: options.loops)
         while !job.isDone.load(ordering: .acquiring) {
             let (destination, room) = ring.writable()
@@ -143,7 +148,10 @@ public final class PlaybackEngine: @unchecked Sendable {
                     job.waitUntilDone(seenTicks: job.progressTicks.load(ordering: .acquiring))
                 }
                 withExtendedLifetime(job) { thread.waitUntilReleased(slot: slot) }
-                throw error
+                // A stop that ended a read waiting for input (the control's cancellation): the
+                // play was stopped, not failed.
+                guard control?.isStopped == true else { throw error }
+                return report(stopped: true)
             }
             guard let produced = frames else {
                 reporter.inputEnded(total: source.sourceFrames(forRead: feed.framesDecoded))
@@ -169,10 +177,7 @@ public final class PlaybackEngine: @unchecked Sendable {
         withExtendedLifetime(job) { thread.waitUntilReleased(slot: slot) }  // then the last reference is this side's
         reporter.report(job)
         failed = job.failure != nil
-        return PlaybackReport(framesPlayed: sourceFrames(job.framesPlayed.load(ordering: .acquiring)),
-                              outputFormat: format, recoveries: output.recoveries - recoveriesBefore,
-                              truncationWarning: source.warning,
-                              stopped: job.stopRequested.load(ordering: .acquiring), deviceFailure: job.failure)
+        return report(stopped: job.stopRequested.load(ordering: .acquiring))
     }
 
     /// Closes the device so other programs can have it, if nothing plays on it;
@@ -295,6 +300,8 @@ public final class PlaybackControl: Sendable {
     }
 
     private let state = Mutex(State())
+    /// Fired by `stop`: what the play's source waits on for input (a speech engine) ends at once.
+    public let cancellation = Cancellation()
 
     /// `gain`: the mixer gain the play starts at (a stream that starts ducked).
     public init(gain: Float = 1) {
@@ -307,6 +314,7 @@ public final class PlaybackControl: Sendable {
             return state.job
         }
         job?.requestStop()
+        cancellation.fire()
     }
 
     public var isStopped: Bool { state.withLock { $0.stopped } }

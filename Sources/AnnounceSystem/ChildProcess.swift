@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -8,9 +9,15 @@ import AnnounceModel
 /// memory file, so a long input can never block against its unread output), its output read
 /// from a pipe with a bound on how long it may stay silent (or, for a program that must seek
 /// in its output, from a memory file once it has ended), its stderr kept for the error
-/// message. Killed with its process group and reaped when dropped.
+/// message. Killed with its process group and reaped when dropped, or when its play's
+/// `Cancellation` fires (a stopped play does not wait for a stalled engine).
 public final class ChildProcess {
     public let pid: pid_t
+    /// Whether it was reaped (its pid may then be another process's): a cancellation kills
+    /// it only before.
+    private let reaped = ReapGuard()
+    private let cancellation: Cancellation?
+    private var cancellationToken: Int?
     private let output: Int32
     private let errors: Int32
     private var status: Int32?
@@ -32,7 +39,8 @@ public final class ChildProcess {
     }
 
     /// Starts `executable` (an absolute path) with `arguments` and `input` on its stdin.
-    public init(executable: String, arguments: [String], input: [UInt8], output outputKind: Output = .pipe) throws(AnnounceError) {
+    public init(executable: String, arguments: [String], input: [UInt8], output outputKind: Output = .pipe,
+                cancellation: Cancellation? = nil) throws(AnnounceError) {
         let inputFD = try Self.memoryFile(input, name: "input")
         defer { close(inputFD) }
         let errorFD = try Self.memoryFile([], name: "stderr")
@@ -66,6 +74,8 @@ public final class ChildProcess {
         self.outputKind = outputKind
         output = ends[0]
         errors = errorFD
+        self.cancellation = cancellation
+        cancellationToken = cancellation?.register { [reaped] in reaped.killUnlessReaped(pid) }
     }
 
     deinit {
@@ -124,6 +134,8 @@ public final class ChildProcess {
     @discardableResult
     private func reap() -> Exit {
         if status == nil {
+            cancellation?.remove(cancellationToken)
+            reaped.markReaped()
             var raw: Int32 = 0
             while waitpid(pid, &raw, 0) < 0 && errno == EINTR {}
             status = raw
@@ -160,5 +172,21 @@ public final class ChildProcess {
             if stat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFREG, access(candidate, X_OK) == 0 { return candidate }
         }
         return nil
+    }
+}
+
+/// Marks a child as reaped before `waitpid`, so that a kill from another thread (an
+/// cancellation) reaches it while it is at most a zombie, never a process that took its pid.
+private final class ReapGuard: Sendable {
+    private let reaped = Mutex(false)
+
+    func markReaped() {
+        reaped.withLock { $0 = true }
+    }
+
+    func killUnlessReaped(_ pid: pid_t) {
+        reaped.withLock { reaped in
+            if !reaped { kill(-pid, SIGKILL) }
+        }
     }
 }

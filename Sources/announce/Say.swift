@@ -26,17 +26,21 @@ struct VoiceFlags: ParsableArguments {
     @Flag(name: .customLong("ssml"), help: "The text is SSML (espeak-ng only). It is spoken as one piece: an interruption resumes it from its start.")
     var ssml = false
 
-    /// The speech of `text`: the options, then the config file's [speech] section, then the defaults.
+    /// The speech of `text`: the options, then the config file's [speech] section (its voice
+    /// for its engine, when no --lang is given), then the defaults.
     func speech(_ text: String, configuration: UserConfiguration) -> Speech {
         let engine = engine ?? configuration.speechEngine ?? .default
-        return Speech(text: text, engine: engine, voice: (voice ?? configuration.speechVoice).map { Self.absolute($0, engine: engine) },
+        // The config file's voice is its engine's, and --lang asks for the language's voice.
+        let configured = language == nil && engine == (configuration.speechEngine ?? .default) ? configuration.speechVoice : nil
+        return Speech(text: text, engine: engine, voice: (voice ?? configured).map { Self.absolute($0, engine: engine) },
                       speed: speed, language: language, ssml: ssml ? true : nil)
     }
 
     /// A piper or flite voice given as a relative path (a model or .flitevox file) made
     /// absolute: the daemon runs in another directory. (espeak-ng's `gmw/en-US` is its own name.)
     static func absolute(_ voice: String, engine: SpeechEngine) -> String {
-        guard engine != .espeakNG, voice.contains("/"), !voice.hasPrefix("/"), let cwd = getcwd(nil, 0) else { return voice }
+        guard engine != .espeakNG, voice.contains("/"), !voice.hasPrefix("/"), !voice.contains("://"),
+              let cwd = getcwd(nil, 0) else { return voice }
         defer { free(cwd) }
         return String(cString: cwd) + "/" + voice
     }
@@ -97,7 +101,7 @@ struct Say: ParsableCommand {
             if let problem = speech.problem { throw .usage(optionText(problem)) }
             // The engine runs in the daemon, which looks on the same PATH (and the usual bin directories).
             guard let program = ChildProcess.find(speech.engine.program) else {
-                throw .unavailable("\(speech.engine.program) is not installed: \(speech.engine.installHint)")
+                throw speech.engine.notInstalled
             }
             try EngineVoices.check(speech, program: program)
             let options = playback.options
@@ -152,14 +156,16 @@ struct Say: ParsableCommand {
         return try utf8Text(bytes, named: "stdin")
     }
 
-    /// `bytes` as text, or 65 naming the first byte that is not UTF-8.
+    /// `bytes` as text, or 65 naming the first byte that is not UTF-8 (or is NUL, which no engine reads).
     static func utf8Text(_ bytes: [UInt8], named name: String) throws(AnnounceError) -> String {
         var parser = Unicode.UTF8.ForwardParser()
         var iterator = bytes.makeIterator()
         var offset = 0
         while true {
             switch parser.parseScalar(from: &iterator) {
-            case .valid(let encoded): offset += encoded.count
+            case .valid(let encoded):
+                if encoded.count == 1 && encoded.first == 0 { throw .undecodable(path: name, reason: "a NUL byte at byte offset \(offset)") }
+                offset += encoded.count
             case .emptyInput: return String(decoding: bytes, as: UTF8.self)
             case .error: throw .undecodable(path: name, reason: "not UTF-8 at byte offset \(offset)")
             }

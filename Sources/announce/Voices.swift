@@ -39,7 +39,7 @@ struct Voices: ParsableCommand {
             for engine in self.engine.map({ [$0] }) ?? SpeechEngine.allCases {
                 guard let program = ChildProcess.find(engine.program) else {
                     // Asked for by name, a missing engine is an error; in the overview, a line.
-                    if self.engine != nil { throw .unavailable("\(engine.program) is not installed: \(engine.installHint)") }
+                    if self.engine != nil { throw engine.notInstalled }
                     engines.append(ListedEngine(engine: engine, installed: false, problem: "not installed: \(engine.installHint)"))
                     continue
                 }

@@ -100,7 +100,22 @@ struct SpeechTests {
             #expect(speed.status == 64 && speed.stderr.contains("--speed 10"), "\(speed)")
             let ssml = try await say(["--engine", "flite", "--ssml", "<speak>hi</speak>"])
             #expect(ssml.status == 64 || ssml.status == 69, "\(ssml)")
-            for outcome in [empty, invalid, stdin, missing, speed] {
+            let nul = try await Runner.run("sh", ["-c", "printf 'ab\\000cd' | exec \"$0\" say -d \"$1\" -", try Harness.binary(), device],
+                                           environment: runtime.environment)
+            #expect(nul.status == 65 && nul.stderr.contains("stdin: a NUL byte at byte offset 2"), "\(nul)")
+            let voice = try await say(["--voice", "zz", "hi"])
+            #expect(voice.status == 69 && voice.stderr.contains("espeak-ng has no voice 'zz'"), "\(voice)")
+            let variant = try await say(["--voice", "en-us+f3", "hi"])
+            #expect(variant.status == 0, "a voice with a variant: \(variant)")
+            let late = try await say(["--start", "30s", "A short sentence."])
+            #expect(late.status == 64 && late.stderr.contains("--start 0:30.0 is at or past the end"), "\(late)")
+            let url = try await say(["--engine", "flite", "--voice", "http://example.org/x.flitevox", "hi"])
+            #expect(url.status == 64 && url.stderr.contains("not URLs"), "\(url)")
+            let noFile = try await say(["--engine", "flite", "--voice", "/nonexistent/x.flitevox", "hi"])
+            #expect(noFile.status == 66 && noFile.stderr.contains("/nonexistent/x.flitevox"), "\(noFile)")
+            let fliteLanguage = try await say(["--engine", "flite", "--lang", "de", "hallo"])
+            #expect(fliteLanguage.status == 64 && fliteLanguage.stderr.contains("US English"), "\(fliteLanguage)")
+            for outcome in [empty, invalid, stdin, missing, speed, nul, voice, late, url, noFile, fliteLanguage] {
                 #expect(outcome.stderr.split(separator: "\n").count == 1, "one line: \(outcome.stderr)")
             }
         }
@@ -122,6 +137,30 @@ struct SpeechTests {
             // here crashes within the first sentence's 40 KB).
             let cached = (try? FileManager.default.contentsOfDirectory(atPath: directory + "/announce/speech")) ?? []
             #expect(cached.isEmpty, "\(cached)")
+        }
+    }
+
+    @Test("a stop while the engine renders nothing ends the play at once as stopped (75), killing the engine")
+    func stopDuringAStalledRender() async throws {
+        try await withDaemonRuntime { runtime in
+            let directory = try scratch("say-stall")
+            let engine = try fakeEngine(in: directory, "exec sleep 40")
+            try await runtime.startDaemon(device: "null", environment: ["PATH": engine.path, "XDG_CACHE_HOME": directory])
+            let queued = try await runtime.announce(["say", "--no-wait", Self.text])
+            let id = try #require(queued.stdout.split(separator: "\n").first.map(String.init), "\(queued)")
+            let watcher = try runtime.client()
+            let reply = try await offPool { try watcher.call(#"{"v":1,"op":"wait","ids":["\#(id)"]}"#) }
+            try #require(reply.ok, "\(reply)")
+            // The engine is running (it logged its run) when the stop comes.
+            let deadline = monotonicNow() + 10
+            while runs(engine.runs) == 0 && monotonicNow() < deadline { try await Task.sleep(for: .milliseconds(10)) }
+            let stopped = monotonicNow()
+            try await runtime.control("stop")
+            let finished = try await offPool { try watcher.events(until: { $0.event == "finished" && $0.id == id }, timeout: 15) }
+            #expect(finished.last?.outcome?.kind == "cancelled", "a stopped utterance is cancelled, not failed: \(finished)")
+            #expect(monotonicNow() - stopped < 3, "the stop took \(monotonicNow() - stopped) s: it waited for the stalled engine")
+            let sleeping = try await Runner.run("pgrep", ["-f", "sleep 40"])
+            #expect(sleeping.stdout.isEmpty, "the stalled engine was left running: \(sleeping.stdout)")
         }
     }
 

@@ -280,7 +280,7 @@ import Testing
         let clip = try Self.writeClip(frames: 2_400)  // the item's path; what plays comes from `makeSource`
         defer { unlink(clip.path) }
         let samples = ramp(frames: 24_000, channels: 2)
-        try Self.withDaemon(opens: [.works(failAfterFrames: 4_800), .unavailable], makeSource: { _, _ in
+        try Self.withDaemon(opens: [.works(failAfterFrames: 4_800), .unavailable], makeSource: { _, _, _ in
             let source = MemorySource(samples: samples, channels: 2, resumption: resumption)
             source.sentenceStarts = [2_000, 4_000, 6_000]
             return source
@@ -307,7 +307,7 @@ import Testing
         defer { unlink(clip.path) }
         let earlier = ramp(frames: 24_000, channels: 2), now = Array(ramp(frames: 36_000, channels: 2).suffix(24_000 * 2))
         let made = Mutex(0)
-        try Self.withDaemon(opens: [.works(failAfterFrames: 4_800), .unavailable], makeSource: { _, _ in
+        try Self.withDaemon(opens: [.works(failAfterFrames: 4_800), .unavailable], makeSource: { _, _, _ in
             let first = made.withLock { made in defer { made += 1 }; return made == 0 }
             // The fake traps any seek.
             return MemorySource(samples: first ? earlier : now, channels: 2, lengthKnown: false, canSeek: false,

@@ -20,7 +20,7 @@ import Testing
         let clip = try InProcessDaemonTests.writeClip(frames: 2_400)  // the item's path; what plays comes from `makeSource`
         defer { unlink(clip.path) }
         let made = Mutex<[MemorySource]>([])
-        try InProcessDaemonTests.withDaemon(opens: [.works(failAfterFrames: 31_200), .unavailable], makeSource: { _, _ in
+        try InProcessDaemonTests.withDaemon(opens: [.works(failAfterFrames: 31_200), .unavailable], makeSource: { _, _, _ in
             let source = MemorySource(floats: Self.source, channels: 1)
             made.withLock { $0.append(source) }
             return source

@@ -23,12 +23,33 @@ import Glibc
         #expect(Sentences.split(text) == expected)
     }
 
+    /// Text with no space or comma the cut could use, a no-break space where it would cut, and
+    /// ideographic text: every piece is non-empty and at most the limit, and nothing is lost.
+    @Test(arguments: [
+        "word\u{a0}" + String(repeating: "a", count: 700),
+        String(repeating: "b", count: 1900),
+        "\u{3000}" + String(repeating: "漢", count: 1300) + "\u{3000}x",
+    ])
+    func alwaysMakesProgress(text: String) {
+        let pieces = Sentences.split(text)
+        #expect(!pieces.isEmpty && pieces.allSatisfy { !$0.isEmpty && $0.count <= Sentences.maxCharacters })
+        #expect(pieces.joined().filter { !$0.isWhitespace } == text.filter { !$0.isWhitespace })
+    }
+
+    @Test func fullWidthMarksEndSentencesWithoutASpace() {
+        #expect(Sentences.split("バックアップが終わりました。次は十時です！本当？「はい。」") == ["バックアップが終わりました。", "次は十時です！", "本当？", "「はい。」"])
+    }
+
     @Test func cutsAnOverlongSentenceBetweenWords() {
         let words = (1...400).map { "word\($0)" }
         let text = words.joined(separator: " ") + ", and " + words.joined(separator: " ")
         let pieces = Sentences.split(text)
         #expect(pieces.count > 1 && pieces.allSatisfy { $0.count <= Sentences.maxCharacters })
         #expect(pieces.joined(separator: " ").split(separator: " ") == text.split(separator: " "), "no word is cut or lost")
+    }
+
+    @Test func aLabelShowsNoControlCharacters() {
+        #expect(Speech(text: "\u{1b}[31mred\u{7}\talert\n").label == "say: \"[31mred alert\"")
     }
 
     @Test func configSpeechSection() {

@@ -35,7 +35,9 @@ public struct Speech: Codable, Equatable, Sendable {
 
     /// What status, events and `announce queue` call it: `say: "backup finished…"`.
     public var label: String {
-        let words = text.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        // Control characters (a terminal's escapes) are spaces here: status and queue print it.
+        let printable = String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
+        let words = printable.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         let shown = words.count > Self.labelCharacters ? words.prefix(Self.labelCharacters - 1) + "…" : Substring(words)
         return "say: \"\(shown)\""
     }
@@ -52,6 +54,9 @@ public struct Speech: Codable, Equatable, Sendable {
         }
         for (field, value) in [("voice", voice), ("lang", language)] {
             if let value, let problem = Self.nameProblem(value) { return "speech.\(field) \(problem)" }
+        }
+        if engine == .flite, let language, !language.lowercased().hasPrefix("en") {
+            return "speech.lang: flite's voices speak US English only, not \(language)"
         }
         if ssml == true && !engine.readsSSML { return "speech.ssml: \(engine.rawValue) does not read SSML (espeak-ng does)" }
         return nil

@@ -18,6 +18,9 @@ public enum SpeechEngine: String, Codable, CaseIterable, Sendable {
         }
     }
 
+    /// The one error for it missing (69), wherever that is found.
+    public var notInstalled: AnnounceError { .unavailable("\(program) is not installed: \(installHint)") }
+
     public var readsSSML: Bool { self == .espeakNG }
 
     /// Its voices are model files given to it by path (`VoiceModel`), found by announce.

@@ -22,12 +22,27 @@ public enum EngineVoices {
     public static func check(_ speech: Speech, program: String) throws(AnnounceError) {
         switch speech.engine {
         case .espeakNG:
-            return
+            // It takes more forms than it lists (variants: en-us+f3): asked with nothing to say.
+            guard let voice = speech.voice ?? speech.language else { return }
+            let process = try ChildProcess(executable: program, arguments: ["-q", "-v", voice], input: [])
+            var byte: UInt8 = 0
+            _ = try? process.read(into: &byte, count: 1, stallSeconds: 10)
+            if process.wait() != .exited(0) {
+                throw .unavailable("espeak-ng has no voice '\(voice)' (see `announce voices --engine espeak-ng`)")
+            }
         case .piper:
             _ = try PiperVoices.resolve(speech, piper: program)
         case .flite:
-            // A path is a .flitevox file, which flite loads (and reports when it cannot).
-            guard let voice = speech.voice, !voice.contains("/") else { return }
+            guard let voice = speech.voice else { return }
+            if voice.contains("://") { throw .usage("--voice \(voice): flite voices are files here, not URLs") }
+            if voice.contains("/") {
+                // A .flitevox file: flite speaks with its default voice, without a word, when it cannot load one.
+                var info = stat()
+                guard stat(voice, &info) == 0, info.st_mode & S_IFMT == S_IFREG, access(voice, R_OK) == 0 else {
+                    throw .cannotOpen(path: voice, reason: "no readable flite voice file there")
+                }
+                return
+            }
             let voices = try list(.flite, program: program)
             if !voices.contains(where: { $0.name == voice }) {
                 throw .unavailable("flite has no voice '\(voice)' (its voices: \(voices.map(\.name).joined(separator: ", ")))")

@@ -27,9 +27,10 @@ final class SentenceAudio {
     static let stallSeconds = 10.0
 
     /// Starts rendering `text` with the engine at `executable`, run as `command` says.
-    init(rendering text: String, executable: String, program: String, command: SpeechCommand, cacheWriter: CacheWriter?) throws(AnnounceError) {
+    init(rendering text: String, executable: String, program: String, command: SpeechCommand, cacheWriter: CacheWriter?,
+         cancellation: Cancellation?) throws(AnnounceError) {
         let process = try ChildProcess(executable: executable, arguments: command.arguments, input: Array(text.utf8),
-                                       output: command.output == .wholeWAV ? .memoryFile : .pipe)
+                                       output: command.output == .wholeWAV ? .memoryFile : .pipe, cancellation: cancellation)
         input = .engine(process, program: program)
         switch command.output {
         case .raw16(let sampleRate, let channels):
@@ -39,7 +40,8 @@ final class SentenceAudio {
             do {
                 header = try WAVStreamHeader.read { count throws(AnnounceError) in try reader.next(count, from: process) }
             } catch {
-                // No audio at all: what the engine said is the reason.
+                // No audio at all (it stalled, or wrote no WAV): it is ended, and what it said is the reason.
+                process.terminate()
                 throw Self.failure(of: process, program: program) ?? .programFailed(program: program, reason: error.description)
             }
             pending = reader.leftover

@@ -36,11 +36,24 @@ public final class SpeechCache: Sendable {
         } else {
             return nil
         }
-        return SpeechCache(directory: base + "/announce/speech", limitBytes: limitBytes)
+        let cache = SpeechCache(directory: base + "/announce/speech", limitBytes: limitBytes)
+        cache.removeAbandoned()
+        return cache
+    }
+
+    /// Deletes the temporary files of renders whose daemon is gone (killed mid-render).
+    func removeAbandoned() {
+        for name in directoryEntries(directory) where name.hasPrefix(".") && name.hasSuffix(".tmp") {
+            // `.KEY.PID.N.tmp`
+            let parts = name.split(separator: ".")
+            guard parts.count == 4, let pid = pid_t(parts[1]) else { continue }
+            if kill(pid, 0) != 0 && errno == ESRCH { unlink(directory + "/" + name) }
+        }
     }
 
     /// The cached render's path for a key, when there is one (and marks it used).
     func lookup(_ key: String) -> String? {
+        guard limitBytes > 0 else { return nil }  // cache-size 0: no cache at all
         let path = directory + "/" + key + ".wav"
         guard access(path, R_OK) == 0 else { return nil }
         utimensat(AT_FDCWD, path, nil, 0)  // recently used: evicted last

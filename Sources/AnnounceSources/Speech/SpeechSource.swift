@@ -23,19 +23,22 @@ public final class SpeechSource: Source {
     private var current: (index: Int, audio: SentenceAudio)?
     /// The next sentence's render, started early so it is ready when this one ends.
     private var upcoming: (index: Int, audio: SentenceAudio)?
+    private let cancellation: Cancellation?
     /// Int16 frames on their way to a float32 read.
     private var scratch = UnsafeMutableBufferPointer<Int16>.allocate(capacity: 0)
 
     /// Starts rendering the first sentence (or opens its cached render). Throws 69 when the
-    /// engine is not installed, 70 when it fails.
-    public init(speech: Speech, cache: SpeechCache?) throws(AnnounceError) {
+    /// engine is not installed, 70 when it fails. `cancellation`: the play's stop, which kills
+    /// the engine a read waits on.
+    public init(speech: Speech, cache: SpeechCache?, cancellation: Cancellation? = nil) throws(AnnounceError) {
+        self.cancellation = cancellation
         self.speech = speech
         sentences = speech.sentences
         self.cache = cache
         name = speech.label
         lengths = Array(repeating: nil, count: sentences.count)
         guard !sentences.isEmpty else { throw .usage("\(speech.label): nothing to say") }
-        let first = try Self.open(0, sentences: sentences, speech: speech, cache: cache, engine: &engine)
+        let first = try Self.open(0, sentences: sentences, speech: speech, cache: cache, engine: &engine, cancellation: cancellation)
         format = SourceFormat(sampleRate: first.header.sampleRate, channels: first.header.channels, exactSampleFormat: .int16)
         lengths[0] = first.knownFrames
         current = (0, first)
@@ -109,7 +112,16 @@ public final class SpeechSource: Source {
         upcoming = nil
         current = nil
         let (index, start) = try sentence(containing: frame)
-        guard index < sentences.count else { return }  // at the end
+        guard index < sentences.count else {
+            // At or past the end: only `--start` asks for that (a resume never goes there). The
+            // length is known only now, so here is where `--start`'s one rule is applied (64).
+            let rate = format.sampleRate
+            if frame > 0, let problem = PlaybackOptions.startProblem(TimeSpan(seconds: Double(frame) / Double(rate)),
+                                                                     sampleRate: rate, frames: start, name: name) {
+                throw problem
+            }
+            return
+        }
         let audio = try open(index)
         current = (index, audio)
         // A seek into a sentence (--start) skips its first frames; resumes land on its start.
@@ -161,7 +173,7 @@ public final class SpeechSource: Source {
     }
 
     private func open(_ index: Int) throws(AnnounceError) -> SentenceAudio {
-        let audio = try Self.open(index, sentences: sentences, speech: speech, cache: cache, engine: &engine)
+        let audio = try Self.open(index, sentences: sentences, speech: speech, cache: cache, engine: &engine, cancellation: cancellation)
         guard audio.header.sampleRate == format.sampleRate, audio.header.channels == format.channels else {
             throw .programFailed(program: speech.engine.program, reason: "sentence \(index + 1) came out in another format")
         }
@@ -170,15 +182,16 @@ public final class SpeechSource: Source {
     }
 
     private static func open(_ index: Int, sentences: [String], speech: Speech, cache: SpeechCache?,
-                             engine: inout EngineSetup?) throws(AnnounceError) -> SentenceAudio {
+                             engine: inout EngineSetup?, cancellation: Cancellation?) throws(AnnounceError) -> SentenceAudio {
         if engine == nil { engine = try EngineSetup.find(for: speech) }
         let key = engine.map { SpeechCache.key(speech: speech, engineBuild: $0.build, sentence: sentences[index]) }
         if let key, let path = cache?.lookup(key), let audio = try? SentenceAudio(cached: path) { return audio }
         guard let engine else {
-            throw .unavailable("\(speech.engine.program) is not installed: \(speech.engine.installHint)")
+            throw speech.engine.notInstalled
         }
         return try SentenceAudio(rendering: sentences[index], executable: engine.path, program: speech.engine.program,
-                                 command: engine.command, cacheWriter: key.flatMap { cache?.writer(for: $0) })
+                                 command: engine.command, cacheWriter: key.flatMap { cache?.writer(for: $0) },
+                                 cancellation: cancellation)
     }
 }
 
