@@ -47,6 +47,8 @@ final class EngineDriver: @unchecked Sendable {
     private var housekeeper = pthread_t()
     /// Decoded alert sounds.
     let alertCache: AlertCache
+    /// A speech engine started ahead of the next say.
+    private let standby = EngineStandby()
 
     /// `makeSource`: nil for files and speech (`sources`).
     init(openOutput: @escaping PlaybackEngine.OutputOpener = { device, request throws(AnnounceError) in
@@ -56,7 +58,8 @@ final class EngineDriver: @unchecked Sendable {
         let alertCache = AlertCache()
         self.alertCache = alertCache
         self.openOutput = openOutput
-        self.makeSource = makeSource ?? Self.sources(alertCache: alertCache, speechCache: speechCache, media: media)
+        self.makeSource = makeSource ?? Self.sources(alertCache: alertCache, speechCache: speechCache, media: media,
+                                                     standby: standby)
         self.post = post
         housekeeper = startThread(named: "announce-house") { [self] in houseKeep() }
     }
@@ -92,9 +95,10 @@ final class EngineDriver: @unchecked Sendable {
     }
 
     /// An item's file, media or speech as a source; an alert's from `alertCache`, decoded once.
-    static func sources(alertCache: AlertCache, speechCache: SpeechCache?, media: MediaDirectory?) -> SourceMaker {
+    static func sources(alertCache: AlertCache, speechCache: SpeechCache?, media: MediaDirectory?,
+                        standby: EngineStandby) -> SourceMaker {
         { item, alert, cancellation throws(AnnounceError) in
-            if let speech = item.clip.speech { return try SpeechSource(speech: speech, cache: speechCache, cancellation: cancellation) }
+            if let speech = item.clip.speech { return try SpeechSource(speech: speech, cache: speechCache, cancellation: cancellation, standby: standby) }
             if let name = item.clip.media, let media {
                 // Its messages name the input as the user gave it (stdin), not the daemon's file.
                 let path = media.filePath(name)
@@ -129,6 +133,7 @@ final class EngineDriver: @unchecked Sendable {
     func shutdown() {
         for control in controls.withLock({ $0.values.flatMap { $0 } }) { control.stop() }
         while running.load(ordering: .acquiring) > 0 { playEnded.wait() }
+        standby.close()
         shuttingDown.store(true, ordering: .releasing)
         housekeeping.signal()
         pthread_join(housekeeper, nil)

@@ -16,8 +16,10 @@ public final class ChildProcess {
     /// Whether it was reaped (its pid may then be another process's): a cancellation kills
     /// it only before.
     private let reaped = ReapGuard()
-    private let cancellation: Cancellation?
+    private var cancellation: Cancellation?
     private var cancellationToken: Int?
+    /// A standby's stdin, until `send` gives it its input.
+    private var inputPipe: Int32 = -1
     private let output: Int32
     private let errors: Int32
     private var status: Int32?
@@ -39,9 +41,28 @@ public final class ChildProcess {
     }
 
     /// Starts `executable` (an absolute path) with `arguments` and `input` on its stdin.
-    public init(executable: String, arguments: [String], input: [UInt8], output outputKind: Output = .pipe,
-                cancellation: Cancellation? = nil) throws(AnnounceError) {
-        let inputFD = try Self.memoryFile(input, name: "input")
+    public convenience init(executable: String, arguments: [String], input: [UInt8], output outputKind: Output = .pipe,
+                            cancellation: Cancellation? = nil) throws(AnnounceError) {
+        try self.init(executable: executable, arguments: arguments, input: .some(input), output: outputKind,
+                      cancellation: cancellation)
+    }
+
+    /// Started now, its input given later by `send` (a pipe it waits on meanwhile): a standby
+    /// that has done its start-up (a speech engine's voice loaded) by the time it is needed.
+    public static func standby(executable: String, arguments: [String], output: Output = .pipe) throws(AnnounceError) -> ChildProcess {
+        try ChildProcess(executable: executable, arguments: arguments, input: nil, output: output, cancellation: nil)
+    }
+
+    private init(executable: String, arguments: [String], input: [UInt8]?, output outputKind: Output,
+                 cancellation: Cancellation?) throws(AnnounceError) {
+        var inputEnds: [Int32] = [-1, -1]
+        if input == nil, announce_cloexec_pipe(&inputEnds) != 0 { throw .internal("pipe: \(systemErrorMessage(errno))") }
+        let inputFD: Int32
+        do {
+            inputFD = try input.map { bytes throws(AnnounceError) in try Self.memoryFile(bytes, name: "input") } ?? inputEnds[0]
+        } catch {
+            throw error
+        }
         defer { close(inputFD) }
         let errorFD = try Self.memoryFile([], name: "stderr")
         // (read end, the child's end): the same memory file for both when it is one.
@@ -68,17 +89,52 @@ public final class ChildProcess {
         guard pid > 0 else {
             close(ends[0])
             close(errorFD)
+            if inputEnds[1] >= 0 { close(inputEnds[1]) }
             throw .unavailable("cannot run \(executable): \(systemErrorMessage(-pid))")
         }
         self.pid = pid
         self.outputKind = outputKind
         output = ends[0]
         errors = errorFD
+        inputPipe = inputEnds[1]
+        if let cancellation { attach(cancellation) }
+    }
+
+    /// From now on `cancellation` kills it (a standby taken by a play).
+    public func attach(_ cancellation: Cancellation) {
         self.cancellation = cancellation
-        cancellationToken = cancellation?.register { [reaped] in reaped.killUnlessReaped(pid) }
+        cancellationToken = cancellation.register { [reaped, pid] in reaped.killUnlessReaped(pid) }
+    }
+
+    /// A standby's input, whole: written and closed (at most a pipe's 64 KiB, so it never blocks
+    /// against the output nobody reads yet). Throws when it is gone.
+    public func send(_ bytes: [UInt8]) throws(AnnounceError) {
+        guard inputPipe >= 0 else { return }
+        defer {
+            close(inputPipe)
+            inputPipe = -1
+        }
+        var offset = 0
+        while offset < bytes.count {
+            let written = bytes.withUnsafeBytes { write(inputPipe, $0.baseAddress! + offset, $0.count - offset) }
+            if written < 0 && errno == EINTR { continue }
+            guard written > 0 else { throw .internal("writing its input: \(systemErrorMessage(errno))") }
+            offset += written
+        }
+    }
+
+    /// It has not ended (a standby nobody killed). Reaps it when it has.
+    public var isRunning: Bool {
+        guard status == nil else { return false }
+        var raw: Int32 = 0
+        guard waitpid(pid, &raw, WNOHANG) == pid else { return true }
+        reaped.markReaped()
+        status = raw
+        return false
     }
 
     deinit {
+        if inputPipe >= 0 { close(inputPipe) }
         if status == nil {
             kill(-pid, SIGKILL)
             _ = reap()

@@ -41,13 +41,14 @@ struct SpeechTests {
         return energy > 0 ? dot / energy.squareRoot() : 0
     }
 
-    /// A directory with an `espeak-ng` that logs each run to `runs` and then does `body`
-    /// (a shell snippet; `$REAL` is the real engine), for the daemon's PATH.
+    /// A directory with an `espeak-ng` that logs each render to `runs` (once it has its text: an
+    /// engine started ahead waits for one) and then does `body` with the text on its stdin (a
+    /// shell snippet; `$REAL` is the real engine), for the daemon's PATH.
     private func fakeEngine(in directory: String, _ body: String) throws -> (path: String, runs: String) {
         let bin = directory + "/bin"
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
         let runs = directory + "/runs"
-        let script = "#!/bin/sh\necho run >> '\(runs)'\nREAL=/usr/bin/espeak-ng\n\(body)\n"
+        let script = "#!/bin/sh\ntext=$(cat)\necho run >> '\(runs)'\nREAL=/usr/bin/espeak-ng\nprintf '%s' \"$text\" | {\n\(body)\n}\n"
         FileManager.default.createFile(atPath: bin + "/espeak-ng", contents: Data(script.utf8))
         chmod(bin + "/espeak-ng", 0o755)
         return (bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"), runs)

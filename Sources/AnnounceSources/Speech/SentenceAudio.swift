@@ -28,9 +28,16 @@ final class SentenceAudio {
 
     /// Starts rendering `text` with the engine at `executable`, run as `command` says.
     init(rendering text: String, executable: String, program: String, command: SpeechCommand, cacheWriter: CacheWriter?,
-         cancellation: Cancellation?) throws(AnnounceError) {
-        let process = try ChildProcess(executable: executable, arguments: command.arguments, input: Array(text.utf8),
+         cancellation: Cancellation?, standby: EngineStandby?) throws(AnnounceError) {
+        let process: ChildProcess
+        if let waiting = standby?.take(executable: executable, command: command) {
+            process = waiting
+            if let cancellation { process.attach(cancellation) }
+            try process.send(Array(text.utf8))
+        } else {
+            process = try ChildProcess(executable: executable, arguments: command.arguments, input: Array(text.utf8),
                                        output: command.output == .wholeWAV ? .memoryFile : .pipe, cancellation: cancellation)
+        }
         input = .engine(process, program: program)
         switch command.output {
         case .raw16(let sampleRate, let channels):
@@ -48,6 +55,8 @@ final class SentenceAudio {
         }
         knownFrames = nil
         self.cacheWriter = cacheWriter
+        // Audio is coming: the next render's engine starts meanwhile.
+        standby?.prepare(executable: executable, command: command)
     }
 
     /// A cached render at `path`.

@@ -24,21 +24,24 @@ public final class SpeechSource: Source {
     /// The next sentence's render, started early so it is ready when this one ends.
     private var upcoming: (index: Int, audio: SentenceAudio)?
     private let cancellation: Cancellation?
+    private let standby: EngineStandby?
     /// Int16 frames on their way to a float32 read.
     private var scratch = UnsafeMutableBufferPointer<Int16>.allocate(capacity: 0)
 
     /// Starts rendering the first sentence (or opens its cached render). Throws 69 when the
     /// engine is not installed, 70 when it fails. `cancellation`: the play's stop, which kills
     /// the engine a read waits on.
-    public init(speech: Speech, cache: SpeechCache?, cancellation: Cancellation? = nil) throws(AnnounceError) {
+    public init(speech: Speech, cache: SpeechCache?, cancellation: Cancellation? = nil,
+                standby: EngineStandby? = nil) throws(AnnounceError) {
         self.cancellation = cancellation
+        self.standby = standby
         self.speech = speech
         sentences = speech.sentences
         self.cache = cache
         name = speech.label
         lengths = Array(repeating: nil, count: sentences.count)
         guard !sentences.isEmpty else { throw .usage("\(speech.label): nothing to say") }
-        let first = try Self.open(0, sentences: sentences, speech: speech, cache: cache, engine: &engine, cancellation: cancellation)
+        let first = try Self.open(0, sentences: sentences, speech: speech, cache: cache, engine: &engine, cancellation: cancellation, standby: standby)
         format = SourceFormat(sampleRate: first.header.sampleRate, channels: first.header.channels, exactSampleFormat: .int16)
         lengths[0] = first.knownFrames
         current = (0, first)
@@ -173,7 +176,7 @@ public final class SpeechSource: Source {
     }
 
     private func open(_ index: Int) throws(AnnounceError) -> SentenceAudio {
-        let audio = try Self.open(index, sentences: sentences, speech: speech, cache: cache, engine: &engine, cancellation: cancellation)
+        let audio = try Self.open(index, sentences: sentences, speech: speech, cache: cache, engine: &engine, cancellation: cancellation, standby: standby)
         guard audio.header.sampleRate == format.sampleRate, audio.header.channels == format.channels else {
             throw .programFailed(program: speech.engine.program, reason: "sentence \(index + 1) came out in another format")
         }
@@ -182,7 +185,8 @@ public final class SpeechSource: Source {
     }
 
     private static func open(_ index: Int, sentences: [String], speech: Speech, cache: SpeechCache?,
-                             engine: inout EngineSetup?, cancellation: Cancellation?) throws(AnnounceError) -> SentenceAudio {
+                             engine: inout EngineSetup?, cancellation: Cancellation?,
+                             standby: EngineStandby?) throws(AnnounceError) -> SentenceAudio {
         if engine == nil { engine = try EngineSetup.find(for: speech) }
         let key = engine.map { SpeechCache.key(speech: speech, engineBuild: $0.build, sentence: sentences[index]) }
         if let key, let path = cache?.lookup(key), let audio = try? SentenceAudio(cached: path) { return audio }
@@ -191,7 +195,7 @@ public final class SpeechSource: Source {
         }
         return try SentenceAudio(rendering: sentences[index], executable: engine.path, program: speech.engine.program,
                                  command: engine.command, cacheWriter: key.flatMap { cache?.writer(for: $0) },
-                                 cancellation: cancellation)
+                                 cancellation: cancellation, standby: standby)
     }
 }
 
