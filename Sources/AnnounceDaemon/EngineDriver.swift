@@ -93,7 +93,7 @@ final class EngineDriver: @unchecked Sendable {
     static func sources(alertCache: AlertCache, speechCache: SpeechCache?) -> SourceMaker {
         { item, alert throws(AnnounceError) in
             if let speech = item.clip.speech { return try SpeechSource(speech: speech, cache: speechCache) }
-            return alert ? FileSource(decoder: try alertCache.decoder(for: item.clip.path)) : try FileSource(path: item.clip.path)
+            return alert ? FileSource(decoder: try alertCache.decoder(for: item.clip.file)) : try FileSource(file: item.clip.file)
         }
     }
 

@@ -258,9 +258,11 @@ struct Play: ParsableCommand {
     }
 
     func run() throws {
+        // Opened by their bytes (a name need not be UTF-8), shown as the parser decoded them.
+        let fileNames = RawArguments.fileNames(files)
         try submit(names: files.map { String($0.split(separator: "/").last ?? "") }, paths: files, delivery: delivery, session: session) { () throws(AnnounceError) in
-            try files.map { path throws(AnnounceError) in
-                var request = queue.request(for: try checkedClip(SoundNames.resolve(path)))
+            try fileNames.map { file throws(AnnounceError) in
+                var request = queue.request(for: try checkedClip(SoundNames.resolve(file)))
                 try session.apply(to: &request)
                 return request
             }
@@ -269,16 +271,17 @@ struct Play: ParsableCommand {
 
     /// Opens the file as the daemon will, so bad input fails here with the
     /// caller's own path in the message, before anything is queued.
-    private func checkedClip(_ path: String) throws(AnnounceError) -> Clip {
-        let decoder = try DecoderRegistry.open(path)
+    private func checkedClip(_ file: FileName) throws(AnnounceError) -> Clip {
+        let decoder = try DecoderRegistry.open(file)
         let info = decoder.info
         let options = playback.options
-        if let problem = options.startProblem(in: info, path: path) { throw problem }
+        if let problem = options.startProblem(in: info, path: file.text) { throw problem }
         // The daemon's working directory is /: a file: device's FILE is the caller's.
         let devices = try output.resolved()
-        var clip = Clip(path: absolutePath(path), device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
+        var clip = Clip(path: file.text, device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
                         gain: options.gain, pan: options.pan,
                         loops: options.loops, start: options.start?.seconds, environment: AudioEnvironment.caller())
+        clip.file = absoluteFile(file)
         playback.reshape(&clip)
         clip.seconds = decoder.lengthIsExact ? programSeconds(info, options).map(clip.wallSeconds) : nil
         return clip

@@ -20,9 +20,13 @@ public enum InterruptAction: String, Codable, CaseIterable, Sendable {
 }
 
 /// What to play and how; the scheduler never looks inside.
-public struct Clip: Codable, Equatable, Sendable {
-    /// Absolute path, resolved by the client; for speech, its label (`Speech.label`).
+public struct Clip: Codable, Equatable, Sendable, NamedFile {
+    /// Absolute path, resolved by the client; for speech, its label (`Speech.label`). When the
+    /// name is not UTF-8, what messages, events and status show (`FileName.text`).
     public var path: String
+    /// The path's exact bytes when they are not UTF-8 (Linux names are bytes): the file opened.
+    /// Absent for every other clip (and in spool entries written before it existed).
+    public var pathBytes: FileName?
     /// `announce say`: text the daemon renders with a speech engine, instead of a file.
     public var speech: Speech?
     /// ALSA PCM for this clip; nil plays on the daemon's device.
@@ -54,6 +58,7 @@ public struct Clip: Codable, Equatable, Sendable {
                 loops: Int = 0, start: Double? = nil, environment: [String: String]? = nil, seconds: Double? = nil,
                 rate: Double? = nil, pitch: Double? = nil, skipSilence: Bool? = nil, speech: Speech? = nil) {
         self.path = path
+        self.pathBytes = nil
         self.speech = speech
         self.device = device
         self.extraDevices = extraDevices
