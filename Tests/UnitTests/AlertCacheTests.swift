@@ -44,7 +44,7 @@ import Testing
         try data.write(to: URL(fileURLWithPath: path))
         defer { unlink(path) }
         do {
-            _ = try AlertCache.decode(path)
+            _ = try AlertCache.decode(FileName(path))
             Issue.record("expected a refusal")
         } catch {
             #expect(error.exitCode == 65)
