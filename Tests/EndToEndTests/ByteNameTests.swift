@@ -86,6 +86,26 @@ struct ByteNameTests {
         #expect(text.status == 0 && text.stdout.hasPrefix("caf\u{FFFD}.mp3\n"), "\(text)")
     }
 
+    /// Both open the file a second time, by its bytes: the count made alongside a play
+    /// (LengthCount) and `info`'s scan (libFLAC's fresh handle).
+    @Test("an MP3 without Xing and a FLAC whose total is 0, named caf\\xe9, are counted exactly by play and info",
+          arguments: ["vbr-no-xing.mp3", "damaged/zero-total.flac"])
+    func countedExactly(_ fixture: String) async throws {
+        let (dir, ext) = try await directory(with: fixture, names: [Self.latin1])
+        let reference = try Harness.fixture(fixture) + (ext == "mp3" ? ".ref.f32" : ".ref.s16")
+        let frames = try PCM.reference(reference, channels: 2).frames
+        let play = try await announce("play", name: Self.latin1 + "." + ext, in: dir, ["--json", "-d", "null"])
+        #expect(play.status == 0 && play.stderr.isEmpty, "\(play)")
+        let finished = try #require(try play.stdout.split(separator: "\n").compactMap {
+            try JSONSerialization.jsonObject(with: Data($0.utf8)) as? NSDictionary
+        }.first { $0["event"] as? String == "finished" }, "no finished event: \(play.stdout)")
+        let duration = try #require(finished["duration"] as? Double, "\(finished)")
+        #expect(abs(duration - Double(frames) / 44100) < 0.001, "duration \(duration) s; decoded \(Double(frames) / 44100) s")
+        let info = try await announce("info", name: Self.latin1 + "." + ext, in: dir, ["--json"])
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(info.stdout.utf8)) as? NSDictionary, "\(info)")
+        #expect(object["frames"] as? Int == frames, "\(info)")
+    }
+
     @Test("a missing file whose name is not UTF-8 is named lossily in one line, exit 66")
     func missing() async throws {
         let dir = try Harness.workResult.get().path
