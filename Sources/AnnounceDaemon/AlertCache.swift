@@ -17,7 +17,7 @@ final class AlertCache: @unchecked Sendable {
     static let capacityBytes = SystemSound.maxDecodedBytes
 
     private struct Key: Hashable {
-        var path: String
+        var path: FileName
         var modified: timespec
         var size: Int64
 
@@ -51,12 +51,12 @@ final class AlertCache: @unchecked Sendable {
     let decodes = Atomic<Int>(0)
 
     /// A decoder over the sound's PCM, decoding the file first when it is new or changed.
-    func decoder(for path: String) throws(AnnounceError) -> any AudioDecoder {
+    func decoder(for file: FileName) throws(AnnounceError) -> any AudioDecoder {
         var status = stat()
-        guard stat(path, &status) == 0 else {
-            throw .cannotOpen(path: path, reason: errno == ENOENT ? "no such file" : systemErrorMessage(errno))
+        guard file.withCString({ stat($0, &status) }) == 0 else {
+            throw .cannotOpen(path: file.text, reason: errno == ENOENT ? "no such file" : systemErrorMessage(errno))
         }
-        let key = Key(path: path, modified: status.st_mtim, size: Int64(status.st_size))
+        let key = Key(path: file, modified: status.st_mtim, size: Int64(status.st_size))
         let cached = state.withLock { state -> DecodedSound? in
             state.clock += 1
             guard var entry = state.entries[key] else { return nil }
@@ -65,7 +65,7 @@ final class AlertCache: @unchecked Sendable {
             return entry.sound
         }
         if let cached { return SoundDecoder(cached) }
-        let sound = try Self.decode(path)
+        let sound = try Self.decode(file)
         decodes.add(1, ordering: .relaxed)
         store(sound, key: key)
         return SoundDecoder(sound)
@@ -93,8 +93,9 @@ final class AlertCache: @unchecked Sendable {
 
     /// The whole file as float PCM, refusing what is not an alert (the client checks first; the
     /// daemon never trusts it).
-    static func decode(_ path: String) throws(AnnounceError) -> DecodedSound {
-        let decoder = try DecoderRegistry.open(path)
+    static func decode(_ file: FileName) throws(AnnounceError) -> DecodedSound {
+        let path = file.text
+        let decoder = try DecoderRegistry.open(file)
         let info = decoder.info
         if let refusal = SystemSound.refusal(of: info, path: path) { throw refusal }
         // Within SystemSound's limits (30 s, 64 MiB as float), checked above.

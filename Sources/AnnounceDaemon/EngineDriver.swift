@@ -104,7 +104,7 @@ final class EngineDriver: @unchecked Sendable {
                 let path = media.filePath(name)
                 do throws(AnnounceError) { return try FileSource(path: path) } catch { throw error.naming(path, as: item.clip.path) }
             }
-            return alert ? FileSource(decoder: try alertCache.decoder(for: item.clip.path)) : try FileSource(path: item.clip.path)
+            return alert ? FileSource(decoder: try alertCache.decoder(for: item.clip.file)) : try FileSource(file: item.clip.file)
         }
     }
 

@@ -18,8 +18,9 @@ extension QueueController {
             return connection.sendAndClose(WireProtocol.encode(Reply.failure(failure.exitCode, failure.description)))
         }
         // At once or not at all: a busy device fails it (69) instead of making it wait.
-        let item = QueueItem(id: newID(), clip: Clip(path: alert.path, device: alert.device, gain: alert.gain, environment: alert.environment),
-                             priority: .high, arrival: now, session: AudioSession(category: .ambient), ifBusy: .fail)
+        var clip = Clip(path: alert.path, device: alert.device, gain: alert.gain, environment: alert.environment)
+        clip.pathBytes = alert.pathBytes
+        let item = QueueItem(id: newID(), clip: clip, priority: .high, arrival: now, session: AudioSession(category: .ambient), ifBusy: .fail)
         lives[item.id] = ItemLifecycle()
         mixed.add(item, alert: true)
         connection.send(WireProtocol.encode(Reply.ids([item.id])))

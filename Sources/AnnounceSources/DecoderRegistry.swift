@@ -7,7 +7,13 @@ import AnnounceSystem
 /// Opens a file and picks its decoder by the bytes it starts with.
 public enum DecoderRegistry {
     public static func open(_ path: String) throws(AnnounceError) -> any AudioDecoder {
-        let fd = try openReadable(path)
+        try open(FileName(path))
+    }
+
+    /// Opens the file by its name's bytes (which need not be UTF-8); messages show `file.text`.
+    public static func open(_ file: FileName) throws(AnnounceError) -> any AudioDecoder {
+        let path = file.text
+        let fd = try openReadable(file)
         var header = [UInt8](repeating: 0, count: SniffedContainer.headerLength)
         let count = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
         guard count > 0 else {
@@ -21,17 +27,17 @@ public enum DecoderRegistry {
             // Taggers put ID3v2 before FLAC and AAC too: what follows the tag decides.
             switch SniffedContainer.sniff(bytes(fd: fd, at: SniffedContainer.id3v2TagLength(header), count: SniffedContainer.headerLength)) {
             case .flac:
-                return try FLACDecoder(path: path, fd: fd)  // libFLAC skips the tag
+                return try FLACDecoder(fileName: file, fd: fd)  // libFLAC skips the tag
             case .unsupported(let format):
                 close(fd)
                 throw .undecodable(path: path, reason: "\(format) is not supported")
             default:
-                return try MPG123Decoder(path: path, fd: fd)
+                return try MPG123Decoder(fileName: file, fd: fd)
             }
         case .flac:
-            return try FLACDecoder(path: path, fd: fd)
+            return try FLACDecoder(fileName: file, fd: fd)
         case .oggFLAC:
-            return try FLACDecoder(path: path, fd: fd, inOgg: true)
+            return try FLACDecoder(fileName: file, fd: fd, inOgg: true)
         case .mp4:
             defer { close(fd) }
             throw .undecodable(path: path, reason: "\(MP4Probe.audioCodec(fd: fd).map { "\($0) in MP4" } ?? "MP4") is not supported")
@@ -49,7 +55,7 @@ public enum DecoderRegistry {
             // resyncs to it): a chain of frames in the first 64 KiB says which.
             let start = bytes(fd: fd, at: 0, count: 65536)
             if let offset = SniffedContainer.mpegStreamStart(start, isWholeFile: start.count < 65536) {
-                return try MPG123Decoder(path: path, fd: fd, skipsLeadingDamage: offset > 0)
+                return try MPG123Decoder(fileName: file, fd: fd, skipsLeadingDamage: offset > 0)
             }
             // libsndfile knows a few more containers by their bytes (MPC2K, SDS, XI, HTK, MAT, PVF).
             do {
@@ -66,9 +72,10 @@ public enum DecoderRegistry {
     }
 
     /// An fd for reading, or the reason a user can act on.
-    static func openReadable(_ path: String) throws(AnnounceError) -> Int32 {
+    static func openReadable(_ file: FileName) throws(AnnounceError) -> Int32 {
+        let path = file.text
         // Non-blocking, so a FIFO or a device node cannot hang the open; refused below.
-        let fd = Glibc.open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK)
+        let fd = file.withCString { Glibc.open($0, O_RDONLY | O_CLOEXEC | O_NONBLOCK) }
         guard fd >= 0 else {
             let code = errno
             throw .cannotOpen(path: path, reason: code == ENOENT ? "no such file" : systemErrorMessage(code))

@@ -9,7 +9,9 @@ import AnnounceSystem
 /// past damaged frames (and junk before the first one) instead of ending the stream, and
 /// decodes every frame present whatever total STREAMINFO claims (0, too few, too many).
 public final class FLACDecoder: AudioDecoder {
-    public let path: String
+    /// The file, by its bytes: `scanForExactLength` opens it again.
+    public let fileName: FileName
+    public var path: String { fileName.text }
     public private(set) var info: AudioFileInfo
     public let readableFormats: Set<SampleFormat> = [.float32, .int32, .int16]
     public var truncationWarning: String? { damage?.description }
@@ -37,8 +39,9 @@ public final class FLACDecoder: AudioDecoder {
     private var streamInfo: (rate: Int, channels: Int, bits: Int, total: Int64)?
 
     /// Takes ownership of `fd`.
-    init(path: String, fd: Int32, inOgg: Bool = false) throws(AnnounceError) {
-        self.path = path
+    init(fileName: FileName, fd: Int32, inOgg: Bool = false) throws(AnnounceError) {
+        self.fileName = fileName
+        let path = fileName.text
         pending = .allocate(capacity: 0)
         guard let decoder = FLAC__stream_decoder_new() else {
             close(fd)
@@ -167,7 +170,7 @@ public final class FLACDecoder: AudioDecoder {
 
     /// Decodes the whole stream on a fresh handle so `info.frames` is what plays.
     public func scanForExactLength() throws(AnnounceError) {
-        let counter = try FLACDecoder(path: path, fd: try DecoderRegistry.openReadable(path), inOgg: info.container == .ogg)
+        let counter = try FLACDecoder(fileName: fileName, fd: try DecoderRegistry.openReadable(fileName), inOgg: info.container == .ogg)
         try counter.skip(Int64.max)
         info.frames = counter.position
         info.damage = counter.damage

@@ -10,9 +10,14 @@ public final class FileSource: Source {
     public let format: SourceFormat
 
     /// Opens `path` (65/66 with the reason when it cannot play).
-    public init(path: String) throws(AnnounceError) {
-        decoder = try DecoderRegistry.open(path)
-        lengthCount = decoder.lengthIsExact ? nil : LengthCount(path: path)
+    public convenience init(path: String) throws(AnnounceError) {
+        try self.init(file: FileName(path))
+    }
+
+    /// Opens `file` by its bytes (65/66 with the reason when it cannot play).
+    public init(file: FileName) throws(AnnounceError) {
+        decoder = try DecoderRegistry.open(file)
+        lengthCount = decoder.lengthIsExact ? nil : LengthCount(file: file)
         format = Self.format(of: decoder.info)
     }
 

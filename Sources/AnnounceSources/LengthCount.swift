@@ -12,9 +12,9 @@ final class LengthCount: Sendable {
     private let frames = Mutex<Int64?>(nil)
     private let done = CountingSemaphore()
 
-    init(path: String) {
+    init(file: FileName) {
         let thread = startThread(named: "announce-count") { [self] in
-            if let decoder = try? DecoderRegistry.open(path), (try? decoder.scanForExactLength()) != nil {
+            if let decoder = try? DecoderRegistry.open(file), (try? decoder.scanForExactLength()) != nil {
                 frames.withLock { $0 = decoder.info.frames }
             }
             done.signal()

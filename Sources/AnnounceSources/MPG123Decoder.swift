@@ -7,7 +7,9 @@ import AnnounceSystem
 
 /// MPEG audio (MP3, MP2) through libmpg123: float output, gapless, ID3v2 skipped, exact seeking.
 public final class MPG123Decoder: AudioDecoder {
-    public let path: String
+    /// The file, by its bytes: `scanForExactLength` opens it again.
+    public let fileName: FileName
+    public var path: String { fileName.text }
     public private(set) var info: AudioFileInfo
     public let readableFormats: Set<SampleFormat> = [.float32]
     public var truncationWarning: String? { damage?.description }
@@ -26,8 +28,9 @@ public final class MPG123Decoder: AudioDecoder {
     private static let libraryReady: Bool = mpg123_init() == Int32(MPG123_OK.rawValue)
 
     /// Takes ownership of `fd`. `skipsLeadingDamage`: the stream starts after junk or damage.
-    init(path: String, fd: Int32, skipsLeadingDamage: Bool = false) throws(AnnounceError) {
-        self.path = path
+    init(fileName: FileName, fd: Int32, skipsLeadingDamage: Bool = false) throws(AnnounceError) {
+        self.fileName = fileName
+        let path = fileName.text
         self.fd = fd
         damage = skipsLeadingDamage ? .skipped : nil
         var err: Int32 = 0
@@ -112,7 +115,7 @@ public final class MPG123Decoder: AudioDecoder {
         let length = Int64(mpg123_length(handle))
         if let promised = promisedFrames, length != promised {
             // The scan also switched this handle's gapless trimming off: count on a fresh one.
-            let fresh = try MPG123Decoder(path: path, fd: try DecoderRegistry.openReadable(path),
+            let fresh = try MPG123Decoder(fileName: fileName, fd: try DecoderRegistry.openReadable(fileName),
                                           skipsLeadingDamage: damage == .skipped)
             let chunk = 4096
             let scratch = UnsafeMutableRawPointer.allocate(byteCount: chunk * info.channels * 4, alignment: 16)

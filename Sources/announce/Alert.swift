@@ -55,16 +55,19 @@ struct Alert: ParsableCommand {
 
     func run() throws {
         let logger = CLILogHandler.bootstrap(quiet: quiet)
-        let file = SoundNames.resolve(file)
+        // Opened by its bytes (a name need not be UTF-8), shown as the parser decoded it.
+        let fileName = SoundNames.resolve(RawArguments.fileNames([file])[0])
+        let file = fileName.text
         do {
             // Checked here, with the caller's own path in the message, before the daemon is asked.
-            let decoder = try DecoderRegistry.open(file)
+            let decoder = try DecoderRegistry.open(fileName)
             if let refusal = SystemSound.refusal(of: decoder.info, path: file) { throw refusal }
-            let alert = AlertRequest(path: absolutePath(file), gain: level.linearGain, ignoreQuiet: ignoreQuiet ? true : nil,
+            var alert = AlertRequest(path: file, gain: level.linearGain, ignoreQuiet: ignoreQuiet ? true : nil,
                                      device: try device.map { name throws(AnnounceError) in
                                          try DeviceProbe.resolvingFile(name, absolute: absolutePath)
                                      },
                                      environment: AudioEnvironment.caller())
+            alert.file = absoluteFile(fileName)
             let request = Request.alert(alert, wait: wait)
             // The daemon's own rules, so a request it would refuse never starts one.
             if let problem = request.problem { throw AnnounceError.usage(problem) }

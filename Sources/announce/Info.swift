@@ -35,9 +35,11 @@ struct Info: ParsableCommand {
     func run() throws {
         _ = CLILogHandler.bootstrap(quiet: verbosity.quiet)
         var failure: ExitCode?
-        for path in files.map(SoundNames.resolve) {
+        // Opened by their bytes (a name need not be UTF-8), shown as the parser decoded them.
+        for file in RawArguments.fileNames(files).map(SoundNames.resolve) {
+            let path = file.text
             do {
-                let decoder = try DecoderRegistry.open(path)
+                let decoder = try DecoderRegistry.open(file)
                 try decoder.scanForExactLength()
                 let info = decoder.info
                 let description = Description(path: path, container: info.container.name, codec: info.codec.name,

@@ -273,21 +273,22 @@ struct Play: ParsableCommand {
         var handover = Handover.refused
         defer { handover == .refused ? stdinMedia?.discard() : stdinMedia?.release() }
         let paths = files.map { $0 == Self.stdinArgument ? Clip.stdinLabel : $0 }
+        // Files are opened by their bytes (a name need not be UTF-8), shown as the parser decoded them.
+        let fileNames = RawArguments.fileNames(files)
         try submit(names: paths.map { String($0.split(separator: "/").last ?? "") }, paths: paths, delivery: delivery,
                    session: session, handover: { handover = $0 }) { () throws(AnnounceError) in
-            try files.map { argument throws(AnnounceError) in
+            try zip(files, fileNames).map { argument, file throws(AnnounceError) in
                 let clip: Clip
                 if argument == Self.stdinArgument {
                     let media = try Self.storeStdin()
                     stdinMedia = media
                     do throws(AnnounceError) {
-                        clip = try checkedClip(media.path, label: Clip.stdinLabel, media: media.name)
+                        clip = try checkedClip(FileName(media.path), label: Clip.stdinLabel, media: media.name)
                     } catch {
                         throw error.naming(media.path, as: Clip.stdinLabel)
                     }
                 } else {
-                    let path = SoundNames.resolve(argument)
-                    clip = try checkedClip(path, label: absolutePath(path))
+                    clip = try checkedClip(SoundNames.resolve(file))
                 }
                 var request = queue.request(for: clip)
                 try session.apply(to: &request)
@@ -314,18 +315,19 @@ struct Play: ParsableCommand {
     }
 
     /// Opens the file as the daemon will, so bad input fails here with the
-    /// caller's own path in the message, before anything is queued. `label` is the clip's
-    /// path as sent: the absolute path, or for `media`, `Clip.stdinLabel`.
-    private func checkedClip(_ path: String, label: String, media: String? = nil) throws(AnnounceError) -> Clip {
-        let decoder = try DecoderRegistry.open(path)
+    /// caller's own path in the message, before anything is queued. For `media` (stdin), the
+    /// clip names it `label` (`Clip.stdinLabel`), not the daemon's file.
+    private func checkedClip(_ file: FileName, label: String? = nil, media: String? = nil) throws(AnnounceError) -> Clip {
+        let decoder = try DecoderRegistry.open(file)
         let info = decoder.info
         let options = playback.options
-        if let problem = options.startProblem(in: info, path: media == nil ? path : label) { throw problem }
+        if let problem = options.startProblem(in: info, path: label ?? file.text) { throw problem }
         // The daemon's working directory is /: a file: device's FILE is the caller's.
         let devices = try output.resolved()
-        var clip = Clip(path: label, device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
+        var clip = Clip(path: file.text, device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
                         gain: options.gain, pan: options.pan,
                         loops: options.loops, start: options.start?.seconds, environment: AudioEnvironment.caller(), media: media)
+        if let label { clip.path = label } else { clip.file = absoluteFile(file) }
         playback.reshape(&clip)
         clip.seconds = decoder.lengthIsExact ? programSeconds(info, options).map(clip.wallSeconds) : nil
         return clip

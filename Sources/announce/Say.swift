@@ -126,20 +126,7 @@ struct Say: ParsableCommand {
 
     /// The words as typed: their bytes, so that a byte that is not UTF-8 is named (65), not replaced.
     static func argumentText(_ words: [String]) throws(AnnounceError) -> String {
-        var raw: [[UInt8]] = []
-        for index in 1..<Int(CommandLine.argc) {
-            guard let pointer = CommandLine.unsafeArgv[index] else { continue }
-            raw.append(Array(UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer))))
-        }
-        // Each word's own bytes: the last arguments whose decoding it is, in order.
-        var bytes: [[UInt8]] = []
-        var next = raw.count - 1
-        for word in words.reversed() {
-            while next >= 0 && String(decoding: raw[next], as: UTF8.self) != word { next -= 1 }
-            bytes.insert(next >= 0 ? raw[next] : Array(word.utf8), at: 0)
-            next -= 1
-        }
-        return try utf8Text(Array(bytes.joined(separator: [0x20])), named: "text")
+        try utf8Text(Array(RawArguments.bytes(of: words).joined(separator: [0x20])), named: "text")
     }
 
     static func readStandardInput() throws(AnnounceError) -> String {

@@ -12,6 +12,11 @@ import AnnounceClient
 /// `announce/sounds` under each of `$XDG_DATA_DIRS` (else `/usr/local/share:/usr/share`).
 /// A name matches the file of that name, or that name with any extension (`chime` → `chime.flac`).
 enum SoundNames {
+    /// A file argument by its bytes: a name that is not UTF-8 is a file's, never a sound's.
+    static func resolve(_ argument: FileName) -> FileName {
+        argument.isUTF8 ? FileName(resolve(argument.text)) : argument
+    }
+
     static func resolve(_ argument: String) -> String {
         guard !argument.isEmpty, !argument.contains("/"), access(argument, F_OK) != 0 else { return argument }
         for directory in directories() {

@@ -132,13 +132,10 @@ extension TimeOfDay {
     }
 }
 
-/// `path` made absolute against the working directory: the daemon has its own.
+/// `path` made absolute against the working directory (`absoluteFile`), as text: for a
+/// `file:` device's FILE, which ALSA takes as a string.
 func absolutePath(_ path: String) -> String {
-    if path.hasPrefix("/") { return path }
-    guard let cwd = getcwd(nil, 0) else { return path }
-    defer { free(cwd) }
-    let base = String(cString: cwd)
-    return (base == "/" ? "" : base) + "/" + (path.hasPrefix("./") ? String(path.dropFirst(2)) : path)
+    absoluteFile(FileName(path)).text
 }
 
 /// One JSON object on one line, keys sorted.

@@ -14,7 +14,7 @@ import Testing
         defer { unlink(clip.path) }
         let cache = AlertCache()
         func samples() throws -> [Float] {
-            let decoder = try cache.decoder(for: clip.path)
+            let decoder = try cache.decoder(for: FileName(clip.path))
             var buffer = [Float](repeating: 0, count: 4_800 * 2)
             let got = try buffer.withUnsafeMutableBufferPointer { try decoder.read(into: $0) }
             return Array(buffer.prefix(got * 2))
@@ -44,7 +44,7 @@ import Testing
         try data.write(to: URL(fileURLWithPath: path))
         defer { unlink(path) }
         do {
-            _ = try AlertCache.decode(path)
+            _ = try AlertCache.decode(FileName(path))
             Issue.record("expected a refusal")
         } catch {
             #expect(error.exitCode == 65)
@@ -58,6 +58,6 @@ import Testing
         #expect(mkfifo(path, 0o600) == 0)
         defer { unlink(path) }
         #expect(throws: AnnounceError.cannotOpen(path: path, reason: "not a regular file")) { try DecoderRegistry.open(path) }
-        #expect(throws: AnnounceError.cannotOpen(path: path, reason: "not a regular file")) { try AlertCache().decoder(for: path) }
+        #expect(throws: AnnounceError.cannotOpen(path: path, reason: "not a regular file")) { try AlertCache().decoder(for: FileName(path)) }
     }
 }

@@ -99,9 +99,11 @@ public struct ItemRequest: Codable, Equatable, Sendable {
 
 /// `announce alert`: a system sound (DESIGN §3, System sounds). Plays at once, mixed over
 /// everything; never queued, never preempted, not spooled.
-public struct AlertRequest: Codable, Equatable, Sendable {
+public struct AlertRequest: Codable, Equatable, Sendable, NamedFile {
     /// Absolute path of a PCM WAV, CAF or AIFF file of at most `SystemSound.maxSeconds`.
     public var path: String
+    /// As `Clip.pathBytes`: the path's bytes when they are not UTF-8.
+    public var pathBytes: FileName?
     /// Linear gain, 0 to 16.
     public var gain: Float
     /// `--ignore-quiet`: plays in quiet mode (nil or false: silenced while quiet mode is on).
@@ -114,6 +116,7 @@ public struct AlertRequest: Codable, Equatable, Sendable {
     public init(path: String, gain: Float = 1, ignoreQuiet: Bool? = nil, device: String? = nil,
                 environment: [String: String]? = nil) {
         self.path = path
+        self.pathBytes = nil
         self.gain = gain
         self.ignoreQuiet = ignoreQuiet
         self.device = device

@@ -31,6 +31,9 @@ public enum ItemProblem: Equatable, Sendable, CustomStringConvertible {
     case relativePath(String)
     case pathHasNUL
     case pathTooLong
+    /// `pathBytes` is not an absolute path of at most `Limits.maxPathBytes` without NUL, or
+    /// comes with speech; the reason.
+    case pathBytes(String)
     /// Outside `Limits.gain`.
     case gain(Float)
     /// Outside `Limits.pan`.
@@ -78,6 +81,7 @@ public enum ItemProblem: Equatable, Sendable, CustomStringConvertible {
         case .relativePath(let path): "path must be absolute, not \(path)"
         case .pathHasNUL: "path contains a NUL byte"
         case .pathTooLong: "path is too long"
+        case .pathBytes(let reason): "pathBytes \(reason)"
         case .gain(let gain): "gain must be \(text(Limits.gain)), not \(gain)"
         case .pan(let pan): "pan must be \(text(Limits.pan)), not \(pan)"
         case .loops(let loops): "loops must be -1 to \(Limits.maxLoops), not \(loops)"
@@ -108,6 +112,7 @@ extension ItemRequest {
             if clip.path.utf8.contains(0) { return .pathHasNUL }
             if clip.path.utf8.count > Limits.maxPathBytes { return .pathTooLong }
         } else if let problem = Self.pathProblem(clip.path) { return problem }
+        if let problem = Self.pathBytesProblem(clip.pathBytes, speech: clip.speech != nil) { return problem }
         if let problem = Self.gainProblem(clip.gain) ?? Self.panProblem(clip.pan)
             ?? Self.loopsProblem(clip.loops) { return problem }
         if let problem = clip.rate.flatMap(Self.rateProblem) ?? clip.pitch.flatMap(Self.pitchProblem) { return problem }
@@ -138,6 +143,16 @@ extension ItemRequest {
         if !path.hasPrefix("/") { return .relativePath(path) }
         if path.utf8.contains(0) { return .pathHasNUL }
         if path.utf8.count > Limits.maxPathBytes { return .pathTooLong }
+        return nil
+    }
+
+    /// `pathBytes`, when given: the bytes of an absolute file path (`path` then only shows it).
+    static func pathBytesProblem(_ file: FileName?, speech: Bool = false) -> ItemProblem? {
+        guard let file else { return nil }
+        if speech { return .pathBytes("is for files, not speech") }
+        if !file.isAbsolute { return .pathBytes("must be an absolute path, not \(file.text)") }
+        if file.bytes.contains(0) { return .pathBytes("contains a NUL byte") }
+        if file.bytes.count > Limits.maxPathBytes { return .pathBytes("is longer than \(Limits.maxPathBytes) bytes") }
         return nil
     }
 
@@ -192,10 +207,11 @@ private func text<Bound: BinaryFloatingPoint>(_ range: ClosedRange<Bound>) -> St
 }
 
 extension AlertRequest {
-    /// `path` absolute, at most 4096 bytes, no NUL; `gain` 0 to 16; `device` a `DeviceName`.
+    /// `path` (and `pathBytes`) absolute, at most 4096 bytes, no NUL; `gain` 0 to 16; `device` a `DeviceName`.
     /// Whether the file is a PCM WAV/CAF/AIFF of at most 30 s is for the decoder (`SystemSound.refusal`).
     public var problem: ItemProblem? {
-        if let problem = ItemRequest.pathProblem(path) ?? ItemRequest.gainProblem(gain) { return problem }
+        if let problem = ItemRequest.pathProblem(path) ?? ItemRequest.pathBytesProblem(pathBytes)
+            ?? ItemRequest.gainProblem(gain) { return problem }
         if let device, let problem = DeviceName.problem(device) { return .device(problem) }
         return ItemRequest.environmentProblem(environment)
     }

@@ -20,10 +20,14 @@ public enum InterruptAction: String, Codable, CaseIterable, Sendable {
 }
 
 /// What to play and how; the scheduler never looks inside.
-public struct Clip: Codable, Equatable, Sendable {
+public struct Clip: Codable, Equatable, Sendable, NamedFile {
     /// Absolute path, resolved by the client; for speech, its label (`Speech.label`); for
-    /// media, `Clip.stdinLabel`.
+    /// media, `Clip.stdinLabel`. When the name is not UTF-8, what messages, events and status
+    /// show (`FileName.text`).
     public var path: String
+    /// The path's exact bytes when they are not UTF-8 (Linux names are bytes): the file opened.
+    /// Absent for every other clip (and in spool entries written before it existed).
+    public var pathBytes: FileName?
     /// `announce play -`: the name of a file in the daemon's media directory (`RUNTIME/media`)
     /// that holds the audio instead of `path`. The queue owns it: the daemon deletes it once the
     /// item has its outcome. `Clip.isValidMediaName`.
@@ -60,6 +64,7 @@ public struct Clip: Codable, Equatable, Sendable {
                 rate: Double? = nil, pitch: Double? = nil, skipSilence: Bool? = nil, speech: Speech? = nil,
                 media: String? = nil) {
         self.path = path
+        self.pathBytes = nil
         self.speech = speech
         self.media = media
         self.device = device
