@@ -48,7 +48,7 @@ final class EngineDriver: @unchecked Sendable {
     /// Decoded alert sounds.
     let alertCache: AlertCache
     /// A speech engine started ahead of the next say.
-    private let standby = EngineStandby()
+    private let standby = EngineStandby(clock: { SystemClock.monotonic() })
 
     /// `makeSource`: nil for files and speech (`sources`).
     init(openOutput: @escaping PlaybackEngine.OutputOpener = { device, request throws(AnnounceError) in
@@ -89,6 +89,7 @@ final class EngineDriver: @unchecked Sendable {
                 }
                 running.subtract(1, ordering: .releasing)
                 playEnded.signal()
+                if item.clip.speech != nil { housekeeping.signal() }  // a speech engine may wait now: time its end
             }
             pthread_detach(thread)
         }
@@ -141,7 +142,15 @@ final class EngineDriver: @unchecked Sendable {
 
     private func houseKeep() {
         while true {
-            housekeeping.wait()
+            // The only timed wake-up here: a speech engine started ahead and left unused is ended.
+            if let seconds = standby.secondsLeft(now: SystemClock.monotonic()) {
+                if !housekeeping.wait(seconds: seconds) {
+                    standby.expire(now: SystemClock.monotonic())
+                    continue
+                }
+            } else {
+                housekeeping.wait()
+            }
             if shuttingDown.load(ordering: .acquiring) {
                 _ = closeIdleEngines(except: [])
                 return

@@ -139,3 +139,35 @@ struct SpeechSourceTests {
         #expect(last.flatMap { cache.lookup($0) } != nil, "the newest render is kept")
     }
 }
+
+/// The engine started ahead: taken by the same command only, ended when unused for a minute.
+@Suite struct EngineStandbyTests {
+    final class Clock: @unchecked Sendable {
+        var now = 1000.0
+    }
+
+    @Test func takenOnlyByTheSameCommandAndEndedWhenUnused() throws {
+        let clock = Clock()
+        let standby = EngineStandby(clock: { clock.now })
+        let command = SpeechCommand(arguments: [], output: .raw16(sampleRate: 8000, channels: 1))
+        #expect(standby.secondsLeft(now: clock.now) == nil)
+        standby.prepare(executable: "/bin/cat", command: command)
+        #expect(standby.secondsLeft(now: clock.now) == EngineStandby.idleSeconds)
+        #expect(standby.take(executable: "/bin/cat", command: SpeechCommand(arguments: ["-u"], output: command.output)) == nil,
+                "another command does not take it")
+        // The one that waits is still there for the right command, and it echoes what it is given.
+        let process = try #require(standby.take(executable: "/bin/cat", command: command))
+        try process.send(Array("ab".utf8))
+        var bytes = [UInt8](repeating: 0, count: 2)
+        #expect(try bytes.withUnsafeMutableBytes { try process.read(into: $0.baseAddress!, count: 2, stallSeconds: 5) } == 2)
+        #expect(bytes == Array("ab".utf8) && process.wait() == .exited(0))
+        // A new one, unused for a minute, is ended.
+        standby.prepare(executable: "/bin/cat", command: command)
+        clock.now += EngineStandby.idleSeconds - 1
+        standby.expire(now: clock.now)
+        #expect(standby.secondsLeft(now: clock.now) == 1)
+        clock.now += 1
+        standby.expire(now: clock.now)
+        #expect(standby.secondsLeft(now: clock.now) == nil && standby.take(executable: "/bin/cat", command: command) == nil)
+    }
+}
