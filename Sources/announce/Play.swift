@@ -214,7 +214,7 @@ struct Play: ParsableCommand {
             not play (AAC, WMA, ...) are named (65). \
             Every file is checked before anything is queued, so a broken file never leaves \
             half an announcement. With -, audio on stdin is read to its end (at most \
-            \(Limits.maxStdinBytes >> 20) MiB) into the daemon's runtime directory before it is \
+            \(Limits.maxMediaBytes >> 20) MiB) into the daemon's runtime directory before it is \
             queued, so it is kept as a file is; messages and events call it stdin.
 
             Sessions (as AVAudioSession): items of the default category solo-ambient play one \
@@ -248,7 +248,7 @@ struct Play: ParsableCommand {
               announce play --rate 1.5 --skip-silence voicemail.wav   # pauses cut, then 1.5× as fast
             """)
 
-    @Argument(help: ArgumentHelp("Audio files to play in order, names of installed sounds (see FILES in announce(1)), or - for audio on stdin (read to its end, at most \(Limits.maxStdinBytes >> 20) MiB, before it is queued)."), completion: .file())
+    @Argument(help: ArgumentHelp("Audio files to play in order, names of installed sounds (see FILES in announce(1)), or - for audio on stdin (read to its end, at most \(Limits.maxMediaBytes >> 20) MiB, before it is queued)."), completion: .file())
     var files: [String]
 
     @OptionGroup var output: DeviceFlags
@@ -268,22 +268,21 @@ struct Play: ParsableCommand {
     }
 
     func run() throws {
-        // stdin's audio, stored in the daemon's media directory: the queue's once acknowledged.
-        var stdinMedia: MediaFile?
+        // Audio stored in the daemon's media directory (stdin, downloads): the queue's once acknowledged.
+        var stored: [MediaFile] = []
         var handover = Handover.refused
-        defer { handover == .refused ? stdinMedia?.discard() : stdinMedia?.release() }
+        defer { for media in stored { handover == .refused ? media.discard() : media.release() } }
         let paths = files.map { $0 == Self.stdinArgument ? Clip.stdinLabel : $0 }
         try submit(names: paths.map { String($0.split(separator: "/").last ?? "") }, paths: paths, delivery: delivery,
                    session: session, handover: { handover = $0 }) { () throws(AnnounceError) in
             try files.map { argument throws(AnnounceError) in
                 let clip: Clip
-                if argument == Self.stdinArgument {
-                    let media = try Self.storeStdin()
-                    stdinMedia = media
+                if let input = try StoredInput.store(argument) {
+                    stored.append(input.file)
                     do throws(AnnounceError) {
-                        clip = try checkedClip(media.path, label: Clip.stdinLabel, media: media.name)
+                        clip = try checkedClip(input.file.path, label: input.label, media: input.file.name)
                     } catch {
-                        throw error.naming(media.path, as: Clip.stdinLabel)
+                        throw input.explain(error)
                     }
                 } else {
                     let path = SoundNames.resolve(argument)
@@ -296,26 +295,9 @@ struct Play: ParsableCommand {
         }
     }
 
-    /// stdin to its end, in the daemon's media directory (the daemon's runtime directory,
-    /// where it may be started next). Never from a terminal: that would wait for Ctrl-D.
-    private static func storeStdin() throws(AnnounceError) -> MediaFile {
-        if isatty(STDIN_FILENO) == 1 { throw .usage("\(Clip.stdinLabel): is a terminal; pipe audio into announce play -") }
-        let media = MediaDirectory(runtime: try RuntimeDirectory.prepare())
-        return try media.store(from: STDIN_FILENO, label: Clip.stdinLabel, limit: stdinLimit)
-    }
-
-    /// `Limits.maxStdinBytes`; a debug build takes `ANNOUNCE_TEST_STDIN_LIMIT` (bytes) instead,
-    /// so the tests need not pipe 256 MiB.
-    private static var stdinLimit: Int {
-        #if DEBUG
-        if let limit = getenv("ANNOUNCE_TEST_STDIN_LIMIT").flatMap({ Int(String(cString: $0)) }) { return limit }
-        #endif
-        return Limits.maxStdinBytes
-    }
-
     /// Opens the file as the daemon will, so bad input fails here with the
     /// caller's own path in the message, before anything is queued. `label` is the clip's
-    /// path as sent: the absolute path, or for `media`, `Clip.stdinLabel`.
+    /// path as sent: the absolute path, or for `media`, the input as the user gave it (stdin, a URL).
     private func checkedClip(_ path: String, label: String, media: String? = nil) throws(AnnounceError) -> Clip {
         let decoder = try DecoderRegistry.open(path)
         let info = decoder.info

@@ -71,7 +71,7 @@ struct StdinTests {
             let cases: [(what: String, arguments: [String], stdin: String, environment: [String: String?], status: Int32, line: String)] = [
                 ("empty", ["-"], "/dev/null", [:], 65, "announce: stdin: empty"),
                 ("text", ["-"], text, [:], 65, "announce: stdin: unknown format (text, not audio)"),
-                ("over the limit", ["-"], wav, ["ANNOUNCE_TEST_STDIN_LIMIT": "10000"], 65,
+                ("over the limit", ["-"], wav, ["ANNOUNCE_TEST_MEDIA_LIMIT": "10000"], 65,
                  "announce: stdin: more than 10000 bytes, the most announce takes from stdin; play a file instead"),
                 ("a missing file after -", ["-", "/nonexistent/x.wav"], wav, [:], 66, "announce: /nonexistent/x.wav: no such file"),
                 ("--start past its end", ["-", "--start", "1h"], wav, [:], 64, "announce: stdin: --start "),
