@@ -215,7 +215,11 @@ struct Play: ParsableCommand {
             Every file is checked before anything is queued, so a broken file never leaves \
             half an announcement. With -, audio on stdin is read to its end (at most \
             \(Limits.maxMediaBytes >> 20) MiB) into the daemon's runtime directory before it is \
-            queued, so it is kept as a file is; messages and events call it stdin.
+            queued, so it is kept as a file is; messages and events call it stdin. An http://, \
+            https:// or file:// URL is downloaded whole the same way (redirects followed, the \
+            system's CAs, the proxy variables; the config file's connect-timeout and \
+            stall-timeout), then played and called by its URL; a download that fails is 66, a \
+            page that is not audio 65.
 
             Sessions (as AVAudioSession): items of the default category solo-ambient play one \
             at a time in queue order; ambient items, and playback or multi-route items with \
@@ -234,6 +238,7 @@ struct Play: ParsableCommand {
               announce play backup-done.mp3 --priority high
               espeak-ng --stdout "Backup done" | announce play -   # audio on stdin
               curl -s https://nas/doorbell.flac | announce play chime.wav - --priority high
+              announce play https://nas.local/media/doorbell.flac   # downloaded, then played
               announce play --tag build --replace build-failed.wav   # newest status wins
               announce play reminder.flac --at 09:30 --expire 10m --no-wait
               announce play --category playback alarm.wav   # plays even in quiet mode
@@ -248,7 +253,7 @@ struct Play: ParsableCommand {
               announce play --rate 1.5 --skip-silence voicemail.wav   # pauses cut, then 1.5× as fast
             """)
 
-    @Argument(help: ArgumentHelp("Audio files to play in order, names of installed sounds (see FILES in announce(1)), or - for audio on stdin (read to its end, at most \(Limits.maxMediaBytes >> 20) MiB, before it is queued)."), completion: .file())
+    @Argument(help: ArgumentHelp("Audio files to play in order, names of installed sounds (see FILES in announce(1)), - for audio on stdin, or an http(s):// or file:// URL (either read to its end, at most \(Limits.maxMediaBytes >> 20) MiB, before it is queued)."), completion: .file())
     var files: [String]
 
     @OptionGroup var output: DeviceFlags
