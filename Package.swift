@@ -85,7 +85,7 @@ let package = Package(
             name: "UnitTests",
             dependencies: [
                 "AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "AnnounceEngine",
-                "AnnounceDaemon", "AnnounceClient", "CPosix",
+                "AnnounceDaemon", "AnnounceClient", "AnnounceNetwork", "CPosix",
             ]
         ),
         // Runs the built `announce` binary against generated fixtures (make test builds it first).
