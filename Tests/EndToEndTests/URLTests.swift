@@ -105,7 +105,8 @@ struct URLTests {
             let elapsed = monotonicNow() - started
             #expect(outcome.status == 66, "\(outcome)")
             #expect(outcome.stderrLines == ["announce: \(server.url("stall")): no data for 1 s (the server stalled)"], "\(outcome)")
-            #expect(elapsed >= 1 && elapsed < 8, "gave up after \(elapsed) s")
+            // Not the default 30 s: the file's 1 s (a loaded machine starts the client slowly).
+            #expect(elapsed >= 1 && elapsed < 25, "gave up after \(elapsed) s")
             #expect(runtime.mediaEntries().isEmpty, "left \(runtime.mediaEntries())")
         }
     }
