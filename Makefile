@@ -15,7 +15,7 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Debian packages each target needs.
 # python3 writes the man page at install (scripts/make-man.py).
-BUILD_PKGS := pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libflac-dev libspeexdsp-dev libsonic-dev python3
+BUILD_PKGS := pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libflac-dev libspeexdsp-dev libsonic-dev libcurl4-openssl-dev python3
 # pulseaudio & co.: the real-time paced device the timing tests play on (Tests/Shell/paced-audio.sh).
 # alsa-utils and sound-theme-freedesktop also bring real sound files the decoding tests play.
 # tmux: the progress-line tests read a real terminal.

@@ -28,6 +28,8 @@ let package = Package(
         .systemLibrary(name: "CSndFile", pkgConfig: "sndfile", providers: [.apt(["libsndfile1-dev"])]),
         .systemLibrary(name: "CMpg123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
         .systemLibrary(name: "CFLAC", pkgConfig: "flac", providers: [.apt(["libflac-dev"])]),
+        // libcurl's headers (libcurl4-openssl-dev); the library itself is loaded on first use.
+        .target(name: "CCurl"),
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
         // libsonic ships no pkg-config file: the module map links it by name.
         .systemLibrary(name: "CSonic", providers: [.apt(["libsonic-dev"])]),
@@ -65,13 +67,16 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // Network: downloads (libcurl) into the media directory, for `play URL`.
+        .target(name: "AnnounceNetwork", dependencies: ["AnnounceModel", "AnnounceSystem", "CCurl"]),
         // Client: talking to the daemon (and starting it) over its socket.
         .target(name: "AnnounceClient", dependencies: ["AnnounceModel", "AnnounceSystem", "CPosix"]),
         // The CLI: one file per subcommand.
         .executableTarget(
             name: "announce",
             dependencies: [
-                "AnnounceModel", "AnnounceSystem", "AnnounceClient", "AnnounceSources", "AnnounceOutput", "AnnounceDaemon", "CPosix",
+                "AnnounceModel", "AnnounceSystem", "AnnounceClient", "AnnounceSources", "AnnounceOutput", "AnnounceNetwork", "AnnounceDaemon",
+                "CPosix",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -81,7 +86,7 @@ let package = Package(
             name: "UnitTests",
             dependencies: [
                 "AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "AnnounceEngine",
-                "AnnounceDaemon", "AnnounceClient", "CPosix",
+                "AnnounceDaemon", "AnnounceClient", "AnnounceNetwork", "CPosix",
             ]
         ),
         // Runs the built `announce` binary against generated fixtures (make test builds it first).

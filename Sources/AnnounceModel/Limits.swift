@@ -33,10 +33,11 @@ public enum Limits {
     /// Longest text `announce say` speaks, in bytes: with JSON's worst escaping (6 bytes a
     /// control character) it still fits a request line (`WireProtocol.maxLineBytes`).
     public static let maxSpeechBytes = 160 * 1024
-    /// Most bytes `announce play -` takes from stdin. The client stores stdin whole in the
-    /// runtime directory before the daemon acknowledges it (usually a tmpfs, so memory):
-    /// 256 MiB holds 8 hours of 64 kbps MP3, or 25 minutes of CD-quality WAV.
-    public static let maxStdinBytes = 256 << 20
+    /// Most bytes `announce play -` takes from stdin, and `announce play URL` downloads. The
+    /// client stores the audio whole in the runtime directory before the daemon acknowledges it
+    /// (usually a tmpfs, so memory): 256 MiB holds 8 hours of 64 kbps MP3, or 25 minutes of
+    /// CD-quality WAV.
+    public static let maxMediaBytes = 256 << 20
     /// `--speed`, in words per minute.
     public static let speechSpeed: ClosedRange<Int> = 80...500
     /// Tempo (`--rate`, `clip.rate`), pitch kept: libsonic stays clean from a quarter to eight

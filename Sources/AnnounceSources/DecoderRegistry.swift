@@ -6,6 +6,10 @@ import AnnounceSystem
 
 /// Opens a file and picks its decoder by the bytes it starts with.
 public enum DecoderRegistry {
+    /// How a reason starts when the bytes are of no format the registry knows (a downloaded
+    /// page may then be named by its Content-Type instead).
+    public static let unknownFormat = "unknown format"
+
     public static func open(_ path: String) throws(AnnounceError) -> any AudioDecoder {
         try open(FileName(path))
     }
@@ -49,7 +53,7 @@ public enum DecoderRegistry {
             throw .undecodable(path: path, reason: "\(format), not audio")
         case .unknown where SniffedContainer.looksLikeText(header):
             close(fd)
-            throw .undecodable(path: path, reason: "unknown format (text, not audio)")
+            throw .undecodable(path: path, reason: "\(unknownFormat) (text, not audio)")
         case .mpeg, .unknown:
             // MPEG audio from the first byte, or after junk or damaged first frames (mpg123
             // resyncs to it): a chain of frames in the first 64 KiB says which.
@@ -64,7 +68,7 @@ public enum DecoderRegistry {
                 return decoder
             } catch {
                 close(fd)
-                throw .undecodable(path: path, reason: "unknown format (starts with \(hex(header.prefix(4))))")
+                throw .undecodable(path: path, reason: "\(unknownFormat) (starts with \(hex(header.prefix(4))))")
             }
         case let container:
             return try SndFileDecoder(path: path, fd: fd, container: container)

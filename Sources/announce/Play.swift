@@ -214,8 +214,12 @@ struct Play: ParsableCommand {
             not play (AAC, WMA, ...) are named (65). \
             Every file is checked before anything is queued, so a broken file never leaves \
             half an announcement. With -, audio on stdin is read to its end (at most \
-            \(Limits.maxStdinBytes >> 20) MiB) into the daemon's runtime directory before it is \
-            queued, so it is kept as a file is; messages and events call it stdin.
+            \(Limits.maxMediaBytes >> 20) MiB) into the daemon's runtime directory before it is \
+            queued, so it is kept as a file is; messages and events call it stdin. An http://, \
+            https:// or file:// URL is downloaded whole the same way (redirects followed, the \
+            system's CAs, the proxy variables; the config file's connect-timeout and \
+            stall-timeout), then played and called by its URL; a download that fails is 66, a \
+            page that is not audio 65.
 
             Sessions (as AVAudioSession): items of the default category solo-ambient play one \
             at a time in queue order; ambient items, and playback or multi-route items with \
@@ -234,6 +238,7 @@ struct Play: ParsableCommand {
               announce play backup-done.mp3 --priority high
               espeak-ng --stdout "Backup done" | announce play -   # audio on stdin
               curl -s https://nas/doorbell.flac | announce play chime.wav - --priority high
+              announce play https://nas.local/media/doorbell.flac   # downloaded, then played
               announce play --tag build --replace build-failed.wav   # newest status wins
               announce play reminder.flac --at 09:30 --expire 10m --no-wait
               announce play --category playback alarm.wav   # plays even in quiet mode
@@ -248,7 +253,7 @@ struct Play: ParsableCommand {
               announce play --rate 1.5 --skip-silence voicemail.wav   # pauses cut, then 1.5× as fast
             """)
 
-    @Argument(help: ArgumentHelp("Audio files to play in order, names of installed sounds (see FILES in announce(1)), or - for audio on stdin (read to its end, at most \(Limits.maxStdinBytes >> 20) MiB, before it is queued)."), completion: .file())
+    @Argument(help: ArgumentHelp("Audio files to play in order, names of installed sounds (see FILES in announce(1)), - for audio on stdin, or an http(s):// or file:// URL (either read to its end, at most \(Limits.maxMediaBytes >> 20) MiB, before it is queued)."), completion: .file())
     var files: [String]
 
     @OptionGroup var output: DeviceFlags
@@ -268,10 +273,10 @@ struct Play: ParsableCommand {
     }
 
     func run() throws {
-        // stdin's audio, stored in the daemon's media directory: the queue's once acknowledged.
-        var stdinMedia: MediaFile?
+        // Audio stored in the daemon's media directory (stdin, downloads): the queue's once acknowledged.
+        var stored: [MediaFile] = []
         var handover = Handover.refused
-        defer { handover == .refused ? stdinMedia?.discard() : stdinMedia?.release() }
+        defer { for media in stored { handover == .refused ? media.discard() : media.release() } }
         let paths = files.map { $0 == Self.stdinArgument ? Clip.stdinLabel : $0 }
         // Files are opened by their bytes (a name need not be UTF-8), shown as the parser decoded them.
         let fileNames = RawArguments.fileNames(files)
@@ -279,13 +284,12 @@ struct Play: ParsableCommand {
                    session: session, handover: { handover = $0 }) { () throws(AnnounceError) in
             try zip(files, fileNames).map { argument, file throws(AnnounceError) in
                 let clip: Clip
-                if argument == Self.stdinArgument {
-                    let media = try Self.storeStdin()
-                    stdinMedia = media
+                if let input = try StoredInput.store(argument) {
+                    stored.append(input.file)
                     do throws(AnnounceError) {
-                        clip = try checkedClip(FileName(media.path), label: Clip.stdinLabel, media: media.name)
+                        clip = try checkedClip(FileName(input.file.path), label: input.label, media: input.file.name)
                     } catch {
-                        throw error.naming(media.path, as: Clip.stdinLabel)
+                        throw input.explain(error)
                     }
                 } else {
                     clip = try checkedClip(SoundNames.resolve(file))
@@ -297,26 +301,9 @@ struct Play: ParsableCommand {
         }
     }
 
-    /// stdin to its end, in the daemon's media directory (the daemon's runtime directory,
-    /// where it may be started next). Never from a terminal: that would wait for Ctrl-D.
-    private static func storeStdin() throws(AnnounceError) -> MediaFile {
-        if isatty(STDIN_FILENO) == 1 { throw .usage("\(Clip.stdinLabel): is a terminal; pipe audio into announce play -") }
-        let media = MediaDirectory(runtime: try RuntimeDirectory.prepare())
-        return try media.store(from: STDIN_FILENO, label: Clip.stdinLabel, limit: stdinLimit)
-    }
-
-    /// `Limits.maxStdinBytes`; a debug build takes `ANNOUNCE_TEST_STDIN_LIMIT` (bytes) instead,
-    /// so the tests need not pipe 256 MiB.
-    private static var stdinLimit: Int {
-        #if DEBUG
-        if let limit = getenv("ANNOUNCE_TEST_STDIN_LIMIT").flatMap({ Int(String(cString: $0)) }) { return limit }
-        #endif
-        return Limits.maxStdinBytes
-    }
-
     /// Opens the file as the daemon will, so bad input fails here with the
-    /// caller's own path in the message, before anything is queued. For `media` (stdin), the
-    /// clip names it `label` (`Clip.stdinLabel`), not the daemon's file.
+    /// caller's own path in the message, before anything is queued. For `media` (stdin, a URL),
+    /// the clip names it `label`, the input as the user gave it, not the daemon's file.
     private func checkedClip(_ file: FileName, label: String? = nil, media: String? = nil) throws(AnnounceError) -> Clip {
         let decoder = try DecoderRegistry.open(file)
         let info = decoder.info

@@ -15,12 +15,15 @@ import Testing
         "AnnounceEngine": ["AnnounceModel", "AnnounceSystem", "AnnounceOutput"],
         "AnnounceDaemon": ["AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "AnnounceEngine"],
         "AnnounceClient": ["AnnounceModel", "AnnounceSystem"],
-        "announce": ["AnnounceModel", "AnnounceSystem", "AnnounceClient", "AnnounceSources", "AnnounceOutput", "AnnounceDaemon"],
+        // Downloads for `play URL`: nothing but the CLI uses them.
+        "AnnounceNetwork": ["AnnounceModel", "AnnounceSystem"],
+        "announce": ["AnnounceModel", "AnnounceSystem", "AnnounceClient", "AnnounceSources", "AnnounceOutput", "AnnounceNetwork",
+                     "AnnounceDaemon"],
     ]
     /// What the pure model may import: the standard library's own modules and swift-collections.
     static let modelImports: Set<String> = ["FoundationEssentials", "HeapModule", "Synchronization"]
     /// The C modules of this package; any other module not in `allowed` is a system or package one.
-    static let cModules: Set<String> = ["CALSA", "CSndFile", "CMpg123", "CFLAC", "CSpeexDSP", "CSonic", "CPosix"]
+    static let cModules: Set<String> = ["CALSA", "CSndFile", "CMpg123", "CFLAC", "CSpeexDSP", "CSonic", "CCurl", "CPosix"]
     static let systemCModules: Set<String> = ["Glibc", "Darwin", "Musl", "SwiftGlibc"]
 
     static func sources(of target: String) throws -> [(file: String, imports: Set<String>)] {

@@ -16,8 +16,8 @@ struct StdinTests {
     func stdinPlaysAsTheFile(_ file: String) async throws {
         try await withDaemonRuntime { runtime in
             let path = try Harness.fixture(file)
-            let byPath = try await play(runtime, [path], label: "path-" + file)
-            let byStdin = try await play(runtime, ["-"], label: "stdin-" + file, stdin: path)
+            let byPath = try await runtime.playCapture([path], label: "path-" + file)
+            let byStdin = try await runtime.playCapture(["-"], label: "stdin-" + file, stdin: path)
             try expectSameCapture(byStdin, as: byPath, file)
             #expect(byStdin.debugLines.map(\.path) == ["stdin"], "debug lines name stdin: \(byStdin.outcome)")
             #expect(byStdin.debugLines.map(\.frames) == byPath.debugLines.map(\.frames))
@@ -30,7 +30,7 @@ struct StdinTests {
     func pipe(_ file: String) async throws {
         try await withDaemonRuntime { runtime in
             let path = try Harness.fixture(file)
-            let byPath = try await play(runtime, [path], label: "pipe-path-" + file)
+            let byPath = try await runtime.playCapture([path], label: "pipe-path-" + file)
             let capture = try Harness.capturePath("pipe-" + file)
             let outcome = try await Runner.run("/bin/sh", ["-c", #"cat "$1" | exec "$2" play - -d "$3""#, "sh",
                                                            path, try Harness.binary(), Harness.fileDevice(capture)],
@@ -46,7 +46,7 @@ struct StdinTests {
     func mixedAndOptions() async throws {
         try await withDaemonRuntime { runtime in
             let first = try Tones.clip(440), middle = try Tones.clip(880), last = try Tones.clip(660)
-            let mixed = try await play(runtime, [first, "-", last, "--json"], label: "mixed", stdin: middle)
+            let mixed = try await runtime.playCapture([first, "-", last, "--json"], label: "mixed", stdin: middle)
             try #require(mixed.outcome.status == 0, "\(mixed.outcome)")
             #expect(try Tones.heardOrder(capture: mixed.capturePath, candidates: [440, 880, 660]) == [440, 880, 660])
             let paths = mixed.outcome.stdout.split(separator: "\n").compactMap { WireEvent(line: $0)?.path }
@@ -55,8 +55,8 @@ struct StdinTests {
             // The stored file seeks: --start and --loops, and --rate and --priority apply too.
             let options = ["--start", "0.2s", "--loops", "2", "--rate", "1.5", "--priority", "high", "--pan", "0.5"]
             let path = try Harness.fixture("flac16.flac")
-            let byPath = try await play(runtime, [path] + options, label: "options-path")
-            let byStdin = try await play(runtime, ["-"] + options, label: "options-stdin", stdin: path)
+            let byPath = try await runtime.playCapture([path] + options, label: "options-path")
+            let byStdin = try await runtime.playCapture(["-"] + options, label: "options-stdin", stdin: path)
             try expectSameCapture(byStdin, as: byPath, "flac16.flac with \(options)")
             #expect(runtime.mediaEntries().isEmpty)
         }
@@ -71,7 +71,7 @@ struct StdinTests {
             let cases: [(what: String, arguments: [String], stdin: String, environment: [String: String?], status: Int32, line: String)] = [
                 ("empty", ["-"], "/dev/null", [:], 65, "announce: stdin: empty"),
                 ("text", ["-"], text, [:], 65, "announce: stdin: unknown format (text, not audio)"),
-                ("over the limit", ["-"], wav, ["ANNOUNCE_TEST_STDIN_LIMIT": "10000"], 65,
+                ("over the limit", ["-"], wav, ["ANNOUNCE_TEST_MEDIA_LIMIT": "10000"], 65,
                  "announce: stdin: more than 10000 bytes, the most announce takes from stdin; play a file instead"),
                 ("a missing file after -", ["-", "/nonexistent/x.wav"], wav, [:], 66, "announce: /nonexistent/x.wav: no such file"),
                 ("--start past its end", ["-", "--start", "1h"], wav, [:], 64, "announce: stdin: --start "),
@@ -157,44 +157,6 @@ struct StdinTests {
             #expect(live.client.exitStatus == 0, "\(live.client.endDescription): \(live.stderr)")
             #expect(runtime.mediaEntries().isEmpty, "media left after the outcome: \(runtime.mediaEntries())")
         }
-    }
-
-    // MARK: - Helpers
-
-    /// `announce play ARGUMENTS -d file:CAPTURE` with ANNOUNCE_LOG=debug in `runtime`, reading `stdin`.
-    private func play(_ runtime: DaemonRuntime, _ arguments: [String], label: String, stdin: String = "/dev/null") async throws -> Playback {
-        let capture = try Harness.capturePath(label)
-        let outcome = try await runtime.announce(["play"] + arguments + ["-d", Harness.fileDevice(capture)],
-                                                 environment: ["ANNOUNCE_LOG": "debug"], stdin: stdin)
-        let lines = outcome.stderrLines
-        return Playback(outcome: outcome, capturePath: capture, debugLines: lines.compactMap(DebugLine.init),
-                        otherStderrLines: lines.filter { DebugLine($0) == nil },
-                        capture: FileManager.default.fileExists(atPath: capture) ? try WAVCapture(path: capture) : nil)
-    }
-
-    /// The two captures hold the same samples in the same format, as this suite reads them and as sox does.
-    private func expectSameCapture(_ play: Playback, as reference: Playback, _ what: String,
-                                   sourceLocation: SourceLocation = #_sourceLocation) throws {
-        try #require(play.outcome.status == 0 && reference.outcome.status == 0, "\(what): \(play.outcome) / \(reference.outcome)",
-                     sourceLocation: sourceLocation)
-        #expect(play.otherStderrLines.isEmpty, "\(what): \(play.otherStderrLines)", sourceLocation: sourceLocation)
-        let ours = try #require(play.capture, sourceLocation: sourceLocation)
-        let theirs = try #require(reference.capture, sourceLocation: sourceLocation)
-        #expect(ours.channels == theirs.channels && ours.sampleRate == theirs.sampleRate && ours.bitsPerSample == theirs.bitsPerSample,
-                "\(what): capture formats differ", sourceLocation: sourceLocation)
-        #expect(!ours.data.isEmpty && ours.data == theirs.data, "\(what): \(ours.data.count) vs \(theirs.data.count) bytes",
-                sourceLocation: sourceLocation)
-        let soxStdin = try soxRaw(play.capturePath), soxPath = try soxRaw(reference.capturePath)
-        #expect(!soxStdin.isEmpty && soxStdin == soxPath, "\(what): sox reads the captures differently", sourceLocation: sourceLocation)
-    }
-
-    /// sox's reading of a capture, as raw samples in the capture's own encoding.
-    private func soxRaw(_ capture: String) throws -> Data {
-        let raw = capture + ".sox.raw"
-        let sox = try ChildProcess("sox", ["sox", "-V1", capture, "-t", "raw", raw], environment: ProcessInfo.processInfo.environment,
-                                   stdout: "/dev/null", stderr: "/dev/null")
-        guard sox.waitForExit(timeout: 30) == 0 else { throw HarnessError("sox could not read \(capture)") }
-        return try Data(contentsOf: URL(fileURLWithPath: raw))
     }
 }
 

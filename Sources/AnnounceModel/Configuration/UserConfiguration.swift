@@ -8,6 +8,8 @@
 /// quiet-hours = 12:30-13:30
 /// silence-gap = 300ms
 /// silence-level = -50dB
+/// connect-timeout = 10s
+/// stall-timeout = 30s
 ///
 /// [speech]
 /// engine = piper
@@ -20,7 +22,8 @@
 /// `--device`), `duck-level` (dB, -60 to 0), `quiet-hours` (repeatable; a line may also list
 /// several windows separated by commas), `silence-gap` (the longest pause `--skip-silence`
 /// leaves, 50ms to 10s) and `silence-level` (below it a frame is silence, -90 to -20 dB; both
-/// `SilenceRule`). A later value of any key but `quiet-hours` replaces an earlier one. A `[speech]`
+/// `SilenceRule`), `connect-timeout` and `stall-timeout` (`play URL`'s downloads: how long connecting,
+/// and a transfer receiving nothing, may take; 1s to 10m). A later value of any key but `quiet-hours` replaces an earlier one. A `[speech]`
 /// line starts the keys of `announce say`: `engine`, `voice` and `cache-size` (the render
 /// cache's limit: bytes, or with K, M or G; 0 turns it off). Unknown keys and bad values are skipped, each with one warning
 /// `CONFIG:LINE: reason`; nothing in the file is ever fatal. A missing file means the defaults.
@@ -32,6 +35,10 @@ public struct UserConfiguration: Equatable, Sendable {
     public var quietHours: [QuietHours]
     /// What `--skip-silence` cuts.
     public var silence: SilenceRule
+    /// `connect-timeout`, seconds: `play URL` gives up connecting after it (DNS included).
+    public var connectTimeout = UserConfiguration.defaultConnectTimeout
+    /// `stall-timeout`, seconds: `play URL` gives up a download that receives nothing for this long.
+    public var stallTimeout = UserConfiguration.defaultStallTimeout
     /// `[speech] engine`: `say`'s engine when it has no --engine.
     public var speechEngine: SpeechEngine?
     /// `[speech] voice`: `say`'s voice when it has no --voice.
@@ -40,6 +47,10 @@ public struct UserConfiguration: Equatable, Sendable {
     public var speechCacheBytes: Int64 = UserConfiguration.defaultSpeechCacheBytes
 
     public static let defaultSpeechCacheBytes: Int64 = 64 << 20
+    public static let defaultConnectTimeout = 10.0
+    public static let defaultStallTimeout = 30.0
+    /// What `connect-timeout` and `stall-timeout` may be, in seconds.
+    public static let downloadTimeoutRange = 1.0...600.0
 
     public static let defaultDuckLevel = -12.0
     /// The daemon's device when neither `--device` nor the file names one: ALSA's default PCM.
@@ -121,8 +132,14 @@ public struct UserConfiguration: Equatable, Sendable {
                 } else {
                     warn("silence-level must be a level in dB from -90 to -20, like -50dB, not '\(value)'")
                 }
+            case "connect-timeout", "stall-timeout":
+                if let seconds = TimeSpan(parsing: value)?.seconds, downloadTimeoutRange.contains(seconds) {
+                    if key == "connect-timeout" { configuration.connectTimeout = seconds } else { configuration.stallTimeout = seconds }
+                } else {
+                    warn("\(key) must be a time of 1s to 10m, like 30s, not '\(value)'")
+                }
             default:
-                warn("unknown key '\(key)' (known: device, duck-level, quiet-hours, silence-gap, silence-level)")
+                warn("unknown key '\(key)' (known: device, duck-level, quiet-hours, silence-gap, silence-level, connect-timeout, stall-timeout)")
             }
         }
         return (configuration, warnings)

@@ -25,44 +25,31 @@ public struct MediaDirectory: Sendable {
         }
     }
 
-    /// Streams `fd` to its end into a new file, in chunks: a temporary name, fsync, rename,
-    /// fsync of the directory. Errors name the input as `label`: more than `limit` bytes or
-    /// none at all (65), a read error (66), a write error such as a full disk (69); nothing
-    /// is left behind by any of them.
+    /// Streams `fd` to its end into a new file (`begin`), in chunks. Errors name the input as
+    /// `label`: more than `limit` bytes or none at all (65), a read error (66), a write error
+    /// such as a full disk (69); nothing is left behind by any of them.
     public func store(from fd: Int32, label: String, limit: Int) throws(AnnounceError) -> MediaFile {
-        try create()
-        let name = Self.newName()
-        let temporary = path + "/." + name + ".tmp"
-        let file = try Self.createLocked(temporary)
-        var stored = false
-        defer {
-            if !stored {
-                unlink(temporary)
-                close(file)
-            }
-        }
-        var total = 0
-        var chunk = [UInt8](repeating: 0, count: 1 << 16)
+        let writer = try begin(label: label, limit: limit, overLimit: "the most announce takes from stdin; play a file instead")
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 1)
+        defer { chunk.deallocate() }
         while true {
-            let got = chunk.withUnsafeMutableBytes { read(fd, $0.baseAddress, $0.count) }
+            let got = read(fd, chunk.baseAddress, chunk.count)
             if got < 0 && errno == EINTR { continue }
             if got < 0 { throw .cannotOpen(path: label, reason: systemErrorMessage(errno)) }
             if got == 0 { break }
-            total += got
-            if total > limit {
-                let most = limit % (1 << 20) == 0 ? "\(limit >> 20) MiB" : "\(limit) bytes"
-                throw .undecodable(path: label, reason: "more than \(most), the most announce takes from stdin; play a file instead")
-            }
-            try writeAll(file, chunk[..<got], label: label)
+            try writer.append(UnsafeRawBufferPointer(rebasing: chunk[..<got]))
         }
-        guard total > 0 else { throw .undecodable(path: label, reason: "empty") }
-        guard fsync(file) == 0, rename(temporary, filePath(name)) == 0 else {
-            throw .unavailable("\(label): cannot store it in \(path): \(systemErrorMessage(errno))")
-        }
-        stored = true
-        let directory = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if directory >= 0 { fsync(directory); close(directory) }
-        return MediaFile(name: name, path: filePath(name), descriptor: file)
+        return try writer.finish()
+    }
+
+    /// A new media file being written under a temporary name (`MediaWriter`), locked from now on.
+    /// `overLimit` ends the message for more than `limit` bytes ("more than 256 MiB, OVERLIMIT").
+    public func begin(label: String, limit: Int, overLimit: String) throws(AnnounceError) -> MediaWriter {
+        try create()
+        let name = Self.newName()
+        let temporary = path + "/." + name + ".tmp"
+        return MediaWriter(directory: self, name: name, temporary: temporary, descriptor: try Self.createLocked(temporary),
+                           label: label, limit: limit, overLimit: overLimit)
     }
 
     /// Deletes media `name`; a missing file is no error.
@@ -92,7 +79,7 @@ public struct MediaDirectory: Sendable {
 
     /// A new file at `temporary`, flocked, and still linked once the lock is held (a sweep
     /// may have deleted it in between: then another is made).
-    private static func createLocked(_ temporary: String) throws(AnnounceError) -> Int32 {
+    static func createLocked(_ temporary: String) throws(AnnounceError) -> Int32 {
         while true {
             let fd = open(temporary, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
             guard fd >= 0 else { throw .unavailable("cannot create \(temporary): \(systemErrorMessage(errno))") }
@@ -102,18 +89,8 @@ public struct MediaDirectory: Sendable {
         }
     }
 
-    private func writeAll(_ fd: Int32, _ bytes: ArraySlice<UInt8>, label: String) throws(AnnounceError) {
-        var offset = 0
-        while offset < bytes.count {
-            let written = bytes.withUnsafeBytes { write(fd, $0.baseAddress! + offset, $0.count - offset) }
-            if written < 0 && errno == EINTR { continue }
-            if written < 0 { throw .unavailable("\(label): cannot store it in \(path): \(systemErrorMessage(errno))") }
-            offset += written
-        }
-    }
-
     /// 32 random hex digits (getrandom): names never collide, so no client waits on another.
-    private static func newName() -> String {
+    static func newName() -> String {
         var generator = SystemRandomNumberGenerator()
         return (0..<2).map { _ in
             let hex = String(generator.next() as UInt64, radix: 16)

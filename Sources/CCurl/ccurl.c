@@ -1,0 +1,63 @@
+#include "ccurl.h"
+
+#include <dlfcn.h>
+#include <pthread.h>
+#include <stdio.h>
+
+static struct {
+    CURLcode (*global_init)(long);
+    CURL *(*easy_init)(void);
+    void (*easy_cleanup)(CURL *);
+    CURLcode (*easy_perform)(CURL *);
+    const char *(*easy_strerror)(CURLcode);
+    CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
+    CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+} curl;
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static const char *problem;
+static char problem_text[512];
+
+static void load(void) {
+    // The soname of libcurl 7.16 and later (Debian's libcurl4, whichever TLS flavour).
+    void *library = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
+    if (!library) {
+        snprintf(problem_text, sizeof problem_text, "libcurl is not installed (%s): install the Debian package libcurl4", dlerror());
+        problem = problem_text;
+        return;
+    }
+    *(void **)&curl.global_init = dlsym(library, "curl_global_init");
+    *(void **)&curl.easy_init = dlsym(library, "curl_easy_init");
+    *(void **)&curl.easy_cleanup = dlsym(library, "curl_easy_cleanup");
+    *(void **)&curl.easy_perform = dlsym(library, "curl_easy_perform");
+    *(void **)&curl.easy_strerror = dlsym(library, "curl_easy_strerror");
+    *(void **)&curl.easy_setopt = dlsym(library, "curl_easy_setopt");
+    *(void **)&curl.easy_getinfo = dlsym(library, "curl_easy_getinfo");
+    if (!curl.global_init || !curl.easy_init || !curl.easy_cleanup || !curl.easy_perform || !curl.easy_strerror
+        || !curl.easy_setopt || !curl.easy_getinfo) {
+        problem = "libcurl.so.4 lacks curl_easy_* functions";
+        return;
+    }
+    if (curl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) problem = "libcurl cannot start (curl_global_init failed)";
+}
+
+const char *announce_curl_load(void) {
+    pthread_once(&once, load);
+    return problem;
+}
+
+CURL *announce_curl_easy_init(void) { return curl.easy_init(); }
+void announce_curl_easy_cleanup(CURL *handle) { curl.easy_cleanup(handle); }
+CURLcode announce_curl_easy_perform(CURL *handle) { return curl.easy_perform(handle); }
+const char *announce_curl_easy_strerror(CURLcode code) { return curl.easy_strerror(code); }
+
+CURLcode announce_curl_set_long(CURL *handle, CURLoption option, long value) { return curl.easy_setopt(handle, option, value); }
+CURLcode announce_curl_set_offset(CURL *handle, CURLoption option, curl_off_t value) { return curl.easy_setopt(handle, option, value); }
+CURLcode announce_curl_set_pointer(CURL *handle, CURLoption option, void *value) { return curl.easy_setopt(handle, option, value); }
+CURLcode announce_curl_set_string(CURL *handle, CURLoption option, const char *value) { return curl.easy_setopt(handle, option, value); }
+CURLcode announce_curl_set_callback(CURL *handle, CURLoption option, announce_curl_data_callback callback) {
+    return curl.easy_setopt(handle, option, callback);
+}
+CURLcode announce_curl_info_long(CURL *handle, CURLINFO info, long *value) { return curl.easy_getinfo(handle, info, value); }
+CURLcode announce_curl_info_string(CURL *handle, CURLINFO info, char **value) { return curl.easy_getinfo(handle, info, value); }
+CURLcode announce_curl_info_double(CURL *handle, CURLINFO info, double *value) { return curl.easy_getinfo(handle, info, value); }

@@ -1,0 +1,75 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Tests/Servers/httpd.py (Python's http.server, with redirects, a loop, a stall and an HTML
+/// page) on 127.0.0.1 at a port the kernel picks, serving `directory`. It exits by itself after
+/// `lifetime` seconds; `stop` ends it sooner (only this pid).
+final class HTTPTestServer: @unchecked Sendable {
+    let process: ChildProcess
+    let port: Int
+
+    init(directory: String, lifetime: Double = 120) throws {
+        let work = try Harness.workResult.get().path
+        let fifo = "\(work)/httpd-\(UUID().uuidString).port"
+        guard mkfifo(fifo, 0o600) == 0 else { throw HarnessError("mkfifo \(fifo): \(String(cString: strerror(errno)))") }
+        defer { unlink(fifo) }
+        // Read-write, as StdinFeeder's writer: the open waits for no one, and the server's
+        // line (its port, once it listens) is what the poll below waits for.
+        let reader = open(fifo, O_RDWR | O_CLOEXEC | O_NONBLOCK)
+        guard reader >= 0 else { throw HarnessError("open \(fifo): \(String(cString: strerror(errno)))") }
+        defer { close(reader) }
+        let script = Harness.repoRoot.appendingPathComponent("Tests/Servers/httpd.py").path
+        process = try ChildProcess("httpd.py", ["python3", script, directory, "\(lifetime)"],
+                                   environment: ProcessInfo.processInfo.environment, stdout: fifo, stderr: fifo + ".stderr")
+        var line: [UInt8] = []
+        var waiting = pollfd(fd: reader, events: Int16(POLLIN), revents: 0)
+        while line.last != UInt8(ascii: "\n") {
+            guard poll(&waiting, 1, 15_000) == 1 else {
+                process.stop()
+                throw HarnessError("httpd.py told no port within 15 s")
+            }
+            var chunk = [UInt8](repeating: 0, count: 64)
+            let got = read(reader, &chunk, chunk.count)
+            if got > 0 { line += chunk[..<got] }
+        }
+        guard let port = Int(String(decoding: line.dropLast(), as: UTF8.self)) else {
+            process.stop()
+            throw HarnessError("httpd.py said \(line), not a port")
+        }
+        self.port = port
+    }
+
+    deinit { stop() }
+
+    func url(_ path: String) -> String { "http://127.0.0.1:\(port)/\(path)" }
+
+    func stop() { process.stop(grace: 1) }
+}
+
+/// A TCP port on 127.0.0.1 that refuses connections while this lives: bound, never listening.
+final class RefusingPort {
+    let port: Int
+    private let socket: Int32
+
+    init() throws {
+        let fd = Glibc.socket(AF_INET, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard fd >= 0, bound else {
+            if fd >= 0 { close(fd) }
+            throw HarnessError("cannot bind a port: \(String(cString: strerror(errno)))")
+        }
+        socket = fd
+        port = Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    deinit { close(socket) }
+}
