@@ -57,12 +57,10 @@ public final class ChildProcess {
                  cancellation: Cancellation?) throws(AnnounceError) {
         var inputEnds: [Int32] = [-1, -1]
         if input == nil, announce_cloexec_pipe(&inputEnds) != 0 { throw .internal("pipe: \(systemErrorMessage(errno))") }
-        let inputFD: Int32
-        do {
-            inputFD = try input.map { bytes throws(AnnounceError) in try Self.memoryFile(bytes, name: "input") } ?? inputEnds[0]
-        } catch {
-            throw error
-        }
+        // The standby's write end is kept only once it runs; on any failure before, closed.
+        var started = false
+        defer { if !started && inputEnds[1] >= 0 { close(inputEnds[1]) } }
+        let inputFD = try input.map { bytes throws(AnnounceError) in try Self.memoryFile(bytes, name: "input") } ?? inputEnds[0]
         defer { close(inputFD) }
         let errorFD = try Self.memoryFile([], name: "stderr")
         // (read end, the child's end): the same memory file for both when it is one.
@@ -89,7 +87,6 @@ public final class ChildProcess {
         guard pid > 0 else {
             close(ends[0])
             close(errorFD)
-            if inputEnds[1] >= 0 { close(inputEnds[1]) }
             throw .unavailable("cannot run \(executable): \(systemErrorMessage(-pid))")
         }
         self.pid = pid
@@ -97,6 +94,7 @@ public final class ChildProcess {
         output = ends[0]
         errors = errorFD
         inputPipe = inputEnds[1]
+        started = true
         if let cancellation { attach(cancellation) }
     }
 

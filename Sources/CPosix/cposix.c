@@ -97,6 +97,17 @@ int announce_cloexec_pipe(int fds[2]) {
     return pipe2(fds, O_CLOEXEC) == 0 ? 0 : -errno;
 }
 
+/// The child starts with no signal blocked and every signal at its default (the daemon
+/// blocks and ignores some), plus `flags` (a session or a process group of its own).
+static void clean_signals(posix_spawnattr_t *attributes, short flags) {
+    sigset_t none, all;
+    sigemptyset(&none);
+    sigfillset(&all);
+    posix_spawnattr_setsigmask(attributes, &none);
+    posix_spawnattr_setsigdefault(attributes, &all);
+    posix_spawnattr_setflags(attributes, flags | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+}
+
 pid_t announce_spawn_detached(const char *path, char *const argv[], const char *log_path, int ready_fd) {
     posix_spawn_file_actions_t actions;
     posix_spawnattr_t attributes;
@@ -108,12 +119,7 @@ pid_t announce_spawn_detached(const char *path, char *const argv[], const char *
     posix_spawn_file_actions_adddup2(&actions, ready_fd, 3);
     // Nothing else leaks in: a cron job's output pipe must not stay open in the daemon.
     posix_spawn_file_actions_addclosefrom_np(&actions, 4);
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    posix_spawnattr_setsigmask(&attributes, &none);
-    posix_spawnattr_setsigdefault(&attributes, &all);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    clean_signals(&attributes, POSIX_SPAWN_SETSID);
     pid_t pid = 0;
     int status = posix_spawn(&pid, path, &actions, &attributes, argv, environ);
     posix_spawn_file_actions_destroy(&actions);
@@ -136,13 +142,8 @@ pid_t announce_spawn_piped(const char *path, char *const argv[], int in_fd, int 
     posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
     // A speech engine gets its three streams and nothing of the daemon's: no socket, no device.
     posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    posix_spawnattr_setsigmask(&attributes, &none);
-    posix_spawnattr_setsigdefault(&attributes, &all);
     posix_spawnattr_setpgroup(&attributes, 0);
-    posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    clean_signals(&attributes, POSIX_SPAWN_SETPGROUP);
     pid_t pid = 0;
     int status = posix_spawn(&pid, path, &actions, &attributes, argv, environ);
     posix_spawn_file_actions_destroy(&actions);

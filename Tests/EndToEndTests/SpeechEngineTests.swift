@@ -153,27 +153,11 @@ struct SpeechEngineTests {
     static func expectSameStart(_ capture: String, _ reference: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let rate = try #require(Int(try await soxi("-r", capture)))
         var samples: [[Double]] = []
-        for file in [capture, reference] {
-            let raw = try Harness.capturePath("sox") + ".f32"
-            let sox = try await Runner.run("/usr/bin/sox", ["-V1", file, "-t", "raw", "-e", "floating-point", "-b", "32", "-c", "1", "-r", "\(rate)", raw])
-            try #require(sox.status == 0, "\(sox)")
-            samples.append(try PCM.reference(raw, channels: 1).samples)
-        }
+        for file in [capture, reference] { samples.append(try await SpeechAudio.samples(file, rate: rate)) }
         let count = rate * 3 / 10
         try #require(samples.allSatisfy { $0.count >= count }, "shorter than 300 ms: \(samples.map(\.count)) samples at \(rate) Hz")
-        let r = correlation(Array(samples[0].prefix(count)), Array(samples[1].prefix(count)))
+        let r = SpeechAudio.correlation(samples[0].prefix(count), samples[1].prefix(count))
         #expect(r >= 0.99, "first 300 ms correlate \(r) with the engine's render", sourceLocation: sourceLocation)
-    }
-
-    static func correlation(_ a: [Double], _ b: [Double]) -> Double {
-        let meanA = a.reduce(0, +) / Double(a.count), meanB = b.reduce(0, +) / Double(b.count)
-        var ab = 0.0, aa = 0.0, bb = 0.0
-        for (x, y) in zip(a, b) {
-            ab += (x - meanA) * (y - meanB)
-            aa += (x - meanA) * (x - meanA)
-            bb += (y - meanB) * (y - meanB)
-        }
-        return aa > 0 && bb > 0 ? ab / (aa * bb).squareRoot() : 0
     }
 }
 

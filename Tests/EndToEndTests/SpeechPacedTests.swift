@@ -12,15 +12,9 @@ struct SpeechPacedTests {
                             "Bravo is the second sentence, and it goes on for quite a while longer than the first.",
                             "Charlie ends it."]
 
-    /// espeak-ng's render of one sentence at the sink's rate, from its first sound.
+    /// espeak-ng's render of one sentence at the sink's rate.
     private func reference(_ sentence: String) async throws -> (samples: [Double], seconds: Double) {
-        let wav = try Harness.capturePath("speech-ref") + ".wav"
-        let raw = wav + ".f32"
-        let render = try await Runner.run("sh", ["-c", "printf '%s' \"$1\" | espeak-ng --stdout -b 1 > \"$2\"", "sh", sentence, wav])
-        try #require(render.status == 0, "\(render)")
-        let sox = try await Runner.run("sox", ["-V1", wav, "-t", "raw", "-e", "floating-point", "-b", "32", "-r", "\(PacedAudio.rate)", raw])
-        try #require(sox.status == 0, "\(sox)")
-        let samples = try PCM.reference(raw, channels: 1).samples
+        let samples = try await SpeechAudio.samples(try await SpeechAudio.espeakRender(sentence), rate: PacedAudio.rate)
         return (samples, Double(samples.count) / Double(PacedAudio.rate))
     }
 
@@ -86,17 +80,7 @@ struct SpeechPacedTests {
 
     /// espeak-ng's render of one sentence at its own 22050 Hz, as sox reads it.
     private func render22k(_ sentence: String) async throws -> [Double] {
-        let wav = try Harness.capturePath("speech-ref22") + ".wav"
-        let render = try await Runner.run("sh", ["-c", "printf '%s' \"$1\" | espeak-ng --stdout -b 1 > \"$2\"", "sh", sentence, wav])
-        try #require(render.status == 0, "\(render)")
-        return try await soxMono(wav)
-    }
-
-    private func soxMono(_ path: String) async throws -> [Double] {
-        let raw = try Harness.capturePath("sox") + ".f32"
-        let sox = try await Runner.run("sox", ["-V1", path, "-t", "raw", "-e", "floating-point", "-b", "32", "-c", "1", raw])
-        try #require(sox.status == 0, "\(sox)")
-        return try PCM.reference(raw, channels: 1).samples
+        try await SpeechAudio.samples(try await SpeechAudio.espeakRender(sentence))
     }
 
     /// The position the spool holds for the one item, in frames, when it holds one.
@@ -139,12 +123,11 @@ struct SpeechPacedTests {
             }
 
             let sentence = try #require(starts.lastIndex { $0 <= heard })
-            let resumed = try await soxMono(capture)
+            let resumed = try await SpeechAudio.samples(capture)
             let window = 6615
             try #require(resumed.count > window, "the restarted daemon wrote \(resumed.count) frames")
-            let dot = zip(resumed[..<window], renders[sentence][..<window]).reduce(0) { $0 + $1.0 * $1.1 }
-            let energy = resumed[..<window].reduce(0) { $0 + $1 * $1 } * renders[sentence][..<window].reduce(0) { $0 + $1 * $1 }
-            let correlation = energy > 0 ? dot / energy.squareRoot() : 0
+            try #require(renders[sentence].count > window)
+            let correlation = SpeechAudio.correlation(resumed[..<window], renders[sentence][..<window])
             let rest = renders[sentence...].reduce(0) { $0 + $1.count }
             PacedAudio.report("paced speech crash: spooled at \(heard) frames (sentence \(sentence + 1)); after the restart "
                               + "\(resumed.count) frames, correlation \(correlation) with that sentence's start")
