@@ -291,6 +291,8 @@ struct Play: ParsableCommand {
                     } catch {
                         throw input.explain(error)
                     }
+                } else if let scheme = Clip.urlScheme(of: argument) {
+                    clip = try urlClip(argument, scheme: scheme)
                 } else {
                     clip = try checkedClip(SoundNames.resolve(file))
                 }
@@ -317,6 +319,25 @@ struct Play: ParsableCommand {
         if let label { clip.path = label } else { clip.file = absoluteFile(file) }
         playback.reshape(&clip)
         clip.seconds = decoder.lengthIsExact ? programSeconds(info, options).map(clip.wallSeconds) : nil
+        return clip
+    }
+
+    /// A URL the daemon downloads and plays as it arrives: checked there, as it plays (its
+    /// failures are the item's outcome: 66 unreachable, 65 not audio). The caller's proxy
+    /// variables go with it.
+    private func urlClip(_ url: String, scheme: String) throws(AnnounceError) -> Clip {
+        guard Clip.urlSchemes.contains(scheme) else {
+            throw .cannotOpen(path: url, reason: "announce plays \(Clip.urlSchemes.dropLast().joined(separator: ", ")) and \(Clip.urlSchemes.last ?? "") URLs, not \(scheme)")
+        }
+        let options = playback.options
+        let devices = try output.resolved()
+        var clip = Clip(path: url, device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
+                        gain: options.gain, pan: options.pan, loops: options.loops, start: options.start?.seconds,
+                        environment: AudioEnvironment.caller())
+        clip.url = url
+        let proxies = Clip.proxyVariables.compactMap { name in getenv(name).map { (name, String(cString: $0)) } }
+        clip.proxies = proxies.isEmpty ? nil : Dictionary(proxies, uniquingKeysWith: { first, _ in first })
+        playback.reshape(&clip)
         return clip
     }
 

@@ -13,9 +13,10 @@ import Testing
         "AnnounceOutput": ["AnnounceModel", "AnnounceSystem"],
         // The engine plays any Source (the model's protocol), never a decoder.
         "AnnounceEngine": ["AnnounceModel", "AnnounceSystem", "AnnounceOutput"],
-        "AnnounceDaemon": ["AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "AnnounceEngine"],
+        // The daemon downloads URL items itself (AnnounceNetwork), to play them as they arrive.
+        "AnnounceDaemon": ["AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "AnnounceEngine", "AnnounceNetwork"],
         "AnnounceClient": ["AnnounceModel", "AnnounceSystem"],
-        // Downloads for `play URL`: nothing but the CLI uses them.
+        // Downloads for `play URL`, made by the daemon.
         "AnnounceNetwork": ["AnnounceModel", "AnnounceSystem"],
         "announce": ["AnnounceModel", "AnnounceSystem", "AnnounceClient", "AnnounceSources", "AnnounceOutput", "AnnounceNetwork",
                      "AnnounceDaemon"],

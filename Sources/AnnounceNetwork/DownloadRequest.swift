@@ -1,0 +1,89 @@
+import AnnounceModel
+
+/// What one transfer asks for (`Download.fetch`).
+public struct DownloadRequest: Sendable {
+    public var url: String
+    public var connectTimeout: Double
+    public var stallTimeout: Double
+    /// Most bytes of the whole body; a Content-Length over it fails before the body.
+    public var limit: Int
+    /// Bytes already held: asks for the rest (`Range: bytes=N-`), guarded by `ifRange`.
+    public var resumeFrom: Int64 = 0
+    /// The validator the held bytes came with (an ETag, else a Last-Modified): a server whose
+    /// file has changed since sends all of the new one (200) instead of the rest of the old.
+    public var ifRange: String?
+    /// The caller's proxy variables (`Clip.proxyVariables`); nil: libcurl reads the process's.
+    public var proxies: [String: String]?
+
+    public init(url: String, connectTimeout: Double, stallTimeout: Double, limit: Int) {
+        self.url = url
+        self.connectTimeout = connectTimeout
+        self.stallTimeout = stallTimeout
+        self.limit = limit
+    }
+
+    /// Request header lines beyond libcurl's own.
+    var headerLines: [String] {
+        guard resumeFrom > 0, let ifRange, !ifRange.isEmpty, !ifRange.contains(where: \.isNewline) else { return [] }
+        return ["If-Range: \(ifRange)"]
+    }
+}
+
+/// The final response's status and the header fields a download keeps.
+public struct ResponseHead: Sendable, Equatable {
+    /// 200, 206, 304, ...; 0 where there is none (file://).
+    public var status = 0
+    /// The Content-Type, without parameters, lowercased.
+    public var contentType: String?
+    /// This response's body length.
+    public var contentLength: Int64?
+    /// A 206's first byte and the whole file's length (`Content-Range: bytes FIRST-LAST/TOTAL`).
+    public var rangeStart: Int64?
+    public var rangeTotal: Int64?
+    public var etag: String?
+    public var lastModified: String?
+
+    public init(status: Int = 0) { self.status = status }
+
+    /// Served from `resumeFrom` on, as asked: a 206 whose range starts there.
+    public func continues(from resumeFrom: Int64) -> Bool {
+        status == 206 && rangeStart == resumeFrom
+    }
+
+    /// The whole body's length, when the server said.
+    public var totalLength: Int64? {
+        status == 206 ? rangeTotal : contentLength
+    }
+
+    /// One header line ("Name: value\r\n"); the names a download keeps are taken.
+    mutating func take(headerLine line: String) {
+        guard let colon = line.firstIndex(of: ":") else { return }
+        let name = line[..<colon].lowercased()
+        let value = String(line[line.index(after: colon)...]).trimming(" \t\r\n")
+        switch name {
+        case "content-type":
+            let type = String(value.prefix { $0 != ";" }).trimming(" \t").lowercased()
+            contentType = type.isEmpty ? nil : type
+        case "content-length": contentLength = Int64(value)
+        case "content-range":
+            // bytes FIRST-LAST/TOTAL (TOTAL may be *)
+            let spec = value.lowercased().hasPrefix("bytes ") ? value.dropFirst(6) : Substring(value)
+            let parts = spec.split(separator: "/", maxSplits: 1)
+            rangeStart = parts.first.flatMap { Int64($0.prefix { $0 != "-" }) }
+            rangeTotal = parts.count == 2 ? Int64(parts[1]) : nil
+        case "etag": etag = value.isEmpty ? nil : value
+        case "last-modified": lastModified = value.isEmpty ? nil : value
+        default: break
+        }
+    }
+}
+
+/// Where `Download.fetch` puts a body.
+public protocol DownloadSink: AnyObject {
+    /// The final response's head, before its first byte (also for a body of none).
+    func begin(_ head: ResponseHead) throws(AnnounceError)
+    /// The next bytes of the body.
+    func append(_ bytes: UnsafeRawBufferPointer) throws(AnnounceError)
+    /// Asked about once a second and as data moves: true ends the transfer.
+    var isCancelled: Bool { get }
+}

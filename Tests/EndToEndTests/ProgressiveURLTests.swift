@@ -1,0 +1,100 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `announce play URL` downloaded by the daemon: it plays while the body arrives, and a
+/// download that a SIGKILL cut short goes on with a Range request (or from the start where the
+/// server ignores ranges). Tests/Servers/httpd.py's gate holds back the second half of a body
+/// until the test opens it, so "while it downloads" is a state the test sees, not a race.
+@Suite("play URL while it downloads; Range resume after kill -9")
+struct ProgressiveURLTests {
+    static let direct = URLTests.direct
+
+    /// A copy of fixture `name` in a directory of its own, served with its gate closed.
+    private func served(_ name: String) throws -> (server: HTTPTestServer, directory: String, gate: String) {
+        let directory = try Harness.workResult.get().path + "/served-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: try Harness.fixture(name), toPath: directory + "/" + name)
+        return (try HTTPTestServer(directory: directory, logging: true), directory, directory + "/" + name + ".open")
+    }
+
+    /// Waits for `condition`, polling (what it watches is another process's file), at most `timeout` s.
+    private func until(_ what: String, timeout: Double = 20, _ condition: () -> Bool) async throws {
+        let deadline = monotonicNow() + timeout
+        while !condition() {
+            guard monotonicNow() < deadline else { throw HarnessError("not within \(timeout) s: \(what)") }
+            try await Task.sleep(nanoseconds: 20_000_000)
+        }
+    }
+
+    private func size(_ path: String) -> Int {
+        var info = stat()
+        return stat(path, &info) == 0 ? Int(info.st_size) : 0
+    }
+
+    @Test("the first half plays while the second is held back; the whole plays bit for bit as the file",
+          arguments: ["wav16-stereo.wav", "cbr128.mp3", "flac16.flac"])
+    func playsWhileDownloading(_ name: String) async throws {
+        let (server, _, gate) = try served(name)
+        defer { server.stop() }
+        try await withDaemonRuntime { runtime in
+            let reference = try await runtime.playCapture([try Harness.fixture(name)], label: "progressive-path-" + name)
+            let capture = try Harness.capturePath("progressive-" + name)
+            let url = server.url("gate/" + name)
+            let play = Task { try await runtime.announce(["play", url, "-d", Harness.fileDevice(capture)], environment: Self.direct) }
+            // Audio reaches the device while the server still holds the second half back.
+            try await until("a quarter of the clip captured before the gate opens") {
+                size(capture) > reference.capture.map { $0.data.count / 4 } ?? .max
+            }
+            #expect(!server.requests().contains("sent /gate/" + name), "the body was complete already: \(server.requests())")
+            FileManager.default.createFile(atPath: gate, contents: Data())
+            let outcome = try await play.value
+            #expect(outcome.status == 0, "\(outcome)")
+            let played = Playback(outcome: outcome, capturePath: capture, debugLines: [], otherStderrLines: [],
+                                  capture: try WAVCapture(path: capture))
+            try expectSameCapture(played, as: reference, url)
+            #expect(runtime.mediaEntries().isEmpty, "media left after the outcome: \(runtime.mediaEntries())")
+        }
+    }
+
+    @Test("kill -9 mid-download: the next daemon asks for the rest with a Range (or all of it from a server without ranges) and the item plays to its end",
+          arguments: [("gate", 206), ("gate-norange", 200)])
+    func resumesAfterKill(_ route: String, _ status: Int) async throws {
+        let name = "wav16-stereo.wav"
+        let (server, directory, gate) = try served(name)
+        defer { server.stop() }
+        try await withDaemonRuntime { runtime in
+            let reference = try await runtime.playCapture([try Harness.fixture(name)], label: "resume-path-\(route)")
+            let device = Harness.fileDevice(try Harness.capturePath("resume-default-\(route)"))
+            let first = try await runtime.startDaemon(device: device)
+            let capture = try Harness.capturePath("resume-\(route)")
+            let url = server.url("\(route)/\(name)")
+            let play = Task { try await runtime.announce(["play", url, "-d", Harness.fileDevice(capture)], environment: Self.direct) }
+            let half = size(directory + "/" + name) / 2
+            // Half the body is in the media directory (the spooled partial download) and playing.
+            try await until("half the body downloaded") {
+                runtime.mediaEntries().contains { !$0.hasPrefix(".") && !$0.hasSuffix(".head") && size(runtime.mediaPath + "/" + $0) >= half }
+            }
+            first.signal(SIGKILL)
+            #expect(await first.waitForExit(timeout: 10))
+            FileManager.default.createFile(atPath: gate, contents: Data())
+            _ = try await runtime.startDaemon(device: device)
+            let outcome = try await play.value
+            #expect(outcome.status == 0, "the waiting client: \(outcome)")
+            let requests = server.requests().filter { $0.hasPrefix("GET ") }
+            #expect(requests.count == 2, "\(requests)")
+            let resumed = try #require(requests.last)
+            #expect(resumed.hasPrefix("GET /\(route)/\(name) range=bytes=\(half)- if-range=\""), "\(requests)")
+            #expect(resumed.hasSuffix("-> \(status)"), "\(requests)")
+            // What the second daemon played goes on from where the first was heard to, to the end.
+            let played = try WAVCapture(path: capture)
+            let whole = try #require(reference.capture).data
+            #expect(!played.data.isEmpty && whole.count >= played.data.count && whole.suffix(played.data.count) == played.data,
+                    "\(played.data.count) of \(whole.count) bytes, not the clip's end")
+            #expect(runtime.mediaEntries().isEmpty, "media left after the outcome: \(runtime.mediaEntries())")
+        }
+    }
+}
