@@ -27,7 +27,8 @@ final class Downloads: Sendable {
             var request = DownloadRequest(url: url, connectTimeout: settings.connectTimeout, stallTimeout: settings.stallTimeout,
                                           limit: MediaDirectory.limit)
             request.proxies = item.clip.proxies ?? [:]
-            let download = ProgressiveDownload(request: request, body: media.filePath(name), head: media.headPath(name))
+            let cache = (item.clip.cache ?? settings.cacheDownloads) ? DownloadCache.user(limitBytes: settings.downloadCacheBytes) : nil
+            let download = ProgressiveDownload(request: request, body: media.filePath(name), head: media.headPath(name), cache: cache)
             running[item.id] = download
             return (download, true)
         }

@@ -12,6 +12,9 @@ public struct DownloadRequest: Sendable {
     /// The validator the held bytes came with (an ETag, else a Last-Modified): a server whose
     /// file has changed since sends all of the new one (200) instead of the rest of the old.
     public var ifRange: String?
+    /// Revalidating a kept copy (`DownloadCache`): its ETag and Last-Modified; a 304 keeps it.
+    public var ifNoneMatch: String?
+    public var ifModifiedSince: String?
     /// The caller's proxy variables (`Clip.proxyVariables`); nil: libcurl reads the process's.
     public var proxies: [String: String]?
 
@@ -24,8 +27,12 @@ public struct DownloadRequest: Sendable {
 
     /// Request header lines beyond libcurl's own.
     var headerLines: [String] {
-        guard resumeFrom > 0, let ifRange, !ifRange.isEmpty, !ifRange.contains(where: \.isNewline) else { return [] }
-        return ["If-Range: \(ifRange)"]
+        let fields = [("If-Range", resumeFrom > 0 ? ifRange : nil), ("If-None-Match", ifNoneMatch),
+                      ("If-Modified-Since", ifModifiedSince)]
+        return fields.compactMap { name, value in
+            guard let value, !value.isEmpty, !value.contains(where: { $0.isNewline }) else { return nil }
+            return "\(name): \(value)"
+        }
     }
 }
 

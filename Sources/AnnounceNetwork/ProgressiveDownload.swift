@@ -15,12 +15,15 @@ public final class ProgressiveDownload: Sendable {
     public let growing: GrowingFile
     private let request: DownloadRequest
     private let headPath: String
+    /// Where a complete body is kept, and first looked for (`play --cache`).
+    private let cache: DownloadCache?
     private let cancelled = Atomic<Bool>(false)
     /// Tries after a transfer that broke off having brought bytes.
     static let retries = 3
 
-    public init(request: DownloadRequest, body: String, head: String) {
+    public init(request: DownloadRequest, body: String, head: String, cache: DownloadCache? = nil) {
         self.request = request
+        self.cache = cache
         headPath = head
         growing = GrowingFile(path: body)
     }
@@ -48,13 +51,17 @@ public final class ProgressiveDownload: Sendable {
             growing.grew(to: size)
             return growing.finish()
         }
+        // A kept copy is asked about only for a download not begun (one begun resumes instead).
+        let cached = held == nil ? cache?.lookup(request.url) : nil
         let body = BodyFile(fd: fd, growing: growing, headPath: headPath, url: request.url, limit: request.limit,
-                            held: held == nil ? 0 : size) { [self] in cancelled.load(ordering: .relaxed) }
+                            held: held == nil ? 0 : size, cached: cached) { [self] in cancelled.load(ordering: .relaxed) }
         var retries = Self.retries
         while true {
             var attempt = request
             attempt.resumeFrom = body.offset
             attempt.ifRange = held?.etag ?? held?.lastModified
+            attempt.ifNoneMatch = cached?.head.etag
+            attempt.ifModifiedSince = cached?.head.lastModified
             let before = body.offset
             do throws(AnnounceError) {
                 let head = try Download.fetch(attempt, into: body)
@@ -74,7 +81,8 @@ public final class ProgressiveDownload: Sendable {
                 held = DownloadHead.load(headPath)
             }
         }
-        do throws(AnnounceError) { try body.complete() } catch { growing.fail(error) }
+        do throws(AnnounceError) { try body.complete() } catch { return growing.fail(error) }
+        if !body.fromCache, let cache, let head = DownloadHead.load(headPath) { cache.store(fd, length: body.offset, head: head) }
     }
 }
 
@@ -86,10 +94,15 @@ private final class BodyFile: DownloadSink {
     let url: String
     let limit: Int
     let cancelled: () -> Bool
+    let cached: (body: String, head: DownloadHead)?
     private(set) var offset: Int64
+    /// The server said the kept copy is current (304): the body is that copy.
+    private(set) var fromCache = false
     private var head = DownloadHead()
 
-    init(fd: Int32, growing: GrowingFile, headPath: String, url: String, limit: Int, held: Int64, cancelled: @escaping () -> Bool) {
+    init(fd: Int32, growing: GrowingFile, headPath: String, url: String, limit: Int, held: Int64,
+         cached: (body: String, head: DownloadHead)?, cancelled: @escaping () -> Bool) {
+        self.cached = cached
         self.fd = fd
         self.growing = growing
         self.headPath = headPath
@@ -104,6 +117,7 @@ private final class BodyFile: DownloadSink {
     var isCancelled: Bool { cancelled() }
 
     func begin(_ response: ResponseHead) throws(AnnounceError) {
+        if response.status == 304, let cached { return try copy(cached) }
         if !response.continues(from: offset) { restart() }
         let total = response.totalLength ?? (response.status == 206 ? nil : response.contentLength.map { $0 + offset })
         if let total, total > Int64(limit) { throw Download.tooLarge(url, limit: limit) }
@@ -124,6 +138,28 @@ private final class BodyFile: DownloadSink {
         }
         offset += Int64(bytes.count)
         growing.grew(to: offset)
+    }
+
+    /// The kept copy becomes the body.
+    private func copy(_ cached: (body: String, head: DownloadHead)) throws(AnnounceError) {
+        let source = open(cached.body, O_RDONLY | O_CLOEXEC)
+        var info = stat()
+        guard source >= 0, fstat(source, &info) == 0 else {
+            if source >= 0 { close(source) }
+            throw .cannotOpen(path: url, reason: "the cached copy \(cached.body) cannot be read: \(systemErrorMessage(errno))")
+        }
+        defer { close(source) }
+        restart()
+        head = cached.head
+        head.complete = false
+        growing.expect(length: Int64(info.st_size))
+        try head.save(headPath)
+        let growing = growing
+        guard AnnounceNetwork.copy(from: source, to: fd, length: Int64(info.st_size), progress: { growing.grew(to: $0) }) else {
+            throw .unavailable("\(url): cannot store it in \(growing.path): \(systemErrorMessage(errno))")
+        }
+        offset = Int64(info.st_size)
+        fromCache = true
     }
 
     /// Back to no bytes: the server sends the whole body (it ignored the Range, or the file changed).

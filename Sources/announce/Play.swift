@@ -238,7 +238,8 @@ struct Play: ParsableCommand {
               announce play backup-done.mp3 --priority high
               espeak-ng --stdout "Backup done" | announce play -   # audio on stdin
               curl -s https://nas/doorbell.flac | announce play chime.wav - --priority high
-              announce play https://nas.local/media/doorbell.flac   # downloaded, then played
+              announce play https://nas.local/media/doorbell.flac   # plays while it downloads
+              announce play --cache https://ha.local/local/chime.mp3  # kept, revalidated next time
               announce play --tag build --replace build-failed.wav   # newest status wins
               announce play reminder.flac --at 09:30 --expire 10m --no-wait
               announce play --category playback alarm.wav   # plays even in quiet mode
@@ -253,8 +254,11 @@ struct Play: ParsableCommand {
               announce play --rate 1.5 --skip-silence voicemail.wav   # pauses cut, then 1.5× as fast
             """)
 
-    @Argument(help: ArgumentHelp("Audio files to play in order, names of installed sounds (see FILES in announce(1)), - for audio on stdin, or an http(s):// or file:// URL (either read to its end, at most \(Limits.maxMediaBytes >> 20) MiB, before it is queued)."), completion: .file())
+    @Argument(help: ArgumentHelp("Audio files to play in order, names of installed sounds (see FILES in announce(1)), - for audio on stdin (read to its end, at most \(Limits.maxMediaBytes >> 20) MiB, before it is queued), or an http(s):// or file:// URL (the daemon downloads it, at most \(Limits.maxMediaBytes >> 20) MiB, and plays it as it arrives)."), completion: .file())
     var files: [String]
+
+    @Flag(inversion: .prefixedNo, help: "Keep each URL's download in the cache ($XDG_CACHE_HOME/announce/downloads) and revalidate a kept one (ETag, If-Modified-Since) instead of downloading it again; default: the config file's [download] cache.")
+    var cache: Bool?
 
     @OptionGroup var output: DeviceFlags
     @OptionGroup var playback: PlaybackFlags
@@ -335,6 +339,7 @@ struct Play: ParsableCommand {
                         gain: options.gain, pan: options.pan, loops: options.loops, start: options.start?.seconds,
                         environment: AudioEnvironment.caller())
         clip.url = url
+        clip.cache = cache
         let proxies = Clip.proxyVariables.compactMap { name in getenv(name).map { (name, String(cString: $0)) } }
         clip.proxies = proxies.isEmpty ? nil : Dictionary(proxies, uniquingKeysWith: { first, _ in first })
         playback.reshape(&clip)

@@ -11,14 +11,16 @@ it listens. Besides the files:
   /norange/NAME     NAME, ignoring any Range (a server without ranges)
   /gate-norange/NAME  both
 
-Files (also under /gate/) are served with an ETag and Last-Modified, and `Range: bytes=N-`
-(honoured unless an If-Range does not match) gets a 206. With LOG given, each request appends
-one line to it: `GET PATH range=HEADER if-range=HEADER -> STATUS`, and a file's body sent to
+Files (also under /gate/) are served with an ETag and Last-Modified; `Range: bytes=N-`
+(honoured unless an If-Range does not match) gets a 206, a matching If-None-Match (or, without
+one, an If-Modified-Since not before the file's time) a 304. With LOG given, each request appends
+one line to it: `GET PATH range=H if-range=H if-none-match=H -> STATUS`, and a file's body sent to
 its end appends `sent PATH`.
 
 It exits after LIFETIME seconds whatever happens, so a test that dies leaves no server behind.
 usage: httpd.py DIRECTORY LIFETIME [LOG]
 """
+import email.utils
 import functools
 import http.server
 import os
@@ -76,11 +78,26 @@ class Handler(http.server.SimpleHTTPRequestHandler):
         status = 206 if start > 0 else 200
         if start >= len(body) and start > 0:
             status = 416
-        log(f"GET {self.path} range={self.headers.get('Range')} if-range={if_range} -> {status}")
+        if_none_match = self.headers.get("If-None-Match")
+        if_modified_since = self.headers.get("If-Modified-Since")
+        if if_none_match is not None:
+            if if_none_match == etag:
+                status = 304
+        elif if_modified_since is not None:
+            try:
+                if email.utils.parsedate_to_datetime(if_modified_since).timestamp() >= int(info.st_mtime):
+                    status = 304
+            except (TypeError, ValueError):
+                pass
+        log(f"GET {self.path} range={self.headers.get('Range')} if-range={if_range} "
+            f"if-none-match={if_none_match} -> {status}")
         self.send_response(status)
         self.send_header("Content-Type", "application/octet-stream")
         self.send_header("ETag", etag)
         self.send_header("Last-Modified", self.date_time_string(int(info.st_mtime)))
+        if status == 304:
+            self.end_headers()
+            return
         if status == 416:
             self.send_header("Content-Range", f"bytes */{len(body)}")
             self.send_header("Content-Length", "0")

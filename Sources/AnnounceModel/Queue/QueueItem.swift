@@ -37,6 +37,9 @@ public struct Clip: Codable, Equatable, Sendable, NamedFile {
     public var url: String?
     /// The caller's proxy variables (`Clip.proxyVariables`) for `url`; nil or empty: no proxy.
     public var proxies: [String: String]?
+    /// `play --cache` / `--no-cache`: `url`'s body is kept in (and first looked for in) the
+    /// download cache; nil: the daemon's config file (`[download] cache`).
+    public var cache: Bool?
     /// `announce say`: text the daemon renders with a speech engine, instead of a file.
     public var speech: Speech?
     /// ALSA PCM for this clip; nil plays on the daemon's device.
