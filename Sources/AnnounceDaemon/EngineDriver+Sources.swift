@@ -9,7 +9,7 @@ extension EngineDriver {
                         standby: EngineStandby) -> SourceMaker {
         { item, alert, cancellation throws(AnnounceError) in
             if let speech = item.clip.speech { return try SpeechSource(speech: speech, cache: speechCache, cancellation: cancellation, standby: standby) }
-            if let downloads, let growing = downloads.ensure(item) {
+            if let downloads, let growing = downloads.ensure(item, urgent: true) {
                 return try downloadSource(item, growing, downloads: downloads, cancellation: cancellation)
             }
             if let name = item.clip.media, let media {

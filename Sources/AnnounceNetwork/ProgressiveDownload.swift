@@ -28,9 +28,12 @@ public final class ProgressiveDownload: Sendable {
         growing = GrowingFile(path: body)
     }
 
-    /// Starts the transfer (or finds it done) on its own thread.
-    public func start() {
-        let thread = startThread(named: "announce-fetch") { [self] in run() }
+    /// Starts the transfer (or finds it done) on its own thread; `ended` runs on it at the end.
+    public func start(ended: @escaping @Sendable () -> Void = {}) {
+        let thread = startThread(named: "announce-fetch") { [self] in
+            run()
+            ended()
+        }
         pthread_detach(thread)
     }
 
@@ -117,6 +120,8 @@ private final class BodyFile: DownloadSink {
     var isCancelled: Bool { cancelled() }
 
     func begin(_ response: ResponseHead) throws(AnnounceError) {
+        // Its item ended: the spool deletes the files, so none is written again.
+        if isCancelled { throw .cannotOpen(path: url, reason: "cancelled") }
         if response.status == 304, let cached { return try copy(cached) }
         if !response.continues(from: offset) { restart() }
         let total = response.totalLength ?? (response.status == 206 ? nil : response.contentLength.map { $0 + offset })
@@ -172,6 +177,7 @@ private final class BodyFile: DownloadSink {
 
     /// All of it is here: durable, then told.
     func complete() throws(AnnounceError) {
+        if isCancelled { throw .cannotOpen(path: url, reason: "cancelled") }
         guard offset > 0 else { throw .undecodable(path: url, reason: "empty") }
         fsync(fd)
         head.length = offset
