@@ -96,4 +96,29 @@ struct ProgressiveURLTests {
             #expect(runtime.mediaEntries().isEmpty, "media left after the outcome: \(runtime.mediaEntries())")
         }
     }
+
+    @Test("cancelled mid-download: the outcome is cancelled, the transfer ends and nothing is left in media/")
+    func cancelledMidDownload() async throws {
+        let name = "wav16-stereo.wav"
+        let (server, directory, gate) = try served(name)
+        defer { server.stop() }
+        defer { FileManager.default.createFile(atPath: gate, contents: Data()) }
+        try await withDaemonRuntime { runtime in
+            // Queued behind a paused queue: it downloads while it waits, and never plays.
+            try await runtime.control("pause")
+            let queued = try await runtime.announce(["play", "--no-wait", server.url("gate/" + name), "-d", "null"], environment: Self.direct)
+            try #require(queued.status == 0, "\(queued)")
+            let half = size(directory + "/" + name) / 2
+            try await until("half the body downloaded while queued") {
+                runtime.mediaEntries().contains { !$0.hasPrefix(".") && !$0.hasSuffix(".head") && size(runtime.mediaPath + "/" + $0) >= half }
+            }
+            let id = queued.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            let cancelled = try await runtime.announce(["cancel", id])
+            #expect(cancelled.status == 0, "\(cancelled)")
+            try await until("media/ empty after the cancel") { runtime.mediaEntries().isEmpty }
+            // The transfer ends: the daemon hangs up on the server (within libcurl's second).
+            try await until("the daemon hung up on the server", timeout: 5) { server.requests().contains("closed /gate/" + name) }
+            #expect(runtime.mediaEntries().isEmpty, "\(runtime.mediaEntries())")
+        }
+    }
 }

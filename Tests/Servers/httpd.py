@@ -15,7 +15,7 @@ Files (also under /gate/) are served with an ETag and Last-Modified; `Range: byt
 (honoured unless an If-Range does not match) gets a 206, a matching If-None-Match (or, without
 one, an If-Modified-Since not before the file's time) a 304. With LOG given, each request appends
 one line to it: `GET PATH range=H if-range=H if-none-match=H -> STATUS`, and a file's body sent to
-its end appends `sent PATH`.
+its end appends `sent PATH`, and a client that hangs up on a gated body `closed PATH`.
 
 It exits after LIFETIME seconds whatever happens, so a test that dies leaves no server behind.
 usage: httpd.py DIRECTORY LIFETIME [LOG]
@@ -25,8 +25,9 @@ import functools
 import http.server
 import os
 import sys
+import select
+import socket
 import threading
-import time
 
 LOG = None
 LOG_LOCK = threading.Lock()
@@ -113,7 +114,11 @@ class Handler(http.server.SimpleHTTPRequestHandler):
                 self.wfile.write(body[start:half])
                 self.wfile.flush()
                 while not os.path.exists(path + ".open"):
-                    time.sleep(0.02)
+                    # A client that hung up meanwhile is logged, and gets nothing more.
+                    readable, _, _ = select.select([self.connection], [], [], 0.02)
+                    if readable and self.connection.recv(1, socket.MSG_PEEK) == b"":
+                        log(f"closed {self.path}")
+                        return
                 start = half
             self.wfile.write(body[start:])
             self.wfile.flush()
