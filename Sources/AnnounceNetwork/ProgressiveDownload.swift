@@ -123,6 +123,9 @@ private final class BodyFile: DownloadSink {
         // Its item ended: the spool deletes the files, so none is written again.
         if isCancelled { throw .cannotOpen(path: url, reason: "cancelled") }
         if response.status == 304, let cached { return try copy(cached) }
+        if response.status == 206, let start = response.rangeStart, start != offset, start != 0 {
+            throw .cannotOpen(path: url, reason: "the server sent bytes from \(start) when asked for \(offset) on")
+        }
         if !response.continues(from: offset) { restart() }
         let total = response.totalLength ?? (response.status == 206 ? nil : response.contentLength.map { $0 + offset })
         if let total, total > Int64(limit) { throw Download.tooLarge(url, limit: limit) }
