@@ -4,14 +4,18 @@ import Glibc
 import AnnounceModel
 import AnnounceSystem
 
-/// The bytes a decoder reads, as SFBAudioEngine's InputSource: a local file (`FileInput`).
-/// Reads are positioned, so one input serves readers on several threads; each decoder keeps
-/// its own cursor (`InputCursor`).
+/// The bytes a decoder reads, as SFBAudioEngine's InputSource: a local file (`FileInput`) or a
+/// download still arriving (`GrowingInput`). Reads are positioned, so one input serves readers
+/// on several threads; each decoder keeps its own cursor (`InputCursor`).
 public protocol ByteInput: AnyObject, Sendable {
     /// What messages call it: a file's path, a URL.
     var name: String { get }
     /// Its length in bytes when known now; nil while it arrives without a known length.
     var length: Int64? { get }
+    /// Its bytes may still be arriving while it is read (even once they all have: a play of it
+    /// then decodes the same whatever the timing). Reading its end at open would wait for all
+    /// of it, so decoders that need not, do not.
+    var arrivesWhileRead: Bool { get }
     /// Blocks until the length is known (for a download of unknown length: until it is
     /// complete) and returns it.
     func waitForLength() throws(AnnounceError) -> Int64

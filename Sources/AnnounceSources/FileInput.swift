@@ -9,6 +9,7 @@ import AnnounceSystem
 public final class FileInput: ByteInput {
     public let file: FileName
     public var name: String { file.text }
+    public var arrivesWhileRead: Bool { false }
     private let fd: Int32
 
     /// Opens `file` by its name's bytes (which need not be UTF-8); refuses what is not a

@@ -51,7 +51,10 @@ public final class MPG123Decoder: AudioDecoder {
 
     private static func open(_ h: OpaquePointer, cursor: InputCursor) throws(AnnounceError) -> (AudioFileInfo, Int64?) {
         let input = cursor.input, path = input.name
-        let flags = Int(MPG123_QUIET.rawValue | MPG123_GAPLESS.rawValue | MPG123_SKIP_ID3V2.rawValue)
+        var flags = Int(MPG123_QUIET.rawValue | MPG123_GAPLESS.rawValue | MPG123_SKIP_ID3V2.rawValue)
+        // Not the end of a download still arriving (an ID3v1 tag is skipped where it comes);
+        // still seekable, as reads wait for the bytes.
+        if input.arrivesWhileRead { flags |= Int(MPG123_NO_PEEK_END.rawValue | MPG123_FORCE_SEEKABLE.rawValue) }
         _ = announce_mpg123_set_flag(h, flags)
         // Resync across damaged data however long (the default gives up after 1 KiB).
         _ = announce_mpg123_set_integer(h, MPG123_RESYNC_LIMIT, -1)
@@ -71,6 +74,8 @@ public final class MPG123Decoder: AudioDecoder {
             try cursor.check()
             throw .undecodable(path: path, reason: "not decodable MPEG audio (\(errorText(h)))")
         }
+        // The length estimate of a stream without an Info header comes from the size.
+        if input.arrivesWhileRead, let length = input.length { _ = mpg123_set_filesize(h, off_t(length)) }
         var rate = 0, channels: Int32 = 0, encoding: Int32 = 0
         guard mpg123_getformat(h, &rate, &channels, &encoding) == Int32(MPG123_OK.rawValue) else {
             try cursor.check()
