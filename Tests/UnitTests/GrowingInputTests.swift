@@ -51,17 +51,36 @@ import Glibc
         #expect(source.settledDuration() == complete.settledDuration())
     }
 
-    /// Without a Content-Length, what needs the length waits for the end: each still decodes
-    /// whole (Ogg and a CAF read their end at open; MP3s with Info headers).
-    @Test(arguments: ["cbr128.mp3", "vbr.mp3", "wav24.wav", "flac16.flac", "flac.oga", "vorbis.ogg", "clip.caf"])
-    func aDownloadOfUnknownLengthDecodesWhole(fixture: String) throws {
+    /// Whether the length is known or not (then what needs it waits for the end), each decodes
+    /// as the complete file, damage and all: Ogg and CAF read their end at open, MP3s with Info
+    /// headers or with junk or damage before their frames, FLACs cut or without a total.
+    @Test(arguments: ["cbr128.mp3", "vbr.mp3", "wav24.wav", "flac16.flac", "flac.oga", "vorbis.ogg", "clip.caf",
+                      "damaged/junk-before.mp3", "damaged/damaged-head.mp3", "damaged/cut.wav", "damaged/cut.caf",
+                      "damaged/cut.flac", "damaged/zero-total.flac", "damaged/cut.ogg"], [true, false])
+    func aDownloadDecodesAsTheCompleteFile(fixture: String, lengthKnown: Bool) throws {
         let path = try Fixtures.path(fixture)
+        try Self.expectSameDecode(path, lengthKnown: lengthKnown)
+    }
+
+    /// libmpg123 does not look at the end of a download for an ID3v1 tag; it skips the tag
+    /// where it comes.
+    @Test func anID3v1TagAtTheEndOfAnMP3DownloadIsNotPlayed() throws {
+        let tagged = NSTemporaryDirectory() + "announce-id3v1-\(UUID().uuidString).mp3"
+        defer { unlink(tagged) }
+        let tag = Array("TAG".utf8) + Array("Title".utf8) + [UInt8](repeating: 0, count: 120)
+        try Data(try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("cbr128.mp3"))) + tag).write(to: URL(fileURLWithPath: tagged))
+        try Self.expectSameDecode(tagged, lengthKnown: true)
+    }
+
+    /// `path` copied in as a download, decoded while it arrives: the same samples, format,
+    /// warning and settled length as the file itself.
+    static func expectSameDecode(_ path: String, lengthKnown: Bool) throws {
         let complete = try FileSource(path: path)
-        let feeder = try Feeder(copying: path, lengthKnown: false)
+        let feeder = try Feeder(copying: path, lengthKnown: lengthKnown)
         defer { feeder.remove() }
         feeder.start(then: .finish)
         let source = try FileSource(input: GrowingInput(file: feeder.file))
-        #expect(try Self.decode(source) == Self.decode(complete))
+        #expect(try decode(source) == decode(complete))
         #expect(source.format == complete.format && source.warning == complete.warning)
         #expect(source.settledDuration() == complete.settledDuration())
     }
