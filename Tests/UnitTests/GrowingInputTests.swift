@@ -144,11 +144,15 @@ import Glibc
     }
 }
 
-/// The fixtures the end-to-end tests use, made once per test process.
+/// The fixtures the end-to-end tests use, made once per test process and removed at its exit.
 enum Fixtures {
     static let directory: Result<String, FixtureError> = {
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         let directory = NSTemporaryDirectory() + "announce-unit-fixtures-\(getpid())"
+        made = directory
+        atexit {
+            if let made = Fixtures.made { try? FileManager.default.removeItem(atPath: made) }
+        }
         let process = Process()
         process.executableURL = URL(fileURLWithPath: "/bin/bash")
         process.arguments = [root.appendingPathComponent("Tests/Shell/make-fixtures.sh").path, directory]
@@ -163,6 +167,8 @@ enum Fixtures {
     }()
 
     static func path(_ name: String) throws -> String { try directory.get() + "/" + name }
+
+    nonisolated(unsafe) private static var made: String?
 }
 
 struct FixtureError: Error, CustomStringConvertible { let description: String }
