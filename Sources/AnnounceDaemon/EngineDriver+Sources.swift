@@ -27,8 +27,10 @@ extension EngineDriver {
     private static func downloadSource(_ item: QueueItem, _ growing: GrowingFile, downloads: Downloads,
                                        cancellation: Cancellation) throws(AnnounceError) -> any Source {
         do throws(AnnounceError) {
-            _ = try growing.waitForEnd(cancellation: cancellation)
-            return try FileSource(path: growing.path)
+            // The first byte comes after the response's head: the length is known by then (when
+            // the server gives one), and decoders that need it need not wait for the end.
+            _ = try growing.wait(forByteAt: 0, cancellation: cancellation)
+            return try FileSource(input: GrowingInput(file: growing, name: item.clip.path, cancellation: cancellation))
         } catch {
             let named = error.naming(growing.path, as: item.clip.path)
             if case .undecodable(_, let reason) = named, reason.hasPrefix(DecoderRegistry.unknownFormat),

@@ -120,9 +120,12 @@ final class PlaybackJob: @unchecked Sendable {
     }
 
     /// Decode side, after committing frames or ending the input: wakes a
-    /// playback thread that waits for them, once there is a good chunk.
+    /// playback thread that waits for them, once there is a good chunk: a device buffer's
+    /// worth (half the ring at most). Not half the ring: a source that arrives slowly (a
+    /// download) may never fill that much, and would then start only at its end.
     func notifyData() {
-        guard !ring.isHalfEmpty || endOfInput.load(ordering: .acquiring) else { return }
+        let chunk = min(ring.capacityFrames / 2, device.output.bufferFrames)
+        guard ring.filledFrames >= chunk || endOfInput.load(ordering: .acquiring) else { return }
         atomicMemoryFence(ordering: .sequentiallyConsistent)  // pairs with the playback thread's, around wantsData
         if wantsData.load(ordering: .relaxed), wantsData.exchange(false, ordering: .acquiringAndReleasing) {
             device.output.interrupt()

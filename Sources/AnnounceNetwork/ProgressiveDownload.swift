@@ -21,12 +21,19 @@ public final class ProgressiveDownload: Sendable {
     /// Tries after a transfer that broke off having brought bytes.
     static let retries = 3
 
+    /// The body's file, made here so that a play may open it before the transfer starts.
+    private let fd: Int32
+
     public init(request: DownloadRequest, body: String, head: String, cache: DownloadCache? = nil) {
         self.request = request
         self.cache = cache
         headPath = head
         growing = GrowingFile(path: body)
+        fd = open(body, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
+        if fd < 0 { growing.fail(.unavailable("\(request.url): cannot store it in \(body): \(systemErrorMessage(errno))")) }
     }
+
+    deinit { if fd >= 0 { close(fd) } }
 
     /// Starts the transfer (or finds it done) on its own thread; `ended` runs on it at the end.
     public func start(ended: @escaping @Sendable () -> Void = {}) {
@@ -41,11 +48,7 @@ public final class ProgressiveDownload: Sendable {
     public func cancel() { cancelled.store(true, ordering: .relaxed) }
 
     private func run() {
-        let fd = open(growing.path, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard fd >= 0 else {
-            return growing.fail(.unavailable("\(request.url): cannot store it in \(growing.path): \(systemErrorMessage(errno))"))
-        }
-        defer { close(fd) }
+        guard fd >= 0 else { return }
         var held = DownloadHead.load(headPath)
         var info = stat()
         let size = fstat(fd, &info) == 0 ? Int64(info.st_size) : 0
