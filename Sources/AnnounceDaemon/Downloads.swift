@@ -29,29 +29,47 @@ final class Downloads: Sendable {
     }
 
     /// The download of `item` (a URL item, its media named), made when missing; it starts now
-    /// when fewer than `parallel` run or it is `urgent` (its item plays), else in its turn.
+    /// when fewer than `parallel` run or it is `urgent` (its item plays), else in its turn. For
+    /// a play, one that failed for a reason that may have passed (the server unreachable) is
+    /// made anew, resuming from what it holds.
     @discardableResult
     func ensure(_ item: QueueItem, urgent: Bool = false) -> GrowingFile? {
-        guard let url = item.clip.url, let name = item.clip.media else { return nil }
-        let (download, start) = state.withLock { state -> (ProgressiveDownload, Bool) in
-            let download = state.all[item.id] ?? {
-                let settings = UserConfiguration.load().configuration
-                var request = DownloadRequest(url: url, connectTimeout: settings.connectTimeout, stallTimeout: settings.stallTimeout,
-                                              limit: MediaDirectory.limit)
-                request.proxies = item.clip.proxies ?? [:]
-                let cache = (item.clip.cache ?? settings.cacheDownloads) ? DownloadCache.user(limitBytes: settings.downloadCacheBytes) : nil
-                let made = ProgressiveDownload(request: request, body: media.filePath(name), head: media.headPath(name), cache: cache)
-                state.all[item.id] = made
-                state.waiting.append(item.id)
-                return made
-            }()
-            guard let index = state.waiting.firstIndex(of: item.id), urgent || state.active < Self.parallel else { return (download, false) }
+        guard item.clip.url != nil, item.clip.media != nil else { return nil }
+        let existing = state.withLock { $0.all[item.id] }
+        if let existing, !(urgent && existing.failedTransiently) {
+            return start(item.id, existing, urgent: urgent)
+        }
+        let made = makeDownload(item)  // the config file and the cache, outside the lock
+        let download = state.withLock { state -> ProgressiveDownload in
+            if let current = state.all[item.id], current !== existing { return current }  // another thread made one
+            state.all[item.id] = made
+            state.waiting.removeAll { $0 == item.id }
+            state.waiting.append(item.id)
+            return made
+        }
+        return start(item.id, download, urgent: urgent)
+    }
+
+    /// Starts `download` if it waits and may run now.
+    private func start(_ id: String, _ download: ProgressiveDownload, urgent: Bool) -> GrowingFile {
+        let starts = state.withLock { state -> Bool in
+            guard let index = state.waiting.firstIndex(of: id), urgent || state.active < Self.parallel else { return false }
             state.waiting.remove(at: index)
             state.active += 1
-            return (download, true)
+            return true
         }
-        if start { download.start { [self] in ended() } }
+        if starts { download.start { [self] in ended() } }
         return download.growing
+    }
+
+    private func makeDownload(_ item: QueueItem) -> ProgressiveDownload {
+        let settings = UserConfiguration.load().configuration
+        var request = DownloadRequest(url: item.clip.url ?? "", connectTimeout: settings.connectTimeout,
+                                      stallTimeout: settings.stallTimeout, limit: MediaDirectory.limit)
+        request.proxies = item.clip.proxies ?? [:]
+        let cache = (item.clip.cache ?? settings.cacheDownloads) ? DownloadCache.user(limitBytes: settings.downloadCacheBytes) : nil
+        let name = item.clip.media ?? ""
+        return ProgressiveDownload(request: request, body: media.filePath(name), head: media.headPath(name), cache: cache)
     }
 
     /// A transfer ended: the next waiting one starts.

@@ -10,18 +10,13 @@ import AnnounceSystem
 /// Every failure is one line naming the URL: 66 when it cannot be read, 65 over the limit, the
 /// sink's own errors (69 a full disk) as they are.
 public enum Download {
-    /// The schemes `play` downloads (`Clip.urlSchemes`).
-    public static let schemes = Clip.urlSchemes
     /// Most redirects followed: more is a loop, or as good as one.
     public static let maxRedirects = 10
-
-    /// The lowercased scheme of an argument written as a URL; nil for a path.
-    public static func scheme(of argument: String) -> String? { Clip.urlScheme(of: argument) }
 
     /// Transfers `request.url`'s body into `sink` and returns the final response's head.
     /// `connectTimeout` bounds the connection (DNS included); `stallTimeout` ends a transfer that
     /// receives nothing for that long; a cancelled sink ends it within about a second.
-    public static func fetch(_ request: DownloadRequest, into sink: any DownloadSink) throws(AnnounceError) -> ResponseHead {
+    static func fetch(_ request: DownloadRequest, into sink: any DownloadSink) throws(AnnounceError) -> ResponseHead {
         if let problem = announce_curl_load() { throw .unavailable(String(cString: problem)) }
         guard let curl = announce_curl_easy_init() else { throw .internal("libcurl cannot start (curl_easy_init failed)") }
         defer { announce_curl_easy_cleanup(curl) }
@@ -31,12 +26,12 @@ public enum Download {
         defer { announce_curl_slist_free_all(UnsafeMutablePointer(headers)) }
         var message = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         let context = Unmanaged.passUnretained(transfer).toOpaque()
-        let scheme = Self.scheme(of: request.url) ?? ""
+        let scheme = Clip.urlScheme(of: request.url) ?? ""
         let code = message.withUnsafeMutableBufferPointer { buffer -> CURLcode in
             var settings: [CURLcode] = [
                 announce_curl_set_string(curl, CURLOPT_URL, request.url),
                 announce_curl_set_pointer(curl, CURLOPT_ERRORBUFFER, buffer.baseAddress),
-                announce_curl_set_string(curl, CURLOPT_PROTOCOLS_STR, schemes.joined(separator: ",")),
+                announce_curl_set_string(curl, CURLOPT_PROTOCOLS_STR, Clip.urlSchemes.joined(separator: ",")),
                 announce_curl_set_string(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"),
                 announce_curl_set_long(curl, CURLOPT_FOLLOWLOCATION, 1),
                 announce_curl_set_long(curl, CURLOPT_MAXREDIRS, maxRedirects),
@@ -49,7 +44,8 @@ public enum Download {
                 announce_curl_set_long(curl, CURLOPT_LOW_SPEED_LIMIT, 1),
                 announce_curl_set_long(curl, CURLOPT_LOW_SPEED_TIME, max(1, Int(request.stallTimeout.rounded(.up)))),
                 // A Content-Length over the limit is refused before any of the body is read.
-                announce_curl_set_offset(curl, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(max(1, request.limit - Int(request.resumeFrom)))),
+                // (The whole body's limit also for a resume: a 200 to it is the whole body.)
+                announce_curl_set_offset(curl, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.limit)),
                 announce_curl_set_string(curl, CURLOPT_USERAGENT, "announce"),
                 announce_curl_set_callback(curl, CURLOPT_WRITEFUNCTION, receiveBody),
                 announce_curl_set_pointer(curl, CURLOPT_WRITEDATA, context),
@@ -71,6 +67,9 @@ public enum Download {
         }
         if let failure = transfer.failure { throw failure }
         if sink.isCancelled { throw .cannotOpen(path: request.url, reason: "cancelled") }
+        // A range past the end is an answer, not a failure: the caller holds all of it, or the
+        // file shrank (FAILONERROR spares a 416 only for libcurl's own resume, not CURLOPT_RANGE).
+        if code == CURLE_HTTP_RETURNED_ERROR, request.resumeFrom > 0, transfer.head.status == 416 { return transfer.head }
         guard code == CURLE_OK else {
             let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
             let detail = text.isEmpty ? String(cString: announce_curl_easy_strerror(code)) : text

@@ -27,12 +27,26 @@ public final class DownloadCache: Sendable {
 
     static func key(_ url: String) -> String { CacheDirectory.key(["announce-download-1", url]) }
 
-    /// The kept body of `url` and its head, when there is one for that very URL.
-    func lookup(_ url: String) -> (body: String, head: DownloadHead)? {
+    /// A kept body, open (so an eviction meanwhile cannot take it away), and its head.
+    struct Entry {
+        let fd: Int32
+        let length: Int64
+        let head: DownloadHead
+    }
+
+    /// The kept body of `url` and its head, when there is one for that very URL; its `fd` is the
+    /// caller's to close.
+    func lookup(_ url: String) -> Entry? {
         let key = Self.key(url)
         guard let body = entries.lookup(key), let head = DownloadHead.load(entries.path + "/" + key + Self.headSuffix),
               head.url == url, head.complete else { return nil }
-        return (body, head)
+        let fd = open(body, O_RDONLY | O_CLOEXEC)
+        var info = stat()
+        guard fd >= 0, fstat(fd, &info) == 0, head.length == nil || head.length == Int64(info.st_size) else {
+            if fd >= 0 { close(fd) }
+            return nil
+        }
+        return Entry(fd: fd, length: Int64(info.st_size), head: head)
     }
 
     /// Keeps a copy of the complete body (fd `source`) with its head; a cache that
@@ -45,8 +59,11 @@ public final class DownloadCache: Sendable {
         guard fd >= 0 else { return }
         let copied = copy(from: source, to: fd, length: length)
         close(fd)
-        guard copied, (try? head.save(entries.path + "/" + key + Self.headSuffix)) != nil,
-              rename(temporary, entries.entryPath(key)) == 0 else {
+        // The old head goes first and the new one comes last: a lookup in between finds no
+        // entry, never a new head on an old body or the reverse.
+        let headPath = entries.path + "/" + key + Self.headSuffix
+        unlink(headPath)
+        guard copied, rename(temporary, entries.entryPath(key)) == 0, (try? head.save(headPath)) != nil else {
             unlink(temporary)
             return
         }

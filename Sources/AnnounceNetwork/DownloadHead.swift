@@ -16,6 +16,13 @@ struct DownloadHead: Codable, Equatable {
     /// Every byte is in the body, fsynced.
     var complete = false
 
+    /// What proves held bytes are the file's to an `If-Range`: a strong ETag (a weak one never
+    /// matches there), else the Last-Modified; nil: nothing can, so a resume starts over.
+    var validator: String? {
+        if let etag, !etag.hasPrefix("W/") { return etag }
+        return lastModified
+    }
+
     static func load(_ path: String) -> DownloadHead? {
         readWholeFile(path, limit: 64 << 10).flatMap { try? JSONCoding.decode(DownloadHead.self, from: $0) }
     }

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import AnnounceModel
 
 /// What one transfer asks for (`Download.fetch`).
@@ -15,7 +18,8 @@ public struct DownloadRequest: Sendable {
     /// Revalidating a kept copy (`DownloadCache`): its ETag and Last-Modified; a 304 keeps it.
     public var ifNoneMatch: String?
     public var ifModifiedSince: String?
-    /// The caller's proxy variables (`Clip.proxyVariables`); nil: libcurl reads the process's.
+    /// The caller's proxy variables (`Clip.proxyVariables`): they alone choose the proxy (none
+    /// when empty). nil only outside the daemon: libcurl then reads the process's.
     public var proxies: [String: String]?
 
     public init(url: String, connectTimeout: Double, stallTimeout: Double, limit: Int) {
@@ -23,6 +27,44 @@ public struct DownloadRequest: Sendable {
         self.connectTimeout = connectTimeout
         self.stallTimeout = stallTimeout
         self.limit = limit
+    }
+
+    /// Held bytes can be resumed over this URL's scheme: HTTP's ranges and validators prove
+    /// them; a `file://` body is read again whole (it is local, and has neither).
+    static func resumable(_ url: String) -> Bool {
+        ["http", "https"].contains(Clip.urlScheme(of: url) ?? "")
+    }
+
+    /// Why a `file://` URL cannot be downloaded: its file is not a regular one (libcurl would
+    /// block for good on a FIFO or a device, beyond the reach of a cancel or the stall timeout).
+    /// nil for other schemes, and for a file that is missing (libcurl says so).
+    static func localFileProblem(_ url: String) -> AnnounceError? {
+        guard Clip.urlScheme(of: url) == "file", let separator = url.firstRange(of: "://") else { return nil }
+        var path = url[separator.upperBound...]
+        if path.lowercased().hasPrefix("localhost/") { path = path.dropFirst("localhost".count) }
+        guard let decoded = percentDecoded(path.prefix { $0 != "?" && $0 != "#" }) else {
+            return .cannotOpen(path: url, reason: "not a valid file URL")
+        }
+        var info = stat()
+        let status = decoded.withUnsafeBufferPointer { bytes in
+            stat(UnsafeRawPointer(bytes.baseAddress!).assumingMemoryBound(to: CChar.self), &info)
+        }
+        guard status == 0 else { return nil }
+        return info.st_mode & S_IFMT == S_IFREG ? nil : .cannotOpen(path: url, reason: "not a regular file")
+    }
+
+    /// `%XX` decoded, NUL-terminated; nil for a bad escape or a NUL.
+    private static func percentDecoded(_ text: Substring) -> [UInt8]? {
+        var bytes: [UInt8] = []
+        var utf8 = Array(text.utf8)[...]
+        while let byte = utf8.popFirst() {
+            guard byte == UInt8(ascii: "%") else { bytes.append(byte); continue }
+            guard utf8.count >= 2, let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16) else { return nil }
+            utf8 = utf8.dropFirst(2)
+            bytes.append(value)
+        }
+        guard !bytes.contains(0) else { return nil }
+        return bytes + [0]
     }
 
     /// Request header lines beyond libcurl's own.
@@ -37,28 +79,28 @@ public struct DownloadRequest: Sendable {
 }
 
 /// The final response's status and the header fields a download keeps.
-public struct ResponseHead: Sendable, Equatable {
+struct ResponseHead: Sendable, Equatable {
     /// 200, 206, 304, ...; 0 where there is none (file://).
-    public var status = 0
+    var status = 0
     /// The Content-Type, without parameters, lowercased.
-    public var contentType: String?
+    var contentType: String?
     /// This response's body length.
-    public var contentLength: Int64?
+    var contentLength: Int64?
     /// A 206's first byte and the whole file's length (`Content-Range: bytes FIRST-LAST/TOTAL`).
-    public var rangeStart: Int64?
-    public var rangeTotal: Int64?
-    public var etag: String?
-    public var lastModified: String?
+    var rangeStart: Int64?
+    var rangeTotal: Int64?
+    var etag: String?
+    var lastModified: String?
 
-    public init(status: Int = 0) { self.status = status }
+    init(status: Int = 0) { self.status = status }
 
     /// Served from `resumeFrom` on, as asked: a 206 whose range starts there.
-    public func continues(from resumeFrom: Int64) -> Bool {
+    func continues(from resumeFrom: Int64) -> Bool {
         status == 206 && rangeStart == resumeFrom
     }
 
     /// The whole body's length, when the server said.
-    public var totalLength: Int64? {
+    var totalLength: Int64? {
         status == 206 ? rangeTotal : contentLength
     }
 
@@ -86,7 +128,7 @@ public struct ResponseHead: Sendable, Equatable {
 }
 
 /// Where `Download.fetch` puts a body.
-public protocol DownloadSink: AnyObject {
+protocol DownloadSink: AnyObject {
     /// The final response's head, before its first byte (also for a body of none).
     func begin(_ head: ResponseHead) throws(AnnounceError)
     /// The next bytes of the body.

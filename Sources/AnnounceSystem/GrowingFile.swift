@@ -23,7 +23,7 @@ public final class GrowingFile: Sendable {
     }
 
     /// Writer: the file now holds `available` bytes from its start (after write() returned).
-    /// May go down to 0 once, when a server ignored a Range request and the file is rewritten
+    /// May go down to 0, when a server ignored a Range request and the file is rewritten
     /// from its start: truncate it, then say so, then write again (a reader that finds fewer
     /// bytes than it was told looks again).
     public func grew(to available: Int64) {

@@ -277,7 +277,7 @@ struct Play: ParsableCommand {
     }
 
     func run() throws {
-        // Audio stored in the daemon's media directory (stdin, downloads): the queue's once acknowledged.
+        // Audio stored in the daemon's media directory (stdin): the queue's once acknowledged.
         var stored: [MediaFile] = []
         var handover = Handover.refused
         defer { for media in stored { handover == .refused ? media.discard() : media.release() } }
@@ -308,7 +308,7 @@ struct Play: ParsableCommand {
     }
 
     /// Opens the file as the daemon will, so bad input fails here with the
-    /// caller's own path in the message, before anything is queued. For `media` (stdin, a URL),
+    /// caller's own path in the message, before anything is queued. For `media` (stdin),
     /// the clip names it `label`, the input as the user gave it, not the daemon's file.
     private func checkedClip(_ file: FileName, label: String? = nil, media: String? = nil) throws(AnnounceError) -> Clip {
         let decoder = try DecoderRegistry.open(file)

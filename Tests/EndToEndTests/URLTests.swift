@@ -69,6 +69,10 @@ struct URLTests {
         let refusing = try RefusingPort()
         try await withDaemonRuntime { runtime in
             let closed = "http://127.0.0.1:\(refusing.port)/x.wav"
+            // A FIFO no one writes: libcurl would wait on it for good.
+            let fifo = try Harness.workResult.get().path + "/fifo-\(UUID().uuidString)"
+            try #require(mkfifo(fifo, 0o600) == 0)
+            defer { unlink(fifo) }
             let cases: [(what: String, url: String, environment: [String: String?], status: Int32, line: String)] = [
                 ("404", server.url("missing.wav"), [:], 66, "\(server.url("missing.wav")): HTTP 404 File not found"),
                 ("HTML", server.url("page"), [:], 65, "\(server.url("page")): not audio (text/html)"),
@@ -76,6 +80,7 @@ struct URLTests {
                 ("connection refused", closed, [:], 66, "\(closed): cannot connect to 127.0.0.1:\(refusing.port): Connection refused"),
                 ("a missing file:// file", "file:///nonexistent/x.wav", [:], 66,
                  "file:///nonexistent/x.wav: cannot read the file (missing, or no permission)"),
+                ("a file:// FIFO", "file://" + fifo, [:], 66, "file://\(fifo): not a regular file"),
                 ("another scheme", "ftp://127.0.0.1/x.wav", [:], 66, "ftp://127.0.0.1/x.wav: announce plays http, https and file URLs, not ftp"),
             ]
             for bad in cases {

@@ -9,12 +9,12 @@ import AnnounceModel
         ("svn+ssh://h/x", "svn+ssh"),
     ])
     func urlsHaveTheirScheme(argument: String, scheme: String) {
-        #expect(Download.scheme(of: argument) == scheme)
+        #expect(Clip.urlScheme(of: argument) == scheme)
     }
 
     @Test func pathsAreNoURLs() {
         for path in ["/tmp/x.wav", "x.wav", "-", "dir/a://b", "://x", "1http://x", "", "chime"] {
-            #expect(Download.scheme(of: path) == nil, "\(path)")
+            #expect(Clip.urlScheme(of: path) == nil, "\(path)")
         }
     }
 

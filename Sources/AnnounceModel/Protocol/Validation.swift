@@ -67,7 +67,8 @@ public enum ItemProblem: Equatable, Sendable, CustomStringConvertible {
     case pitch(Double)
     /// `clip.media` not a `Clip.isValidMediaName`, or given with `clip.speech`.
     case media
-    /// `clip.url` not of `Clip.urlSchemes`, too long, with a control character or with `media`.
+    /// `clip.url` not of `Clip.urlSchemes`, too long, with a control character or with `media`;
+    /// `clip.proxies` or `clip.cache` without it.
     case url
     /// `clip.proxies`: not one of `Clip.proxyVariables`, or a value too long or with a NUL.
     case proxy(String)
@@ -103,7 +104,7 @@ public enum ItemProblem: Equatable, Sendable, CustomStringConvertible {
         case .rate(let rate): "rate must be \(Limits.rate.lowerBound) to \(Limits.rate.upperBound), not \(rate)"
         case .pitch(let pitch): "pitch must be \(text(Limits.pitch)) semitones, not \(pitch)"
         case .media: "media must be 1 to 64 lowercase hex digits, without speech"
-        case .url: "url must be an http, https or file URL of at most \(Limits.maxPathBytes) bytes without spaces or control characters, and without media"
+        case .url: "url must be an http, https or file URL of at most \(Limits.maxPathBytes) bytes without spaces or control characters, and without media; proxies and cache need it"
         case .proxy(let name): "proxies: \(name) is not a proxy variable, or its value is too long or has a NUL byte"
         }
     }
@@ -204,7 +205,7 @@ extension ItemRequest {
         where !Clip.proxyVariables.contains(name) || value.utf8.count > Limits.maxPathBytes || value.utf8.contains(0) {
             return .proxy(name)
         }
-        guard let url = clip.url else { return nil }
+        guard let url = clip.url else { return clip.proxies != nil || clip.cache != nil ? .url : nil }
         guard clip.media == nil, clip.speech == nil, let scheme = Clip.urlScheme(of: url), Clip.urlSchemes.contains(scheme),
               url.utf8.count <= Limits.maxPathBytes, !url.unicodeScalars.contains(where: { $0.value <= 32 || $0.value == 127 })
         else { return .url }

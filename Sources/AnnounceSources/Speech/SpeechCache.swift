@@ -10,8 +10,6 @@ import AnnounceSystem
 /// A cache that cannot be created or written is simply not used.
 public final class SpeechCache: Sendable {
     public let entries: CacheDirectory
-    public var directory: String { entries.path }
-    public var limitBytes: Int64 { entries.limitBytes }
 
     public init(directory: String, limitBytes: Int64 = UserConfiguration.defaultSpeechCacheBytes) {
         entries = CacheDirectory(path: directory, suffix: ".wav", limitBytes: limitBytes)
@@ -34,15 +32,9 @@ public final class SpeechCache: Sendable {
         return CacheWriter(cache: entries, key: key)
     }
 
-    /// Renders kept, and their bytes (`announce cache`).
-    public func contents() -> (entries: Int, bytes: Int64) { entries.contents() }
-
     /// Deletes every render (`announce cache clear`); returns how many were deleted.
     @discardableResult
     public func clear() -> Int { entries.clear() }
-
-    /// Deletes the least recently used renders until the cache is within its limit.
-    func evict() { entries.evict() }
 
     /// The key of one sentence's render: 128 bits of FNV-1a over every input that changes it,
     /// the engine's build included (its path, size and time), so an upgraded engine renders anew.
