@@ -97,8 +97,13 @@ struct ProgressiveURLTests {
             let play = Task { try await runtime.announce(["play", url, "-d", Harness.fileDevice(capture)], environment: Self.direct) }
             let half = size(directory + "/" + name) / 2
             // Half the body is in the media directory (the spooled partial download) and playing.
-            try await until("half the body downloaded") {
-                runtime.mediaEntries().contains { !$0.hasPrefix(".") && !$0.hasSuffix(".head") && size(runtime.mediaPath + "/" + $0) >= half }
+            do {
+                try await until("half the body downloaded", timeout: 30) {
+                    runtime.mediaEntries().contains { !$0.hasPrefix(".") && !$0.hasSuffix(".head") && size(runtime.mediaPath + "/" + $0) >= half }
+                }
+            } catch {
+                let media = runtime.mediaEntries().map { "\($0) \(size(runtime.mediaPath + "/" + $0))" }
+                throw HarnessError("\(error): media \(media); \(server.requests()); daemon.log \(runtime.daemonLogLines().suffix(4))")
             }
             // The crash; the waiting client starts the next daemon itself, as it would for a user.
             let first = try #require(runtime.lockPID)
