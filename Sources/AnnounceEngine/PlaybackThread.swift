@@ -289,15 +289,10 @@ final class PlaybackThread: @unchecked Sendable {
             }
             live += 1
             ongoing += 1
-            if filled == 0 {
-                if job.arrivesWhileRead { arrivingEmpty += 1 } else { starving = true }
-            } else {
-                block = min(block, filled)
-            }
+            if filled > 0 { block = min(block, filled) } else if job.arrivesWhileRead { arrivingEmpty += 1 } else { starving = true }
         }
         if live == 0 { return }
-        // A download that has not kept up leaves a gap in itself rather than holding back every
-        // other stream on the device; when it is all there is, it is waited for.
+        // A download behind leaves a gap in itself, not in every stream; alone, it is waited for.
         if ongoing > 0 && arrivingEmpty == ongoing { starving = true }
         // Only endings left: no block longer than the longest of them, so no silence is padded on.
         if ongoing == 0 { block = min(block, longestEnding) }
