@@ -67,6 +67,8 @@ public enum ItemProblem: Equatable, Sendable, CustomStringConvertible {
     case pitch(Double)
     /// `clip.media` not a `Clip.isValidMediaName`, or given with `clip.speech`.
     case media
+    /// `clip.stream`: `Clip.streamProblem`.
+    case stream(LiveStreamProblem)
 
     /// `at` is a time since the epoch, the others durations: none may reach absurd values.
     public enum TimeField: String, Sendable {
@@ -99,6 +101,7 @@ public enum ItemProblem: Equatable, Sendable, CustomStringConvertible {
         case .rate(let rate): "rate must be \(Limits.rate.lowerBound) to \(Limits.rate.upperBound), not \(rate)"
         case .pitch(let pitch): "pitch must be \(text(Limits.pitch)) semitones, not \(pitch)"
         case .media: "media must be 1 to 64 lowercase hex digits, without speech"
+        case .stream(let problem): problem.description
         }
     }
 }
@@ -106,7 +109,8 @@ public enum ItemProblem: Equatable, Sendable, CustomStringConvertible {
 extension ItemRequest {
     public var problem: ItemProblem? {
         if let media = clip.media, clip.speech != nil || !Clip.isValidMediaName(media) { return .media }
-        if clip.speech != nil || clip.media != nil {
+        if let problem = clip.streamProblem { return .stream(problem) }
+        if clip.speech != nil || clip.media != nil || clip.stream != nil {
             // The path is only its label.
             if let problem = clip.speech?.problem { return .speech(problem) }
             if clip.path.utf8.contains(0) { return .pathHasNUL }
