@@ -67,8 +67,9 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // Network: downloads (libcurl) into the media directory, for `play URL`.
-        .target(name: "AnnounceNetwork", dependencies: ["AnnounceModel", "AnnounceSystem", "CCurl"]),
+        // Network: downloads (libcurl) into the media directory, for `play URL`; live streams'
+        // connections, for `play --stream URL`.
+        .target(name: "AnnounceNetwork", dependencies: ["AnnounceModel", "AnnounceSystem", "CCurl", "CPosix"]),
         // Client: talking to the daemon (and starting it) over its socket.
         .target(name: "AnnounceClient", dependencies: ["AnnounceModel", "AnnounceSystem", "CPosix"]),
         // The CLI: one file per subcommand.

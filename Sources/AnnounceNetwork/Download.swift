@@ -67,28 +67,29 @@ public enum Download {
         }
         if let failure = transfer.failure { throw failure }
         guard code == CURLE_OK else {
-            let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            let detail = text.isEmpty ? String(cString: announce_curl_easy_strerror(code)) : text
-            throw failure(code, url: url, curl: curl, detail: detail, transfer: transfer,
-                          connectTimeout: connectTimeout, stallTimeout: stallTimeout)
+            throw failure(code, url: url, curl: curl, message: message, status: transfer.status,
+                          tooLarge: transfer.writer.tooLarge, connectTimeout: connectTimeout, stallTimeout: stallTimeout)
         }
         var type: UnsafeMutablePointer<CChar>?
         guard announce_curl_info_string(curl, CURLINFO_CONTENT_TYPE, &type) == CURLE_OK, let type else { return nil }
         return String(cString: type)
     }
 
-    /// What a failed transfer says, in the user's words.
-    private static func failure(_ code: CURLcode, url: String, curl: UnsafeMutableRawPointer, detail: String, transfer: Transfer,
-                                connectTimeout: Double, stallTimeout: Double) -> AnnounceError {
+    /// What a failed transfer says, in the user's words (a live stream's too): `message` is
+    /// curl's error buffer, `status` the last response's status line.
+    static func failure(_ code: CURLcode, url: String, curl: UnsafeMutableRawPointer, message: [CChar], status: String?,
+                        tooLarge: @autoclosure () -> AnnounceError, connectTimeout: Double, stallTimeout: Double) -> AnnounceError {
+        let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let detail = text.isEmpty ? String(cString: announce_curl_easy_strerror(code)) : text
         var effective: UnsafeMutablePointer<CChar>?
         _ = announce_curl_info_string(curl, CURLINFO_EFFECTIVE_URL, &effective)
         let host = Self.host(of: effective.map { String(cString: $0) } ?? url)
         func cannot(_ reason: String) -> AnnounceError { .cannotOpen(path: url, reason: reason) }
         switch code {
         case CURLE_HTTP_RETURNED_ERROR:
-            return cannot(transfer.status.map { "HTTP \($0)" } ?? detail)
+            return cannot(status.map { "HTTP \($0)" } ?? detail)
         case CURLE_FILESIZE_EXCEEDED:
-            return transfer.writer.tooLarge
+            return tooLarge()
         case CURLE_TOO_MANY_REDIRECTS:
             return cannot("more than \(maxRedirects) redirects (a redirect loop)")
         case CURLE_COULDNT_RESOLVE_HOST:
