@@ -37,8 +37,9 @@ public final class SndFileDecoder: AudioDecoder {
     /// block of 320 frames): what sox and ffmpeg play, and what plays here.
     private let factFrames: Int64?
 
-    /// Takes ownership of `fd` (closed with the decoder, or here on failure).
-    init(path: String, fd: Int32, container: SniffedContainer) throws(AnnounceError) {
+    /// Takes ownership of `fd` (closed with the decoder, or here on failure). `sequential`: `fd`
+    /// is a pipe (a live stream), read once from its start, never sought.
+    init(path: String, fd: Int32, container: SniffedContainer, sequential: Bool = false) throws(AnnounceError) {
         self.path = path
         var header = [UInt8](repeating: 0, count: 65536)
         let count = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
@@ -89,7 +90,7 @@ public final class SndFileDecoder: AudioDecoder {
         } ?? (oggMoreStreams ? .moreStreams : nil)
         if lengthUnknown {
             info.frames = nil
-            try ensureSomethingDecodes()  // deinit closes the file
+            if !sequential { try ensureSomethingDecodes() }  // deinit closes the file
         }
     }
 
