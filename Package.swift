@@ -59,11 +59,12 @@ let package = Package(
             name: "AnnounceEngine",
             dependencies: ["AnnounceModel", "AnnounceSystem", "AnnounceOutput", "CSpeexDSP", "CSonic", "CPosix"]
         ),
-        // Daemon: the control loop, queue controller, connections, spool and the engine driver.
+        // Daemon: the control loop, queue controller, connections, spool and the engine driver
+        // (which opens live streams through AnnounceNetwork).
         .target(
             name: "AnnounceDaemon",
             dependencies: [
-                "AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "AnnounceEngine", "CPosix",
+                "AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "AnnounceEngine", "AnnounceNetwork", "CPosix",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),

@@ -163,6 +163,8 @@ extension QueueController {
                 hub.emit(Event(.deviceClosed, time: now, device: device))
                 hub.release(device)
             }
+        case .title(let id, let title):
+            streamTitleChanged(id, title: title, now: now)
         }
     }
 

@@ -13,9 +13,12 @@ import Testing
         "AnnounceOutput": ["AnnounceModel", "AnnounceSystem"],
         // The engine plays any Source (the model's protocol), never a decoder.
         "AnnounceEngine": ["AnnounceModel", "AnnounceSystem", "AnnounceOutput"],
-        "AnnounceDaemon": ["AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "AnnounceEngine"],
+        // The daemon opens live streams itself (the network side of `play --stream`): a stream
+        // is read while it plays, not before it is queued.
+        "AnnounceDaemon": ["AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "AnnounceEngine",
+                           "AnnounceNetwork"],
         "AnnounceClient": ["AnnounceModel", "AnnounceSystem"],
-        // Downloads for `play URL`: nothing but the CLI uses them.
+        // Downloads for `play URL` (the CLI) and live streams' connections (the daemon).
         "AnnounceNetwork": ["AnnounceModel", "AnnounceSystem"],
         "announce": ["AnnounceModel", "AnnounceSystem", "AnnounceClient", "AnnounceSources", "AnnounceOutput", "AnnounceNetwork",
                      "AnnounceDaemon"],
