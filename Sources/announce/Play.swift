@@ -261,6 +261,7 @@ struct Play: ParsableCommand {
     @OptionGroup var session: SessionFlags
     @OptionGroup var queue: QueueFlags
     @OptionGroup var delivery: DeliveryFlags
+    @OptionGroup var stream: StreamFlags
 
     /// The argument that reads stdin.
     static let stdinArgument = "-"
@@ -270,6 +271,7 @@ struct Play: ParsableCommand {
             throw ValidationError("- (stdin) is given more than once; stdin can be read once")
         }
         try output.validate(session: session, queue: queue)
+        try stream.validate(files: files, playback: playback)
     }
 
     func run() throws {
@@ -284,7 +286,9 @@ struct Play: ParsableCommand {
                    session: session, handover: { handover = $0 }) { () throws(AnnounceError) in
             try zip(files, fileNames).map { argument, file throws(AnnounceError) in
                 let clip: Clip
-                if let input = try StoredInput.store(argument) {
+                if stream.isOn {
+                    clip = try stream.clip(argument, playback: playback, devices: output.resolved())
+                } else if let input = try StoredInput.store(argument) {
                     stored.append(input.file)
                     do throws(AnnounceError) {
                         clip = try checkedClip(FileName(input.file.path), label: input.label, media: input.file.name)
@@ -344,6 +348,7 @@ func optionText(_ problem: ItemProblem, given: String = "") -> String {
     case .tag: "--tag must be 1 to \(Limits.maxTagBytes) bytes"
     case .timedMixable(let session): "a mixable session (\(session)) starts at once; --delay and --at need a queued one"
     case .device(let problem): optionText(problem)
+    case .stream(let problem): optionText(problem)
     default: problem.description
     }
 }
