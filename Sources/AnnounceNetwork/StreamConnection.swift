@@ -31,6 +31,8 @@ final class StreamConnection {
     private var metaint: String?
 
     private var icy: IcyDemuxer?
+    /// The server sends ICY metadata: its titles, not an Ogg link's comments, name what plays.
+    private var icyTitles = false
     private var chain: OggChain?
     /// The body's first bytes, until they say whether it is Ogg.
     private var opening: [UInt8] = []
@@ -148,6 +150,7 @@ final class StreamConnection {
         if audioSince == nil {
             audioSince = SystemClock.monotonic()
             icy = IcyDemuxer(header: metaint)
+            icyTitles = icy != nil
         }
         do throws(Stop) {
             if var demuxer = icy {
@@ -199,7 +202,8 @@ final class StreamConnection {
             switch piece {
             case .bytes(let bytes): try write(bytes)
             case .newStream: endSegment()
-            case .title(let title): receiver.noteTitle(title)
+            // ICY metadata, when the server sends it, names what plays; else each link's comments do.
+            case .title(let title): if !icyTitles { receiver.noteTitle(title) }
             }
         }
     }
