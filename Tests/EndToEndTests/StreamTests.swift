@@ -143,6 +143,57 @@ struct StreamTests {
         }
     }
 
+    @Test("an Ogg Vorbis stream plays: each pass of the file a new chained link, joined without a gap (ffmpeg's decode, repeated), its comments its title")
+    func oggVorbis() async throws {
+        let clip = try Harness.capturePath("sweep") + ".ogg"
+        try await makeStreamClip(clip, from: 300, to: 900, seconds: 1.5, comments: ["ARTIST=Test Band", "TITLE=Ogg Song"])
+        let server = try IcyTestServer(serving: clip, options: ["--metaint", "0", "--content-type", "application/ogg"])
+        defer { server.stop() }
+        try await withDaemonRuntime { runtime in
+            try await runtime.startDaemon(device: "null", environment: Self.direct)
+            let events = try await runtime.subscribe()
+            let capture = try Harness.capturePath("stream-ogg")
+            let outcome = try await runtime.announce(["play", "--stream", server.url("radio.ogg"), "--duration", "4s",
+                                                      "-d", Harness.fileDevice(capture)])
+            #expect(outcome.status == 0 && outcome.stderr.isEmpty, "\(outcome)")
+            let heard = try await Self.soxSamples(capture)
+            let once = try await ffmpegSamples(clip)
+            #expect(heard.count == 4 * 44100 * 2, "\(heard.count / 2) frames, not 4 s")
+            let difference = Self.largestDifference(heard, once + once + once, count: heard.count)
+            #expect(difference < 1e-4, "the capture differs from ffmpeg's decode of the file played three times by up to \(difference)")
+            let seen = try await offPool { try events.events(until: { $0.event == "finished" }) }
+            #expect(seen.filter { $0.event == "title" }.map(\.title) == ["Test Band - Ogg Song"], "\(seen)")
+        }
+    }
+
+    @Test("a daemon restart ends a live stream as cancelled, saying why, unless --persist, which rejoins it live for what is left of its --duration")
+    func daemonRestart() async throws {
+        let clip = try await Self.sweep()
+        let server = try IcyTestServer(serving: clip, options: ["--rate", Self.realTime, "--live"])
+        defer { server.stop() }
+        try await withDaemonRuntime { runtime in
+            // Waiting clients, as a user's: each reconnects (starting a daemon) when the daemon goes.
+            let plain = Task { try await runtime.announce(["play", "--stream", server.url("plain"), "-d", "null"], environment: Self.direct) }
+            _ = try server.connections(atLeast: 1)
+            let kept = Task {
+                try await runtime.announce(["play", "--stream", server.url("kept"), "--persist", "--duration", "3s", "--category", "ambient",
+                                            "-d", "null", "--json"], environment: Self.direct)
+            }
+            _ = try server.connections(atLeast: 2)
+            let first = try #require(runtime.signalLockHolder(SIGTERM), "no daemon holds the lock")
+            let ended = try await plain.value
+            #expect(ended.status == 75, "\(ended)")
+            #expect(ended.stderr.contains("a live stream is not resumed after the daemon restarts (--persist resumes it)"), "\(ended)")
+            let resumed = try await kept.value
+            #expect(resumed.status == 0, "\(resumed)")
+            let finished = resumed.stdout.split(separator: "\n").compactMap { WireEvent(line: $0) }.first
+            #expect(finished?.outcome?.kind == "played" && finished?.heard == 3, "\(resumed)")
+            // The kept stream connected again (live), the plain one did not.
+            #expect(try server.connections(atLeast: 3).count == 3)
+            #expect(runtime.lockPID != first)
+        }
+    }
+
     @Test("what cannot be a stream: 404 and a refused connection are 66, a page 65, naming the URL; bad options 64 before anything is queued")
     func badStreams() async throws {
         let server = try HTTPTestServer(directory: try Harness.fixtures().path)
