@@ -219,7 +219,9 @@ struct Play: ParsableCommand {
             https:// or file:// URL is downloaded whole the same way (redirects followed, the \
             system's CAs, the proxy variables; the config file's connect-timeout and \
             stall-timeout), then played and called by its URL; a download that fails is 66, a \
-            page that is not audio 65.
+            page that is not audio 65. With --stream, http(s) URLs are live radio instead: the \
+            daemon connects when the item plays and plays until stopped or --duration (see \
+            --stream).
 
             Sessions (as AVAudioSession): items of the default category solo-ambient play one \
             at a time in queue order; ambient items, and playback or multi-route items with \
@@ -239,6 +241,8 @@ struct Play: ParsableCommand {
               espeak-ng --stdout "Backup done" | announce play -   # audio on stdin
               curl -s https://nas/doorbell.flac | announce play chime.wav - --priority high
               announce play https://nas.local/media/doorbell.flac   # downloaded, then played
+              # live radio under everything, its title on the progress line and in status:
+              announce play --stream --category ambient --no-wait https://radio/live.mp3
               announce play --tag build --replace build-failed.wav   # newest status wins
               announce play reminder.flac --at 09:30 --expire 10m --no-wait
               announce play --category playback alarm.wav   # plays even in quiet mode
