@@ -23,7 +23,7 @@ public final class StreamSource: Source {
     private let buffer: LiveBuffer
     private var decodeThread = pthread_t()
     private let cancellation: Cancellation?
-    private var cancellationToken: Int?
+    private var cancellationTokens: [Int?] = []
     /// Frames this play may still give (`--duration`); nil: no end of its own.
     private let limit: Int64?
     private var given: Int64 = 0
@@ -31,8 +31,9 @@ public final class StreamSource: Source {
     private var firstGiven: Double?
     private let stats: LiveStats
 
-    /// Audio waited for before the first frame, and the most the buffer holds.
+    /// Audio waited for before the first frame (for at most `cushionWait`), and the most the buffer holds.
     public static let cushion = 0.5
+    static let cushionWait = 10.0
     public static let bufferSeconds = 4.0
     /// How close to running dry the play may come before silence fills in, and in what steps.
     static let lowWater = 0.2
@@ -47,11 +48,14 @@ public final class StreamSource: Source {
         name = stream.url
         self.input = input
         self.cancellation = cancellation
+        // A stop while the first connection is made ends it at once.
+        let connecting = cancellation?.register { input.stop() }
         let decoder: any AudioDecoder
         do throws(AnnounceError) {
             guard let first = try input.nextSegment() else { throw .undecodable(path: stream.url, reason: "the stream ended before any audio") }
             decoder = try DecoderRegistry.open(stream: first.fd, head: first.head, name: stream.url, contentType: first.contentType)
         } catch {
+            cancellation?.remove(connecting)
             input.stop()
             throw error
         }
@@ -63,19 +67,16 @@ public final class StreamSource: Source {
         limit = total.map { max(0, $0 - heard) }
         buffer = LiveBuffer(channels: info.channels, capacityFrames: Int(Self.bufferSeconds * Double(info.sampleRate)))
         stats = LiveStats()
-        let (buffer, input) = (buffer, input)
-        cancellationToken = cancellation?.register {
-            input.stop()
-            buffer.stop()
-        }
+        let buffer = buffer
+        cancellationTokens = [connecting, cancellation?.register { buffer.stop() }]
         let worker = LiveDecoding(decoder: decoder, input: input, buffer: buffer, format: format, name: name, stats: stats)
         decodeThread = startThread(named: "announce-live") { worker.run() }
-        buffer.waitForFrames(Int(Self.cushion * Double(info.sampleRate)), seconds: nil)
+        buffer.waitForFrames(Int(Self.cushion * Double(info.sampleRate)), seconds: Self.cushionWait)
         if cancellation?.isFired == true { throw Self.stopped }
     }
 
     deinit {
-        cancellation?.remove(cancellationToken)
+        for token in cancellationTokens { cancellation?.remove(token) }
         input.stop()
         buffer.stop()
         pthread_join(decodeThread, nil)
