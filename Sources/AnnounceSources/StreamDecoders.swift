@@ -17,14 +17,17 @@ extension DecoderRegistry {
             return .undecodable(path: name, reason: reason)
         }
         let sniffed = SniffedContainer.sniff(head)
+        let frames = SniffedContainer.mpegStreamStart(head, isWholeFile: head.count < LiveSegment.headLength)
         switch sniffed {
-        case .mpeg:
+        case .mpeg where head.starts(with: Array("ID3".utf8)):
             return try MPG123Decoder(fileName: FileName(name), fd: fd)
+        case .mpeg, .unknown where frames != nil:
+            // A connection joined mid-stream starts mid-frame, where bytes may read as a frame
+            // header of another rate: the decoder starts at a chain of frames instead.
+            guard let frames, skip(frames, of: fd) else { throw refuse("no chain of MPEG audio frames in its first bytes") }
+            return try MPG123Decoder(fileName: FileName(name), fd: fd, skipsLeadingDamage: frames > 0)
         case .ogg, .wav, .sndfile:
             return try SndFileDecoder(path: name, fd: fd, container: sniffed, sequential: true)
-        case .unknown where SniffedContainer.mpegStreamStart(head) != nil:
-            // Joined mid-frame: libmpg123 finds the next one.
-            return try MPG123Decoder(fileName: FileName(name), fd: fd, skipsLeadingDamage: true)
         case .unsupported(let format):
             throw refuse("\(format) is not supported")
         case .notAudio(let format):
@@ -37,5 +40,18 @@ extension DecoderRegistry {
         default:
             throw refuse("\(sniffed) is not supported as a live stream (MP3, Ogg Vorbis or Opus, or WAV are)")
         }
+    }
+
+    /// Reads and drops the first `count` bytes of a pipe; false when it ends or fails first.
+    private static func skip(_ count: Int, of fd: Int32) -> Bool {
+        var left = count
+        var scratch = [UInt8](repeating: 0, count: min(max(count, 1), 4096))
+        while left > 0 {
+            let got = scratch.withUnsafeMutableBytes { read(fd, $0.baseAddress, min(left, $0.count)) }
+            if got < 0 && errno == EINTR { continue }
+            guard got > 0 else { return false }
+            left -= got
+        }
+        return true
     }
 }
