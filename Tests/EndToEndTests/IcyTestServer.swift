@@ -65,8 +65,13 @@ final class IcyTestServer: @unchecked Sendable {
     /// Stops it and waits until it has exited (its port is free again).
     func stop() { process.stop(grace: 2) }
 
-    /// The connections taken so far, waiting until there are at least `count` (throws after `timeout` s).
-    func connections(atLeast count: Int, timeout: Double = 20) throws -> [Connection] {
+    /// The connections taken so far, waiting until there are at least `count` (throws after
+    /// `timeout` s). Off the cooperative pool: the play it waits for may need a thread of it.
+    func connections(atLeast count: Int, timeout: Double = 20) async throws -> [Connection] {
+        try await offPool { try self.waitForConnections(atLeast: count, timeout: timeout) }
+    }
+
+    private func waitForConnections(atLeast count: Int, timeout: Double) throws -> [Connection] {
         try lock.withLock {
             let deadline = monotonicNow() + timeout
             while true {

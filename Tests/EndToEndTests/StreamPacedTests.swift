@@ -61,7 +61,7 @@ struct StreamPacedTests {
             let samples = try await session.stopRecording()
 
             let interrupted = try #require(session.event("interruption-began", path: url), "\(session.allEvents())")
-            let connections = try server.connections(atLeast: 2)
+            let connections = try await server.connections(atLeast: 2)
             #expect(connections.count == 2, "\(connections)")
             // The station went on while the announcement played: the new connection starts where
             // it is now, past what was heard by at least the announcement's second.
@@ -93,7 +93,7 @@ struct StreamPacedTests {
             #expect(outcome.status == 0, "\(outcome)")
             let samples = try await session.stopRecording()
             #expect(session.allEvents().filter { $0.event == "interruption-began" && $0.path == url }.isEmpty, "a mixing stream is not interrupted")
-            #expect(try server.connections(atLeast: 1).count == 1)
+            #expect(try await server.connections(atLeast: 1).count == 1)
 
             let announced = envelope(samples, Self.announcementTone)
             let spans = ToneAnalysis.spans(announced, level: ToneAnalysis.plateau(announced), rate: Self.rate, window: Self.window, hop: Self.hop)

@@ -54,7 +54,7 @@ struct StreamTests {
             // A metadata block played as MP3 data breaks frames: dropouts and clicks far above this.
             let difference = Self.largestDifference(heard, source, count: heard.count)
             #expect(difference < 1e-4, "the capture differs from ffmpeg's decode by up to \(difference)")
-            #expect(try server.connections(atLeast: 1).count == 1)
+            #expect(try await server.connections(atLeast: 1).count == 1)
         }
     }
 
@@ -103,14 +103,16 @@ struct StreamTests {
                 try await runtime.announce(["play", "--stream", first.url(), "--duration", "3s", "-d", Harness.fileDevice(capture), "--json"])
             }
             _ = try await offPool { try events.events(until: { $0.event == "started" }) }
-            first.stop()
-            let second = try IcyTestServer(serving: clip, options: options, port: first.port)
+            let second = try await offPool {
+                first.stop()
+                return try IcyTestServer(serving: clip, options: options, port: first.port)
+            }
             defer { second.stop() }
             let outcome = try await play.value
             #expect(outcome.status == 0, "\(outcome)")
             let finished = outcome.stdout.split(separator: "\n").compactMap { WireEvent(line: $0) }.first
             #expect(finished?.outcome?.kind == "played" && finished?.warning?.contains("reconnected 1 time") == true, "\(outcome)")
-            #expect(try second.connections(atLeast: 1).count == 1)
+            #expect(try await second.connections(atLeast: 1).count == 1)
             // The whole --duration, and the stream again at its end.
             let heard = try await Self.soxSamples(capture)
             #expect(heard.count == 3 * 44100 * 2)
@@ -132,8 +134,8 @@ struct StreamTests {
             let events = try await runtime.subscribe()
             let play = Task { try await runtime.announce(["play", "--stream", server.url(), "-d", "null"]) }
             _ = try await offPool { try events.events(until: { $0.event == "started" }) }
-            server.stop()
-            let stopped = monotonicNow()
+            let stopped = monotonicNow()  // the outage begins as the server dies, after this
+            try await offPool { server.stop() }
             let outcome = try await play.value
             let elapsed = monotonicNow() - stopped
             #expect(outcome.status == 66, "\(outcome)")
@@ -173,23 +175,27 @@ struct StreamTests {
         defer { server.stop() }
         try await withDaemonRuntime { runtime in
             // Waiting clients, as a user's: each reconnects (starting a daemon) when the daemon goes.
-            let plain = Task { try await runtime.announce(["play", "--stream", server.url("plain"), "-d", "null"], environment: Self.direct) }
-            _ = try server.connections(atLeast: 1)
-            let kept = Task {
-                try await runtime.announce(["play", "--stream", server.url("kept"), "--persist", "--duration", "3s", "--category", "ambient",
-                                            "-d", "null", "--json"], environment: Self.direct)
+            // Two daemons start and stop here: on a loaded machine that takes longer than a play.
+            let environment = runtime.environment.merging(Self.direct) { $1 }
+            let plain = Task {
+                try await Runner.announce(["play", "--stream", server.url("plain"), "-d", "null"], environment: environment, killAfter: 90)
             }
-            _ = try server.connections(atLeast: 2)
+            _ = try await server.connections(atLeast: 1)
+            let kept = Task {
+                try await Runner.announce(["play", "--stream", server.url("kept"), "--persist", "--duration", "3s", "--category", "ambient",
+                                           "-d", "null", "--json"], environment: environment, killAfter: 90)
+            }
+            _ = try await server.connections(atLeast: 2)
             let first = try #require(runtime.signalLockHolder(SIGTERM), "no daemon holds the lock")
             let ended = try await plain.value
-            #expect(ended.status == 75, "\(ended)")
+            #expect(ended.status == 75, "\(ended); daemon.log: \(runtime.daemonLogLines().suffix(40))")
             #expect(ended.stderr.contains("a live stream is not resumed after the daemon restarts (--persist resumes it)"), "\(ended)")
             let resumed = try await kept.value
-            #expect(resumed.status == 0, "\(resumed)")
+            #expect(resumed.status == 0, "\(resumed); daemon.log: \(runtime.daemonLogLines().suffix(40))")
             let finished = resumed.stdout.split(separator: "\n").compactMap { WireEvent(line: $0) }.first
             #expect(finished?.outcome?.kind == "played" && finished?.heard == 3, "\(resumed)")
             // The kept stream connected again (live), the plain one did not.
-            #expect(try server.connections(atLeast: 3).count == 3)
+            #expect(try await server.connections(atLeast: 3).count == 3)
             #expect(runtime.lockPID != first)
         }
     }

@@ -75,7 +75,7 @@ def main():
             connection.sendall((header + "\r\n").encode())
             offset = 0
             if options.live and options.rate > 0:
-                offset = int((time.monotonic() - started) * options.rate) % len(body)
+                offset = int((time.monotonic() - started) * options.rate)
             say("connection %d %d" % (number, offset))
             position = offset  # in the endless body
             until_block = metaint
