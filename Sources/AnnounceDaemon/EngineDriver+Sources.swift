@@ -4,10 +4,12 @@ import AnnounceSources
 
 /// What a play reads, and where an interrupted one goes on in it.
 extension EngineDriver {
-    /// An item's file, media or speech as a source; an alert's from `alertCache`, decoded once.
+    /// An item's file, media, download, speech or live stream as a source; an alert's from
+    /// `alertCache`, decoded once. `titles`: a live stream's title changes, by item id.
     static func sources(alertCache: AlertCache, speechCache: SpeechCache?, media: MediaDirectory?, downloads: Downloads?,
-                        standby: EngineStandby) -> SourceMaker {
+                        standby: EngineStandby, titles: @escaping @Sendable (String, String?) -> Void) -> SourceMaker {
         { item, alert, cancellation throws(AnnounceError) in
+            if let stream = item.clip.stream { return try liveSource(stream, of: item, cancellation: cancellation, titles: titles) }
             if let speech = item.clip.speech { return try SpeechSource(speech: speech, cache: speechCache, cancellation: cancellation, standby: standby) }
             if let downloads, let growing = downloads.ensure(item, urgent: true) {
                 return try downloadSource(item, growing, downloads: downloads, cancellation: cancellation)

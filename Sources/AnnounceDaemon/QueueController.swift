@@ -67,8 +67,9 @@ final class QueueController {
     func restore(now: Double) {
         configStamp = configuration.configStamp
         spool.pruneOutcomes(now: now)
-        let restored = spool.load()
+        var restored = spool.load()
         for problem in restored.problems { logger.warning("\(problem)") }
+        restored.items = endUnpersistedStreams(restored.items, now: now)
         restoredMixed = restored.items.filter { $0.audioSession.lane == .mixed }
         scheduler = Scheduler(restoring: restored.items.filter { $0.audioSession.lane == .main })
         for item in restored.items { lives[item.id] = ItemLifecycle(interrupted: item.interrupted) }

@@ -71,9 +71,8 @@ public enum Download {
         // file shrank (FAILONERROR spares a 416 only for libcurl's own resume, not CURLOPT_RANGE).
         if code == CURLE_HTTP_RETURNED_ERROR, request.resumeFrom > 0, transfer.head.status == 416 { return transfer.head }
         guard code == CURLE_OK else {
-            let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            let detail = text.isEmpty ? String(cString: announce_curl_easy_strerror(code)) : text
-            throw failure(code, url: request.url, curl: curl, detail: detail, transfer: transfer,
+            throw failure(code, url: request.url, curl: curl, message: message, status: transfer.status,
+                          tooLarge: tooLarge(request.url, limit: transfer.limit),
                           connectTimeout: request.connectTimeout, stallTimeout: request.stallTimeout)
         }
         // A body of no bytes (a 304, an empty file) still has a head.
@@ -89,18 +88,21 @@ public enum Download {
         return (names + ["all_proxy", "ALL_PROXY"]).lazy.compactMap { variables[$0] }.first { !$0.isEmpty } ?? ""
     }
 
-    /// What a failed transfer says, in the user's words.
-    private static func failure(_ code: CURLcode, url: String, curl: UnsafeMutableRawPointer, detail: String, transfer: Transfer,
-                                connectTimeout: Double, stallTimeout: Double) -> AnnounceError {
+    /// What a failed transfer says, in the user's words (a live stream's too): `message` is
+    /// curl's error buffer, `status` the last response's status line.
+    static func failure(_ code: CURLcode, url: String, curl: UnsafeMutableRawPointer, message: [CChar], status: String?,
+                        tooLarge: @autoclosure () -> AnnounceError, connectTimeout: Double, stallTimeout: Double) -> AnnounceError {
+        let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let detail = text.isEmpty ? String(cString: announce_curl_easy_strerror(code)) : text
         var effective: UnsafeMutablePointer<CChar>?
         _ = announce_curl_info_string(curl, CURLINFO_EFFECTIVE_URL, &effective)
         let host = Self.host(of: effective.map { String(cString: $0) } ?? url)
         func cannot(_ reason: String) -> AnnounceError { .cannotOpen(path: url, reason: reason) }
         switch code {
         case CURLE_HTTP_RETURNED_ERROR:
-            return cannot(transfer.status.map { "HTTP \($0)" } ?? detail)
+            return cannot(status.map { "HTTP \($0)" } ?? detail)
         case CURLE_FILESIZE_EXCEEDED:
-            return tooLarge(url, limit: transfer.limit)
+            return tooLarge()
         case CURLE_TOO_MANY_REDIRECTS:
             return cannot("more than \(maxRedirects) redirects (a redirect loop)")
         case CURLE_COULDNT_RESOLVE_HOST:

@@ -27,6 +27,11 @@ public final class MPG123Decoder: AudioDecoder {
     private static let libraryReady: Bool = mpg123_init() == Int32(MPG123_OK.rawValue)
 
     /// `skipsLeadingDamage`: the stream starts after junk or damage.
+    /// A live stream's segment: `fd` a pipe read once from where it is (`PipeInput`); taken.
+    convenience init(fileName: FileName, fd: Int32, skipsLeadingDamage: Bool = false) throws(AnnounceError) {
+        try self.init(input: PipeInput(fd: fd, name: fileName.text), skipsLeadingDamage: skipsLeadingDamage)
+    }
+
     init(input: any ByteInput, skipsLeadingDamage: Bool = false) throws(AnnounceError) {
         cursor = InputCursor(input)
         damage = skipsLeadingDamage ? .skipped : nil

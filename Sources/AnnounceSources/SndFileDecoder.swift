@@ -17,8 +17,9 @@ public final class SndFileDecoder: AudioDecoder {
     public var truncationWarning: String? { damage?.description }
     private var damage: Damage?
     private let file: OpaquePointer
-    /// What libsndfile reads through; it lives as long as the handle.
-    private let view: SndFileInput
+    /// What libsndfile reads through; it lives as long as the handle. nil for a live stream's
+    /// pipe, which libsndfile reads itself (it knows a pipe, and then never seeks).
+    private let view: SndFileInput?
     private var framesRead: Int64 = 0
 
     /// The header's length when the file holds less.
@@ -48,8 +49,8 @@ public final class SndFileDecoder: AudioDecoder {
             if data.size > size - data.fieldOffset - 8 { patchedField = (data.fieldOffset, size - data.fieldOffset - 8) }
         }
         view = SndFileInput(input, patchedField: patchedField)
-        guard let file = view.open(&sfInfo) else {
-            try view.cursor.check()
+        guard let file = view?.open(&sfInfo) else {
+            try view?.cursor.check()
             let reason = String(cString: sf_strerror(nil))
             if container == .caf, let codec = Self.cafCodec(header) {
                 throw .undecodable(path: path, reason: "\(codec) is not supported")
@@ -89,6 +90,28 @@ public final class SndFileDecoder: AudioDecoder {
         }
     }
 
+    /// A live stream's segment: `fd` a pipe, read once from its start, never sought; taken.
+    /// Its length is never known, and nothing of it is checked ahead.
+    init(path: String, fd: Int32, container: SniffedContainer, sequential: Bool) throws(AnnounceError) {
+        self.path = path
+        var sfInfo = SF_INFO()
+        guard let file = sf_open_fd(fd, Int32(SFM_READ), &sfInfo, 1) else {
+            close(fd)
+            throw .undecodable(path: path, reason: "not decodable audio (\(String(cString: sf_strerror(nil))))")
+        }
+        self.file = file
+        view = nil
+        do throws(AnnounceError) { info = try Self.describe(sfInfo, path: path, sniffed: container) } catch {
+            sf_close(file)
+            throw error
+        }
+        info.frames = nil
+        let minor = Int(announce_sf_minor(sfInfo.format))
+        wavOrder = minor == SF_FORMAT_VORBIS || minor == SF_FORMAT_OPUS ? VorbisChannelOrder.wavOrder(channels: Int(sfInfo.channels)) : nil
+        (promisedFrames, factFrames, oggCut, oggMoreStreams) = (nil, nil, false, false)
+        lengthUnknown = true
+    }
+
     deinit { sf_close(file) }
 
     public func read(into buffer: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError) -> Int {
@@ -99,7 +122,7 @@ public final class SndFileDecoder: AudioDecoder {
         case .int32: sf_readf_int(file, buffer.assumingMemoryBound(to: Int32.self), count)
         case .int16: sf_readf_short(file, buffer.assumingMemoryBound(to: Int16.self), count)
         }
-        try view.cursor.check()
+        try view?.cursor.check()
         framesRead += Int64(got)
         if let wavOrder, got > 0 {
             VorbisChannelOrder.reorder(buffer.assumingMemoryBound(to: Float.self), frames: Int(got), to: wavOrder)
@@ -149,7 +172,7 @@ public final class SndFileDecoder: AudioDecoder {
     private func ensureSomethingDecodes() throws(AnnounceError) {
         var sample = [Float](repeating: 0, count: info.channels * 64)
         let got = sample.withUnsafeMutableBytes { sf_readf_float(file, $0.baseAddress!.assumingMemoryBound(to: Float.self), 64) }
-        try view.cursor.check()
+        try view?.cursor.check()
         guard got > 0 else {
             throw .undecodable(path: path, reason: oggCut ? "cut before its first audio page" : "holds no audio frames")
         }
@@ -185,7 +208,7 @@ public final class SndFileDecoder: AudioDecoder {
 
     public func seek(toFrame frame: Int64) throws(AnnounceError) {
         guard sf_seek(file, sf_count_t(frame), SEEK_SET) >= 0 else {
-            try view.cursor.check()
+            try view?.cursor.check()
             throw .undecodable(path: path, reason: "cannot seek to frame \(frame): \(String(cString: sf_strerror(file)))")
         }
         framesRead = frame

@@ -216,10 +216,13 @@ struct Play: ParsableCommand {
             half an announcement. With -, audio on stdin is read to its end (at most \
             \(Limits.maxMediaBytes >> 20) MiB) into the daemon's runtime directory before it is \
             queued, so it is kept as a file is; messages and events call it stdin. An http://, \
-            https:// or file:// URL is downloaded whole the same way (redirects followed, the \
-            system's CAs, the proxy variables; the config file's connect-timeout and \
-            stall-timeout), then played and called by its URL; a download that fails is 66, a \
-            page that is not audio 65.
+            https:// or file:// URL is downloaded by the daemon into the same place and plays \
+            while it arrives (redirects followed, the system's CAs, your proxy variables; the \
+            config file's connect-timeout and stall-timeout; after a crash the download goes on \
+            with a Range request); it is called by its URL; a download that fails is 66, a page \
+            that is not audio 65; --cache keeps it. With --stream, http(s) URLs are live radio instead: the \
+            daemon connects when the item plays and plays until stopped or --duration (see \
+            --stream).
 
             Sessions (as AVAudioSession): items of the default category solo-ambient play one \
             at a time in queue order; ambient items, and playback or multi-route items with \
@@ -240,6 +243,8 @@ struct Play: ParsableCommand {
               curl -s https://nas/doorbell.flac | announce play chime.wav - --priority high
               announce play https://nas.local/media/doorbell.flac   # plays while it downloads
               announce play --cache https://ha.local/local/chime.mp3  # kept, revalidated next time
+              # live radio under everything, its title on the progress line and in status:
+              announce play --stream --category ambient --no-wait https://radio/live.mp3
               announce play --tag build --replace build-failed.wav   # newest status wins
               announce play reminder.flac --at 09:30 --expire 10m --no-wait
               announce play --category playback alarm.wav   # plays even in quiet mode
@@ -265,6 +270,7 @@ struct Play: ParsableCommand {
     @OptionGroup var session: SessionFlags
     @OptionGroup var queue: QueueFlags
     @OptionGroup var delivery: DeliveryFlags
+    @OptionGroup var stream: StreamFlags
 
     /// The argument that reads stdin.
     static let stdinArgument = "-"
@@ -274,6 +280,7 @@ struct Play: ParsableCommand {
             throw ValidationError("- (stdin) is given more than once; stdin can be read once")
         }
         try output.validate(session: session, queue: queue)
+        try stream.validate(files: files, playback: playback)
     }
 
     func run() throws {
@@ -288,7 +295,9 @@ struct Play: ParsableCommand {
                    session: session, handover: { handover = $0 }) { () throws(AnnounceError) in
             try zip(files, fileNames).map { argument, file throws(AnnounceError) in
                 let clip: Clip
-                if let input = try StoredInput.store(argument) {
+                if stream.isOn {
+                    clip = try stream.clip(argument, playback: playback, devices: output.resolved())
+                } else if let input = try StoredInput.store(argument) {
                     stored.append(input.file)
                     do throws(AnnounceError) {
                         clip = try checkedClip(FileName(input.file.path), label: input.label, media: input.file.name)
@@ -326,26 +335,6 @@ struct Play: ParsableCommand {
         return clip
     }
 
-    /// A URL the daemon downloads and plays as it arrives: checked there, as it plays (its
-    /// failures are the item's outcome: 66 unreachable, 65 not audio). The caller's proxy
-    /// variables go with it.
-    private func urlClip(_ url: String, scheme: String) throws(AnnounceError) -> Clip {
-        guard Clip.urlSchemes.contains(scheme) else {
-            throw .cannotOpen(path: url, reason: "announce plays \(Clip.urlSchemes.dropLast().joined(separator: ", ")) and \(Clip.urlSchemes.last ?? "") URLs, not \(scheme)")
-        }
-        let options = playback.options
-        let devices = try output.resolved()
-        var clip = Clip(path: url, device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
-                        gain: options.gain, pan: options.pan, loops: options.loops, start: options.start?.seconds,
-                        environment: AudioEnvironment.caller())
-        clip.url = url
-        clip.cache = cache
-        let proxies = Clip.proxyVariables.compactMap { name in getenv(name).map { (name, String(cString: $0)) } }
-        clip.proxies = proxies.isEmpty ? nil : Dictionary(proxies, uniquingKeysWith: { first, _ in first })
-        playback.reshape(&clip)
-        return clip
-    }
-
     /// The whole program's length in the file's time, for the wait estimate others are told
     /// (as wall time: `Clip.wallSeconds`): past any real wait, none.
     private func programSeconds(_ info: AudioFileInfo, _ options: PlaybackOptions) -> Double? {
@@ -370,6 +359,7 @@ func optionText(_ problem: ItemProblem, given: String = "") -> String {
     case .tag: "--tag must be 1 to \(Limits.maxTagBytes) bytes"
     case .timedMixable(let session): "a mixable session (\(session)) starts at once; --delay and --at need a queued one"
     case .device(let problem): optionText(problem)
+    case .stream(let problem): optionText(problem)
     default: problem.description
     }
 }

@@ -72,6 +72,8 @@ public enum ItemProblem: Equatable, Sendable, CustomStringConvertible {
     case url
     /// `clip.proxies`: not one of `Clip.proxyVariables`, or a value too long or with a NUL.
     case proxy(String)
+    /// `clip.stream`: `Clip.streamProblem`.
+    case stream(LiveStreamProblem)
 
     /// `at` is a time since the epoch, the others durations: none may reach absurd values.
     public enum TimeField: String, Sendable {
@@ -106,6 +108,7 @@ public enum ItemProblem: Equatable, Sendable, CustomStringConvertible {
         case .media: "media must be 1 to 64 lowercase hex digits, without speech"
         case .url: "url must be an http, https or file URL of at most \(Limits.maxPathBytes) bytes without spaces or control characters, and without media; proxies and cache need it"
         case .proxy(let name): "proxies: \(name) is not a proxy variable, or its value is too long or has a NUL byte"
+        case .stream(let problem): problem.description
         }
     }
 }
@@ -114,7 +117,8 @@ extension ItemRequest {
     public var problem: ItemProblem? {
         if let media = clip.media, clip.speech != nil || !Clip.isValidMediaName(media) { return .media }
         if let problem = Self.urlProblem(clip) { return problem }
-        if clip.speech != nil || clip.media != nil || clip.url != nil {
+        if let problem = clip.streamProblem { return .stream(problem) }
+        if clip.speech != nil || clip.media != nil || clip.url != nil || clip.stream != nil {
             // The path is only its label.
             if let problem = clip.speech?.problem { return .speech(problem) }
             if clip.path.utf8.contains(0) { return .pathHasNUL }

@@ -42,6 +42,8 @@ public struct Clip: Codable, Equatable, Sendable, NamedFile {
     public var cache: Bool?
     /// `announce say`: text the daemon renders with a speech engine, instead of a file.
     public var speech: Speech?
+    /// `announce play --stream URL`: live radio the daemon opens when it plays, instead of a file.
+    public var stream: LiveStream?
     /// ALSA PCM for this clip; nil plays on the daemon's device.
     public var device: String?
     /// Category multi-route only: further devices the clip plays on at the same time, after
@@ -70,11 +72,12 @@ public struct Clip: Codable, Equatable, Sendable, NamedFile {
     public init(path: String, device: String? = nil, extraDevices: [String]? = nil, gain: Float = 1, pan: Float = 0,
                 loops: Int = 0, start: Double? = nil, environment: [String: String]? = nil, seconds: Double? = nil,
                 rate: Double? = nil, pitch: Double? = nil, skipSilence: Bool? = nil, speech: Speech? = nil,
-                media: String? = nil) {
+                media: String? = nil, stream: LiveStream? = nil) {
         self.path = path
         self.pathBytes = nil
         self.speech = speech
         self.media = media
+        self.stream = stream
         self.device = device
         self.extraDevices = extraDevices
         self.gain = gain

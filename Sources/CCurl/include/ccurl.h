@@ -34,4 +34,15 @@ void announce_curl_slist_free_all(struct curl_slist *list);
 CURLcode announce_curl_info_long(CURL *curl, CURLINFO info, long *value);
 CURLcode announce_curl_info_string(CURL *curl, CURLINFO info, char **value);
 CURLcode announce_curl_info_double(CURL *curl, CURLINFO info, double *value);
+
+// Live streams: one transfer at a time in a multi handle, so that the wait for data can also
+// wait for a stop (an eventfd among curl_multi_poll's extra descriptors).
+CURLM *announce_curl_multi_init(void);
+void announce_curl_multi_cleanup(CURLM *multi);
+CURLMcode announce_curl_multi_add_handle(CURLM *multi, CURL *curl);
+CURLMcode announce_curl_multi_remove_handle(CURLM *multi, CURL *curl);
+CURLMcode announce_curl_multi_perform(CURLM *multi, int *running);
+CURLMcode announce_curl_multi_poll(CURLM *multi, struct curl_waitfd *extra, unsigned count, int timeout_ms);
+/// 1 when the multi handle's transfer is done, with its result in `result`; else 0.
+int announce_curl_multi_done(CURLM *multi, CURLcode *result);
 #endif
