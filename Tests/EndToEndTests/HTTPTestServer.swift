@@ -13,7 +13,7 @@ final class HTTPTestServer: @unchecked Sendable {
     let port: Int
     let logPath: String?
 
-    init(directory: String, lifetime: Double = 120, logging: Bool = false) throws {
+    init(directory: String, lifetime: Double = 600, logging: Bool = false) throws {
         let work = try Harness.workResult.get().path
         let fifo = "\(work)/httpd-\(UUID().uuidString).port"
         guard mkfifo(fifo, 0o600) == 0 else { throw HarnessError("mkfifo \(fifo): \(String(cString: strerror(errno)))") }
@@ -31,9 +31,9 @@ final class HTTPTestServer: @unchecked Sendable {
         var line: [UInt8] = []
         var waiting = pollfd(fd: reader, events: Int16(POLLIN), revents: 0)
         while line.last != UInt8(ascii: "\n") {
-            guard poll(&waiting, 1, 15_000) == 1 else {
+            guard poll(&waiting, 1, 60_000) == 1 else {
                 process.stop()
-                throw HarnessError("httpd.py told no port within 15 s")
+                throw HarnessError("httpd.py told no port within 60 s")
             }
             var chunk = [UInt8](repeating: 0, count: 64)
             let got = read(reader, &chunk, chunk.count)

@@ -25,7 +25,7 @@ final class IcyTestServer: @unchecked Sendable {
 
     /// `options`: icy.py's (`--rate`, `--live`, `--metaint`, `--titles`, `--title-every`,
     /// `--drop-after`, `--content-type`).
-    init(serving file: String, options: [String] = [], port: Int? = nil, lifetime: Double = 120) throws {
+    init(serving file: String, options: [String] = [], port: Int? = nil, lifetime: Double = 600) throws {
         let work = try Harness.workResult.get().path
         let fifo = "\(work)/icy-\(UUID().uuidString).out"
         guard mkfifo(fifo, 0o600) == 0 else { throw HarnessError("mkfifo \(fifo): \(String(cString: strerror(errno)))") }
