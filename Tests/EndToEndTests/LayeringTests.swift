@@ -13,7 +13,9 @@ import Testing
         "AnnounceOutput": ["AnnounceModel", "AnnounceSystem"],
         // The engine plays any Source (the model's protocol), never a decoder.
         "AnnounceEngine": ["AnnounceModel", "AnnounceSystem", "AnnounceOutput"],
-        "AnnounceDaemon": ["AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "AnnounceEngine"],
+        // The session bus (MPRIS): only the daemon joins it.
+        "AnnounceBus": ["AnnounceModel", "AnnounceSystem"],
+        "AnnounceDaemon": ["AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "AnnounceEngine", "AnnounceBus"],
         "AnnounceClient": ["AnnounceModel", "AnnounceSystem"],
         // Downloads for `play URL`: nothing but the CLI uses them.
         "AnnounceNetwork": ["AnnounceModel", "AnnounceSystem"],
@@ -23,7 +25,8 @@ import Testing
     /// What the pure model may import: the standard library's own modules and swift-collections.
     static let modelImports: Set<String> = ["FoundationEssentials", "HeapModule", "Synchronization"]
     /// The C modules of this package; any other module not in `allowed` is a system or package one.
-    static let cModules: Set<String> = ["CALSA", "CSndFile", "CMpg123", "CFLAC", "CSpeexDSP", "CSonic", "CCurl", "CPosix"]
+    /// CSDBus: sd-bus (libsystemd) for AnnounceBus, which no Swift package offers.
+    static let cModules: Set<String> = ["CALSA", "CSndFile", "CMpg123", "CFLAC", "CSpeexDSP", "CSonic", "CCurl", "CSDBus", "CPosix"]
     static let systemCModules: Set<String> = ["Glibc", "Darwin", "Musl", "SwiftGlibc"]
 
     static func sources(of target: String) throws -> [(file: String, imports: Set<String>)] {
