@@ -40,7 +40,23 @@ extension QueueController {
         if scheduler.isPaused { status.pausedSince = runtime.pausedSince }
         status.idleExit = configuration.idleExit
         status.autoStarted = configuration.ready != nil ? true : nil  // clients start daemons with a ready pipe
+        status.sessionBus = sessionBus?.description
         return status
+    }
+
+    /// Tells the bus thread what announce shows as a player and whether other players stay paused.
+    func showOnSessionBus() {
+        guard let sessionBus else { return }
+        let active = OtherPlayers.nonMixableActive(mainLanePlaying: scheduler.playing != nil, queuePaused: scheduler.isPaused,
+                                                   mainLaneWaiting: !scheduler.ready.isEmpty)
+        sessionBus.show(NowPlaying(status()), nonMixableActive: active)
+    }
+
+    /// An MPRIS control a client sent over the session bus: what `announce` itself would ask.
+    func handle(_ control: PlayerControl) {
+        let request = NowPlaying.request(for: control, paused: scheduler.isPaused)
+        logger.info("MPRIS \(control.rawValue): \(request.operation.rawValue)")
+        controlQueue(request, now: clock())
     }
 
     func reportWaits(now: Double) {
