@@ -46,12 +46,13 @@ final class MPRISPlayer {
     }
 
     private var playerProperties: [(String, BusValue)] {
+        // CanPlay and CanPause mean "there is a track" (playerctl reads CanPlay so for stop and metadata).
         let hasTrack = nowPlaying.id != nil
         return [("PlaybackStatus", .string(nowPlaying.status.rawValue)), ("Metadata", .dictionary(metadata)),
                 ("Rate", .double(1)), ("MinimumRate", .double(1)), ("MaximumRate", .double(1)), ("Volume", .double(1)),
                 ("Position", .int64(Int64((nowPlaying.position ?? 0) * 1_000_000))),
-                ("CanGoNext", .bool(hasTrack)), ("CanGoPrevious", .bool(false)), ("CanPlay", .bool(nowPlaying.status == .paused)),
-                ("CanPause", .bool(nowPlaying.status == .playing)), ("CanSeek", .bool(false)), ("CanControl", .bool(true))]
+                ("CanGoNext", .bool(hasTrack)), ("CanGoPrevious", .bool(false)), ("CanPlay", .bool(hasTrack)),
+                ("CanPause", .bool(hasTrack)), ("CanSeek", .bool(false)), ("CanControl", .bool(true))]
     }
 
     private var metadata: [(String, BusValue)] {
