@@ -12,30 +12,11 @@ final class HTTPTestServer: @unchecked Sendable {
     let port: Int
 
     init(directory: String, lifetime: Double = 120) throws {
-        let work = try Harness.workResult.get().path
-        let fifo = "\(work)/httpd-\(UUID().uuidString).port"
-        guard mkfifo(fifo, 0o600) == 0 else { throw HarnessError("mkfifo \(fifo): \(String(cString: strerror(errno)))") }
-        defer { unlink(fifo) }
-        // Read-write, as StdinFeeder's writer: the open waits for no one, and the server's
-        // line (its port, once it listens) is what the poll below waits for.
-        let reader = open(fifo, O_RDWR | O_CLOEXEC | O_NONBLOCK)
-        guard reader >= 0 else { throw HarnessError("open \(fifo): \(String(cString: strerror(errno)))") }
-        defer { close(reader) }
         let script = Harness.repoRoot.appendingPathComponent("Tests/Servers/httpd.py").path
-        process = try ChildProcess("httpd.py", ["python3", script, directory, "\(lifetime)"],
-                                   environment: ProcessInfo.processInfo.environment, stdout: fifo, stderr: fifo + ".stderr")
-        var line: [UInt8] = []
-        var waiting = pollfd(fd: reader, events: Int16(POLLIN), revents: 0)
-        while line.last != UInt8(ascii: "\n") {
-            guard poll(&waiting, 1, 15_000) == 1 else {
-                process.stop()
-                throw HarnessError("httpd.py told no port within 15 s")
-            }
-            var chunk = [UInt8](repeating: 0, count: 64)
-            let got = read(reader, &chunk, chunk.count)
-            if got > 0 { line += chunk[..<got] }
-        }
-        guard let port = Int(String(decoding: line.dropLast(), as: UTF8.self)) else {
+        let (process, line) = try startTelling("httpd.py", ["python3", script, directory, "\(lifetime)"],
+                                               environment: ProcessInfo.processInfo.environment)
+        self.process = process
+        guard let port = Int(line) else {
             process.stop()
             throw HarnessError("httpd.py said \(line), not a port")
         }
