@@ -29,10 +29,11 @@ final class OtherPlayersWatcher {
         }
     }
 
-    /// announce's non-mixable activity began (true) or ended (false).
-    func setActive(_ active: Bool) {
+    /// announce's non-mixable activity began (true) or ended (false); `notifyOthers`: the
+    /// option of the main lane's last item.
+    func setActive(_ active: Bool, notifyOthers: Bool) {
         guard active != players.active else { return }
-        let effects = active ? players.activate(statuses: currentStatuses()) : players.deactivate()
+        let effects = active ? players.activate(statuses: currentStatuses()) : players.deactivate(notifyOthers: notifyOthers)
         for effect in effects {
             switch effect {
             case .pause(let names):

@@ -15,6 +15,7 @@ public final class SessionBusLink: Sendable {
     private struct Wanted {
         var nowPlaying = NowPlaying.stopped
         var nonMixableActive = false
+        var notifyOthers = true
         var stopping = false
     }
 
@@ -37,16 +38,17 @@ public final class SessionBusLink: Sendable {
         let player = try MPRISPlayer(bus: bus, onControl: onControl)
         let others = try OtherPlayersWatcher(bus: bus, log: log)
         let link = SessionBusLink(description: "MPRIS player \(MPRISPlayer.busName) on the session bus \(address)", wakeup: try EventFD())
-        let handlers = UncheckedHandlers(bus: bus, player: player, others: others)
+        let handlers = UncheckedHandlers(bus: bus, player: player, others: others, log: log)
         link.thread.withLock { $0 = startThread(named: "announce-bus") { link.run(handlers) } }
         return link
     }
 
-    /// The queue's state now: what announce shows, and whether a non-mixable session is active.
-    public func show(_ nowPlaying: NowPlaying, nonMixableActive: Bool) {
+    /// The queue's state now: what announce shows, whether a non-mixable session is active, and
+    /// whether the main lane's last item lets other players resume (`--no-notify-others`: no).
+    public func show(_ nowPlaying: NowPlaying, nonMixableActive: Bool, notifyOthers: Bool) {
         let changed = wanted.withLock { wanted in
-            defer { (wanted.nowPlaying, wanted.nonMixableActive) = (nowPlaying, nonMixableActive) }
-            return wanted.nowPlaying != nowPlaying || wanted.nonMixableActive != nonMixableActive
+            defer { (wanted.nowPlaying, wanted.nonMixableActive, wanted.notifyOthers) = (nowPlaying, nonMixableActive, notifyOthers) }
+            return wanted.nowPlaying != nowPlaying || wanted.nonMixableActive != nonMixableActive || wanted.notifyOthers != notifyOthers
         }
         if changed { wakeup.signal() }
     }
@@ -64,12 +66,15 @@ public final class SessionBusLink: Sendable {
         while true {
             let latest = wanted.withLock { $0 }
             if latest.stopping {
-                handlers.others.setActive(false)
+                handlers.others.setActive(false, notifyOthers: true)
                 return
             }
             handlers.player.show(latest.nowPlaying)
-            handlers.others.setActive(latest.nonMixableActive)
-            do { try bus.process() } catch { return }
+            handlers.others.setActive(latest.nonMixableActive, notifyOthers: latest.notifyOthers)
+            do { try bus.process() } catch {
+                // The bus went away (its daemon ended): announce plays on without it.
+                return handlers.log("left the session bus: \(error.description)")
+            }
             var descriptors = [pollfd(fd: bus.fd, events: bus.events, revents: 0), pollfd(fd: wakeup.fd, events: Int16(POLLIN), revents: 0)]
             _ = poll(&descriptors, 2, Self.timeout(until: bus.deadline))
             if descriptors[1].revents != 0 { wakeup.drain() }
@@ -90,4 +95,5 @@ private struct UncheckedHandlers: @unchecked Sendable {
     let bus: Bus
     let player: MPRISPlayer
     let others: OtherPlayersWatcher
+    let log: @Sendable (String) -> Void
 }

@@ -46,10 +46,11 @@ extension QueueController {
 
     /// Tells the bus thread what announce shows as a player and whether other players stay paused.
     func showOnSessionBus() {
-        guard let sessionBus else { return }
+        guard let sessionBus, sessionBus.isOnBus else { return }
         let active = OtherPlayers.nonMixableActive(mainLanePlaying: scheduler.playing != nil, queuePaused: scheduler.isPaused,
                                                    mainLaneWaiting: !scheduler.ready.isEmpty)
-        sessionBus.show(NowPlaying(status()), nonMixableActive: active)
+        if let playing = scheduler.playing { mainLaneNotifiesOthers = playing.audioSession.options.notifyOthersOnDeactivation }
+        sessionBus.show(NowPlaying(status()), nonMixableActive: active, notifyOthers: mainLaneNotifiesOthers)
     }
 
     /// An MPRIS control a client sent over the session bus: what `announce` itself would ask.

@@ -46,6 +46,8 @@ final class QueueController {
     private var configStamp: FileStamp?
     /// The daemon on the session bus (MPRIS); nil in tests that run without one.
     var sessionBus: SessionBusPresence?
+    /// The main lane's last playing item's `--notify-others` (DESIGN §3, Other players).
+    var mainLaneNotifiesOthers = true
     /// Mixed-lane items the spool kept, started once the socket listens.
     private var restoredMixed: [QueueItem] = []
 

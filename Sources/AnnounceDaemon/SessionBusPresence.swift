@@ -53,8 +53,11 @@ final class SessionBusPresence: Sendable {
         }
     }
 
-    func show(_ nowPlaying: NowPlaying, nonMixableActive: Bool) {
-        link?.show(nowPlaying, nonMixableActive: nonMixableActive)
+    /// Joined: there is a bus thread to tell the queue's state.
+    var isOnBus: Bool { link != nil }
+
+    func show(_ nowPlaying: NowPlaying, nonMixableActive: Bool, notifyOthers: Bool) {
+        link?.show(nowPlaying, nonMixableActive: nonMixableActive, notifyOthers: notifyOthers)
     }
 
     /// Resumes the players announce paused, and leaves the bus.

@@ -66,6 +66,18 @@ struct MPRISTests {
         }
     }
 
+    @Test("--no-notify-others on the last item leaves the paused player paused")
+    func noNotifyOthersLeavesPlayersPaused() async throws {
+        try await withPlayingMPV("no-notify") { bus, session, mpv in
+            let announce = try bus.follow("announce")
+            let outcome = try await session.announce(["play", "--no-notify-others", session.paced.clips.b])
+            #expect(outcome.status == 0, "\(outcome)")
+            try await announceIs("Stopped", on: bus, announce: announce)
+            #expect(try await bus.playerctl("-p", "mpv", "status").stdout == "Paused\n")
+            #expect(mpv.sincePlaying == ["Playing", "Paused"])
+        }
+    }
+
     @Test("an ambient item mixes: it pauses no player")
     func ambientPausesNothing() async throws {
         try await withPlayingMPV("ambient") { bus, session, mpv in

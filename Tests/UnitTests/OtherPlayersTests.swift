@@ -27,6 +27,13 @@ import Testing
         #expect(players.deactivate() == [])
     }
 
+    @Test func noNotifyOthersLeavesThemPaused() {
+        var players = OtherPlayers()
+        #expect(players.activate(statuses: [":1.4": .playing]) == [.pause([":1.4"])])
+        #expect(players.deactivate(notifyOthers: false) == [])
+        #expect(players.pausedByAnnounce.isEmpty)
+    }
+
     @Test func nothingPlayingPausesNothingAndActivationIsOnce() {
         var players = OtherPlayers()
         #expect(players.activate(statuses: [":1.4": .paused]) == [])

@@ -31,13 +31,14 @@ public struct OtherPlayers: Sendable {
         return playing.isEmpty ? [] : [.pause(playing)]
     }
 
-    /// The activity ended: resume the players still in announce's keeping.
-    public mutating func deactivate() -> [Effect] {
+    /// The activity ended: resume the players still in announce's keeping, unless the item that
+    /// ended it said `--no-notify-others` (`notifyOthers` false): then they stay paused.
+    public mutating func deactivate(notifyOthers: Bool = true) -> [Effect] {
         guard active else { return [] }
         active = false
         let resumed = pausedByAnnounce.sorted()
         pausedByAnnounce = []
-        return resumed.isEmpty ? [] : [.resume(resumed)]
+        return resumed.isEmpty || !notifyOthers ? [] : [.resume(resumed)]
     }
 
     /// A player's PlaybackStatus changed. Anything but Paused after announce paused it means
