@@ -5,7 +5,7 @@ import Glibc
 import AnnounceModel
 
 /// A value to write on the bus: the few D-Bus types MPRIS needs.
-enum BusValue {
+enum BusValue: Equatable {
     case string(String)
     case objectPath(String)
     case bool(Bool)
@@ -24,6 +24,18 @@ enum BusValue {
         case .double: "d"
         case .strings: "as"
         case .dictionary: "a{sv}"
+        }
+    }
+
+    static func == (lhs: BusValue, rhs: BusValue) -> Bool {
+        switch (lhs, rhs) {
+        case let (.string(a), .string(b)), let (.objectPath(a), .objectPath(b)): a == b
+        case let (.bool(a), .bool(b)): a == b
+        case let (.int64(a), .int64(b)): a == b
+        case let (.double(a), .double(b)): a == b
+        case let (.strings(a), .strings(b)): a == b
+        case let (.dictionary(a), .dictionary(b)): a.elementsEqual(b) { $0.0 == $1.0 && $0.1 == $1.1 }
+        default: false
         }
     }
 }
@@ -90,7 +102,6 @@ final class BusMessage {
     // MARK: reading
 
     func readString() throws(AnnounceError) -> String { try readText("s") }
-    func readObjectPath() throws(AnnounceError) -> String { try readText("o") }
 
     private func readText(_ type: Character) throws(AnnounceError) -> String {
         var value: UnsafePointer<CChar>?
@@ -101,7 +112,7 @@ final class BusMessage {
     /// A variant holding a string; nil when it holds something else (skipped).
     func readStringVariant() throws(AnnounceError) -> String? {
         guard try peek()?.contents == "s" else {
-            try check(announce_bus_skip(raw, "v"))
+            try skip("v")
             return nil
         }
         try check(announce_bus_enter(raw, CChar(UInt8(ascii: "v")), "s"))

@@ -26,10 +26,10 @@ final class MPRISPlayer {
     /// Takes the queue's new state and tells the bus what changed of the Player's properties.
     func show(_ now: NowPlaying) {
         guard now != nowPlaying else { return }
-        let before = Dictionary(uniqueKeysWithValues: playerProperties.map { ($0.0, "\($0.1)") })
+        let before = Dictionary(uniqueKeysWithValues: playerProperties)
         nowPlaying = now
         // Position is polled by clients, never signalled (the spec says so).
-        let changed = playerProperties.filter { $0.0 != "Position" && before[$0.0] != "\($0.1)" }
+        let changed = playerProperties.filter { $0.0 != "Position" && before[$0.0] != $0.1 }
         guard !changed.isEmpty, let signal = try? bus.signal(path: Self.path, interface: Self.propertiesInterface,
                                                              member: "PropertiesChanged") else { return }
         do {

@@ -7,6 +7,8 @@ final class OtherPlayersWatcher {
     private static let prefix = "org.mpris.MediaPlayer2."
     private let bus: Bus
     private var players = OtherPlayers()
+    /// Each player's well-known name by its unique one, for the log.
+    private var names: [String: String] = [:]
     private let log: (String) -> Void
 
     init(bus: Bus, log: @escaping (String) -> Void) throws(AnnounceError) {
@@ -48,9 +50,9 @@ final class OtherPlayersWatcher {
     private func send(_ method: String, to player: String) {
         do {
             _ = try bus.call(bus.methodCall(to: player, path: MPRISPlayer.path, interface: MPRISPlayer.playerInterface, member: method))
-            log("\(method) sent to MPRIS player \(player)")
+            log("\(method) sent to MPRIS player \(names[player] ?? player)")
         } catch {
-            log("MPRIS player \(player) did not take \(method): \(error.description)")
+            log("MPRIS player \(names[player] ?? player) did not take \(method): \(error.description)")
             players.forget(player)
         }
     }
@@ -61,6 +63,7 @@ final class OtherPlayersWatcher {
         for name in playerNames() where name != MPRISPlayer.busName {
             guard let owner = owner(of: name), let status = status(of: owner) else { continue }
             statuses[owner] = status
+            names[owner] = name
         }
         return statuses
     }

@@ -129,7 +129,7 @@ public final class Daemon {
         logger.info("listening on \(runtime.socketPath), device '\(configuration.device)', pid \(getpid())")
         notifyReady("ready")
         controller.start(now: now)
-        let bus = try SessionBusPresence(environment: Self.environment("DBUS_SESSION_BUS_ADDRESS"), logger: logger)
+        let bus = try SessionBusPresence(environment: RuntimeDirectory.processEnvironment("DBUS_SESSION_BUS_ADDRESS"), logger: logger)
         controller.sessionBus = bus
         ControlLoop(listener: listener, signals: signals, mailbox: mailbox, controller: controller,
                     idleExit: configuration.idleExit, clock: clock, skipTo: skipTo).run()
@@ -159,8 +159,6 @@ public final class Daemon {
         _ = pid.withUnsafeBytes { pwrite(lockFD, $0.baseAddress, $0.count, 0) }
         return lockFD
     }
-
-    private static func environment(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
 
     private func notifyReady(_ word: String) {
         configuration.spawnLock?.release()
