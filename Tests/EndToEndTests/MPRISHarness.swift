@@ -49,10 +49,11 @@ final class PrivateSessionBus: @unchecked Sendable {
                           "--loop-file=inf", "--really-quiet", file])
     }
 
-    /// `playerctl -p PLAYER --follow status`: each PlaybackStatus it sees, one a line.
-    func follow(_ player: String) throws -> StatusFollower {
+    /// `playerctl -p PLAYER --follow COMMAND` (`status`, `metadata KEY`): each value it sees, one a line.
+    func follow(_ player: String, _ command: String...) throws -> StatusFollower {
         let path = "\(directory)/follow-\(player)-\(UUID().uuidString).txt"
-        let process = try start("follow-\(player)", ["timeout", "120", "playerctl", "-p", player, "--follow", "status"], stdout: path)
+        let process = try start("follow-\(player)", ["timeout", "120", "playerctl", "-p", player, "--follow"]
+                                    + (command.isEmpty ? ["status"] : command), stdout: path)
         return StatusFollower(player: player, path: path, process: process)
     }
 
@@ -75,7 +76,7 @@ final class PrivateSessionBus: @unchecked Sendable {
     }
 }
 
-/// The lines of a `playerctl --follow status`, read from its file as they come.
+/// The lines of a `playerctl --follow`, read from its file as they come.
 struct StatusFollower: Sendable {
     let player: String
     let path: String

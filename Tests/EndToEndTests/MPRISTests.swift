@@ -66,6 +66,17 @@ struct MPRISTests {
         }
     }
 
+    @Test("a daemon stopped (SIGTERM) while its item plays resumes the player it paused")
+    func stoppedDaemonResumesPlayers() async throws {
+        try await withPlayingMPV("sigterm") { bus, session, mpv in
+            #expect(try await session.announce(["play", "--no-wait", session.paced.clips.a3]).status == 0)
+            let seen = try await mpv.waitFor("Paused", after: 1)
+            #expect(session.runtime.signalLockHolder(SIGTERM) != nil)
+            try await mpv.waitFor("Playing", after: seen.count)
+            #expect(mpv.sincePlaying == ["Playing", "Paused", "Playing"])
+        }
+    }
+
     @Test("--no-notify-others on the last item leaves the paused player paused")
     func noNotifyOthersLeavesPlayersPaused() async throws {
         try await withPlayingMPV("no-notify") { bus, session, mpv in
@@ -99,12 +110,13 @@ struct MPRISTests {
             try await session.start()
             let clips = session.paced.clips
             let announce = try bus.follow("announce")
+            // The length is known once the first frames went out (`started`), a moment after Playing.
+            let length = try bus.follow("announce", "metadata", "mpris:length")
             #expect(try await session.announce(["play", "--no-wait", clips.a3, clips.a2]).status == 0)
             try await announce.waitFor("Playing")
+            try await length.waitFor("3000000")
             let title = try await bus.playerctl("-p", "announce", "metadata", "xesam:title")
             #expect(title.stdout == clips.a3 + "\n", "\(title)")
-            let length = try await bus.playerctl("-p", "announce", "metadata", "mpris:length")
-            #expect(length.stdout == "3000000\n", "\(length)")
 
             #expect(try await bus.playerctl("-p", "announce", "pause").status == 0)
             _ = try await session.waitForEvent("paused") { $0.event == "paused" }
