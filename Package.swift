@@ -67,11 +67,12 @@ let package = Package(
         .target(
             name: "AnnounceDaemon",
             dependencies: [
-                "AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "AnnounceEngine", "AnnounceBus", "CPosix",
+                "AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "AnnounceEngine", "AnnounceNetwork", "AnnounceBus",
+                "CPosix",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // Network: downloads (libcurl) into the media directory, for `play URL`.
+        // Network: the daemon's downloads (libcurl) into the media directory, for `play URL`.
         .target(name: "AnnounceNetwork", dependencies: ["AnnounceModel", "AnnounceSystem", "CCurl"]),
         // Client: talking to the daemon (and starting it) over its socket.
         .target(name: "AnnounceClient", dependencies: ["AnnounceModel", "AnnounceSystem", "CPosix"]),

@@ -7,9 +7,9 @@ import AnnounceModel
 import AnnounceSystem
 
 /// The control thread's loop: it sleeps in poll() on the termination signals, the engine
-/// driver's mailbox, the listening socket, the session bus's controls and the clients, and routes what woke it to the
-/// queue controller. It sleeps with no timeout while idle; its timed wake-ups are the
-/// controller's next deadline, the idle exit and the accept pause.
+/// driver's mailbox, the listening socket, the session bus's controls and the clients, and
+/// routes what woke it to the queue controller. It sleeps with no timeout while idle; its
+/// timed wake-ups are the controller's next deadline, the idle exit and the accept pause.
 final class ControlLoop {
     private let listener: Int32
     private let signals: Int32

@@ -54,12 +54,12 @@ final class EngineDriver: @unchecked Sendable {
     init(openOutput: @escaping PlaybackEngine.OutputOpener = { device, request throws(AnnounceError) in
         try ALSAOutput(device: device, request: request)
     }, makeSource: SourceMaker? = nil, speechCache: SpeechCache? = nil, media: MediaDirectory? = nil,
-         post: @escaping @Sendable (EngineReport) -> Void) {
+         downloads: Downloads? = nil, post: @escaping @Sendable (EngineReport) -> Void) {
         let alertCache = AlertCache()
         self.alertCache = alertCache
         self.openOutput = openOutput
         self.makeSource = makeSource ?? Self.sources(alertCache: alertCache, speechCache: speechCache, media: media,
-                                                     standby: standby)
+                                                     downloads: downloads, standby: standby)
         self.post = post
         housekeeper = startThread(named: "announce-house") { [self] in houseKeep() }
     }

@@ -65,6 +65,7 @@ extension QueueController {
                                   duration: seconds(item.totalFrames, of: item.id), outcome: outcome, device: played?.devices.description,
                                   format: played?.format, frames: played?.frames, warning: played?.warning)
                 meter.forget(item.id)
+                downloads?.stop(item.id)
                 do { try spool.finish(item, event: event) } catch { logger.error("\(error.description)") }
                 logger.info("\(item.id) \(item.clip.path): \(outcome.kind.rawValue)\(outcome.reason.map { " (\($0))" } ?? "")")
                 // Held until its own device closes (a multi-route play: the first such device).

@@ -22,6 +22,8 @@ final class QueueController {
     let probeDevice: Daemon.DeviceProber
     let spool: Spool
     let driver: EngineDriver
+    /// URL items' bodies, downloading from acceptance (or restart) to outcome.
+    let downloads: Downloads?
     let hub = EventHub()
     typealias Configuration = Daemon.Configuration
 
@@ -52,7 +54,8 @@ final class QueueController {
     private var restoredMixed: [QueueItem] = []
 
     init(runtime: RuntimeDirectory, configuration: Configuration, logger: Logger, clock: @escaping WallClock,
-         spool: Spool, driver: EngineDriver, probeDevice: @escaping Daemon.DeviceProber) {
+         spool: Spool, driver: EngineDriver, probeDevice: @escaping Daemon.DeviceProber, downloads: Downloads? = nil) {
+        self.downloads = downloads
         self.runtime = runtime
         self.configuration = configuration
         self.logger = logger
@@ -73,6 +76,8 @@ final class QueueController {
         restoredMixed = restored.items.filter { $0.audioSession.lane == .mixed }
         scheduler = Scheduler(restoring: restored.items.filter { $0.audioSession.lane == .main })
         for item in restored.items { lives[item.id] = ItemLifecycle(interrupted: item.interrupted) }
+        // Downloads a restart cut short go on (with a Range where the server takes one).
+        for item in restored.items { downloads?.ensure(item) }
         // A queue the user paused stays paused across a crash or a restart.
         if access(runtime.pausedMarkerPath, F_OK) == 0 {
             _ = scheduler.pause(now: now)

@@ -12,6 +12,8 @@ static struct {
     const char *(*easy_strerror)(CURLcode);
     CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
     CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+    struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+    void (*slist_free_all)(struct curl_slist *);
 } curl;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -33,8 +35,10 @@ static void load(void) {
     *(void **)&curl.easy_strerror = dlsym(library, "curl_easy_strerror");
     *(void **)&curl.easy_setopt = dlsym(library, "curl_easy_setopt");
     *(void **)&curl.easy_getinfo = dlsym(library, "curl_easy_getinfo");
+    *(void **)&curl.slist_append = dlsym(library, "curl_slist_append");
+    *(void **)&curl.slist_free_all = dlsym(library, "curl_slist_free_all");
     if (!curl.global_init || !curl.easy_init || !curl.easy_cleanup || !curl.easy_perform || !curl.easy_strerror
-        || !curl.easy_setopt || !curl.easy_getinfo) {
+        || !curl.easy_setopt || !curl.easy_getinfo || !curl.slist_append || !curl.slist_free_all) {
         problem = "libcurl.so.4 lacks curl_easy_* functions";
         return;
     }
@@ -58,6 +62,12 @@ CURLcode announce_curl_set_string(CURL *handle, CURLoption option, const char *v
 CURLcode announce_curl_set_callback(CURL *handle, CURLoption option, announce_curl_data_callback callback) {
     return curl.easy_setopt(handle, option, callback);
 }
+CURLcode announce_curl_set_progress(CURL *handle, announce_curl_progress_callback callback) {
+    CURLcode code = curl.easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, callback);
+    return code == CURLE_OK ? curl.easy_setopt(handle, CURLOPT_NOPROGRESS, 0L) : code;
+}
+struct curl_slist *announce_curl_slist_append(struct curl_slist *list, const char *line) { return curl.slist_append(list, line); }
+void announce_curl_slist_free_all(struct curl_slist *list) { curl.slist_free_all(list); }
 CURLcode announce_curl_info_long(CURL *handle, CURLINFO info, long *value) { return curl.easy_getinfo(handle, info, value); }
 CURLcode announce_curl_info_string(CURL *handle, CURLINFO info, char **value) { return curl.easy_getinfo(handle, info, value); }
 CURLcode announce_curl_info_double(CURL *handle, CURLINFO info, double *value) { return curl.easy_getinfo(handle, info, value); }

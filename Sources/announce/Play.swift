@@ -238,7 +238,8 @@ struct Play: ParsableCommand {
               announce play backup-done.mp3 --priority high
               espeak-ng --stdout "Backup done" | announce play -   # audio on stdin
               curl -s https://nas/doorbell.flac | announce play chime.wav - --priority high
-              announce play https://nas.local/media/doorbell.flac   # downloaded, then played
+              announce play https://nas.local/media/doorbell.flac   # plays while it downloads
+              announce play --cache https://ha.local/local/chime.mp3  # kept, revalidated next time
               announce play --tag build --replace build-failed.wav   # newest status wins
               announce play reminder.flac --at 09:30 --expire 10m --no-wait
               announce play --category playback alarm.wav   # plays even in quiet mode
@@ -253,8 +254,11 @@ struct Play: ParsableCommand {
               announce play --rate 1.5 --skip-silence voicemail.wav   # pauses cut, then 1.5× as fast
             """)
 
-    @Argument(help: ArgumentHelp("Audio files to play in order, names of installed sounds (see FILES in announce(1)), - for audio on stdin, or an http(s):// or file:// URL (either read to its end, at most \(Limits.maxMediaBytes >> 20) MiB, before it is queued)."), completion: .file())
+    @Argument(help: ArgumentHelp("Audio files to play in order, names of installed sounds (see FILES in announce(1)), - for audio on stdin (read to its end, at most \(Limits.maxMediaBytes >> 20) MiB, before it is queued), or an http(s):// or file:// URL (the daemon downloads it, at most \(Limits.maxMediaBytes >> 20) MiB, and plays it as it arrives)."), completion: .file())
     var files: [String]
+
+    @Flag(inversion: .prefixedNo, help: "Keep each URL's download in the cache ($XDG_CACHE_HOME/announce/downloads) and revalidate a kept one (ETag, If-Modified-Since) instead of downloading it again; default: the config file's [download] cache.")
+    var cache: Bool?
 
     @OptionGroup var output: DeviceFlags
     @OptionGroup var playback: PlaybackFlags
@@ -273,7 +277,7 @@ struct Play: ParsableCommand {
     }
 
     func run() throws {
-        // Audio stored in the daemon's media directory (stdin, downloads): the queue's once acknowledged.
+        // Audio stored in the daemon's media directory (stdin): the queue's once acknowledged.
         var stored: [MediaFile] = []
         var handover = Handover.refused
         defer { for media in stored { handover == .refused ? media.discard() : media.release() } }
@@ -291,6 +295,8 @@ struct Play: ParsableCommand {
                     } catch {
                         throw input.explain(error)
                     }
+                } else if let scheme = Clip.urlScheme(of: argument) {
+                    clip = try urlClip(argument, scheme: scheme)
                 } else {
                     clip = try checkedClip(SoundNames.resolve(file))
                 }
@@ -302,7 +308,7 @@ struct Play: ParsableCommand {
     }
 
     /// Opens the file as the daemon will, so bad input fails here with the
-    /// caller's own path in the message, before anything is queued. For `media` (stdin, a URL),
+    /// caller's own path in the message, before anything is queued. For `media` (stdin),
     /// the clip names it `label`, the input as the user gave it, not the daemon's file.
     private func checkedClip(_ file: FileName, label: String? = nil, media: String? = nil) throws(AnnounceError) -> Clip {
         let decoder = try DecoderRegistry.open(file)
@@ -317,6 +323,26 @@ struct Play: ParsableCommand {
         if let label { clip.path = label } else { clip.file = absoluteFile(file) }
         playback.reshape(&clip)
         clip.seconds = decoder.lengthIsExact ? programSeconds(info, options).map(clip.wallSeconds) : nil
+        return clip
+    }
+
+    /// A URL the daemon downloads and plays as it arrives: checked there, as it plays (its
+    /// failures are the item's outcome: 66 unreachable, 65 not audio). The caller's proxy
+    /// variables go with it.
+    private func urlClip(_ url: String, scheme: String) throws(AnnounceError) -> Clip {
+        guard Clip.urlSchemes.contains(scheme) else {
+            throw .cannotOpen(path: url, reason: "announce plays \(Clip.urlSchemes.dropLast().joined(separator: ", ")) and \(Clip.urlSchemes.last ?? "") URLs, not \(scheme)")
+        }
+        let options = playback.options
+        let devices = try output.resolved()
+        var clip = Clip(path: url, device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
+                        gain: options.gain, pan: options.pan, loops: options.loops, start: options.start?.seconds,
+                        environment: AudioEnvironment.caller())
+        clip.url = url
+        clip.cache = cache
+        let proxies = Clip.proxyVariables.compactMap { name in getenv(name).map { (name, String(cString: $0)) } }
+        clip.proxies = proxies.isEmpty ? nil : Dictionary(proxies, uniquingKeysWith: { first, _ in first })
+        playback.reshape(&clip)
         return clip
     }
 

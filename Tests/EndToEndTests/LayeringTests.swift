@@ -15,9 +15,11 @@ import Testing
         "AnnounceEngine": ["AnnounceModel", "AnnounceSystem", "AnnounceOutput"],
         // The session bus (MPRIS): only the daemon joins it.
         "AnnounceBus": ["AnnounceModel", "AnnounceSystem"],
-        "AnnounceDaemon": ["AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "AnnounceEngine", "AnnounceBus"],
+        // The daemon downloads URL items itself (AnnounceNetwork), to play them as they arrive.
+        "AnnounceDaemon": ["AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "AnnounceEngine", "AnnounceNetwork",
+                           "AnnounceBus"],
         "AnnounceClient": ["AnnounceModel", "AnnounceSystem"],
-        // Downloads for `play URL`: nothing but the CLI uses them.
+        // Downloads for `play URL`, made by the daemon.
         "AnnounceNetwork": ["AnnounceModel", "AnnounceSystem"],
         "announce": ["AnnounceModel", "AnnounceSystem", "AnnounceClient", "AnnounceSources", "AnnounceOutput", "AnnounceNetwork",
                      "AnnounceDaemon"],

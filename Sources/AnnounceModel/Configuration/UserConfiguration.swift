@@ -46,7 +46,13 @@ public struct UserConfiguration: Equatable, Sendable {
     /// `[speech] cache-size`: bytes of rendered speech kept.
     public var speechCacheBytes: Int64 = UserConfiguration.defaultSpeechCacheBytes
 
+    /// `[download] cache`: URLs are kept in the download cache unless `play --no-cache`.
+    public var cacheDownloads = false
+    /// `[download] cache-size`: bytes of downloads kept.
+    public var downloadCacheBytes: Int64 = UserConfiguration.defaultDownloadCacheBytes
+
     public static let defaultSpeechCacheBytes: Int64 = 64 << 20
+    public static let defaultDownloadCacheBytes: Int64 = 256 << 20
     public static let defaultConnectTimeout = 10.0
     public static let defaultStallTimeout = 30.0
     /// What `connect-timeout` and `stall-timeout` may be, in seconds.
@@ -80,7 +86,7 @@ public struct UserConfiguration: Equatable, Sendable {
             if line.isEmpty { continue }
             if line.hasPrefix("[") && line.hasSuffix("]") {
                 section = String(line.dropFirst().dropLast()).trimming(" \t").lowercased()
-                if section != "" && section != "speech" { warn("unknown section [\(section)] (known: [speech])") }
+                if !["", "speech", "download"].contains(section) { warn("unknown section [\(section)] (known: [speech], [download])") }
                 continue
             }
             guard let equals = line.firstIndex(of: "=") else {
@@ -95,6 +101,10 @@ public struct UserConfiguration: Equatable, Sendable {
             }
             if section == "speech" {
                 parseSpeech(key: key, value: value, into: &configuration, warn: warn)
+                continue
+            }
+            if section == "download" {
+                parseDownload(key: key, value: value, into: &configuration, warn: warn)
                 continue
             }
             if !section.isEmpty { continue }  // an unknown section's keys: warned once, at its header
@@ -158,6 +168,23 @@ public struct UserConfiguration: Equatable, Sendable {
             else { warn("cache-size must be a size like 64MB or 0, not '\(value)'") }
         default:
             warn("unknown key '\(key)' in [speech] (known: engine, voice, cache-size)")
+        }
+    }
+
+    private static func parseDownload(key: String, value: String, into configuration: inout UserConfiguration,
+                                      warn: (String) -> Void) {
+        switch key {
+        case "cache":
+            switch value.lowercased() {
+            case "yes", "true", "on": configuration.cacheDownloads = true
+            case "no", "false", "off": configuration.cacheDownloads = false
+            default: warn("cache must be yes or no, not '\(value)'")
+            }
+        case "cache-size":
+            if let bytes = parseBytes(value) { configuration.downloadCacheBytes = bytes }
+            else { warn("cache-size must be a size like 256MB or 0, not '\(value)'") }
+        default:
+            warn("unknown key '\(key)' in [download] (known: cache, cache-size)")
         }
     }
 

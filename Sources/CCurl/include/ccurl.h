@@ -24,6 +24,13 @@ CURLcode announce_curl_set_string(CURL *curl, CURLoption option, const char *val
 /// The body's bytes, and the headers' lines (CURLOPT_WRITEFUNCTION, CURLOPT_HEADERFUNCTION).
 typedef size_t (*announce_curl_data_callback)(char *bytes, size_t size, size_t count, void *context);
 CURLcode announce_curl_set_callback(CURL *curl, CURLoption option, announce_curl_data_callback callback);
+/// Called about once a second and as data moves (CURLOPT_XFERINFOFUNCTION); non-zero aborts.
+typedef int (*announce_curl_progress_callback)(void *context, curl_off_t download_total, curl_off_t downloaded,
+                                               curl_off_t upload_total, curl_off_t uploaded);
+CURLcode announce_curl_set_progress(CURL *curl, announce_curl_progress_callback callback);
+/// Request headers (CURLOPT_HTTPHEADER): a list that must outlive the transfer.
+struct curl_slist *announce_curl_slist_append(struct curl_slist *list, const char *line);
+void announce_curl_slist_free_all(struct curl_slist *list);
 CURLcode announce_curl_info_long(CURL *curl, CURLINFO info, long *value);
 CURLcode announce_curl_info_string(CURL *curl, CURLINFO info, char **value);
 CURLcode announce_curl_info_double(CURL *curl, CURLINFO info, double *value);
