@@ -102,7 +102,7 @@ struct MPRISTests {
         }
     }
 
-    @Test("playerctl -p announce: metadata names the item; pause, play, next and stop act on the queue")
+    @Test("playerctl -p announce: metadata names the item; pause, play, play-pause, next and stop act on the queue")
     func playerctlControlsTheQueue() async throws {
         let bus = try PrivateSessionBus("controls")
         defer { bus.stop() }
@@ -124,8 +124,14 @@ struct MPRISTests {
             try await announceIs("Paused", on: bus, announce: announce)
 
             #expect(try await bus.playerctl("-p", "announce", "play").status == 0)
-            _ = try await session.waitForEvent("resumed") { $0.event == "resumed" }
+            let resumed = try await session.waitForEvent("resumed") { $0.event == "resumed" }
             #expect(try await session.announce(["status", "--json"]).stdout.contains(#""paused":false"#))
+
+            // PlayPause: a pause while playing, a resume while paused.
+            #expect(try await bus.playerctl("-p", "announce", "play-pause").status == 0)
+            _ = try await session.waitForEvent("second paused") { $0.event == "paused" && $0.time > resumed.time }
+            #expect(try await bus.playerctl("-p", "announce", "play-pause").status == 0)
+            _ = try await session.waitForEvent("second resumed") { $0.event == "resumed" && $0.time > resumed.time }
 
             #expect(try await bus.playerctl("-p", "announce", "next").status == 0)
             let skipped = try await session.waitForEvent("a3 finished") { $0.event == "finished" && $0.path == clips.a3 }
