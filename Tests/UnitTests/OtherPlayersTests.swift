@@ -88,3 +88,12 @@ import Testing
         #expect(MPRISPlayer.trackPath("a-b.c") == "/org/announce/item/ia_2Db_2Ec")
     }
 }
+
+@Suite struct SessionBusAddressTests {
+    @Test func theEnvironmentWinsThenTheUsersSocket() {
+        #expect(SessionBusAddress.find(environment: "unix:path=/tmp/bus") == .found("unix:path=/tmp/bus"))
+        // An empty variable is no address; a user with no /run/user directory has no bus there.
+        #expect(SessionBusAddress.find(environment: "", uid: 3_999_999)
+            == .none(reason: "no session bus: DBUS_SESSION_BUS_ADDRESS is not set and /run/user/3999999/bus does not exist"))
+    }
+}
