@@ -12,8 +12,8 @@ final class Bus {
     /// The handlers registered, kept alive as long as the bus (sd-bus holds only their address).
     private var handlers: [HandlerBox] = []
     /// How long a call to another program waits for its answer: a hung player must not hold
-    /// announce's own player long.
-    static let callTimeoutMicroseconds: UInt64 = 500_000
+    /// announce's own player long, and a slow one on a loaded machine must still be heard.
+    static let callTimeoutMicroseconds: UInt64 = 2_000_000
 
     init(address: String) throws(AnnounceError) {
         if let problem = announce_bus_load() { throw .unavailable(String(cString: problem)) }
@@ -86,17 +86,24 @@ final class Bus {
     }
 
     /// Sends `message` and waits for its reply (at most `callTimeoutMicroseconds`).
-    func call(_ message: BusMessage) throws(AnnounceError) -> BusMessage {
+    func call(_ message: BusMessage) throws(BusCallError) -> BusMessage {
         var reply: OpaquePointer?
         var problem = [CChar](repeating: 0, count: 256)
         let result = announce_bus_call(raw, message.raw, Self.callTimeoutMicroseconds, &reply, &problem, problem.count)
         guard result >= 0, let reply else {
-            throw .unavailable("D-Bus \(message.member ?? "call"): \(String(decoding: problem.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))")
+            let text = String(decoding: problem.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+            throw BusCallError(timedOut: result == -ETIMEDOUT, description: "D-Bus \(message.member ?? "call"): \(text)")
         }
         return BusMessage(owning: reply)
     }
 
     func send(_ message: BusMessage) throws(AnnounceError) { try check(announce_bus_send(raw, message.raw)) }
+}
+
+/// A call that failed: refused by the callee, or not answered in time (it may still act on it).
+struct BusCallError: Error, CustomStringConvertible {
+    let timedOut: Bool
+    let description: String
 }
 
 /// A Swift handler behind sd-bus's C callback.

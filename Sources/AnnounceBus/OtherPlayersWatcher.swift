@@ -41,18 +41,23 @@ final class OtherPlayersWatcher {
             case .pause(let names):
                 for name in names { send("Pause", to: name) }
             case .resume(let names):
-                // Read once more: a change whose signal has not arrived yet still counts.
-                for name in names where status(of: name) == .paused { send("Play", to: name) }
+                // Read once more: a change whose signal has not come yet still counts. One that
+                // does not answer is asked to play anyway (Play on a playing player does nothing).
+                for name in names where status(of: name).map({ $0 == .paused }) ?? true { send("Play", to: name) }
             }
         }
     }
 
     private func send(_ method: String, to player: String) {
+        let name = names[player] ?? player
         do {
-            _ = try bus.call(bus.methodCall(to: player, path: MPRISPlayer.path, interface: MPRISPlayer.playerInterface, member: method))
-            log("\(method) sent to MPRIS player \(names[player] ?? player)")
+            _ = try bus.call(try bus.methodCall(to: player, path: MPRISPlayer.path, interface: MPRISPlayer.playerInterface, member: method))
+            log("\(method) sent to MPRIS player \(name)")
+        } catch let error as BusCallError where error.timedOut {
+            // It may still act on it: kept, so that a Pause it takes late is undone too.
+            log("MPRIS player \(name) did not answer \(method) in time: \(error.description)")
         } catch {
-            log("MPRIS player \(names[player] ?? player) did not take \(method): \(error.description)")
+            log("MPRIS player \(name) did not take \(method): \(error)")
             players.forget(player)
         }
     }
@@ -78,7 +83,7 @@ final class OtherPlayersWatcher {
             try reply.exit()
             return names.filter { $0.hasPrefix(Self.prefix) }
         } catch {
-            log("cannot list the bus's names: \(error.description)")
+            log("cannot list the bus's names: \(error)")
             return []
         }
     }
