@@ -90,9 +90,10 @@ struct StatusFollower: Sendable {
     var sincePlaying: [String] { Array(statuses.drop { $0 != "Playing" }) }
 
     /// Returns once the statuses seen end with `status` after at least `count` lines; throws
-    /// after `timeout` s. The follower writes to a file, read every 5 ms.
+    /// after `timeout` s (a full test run can load the machine heavily). The follower writes to
+    /// a file, read every 5 ms.
     @discardableResult
-    func waitFor(_ status: String, after count: Int = 0, timeout: Double = 10) async throws -> [String] {
+    func waitFor(_ status: String, after count: Int = 0, timeout: Double = 20) async throws -> [String] {
         let deadline = monotonicNow() + timeout
         while true {
             let seen = statuses

@@ -22,7 +22,9 @@ struct MPRISTests {
             _ = try bus.startMPV(session.paced.clips.a3, label: "mpv")
             let mpv = try bus.follow("mpv")
             try await mpv.waitFor("Playing")
-            try await body(bus, session, mpv)
+            do { try await body(bus, session, mpv) } catch {
+                throw HarnessError("\(error); the daemon's log: \(session.daemonLog)")
+            }
         }
     }
 
