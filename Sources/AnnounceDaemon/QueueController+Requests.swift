@@ -61,6 +61,13 @@ extension QueueController {
         }
     }
 
+    /// An MPRIS control a client sent over the session bus: what `announce` itself would ask.
+    func handle(_ control: PlayerControl) {
+        let request = NowPlaying.request(for: control, paused: scheduler.isPaused)
+        logger.info("MPRIS \(control.rawValue): \(request.operation.rawValue)")
+        controlQueue(request, now: clock())
+    }
+
     /// `announce cancel`: by tag, or by ids (the unknown ones are named in the reply).
     private func handleCancel(_ target: CancelTarget, from connection: Connection, now: Double) {
         switch target {

@@ -53,13 +53,6 @@ extension QueueController {
         sessionBus.show(NowPlaying(status()), nonMixableActive: active, notifyOthers: mainLaneNotifiesOthers)
     }
 
-    /// An MPRIS control a client sent over the session bus: what `announce` itself would ask.
-    func handle(_ control: PlayerControl) {
-        let request = NowPlaying.request(for: control, paused: scheduler.isPaused)
-        logger.info("MPRIS \(control.rawValue): \(request.operation.rawValue)")
-        controlQueue(request, now: clock())
-    }
-
     func reportWaits(now: Double) {
         let watchers = hub.waitWatchers
         guard !watchers.isEmpty else { return }
