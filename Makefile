@@ -15,14 +15,16 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Debian packages each target needs.
 # python3 writes the man page at install (scripts/make-man.py).
-BUILD_PKGS := pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libflac-dev libspeexdsp-dev libsonic-dev libcurl4-openssl-dev python3
+BUILD_PKGS := pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libflac-dev libspeexdsp-dev libsonic-dev libcurl4-openssl-dev libsystemd-dev python3
 # pulseaudio & co.: the real-time paced device the timing tests play on (Tests/Shell/paced-audio.sh).
 # alsa-utils and sound-theme-freedesktop also bring real sound files the decoding tests play.
 # tmux: the progress-line tests read a real terminal.
 # groff-base, man-db, zsh, fish, binutils: Tests/Shell/install-test.sh checks the man page and the completions with them.
+# dbus-daemon, mpv, mpv-mpris, playerctl: the MPRIS tests (a private session bus, a real player, a real controller).
 # flite: say --engine flite; python3-venv: the venv the piper tests install piper into (make piper-venv).
 TEST_PKGS  := $(BUILD_PKGS) alsa-utils sox libsox-fmt-all mpg123 espeak-ng ffmpeg sound-theme-freedesktop \
-              pulseaudio pulseaudio-utils libasound2-plugins groff-base man-db zsh fish binutils tmux flite python3-venv
+              pulseaudio pulseaudio-utils libasound2-plugins groff-base man-db zsh fish binutils tmux flite python3-venv \
+              dbus-daemon mpv mpv-mpris playerctl
 # valgrind: the instruction counts (callgrind) of make bench.
 BENCH_PKGS := $(TEST_PKGS) valgrind
 # setpriv (util-linux) lets the campaign act as other local users.

@@ -34,6 +34,8 @@ let package = Package(
         // libsonic ships no pkg-config file: the module map links it by name.
         .systemLibrary(name: "CSonic", providers: [.apt(["libsonic-dev"])]),
         .target(name: "CPosix"),
+        // sd-bus's headers (libsystemd-dev); libsystemd itself is loaded on first use, as libcurl is.
+        .target(name: "CSDBus"),
         // The layers, each depending only on those below it (docs/ARCHITECTURE.md); the layering
         // test (Tests/EndToEndTests/LayeringTests.swift) fails a change that breaks them.
         // Model: queue, session policy, item lifecycle, protocol messages. Pure: no C, no I/O.
@@ -59,12 +61,15 @@ let package = Package(
             name: "AnnounceEngine",
             dependencies: ["AnnounceModel", "AnnounceSystem", "AnnounceOutput", "CSpeexDSP", "CSonic", "CPosix"]
         ),
+        // Bus: the daemon on the D-Bus session bus (MPRIS: announce as a player; pausing the others).
+        .target(name: "AnnounceBus", dependencies: ["AnnounceModel", "AnnounceSystem", "CSDBus", "CPosix"]),
         // Daemon: the control loop, queue controller, connections, spool and the engine driver
         // (which opens live streams through AnnounceNetwork).
         .target(
             name: "AnnounceDaemon",
             dependencies: [
-                "AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "AnnounceEngine", "AnnounceNetwork", "CPosix",
+                "AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "AnnounceEngine", "AnnounceNetwork", "AnnounceBus",
+                "CPosix",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
@@ -88,7 +93,7 @@ let package = Package(
             name: "UnitTests",
             dependencies: [
                 "AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "AnnounceEngine",
-                "AnnounceDaemon", "AnnounceClient", "AnnounceNetwork", "CPosix",
+                "AnnounceDaemon", "AnnounceClient", "AnnounceNetwork", "AnnounceBus", "CPosix",
             ]
         ),
         // Runs the built `announce` binary against generated fixtures (make test builds it first).

@@ -7,9 +7,9 @@ import AnnounceModel
 import AnnounceSystem
 
 /// The control thread's loop: it sleeps in poll() on the termination signals, the engine
-/// driver's mailbox, the listening socket and the clients, and routes what woke it to the
-/// queue controller. It sleeps with no timeout while idle; its timed wake-ups are the
-/// controller's next deadline, the idle exit and the accept pause.
+/// driver's mailbox, the listening socket, the session bus's controls and the clients, and
+/// routes what woke it to the queue controller. It sleeps with no timeout while idle; its
+/// timed wake-ups are the controller's next deadline, the idle exit and the accept pause.
 final class ControlLoop {
     private let listener: Int32
     private let signals: Int32
@@ -49,6 +49,7 @@ final class ControlLoop {
             descriptors.append(pollfd(fd: mailbox.wakeup.fd, events: Int16(POLLIN), revents: 0))
             let acceptPaused = acceptResumeAt.map { clock() < $0 } ?? false
             descriptors.append(pollfd(fd: acceptPaused ? -1 : listener, events: Int16(POLLIN), revents: 0))
+            descriptors.append(pollfd(fd: controller.sessionBus?.wakeup.fd ?? -1, events: Int16(POLLIN), revents: 0))
             for (fd, connection) in hub.connections {
                 descriptors.append(pollfd(fd: fd, events: Int16(POLLIN) | (connection.wantsToWrite ? Int16(POLLOUT) : 0), revents: 0))
                 order.append(fd)
@@ -65,14 +66,16 @@ final class ControlLoop {
             if descriptors[0].revents != 0 { handleSignals() }
             if descriptors[1].revents != 0 { for report in mailbox.take() { controller.handle(report) } }
             if descriptors[2].revents != 0 { acceptClients() }
-            for (index, fd) in order.enumerated() where descriptors[index + 3].revents != 0 {
+            if descriptors[3].revents != 0 { for control in controller.sessionBus?.take() ?? [] { controller.handle(control) } }
+            for (index, fd) in order.enumerated() where descriptors[index + 4].revents != 0 {
                 guard let connection = hub.connections[fd] else { continue }
-                if descriptors[index + 3].revents & Int16(POLLOUT) != 0 { connection.flush() }
-                if descriptors[index + 3].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { serve(connection) }
+                if descriptors[index + 4].revents & Int16(POLLOUT) != 0 { connection.flush() }
+                if descriptors[index + 4].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { serve(connection) }
             }
             hub.reap()
             handleTimers(now: clock())
             controller.reportWaits(now: clock())
+            controller.showOnSessionBus()
         }
     }
 

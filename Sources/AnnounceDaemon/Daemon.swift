@@ -131,11 +131,14 @@ public final class Daemon {
         logger.info("listening on \(runtime.socketPath), device '\(configuration.device)', pid \(getpid())")
         notifyReady("ready")
         controller.start(now: now)
+        let bus = try SessionBusPresence(environment: RuntimeDirectory.processEnvironment("DBUS_SESSION_BUS_ADDRESS"), logger: logger)
+        controller.sessionBus = bus
         ControlLoop(listener: listener, signals: signals, mailbox: mailbox, controller: controller,
                     idleExit: configuration.idleExit, clock: clock, skipTo: skipTo).run()
 
         logger.info("stopping: the spool keeps \(controller.scheduler.count) item(s)")
         controller.stopPlays(mailbox: mailbox)
+        bus.stop()
         driver.shutdown()
         close(listener)
         unlink(runtime.socketPath)

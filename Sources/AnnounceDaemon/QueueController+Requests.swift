@@ -30,16 +30,9 @@ extension QueueController {
         case .alert(let alert, let wait): handleAlert(alert, wait: wait, from: connection, now: now)
         case .wait(let ids, let progress): wait(for: ids, progress: progress, connection: connection)
         case .status: connection.send(WireProtocol.encode(Reply.status(status())))
-        case .skip: control(connection, scheduler.skip(now: now), now: now)
-        case .pause:
-            setPausedMarker(true)
-            control(connection, scheduler.pause(now: now), now: now, event: .paused)
-        case .resume:
-            setPausedMarker(false)
-            control(connection, resumeAwaiting(now: now) + scheduler.resume(now: now), now: now, event: .resumed)
-        case .stop:
-            for id in mixed.ids.sorted() { endMixed(id, Outcome(.cancelled, reason: "stopped"), now: now) }
-            control(connection, scheduler.stop(now: now), now: now)
+        case .skip, .pause, .resume, .stop:
+            controlQueue(request, now: now)
+            connection.send(WireProtocol.encode(Reply.done))
         case .clear: control(connection, scheduler.clear(now: now), now: now)
         case .cancel(let target): handleCancel(target, from: connection, now: now)
         case .events:
@@ -47,6 +40,32 @@ extension QueueController {
             connection.send(WireProtocol.encode(Reply.done))
         case .quiet(let position): handleQuiet(position, from: connection, now: now)
         }
+    }
+
+    /// skip, pause, resume and stop, asked by a client or over the session bus (MPRIS).
+    func controlQueue(_ request: Request, now: Double) {
+        switch request {
+        case .skip: apply(scheduler.skip(now: now), now: now)
+        case .pause:
+            setPausedMarker(true)
+            apply(scheduler.pause(now: now), now: now)
+            hub.emit(Event(.paused, time: now))
+        case .resume:
+            setPausedMarker(false)
+            apply(resumeAwaiting(now: now) + scheduler.resume(now: now), now: now)
+            hub.emit(Event(.resumed, time: now))
+        case .stop:
+            for id in mixed.ids.sorted() { endMixed(id, Outcome(.cancelled, reason: "stopped"), now: now) }
+            apply(scheduler.stop(now: now), now: now)
+        default: break
+        }
+    }
+
+    /// An MPRIS control a client sent over the session bus: what `announce` itself would ask.
+    func handle(_ control: PlayerControl) {
+        let request = NowPlaying.request(for: control, paused: scheduler.isPaused)
+        logger.info("MPRIS \(control.rawValue): \(request.operation.rawValue)")
+        controlQueue(request, now: clock())
     }
 
     /// `announce cancel`: by tag, or by ids (the unknown ones are named in the reply).
@@ -84,9 +103,8 @@ extension QueueController {
         connection.sendAndClose(WireProtocol.encode(Reply.refusal(message)))
     }
 
-    private func control(_ connection: Connection, _ effects: [SchedulerEffect], now: Double, event: EventKind? = nil) {
+    private func control(_ connection: Connection, _ effects: [SchedulerEffect], now: Double) {
         apply(effects, now: now)
-        if let event { hub.emit(Event(event, time: now)) }
         connection.send(WireProtocol.encode(Reply.done))
     }
 

@@ -41,7 +41,17 @@ extension QueueController {
         if scheduler.isPaused { status.pausedSince = runtime.pausedSince }
         status.idleExit = configuration.idleExit
         status.autoStarted = configuration.ready != nil ? true : nil  // clients start daemons with a ready pipe
+        status.sessionBus = sessionBus?.description
         return status
+    }
+
+    /// Tells the bus thread what announce shows as a player and whether other players stay paused.
+    func showOnSessionBus() {
+        guard let sessionBus, sessionBus.isOnBus else { return }
+        let active = OtherPlayers.nonMixableActive(mainLanePlaying: scheduler.playing != nil, queuePaused: scheduler.isPaused,
+                                                   mainLaneWaiting: !scheduler.ready.isEmpty)
+        if let playing = scheduler.playing { mainLaneNotifiesOthers = playing.audioSession.options.notifyOthersOnDeactivation }
+        sessionBus.show(NowPlaying(status()), nonMixableActive: active, notifyOthers: mainLaneNotifiesOthers)
     }
 
     func reportWaits(now: Double) {

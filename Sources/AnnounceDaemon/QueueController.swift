@@ -46,6 +46,10 @@ final class QueueController {
     var preemptedFor: [String: String] = [:]
     /// The config file as last read: a request rereads it when this changes (one stat).
     private var configStamp: FileStamp?
+    /// The daemon on the session bus (MPRIS); nil in tests that run without one.
+    var sessionBus: SessionBusPresence?
+    /// The main lane's last playing item's `--notify-others` (DESIGN §3, Other players).
+    var mainLaneNotifiesOthers = true
     /// Mixed-lane items the spool kept, started once the socket listens.
     private var restoredMixed: [QueueItem] = []
 

@@ -57,6 +57,7 @@ private func showStatus(json: Bool, listItems: Bool, quiet: Bool) throws {
             let mixed = mixing.isEmpty ? "" : ", \(mixing.count) mixing"
             output("\(status.queued.count) queued, \(status.scheduled.count) scheduled\(mixed)")
         }
+        if !listItems, let bus = status.sessionBus { output(bus) }
     } catch let error as AnnounceError {
         throw reportedExit(error)
     }

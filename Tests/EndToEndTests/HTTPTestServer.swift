@@ -14,32 +14,13 @@ final class HTTPTestServer: @unchecked Sendable {
     let logPath: String?
 
     init(directory: String, lifetime: Double = 600, logging: Bool = false) throws {
-        let work = try Harness.workResult.get().path
-        let fifo = "\(work)/httpd-\(UUID().uuidString).port"
-        guard mkfifo(fifo, 0o600) == 0 else { throw HarnessError("mkfifo \(fifo): \(String(cString: strerror(errno)))") }
-        defer { unlink(fifo) }
-        // Read-write, as StdinFeeder's writer: the open waits for no one, and the server's
-        // line (its port, once it listens) is what the poll below waits for.
-        let reader = open(fifo, O_RDWR | O_CLOEXEC | O_NONBLOCK)
-        guard reader >= 0 else { throw HarnessError("open \(fifo): \(String(cString: strerror(errno)))") }
-        defer { close(reader) }
         let script = Harness.repoRoot.appendingPathComponent("Tests/Servers/httpd.py").path
-        let logPath = logging ? fifo + ".log" : nil
+        let logPath = logging ? "\(try Harness.workResult.get().path)/httpd-\(UUID().uuidString).log" : nil
         self.logPath = logPath
-        process = try ChildProcess("httpd.py", ["python3", script, directory, "\(lifetime)"] + (logPath.map { [$0] } ?? []),
-                                   environment: ProcessInfo.processInfo.environment, stdout: fifo, stderr: fifo + ".stderr")
-        var line: [UInt8] = []
-        var waiting = pollfd(fd: reader, events: Int16(POLLIN), revents: 0)
-        while line.last != UInt8(ascii: "\n") {
-            guard poll(&waiting, 1, 60_000) == 1 else {
-                process.stop()
-                throw HarnessError("httpd.py told no port within 60 s")
-            }
-            var chunk = [UInt8](repeating: 0, count: 64)
-            let got = read(reader, &chunk, chunk.count)
-            if got > 0 { line += chunk[..<got] }
-        }
-        guard let port = Int(String(decoding: line.dropLast(), as: UTF8.self)) else {
+        let (process, line) = try startTelling("httpd.py", ["python3", script, directory, "\(lifetime)"] + (logPath.map { [$0] } ?? []),
+                                               environment: ProcessInfo.processInfo.environment)
+        self.process = process
+        guard let port = Int(line) else {
             process.stop()
             throw HarnessError("httpd.py said \(line), not a port")
         }

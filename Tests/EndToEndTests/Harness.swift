@@ -167,6 +167,9 @@ enum Harness {
         env["ANNOUNCE_RUNTIME_DIR"] = try sharedRuntimeDirectory()
         // Hermetic: the user's own config file (quiet hours, device) must not reach the tests.
         env["XDG_CONFIG_HOME"] = noConfigHome
+        // Hermetic too: a daemon under test joins no user's session bus (it would pause their
+        // players); the MPRIS tests give their private bus's address.
+        env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent/announce-tests-have-no-session-bus"
         for (key, value) in overrides { env[key] = value }
         return env
     }

@@ -13,10 +13,12 @@ import Testing
         "AnnounceOutput": ["AnnounceModel", "AnnounceSystem"],
         // The engine plays any Source (the model's protocol), never a decoder.
         "AnnounceEngine": ["AnnounceModel", "AnnounceSystem", "AnnounceOutput"],
+        // The session bus (MPRIS): only the daemon joins it.
+        "AnnounceBus": ["AnnounceModel", "AnnounceSystem"],
         // The daemon downloads URL items and opens live streams itself (AnnounceNetwork): they are
         // read while they play, not before they are queued.
         "AnnounceDaemon": ["AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "AnnounceEngine",
-                           "AnnounceNetwork"],
+                           "AnnounceNetwork", "AnnounceBus"],
         "AnnounceClient": ["AnnounceModel", "AnnounceSystem"],
         // The daemon's downloads and live streams; the CLI's `announce cache`.
         "AnnounceNetwork": ["AnnounceModel", "AnnounceSystem"],
@@ -26,7 +28,8 @@ import Testing
     /// What the pure model may import: the standard library's own modules and swift-collections.
     static let modelImports: Set<String> = ["FoundationEssentials", "HeapModule", "Synchronization"]
     /// The C modules of this package; any other module not in `allowed` is a system or package one.
-    static let cModules: Set<String> = ["CALSA", "CSndFile", "CMpg123", "CFLAC", "CSpeexDSP", "CSonic", "CCurl", "CPosix"]
+    /// CSDBus: sd-bus (libsystemd) for AnnounceBus, which no Swift package offers.
+    static let cModules: Set<String> = ["CALSA", "CSndFile", "CMpg123", "CFLAC", "CSpeexDSP", "CSonic", "CCurl", "CSDBus", "CPosix"]
     static let systemCModules: Set<String> = ["Glibc", "Darwin", "Musl", "SwiftGlibc"]
 
     static func sources(of target: String) throws -> [(file: String, imports: Set<String>)] {

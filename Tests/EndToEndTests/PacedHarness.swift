@@ -204,7 +204,8 @@ final class PacedSession: @unchecked Sendable {
     private var eventsRead = 0
     private var eventLines: [WireEvent] = []
 
-    init(_ label: String) throws {
+    /// `environment`: more variables for every process of the session.
+    init(_ label: String, environment extra: [String: String] = [:]) throws {
         guard let paced = PacedAudio.current else { throw HarnessError("PacedSession outside PacedAudioTrait") }
         self.paced = paced
         directory = paced.directory + "/" + label
@@ -214,7 +215,7 @@ final class PacedSession: @unchecked Sendable {
         // through the pulse plugin hang): only the paced server's.
         var environment: [String: String?] = [:]
         for key in ProcessInfo.processInfo.environment.keys where key.hasPrefix("PULSE_") { environment[key] = .some(nil) }
-        for (key, value) in paced.environment { environment[key] = value }
+        for (key, value) in paced.environment.merging(extra, uniquingKeysWith: { $1 }) { environment[key] = value }
         runtime = try DaemonRuntime(path: directory + "/runtime", environment: environment)
         eventsPath = directory + "/events.jsonl"
         recordingPath = directory + "/recording.s16"
@@ -349,9 +350,9 @@ final class PacedSession: @unchecked Sendable {
 
 /// Runs `body` with a fresh session (not started) and always closes it, also when it throws;
 /// never while a test that loads the machine hard runs (HeavyLoad).
-func withPacedSession(_ label: String, _ body: (PacedSession) async throws -> Void) async throws {
+func withPacedSession(_ label: String, environment: [String: String] = [:], _ body: (PacedSession) async throws -> Void) async throws {
     try await HeavyLoad.exclusively {
-        let session = try PacedSession(label)
+        let session = try PacedSession(label, environment: environment)
         do {
             try await body(session)
         } catch {

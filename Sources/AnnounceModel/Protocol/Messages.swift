@@ -194,6 +194,8 @@ public struct DaemonStatus: Codable, Equatable, Sendable {
     public var quietHours: [QuietHours]
     /// Why quiet mode is on or off now.
     public var quietReason: String?
+    /// The daemon on the session bus (its MPRIS name and the bus's address), or why it is not.
+    public var sessionBus: String?
 
     public init(pid: Int32, device: String, deviceOpen: Bool, paused: Bool, playing: ItemStatus?,
                 queued: [ItemStatus], scheduled: [ItemStatus], quiet: QuietState = QuietState(quiet: false, reason: "")) {
@@ -241,6 +243,7 @@ extension DaemonStatus {
         quietUntil = try container.decodeIfPresent(Double.self, forKey: .quietUntil)
         quietHours = try container.decode([String].self, forKey: .quietHours).compactMap { try? QuietHours(parsing: $0) }
         quietReason = try container.decodeIfPresent(String.self, forKey: .quietReason)
+        sessionBus = try container.decodeIfPresent(String.self, forKey: .sessionBus)
     }
 }
 

@@ -1,0 +1,111 @@
+import AnnounceModel
+
+/// The other MPRIS players on the session bus, for `--notify-others` towards them (DESIGN §3):
+/// it watches their PlaybackStatus and owners, reads and pauses or resumes them, and leaves
+/// every decision to the `OtherPlayers` model.
+final class OtherPlayersWatcher {
+    private static let prefix = "org.mpris.MediaPlayer2."
+    private let bus: Bus
+    private var players = OtherPlayers()
+    /// Each player's well-known name by its unique one, for the log.
+    private var names: [String: String] = [:]
+    private let log: (String) -> Void
+
+    init(bus: Bus, log: @escaping (String) -> Void) throws(AnnounceError) {
+        self.bus = bus
+        self.log = log
+        try bus.addMatch("type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',"
+                         + "path='/org/mpris/MediaPlayer2',arg0='org.mpris.MediaPlayer2.Player'") { [unowned self] signal in
+            if let sender = signal.sender, let status = try? Self.playbackStatus(inChange: signal) {
+                players.changed(sender, to: status)
+            }
+            return false
+        }
+        try bus.addMatch("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
+                         + "member='NameOwnerChanged',arg0namespace='org.mpris.MediaPlayer2'") { [unowned self] signal in
+            if (try? signal.readString()) != nil, let old = try? signal.readString(), let new = try? signal.readString(),
+               new.isEmpty, !old.isEmpty {
+                players.forget(old)
+            }
+            return false
+        }
+    }
+
+    /// announce's non-mixable activity began (true) or ended (false); `notifyOthers`: the
+    /// option of the main lane's last item.
+    func setActive(_ active: Bool, notifyOthers: Bool) {
+        guard active != players.active else { return }
+        let effects = active ? players.activate(statuses: currentStatuses()) : players.deactivate(notifyOthers: notifyOthers)
+        for effect in effects {
+            switch effect {
+            case .pause(let names):
+                for name in names { send("Pause", to: name) }
+            case .resume(let names):
+                // Read once more: a change whose signal has not come yet still counts. One that
+                // does not answer is asked to play anyway (Play on a playing player does nothing).
+                for name in names where status(of: name).map({ $0 == .paused }) ?? true { send("Play", to: name) }
+            }
+        }
+    }
+
+    private func send(_ method: String, to player: String) {
+        let name = names[player] ?? player
+        do {
+            _ = try bus.call(try bus.methodCall(to: player, path: MPRISPlayer.path, interface: MPRISPlayer.playerInterface, member: method))
+            log("\(method) sent to MPRIS player \(name)")
+        } catch let error as BusCallError where error.timedOut {
+            // It may still act on it: kept, so that a Pause it takes late is undone too.
+            log("MPRIS player \(name) did not answer \(method) in time: \(error.description)")
+        } catch {
+            log("MPRIS player \(name) did not take \(method): \(error)")
+            players.forget(player)
+        }
+    }
+
+    /// Each other player's PlaybackStatus, by its unique name.
+    private func currentStatuses() -> [String: PlaybackStatus] {
+        var statuses: [String: PlaybackStatus] = [:]
+        for name in playerNames() where name != MPRISPlayer.busName {
+            guard let owner = owner(of: name), let status = status(of: owner) else { continue }
+            statuses[owner] = status
+            names[owner] = name
+        }
+        return statuses
+    }
+
+    private func playerNames() -> [String] {
+        do {
+            let reply = try bus.call(bus.methodCall(to: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                                    interface: "org.freedesktop.DBus", member: "ListNames"))
+            var names: [String] = []
+            try reply.enter("a", "s")
+            while try reply.peek() != nil { names.append(try reply.readString()) }
+            try reply.exit()
+            return names.filter { $0.hasPrefix(Self.prefix) }
+        } catch {
+            log("cannot list the bus's names: \(error)")
+            return []
+        }
+    }
+
+    private func owner(of name: String) -> String? {
+        guard let call = try? bus.methodCall(to: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                                             interface: "org.freedesktop.DBus", member: "GetNameOwner"),
+              (try? call.append(.string(name))) != nil else { return nil }
+        return try? bus.call(call).readString()
+    }
+
+    private func status(of player: String) -> PlaybackStatus? {
+        guard let call = try? bus.methodCall(to: player, path: MPRISPlayer.path, interface: MPRISPlayer.propertiesInterface, member: "Get"),
+              (try? call.append(.string(MPRISPlayer.playerInterface))) != nil,
+              (try? call.append(.string("PlaybackStatus"))) != nil,
+              let reply = try? bus.call(call), let text = try? reply.readStringVariant() else { return nil }
+        return PlaybackStatus(rawValue: text)
+    }
+
+    /// The PlaybackStatus a PropertiesChanged of the Player interface carries, if it does.
+    private static func playbackStatus(inChange signal: BusMessage) throws(AnnounceError) -> PlaybackStatus? {
+        _ = try signal.readString()
+        return try signal.readStringDictionary()["PlaybackStatus"].flatMap { $0 }.flatMap(PlaybackStatus.init(rawValue:))
+    }
+}

@@ -1,0 +1,60 @@
+/// `--notify-others` towards other applications (DESIGN §3, Other players): while announce's
+/// non-mixable activity lasts, the MPRIS players that were playing when it began are paused;
+/// when it ends, exactly those are resumed, unless someone else changed them in between.
+/// Pure: the bus thread reports what it sees and carries out the effects.
+public struct OtherPlayers: Sendable {
+    public enum Effect: Equatable, Sendable {
+        case pause([String])
+        case resume([String])
+    }
+
+    /// Players (by unique bus name) that announce paused and that have stayed paused since.
+    public private(set) var pausedByAnnounce: Set<String> = []
+    public private(set) var active = false
+
+    public init() {}
+
+    /// Whether announce's non-mixable activity lasts: an item plays on the main lane (where
+    /// only non-mixable sessions play), or items wait there for their turn while the queue is
+    /// not paused. It ends when the main lane's last item is done, or when the user pauses the
+    /// queue; a gap between two queued items is no end.
+    public static func nonMixableActive(mainLanePlaying: Bool, queuePaused: Bool, mainLaneWaiting: Bool) -> Bool {
+        mainLanePlaying || (!queuePaused && mainLaneWaiting)
+    }
+
+    /// The activity began: pause those playing now (`statuses`: each player's PlaybackStatus).
+    public mutating func activate(statuses: [String: PlaybackStatus]) -> [Effect] {
+        guard !active else { return [] }
+        active = true
+        let playing = statuses.filter { $0.value == .playing }.keys.sorted()
+        pausedByAnnounce = Set(playing)
+        return playing.isEmpty ? [] : [.pause(playing)]
+    }
+
+    /// The activity ended: resume the players still in announce's keeping, unless the item that
+    /// ended it said `--no-notify-others` (`notifyOthers` false): then they stay paused.
+    public mutating func deactivate(notifyOthers: Bool = true) -> [Effect] {
+        guard active else { return [] }
+        active = false
+        let resumed = pausedByAnnounce.sorted()
+        pausedByAnnounce = []
+        return resumed.isEmpty || !notifyOthers ? [] : [.resume(resumed)]
+    }
+
+    /// A player's PlaybackStatus changed. Anything but Paused after announce paused it means
+    /// someone else took it over (played or stopped it, even if they paused it again later):
+    /// it is no longer announce's to resume.
+    public mutating func changed(_ player: String, to status: PlaybackStatus) {
+        if status != .paused { pausedByAnnounce.remove(player) }
+    }
+
+    /// The player left the bus, or did not take the pause.
+    public mutating func forget(_ player: String) { pausedByAnnounce.remove(player) }
+}
+
+/// MPRIS's PlaybackStatus, its words on the bus as raw values.
+public enum PlaybackStatus: String, Sendable, Codable {
+    case playing = "Playing"
+    case paused = "Paused"
+    case stopped = "Stopped"
+}

@@ -1,0 +1,99 @@
+import Testing
+@testable import AnnounceModel
+@testable import AnnounceBus
+
+// Expectations written from DESIGN §3, Other players.
+
+@Suite struct OtherPlayersTests {
+    @Test func pausesThosePlayingAndResumesExactlyThose() {
+        var players = OtherPlayers()
+        let paused = players.activate(statuses: [":1.4": .playing, ":1.5": .paused, ":1.6": .stopped, ":1.7": .playing])
+        #expect(paused == [.pause([":1.4", ":1.7"])])
+        players.changed(":1.4", to: .paused)  // the echo of announce's own pause
+        players.changed(":1.7", to: .paused)
+        #expect(players.deactivate() == [.resume([":1.4", ":1.7"])])
+        #expect(players.pausedByAnnounce.isEmpty && !players.active)
+    }
+
+    @Test func aPlayerSomeoneElseTookOverIsNotResumed() {
+        var players = OtherPlayers()
+        _ = players.activate(statuses: [":1.4": .playing, ":1.5": .playing, ":1.6": .playing])
+        for name in [":1.4", ":1.5", ":1.6"] { players.changed(name, to: .paused) }
+        // The user played :1.4 and paused it again; stopped :1.5; :1.6 left the bus.
+        players.changed(":1.4", to: .playing)
+        players.changed(":1.4", to: .paused)
+        players.changed(":1.5", to: .stopped)
+        players.forget(":1.6")
+        #expect(players.deactivate() == [])
+    }
+
+    @Test func noNotifyOthersLeavesThemPaused() {
+        var players = OtherPlayers()
+        #expect(players.activate(statuses: [":1.4": .playing]) == [.pause([":1.4"])])
+        #expect(players.deactivate(notifyOthers: false) == [])
+        #expect(players.pausedByAnnounce.isEmpty)
+    }
+
+    @Test func nothingPlayingPausesNothingAndActivationIsOnce() {
+        var players = OtherPlayers()
+        #expect(players.activate(statuses: [":1.4": .paused]) == [])
+        #expect(players.activate(statuses: [":1.4": .playing]) == [])  // already active: no second round
+        #expect(players.deactivate() == [])
+        #expect(players.deactivate() == [])
+    }
+
+    @Test func theActivityLastsWhileTheMainLanePlaysOrWaitsUnpaused() {
+        #expect(OtherPlayers.nonMixableActive(mainLanePlaying: true, queuePaused: false, mainLaneWaiting: false))
+        #expect(OtherPlayers.nonMixableActive(mainLanePlaying: false, queuePaused: false, mainLaneWaiting: true))
+        #expect(!OtherPlayers.nonMixableActive(mainLanePlaying: false, queuePaused: true, mainLaneWaiting: true))
+        #expect(!OtherPlayers.nonMixableActive(mainLanePlaying: false, queuePaused: false, mainLaneWaiting: false))
+    }
+}
+
+@Suite struct NowPlayingTests {
+    private func item(_ id: String, _ state: ItemStatus.State, duration: Double? = nil) -> ItemStatus {
+        var item = ItemStatus(id: id, state: state, path: "/sounds/\(id).wav", priority: .normal)
+        item.duration = duration
+        return item
+    }
+
+    @Test func playingShowsTheMainLaneItem() {
+        let status = DaemonStatus(pid: 1, device: "null", deviceOpen: true, paused: false,
+                                  playing: item("a1", .playing, duration: 2.5), queued: [item("b2", .queued)], scheduled: [])
+        #expect(NowPlaying(status) == NowPlaying(status: .playing, id: "a1", title: "/sounds/a1.wav", duration: 2.5, hasNext: true))
+    }
+
+    @Test func aPausedQueueShowsWhatItHolds() {
+        let status = DaemonStatus(pid: 1, device: "null", deviceOpen: false, paused: true, playing: nil,
+                                  queued: [item("b2", .interrupted)], scheduled: [])
+        #expect(NowPlaying(status) == NowPlaying(status: .paused, id: "b2", title: "/sounds/b2.wav", hasNext: false))
+    }
+
+    @Test func nothingIsStopped() {
+        let status = DaemonStatus(pid: 1, device: "null", deviceOpen: false, paused: true, playing: nil, queued: [], scheduled: [])
+        #expect(NowPlaying(status) == .stopped)
+    }
+
+    @Test func controlsAreTheQueueRequests() {
+        #expect(NowPlaying.request(for: .pause, paused: false) == .pause)
+        #expect(NowPlaying.request(for: .play, paused: true) == .resume)
+        #expect(NowPlaying.request(for: .playPause, paused: true) == .resume)
+        #expect(NowPlaying.request(for: .playPause, paused: false) == .pause)
+        #expect(NowPlaying.request(for: .next, paused: false) == .skip)
+        #expect(NowPlaying.request(for: .stop, paused: false) == .stop)
+    }
+
+    @Test func trackPathsAreValidObjectPaths() {
+        #expect(MPRISPlayer.trackPath("9acad52e37ec") == "/org/announce/item/i9acad52e37ec")
+        #expect(MPRISPlayer.trackPath("a-b.c") == "/org/announce/item/ia_2Db_2Ec")
+    }
+}
+
+@Suite struct SessionBusAddressTests {
+    @Test func theEnvironmentWinsThenTheUsersSocket() {
+        #expect(SessionBusAddress.find(environment: "unix:path=/tmp/bus") == .found("unix:path=/tmp/bus"))
+        // An empty variable is no address; a user with no /run/user directory has no bus there.
+        #expect(SessionBusAddress.find(environment: "", uid: 3_999_999)
+            == .none(reason: "no session bus: DBUS_SESSION_BUS_ADDRESS is not set and /run/user/3999999/bus does not exist"))
+    }
+}
