@@ -40,6 +40,7 @@ extension QueueController {
         if scheduler.isPaused { status.pausedSince = runtime.pausedSince }
         status.idleExit = configuration.idleExit
         status.autoStarted = configuration.ready != nil ? true : nil  // clients start daemons with a ready pipe
+        status.otherAudio = otherAudio?.status
         return status
     }
 

@@ -23,6 +23,9 @@ final class QueueController {
     let spool: Spool
     let driver: EngineDriver
     let hub = EventHub()
+    /// Lowers other applications while a duck-others session plays; nil where the daemon must
+    /// not touch a sound server (in-process tests).
+    let otherAudio: OtherAudioDucker?
     typealias Configuration = Daemon.Configuration
 
     var scheduler = Scheduler()
@@ -48,8 +51,9 @@ final class QueueController {
     private var restoredMixed: [QueueItem] = []
 
     init(runtime: RuntimeDirectory, configuration: Configuration, logger: Logger, clock: @escaping WallClock,
-         spool: Spool, driver: EngineDriver, probeDevice: @escaping Daemon.DeviceProber) {
+         spool: Spool, driver: EngineDriver, probeDevice: @escaping Daemon.DeviceProber, otherAudio: OtherAudioDucker? = nil) {
         self.runtime = runtime
+        self.otherAudio = otherAudio
         self.configuration = configuration
         self.logger = logger
         self.clock = clock

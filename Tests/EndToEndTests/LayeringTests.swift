@@ -23,7 +23,8 @@ import Testing
     /// What the pure model may import: the standard library's own modules and swift-collections.
     static let modelImports: Set<String> = ["FoundationEssentials", "HeapModule", "Synchronization"]
     /// The C modules of this package; any other module not in `allowed` is a system or package one.
-    static let cModules: Set<String> = ["CALSA", "CSndFile", "CMpg123", "CFLAC", "CSpeexDSP", "CSonic", "CCurl", "CPosix"]
+    /// CPulse (libpulse, loaded on first use): the daemon lowers other applications' streams (issue 15).
+    static let cModules: Set<String> = ["CALSA", "CSndFile", "CMpg123", "CFLAC", "CSpeexDSP", "CSonic", "CCurl", "CPulse", "CPosix"]
     static let systemCModules: Set<String> = ["Glibc", "Darwin", "Musl", "SwiftGlibc"]
 
     static func sources(of target: String) throws -> [(file: String, imports: Set<String>)] {

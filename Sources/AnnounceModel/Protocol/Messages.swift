@@ -192,6 +192,8 @@ public struct DaemonStatus: Codable, Equatable, Sendable {
     public var quietHours: [QuietHours]
     /// Why quiet mode is on or off now.
     public var quietReason: String?
+    /// Other applications' audio lowered by a duck-others item; absent from a daemon that never ducks others (tests).
+    public var otherAudio: OtherAudioStatus?
 
     public init(pid: Int32, device: String, deviceOpen: Bool, paused: Bool, playing: ItemStatus?,
                 queued: [ItemStatus], scheduled: [ItemStatus], quiet: QuietState = QuietState(quiet: false, reason: "")) {
@@ -239,6 +241,8 @@ extension DaemonStatus {
         quietUntil = try container.decodeIfPresent(Double.self, forKey: .quietUntil)
         quietHours = try container.decode([String].self, forKey: .quietHours).compactMap { try? QuietHours(parsing: $0) }
         quietReason = try container.decodeIfPresent(String.self, forKey: .quietReason)
+        // A state this version does not know (a newer daemon's) leaves it out, as above.
+        otherAudio = (try? container.decodeIfPresent(OtherAudioStatus.self, forKey: .otherAudio)) ?? nil
     }
 }
 
