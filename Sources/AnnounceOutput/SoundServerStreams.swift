@@ -17,7 +17,7 @@ public final class SoundServerStreams {
             announce_pulse_connect(Self.timeoutMilliseconds, &reason, reason.count)
         }
         guard let connected else {
-            throw .unavailable("no sound server: \(String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))")
+            throw .unavailable(String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
         }
         pulse = connected
     }
