@@ -28,6 +28,38 @@ struct OtherAudioDuckPipeWireTests {
     func restoreAfterKill() async throws { try await OtherAudioDuckChecks.restoreAfterKill() }
 }
 
+/// No sound server answers (plain ALSA, a cron job on a machine without one): nothing to duck, no error.
+@Suite("Duck other applications: no sound server", .timeLimit(.minutes(1)))
+struct OtherAudioDuckPlainALSATests {
+    @Test("--duck-others plays on ALSA's null device; status says there is nothing to duck")
+    func nothingToDuck() async throws {
+        let nowhere = try Harness.workResult.get().appendingPathComponent("no-server").path
+        try? FileManager.default.createDirectory(atPath: nowhere, withIntermediateDirectories: true)
+        chmod(nowhere, 0o700)
+        let runtime = try DaemonRuntime(environment: ["PULSE_SERVER": "unix:\(nowhere)/native", "XDG_RUNTIME_DIR": nowhere])
+        do {
+            try await runtime.startDaemon(device: "null", arguments: ["--idle-exit", "60s"])
+            let clip = try Tones.clip(440, seconds: 0.3)
+            let queued = try await runtime.announce(["play", clip, "--duck-others", "--loops", "-1", "--no-wait"])
+            #expect(queued.status == 0, "play: \(queued)")
+            var other: WireOtherAudio?
+            for _ in 0..<200 where other?.state != "no-sound-server" {
+                other = try await runtime.status().otherAudio
+                if other?.state != "no-sound-server" { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            #expect(other?.state == "no-sound-server" && other?.streams == 0, "status: \(String(describing: other))")
+            let text = try await runtime.announce(["status"])
+            #expect(text.stdout.contains("other audio: nothing to duck, no sound server"), "status: \(text.stdout)")
+            try await runtime.control("stop")
+            #expect(try await runtime.status().otherAudio?.state == "idle")
+        } catch {
+            await runtime.cleanup()
+            throw error
+        }
+        await runtime.cleanup()
+    }
+}
+
 enum OtherAudioDuckChecks {
     static let rate = 48000.0
     /// 25 ms: whole cycles of 440 Hz (the other application) and 1000 Hz (announce).
@@ -84,9 +116,18 @@ enum OtherAudioDuckChecks {
 
     /// Polls pactl until paplay's volume passes `accept`; the seconds it took, nil at `timeout`.
     static func waitForOtherVolume(_ world: World, timeout: Double, _ accept: ([Int]) -> Bool) async throws -> Double? {
+        try await waitForVolume(world, of: "paplay", timeout: timeout, accept)
+    }
+
+    /// Polls pactl until `application`'s stream volume passes `accept` (a pactl run is ~10 ms);
+    /// the seconds it took, nil at `timeout`.
+    static func waitForVolume(_ world: World, of application: String, timeout: Double,
+                              _ accept: ([Int]) -> Bool) async throws -> Double? {
         let start = monotonicNow()
         while monotonicNow() - start < timeout {
-            if let volume = try otherVolume(world), accept(volume) { return monotonicNow() - start }
+            if let volume = try world.server.streams().first(where: { $0.application == application })?.volume, accept(volume) {
+                return monotonicNow() - start
+            }
             try await Task.sleep(for: .milliseconds(5))
         }
         return nil
@@ -193,6 +234,21 @@ enum OtherAudioDuckChecks {
             // announce's own stream is never ducked by itself.
             let own = try world.server.streams().filter { $0.pid == Int(daemon.pid) }
             #expect(!own.isEmpty && own.allSatisfy { $0.volume.allSatisfy { $0 == 65536 } }, "announce's own streams: \(own)")
+            // A player that starts during the duck is lowered too; once its user sets its volume, it is theirs.
+            let late = try world.server.start(["timeout", "60", "paplay", "--client-name=late-player", "--latency-msec=20",
+                                               world.directory + "/other-440.wav"], stdout: world.directory + "/late.out")
+            defer { late.stop() }
+            let lateLowered = try await waitForVolume(world, of: "late-player", timeout: 5) { $0.allSatisfy { (41185...41385).contains($0) } }
+            #expect(lateLowered != nil, "the player that started during the duck was not lowered to 63 %")
+            let lateIndex = try #require(try world.server.streams().first { $0.application == "late-player" }?.index)
+            try await world.server.pactl(["set-sink-input-volume", "\(lateIndex)", "30000"])
+            var streams: Int?
+            for _ in 0..<100 {
+                streams = try await world.runtime.status().otherAudio?.streams
+                if streams == 1 { break }
+                try await Task.sleep(for: .milliseconds(10))
+            }
+            #expect(streams == 1, "after the user set the late player's volume, announce still counts \(String(describing: streams)) lowered")
             #expect(FileManager.default.fileExists(atPath: world.runtime.path + "/ducked-others"), "no journal while ducking")
             daemon.signal(SIGKILL)
             #expect(await daemon.waitForExit(timeout: 5), "the daemon survived SIGKILL")
@@ -210,6 +266,8 @@ enum OtherAudioDuckChecks {
             #expect(restored, "after SIGKILL the next daemon did not restore \(world.original): \(String(describing: now))")
             #expect(total <= 1.0, "restored \(total) s after the next daemon was started, not within 1 s")
             #expect(!FileManager.default.fileExists(atPath: world.runtime.path + "/ducked-others"), "the journal outlived the restore")
+            let lateNow = try world.server.streams().first { $0.application == "late-player" }?.volume
+            #expect(lateNow == [30000, 30000], "the late player's volume, as its user set it: \(String(describing: lateNow))")
         }
     }
 }

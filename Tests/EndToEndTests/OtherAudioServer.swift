@@ -95,6 +95,16 @@ struct OtherAudioServer: Sendable {
         return result
     }
 
+    /// `pactl ARGUMENTS`, expected to succeed.
+    func pactl(_ arguments: [String]) async throws {
+        let out = directory + "/pactl-command.txt"
+        unlink(out)
+        let child = try start(["pactl"] + arguments, stdout: out)
+        guard await child.exited(within: 10), child.exitStatus == 0 else {
+            throw HarnessError("pactl \(arguments.joined(separator: " ")) failed: \((try? String(contentsOfFile: out + ".err", encoding: .utf8)) ?? "")")
+        }
+    }
+
     /// The volume of stream `pid` as pactl reports it, or nil when it has no stream.
     func volume(ofProcess pid: pid_t) throws -> [Int]? {
         try streams().first { $0.pid == Int(pid) }?.volume
