@@ -33,6 +33,8 @@ final class OtherAudioDucker: Sendable {
     /// Steps while a ramp runs (about 15 down, 40 up), and the look for new or changed streams while ducked.
     static let rampStepMilliseconds: Int32 = 10
     static let holdStepMilliseconds: Int32 = 50
+    static let maxStepSeconds = 0.02
+    static let retryMilliseconds: Int32 = 1000
     private let finished = CountingSemaphore()
 
     init(journalPath: String, logger: Logger) throws(AnnounceError) {
@@ -68,15 +70,14 @@ final class OtherAudioDucker: Sendable {
         var duck = OtherAudioDuck(ownProcessID: Int64(getpid()), shape: GainRamp.shape)
         var server: SoundServerStreams?
         var serverEnvironment: [String: String]?
+        // The duck's clock: real time, but while a ramp runs at most `maxStepSeconds` per step, so a
+        // thread kept from running on a loaded machine stretches the ramp instead of jumping (a click).
+        var rampClock = 0.0
+        var lastLook = SystemClock.monotonic()
         while true {
             let (wish, stopping) = shared.withLock { ($0.wish, $0.stopping) }
-            let now = SystemClock.monotonic()
             let gain = stopping ? 1 : wish.gain
-            if gain != duck.target {
-                duck.retarget(gain, seconds: stopping ? 0 : gain < 1 ? GainRamp.duckDownSeconds : GainRamp.duckUpSeconds,
-                              now: now)
-            }
-            if duck.isIdle {
+            if gain == 1 && duck.isIdle {
                 // Nothing lowered: let the server go, and wait for the next duck.
                 server = nil
                 publish(OtherAudioStatus(state: .idle))
@@ -89,15 +90,28 @@ final class OtherAudioDucker: Sendable {
                     server = try SoundServerStreams(environment: wish.environment)
                     serverEnvironment = wish.environment
                 } catch {
-                    // Plain ALSA: nothing to duck, no error; tried again when the wish changes.
-                    logger.info("duck others: nothing to duck (\(error.description))")
+                    // Plain ALSA: nothing to duck, no error. A server too busy to answer in time may
+                    // answer later: tried again every second while the duck is wanted.
+                    if shared.withLock({ $0.status.state }) != .noSoundServer {
+                        logger.info("duck others: nothing to duck (\(error.description))")
+                    }
                     server = nil
                     duck.forget()
+                    duck.retarget(1, seconds: 0, now: 0)
                     publish(OtherAudioStatus(state: .noSoundServer, reason: error.description))
                     if stopping { break }
-                    _ = wake.wait(milliseconds: -1)
+                    _ = wake.wait(milliseconds: Self.retryMilliseconds)
                     continue
                 }
+            }
+            // The ramp starts once the server answers: a slow connection must not eat into it.
+            let real = SystemClock.monotonic()
+            rampClock += duck.isRamping(at: rampClock) ? min(real - lastLook, Self.maxStepSeconds) : real - lastLook
+            lastLook = real
+            let now = rampClock
+            if gain != duck.target {
+                duck.retarget(gain, seconds: stopping ? 0 : gain < 1 ? GainRamp.duckDownSeconds : GainRamp.duckUpSeconds,
+                              now: now)
             }
             do throws(AnnounceError) {
                 try step(&duck, on: server!, environment: serverEnvironment, now: now)
@@ -107,12 +121,12 @@ final class OtherAudioDucker: Sendable {
                 server = nil
                 duck.forget()
                 removeJournal()
+                _ = wake.wait(milliseconds: Self.holdStepMilliseconds)  // not a busy loop on a server that keeps failing
                 continue
             }
             publish(OtherAudioStatus(state: .ducking, streams: duck.lowered.count))
             if stopping && duck.isIdle { break }
-            _ = wake.wait(milliseconds: duck.isRamping(at: SystemClock.monotonic()) ? Self.rampStepMilliseconds
-                                                                                             : Self.holdStepMilliseconds)
+            _ = wake.wait(milliseconds: duck.isRamping(at: now) ? Self.rampStepMilliseconds : Self.holdStepMilliseconds)
         }
         publish(OtherAudioStatus(state: .idle))
         finished.signal()
@@ -127,10 +141,11 @@ final class OtherAudioDucker: Sendable {
     private func step(_ duck: inout OtherAudioDuck, on server: SoundServerStreams, environment: [String: String]?,
                       now: Double) throws(AnnounceError) {
         let step = duck.step(try server.streams(), now: now)
-        if step.journalFirst, let streams = step.journal { writeJournal(OtherAudioJournal(environment: environment, streams: streams)) }
+        let journal = step.journal.map { OtherAudioJournal(environment: environment, streams: $0) }
+        if step.journalFirst, let journal { writeJournal(journal) }
         for change in step.changes { try server.setVolume(change) }
-        if !step.journalFirst, let streams = step.journal {
-            if streams.isEmpty { removeJournal() } else { writeJournal(OtherAudioJournal(environment: environment, streams: streams)) }
+        if !step.journalFirst, let journal {
+            if journal.streams.isEmpty { removeJournal() } else { writeJournal(journal) }
         }
     }
 

@@ -67,12 +67,29 @@ import AnnounceEngine
         server.apply(appeared)
         #expect(server.volume(7) == [18899, 18899])
         server.streams[0].volume = [20000, 20000]  // the user turns it down further during the duck
-        server.apply(duck.step(server.streams, now: 0.3))
+        server.apply(duck.step(server.streams, now: 0.8))
         #expect(duck.lowered.map(\.index) == [7], "the changed stream is forgotten")
+        server.apply(duck.step(server.streams, now: 0.85))
+        #expect(duck.lowered.map(\.index) == [7] && server.volume(1) == [20000, 20000], "and not taken again as a new one")
         duck.retarget(1, seconds: 0.4, now: 1)
         server.apply(duck.step(server.streams, now: 2))
         #expect(server.volume(1) == [20000, 20000], "left as the user set it")
         #expect(server.volume(7) == [30000, 30000])
+    }
+
+    @Test func aNewStreamsVolumeSetByTheServerJustAfterItAppearsIsItsOriginal() {
+        var duck = duck()
+        var server = Server(streams: [OtherStream(index: 1, volume: [65536, 65536])])
+        duck.retarget(Self.gain, seconds: 0, now: 0)
+        server.apply(duck.step(server.streams, now: 0))
+        server.streams[0].volume = [50000, 50000]  // WirePlumber's restore-stream, 30 ms later
+        let settled = duck.step(server.streams, now: 0.03)
+        #expect(settled.journalFirst && settled.journal?.first?.original == [50000, 50000])
+        server.apply(settled)
+        #expect(server.volume(1) == [31498, 31498], "lowered from the server's volume")
+        duck.retarget(1, seconds: 0, now: 1)
+        server.apply(duck.step(server.streams, now: 1))
+        #expect(server.volume(1) == [50000, 50000])
     }
 
     @Test func roundingByTheServerIsNotAUserChange() {
@@ -102,7 +119,7 @@ import AnnounceEngine
         var duck = duck()
         var server = Server(streams: [])
         var originals: [UInt32: [UInt32]] = [:]
-        var touched: Set<UInt32> = []
+        var touched: [UInt32: [UInt32]] = [:]
         var journal: [LoweredStream] = []
         var next: UInt32 = 1
         var now = 0.0
@@ -120,9 +137,18 @@ import AnnounceEngine
                 server.streams.remove(at: Int.random(in: 0..<server.streams.count, using: &generator))
             case 3 where !server.streams.isEmpty:
                 let index = Int.random(in: 0..<server.streams.count, using: &generator)
-                if server.streams[index].processID != Self.own {
-                    server.streams[index].volume = server.streams[index].volume.map { $0 / 2 + 5000 }
-                    touched.insert(server.streams[index].index)
+                let stream = server.streams[index]
+                if stream.processID != Self.own {
+                    let set = stream.volume.map { $0 / 2 + 5000 }
+                    server.streams[index].volume = set
+                    // Lowered a while ago: the user's from here on. Otherwise (not lowered, or just
+                    // now: a server's policy settling) simply its volume from now.
+                    let lowered = duck.lowered.first { $0.index == stream.index }
+                    if lowered.map({ now - $0.since >= OtherAudioDuck.settleSeconds }) == true || touched[stream.index] != nil {
+                        touched[stream.index] = set
+                    } else {
+                        originals[stream.index] = set
+                    }
                 }
             case 4:
                 let gain = [0.001, 0.063, 0.25, 0.5].randomElement(using: &generator)!
@@ -141,7 +167,16 @@ import AnnounceEngine
             }
             server.apply(step)
             if !step.journalFirst, let written = step.journal { journal = written }
-            for stream in server.streams where !touched.contains(stream.index) {
+            if duck.isIdle {
+                // The duck is over: what users set is simply the streams' volume for the next one.
+                for (index, set) in touched { originals[index] = set }
+                touched = [:]
+            }
+            for stream in server.streams {
+                if let set = touched[stream.index] {
+                    #expect(stream.volume == set, "seed \(seed): announce changed \(stream.index) after its user set it")
+                    continue
+                }
                 let original = originals[stream.index]!
                 if stream.processID == Self.own { #expect(stream.volume == original, "seed \(seed): own stream changed") }
                 let floor = OtherAudioDuck.scaled(original, gain: deepest)
@@ -152,7 +187,7 @@ import AnnounceEngine
         duck.retarget(1, seconds: 0.4, now: now)
         let step = duck.step(server.streams, now: now + 1)
         server.apply(step)
-        for stream in server.streams where !touched.contains(stream.index) {
+        for stream in server.streams where touched[stream.index] == nil {
             #expect(stream.volume == originals[stream.index], "seed \(seed): stream \(stream.index) not restored exactly")
         }
         #expect(duck.isIdle && (step.journal ?? journal).isEmpty, "seed \(seed): something left in the journal")

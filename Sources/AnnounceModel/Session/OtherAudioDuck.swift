@@ -29,6 +29,8 @@ public struct LoweredStream: Codable, Equatable, Sendable {
     public var original: [UInt32]
     /// The volume announce set last; another value means someone else changed it meanwhile.
     public var lastSet: [UInt32]
+    /// When announce first lowered it (the duck's clock).
+    public var since: Double
 
     /// The same stream as `stream` (a server reuses an index only after a restart; the process checks it).
     public func matches(_ stream: OtherStream) -> Bool {
@@ -74,17 +76,24 @@ public struct DuckStep: Equatable, Sendable {
 ///   integers back exactly.
 /// - A stream that appears while ducked is lowered too. One whose volume differs from what
 ///   announce set last (beyond rounding) was changed by its user: it is left as they set it
-///   and forgotten, never restored over their choice. A stream that goes away is forgotten.
+///   and forgotten, never restored over their choice (nor taken again during this duck). A
+///   change within `settleSeconds` of the stream's first lowering is the server's own policy
+///   setting a new stream's volume (WirePlumber's restore-stream does, just after the stream
+///   appears), not a user: that volume becomes the stream's original. A stream that goes away
+///   is forgotten.
 /// - When the gain is back at 1 after a release, every stream still known gets its original
 ///   volume and the journal empties.
 public struct OtherAudioDuck: Sendable {
     /// Rounding a server may apply on the way back (pipewire-pulse stores float volumes).
     static let tolerance: UInt32 = 3
+    public static let settleSeconds = 0.5
 
     public let ownProcessID: Int64
     public static let ownRole = "announce"
 
     public private(set) var lowered: [LoweredStream] = []
+    /// Streams whose user changed their volume during this duck: theirs until it ends, never taken again.
+    private var leftAlone: [OtherStream] = []
     /// Where the gain goes (1: released).
     public private(set) var target: Double = 1
     private var rampFrom: Double = 1
@@ -110,7 +119,7 @@ public struct OtherAudioDuck: Sendable {
     public func isRamping(at now: Double) -> Bool { rampSeconds > 0 && now < rampStart + rampSeconds }
 
     /// Nothing lowered, nothing to do.
-    public var isIdle: Bool { target == 1 && lowered.isEmpty }
+    public var isIdle: Bool { target == 1 && lowered.isEmpty && leftAlone.isEmpty }
 
     /// Ducks to `gain` (linear, 0 to 1), or back to full level with 1, over `seconds` from the gain reached.
     public mutating func retarget(_ gain: Double, seconds: Double, now: Double) {
@@ -125,6 +134,7 @@ public struct OtherAudioDuck: Sendable {
     /// Forgets everything (the journal was restored by other means, or the server went away).
     public mutating func forget() {
         lowered = []
+        leftAlone = []
     }
 
     public func isOwn(_ stream: OtherStream) -> Bool {
@@ -151,6 +161,9 @@ public struct OtherAudioDuck: Sendable {
         return y
     }
 
+    /// One stream, as the server numbers it (an index is reused only after a server restart).
+    static func same(_ a: OtherStream, _ b: OtherStream) -> Bool { a.index == b.index && a.processID == b.processID }
+
     static func changedByUser(_ seen: [UInt32], lastSet: [UInt32]) -> Bool {
         seen.count != lastSet.count
             || zip(seen, lastSet).contains { max($0, $1) - min($0, $1) > max(tolerance, $1 / 100) }
@@ -162,11 +175,19 @@ public struct OtherAudioDuck: Sendable {
         var result = DuckStep()
         var kept: [LoweredStream] = []
         var journalChanged = false
-        for stream in streams where stream.settable && !isOwn(stream) {
+        leftAlone = leftAlone.filter { alone in streams.contains { Self.same($0, alone) } }
+        for stream in streams where stream.settable && !isOwn(stream) && !leftAlone.contains(where: { Self.same($0, stream) }) {
             if var known = lowered.first(where: { $0.matches(stream) }) {
                 if Self.changedByUser(stream.volume, lastSet: known.lastSet) {
-                    journalChanged = true
-                    continue
+                    if now - known.since < Self.settleSeconds {
+                        known.original = stream.volume
+                        journalChanged = true
+                        result.journalFirst = true
+                    } else {
+                        leftAlone.append(stream)
+                        journalChanged = true
+                        continue
+                    }
                 }
                 let wanted = Self.scaled(known.original, gain: gain)
                 if wanted != stream.volume { result.changes.append(VolumeChange(index: stream.index, volume: wanted)) }
@@ -175,17 +196,18 @@ public struct OtherAudioDuck: Sendable {
             } else if target < 1 {
                 let wanted = Self.scaled(stream.volume, gain: gain)
                 kept.append(LoweredStream(index: stream.index, application: stream.application, processID: stream.processID,
-                                          original: stream.volume, lastSet: wanted))
+                                          original: stream.volume, lastSet: wanted, since: now))
                 if wanted != stream.volume { result.changes.append(VolumeChange(index: stream.index, volume: wanted)) }
                 journalChanged = true
                 result.journalFirst = true
             }
         }
         if kept.count != lowered.count { journalChanged = true }
-        if target == 1 && !isRamping(at: now) && !kept.isEmpty {
+        if target == 1 && !isRamping(at: now) {
             // Released: the changes above put back the originals exactly; nothing is left to restore.
+            if !kept.isEmpty { journalChanged = true }
             kept = []
-            journalChanged = true
+            leftAlone = []
         }
         lowered = kept
         if journalChanged { result.journal = kept }
