@@ -4,8 +4,9 @@
 #include <stdint.h>
 
 // libpulse for lowering other applications' streams (DESIGN §3, duckOthers), loaded on first use
-// (dlopen) rather than linked: only the daemon needs it, and linked, libpulse and the libraries it
-// pulls in (dbus, systemd, sndfile, xcb) would cost every `announce` start their dynamic linking.
+// (dlopen) rather than linked: only the daemon needs it, and linked, libpulse and the 18 libraries it
+// pulls in (dbus, systemd, sndfile, xcb...) cost every `announce` start ~2.8 ms of dynamic linking
+// (`announce --version`, debug build: 13.3 ms with libpulse preloaded against 10.5 ms).
 //
 // Synchronous calls over a plain pa_mainloop run by the calling thread, each bounded by a timeout,
 // so one thread (the daemon's duck thread) owns a connection. Works with PulseAudio and
