@@ -35,6 +35,8 @@ final class OtherAudioDucker: Sendable {
     static let holdStepMilliseconds: Int32 = 50
     static let maxStepSeconds = 0.02
     static let retryMilliseconds: Int32 = 1000
+    /// How long (in retries) lowered streams are held for a server that stopped answering.
+    static let retriesWhileLowered = 10
     private let finished = CountingSemaphore()
 
     init(journalPath: String, logger: Logger) throws(AnnounceError) {
@@ -74,6 +76,7 @@ final class OtherAudioDucker: Sendable {
         // thread kept from running on a loaded machine stretches the ramp instead of jumping (a click).
         var rampClock = 0.0
         var lastLook = SystemClock.monotonic()
+        var unanswered = 0
         while true {
             let (wish, stopping) = shared.withLock { ($0.wish, $0.stopping) }
             let gain = stopping ? 1 : wish.gain
@@ -89,9 +92,18 @@ final class OtherAudioDucker: Sendable {
                 do {
                     server = try SoundServerStreams(environment: wish.environment)
                     serverEnvironment = wish.environment
+                    unanswered = 0
                 } catch {
+                    if !duck.lowered.isEmpty && unanswered < Self.retriesWhileLowered {
+                        // Streams are lowered there: keep them (and the journal) and ask again.
+                        unanswered += 1
+                        logger.warning("duck others: \(error.description); trying again")
+                        _ = wake.wait(milliseconds: Self.retryMilliseconds)
+                        continue
+                    }
                     // Plain ALSA: nothing to duck, no error. A server too busy to answer in time may
-                    // answer later: tried again every second while the duck is wanted.
+                    // answer later: tried again every second while the duck is wanted. (What stays
+                    // lowered on a server that never answers again is the journal's, for the next start.)
                     if shared.withLock({ $0.status.state }) != .noSoundServer {
                         logger.info("duck others: nothing to duck (\(error.description))")
                     }
@@ -116,12 +128,11 @@ final class OtherAudioDucker: Sendable {
             do throws(AnnounceError) {
                 try step(&duck, on: server!, environment: serverEnvironment, now: now)
             } catch {
-                // The server went away (its streams with it): nothing is left to restore there.
+                // Too slow, or gone: connect again. A server that restarted has none of these streams
+                // (the next look forgets them); a slow one still has them lowered.
                 logger.warning("duck others: \(error.description)")
                 server = nil
-                duck.forget()
-                removeJournal()
-                _ = wake.wait(milliseconds: Self.holdStepMilliseconds)  // not a busy loop on a server that keeps failing
+                _ = wake.wait(milliseconds: Self.holdStepMilliseconds)
                 continue
             }
             publish(OtherAudioStatus(state: .ducking, streams: duck.lowered.count))

@@ -74,6 +74,9 @@ enum OtherAudioDuckChecks {
         let runtime: DaemonRuntime
         let other: ChildProcess
         let original: [Int]
+        /// The other player's application name: one per test, so no test sees a volume that the server's
+        /// stream-restore kept from another's player.
+        let otherName: String
     }
 
     static func withWorld(_ label: String, _ body: (World) async throws -> Void) async throws {
@@ -86,12 +89,16 @@ enum OtherAudioDuckChecks {
             let tone = directory + "/other-440.wav"
             try Sox.tone(tone, frequency: 440, seconds: 30, rate: Int(rate), channels: 2)
             // `timeout`: a player left behind by a killed test run ends by itself.
-            let other = try server.start(["timeout", "60", "paplay", "--latency-msec=20", tone], stdout: directory + "/paplay.out")
+            let otherName = "other-" + label
+            let other = try server.start(["timeout", "60", "paplay", "--client-name=" + otherName, "--latency-msec=20", tone],
+                                         stdout: directory + "/paplay.out")
             defer { other.stop() }
             do {
                 // paplay's pid is the child of timeout: find its stream by application name.
-                let original = try await waitForOtherStream(server)
-                try await body(World(server: server, directory: directory, runtime: runtime, other: other, original: original))
+                let original = try await waitForOtherStream(server, name: otherName)
+                try #require(original == [65536, 65536], "the other player starts at \(original), not 100 %")
+                try await body(World(server: server, directory: directory, runtime: runtime, other: other, original: original,
+                                     otherName: otherName))
             } catch {
                 await runtime.cleanup()
                 throw error
@@ -101,22 +108,22 @@ enum OtherAudioDuckChecks {
     }
 
     /// paplay's stream, once the server lists it: its volume.
-    static func waitForOtherStream(_ server: OtherAudioServer) async throws -> [Int] {
+    static func waitForOtherStream(_ server: OtherAudioServer, name: String) async throws -> [Int] {
         let start = monotonicNow()
-        while monotonicNow() - start < 10 {
-            if let stream = try server.streams().first(where: { $0.application == "paplay" }) { return stream.volume }
+        while monotonicNow() - start < 30 {  // a loaded machine starts paplay slowly
+            if let stream = try server.streams().first(where: { $0.application == name }) { return stream.volume }
             try await Task.sleep(for: .milliseconds(10))
         }
-        throw HarnessError("paplay's stream did not appear on \(server.kind.rawValue) within 10 s")
+        throw HarnessError("paplay's stream did not appear on \(server.kind.rawValue) within 30 s")
     }
 
     static func otherVolume(_ world: World) throws -> [Int]? {
-        try world.server.streams().first { $0.application == "paplay" }?.volume
+        try world.server.streams().first { $0.application == world.otherName }?.volume
     }
 
     /// Polls pactl until paplay's volume passes `accept`; the seconds it took, nil at `timeout`.
     static func waitForOtherVolume(_ world: World, timeout: Double, _ accept: ([Int]) -> Bool) async throws -> Double? {
-        try await waitForVolume(world, of: "paplay", timeout: timeout, accept)
+        try await waitForVolume(world, of: world.otherName, timeout: timeout, accept)
     }
 
     /// Polls pactl until `application`'s stream volume passes `accept` (a pactl run is ~10 ms);
@@ -210,8 +217,9 @@ enum OtherAudioDuckChecks {
         #expect(abs(db(after / before)) <= 0.1, "the other stream is \(db(after / before)) dB off its level after the duck")
         let down = try #require(down90.flatMap { a in down10.map { a - $0 } }, "no ramp down")
         let up = try #require(up90.flatMap { a in up10.map { a - $0 } }, "no ramp up")
-        // A step (no ramp) reads ~20 ms through the 25 ms window; 88 ms and 236 ms are the curves' own.
-        #expect((0.045...0.2).contains(down), "ramp down 10–90 % in \(down) s, not about 88 ms (150 ms raised cosine)")
+        // A step (no ramp) reads ~20 ms through the 25 ms window; 88 ms and 236 ms are the curves' own. On a
+        // loaded machine the duck thread stretches a ramp rather than jump (199 ms seen at load 12).
+        #expect((0.045...0.3).contains(down), "ramp down 10–90 % in \(down) s, not about 88 ms (150 ms raised cosine)")
         #expect((0.15...0.45).contains(up), "ramp up 10–90 % in \(up) s, not about 236 ms (400 ms raised cosine)")
         let latency = try #require(down90) - onset
         #expect(latency <= 0.4, "the other stream reached the duck level \(latency) s after announce's onset")
