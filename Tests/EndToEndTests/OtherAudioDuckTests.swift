@@ -191,7 +191,16 @@ enum OtherAudioDuckChecks {
     static func analyse(_ samples: [Double], server: OtherAudioServer.Kind) throws {
         let other = ToneAnalysis.envelope(samples, frequency: 440, rate: rate, window: window, hop: hop)
         let voice = ToneAnalysis.envelope(samples, frequency: 1000, rate: rate, window: window, hop: hop)
+        // An underrun of announce's own clip on a loaded machine (8 ms seen at load 20) splits its span; the
+        // other stream's level is what is measured here, so spans less than 100 ms apart are one.
         let spans = ToneAnalysis.spans(voice, level: ToneAnalysis.plateau(voice), rate: rate, window: window, hop: hop)
+            .reduce(into: [ClosedRange<Double>]()) { joined, span in
+                if let last = joined.last, span.lowerBound - last.upperBound < 0.1 {
+                    joined[joined.count - 1] = last.lowerBound...span.upperBound
+                } else {
+                    joined.append(span)
+                }
+            }
         try #require(spans.count == 1, "announce's 1000 Hz clip should sound once: \(spans)")
         let (onset, end) = (spans[0].lowerBound, spans[0].upperBound)
         func time(_ index: Int) -> Double { (Double(index * hop) + Double(window) / 2) / rate }
