@@ -62,16 +62,18 @@ let package = Package(
             name: "AnnounceEngine",
             dependencies: ["AnnounceModel", "AnnounceSystem", "AnnounceOutput", "CSpeexDSP", "CSonic", "CPosix"]
         ),
-        // Daemon: the control loop, queue controller, connections, spool and the engine driver.
+        // Daemon: the control loop, queue controller, connections, spool and the engine driver
+        // (which opens live streams through AnnounceNetwork).
         .target(
             name: "AnnounceDaemon",
             dependencies: [
-                "AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "AnnounceEngine", "CPosix",
+                "AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "AnnounceEngine", "AnnounceNetwork", "CPosix",
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // Network: downloads (libcurl) into the media directory, for `play URL`.
-        .target(name: "AnnounceNetwork", dependencies: ["AnnounceModel", "AnnounceSystem", "CCurl"]),
+        // Network: the daemon's downloads (libcurl) into the media directory, for `play URL`, and
+        // live streams' connections, for `play --stream URL`.
+        .target(name: "AnnounceNetwork", dependencies: ["AnnounceModel", "AnnounceSystem", "CCurl", "CPosix"]),
         // Client: talking to the daemon (and starting it) over its socket.
         .target(name: "AnnounceClient", dependencies: ["AnnounceModel", "AnnounceSystem", "CPosix"]),
         // The CLI: one file per subcommand.

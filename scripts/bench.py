@@ -59,6 +59,8 @@ COUNTS = {
     "ALERT_ROUNDS": (10, 2),   # rounds of 1 cold + 5 warm + 5 daemon-alone alerts on null
     "ALERT_ROUNDS_PACED": (4, 1),
     "SAY": (60, 6),            # `announce say` commands per case (fresh text, cached text)
+    "URL": (60, 6),            # `announce play URL` and the same file by path, to the first frame
+    "RUNS_URL": (5, 1),        # the 60-minute MP3 over http: announce and mpg123
     "MIX_SECONDS": (10, 2),    # mixing window
     "MICRO_SECONDS": (2, 1),   # ordo-one/benchmark: at most this long per benchmark
 }
@@ -846,6 +848,69 @@ class Bench:
             f"{self.res['speech']['cached']['p50']:.1f} ms); espeak-ng's own first byte p50 {self.res['speech']['espeak']['p50']:.1f} ms")
 
     # -------------------------------------------------------------------------------------
+    # network: `play http://127.0.0.1/…` to the first frame (beside the same file by path), and
+    # the CPU of the 60-minute MP3 over http beside `mpg123 http://…`, from Tests/Servers/httpd.py
+    # (Python's http.server; its own CPU is nobody's) on loopback.
+
+    def network(self):
+        server = subprocess.Popen([sys.executable, os.path.join(ROOT, "Tests/Servers/httpd.py"), CACHE, "3600"],
+                                  stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True)
+        self.cleanups.append(server.kill)
+        port = int(server.stdout.readline())
+        env = dict(os.environ, no_proxy="127.0.0.1", NO_PROXY="127.0.0.1")
+        d = Daemon(self, "network", env=env)
+        rng = random.Random(5)
+
+        def first_frame(target):
+            d.drain()
+            d.wait_closed()
+            time.sleep(rng.uniform(0, 0.060))
+            t0 = time.time()
+            ident = d.cli("play", "--no-wait", "-d", "null", target)
+            s = d.until(lambda m: m.get("event") == "started" and m.get("id") == ident, "start of the play")
+            d.until(is_event("finished", ident), "end of the play")
+            if d.finished[ident].get("outcome", {}).get("kind") != "played":
+                raise RuntimeError(f"{target}: {d.finished[ident]}")
+            return s["time"] - t0
+
+        name = "mp3-1min.mp3"
+        url = f"http://127.0.0.1:{port}/{name}"
+        first_frame(url)  # libcurl loaded, the file in the page cache
+        by_url, by_path = [], []
+        for _ in range(self.n["URL"]):
+            by_url.append(first_frame(url))
+            by_path.append(first_frame(self.path(name)))
+        d.stop()
+        self.cleanups.remove(d.stop)
+        out = {"url": stats_ms(by_url), "path": stats_ms(by_path), "file": name}
+
+        long = f"http://127.0.0.1:{port}/mp3-60min.mp3"
+        cmds = {"announce": [self.bin, "play", "-q", "-d", "null", long], "mpg123": REFERENCE["mp3"] + [long]}
+        counted = self.Counted(self, self.path("mp3-0.1s.mp3"))
+        counted.env.update(no_proxy="127.0.0.1", NO_PROXY="127.0.0.1")
+        subprocess.run(["cat", self.path("mp3-60min.mp3")], stdout=subprocess.DEVNULL)
+        runs = {p: [] for p in cmds}
+        try:
+            for _ in range(self.n["RUNS_URL"]):
+                for p, argv in cmds.items():  # interleaved, so drift hits both alike
+                    rec = counted.run(argv) if p == "announce" else run_once(argv, env)
+                    if rec["exit"] != 0:
+                        raise RuntimeError(f"{shlex.join(argv)} exited {rec['exit']}: {rec['stderr']}")
+                    runs[p].append({k: v for k, v in rec.items() if k not in ("stderr", "exit")})
+        finally:
+            counted.d.stop()
+            self.cleanups.remove(counted.d.stop)
+            server.kill()
+            server.wait()
+            self.cleanups.remove(server.kill)
+        out["stream"] = {"seconds": self.dur["mp3-60min.mp3"], "runs": runs,
+                         "commands": {p: shlex.join(a).replace(long, "http://127.0.0.1/FILE").replace(self.bin, "announce")
+                                      for p, a in cmds.items()}}
+        self.res["network"] = out
+        log(f"network: URL to first frame p50 {out['url']['p50']:.1f} ms (by path {out['path']['p50']:.1f} ms); 60-min MP3 "
+            "over http: " + ", ".join(f"{p} {med(r['cpu'] for r in rs):.3f} s" for p, rs in runs.items()) + " CPU")
+
+    # -------------------------------------------------------------------------------------
     # mixing: the daemon's steady CPU while N looping ambient streams play on the paced device.
 
     def mixing(self):
@@ -1280,6 +1345,19 @@ def ratio_rows(res):
         V.append(("speech: `announce say` of a sentence just said (the render cache) to first frame (`null`)", "INFO",
                   f"p50 {k['p50']:.1f} ms, p90 {k['p90']:.1f} ms, max {k['max']:.1f} ms; no engine runs; no target set"))
 
+    N = res.get("network")
+    if N:
+        u, q = N["url"], N["path"]
+        V.append((f"network: `announce play http://127.0.0.1/…` to first frame on loopback ({N['file']}, `null`)", "INFO",
+                  f"p50 {u['p50']:.1f} ms, p99 {u['p99']:.1f} ms, max {u['max']:.1f} ms ({u['n']} plays); the same file "
+                  f"by path p50 {q['p50']:.1f} ms, p99 {q['p99']:.1f} ms; no target set"))
+        runs = N["stream"]["runs"]
+        pr = [x["cpu"] / y["cpu"] for x, y in zip(runs["announce"], runs["mpg123"]) if y["cpu"] > 0]
+        a, b = (med(r["cpu"] for r in runs[p]) for p in ("announce", "mpg123"))
+        V.append(("network: the 60-minute MP3 over http, CPU ÷ `mpg123 -o alsa -a null http://…`", "INFO",
+                  f"{med(pr):.3f}× (rounds {min(pr):.3f}–{max(pr):.3f}×; medians {a:.3f} s vs {b:.3f} s; announce: client "
+                  f"+ daemon, its download included); no target set"))
+
     M = res.get("mixing")
     if M:
         by = {}
@@ -1506,7 +1584,7 @@ def micro_tables(output):
 
 # =========================================================================================
 
-SECTIONS = ["players", "tempo", "daemon", "alert", "speech", "mixing", "callgrind", "micro"]
+SECTIONS = ["players", "tempo", "daemon", "alert", "speech", "network", "mixing", "callgrind", "micro"]
 
 
 def main():

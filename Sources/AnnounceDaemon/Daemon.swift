@@ -9,6 +9,7 @@ import AnnounceSystem
 import AnnounceSources
 import AnnounceOutput
 import AnnounceEngine
+import AnnounceNetwork
 
 /// The per-user queue owner's entry point and lifecycle: it takes the runtime directory's
 /// lock, blocks the termination signals, opens the spool and the socket, then hands over to
@@ -118,13 +119,15 @@ public final class Daemon {
         ALSAOutput.processEnvironment
         let mailbox = try Mailbox()
         let speechCache = SpeechCache.user(limitBytes: configuration.speechCacheBytes)
+        let downloads = Downloads(media: spool.media)
         let driver = EngineDriver(openOutput: openOutput, makeSource: makeSource, speechCache: speechCache,
-                                  media: spool.media) { mailbox.post($0) }
+                                  media: spool.media, downloads: downloads) { mailbox.post($0) }
         // Started before the socket listens: it first restores what a daemon killed mid-duck lowered.
         let otherAudio = ducksOtherAudio ? try OtherAudioDucker(journalPath: runtime.otherAudioJournalPath, logger: logger) : nil
         defer { otherAudio?.stop() }
         let controller = QueueController(runtime: runtime, configuration: configuration, logger: logger, clock: clock,
-                                         spool: spool, driver: driver, probeDevice: probeDevice, otherAudio: otherAudio)
+                                         spool: spool, driver: driver, probeDevice: probeDevice, downloads: downloads,
+                                         otherAudio: otherAudio)
         let now = clock()
         controller.restore(now: now)
         unlink(runtime.socketPath)  // stale: we hold the lock

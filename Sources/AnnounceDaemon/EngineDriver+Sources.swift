@@ -4,17 +4,42 @@ import AnnounceSources
 
 /// What a play reads, and where an interrupted one goes on in it.
 extension EngineDriver {
-    /// An item's file, media or speech as a source; an alert's from `alertCache`, decoded once.
-    static func sources(alertCache: AlertCache, speechCache: SpeechCache?, media: MediaDirectory?,
-                        standby: EngineStandby) -> SourceMaker {
+    /// An item's file, media, download, speech or live stream as a source; an alert's from
+    /// `alertCache`, decoded once. `titles`: a live stream's title changes, by item id.
+    static func sources(alertCache: AlertCache, speechCache: SpeechCache?, media: MediaDirectory?, downloads: Downloads?,
+                        standby: EngineStandby, titles: @escaping @Sendable (String, String?) -> Void) -> SourceMaker {
         { item, alert, cancellation throws(AnnounceError) in
+            if let stream = item.clip.stream { return try liveSource(stream, of: item, cancellation: cancellation, titles: titles) }
             if let speech = item.clip.speech { return try SpeechSource(speech: speech, cache: speechCache, cancellation: cancellation, standby: standby) }
+            if let downloads, let growing = downloads.ensure(item, urgent: true) {
+                return try downloadSource(item, growing, downloads: downloads, cancellation: cancellation)
+            }
             if let name = item.clip.media, let media {
                 // Its messages name the input as the user gave it (stdin), not the daemon's file.
                 let path = media.filePath(name)
                 do throws(AnnounceError) { return try FileSource(path: path) } catch { throw error.naming(path, as: item.clip.path) }
             }
             return alert ? FileSource(decoder: try alertCache.decoder(for: item.clip.file)) : try FileSource(file: item.clip.file)
+        }
+    }
+
+    /// A URL item's body as it downloads. Its messages name the URL; bytes of no known format
+    /// from a server that called them something other than audio are named by that type:
+    /// `not audio (text/html)`.
+    private static func downloadSource(_ item: QueueItem, _ growing: GrowingFile, downloads: Downloads,
+                                       cancellation: Cancellation) throws(AnnounceError) -> any Source {
+        do throws(AnnounceError) {
+            // The first byte comes after the response's head: the length is known by then (when
+            // the server gives one), and decoders that need it need not wait for the end.
+            _ = try growing.wait(forByteAt: 0, cancellation: cancellation)
+            return try FileSource(input: GrowingInput(file: growing, name: item.clip.path, cancellation: cancellation))
+        } catch {
+            let named = error.naming(growing.path, as: item.clip.path)
+            if case .undecodable(_, let reason) = named, reason.hasPrefix(DecoderRegistry.unknownFormat),
+               let name = item.clip.media, let type = downloads.contentType(of: name), !type.hasPrefix("audio/") {
+                throw .undecodable(path: item.clip.path, reason: "not audio (\(type))")
+            }
+            throw named
         }
     }
 

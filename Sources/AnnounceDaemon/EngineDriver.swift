@@ -50,16 +50,16 @@ final class EngineDriver: @unchecked Sendable {
     /// A speech engine started ahead of the next say.
     private let standby = EngineStandby(clock: { SystemClock.monotonic() })
 
-    /// `makeSource`: nil for files and speech (`sources`).
+    /// `makeSource`: nil for files, speech and streams (`sources`).
     init(openOutput: @escaping PlaybackEngine.OutputOpener = { device, request throws(AnnounceError) in
         try ALSAOutput(device: device, request: request)
     }, makeSource: SourceMaker? = nil, speechCache: SpeechCache? = nil, media: MediaDirectory? = nil,
-         post: @escaping @Sendable (EngineReport) -> Void) {
+         downloads: Downloads? = nil, post: @escaping @Sendable (EngineReport) -> Void) {
         let alertCache = AlertCache()
         self.alertCache = alertCache
         self.openOutput = openOutput
         self.makeSource = makeSource ?? Self.sources(alertCache: alertCache, speechCache: speechCache, media: media,
-                                                     standby: standby)
+                                                     downloads: downloads, standby: standby) { post(.title(id: $0, title: $1)) }
         self.post = post
         housekeeper = startThread(named: "announce-house") { [self] in houseKeep() }
     }

@@ -11,6 +11,8 @@ enum EngineReport: Sendable, Equatable {
     case ended(id: String, heardFrames: Int64, totalFrames: Int64?, sampleRate: Int?, end: PlaybackEnd, details: PlayDetails)
     /// These devices were closed (idle, or another device is needed).
     case devicesClosed([String])
+    /// A live stream's title changed (nil: it has none now).
+    case title(id: String, title: String?)
 }
 
 /// How a play went, for the finished event and the client's debug line.

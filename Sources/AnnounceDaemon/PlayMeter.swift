@@ -12,6 +12,8 @@ struct PlayMeter {
     private var rates: [String: Int] = [:]
     private var marks: [String: Int] = [:]
     private var lastPlays: [String: PlayDetails] = [:]
+    /// Live streams' titles now (`status`); kept across an item's interruptions.
+    private(set) var titles: [String: String] = [:]
     /// The main lane's item whose position was last written to the spool mid-play, and when.
     private var checkpoint: (id: String, time: Double)?
 
@@ -58,6 +60,12 @@ struct PlayMeter {
         return true
     }
 
+    /// A live stream's title changed; false when it is the one kept.
+    mutating func setTitle(_ title: String?, of id: String) -> Bool {
+        defer { titles[id] = title }
+        return titles[id] != title
+    }
+
     /// How `id`'s last play went, if it played.
     func lastPlay(of id: String) -> PlayDetails? { lastPlays[id] }
 
@@ -66,5 +74,6 @@ struct PlayMeter {
         rates[id] = nil
         marks[id] = nil
         lastPlays[id] = nil
+        titles[id] = nil
     }
 }

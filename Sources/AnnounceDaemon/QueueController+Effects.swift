@@ -65,6 +65,7 @@ extension QueueController {
                                   duration: seconds(item.totalFrames, of: item.id), outcome: outcome, device: played?.devices.description,
                                   format: played?.format, frames: played?.frames, warning: played?.warning)
                 meter.forget(item.id)
+                downloads?.stop(item.id)
                 do { try spool.finish(item, event: event) } catch { logger.error("\(error.description)") }
                 logger.info("\(item.id) \(item.clip.path): \(outcome.kind.rawValue)\(outcome.reason.map { " (\($0))" } ?? "")")
                 // Held until its own device closes (a multi-route play: the first such device).
@@ -111,7 +112,11 @@ extension QueueController {
             guard let item = item(id), let heard = lives[id]?.heard(stillInterrupted: policy[id]?.isInterrupted == true) else {
                 return
             }
-            if scheduler.playing?.id == id { meter.playingTotal = total }
+            if scheduler.playing?.id == id {
+                meter.playingTotal = total
+            } else if mixed[id] != nil, let total {
+                mixed.progress(id, frames: 0, counted: total)  // its length for status and the quarter marks
+            }
             // The device works: whatever waited for it is over.
             if devices.works(device) {
                 logger.info("device '\(device)' is back")
@@ -163,6 +168,8 @@ extension QueueController {
                 hub.emit(Event(.deviceClosed, time: now, device: device))
                 hub.release(device)
             }
+        case .title(let id, let title):
+            streamTitleChanged(id, title: title, now: now)
         }
     }
 

@@ -104,7 +104,9 @@ extension QueueController {
             if let failure = deviceFailure(devices, environment: itemRequest.clip.environment, passed: &passed) {
                 return connection.sendAndClose(WireProtocol.encode(Reply.failure(failure.exitCode, failure.description)))
             }
-            let item = QueueItem(request: itemRequest, id: newID(), now: now)
+            var item = QueueItem(request: itemRequest, id: newID(), now: now)
+            // A URL's body is downloaded into the media directory under a name the daemon gives.
+            if item.clip.url != nil { item.clip.media = MediaDirectory.newName() }
             // `play --tag T --replace a b` replaces older T items, not its own first file.
             let replaces = (itemRequest.replace ?? false) && !items.contains { $0.0.tag == item.tag && $0.1 }
             items.append((item, replaces))
@@ -165,6 +167,7 @@ extension QueueController {
             return apply(scheduler.cancel(ids: ids, now: now).effects, now: now)
         }
         spool.commitRequest()  // right before the acknowledgement (the fsync comes after it)
+        for (item, _) in items where lives[item.id] != nil { downloads?.ensure(item) }
         // Main-lane items wait for `announce resume`: the client says so.
         let waitsForResume = scheduler.isPaused && items.contains { $0.0.audioSession.lane == .main }
         connection.send(WireProtocol.encode(Reply.ids(ids, pausedSince: waitsForResume ? runtime.pausedSince ?? now : nil)))

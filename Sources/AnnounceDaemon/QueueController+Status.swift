@@ -16,6 +16,7 @@ extension QueueController {
                                     eligibleAt: item.eligibleAt, expiresAt: item.started ? nil : item.expiresAt)
             if item.audioSession != .default { status.session = item.audioSession.description }
             if policy[item.id]?.ducked == true { status.ducked = true }
+            status.title = meter.titles[item.id]
             return status
         }
         var playing = scheduler.playing.map { describe($0, .playing) }

@@ -22,6 +22,8 @@ final class QueueController {
     let probeDevice: Daemon.DeviceProber
     let spool: Spool
     let driver: EngineDriver
+    /// URL items' bodies, downloading from acceptance (or restart) to outcome.
+    let downloads: Downloads?
     let hub = EventHub()
     /// Lowers other applications while a duck-others session plays; nil where the daemon must
     /// not touch a sound server (in-process tests).
@@ -51,7 +53,9 @@ final class QueueController {
     private var restoredMixed: [QueueItem] = []
 
     init(runtime: RuntimeDirectory, configuration: Configuration, logger: Logger, clock: @escaping WallClock,
-         spool: Spool, driver: EngineDriver, probeDevice: @escaping Daemon.DeviceProber, otherAudio: OtherAudioDucker? = nil) {
+         spool: Spool, driver: EngineDriver, probeDevice: @escaping Daemon.DeviceProber, downloads: Downloads? = nil,
+         otherAudio: OtherAudioDucker? = nil) {
+        self.downloads = downloads
         self.runtime = runtime
         self.otherAudio = otherAudio
         self.configuration = configuration
@@ -68,11 +72,14 @@ final class QueueController {
     func restore(now: Double) {
         configStamp = configuration.configStamp
         spool.pruneOutcomes(now: now)
-        let restored = spool.load()
+        var restored = spool.load()
         for problem in restored.problems { logger.warning("\(problem)") }
+        restored.items = endUnpersistedStreams(restored.items, now: now)
         restoredMixed = restored.items.filter { $0.audioSession.lane == .mixed }
         scheduler = Scheduler(restoring: restored.items.filter { $0.audioSession.lane == .main })
         for item in restored.items { lives[item.id] = ItemLifecycle(interrupted: item.interrupted) }
+        // Downloads a restart cut short go on (with a Range where the server takes one).
+        for item in restored.items { downloads?.ensure(item) }
         // A queue the user paused stays paused across a crash or a restart.
         if access(runtime.pausedMarkerPath, F_OK) == 0 {
             _ = scheduler.pause(now: now)

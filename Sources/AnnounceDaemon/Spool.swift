@@ -142,7 +142,7 @@ final class Spool {
             items.append(item)
         }
         // A client killed before its item was acknowledged, or an item whose media outlived it.
-        let removed = media.sweep(keeping: Set(items.compactMap(\.clip.media)))
+        let removed = media.sweep(keeping: Set(items.compactMap(\.clip.media).flatMap(MediaDirectory.files)))
         if removed > 0 { problems.append("removed \(removed) media file(s) of no queued item from \(media.path)") }
         return (items, problems)
     }

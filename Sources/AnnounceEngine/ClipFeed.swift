@@ -41,7 +41,7 @@ final class ClipFeed {
     func fill(_ destination: UnsafeMutableRawPointer, room: Int) throws(AnnounceError) -> Int? {
         while true {
             guard let resampler, let scratch else {
-                let chunk = framesThisPass == 0 ? Self.chunkFrames : Self.directChunkFrames
+                let chunk = framesThisPass == 0 || source.arrivesWhileRead ? Self.chunkFrames : Self.directChunkFrames
                 let got = try source.read(into: destination, frames: min(room, chunk), as: ringFormat)
                 if got > 0 {
                     framesThisPass += Int64(got)

@@ -106,7 +106,8 @@ public final class PlaybackEngine: @unchecked Sendable {
             mixChannels: channels,
             // The control's own interval, if any, is applied as it attaches the job.
             progressStepFrames: progress == nil ? 0 : PlaybackControl.stepFrames(Self.progressInterval, rate: format.sampleRate),
-            gain: 1, fadeInFrames: options.fadeIn.map { Int($0.frames(atRate: format.sampleRate)) } ?? 0)
+            gain: 1, fadeInFrames: options.fadeIn.map { Int($0.frames(atRate: format.sampleRate)) } ?? 0,
+            arrivesWhileRead: source.arrivesWhileRead)
         control?.attach(job)
         defer { control?.detach() }
 

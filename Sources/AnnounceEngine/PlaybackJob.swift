@@ -78,8 +78,19 @@ final class PlaybackJob: @unchecked Sendable {
     /// faster than in real time (an unpaced device plays ten minutes in a few milliseconds).
     var nextTickTime: UInt64 = 0
 
+    /// Its source arrives while it is read (a download): a gap in it may come at any time.
+    let arrivesWhileRead: Bool
+    /// Frames in the ring that are worth waking a playback thread that waits for them: half the
+    /// ring (decoding that much takes well under a millisecond, and on an unpaced device it saves
+    /// thousands of wake-ups), but a device buffer for a source that arrives while read (a slow
+    /// download may never fill half the ring, and would then play only at its end).
+    let wakeFrames: Int
+
     init(ring: PCMRing, device: OpenDevice, directProcessor: FrameProcessor, playsDirect: Bool,
-         mixProcessor: FrameProcessor, mixChannels: Int, progressStepFrames: Int, gain: Float, fadeInFrames: Int) {
+         mixProcessor: FrameProcessor, mixChannels: Int, progressStepFrames: Int, gain: Float, fadeInFrames: Int,
+         arrivesWhileRead: Bool = false) {
+        self.arrivesWhileRead = arrivesWhileRead
+        wakeFrames = arrivesWhileRead ? min(ring.capacityFrames / 2 + 1, device.output.bufferFrames) : ring.capacityFrames / 2 + 1
         self.ring = ring
         self.device = device
         self.directProcessor = directProcessor
@@ -119,10 +130,16 @@ final class PlaybackJob: @unchecked Sendable {
         spaceAvailable.wait { isDone.load(ordering: .acquiring) || progressTicks.load(ordering: .acquiring) != seenTicks }
     }
 
+    /// A playback thread waiting for this stream has reason to wake: `wakeFrames` in the ring,
+    /// or the input ended. The one rule for both sides of the wait.
+    var hasDataToWake: Bool {
+        ring.filledFrames >= wakeFrames || endOfInput.load(ordering: .acquiring)
+    }
+
     /// Decode side, after committing frames or ending the input: wakes a
-    /// playback thread that waits for them, once there is a good chunk.
+    /// playback thread that waits for them, once there is a good chunk (`hasDataToWake`).
     func notifyData() {
-        guard !ring.isHalfEmpty || endOfInput.load(ordering: .acquiring) else { return }
+        guard hasDataToWake else { return }
         atomicMemoryFence(ordering: .sequentiallyConsistent)  // pairs with the playback thread's, around wantsData
         if wantsData.load(ordering: .relaxed), wantsData.exchange(false, ordering: .acquiringAndReleasing) {
             device.output.interrupt()

@@ -276,6 +276,7 @@ final class PlaybackThread: @unchecked Sendable {
         var starving = false
         var live = 0
         var ongoing = 0
+        var arrivingEmpty = 0
         var longestEnding = 0
         forEachJob { _, job in
             guard !job.inputEnded else { return }
@@ -288,9 +289,11 @@ final class PlaybackThread: @unchecked Sendable {
             }
             live += 1
             ongoing += 1
-            if filled == 0 { starving = true } else { block = min(block, filled) }
+            if filled > 0 { block = min(block, filled) } else if job.arrivesWhileRead { arrivingEmpty += 1 } else { starving = true }
         }
         if live == 0 { return }
+        // A download behind leaves a gap in itself, not in every stream; alone, it is waited for.
+        if ongoing > 0 && arrivingEmpty == ongoing { starving = true }
         // Only endings left: no block longer than the longest of them, so no silence is padded on.
         if ongoing == 0 { block = min(block, longestEnding) }
         if starving {
@@ -352,14 +355,13 @@ final class PlaybackThread: @unchecked Sendable {
         }
     }
 
-    /// Sleeps until `job` has half a ring or its input ended, or the device is interrupted.
-    /// Half a ring, not a chunk: decoding that much takes well under a millisecond, and on
-    /// an unpaced device it saves thousands of wake-ups.
+    /// Sleeps until `job` has a good chunk or its input ended (`hasDataToWake`), or the device
+    /// is interrupted.
     private func waitForData(_ job: PlaybackJob, _ device: OpenDevice) {
         job.wantsData.store(true, ordering: .sequentiallyConsistent)
         atomicMemoryFence(ordering: .sequentiallyConsistent)
         // The decode side may have committed meanwhile.
-        if !job.ring.isHalfEmpty || job.endOfInput.load(ordering: .acquiring) {
+        if job.hasDataToWake {
             job.wantsData.store(false, ordering: .relaxed)
             return
         }

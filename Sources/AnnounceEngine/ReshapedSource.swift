@@ -68,6 +68,7 @@ public final class ReshapedSource: Source {
     public func settledDuration() -> SourceDuration { inner.settledDuration() }
     public var canSeek: Bool { inner.canSeek }
     public var resumption: Resumption { inner.resumption }
+    public var arrivesWhileRead: Bool { inner.arrivesWhileRead }
     public func resumeFrame(forHeard frame: Int64) -> Int64 { inner.resumeFrame(forHeard: frame) }
     public func heardFraction(forHeard frame: Int64) -> Double? { inner.heardFraction(forHeard: frame) }
     public var warning: String? { inner.warning }

@@ -5,90 +5,104 @@ import CCurl
 import AnnounceModel
 import AnnounceSystem
 
-/// `announce play URL`: one URL's body, through libcurl, into a media file (`MediaWriter`).
-/// libcurl's defaults stay: the system's CAs, the proxy variables (http_proxy, https_proxy,
-/// no_proxy). Every failure is one line naming the URL: 66 when it cannot be read, the
-/// writer's own errors (65 over its limit, 69 a full disk) as they are.
+/// `announce play URL`: one URL's body, through libcurl, into a sink (`ProgressiveDownload`).
+/// libcurl's defaults stay: the system's CAs; the proxy is the caller's (`DownloadRequest.proxies`).
+/// Every failure is one line naming the URL: 66 when it cannot be read, 65 over the limit, the
+/// sink's own errors (69 a full disk) as they are.
 public enum Download {
-    /// The schemes `play` downloads; a redirect may lead only to the first two (never from a
-    /// server to a local file).
-    public static let schemes = ["http", "https", "file"]
     /// Most redirects followed: more is a loop, or as good as one.
     public static let maxRedirects = 10
 
-    /// The lowercased scheme of an argument written as a URL (`https` of `https://host/x`);
-    /// nil for anything else, a path.
-    public static func scheme(of argument: String) -> String? {
-        guard let separator = argument.firstRange(of: "://") else { return nil }
-        let scheme = argument[..<separator.lowerBound]
-        guard let first = scheme.unicodeScalars.first, first.isASCII, first.properties.isAlphabetic,
-              scheme.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || "0123456789+.-".unicodeScalars.contains($0)) })
-        else { return nil }
-        return scheme.lowercased()
-    }
-
-    /// Downloads `url` into `writer` and returns the body's Content-Type, when the server gave
-    /// one (a hint only: the bytes decide). `connectTimeout` bounds the connection (DNS
-    /// included); `stallTimeout` ends a transfer that receives nothing for that long.
-    public static func fetch(_ url: String, into writer: MediaWriter, connectTimeout: Double,
-                             stallTimeout: Double) throws(AnnounceError) -> String? {
+    /// Transfers `request.url`'s body into `sink` and returns the final response's head.
+    /// `connectTimeout` bounds the connection (DNS included); `stallTimeout` ends a transfer that
+    /// receives nothing for that long; a cancelled sink ends it within about a second.
+    static func fetch(_ request: DownloadRequest, into sink: any DownloadSink) throws(AnnounceError) -> ResponseHead {
         if let problem = announce_curl_load() { throw .unavailable(String(cString: problem)) }
         guard let curl = announce_curl_easy_init() else { throw .internal("libcurl cannot start (curl_easy_init failed)") }
         defer { announce_curl_easy_cleanup(curl) }
-        let transfer = Transfer(writer: writer)
+        let transfer = Transfer(sink: sink, limit: request.limit)
+        var headers: OpaquePointer? = nil
+        for line in request.headerLines { headers = OpaquePointer(announce_curl_slist_append(UnsafeMutablePointer(headers), line)) }
+        defer { announce_curl_slist_free_all(UnsafeMutablePointer(headers)) }
         var message = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         let context = Unmanaged.passUnretained(transfer).toOpaque()
+        let scheme = Clip.urlScheme(of: request.url) ?? ""
         let code = message.withUnsafeMutableBufferPointer { buffer -> CURLcode in
-            let settings: [CURLcode] = [
-                announce_curl_set_string(curl, CURLOPT_URL, url),
+            var settings: [CURLcode] = [
+                announce_curl_set_string(curl, CURLOPT_URL, request.url),
                 announce_curl_set_pointer(curl, CURLOPT_ERRORBUFFER, buffer.baseAddress),
-                announce_curl_set_string(curl, CURLOPT_PROTOCOLS_STR, schemes.joined(separator: ",")),
+                announce_curl_set_string(curl, CURLOPT_PROTOCOLS_STR, Clip.urlSchemes.joined(separator: ",")),
                 announce_curl_set_string(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"),
                 announce_curl_set_long(curl, CURLOPT_FOLLOWLOCATION, 1),
                 announce_curl_set_long(curl, CURLOPT_MAXREDIRS, maxRedirects),
                 // 4xx and 5xx fail before their body (an error page) is stored.
                 announce_curl_set_long(curl, CURLOPT_FAILONERROR, 1),
                 announce_curl_set_long(curl, CURLOPT_NOSIGNAL, 1),
-                announce_curl_set_long(curl, CURLOPT_CONNECTTIMEOUT_MS, milliseconds(connectTimeout)),
+                announce_curl_set_long(curl, CURLOPT_CONNECTTIMEOUT_MS, milliseconds(request.connectTimeout)),
                 // Less than a byte a second for the stall timeout, from the request on (a server
                 // that accepts and never answers too).
                 announce_curl_set_long(curl, CURLOPT_LOW_SPEED_LIMIT, 1),
-                announce_curl_set_long(curl, CURLOPT_LOW_SPEED_TIME, max(1, Int(stallTimeout.rounded(.up)))),
+                announce_curl_set_long(curl, CURLOPT_LOW_SPEED_TIME, max(1, Int(request.stallTimeout.rounded(.up)))),
                 // A Content-Length over the limit is refused before any of the body is read.
-                announce_curl_set_offset(curl, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(writer.limit)),
+                // (The whole body's limit also for a resume: a 200 to it is the whole body.)
+                announce_curl_set_offset(curl, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.limit)),
                 announce_curl_set_string(curl, CURLOPT_USERAGENT, "announce"),
                 announce_curl_set_callback(curl, CURLOPT_WRITEFUNCTION, receiveBody),
                 announce_curl_set_pointer(curl, CURLOPT_WRITEDATA, context),
                 announce_curl_set_callback(curl, CURLOPT_HEADERFUNCTION, receiveHeader),
                 announce_curl_set_pointer(curl, CURLOPT_HEADERDATA, context),
+                announce_curl_set_progress(curl, checkCancelled),
+                announce_curl_set_pointer(curl, CURLOPT_XFERINFODATA, context),
+                announce_curl_set_pointer(curl, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headers)),
             ]
+            // A Range the server may ignore (a 200 then rewrites the body from its start).
+            if request.resumeFrom > 0 { settings.append(announce_curl_set_string(curl, CURLOPT_RANGE, "\(request.resumeFrom)-")) }
+            if let proxies = request.proxies {
+                let proxy = Self.proxy(for: scheme, in: proxies)
+                settings.append(announce_curl_set_string(curl, CURLOPT_PROXY, proxy))
+                settings.append(announce_curl_set_string(curl, CURLOPT_NOPROXY, proxies["no_proxy"] ?? proxies["NO_PROXY"] ?? ""))
+            }
             if let failed = settings.first(where: { $0 != CURLE_OK }) { return failed }
             return announce_curl_easy_perform(curl)
         }
         if let failure = transfer.failure { throw failure }
+        if sink.isCancelled { throw .cannotOpen(path: request.url, reason: "cancelled") }
+        // A range past the end is an answer, not a failure: the caller holds all of it, or the
+        // file shrank (FAILONERROR spares a 416 only for libcurl's own resume, not CURLOPT_RANGE).
+        if code == CURLE_HTTP_RETURNED_ERROR, request.resumeFrom > 0, transfer.head.status == 416 { return transfer.head }
         guard code == CURLE_OK else {
-            let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            let detail = text.isEmpty ? String(cString: announce_curl_easy_strerror(code)) : text
-            throw failure(code, url: url, curl: curl, detail: detail, transfer: transfer,
-                          connectTimeout: connectTimeout, stallTimeout: stallTimeout)
+            throw failure(code, url: request.url, curl: curl, message: message, status: transfer.status,
+                          tooLarge: tooLarge(request.url, limit: transfer.limit),
+                          connectTimeout: request.connectTimeout, stallTimeout: request.stallTimeout)
         }
-        var type: UnsafeMutablePointer<CChar>?
-        guard announce_curl_info_string(curl, CURLINFO_CONTENT_TYPE, &type) == CURLE_OK, let type else { return nil }
-        return String(cString: type)
+        // A body of no bytes (a 304, an empty file) still has a head.
+        if !transfer.begun { try sink.begin(transfer.head) }
+        return transfer.head
     }
 
-    /// What a failed transfer says, in the user's words.
-    private static func failure(_ code: CURLcode, url: String, curl: UnsafeMutableRawPointer, detail: String, transfer: Transfer,
-                                connectTimeout: Double, stallTimeout: Double) -> AnnounceError {
+    /// The proxy the caller's variables name for `scheme`, curl's way: `http_proxy` (lowercase
+    /// only: a CGI program's HTTP_PROXY is a request header), `https_proxy` or `HTTPS_PROXY`,
+    /// else `all_proxy` or `ALL_PROXY`; "" for none (the daemon's own variables never count).
+    static func proxy(for scheme: String, in variables: [String: String]) -> String {
+        let names = scheme == "http" ? ["http_proxy"] : [scheme + "_proxy", scheme.uppercased() + "_PROXY"]
+        return (names + ["all_proxy", "ALL_PROXY"]).lazy.compactMap { variables[$0] }.first { !$0.isEmpty } ?? ""
+    }
+
+    /// What a failed transfer says, in the user's words (a live stream's too): `message` is
+    /// curl's error buffer, `status` the last response's status line.
+    static func failure(_ code: CURLcode, url: String, curl: UnsafeMutableRawPointer, message: [CChar], status: String?,
+                        tooLarge: @autoclosure () -> AnnounceError, connectTimeout: Double, stallTimeout: Double) -> AnnounceError {
+        let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        let detail = text.isEmpty ? String(cString: announce_curl_easy_strerror(code)) : text
         var effective: UnsafeMutablePointer<CChar>?
         _ = announce_curl_info_string(curl, CURLINFO_EFFECTIVE_URL, &effective)
         let host = Self.host(of: effective.map { String(cString: $0) } ?? url)
         func cannot(_ reason: String) -> AnnounceError { .cannotOpen(path: url, reason: reason) }
         switch code {
         case CURLE_HTTP_RETURNED_ERROR:
-            return cannot(transfer.status.map { "HTTP \($0)" } ?? detail)
+            return cannot(status.map { "HTTP \($0)" } ?? detail)
         case CURLE_FILESIZE_EXCEEDED:
-            return transfer.writer.tooLarge
+            return tooLarge()
         case CURLE_TOO_MANY_REDIRECTS:
             return cannot("more than \(maxRedirects) redirects (a redirect loop)")
         case CURLE_COULDNT_RESOLVE_HOST:
@@ -110,6 +124,8 @@ public enum Download {
              CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED, CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_CRL_BADFILE,
              CURLE_SSL_SHUTDOWN_FAILED, CURLE_USE_SSL_FAILED:
             return cannot("TLS with \(host) failed: \(detail)")
+        case CURLE_PARTIAL_FILE, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING:
+            return cannot("\(brokeOff) (\(detail))")
         case CURLE_FILE_COULDNT_READ_FILE:
             return cannot("cannot read the file (missing, or no permission)")
         default:
@@ -124,6 +140,20 @@ public enum Download {
         return String(authority.split(separator: "@", omittingEmptySubsequences: false).last ?? authority)
     }
 
+    /// How a transfer that the connection's end cut short is described.
+    static let brokeOff = "the connection broke off"
+
+    /// The transfer was cut short by the connection (not refused, not stalled): worth another try.
+    static func isBreak(_ error: AnnounceError) -> Bool {
+        if case .cannotOpen(_, let reason) = error { reason.hasPrefix(brokeOff) } else { false }
+    }
+
+    /// More than `limit` bytes (65): refused from the Content-Length, or cut off.
+    static func tooLarge(_ url: String, limit: Int) -> AnnounceError {
+        let most = limit % (1 << 20) == 0 ? "\(limit >> 20) MiB" : "\(limit) bytes"
+        return .undecodable(path: url, reason: "more than \(most), the most announce downloads for one clip")
+    }
+
     private static func milliseconds(_ seconds: Double) -> Int { max(1, Int((seconds * 1000).rounded())) }
 
     private static func seconds(_ value: Double) -> String {
@@ -133,24 +163,36 @@ public enum Download {
 
 /// What libcurl's callbacks share with `fetch`.
 private final class Transfer {
-    let writer: MediaWriter
-    /// The writer's error, which ended the transfer (curl then says only "write error").
+    let sink: any DownloadSink
+    let limit: Int
+    /// The sink's error, which ended the transfer (curl then says only "write error").
     var failure: AnnounceError?
-    /// The last response's status and reason ("404 Not Found"): redirects come before it.
+    /// The response being received: redirects come before the final one.
+    var head = ResponseHead()
+    /// The status and reason of the last response ("404 Not Found"), for messages.
     var status: String?
+    /// The sink has the head.
+    var begun = false
 
-    init(writer: MediaWriter) { self.writer = writer }
+    init(sink: any DownloadSink, limit: Int) {
+        self.sink = sink
+        self.limit = limit
+    }
 
     static func from(_ context: UnsafeMutableRawPointer?) -> Transfer? {
         context.map { Unmanaged<Transfer>.fromOpaque($0).takeUnretainedValue() }
     }
 }
 
-/// CURLOPT_WRITEFUNCTION: the body's bytes into the media file; 0 stops the transfer.
+/// CURLOPT_WRITEFUNCTION: the body's bytes into the sink, after the head; 0 stops the transfer.
 private let receiveBody: announce_curl_data_callback = { bytes, size, count, context in
     guard let transfer = Transfer.from(context) else { return 0 }
     do throws(AnnounceError) {
-        try transfer.writer.append(UnsafeRawBufferPointer(start: bytes, count: size * count))
+        if !transfer.begun {
+            transfer.begun = true
+            try transfer.sink.begin(transfer.head)
+        }
+        try transfer.sink.append(UnsafeRawBufferPointer(start: bytes, count: size * count))
     } catch {
         transfer.failure = error
         return 0
@@ -158,13 +200,21 @@ private let receiveBody: announce_curl_data_callback = { bytes, size, count, con
     return size * count
 }
 
-/// CURLOPT_HEADERFUNCTION: keeps each response's status line ("HTTP/1.1 404 Not Found").
+/// CURLOPT_HEADERFUNCTION: each response's status line and the header fields a body needs.
 private let receiveHeader: announce_curl_data_callback = { bytes, size, count, context in
     guard let transfer = Transfer.from(context), let bytes else { return size * count }
     let line = String(decoding: UnsafeRawBufferPointer(start: bytes, count: size * count), as: UTF8.self)
     if line.hasPrefix("HTTP/") {
         let status = line.split(separator: " ", maxSplits: 1).dropFirst().first ?? ""
         transfer.status = String(status).trimming(" \r\n")
+        transfer.head = ResponseHead(status: Int(status.prefix(3)) ?? 0)
+    } else {
+        transfer.head.take(headerLine: line)
     }
     return size * count
+}
+
+/// CURLOPT_XFERINFOFUNCTION: ends the transfer once the sink is cancelled (a stalled one too).
+private let checkCancelled: announce_curl_progress_callback = { context, _, _, _, _ in
+    Transfer.from(context)?.sink.isCancelled == true ? 1 : 0
 }

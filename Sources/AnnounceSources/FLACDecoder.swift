@@ -9,9 +9,7 @@ import AnnounceSystem
 /// past damaged frames (and junk before the first one) instead of ending the stream, and
 /// decodes every frame present whatever total STREAMINFO claims (0, too few, too many).
 public final class FLACDecoder: AudioDecoder {
-    /// The file, by its bytes: `scanForExactLength` opens it again.
-    public let fileName: FileName
-    public var path: String { fileName.text }
+    public var path: String { cursor.input.name }
     public private(set) var info: AudioFileInfo
     public let readableFormats: Set<SampleFormat> = [.float32, .int32, .int16]
     public var truncationWarning: String? { damage?.description }
@@ -23,6 +21,8 @@ public final class FLACDecoder: AudioDecoder {
         return nil
     }
     private let decoder: UnsafeMutablePointer<FLAC__StreamDecoder>
+    /// What libFLAC reads through.
+    fileprivate let cursor: InputCursor
     /// STREAMINFO's total, when it gives one.
     private var promisedFrames: Int64?
     private var bitsPerSample = 0
@@ -38,30 +38,20 @@ public final class FLACDecoder: AudioDecoder {
     private var skippedDamage = false
     private var streamInfo: (rate: Int, channels: Int, bits: Int, total: Int64)?
 
-    /// Takes ownership of `fd`.
-    init(fileName: FileName, fd: Int32, inOgg: Bool = false) throws(AnnounceError) {
-        self.fileName = fileName
-        let path = fileName.text
+    init(input: any ByteInput, inOgg: Bool = false) throws(AnnounceError) {
+        cursor = InputCursor(input)
+        let path = input.name
+        guard let decoder = FLAC__stream_decoder_new() else { throw .internal("libFLAC did not initialise") }
         pending = .allocate(capacity: 0)
-        guard let decoder = FLAC__stream_decoder_new() else {
-            close(fd)
-            throw .internal("libFLAC did not initialise")
-        }
-        guard let file = fdopen(fd, "rb") else {
-            close(fd)
-            FLAC__stream_decoder_delete(decoder)
-            throw .internal("fdopen failed: \(systemErrorMessage(errno))")
-        }
         self.decoder = decoder
         let container: Container = inOgg ? .ogg : .flac
         info = AudioFileInfo(container: container, codec: .flac(bits: nil), sampleRate: 0, channels: 0, frames: nil, exactSampleFormat: .int16)
         promisedFrames = nil
         _ = FLAC__stream_decoder_set_md5_checking(decoder, 0)
         let client = Unmanaged.passUnretained(self).toOpaque()
-        let status = inOgg ? FLAC__stream_decoder_init_ogg_FILE(decoder, file, flacWrite, flacMetadata, flacError, client)
-            : FLAC__stream_decoder_init_FILE(decoder, file, flacWrite, flacMetadata, flacError, client)
+        let status = (inOgg ? FLAC__stream_decoder_init_ogg_stream : FLAC__stream_decoder_init_stream)(
+            decoder, flacRead, flacSeek, flacTell, flacLength, flacEOF, flacWrite, flacMetadata, flacError, client)
         guard status == FLAC__STREAM_DECODER_INIT_STATUS_OK else {
-            fclose(file)
             if status == FLAC__STREAM_DECODER_INIT_STATUS_UNSUPPORTED_CONTAINER {
                 throw .undecodable(path: path, reason: "FLAC in Ogg is not supported by this libFLAC")
             }
@@ -69,6 +59,7 @@ public final class FLACDecoder: AudioDecoder {
         }
         // Up to the first audio frame; oversized or unknown metadata blocks are skipped.
         _ = FLAC__stream_decoder_process_until_end_of_metadata(decoder)
+        try cursor.check()
         guard let stream = streamInfo else {
             throw .undecodable(path: path, reason: "FLAC without a readable STREAMINFO block")
         }
@@ -89,7 +80,7 @@ public final class FLACDecoder: AudioDecoder {
     }
 
     deinit {
-        FLAC__stream_decoder_delete(decoder)  // finishes and closes the FILE
+        FLAC__stream_decoder_delete(decoder)
         pending.deallocate()
     }
 
@@ -102,6 +93,7 @@ public final class FLACDecoder: AudioDecoder {
                 || FLAC__stream_decoder_process_single(decoder) == 0 {
                 ended = true
             }
+            try cursor.check()
         }
         return true
     }
@@ -144,6 +136,7 @@ public final class FLACDecoder: AudioDecoder {
         pendingOffset = 0
         ended = false
         if FLAC__stream_decoder_seek_absolute(decoder, FLAC__uint64(frame)) == 0 {
+            try cursor.check()
             // A failed seek leaves the decoder needing a flush; then decode from the start and skip.
             _ = FLAC__stream_decoder_flush(decoder)
             guard FLAC__stream_decoder_reset(decoder) != 0, FLAC__stream_decoder_process_until_end_of_metadata(decoder) != 0 else {
@@ -170,7 +163,7 @@ public final class FLACDecoder: AudioDecoder {
 
     /// Decodes the whole stream on a fresh handle so `info.frames` is what plays.
     public func scanForExactLength() throws(AnnounceError) {
-        let counter = try FLACDecoder(fileName: fileName, fd: try DecoderRegistry.openReadable(fileName), inOgg: info.container == .ogg)
+        let counter = try FLACDecoder(input: try cursor.input.reopen(), inOgg: info.container == .ogg)
         try counter.skip(Int64.max)
         info.frames = counter.position
         info.damage = counter.damage
@@ -224,4 +217,34 @@ private let flacMetadata: FLAC__StreamDecoderMetadataCallback = { _, metadata, c
 
 private let flacError: FLAC__StreamDecoderErrorCallback = { _, _, client in
     flacDecoder(client).receivedError()
+}
+
+// libFLAC's stream callbacks, over the decoder's cursor as its FILE ones are over stdio.
+
+private let flacRead: FLAC__StreamDecoderReadCallback = { _, buffer, bytes, client in
+    guard let buffer, let bytes, bytes.pointee > 0 else { return FLAC__STREAM_DECODER_READ_STATUS_ABORT }
+    let got = flacDecoder(client).cursor.read(into: buffer, count: bytes.pointee)
+    bytes.pointee = max(0, got)
+    return got < 0 ? FLAC__STREAM_DECODER_READ_STATUS_ABORT
+        : got == 0 ? FLAC__STREAM_DECODER_READ_STATUS_END_OF_STREAM : FLAC__STREAM_DECODER_READ_STATUS_CONTINUE
+}
+
+private let flacSeek: FLAC__StreamDecoderSeekCallback = { _, offset, client in
+    flacDecoder(client).cursor.seek(Int64(offset), whence: SEEK_SET) < 0 ? FLAC__STREAM_DECODER_SEEK_STATUS_ERROR
+        : FLAC__STREAM_DECODER_SEEK_STATUS_OK
+}
+
+private let flacTell: FLAC__StreamDecoderTellCallback = { _, offset, client in
+    offset?.pointee = FLAC__uint64(flacDecoder(client).cursor.position)
+    return FLAC__STREAM_DECODER_TELL_STATUS_OK
+}
+
+private let flacLength: FLAC__StreamDecoderLengthCallback = { _, length, client in
+    guard let bytes = flacDecoder(client).cursor.length() else { return FLAC__STREAM_DECODER_LENGTH_STATUS_ERROR }
+    length?.pointee = FLAC__uint64(bytes)
+    return FLAC__STREAM_DECODER_LENGTH_STATUS_OK
+}
+
+private let flacEOF: FLAC__StreamDecoderEofCallback = { _, client in
+    flacDecoder(client).cursor.hitEnd ? 1 : 0
 }

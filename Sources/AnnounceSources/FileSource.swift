@@ -3,11 +3,13 @@ import AnnounceSystem
 
 /// A file clip as a `Source`: the decoder the registry picks by the file's bytes and, when its
 /// header gives only an estimate (an MP3 without an Info header, a FLAC whose header says 0),
-/// the exact count made alongside the play on a handle of its own.
+/// the exact count made alongside the play on a handle of its own. The bytes may be a local
+/// file or a download still arriving (`GrowingInput`).
 public final class FileSource: Source {
     private let decoder: any AudioDecoder
     private let lengthCount: LengthCount?
     public let format: SourceFormat
+    public let arrivesWhileRead: Bool
 
     /// Opens `path` (65/66 with the reason when it cannot play).
     public convenience init(path: String) throws(AnnounceError) {
@@ -15,9 +17,15 @@ public final class FileSource: Source {
     }
 
     /// Opens `file` by its bytes (65/66 with the reason when it cannot play).
-    public init(file: FileName) throws(AnnounceError) {
-        decoder = try DecoderRegistry.open(file)
-        lengthCount = decoder.lengthIsExact ? nil : LengthCount(file: file)
+    public convenience init(file: FileName) throws(AnnounceError) {
+        try self.init(input: FileInput(file))
+    }
+
+    /// Reads `input` (65 with the reason when it cannot play; what keeps its bytes from coming).
+    public init(input: any ByteInput) throws(AnnounceError) {
+        arrivesWhileRead = input.arrivesWhileRead
+        decoder = try DecoderRegistry.open(input)
+        lengthCount = decoder.lengthIsExact ? nil : LengthCount(input: input)
         format = Self.format(of: decoder.info)
     }
 
@@ -25,6 +33,7 @@ public final class FileSource: Source {
     public init(decoder: any AudioDecoder) {
         self.decoder = decoder
         lengthCount = nil
+        arrivesWhileRead = false
         format = Self.format(of: decoder.info)
     }
 

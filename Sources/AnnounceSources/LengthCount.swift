@@ -5,16 +5,17 @@ import Glibc
 import AnnounceModel
 import AnnounceSystem
 
-/// A file's exact length, counted on a handle and thread of its own so that playback starts at
-/// once: an MP3 without an Info header has only libmpg123's estimate (off by up to 100x for
-/// VBR), a FLAC with a STREAMINFO total of 0 none, until every frame has been read.
+/// A file's exact length, counted on a reader (`ByteInput.reopen`) and thread of its own so that
+/// playback starts at once: an MP3 without an Info header has only libmpg123's estimate (off by
+/// up to 100x for VBR), a FLAC with a STREAMINFO total of 0 none, until every frame has been
+/// read. A download's count waits for all of it.
 final class LengthCount: Sendable {
     private let frames = Mutex<Int64?>(nil)
     private let done = CountingSemaphore()
 
-    init(file: FileName) {
+    init(input: any ByteInput) {
         let thread = startThread(named: "announce-count") { [self] in
-            if let decoder = try? DecoderRegistry.open(file), (try? decoder.scanForExactLength()) != nil {
+            if let decoder = try? DecoderRegistry.open(input.reopen()), (try? decoder.scanForExactLength()) != nil {
                 frames.withLock { $0 = decoder.info.frames }
             }
             done.signal()

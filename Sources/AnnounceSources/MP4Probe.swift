@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
 
@@ -8,8 +5,8 @@ import AnnounceSystem
 /// say what it is. Reads box headers only, and the `moov` box (at the start or the end).
 enum MP4Probe {
     /// "AAC", "ALAC", …; nil when no audio sample entry is found.
-    static func audioCodec(fd: Int32) -> String? {
-        guard let movie = movieBox(fd: fd) else { return nil }
+    static func audioCodec(_ input: any ByteInput) throws(AnnounceError) -> String? {
+        guard let movie = try movieBox(input) else { return nil }
         // Every sample description (`stsd`): version/flags, entry count, then the first
         // entry's size and its four-character codec.
         var index = 0
@@ -62,11 +59,11 @@ enum MP4Probe {
     /// Largest `moov` read: real files' are well under this.
     private static let maxMovieBytes = 8 << 20
 
-    private static func movieBox(fd: Int32) -> [UInt8]? {
-        var offset: off_t = 0
-        var header = [UInt8](repeating: 0, count: 16)
+    private static func movieBox(_ input: any ByteInput) throws(AnnounceError) -> [UInt8]? {
+        var offset: Int64 = 0
         for _ in 0..<64 {  // top-level boxes: a handful in any real file
-            let got = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, 16, offset) }
+            let header = try input.bytes(at: offset, count: 16)
+            let got = header.count
             guard got >= 8 else { return nil }
             var size = header[0..<4].reduce(0) { $0 << 8 | Int($1) }
             let type = String(decoding: header[4..<8], as: UTF8.self)
@@ -78,14 +75,11 @@ enum MP4Probe {
             if type == "moov" {
                 let length = min(size == 0 ? maxMovieBytes : size - headerSize, maxMovieBytes)
                 guard length > 0 else { return nil }
-                var movie = [UInt8](repeating: 0, count: length)
-                let read = movie.withUnsafeMutableBytes { pread(fd, $0.baseAddress, length, offset + off_t(headerSize)) }
-                guard read > 0 else { return nil }
-                movie.removeLast(length - read)
-                return movie
+                let movie = try input.bytes(at: offset + Int64(headerSize), count: length)
+                return movie.isEmpty ? nil : movie
             }
             guard size >= headerSize else { return nil }  // 0 (to the end) or nonsense: no moov after it
-            offset += off_t(size)
+            offset += Int64(size)
         }
         return nil
     }

@@ -7,15 +7,14 @@ import AnnounceSystem
 
 /// MPEG audio (MP3, MP2) through libmpg123: float output, gapless, ID3v2 skipped, exact seeking.
 public final class MPG123Decoder: AudioDecoder {
-    /// The file, by its bytes: `scanForExactLength` opens it again.
-    public let fileName: FileName
-    public var path: String { fileName.text }
+    public var path: String { cursor.input.name }
     public private(set) var info: AudioFileInfo
     public let readableFormats: Set<SampleFormat> = [.float32]
     public var truncationWarning: String? { damage?.description }
     private var damage: Damage?
     private let handle: OpaquePointer
-    private let fd: Int32
+    /// What libmpg123 reads through; it lives as long as the handle.
+    private let cursor: InputCursor
     /// Frames the Info/Xing header promised; nil when the stream has no such header.
     private let promisedFrames: Int64?
     private var position: Int64 = 0
@@ -27,24 +26,25 @@ public final class MPG123Decoder: AudioDecoder {
 
     private static let libraryReady: Bool = mpg123_init() == Int32(MPG123_OK.rawValue)
 
-    /// Takes ownership of `fd`. `skipsLeadingDamage`: the stream starts after junk or damage.
-    init(fileName: FileName, fd: Int32, skipsLeadingDamage: Bool = false) throws(AnnounceError) {
-        self.fileName = fileName
-        let path = fileName.text
-        self.fd = fd
+    /// `skipsLeadingDamage`: the stream starts after junk or damage.
+    /// A live stream's segment: `fd` a pipe read once from where it is (`PipeInput`); taken.
+    convenience init(fileName: FileName, fd: Int32, skipsLeadingDamage: Bool = false) throws(AnnounceError) {
+        try self.init(input: PipeInput(fd: fd, name: fileName.text), skipsLeadingDamage: skipsLeadingDamage)
+    }
+
+    init(input: any ByteInput, skipsLeadingDamage: Bool = false) throws(AnnounceError) {
+        cursor = InputCursor(input)
         damage = skipsLeadingDamage ? .skipped : nil
         var err: Int32 = 0
         guard Self.libraryReady, let handle = mpg123_new(nil, &err) else {
-            close(fd)
             throw .internal("libmpg123 did not initialise: \(String(cString: mpg123_plain_strerror(err)))")
         }
         self.handle = handle
         do {
-            (info, promisedFrames) = try Self.open(handle, fd: fd, path: path)
+            (info, promisedFrames) = try Self.open(handle, cursor: cursor)
             info.damage = damage
         } catch {
             mpg123_delete(handle)
-            close(fd)
             throw error
         }
     }
@@ -52,11 +52,14 @@ public final class MPG123Decoder: AudioDecoder {
     deinit {
         mpg123_close(handle)
         mpg123_delete(handle)
-        close(fd)
     }
 
-    private static func open(_ h: OpaquePointer, fd: Int32, path: String) throws(AnnounceError) -> (AudioFileInfo, Int64?) {
-        let flags = Int(MPG123_QUIET.rawValue | MPG123_GAPLESS.rawValue | MPG123_SKIP_ID3V2.rawValue)
+    private static func open(_ h: OpaquePointer, cursor: InputCursor) throws(AnnounceError) -> (AudioFileInfo, Int64?) {
+        let input = cursor.input, path = input.name
+        var flags = Int(MPG123_QUIET.rawValue | MPG123_GAPLESS.rawValue | MPG123_SKIP_ID3V2.rawValue)
+        // Not the end of a download still arriving (an ID3v1 tag is skipped where it comes);
+        // still seekable, as reads wait for the bytes.
+        if input.arrivesWhileRead { flags |= Int(MPG123_NO_PEEK_END.rawValue | MPG123_FORCE_SEEKABLE.rawValue) }
         _ = announce_mpg123_set_flag(h, flags)
         // Resync across damaged data however long (the default gives up after 1 KiB).
         _ = announce_mpg123_set_integer(h, MPG123_RESYNC_LIMIT, -1)
@@ -71,11 +74,16 @@ public final class MPG123Decoder: AudioDecoder {
         for i in 0..<rateCount {
             mpg123_format(h, rates![i], Int32(MPG123_MONO.rawValue | MPG123_STEREO.rawValue), Int32(MPG123_ENC_FLOAT_32.rawValue))
         }
-        guard mpg123_open_fd(h, fd) == Int32(MPG123_OK.rawValue) else {
+        guard mpg123_replace_reader_handle(h, mpg123Read, mpg123Seek, nil) == Int32(MPG123_OK.rawValue),
+              mpg123_open_handle(h, Unmanaged.passUnretained(cursor).toOpaque()) == Int32(MPG123_OK.rawValue) else {
+            try cursor.check()
             throw .undecodable(path: path, reason: "not decodable MPEG audio (\(errorText(h)))")
         }
+        // The length estimate of a stream without an Info header comes from the size.
+        if input.arrivesWhileRead, let length = input.length { _ = mpg123_set_filesize(h, off_t(length)) }
         var rate = 0, channels: Int32 = 0, encoding: Int32 = 0
         guard mpg123_getformat(h, &rate, &channels, &encoding) == Int32(MPG123_OK.rawValue) else {
+            try cursor.check()
             throw .undecodable(path: path, reason: "no MPEG audio frames found (\(errorText(h)))")
         }
         try validate(channels: Int(channels), sampleRate: rate, path: path)
@@ -85,7 +93,7 @@ public final class MPG123Decoder: AudioDecoder {
             // libmpg123 says VBR for any Info/Xing header; LAME writes "Info" for CBR streams.
             // Without one, the first frames' bitrates tell (libmpg123's flag is the first frame's,
             // and after damage a false sync's); `scanForExactLength` checks the whole file's average.
-            let leading = leadingFrames(fd: fd)
+            let leading = try leadingFrames(input)
             let isCBR = leading?.tag.map { $0 == "Info" } ?? leading?.sameBitrate ?? (frameInfo.vbr == Int32(MPG123_CBR.rawValue))
             let bitrate: MPEGAudio.Bitrate = isCBR ? .constant(kbps: Int(frameInfo.bitrate))
                 : frameInfo.vbr == Int32(MPG123_ABR.rawValue) ? .average : .variable
@@ -110,13 +118,13 @@ public final class MPG123Decoder: AudioDecoder {
     /// counted by decoding: `info` then says exactly what `play` will play.
     public func scanForExactLength() throws(AnnounceError) {
         guard mpg123_scan(handle) == Int32(MPG123_OK.rawValue) else {
+            try cursor.check()
             throw .undecodable(path: path, reason: "scan failed (\(Self.errorText(handle)))")
         }
         let length = Int64(mpg123_length(handle))
         if let promised = promisedFrames, length != promised {
             // The scan also switched this handle's gapless trimming off: count on a fresh one.
-            let fresh = try MPG123Decoder(fileName: fileName, fd: try DecoderRegistry.openReadable(fileName),
-                                          skipsLeadingDamage: damage == .skipped)
+            let fresh = try MPG123Decoder(input: try cursor.input.reopen(), skipsLeadingDamage: damage == .skipped)
             let chunk = 4096
             let scratch = UnsafeMutableRawPointer.allocate(byteCount: chunk * info.channels * 4, alignment: 16)
             defer { scratch.deallocate() }
@@ -128,8 +136,8 @@ public final class MPG123Decoder: AudioDecoder {
             info.frames = length
         }
         // A damaged file's size counts bytes that never decode: its average bitrate says nothing.
-        if Self.leadingFrames(fd: fd)?.tag == nil, info.damage == nil, let frames = info.frames, frames > 0 {
-            noteVBR(frames: frames)
+        if try Self.leadingFrames(cursor.input)?.tag == nil, info.damage == nil, let frames = info.frames, frames > 0 {
+            try noteVBR(frames: frames)
         }
         try seek(toFrame: position)
     }
@@ -143,6 +151,7 @@ public final class MPG123Decoder: AudioDecoder {
         while filled < wanted {
             var done = 0
             let status = mpg123_read(handle, buffer.advanced(by: filled), wanted - filled, &done)
+            try cursor.check()
             if !inOtherFormat { filled += done }
             if status == Int32(MPG123_OK.rawValue) { continue }
             if status == Int32(MPG123_DONE.rawValue) {
@@ -188,6 +197,7 @@ public final class MPG123Decoder: AudioDecoder {
     public func seek(toFrame frame: Int64) throws(AnnounceError) {
         let result = mpg123_seek(handle, off_t(frame), SEEK_SET)
         guard result >= 0 else {
+            try cursor.check()
             throw .undecodable(path: path, reason: "cannot seek to frame \(frame): \(Self.errorText(handle))")
         }
         position = Int64(result)
@@ -197,14 +207,14 @@ public final class MPG123Decoder: AudioDecoder {
 
     /// Without an Info/Xing/VBRI header, "CBR" came from the first frame's bitrate alone: a stream
     /// whose average bitrate is another (beyond tags and rounding, 3%) is VBR.
-    private func noteVBR(frames: Int64) {
+    private func noteVBR(frames: Int64) throws(AnnounceError) {
         guard case .mpeg(var audio?) = info.codec, case .constant(let kbps) = audio.bitrate else { return }
-        var status = stat()
-        var header = [UInt8](repeating: 0, count: 10)
-        guard fstat(fd, &status) == 0, header.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, 10, 0) }) == 10 else { return }
+        let header = try cursor.input.bytes(at: 0, count: 10)
+        guard header.count == 10 else { return }
+        let size = try cursor.input.settledLength()
         let tag = SniffedContainer.id3v2TagLength(header)
         let seconds = Double(frames) / Double(info.sampleRate)
-        let average = Double(Int(status.st_size) - tag) * 8 / seconds / 1000
+        let average = Double(Int(size) - tag) * 8 / seconds / 1000
         if abs(average - Double(kbps)) > Double(kbps) * 0.03 {
             audio.bitrate = .variable
             info.codec = .mpeg(audio)
@@ -213,19 +223,14 @@ public final class MPG123Decoder: AudioDecoder {
 
     /// The stream's first frames (after any ID3v2 tag and junk): "Info", "Xing" or "VBRI" when
     /// the first is such a header, and whether the next ones share one bitrate.
-    private static func leadingFrames(fd: Int32) -> (tag: String?, sameBitrate: Bool)? {
-        var bytes = [UInt8](repeating: 0, count: 16384)
-        var atEnd = false
-        func read(at offset: Int) -> Bool {
-            let got = bytes.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, off_t(offset)) }
-            if got > 0 { bytes.removeLast(bytes.count - got) }
-            atEnd = got < 16384
-            return got >= 64
-        }
-        guard read(at: 0) else { return nil }
+    private static func leadingFrames(_ input: any ByteInput) throws(AnnounceError) -> (tag: String?, sameBitrate: Bool)? {
+        var bytes = try input.bytes(at: 0, count: 16384)
+        guard bytes.count >= 64 else { return nil }
         if bytes.starts(with: Array("ID3".utf8)) {
-            guard read(at: SniffedContainer.id3v2TagLength(bytes)) else { return nil }
+            bytes = try input.bytes(at: Int64(SniffedContainer.id3v2TagLength(bytes)), count: 16384)
+            guard bytes.count >= 64 else { return nil }
         }
+        let atEnd = bytes.count < 16384
         // Where frames chain: a lone header at the start may be damage (mpg123 resyncs past it).
         guard let frame = SniffedContainer.mpegStreamStart(bytes, isWholeFile: atEnd), frame + 44 <= bytes.count else {
             return nil
@@ -246,4 +251,19 @@ public final class MPG123Decoder: AudioDecoder {
     private static func errorText(_ h: OpaquePointer) -> String {
         String(cString: mpg123_strerror(h))
     }
+}
+
+// libmpg123's reader callbacks (`mpg123_replace_reader_handle`): the handle is the decoder's cursor.
+
+private func handleCursor(_ handle: UnsafeMutableRawPointer?) -> InputCursor {
+    Unmanaged<InputCursor>.fromOpaque(handle!).takeUnretainedValue()
+}
+
+private let mpg123Read: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, Int) -> Int = { handle, buffer, count in
+    guard let buffer else { return -1 }
+    return handleCursor(handle).read(into: buffer, count: count)
+}
+
+private let mpg123Seek: @convention(c) (UnsafeMutableRawPointer?, off_t, Int32) -> off_t = { handle, offset, whence in
+    off_t(handleCursor(handle).seek(Int64(offset), whence: whence))
 }

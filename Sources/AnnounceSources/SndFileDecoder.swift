@@ -17,12 +17,13 @@ public final class SndFileDecoder: AudioDecoder {
     public var truncationWarning: String? { damage?.description }
     private var damage: Damage?
     private let file: OpaquePointer
+    /// What libsndfile reads through; it lives as long as the handle. nil for a live stream's
+    /// pipe, which libsndfile reads itself (it knows a pipe, and then never seeks).
+    private let view: SndFileInput?
     private var framesRead: Int64 = 0
 
     /// The header's length when the file holds less.
     private let promisedFrames: Int64?
-    /// A cut CAF is read through a view giving its data chunk the size that is there.
-    private let patchedView: PatchedFile?
     /// libsndfile gives no length (SF_COUNT_MAX: a cut Ogg file has no last page to read it
     /// from): `LengthCount` counts it by decoding.
     private let lengthUnknown: Bool
@@ -37,23 +38,19 @@ public final class SndFileDecoder: AudioDecoder {
     /// block of 320 frames): what sox and ffmpeg play, and what plays here.
     private let factFrames: Int64?
 
-    /// Takes ownership of `fd` (closed with the decoder, or here on failure).
-    init(path: String, fd: Int32, container: SniffedContainer) throws(AnnounceError) {
-        self.path = path
-        var header = [UInt8](repeating: 0, count: 65536)
-        let count = header.withUnsafeMutableBytes { pread(fd, $0.baseAddress, $0.count, 0) }
-        header.removeLast(header.count - max(0, count))
+    init(input: any ByteInput, container: SniffedContainer) throws(AnnounceError) {
+        path = input.name
+        let header = try input.bytes(at: 0, count: 65536)
         var sfInfo = SF_INFO()
-        var status = stat()
-        if container == .caf, fstat(fd, &status) == 0, let data = DeclaredLength.cafDataSize(header),
-           data.size > Int(status.st_size) - data.fieldOffset - 8 {
-            patchedView = PatchedFile(fd: fd, length: Int64(status.st_size), fieldOffset: data.fieldOffset,
-                                      value: Int(status.st_size) - data.fieldOffset - 8)
-        } else {
-            patchedView = nil
+        // A cut CAF is read through a view giving its data chunk the size that is there.
+        var patchedField: (offset: Int, value: Int)?
+        if container == .caf, let data = DeclaredLength.cafDataSize(header) {
+            let size = Int(try input.settledLength())
+            if data.size > size - data.fieldOffset - 8 { patchedField = (data.fieldOffset, size - data.fieldOffset - 8) }
         }
-        // The view owns `fd` when there is one: libsndfile must not get it too (two closes).
-        guard let file = patchedView.map({ $0.open(&sfInfo) }) ?? sf_open_fd(fd, Int32(SFM_READ), &sfInfo, 1) else {
+        view = SndFileInput(input, patchedField: patchedField)
+        guard let file = view?.open(&sfInfo) else {
+            try view?.cursor.check()
             let reason = String(cString: sf_strerror(nil))
             if container == .caf, let codec = Self.cafCodec(header) {
                 throw .undecodable(path: path, reason: "\(codec) is not supported")
@@ -61,10 +58,17 @@ public final class SndFileDecoder: AudioDecoder {
             throw .undecodable(path: path, reason: "not decodable audio (\(reason))")
         }
         self.file = file
-        // libsndfile reads a VOC's continuation blocks (type 2, as ffmpeg writes them) as samples.
-        if announce_sf_major(sfInfo.format) == SF_FORMAT_VOC, VOCBlocks.hasContinuation(fd: fd) {
+        let tail: (cut: Bool, lastSerial: UInt32?)?
+        do throws(AnnounceError) {
+            // libsndfile reads a VOC's continuation blocks (type 2, as ffmpeg writes them) as samples.
+            if announce_sf_major(sfInfo.format) == SF_FORMAT_VOC, try VOCBlocks.hasContinuation(input) {
+                throw .undecodable(path: path, reason: "VOC with continuation blocks (as ffmpeg writes it) is not supported")
+            }
+            tail = container == .ogg ? try Self.oggTail(input) : nil
+            info = try Self.describe(sfInfo, path: path, sniffed: container)
+        } catch {
             sf_close(file)
-            throw .undecodable(path: path, reason: "VOC with continuation blocks (as ffmpeg writes it) is not supported")
+            throw error
         }
         factFrames = DeclaredLength.factFrames(header).flatMap { $0 > 0 && $0 < Int64(sfInfo.frames) ? $0 : nil }
         // Any length beyond a day at 768 kHz is libsndfile's "unknown", not a length.
@@ -72,15 +76,8 @@ public final class SndFileDecoder: AudioDecoder {
         // libsndfile neither reorders Vorbis/Opus channels nor tells their map (SFC_GET_CHANNEL_MAP_INFO).
         let minor = Int(announce_sf_minor(sfInfo.format))
         wavOrder = minor == SF_FORMAT_VORBIS || minor == SF_FORMAT_OPUS ? VorbisChannelOrder.wavOrder(channels: Int(sfInfo.channels)) : nil
-        let tail = container == .ogg ? Self.oggTail(fd: fd) : nil
         oggCut = lengthUnknown && tail?.cut == true
         oggMoreStreams = tail.map { $0.lastSerial != nil && $0.lastSerial != Self.oggFirstSerial(header) } ?? false
-        do {
-            info = try Self.describe(sfInfo, path: path, sniffed: container)
-        } catch {
-            sf_close(file)
-            throw error
-        }
         if let factFrames { info.frames = factFrames }
         let declared = DeclaredLength.frames(header)
         promisedFrames = declared.flatMap { $0 > Int64(sfInfo.frames) ? $0 : nil }
@@ -93,6 +90,28 @@ public final class SndFileDecoder: AudioDecoder {
         }
     }
 
+    /// A live stream's segment: `fd` a pipe, read once from its start, never sought; taken.
+    /// Its length is never known, and nothing of it is checked ahead.
+    init(path: String, fd: Int32, container: SniffedContainer, sequential: Bool) throws(AnnounceError) {
+        self.path = path
+        var sfInfo = SF_INFO()
+        guard let file = sf_open_fd(fd, Int32(SFM_READ), &sfInfo, 1) else {
+            close(fd)
+            throw .undecodable(path: path, reason: "not decodable audio (\(String(cString: sf_strerror(nil))))")
+        }
+        self.file = file
+        view = nil
+        do throws(AnnounceError) { info = try Self.describe(sfInfo, path: path, sniffed: container) } catch {
+            sf_close(file)
+            throw error
+        }
+        info.frames = nil
+        let minor = Int(announce_sf_minor(sfInfo.format))
+        wavOrder = minor == SF_FORMAT_VORBIS || minor == SF_FORMAT_OPUS ? VorbisChannelOrder.wavOrder(channels: Int(sfInfo.channels)) : nil
+        (promisedFrames, factFrames, oggCut, oggMoreStreams) = (nil, nil, false, false)
+        lengthUnknown = true
+    }
+
     deinit { sf_close(file) }
 
     public func read(into buffer: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError) -> Int {
@@ -103,6 +122,7 @@ public final class SndFileDecoder: AudioDecoder {
         case .int32: sf_readf_int(file, buffer.assumingMemoryBound(to: Int32.self), count)
         case .int16: sf_readf_short(file, buffer.assumingMemoryBound(to: Int16.self), count)
         }
+        try view?.cursor.check()
         framesRead += Int64(got)
         if let wavOrder, got > 0 {
             VorbisChannelOrder.reorder(buffer.assumingMemoryBound(to: Float.self), frames: Int(got), to: wavOrder)
@@ -152,6 +172,7 @@ public final class SndFileDecoder: AudioDecoder {
     private func ensureSomethingDecodes() throws(AnnounceError) {
         var sample = [Float](repeating: 0, count: info.channels * 64)
         let got = sample.withUnsafeMutableBytes { sf_readf_float(file, $0.baseAddress!.assumingMemoryBound(to: Float.self), 64) }
+        try view?.cursor.check()
         guard got > 0 else {
             throw .undecodable(path: path, reason: oggCut ? "cut before its first audio page" : "holds no audio frames")
         }
@@ -170,14 +191,10 @@ public final class SndFileDecoder: AudioDecoder {
 
     /// An Ogg file's last page: whether it is incomplete or not marked end of stream (cut),
     /// and its stream's serial number.
-    private static func oggTail(fd: Int32) -> (cut: Bool, lastSerial: UInt32?) {
-        var status = stat()
-        guard fstat(fd, &status) == 0 else { return (false, nil) }
-        let size = Int(status.st_size), tailLength = min(size, 1 << 16)
-        var tail = [UInt8](repeating: 0, count: tailLength)
-        guard tail.withUnsafeMutableBytes({ pread(fd, $0.baseAddress, tailLength, off_t(size - tailLength)) }) == tailLength else {
-            return (false, nil)
-        }
+    private static func oggTail(_ input: any ByteInput) throws(AnnounceError) -> (cut: Bool, lastSerial: UInt32?) {
+        let size = Int(try input.settledLength()), tailLength = min(size, 1 << 16)
+        let tail = try input.bytes(at: Int64(size - tailLength), count: tailLength)
+        guard tail.count == tailLength else { return (false, nil) }
         let capture = Array("OggS".utf8)
         // The last page header in the tail: its segment table gives the page's length.
         guard let page = stride(from: tailLength - 27, through: 0, by: -1).first(where: { tail[$0...].starts(with: capture) }) else {
@@ -191,6 +208,7 @@ public final class SndFileDecoder: AudioDecoder {
 
     public func seek(toFrame frame: Int64) throws(AnnounceError) {
         guard sf_seek(file, sf_count_t(frame), SEEK_SET) >= 0 else {
+            try view?.cursor.check()
             throw .undecodable(path: path, reason: "cannot seek to frame \(frame): \(String(cString: sf_strerror(file)))")
         }
         framesRead = frame

@@ -12,6 +12,15 @@ static struct {
     const char *(*easy_strerror)(CURLcode);
     CURLcode (*easy_setopt)(CURL *, CURLoption, ...);
     CURLcode (*easy_getinfo)(CURL *, CURLINFO, ...);
+    CURLM *(*multi_init)(void);
+    CURLMcode (*multi_cleanup)(CURLM *);
+    CURLMcode (*multi_add_handle)(CURLM *, CURL *);
+    CURLMcode (*multi_remove_handle)(CURLM *, CURL *);
+    CURLMcode (*multi_perform)(CURLM *, int *);
+    CURLMcode (*multi_poll)(CURLM *, struct curl_waitfd *, unsigned, int, int *);
+    CURLMsg *(*multi_info_read)(CURLM *, int *);
+    struct curl_slist *(*slist_append)(struct curl_slist *, const char *);
+    void (*slist_free_all)(struct curl_slist *);
 } curl;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -33,9 +42,20 @@ static void load(void) {
     *(void **)&curl.easy_strerror = dlsym(library, "curl_easy_strerror");
     *(void **)&curl.easy_setopt = dlsym(library, "curl_easy_setopt");
     *(void **)&curl.easy_getinfo = dlsym(library, "curl_easy_getinfo");
+    *(void **)&curl.multi_init = dlsym(library, "curl_multi_init");
+    *(void **)&curl.multi_cleanup = dlsym(library, "curl_multi_cleanup");
+    *(void **)&curl.multi_add_handle = dlsym(library, "curl_multi_add_handle");
+    *(void **)&curl.multi_remove_handle = dlsym(library, "curl_multi_remove_handle");
+    *(void **)&curl.multi_perform = dlsym(library, "curl_multi_perform");
+    *(void **)&curl.multi_poll = dlsym(library, "curl_multi_poll");  // libcurl 7.66 and later
+    *(void **)&curl.multi_info_read = dlsym(library, "curl_multi_info_read");
+    *(void **)&curl.slist_append = dlsym(library, "curl_slist_append");
+    *(void **)&curl.slist_free_all = dlsym(library, "curl_slist_free_all");
     if (!curl.global_init || !curl.easy_init || !curl.easy_cleanup || !curl.easy_perform || !curl.easy_strerror
-        || !curl.easy_setopt || !curl.easy_getinfo) {
-        problem = "libcurl.so.4 lacks curl_easy_* functions";
+        || !curl.easy_setopt || !curl.easy_getinfo || !curl.multi_init || !curl.multi_cleanup || !curl.multi_add_handle
+        || !curl.multi_remove_handle || !curl.multi_perform || !curl.multi_poll || !curl.multi_info_read
+        || !curl.slist_append || !curl.slist_free_all) {
+        problem = "libcurl.so.4 lacks functions announce needs (it needs libcurl 7.66 or later)";
         return;
     }
     if (curl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) problem = "libcurl cannot start (curl_global_init failed)";
@@ -58,6 +78,32 @@ CURLcode announce_curl_set_string(CURL *handle, CURLoption option, const char *v
 CURLcode announce_curl_set_callback(CURL *handle, CURLoption option, announce_curl_data_callback callback) {
     return curl.easy_setopt(handle, option, callback);
 }
+CURLcode announce_curl_set_progress(CURL *handle, announce_curl_progress_callback callback) {
+    CURLcode code = curl.easy_setopt(handle, CURLOPT_XFERINFOFUNCTION, callback);
+    return code == CURLE_OK ? curl.easy_setopt(handle, CURLOPT_NOPROGRESS, 0L) : code;
+}
+struct curl_slist *announce_curl_slist_append(struct curl_slist *list, const char *line) { return curl.slist_append(list, line); }
+void announce_curl_slist_free_all(struct curl_slist *list) { curl.slist_free_all(list); }
 CURLcode announce_curl_info_long(CURL *handle, CURLINFO info, long *value) { return curl.easy_getinfo(handle, info, value); }
 CURLcode announce_curl_info_string(CURL *handle, CURLINFO info, char **value) { return curl.easy_getinfo(handle, info, value); }
 CURLcode announce_curl_info_double(CURL *handle, CURLINFO info, double *value) { return curl.easy_getinfo(handle, info, value); }
+
+CURLM *announce_curl_multi_init(void) { return curl.multi_init(); }
+void announce_curl_multi_cleanup(CURLM *multi) { curl.multi_cleanup(multi); }
+CURLMcode announce_curl_multi_add_handle(CURLM *multi, CURL *handle) { return curl.multi_add_handle(multi, handle); }
+CURLMcode announce_curl_multi_remove_handle(CURLM *multi, CURL *handle) { return curl.multi_remove_handle(multi, handle); }
+CURLMcode announce_curl_multi_perform(CURLM *multi, int *running) { return curl.multi_perform(multi, running); }
+CURLMcode announce_curl_multi_poll(CURLM *multi, struct curl_waitfd *extra, unsigned count, int timeout_ms) {
+    return curl.multi_poll(multi, extra, count, timeout_ms, NULL);
+}
+int announce_curl_multi_done(CURLM *multi, CURLcode *result) {
+    int left;
+    CURLMsg *message;
+    while ((message = curl.multi_info_read(multi, &left))) {
+        if (message->msg == CURLMSG_DONE) {
+            *result = message->data.result;
+            return 1;
+        }
+    }
+    return 0;
+}

@@ -13,7 +13,8 @@ struct Events: ParsableCommand {
         discussion: """
             Events: queued, started, progress (25/50/75%: the highest mark passed since the \
             last one), interruption-began, interruption-ended (should-resume), finished (with \
-            the outcome), paused, resumed, quiet (the quiet switch was changed), \
+            the outcome), title (a live stream's title changed), paused, resumed, quiet (the \
+            quiet switch was changed), \
             device-opened, device-closed, route-change (a device was lost or is back). Starts \
             the daemon if none runs; exits 69 if it \
             goes away.
@@ -47,6 +48,7 @@ struct Events: ParsableCommand {
         if let outcome = event.outcome { text += " \(outcome.kind.rawValue)" }
         if let reason = event.reason { text += " (\(reason))" }
         if let percent = event.percent { text += " \(percent)%" }
+        if event.event == .title { text += event.title.map { " \"\($0)\"" } ?? " (none)" }
         if let shouldResume = event.shouldResume { text += " should-resume=\(shouldResume)" }
         if let device = event.device { text += " device=\(device)" }
         if let warning = event.warning { text += " [\(warning)]" }

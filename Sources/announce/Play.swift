@@ -216,10 +216,13 @@ struct Play: ParsableCommand {
             half an announcement. With -, audio on stdin is read to its end (at most \
             \(Limits.maxMediaBytes >> 20) MiB) into the daemon's runtime directory before it is \
             queued, so it is kept as a file is; messages and events call it stdin. An http://, \
-            https:// or file:// URL is downloaded whole the same way (redirects followed, the \
-            system's CAs, the proxy variables; the config file's connect-timeout and \
-            stall-timeout), then played and called by its URL; a download that fails is 66, a \
-            page that is not audio 65.
+            https:// or file:// URL is downloaded by the daemon into the same place and plays \
+            while it arrives (redirects followed, the system's CAs, your proxy variables; the \
+            config file's connect-timeout and stall-timeout; after a crash the download goes on \
+            with a Range request); it is called by its URL; a download that fails is 66, a page \
+            that is not audio 65; --cache keeps it. With --stream, http(s) URLs are live radio instead: the \
+            daemon connects when the item plays and plays until stopped or --duration (see \
+            --stream).
 
             Sessions (as AVAudioSession): items of the default category solo-ambient play one \
             at a time in queue order; ambient items, and playback or multi-route items with \
@@ -238,7 +241,10 @@ struct Play: ParsableCommand {
               announce play backup-done.mp3 --priority high
               espeak-ng --stdout "Backup done" | announce play -   # audio on stdin
               curl -s https://nas/doorbell.flac | announce play chime.wav - --priority high
-              announce play https://nas.local/media/doorbell.flac   # downloaded, then played
+              announce play https://nas.local/media/doorbell.flac   # plays while it downloads
+              announce play --cache https://ha.local/local/chime.mp3  # kept, revalidated next time
+              # live radio under everything, its title on the progress line and in status:
+              announce play --stream --category ambient --no-wait https://radio/live.mp3
               announce play --tag build --replace build-failed.wav   # newest status wins
               announce play reminder.flac --at 09:30 --expire 10m --no-wait
               announce play --category playback alarm.wav   # plays even in quiet mode
@@ -253,14 +259,18 @@ struct Play: ParsableCommand {
               announce play --rate 1.5 --skip-silence voicemail.wav   # pauses cut, then 1.5× as fast
             """)
 
-    @Argument(help: ArgumentHelp("Audio files to play in order, names of installed sounds (see FILES in announce(1)), - for audio on stdin, or an http(s):// or file:// URL (either read to its end, at most \(Limits.maxMediaBytes >> 20) MiB, before it is queued)."), completion: .file())
+    @Argument(help: ArgumentHelp("Audio files to play in order, names of installed sounds (see FILES in announce(1)), - for audio on stdin (read to its end, at most \(Limits.maxMediaBytes >> 20) MiB, before it is queued), or an http(s):// or file:// URL (the daemon downloads it, at most \(Limits.maxMediaBytes >> 20) MiB, and plays it as it arrives)."), completion: .file())
     var files: [String]
+
+    @Flag(inversion: .prefixedNo, help: "Keep each URL's download in the cache ($XDG_CACHE_HOME/announce/downloads) and revalidate a kept one (ETag, If-Modified-Since) instead of downloading it again; default: the config file's [download] cache.")
+    var cache: Bool?
 
     @OptionGroup var output: DeviceFlags
     @OptionGroup var playback: PlaybackFlags
     @OptionGroup var session: SessionFlags
     @OptionGroup var queue: QueueFlags
     @OptionGroup var delivery: DeliveryFlags
+    @OptionGroup var stream: StreamFlags
 
     /// The argument that reads stdin.
     static let stdinArgument = "-"
@@ -270,10 +280,11 @@ struct Play: ParsableCommand {
             throw ValidationError("- (stdin) is given more than once; stdin can be read once")
         }
         try output.validate(session: session, queue: queue)
+        try stream.validate(files: files, playback: playback)
     }
 
     func run() throws {
-        // Audio stored in the daemon's media directory (stdin, downloads): the queue's once acknowledged.
+        // Audio stored in the daemon's media directory (stdin): the queue's once acknowledged.
         var stored: [MediaFile] = []
         var handover = Handover.refused
         defer { for media in stored { handover == .refused ? media.discard() : media.release() } }
@@ -284,13 +295,17 @@ struct Play: ParsableCommand {
                    session: session, handover: { handover = $0 }) { () throws(AnnounceError) in
             try zip(files, fileNames).map { argument, file throws(AnnounceError) in
                 let clip: Clip
-                if let input = try StoredInput.store(argument) {
+                if stream.isOn {
+                    clip = try stream.clip(argument, playback: playback, devices: output.resolved())
+                } else if let input = try StoredInput.store(argument) {
                     stored.append(input.file)
                     do throws(AnnounceError) {
                         clip = try checkedClip(FileName(input.file.path), label: input.label, media: input.file.name)
                     } catch {
                         throw input.explain(error)
                     }
+                } else if let scheme = Clip.urlScheme(of: argument) {
+                    clip = try urlClip(argument, scheme: scheme)
                 } else {
                     clip = try checkedClip(SoundNames.resolve(file))
                 }
@@ -302,7 +317,7 @@ struct Play: ParsableCommand {
     }
 
     /// Opens the file as the daemon will, so bad input fails here with the
-    /// caller's own path in the message, before anything is queued. For `media` (stdin, a URL),
+    /// caller's own path in the message, before anything is queued. For `media` (stdin),
     /// the clip names it `label`, the input as the user gave it, not the daemon's file.
     private func checkedClip(_ file: FileName, label: String? = nil, media: String? = nil) throws(AnnounceError) -> Clip {
         let decoder = try DecoderRegistry.open(file)
@@ -344,6 +359,7 @@ func optionText(_ problem: ItemProblem, given: String = "") -> String {
     case .tag: "--tag must be 1 to \(Limits.maxTagBytes) bytes"
     case .timedMixable(let session): "a mixable session (\(session)) starts at once; --delay and --at need a queued one"
     case .device(let problem): optionText(problem)
+    case .stream(let problem): optionText(problem)
     default: problem.description
     }
 }

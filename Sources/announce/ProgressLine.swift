@@ -91,6 +91,8 @@ final class ProgressFollower {
     private var finished: Set<String> = []
     private var heard: [String: (heard: Double?, duration: Double?)] = [:]
     private var waits: [String: Event] = [:]
+    /// Live streams' titles, shown after their names.
+    private var titles: [String: String] = [:]
 
     init(_ line: ProgressLine, ids: [String], names: [String]) {
         self.line = line
@@ -101,14 +103,17 @@ final class ProgressFollower {
     func handle(_ event: Event) {
         guard let id = event.id, let index = ids.firstIndex(of: id) else { return }
         if event.event == .waiting { waits[id] = event }
+        if event.event == .title { titles[id] = event.title }
         if event.event == .progress || event.event == .started { heard[id] = (event.heard ?? 0, event.duration) }
         let current = ids.first { !finished.contains($0) }
         if event.event == .finished { finished.insert(id) }
         guard current == id else { return }
-        let name = names[index]
+        let name = titles[id].map { "\(names[index]): \($0)" } ?? names[index]
         switch event.event {
         case .progress, .started:
             line.show(name, heard: event.heard ?? 0, duration: event.duration)
+        case .title where heard[id] != nil:
+            line.show(name, heard: heard[id]?.heard, duration: heard[id]?.duration)
         case .interruptionBegan:
             if let at = event.heard { heard[id] = (at, event.duration ?? heard[id]?.duration) }
             stopped(name, id: id, event, state: interruptionText(event))

@@ -81,6 +81,7 @@ private struct NoDaemon: Encodable {
 private func line(_ item: ItemStatus, mixing: Bool = false) -> String {
     let state = mixing ? "mixing" + (item.state == .playing ? "" : " (\(item.state.rawValue))") : item.state.rawValue
     var text = "\(state.padding(12)) \(item.id)  \(item.priority.rawValue.padding(8)) \(item.path)"
+    if let title = item.title { text += "  \"\(title)\"" }
     if let heard = item.heard { text += "  \(TimeSpan.format(heard))" + (item.duration.map { " / " + TimeSpan.format($0) } ?? "") }
     if let at = item.eligibleAt { text += "  at \(localTimeText(at, withSeconds: true))" }
     if let tag = item.tag { text += "  tag=\(tag)" }

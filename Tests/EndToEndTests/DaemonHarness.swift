@@ -39,6 +39,10 @@ struct WireEvent: Decodable, Sendable, CustomStringConvertible {
     /// quiet: in effect now, and the switch position.
     var quiet: Bool?
     var state: String?
+    /// finished: what went wrong on the way (truncation, a live stream's reconnections).
+    var warning: String?
+    /// title: a live stream's title now.
+    var title: String?
 
     /// An event line; nil for anything else.
     init?(line: some StringProtocol) {

@@ -4,14 +4,16 @@ import Foundation
 import Glibc
 #endif
 
-/// Tests/Servers/httpd.py (Python's http.server, with redirects, a loop, a stall and an HTML
-/// page) on 127.0.0.1 at a port the kernel picks, serving `directory`. It exits by itself after
-/// `lifetime` seconds; `stop` ends it sooner (only this pid).
+/// Tests/Servers/httpd.py (Python's http.server, with redirects, a loop, a stall, an HTML
+/// page, ranges, a gate and a server without ranges) on 127.0.0.1 at a port the kernel picks,
+/// serving `directory`. It exits by itself after `lifetime` seconds; `stop` ends it sooner
+/// (only this pid). With `logging`, `requests()` gives what it was asked and sent.
 final class HTTPTestServer: @unchecked Sendable {
     let process: ChildProcess
     let port: Int
+    let logPath: String?
 
-    init(directory: String, lifetime: Double = 120) throws {
+    init(directory: String, lifetime: Double = 120, logging: Bool = false) throws {
         let work = try Harness.workResult.get().path
         let fifo = "\(work)/httpd-\(UUID().uuidString).port"
         guard mkfifo(fifo, 0o600) == 0 else { throw HarnessError("mkfifo \(fifo): \(String(cString: strerror(errno)))") }
@@ -22,7 +24,9 @@ final class HTTPTestServer: @unchecked Sendable {
         guard reader >= 0 else { throw HarnessError("open \(fifo): \(String(cString: strerror(errno)))") }
         defer { close(reader) }
         let script = Harness.repoRoot.appendingPathComponent("Tests/Servers/httpd.py").path
-        process = try ChildProcess("httpd.py", ["python3", script, directory, "\(lifetime)"],
+        let logPath = logging ? fifo + ".log" : nil
+        self.logPath = logPath
+        process = try ChildProcess("httpd.py", ["python3", script, directory, "\(lifetime)"] + (logPath.map { [$0] } ?? []),
                                    environment: ProcessInfo.processInfo.environment, stdout: fifo, stderr: fifo + ".stderr")
         var line: [UInt8] = []
         var waiting = pollfd(fd: reader, events: Int16(POLLIN), revents: 0)
@@ -45,6 +49,12 @@ final class HTTPTestServer: @unchecked Sendable {
     deinit { stop() }
 
     func url(_ path: String) -> String { "http://127.0.0.1:\(port)/\(path)" }
+
+    /// The log's lines so far: `GET PATH range=R if-range=I -> STATUS`, `sent PATH`.
+    func requests() -> [String] {
+        guard let logPath, let text = try? String(contentsOfFile: logPath, encoding: .utf8) else { return [] }
+        return text.split(separator: "\n").map(String.init)
+    }
 
     func stop() { process.stop(grace: 1) }
 }

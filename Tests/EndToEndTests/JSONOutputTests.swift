@@ -118,7 +118,8 @@ struct JSONOutputTests {
         let lines = Self.lines(outcome.stdout)
         #expect(lines.count == 1, "\(outcome.stdout)")
         let caches = Self.check(lines.first ?? "", as: "cache")["caches"] as? [[String: Any]] ?? []
-        #expect(caches.count == 1 && caches.first?["entries"] as? Int == 0, "\(outcome.stdout)")
+        #expect(caches.map { $0["kind"] as? String } == ["speech", "downloads"], "\(outcome.stdout)")
+        #expect(caches.allSatisfy { $0["entries"] as? Int == 0 }, "\(outcome.stdout)")
         for cache in caches {
             Self.check(Substring(String(decoding: try JSONSerialization.data(withJSONObject: cache), as: UTF8.self)), as: "cache entry")
         }

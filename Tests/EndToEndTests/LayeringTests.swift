@@ -13,9 +13,12 @@ import Testing
         "AnnounceOutput": ["AnnounceModel", "AnnounceSystem"],
         // The engine plays any Source (the model's protocol), never a decoder.
         "AnnounceEngine": ["AnnounceModel", "AnnounceSystem", "AnnounceOutput"],
-        "AnnounceDaemon": ["AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "AnnounceEngine"],
+        // The daemon downloads URL items and opens live streams itself (AnnounceNetwork): they are
+        // read while they play, not before they are queued.
+        "AnnounceDaemon": ["AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "AnnounceEngine",
+                           "AnnounceNetwork"],
         "AnnounceClient": ["AnnounceModel", "AnnounceSystem"],
-        // Downloads for `play URL`: nothing but the CLI uses them.
+        // The daemon's downloads and live streams; the CLI's `announce cache`.
         "AnnounceNetwork": ["AnnounceModel", "AnnounceSystem"],
         "announce": ["AnnounceModel", "AnnounceSystem", "AnnounceClient", "AnnounceSources", "AnnounceOutput", "AnnounceNetwork",
                      "AnnounceDaemon"],

@@ -220,11 +220,12 @@ final class PacedSession: @unchecked Sendable {
         recordingPath = directory + "/recording.s16"
     }
 
-    /// Starts the daemon on ALSA `pulse` and the events listener; returns once the listener
-    /// is provably subscribed (it saw a 20 ms silent clip play) and the device is warm.
-    func start() async throws {
+    /// Starts the daemon on ALSA `pulse` (with `environment` on top of the session's) and the
+    /// events listener; returns once the listener is provably subscribed (it saw a 20 ms silent
+    /// clip play) and the device is warm.
+    func start(environment: [String: String?] = [:]) async throws {
         // --idle-exit: a daemon left behind by a killed test run goes away by itself.
-        daemon = try await runtime.startDaemon(device: "pulse", arguments: ["--idle-exit", "60s"])
+        daemon = try await runtime.startDaemon(device: "pulse", arguments: ["--idle-exit", "60s"], environment: environment)
         // `timeout`: a listener left behind by a killed test run ends, and then its daemon
         // (--idle-exit); the watchdog of Tests/Shell/paced-audio.sh takes PulseAudio down.
         events = try ChildProcess("events", ["timeout", "120", try Harness.binary(), "events", "--json"],

@@ -68,8 +68,9 @@ struct TerminalTests {
         return path
     }
 
-    static func withTerminal(columns: Int = 80, _ body: @Sendable (Terminal, DaemonRuntime, String) async throws -> Void) async throws {
-        let runtime = try DaemonRuntime()
+    static func withTerminal(columns: Int = 80, environment extra: [String: String?] = [:],
+                             _ body: @Sendable (Terminal, DaemonRuntime, String) async throws -> Void) async throws {
+        let runtime = try DaemonRuntime(environment: extra)
         // A colour terminal: NO_COLOR (set in some CI environments) would make the line plain.
         var environment = try runtime.resolvedEnvironment()
         environment["NO_COLOR"] = nil
@@ -98,6 +99,24 @@ struct TerminalTests {
             let exit = rows.firstIndex { $0.hasPrefix("EXIT=") } ?? 1
             #expect(rows[exit] == "EXIT=0")
             #expect(rows[exit - 1] == "▶ tone-1s.wav  0:01.0 / 0:01.0", "the finished line stays, ended by a newline: \(rows)")
+        }
+    }
+
+    @Test("a live stream's title follows its name on the line and changes with the stream's")
+    func streamTitle() async throws {
+        let clip = try Harness.capturePath("sweep") + ".mp3"
+        try await makeStreamClip(clip, from: 200, to: 2000, seconds: 3)
+        let server = try IcyTestServer(serving: clip, options: ["--rate", "16000", "--metaint", "4000",
+                                                              "--titles", "First song|Second song", "--title-every", "12000"])
+        defer { server.stop() }
+        try await Self.withTerminal(environment: URLTests.direct) { terminal, _, announce in
+            try terminal.type("\(announce) play --stream \(server.url()) --duration 3s -d null; echo EXIT=$?")
+            _ = try await terminal.waitFor("the first title") { $0.hasPrefix("▶ radio: First song  ") }
+            _ = try await terminal.waitFor("the second title") { $0.hasPrefix("▶ radio: Second song  ") }
+            let rows = try await terminal.waitFor("the exit") { $0.hasPrefix("EXIT=") }
+            let exit = rows.firstIndex { $0.hasPrefix("EXIT=") } ?? 1
+            #expect(rows[exit] == "EXIT=0")
+            #expect(rows[exit - 1].wholeMatch(of: /▶ radio: (First|Second) song  0:03\.0 \/ 0:03\.0/) != nil, "\(rows)")
         }
     }
 

@@ -5,10 +5,11 @@ import Testing
 import Glibc
 #endif
 
-/// `announce play URL` (http, https, file): the client downloads the body through libcurl into
-/// the runtime directory's media/ before the daemon acknowledges it, it plays exactly as the same
-/// file given by path, messages and events name the URL, and nothing is left in media/ after
-/// the outcome or after any failure. A local server (Tests/Servers/httpd.py) serves the fixtures.
+/// `announce play URL` (http, https, file): the daemon downloads the body through libcurl into
+/// the runtime directory's media/, it plays exactly as the same file given by path, messages
+/// and events name the URL, failures are the item's outcome with the documented status, and
+/// nothing is left in media/ after the outcome. A local server (Tests/Servers/httpd.py) serves
+/// the fixtures.
 @Suite("play URL (http, file)")
 struct URLTests {
     static let formats = ["wav16-stereo.wav", "cbr128.mp3", "flac16.flac", "vorbis.ogg"]
@@ -61,22 +62,25 @@ struct URLTests {
         }
     }
 
-    @Test("bad URLs: one line naming the URL and the reason, the documented status, nothing stored or queued")
+    @Test("bad URLs: one line naming the URL and the reason, the documented status, nothing left stored or queued")
     func badURLs() async throws {
         let server = try HTTPTestServer(directory: try Harness.fixtures().path)
         defer { server.stop() }
         let refusing = try RefusingPort()
         try await withDaemonRuntime { runtime in
             let closed = "http://127.0.0.1:\(refusing.port)/x.wav"
+            // A FIFO no one writes: libcurl would wait on it for good.
+            let fifo = try Harness.workResult.get().path + "/fifo-\(UUID().uuidString)"
+            try #require(mkfifo(fifo, 0o600) == 0)
+            defer { unlink(fifo) }
             let cases: [(what: String, url: String, environment: [String: String?], status: Int32, line: String)] = [
                 ("404", server.url("missing.wav"), [:], 66, "\(server.url("missing.wav")): HTTP 404 File not found"),
                 ("HTML", server.url("page"), [:], 65, "\(server.url("page")): not audio (text/html)"),
                 ("a redirect loop", server.url("loop"), [:], 66, "\(server.url("loop")): more than 10 redirects (a redirect loop)"),
                 ("connection refused", closed, [:], 66, "\(closed): cannot connect to 127.0.0.1:\(refusing.port): Connection refused"),
-                ("over the limit", server.url("wav16-stereo.wav"), ["ANNOUNCE_TEST_MEDIA_LIMIT": "10000"], 65,
-                 "\(server.url("wav16-stereo.wav")): more than 10000 bytes, the most announce downloads for one clip"),
                 ("a missing file:// file", "file:///nonexistent/x.wav", [:], 66,
                  "file:///nonexistent/x.wav: cannot read the file (missing, or no permission)"),
+                ("a file:// FIFO", "file://" + fifo, [:], 66, "file://\(fifo): not a regular file"),
                 ("another scheme", "ftp://127.0.0.1/x.wav", [:], 66, "ftp://127.0.0.1/x.wav: announce plays http, https and file URLs, not ftp"),
             ]
             for bad in cases {
@@ -86,8 +90,16 @@ struct URLTests {
                 #expect(outcome.stdout.isEmpty)
                 #expect(runtime.mediaEntries().isEmpty, "\(bad.what) left \(runtime.mediaEntries())")
             }
-            // Nothing was queued by any of them: no daemon was even asked.
-            #expect(!FileManager.default.fileExists(atPath: runtime.socketPath))
+            #expect(try await runtime.status().queued.isEmpty)
+        }
+        // The daemon's limit (a debug build's, from the environment it starts in).
+        try await withDaemonRuntime { runtime in
+            let url = server.url("wav16-stereo.wav")
+            let outcome = try await runtime.announce(["play", url, "-d", "null"],
+                                                     environment: Self.direct.merging(["ANNOUNCE_TEST_MEDIA_LIMIT": "10000"]) { $1 })
+            #expect(outcome.status == 65, "\(outcome)")
+            #expect(outcome.stderrLines == ["announce: \(url): more than 10000 bytes, the most announce downloads for one clip"], "\(outcome)")
+            #expect(runtime.mediaEntries().isEmpty, "left \(runtime.mediaEntries())")
         }
     }
 

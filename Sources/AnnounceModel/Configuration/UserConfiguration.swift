@@ -10,6 +10,7 @@
 /// silence-level = -50dB
 /// connect-timeout = 10s
 /// stall-timeout = 30s
+/// reconnect-limit = 1m
 ///
 /// [speech]
 /// engine = piper
@@ -23,7 +24,9 @@
 /// several windows separated by commas), `silence-gap` (the longest pause `--skip-silence`
 /// leaves, 50ms to 10s) and `silence-level` (below it a frame is silence, -90 to -20 dB; both
 /// `SilenceRule`), `connect-timeout` and `stall-timeout` (`play URL`'s downloads: how long connecting,
-/// and a transfer receiving nothing, may take; 1s to 10m). A later value of any key but `quiet-hours` replaces an earlier one. A `[speech]`
+/// and a transfer receiving nothing, may take; 1s to 10m; live streams use them too), and
+/// `reconnect-limit` (how long a live stream that dropped is tried again before it fails, 1s
+/// to 1h; `ReconnectBackoff`). A later value of any key but `quiet-hours` replaces an earlier one. A `[speech]`
 /// line starts the keys of `announce say`: `engine`, `voice` and `cache-size` (the render
 /// cache's limit: bytes, or with K, M or G; 0 turns it off). Unknown keys and bad values are skipped, each with one warning
 /// `CONFIG:LINE: reason`; nothing in the file is ever fatal. A missing file means the defaults.
@@ -39,6 +42,8 @@ public struct UserConfiguration: Equatable, Sendable {
     public var connectTimeout = UserConfiguration.defaultConnectTimeout
     /// `stall-timeout`, seconds: `play URL` gives up a download that receives nothing for this long.
     public var stallTimeout = UserConfiguration.defaultStallTimeout
+    /// `reconnect-limit`, seconds: a live stream that dropped is given up after trying this long.
+    public var reconnectLimit = UserConfiguration.defaultReconnectLimit
     /// `[speech] engine`: `say`'s engine when it has no --engine.
     public var speechEngine: SpeechEngine?
     /// `[speech] voice`: `say`'s voice when it has no --voice.
@@ -46,11 +51,20 @@ public struct UserConfiguration: Equatable, Sendable {
     /// `[speech] cache-size`: bytes of rendered speech kept.
     public var speechCacheBytes: Int64 = UserConfiguration.defaultSpeechCacheBytes
 
+    /// `[download] cache`: URLs are kept in the download cache unless `play --no-cache`.
+    public var cacheDownloads = false
+    /// `[download] cache-size`: bytes of downloads kept.
+    public var downloadCacheBytes: Int64 = UserConfiguration.defaultDownloadCacheBytes
+
     public static let defaultSpeechCacheBytes: Int64 = 64 << 20
+    public static let defaultDownloadCacheBytes: Int64 = 256 << 20
     public static let defaultConnectTimeout = 10.0
     public static let defaultStallTimeout = 30.0
     /// What `connect-timeout` and `stall-timeout` may be, in seconds.
     public static let downloadTimeoutRange = 1.0...600.0
+    public static let defaultReconnectLimit = 60.0
+    /// What `reconnect-limit` may be, in seconds.
+    public static let reconnectLimitRange = 1.0...3600.0
 
     public static let defaultDuckLevel = -12.0
     /// The daemon's device when neither `--device` nor the file names one: ALSA's default PCM.
@@ -80,7 +94,7 @@ public struct UserConfiguration: Equatable, Sendable {
             if line.isEmpty { continue }
             if line.hasPrefix("[") && line.hasSuffix("]") {
                 section = String(line.dropFirst().dropLast()).trimming(" \t").lowercased()
-                if section != "" && section != "speech" { warn("unknown section [\(section)] (known: [speech])") }
+                if !["", "speech", "download"].contains(section) { warn("unknown section [\(section)] (known: [speech], [download])") }
                 continue
             }
             guard let equals = line.firstIndex(of: "=") else {
@@ -95,6 +109,10 @@ public struct UserConfiguration: Equatable, Sendable {
             }
             if section == "speech" {
                 parseSpeech(key: key, value: value, into: &configuration, warn: warn)
+                continue
+            }
+            if section == "download" {
+                parseDownload(key: key, value: value, into: &configuration, warn: warn)
                 continue
             }
             if !section.isEmpty { continue }  // an unknown section's keys: warned once, at its header
@@ -138,8 +156,14 @@ public struct UserConfiguration: Equatable, Sendable {
                 } else {
                     warn("\(key) must be a time of 1s to 10m, like 30s, not '\(value)'")
                 }
+            case "reconnect-limit":
+                if let seconds = TimeSpan(parsing: value)?.seconds, reconnectLimitRange.contains(seconds) {
+                    configuration.reconnectLimit = seconds
+                } else {
+                    warn("reconnect-limit must be a time of 1s to 1h, like 1m, not '\(value)'")
+                }
             default:
-                warn("unknown key '\(key)' (known: device, duck-level, quiet-hours, silence-gap, silence-level, connect-timeout, stall-timeout)")
+                warn("unknown key '\(key)' (known: device, duck-level, quiet-hours, silence-gap, silence-level, connect-timeout, stall-timeout, reconnect-limit)")
             }
         }
         return (configuration, warnings)
@@ -158,6 +182,23 @@ public struct UserConfiguration: Equatable, Sendable {
             else { warn("cache-size must be a size like 64MB or 0, not '\(value)'") }
         default:
             warn("unknown key '\(key)' in [speech] (known: engine, voice, cache-size)")
+        }
+    }
+
+    private static func parseDownload(key: String, value: String, into configuration: inout UserConfiguration,
+                                      warn: (String) -> Void) {
+        switch key {
+        case "cache":
+            switch value.lowercased() {
+            case "yes", "true", "on": configuration.cacheDownloads = true
+            case "no", "false", "off": configuration.cacheDownloads = false
+            default: warn("cache must be yes or no, not '\(value)'")
+            }
+        case "cache-size":
+            if let bytes = parseBytes(value) { configuration.downloadCacheBytes = bytes }
+            else { warn("cache-size must be a size like 256MB or 0, not '\(value)'") }
+        default:
+            warn("unknown key '\(key)' in [download] (known: cache, cache-size)")
         }
     }
 

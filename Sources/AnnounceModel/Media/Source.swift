@@ -20,6 +20,9 @@ public protocol Source: AnyObject {
     var canSeek: Bool { get }
     /// Where an interrupted play of it goes on. No default, for the same reason.
     var resumption: Resumption { get }
+    /// Its input arrives while it is read (a download): reads are kept small, so the first of
+    /// it plays while the rest comes, and a read waits only for what it gives.
+    var arrivesWhileRead: Bool { get }
     /// Where a `.sentenceStart` source goes on when `frame` was the last one heard: the first
     /// frame of the sentence it is in, at most `frame`. Asked of no other kind.
     func resumeFrame(forHeard frame: Int64) -> Int64
@@ -107,6 +110,7 @@ extension Source {
     public func heardFraction(forHeard frame: Int64) -> Double? { nil }
     public var warning: String? { nil }
     public func sourceFrames(forRead frames: Int64) -> Int64 { frames }
+    public var arrivesWhileRead: Bool { false }
 
     /// The first frame of a play that starts at `start` (nil: the beginning) and repeats `loops`
     /// more times, or why it cannot (64): the one rule for `--start` against a source.

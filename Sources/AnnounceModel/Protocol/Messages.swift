@@ -144,6 +144,8 @@ public struct ItemStatus: Codable, Equatable, Sendable {
     public var session: String?
     /// Lowered to the duck level (or ramping there) while a duck-others session plays.
     public var ducked: Bool?
+    /// A live stream's current title (ICY StreamTitle, or an Ogg link's ARTIST - TITLE).
+    public var title: String?
 
     public init(id: String, state: State, path: String, priority: Priority, tag: String? = nil, device: String? = nil,
                 heard: Double? = nil, duration: Double? = nil, eligibleAt: Double? = nil, expiresAt: Double? = nil) {
@@ -266,6 +268,8 @@ public enum EventKind: String, Codable, CaseIterable, Sendable {
     /// To a client that waits with `progress`: why its item has not started (`reason`: queued,
     /// scheduled, paused, device-busy, device-lost, held), sent when that changes.
     case waiting
+    /// A live stream's title changed (`title`; absent: it has none now).
+    case title
 }
 
 public struct Event: Codable, Equatable, Sendable {
@@ -301,6 +305,8 @@ public struct Event: Codable, Equatable, Sendable {
     public var ahead: Int?
     public var wait: Double?
     public var at: Double?
+    /// title: a live stream's title now.
+    public var title: String?
 
     public init(_ event: EventKind, time: Double, id: String? = nil, path: String? = nil, priority: Priority? = nil,
                 reason: EventReason? = nil, shouldResume: Bool? = nil, heard: Double? = nil, duration: Double? = nil,

@@ -67,6 +67,13 @@ public enum ItemProblem: Equatable, Sendable, CustomStringConvertible {
     case pitch(Double)
     /// `clip.media` not a `Clip.isValidMediaName`, or given with `clip.speech`.
     case media
+    /// `clip.url` not of `Clip.urlSchemes`, too long, with a control character or with `media`;
+    /// `clip.proxies` or `clip.cache` without it.
+    case url
+    /// `clip.proxies`: not one of `Clip.proxyVariables`, or a value too long or with a NUL.
+    case proxy(String)
+    /// `clip.stream`: `Clip.streamProblem`.
+    case stream(LiveStreamProblem)
 
     /// `at` is a time since the epoch, the others durations: none may reach absurd values.
     public enum TimeField: String, Sendable {
@@ -99,6 +106,9 @@ public enum ItemProblem: Equatable, Sendable, CustomStringConvertible {
         case .rate(let rate): "rate must be \(Limits.rate.lowerBound) to \(Limits.rate.upperBound), not \(rate)"
         case .pitch(let pitch): "pitch must be \(text(Limits.pitch)) semitones, not \(pitch)"
         case .media: "media must be 1 to 64 lowercase hex digits, without speech"
+        case .url: "url must be an http, https or file URL of at most \(Limits.maxPathBytes) bytes without spaces or control characters, and without media; proxies and cache need it"
+        case .proxy(let name): "proxies: \(name) is not a proxy variable, or its value is too long or has a NUL byte"
+        case .stream(let problem): problem.description
         }
     }
 }
@@ -106,7 +116,9 @@ public enum ItemProblem: Equatable, Sendable, CustomStringConvertible {
 extension ItemRequest {
     public var problem: ItemProblem? {
         if let media = clip.media, clip.speech != nil || !Clip.isValidMediaName(media) { return .media }
-        if clip.speech != nil || clip.media != nil {
+        if let problem = Self.urlProblem(clip) { return problem }
+        if let problem = clip.streamProblem { return .stream(problem) }
+        if clip.speech != nil || clip.media != nil || clip.url != nil || clip.stream != nil {
             // The path is only its label.
             if let problem = clip.speech?.problem { return .speech(problem) }
             if clip.path.utf8.contains(0) { return .pathHasNUL }
@@ -189,6 +201,19 @@ extension ItemRequest {
     /// A session that mixes starts at once: `timed` (an `at` or a `delay`) needs a queued one.
     public static func timingProblem(_ session: AudioSession, timed: Bool) -> ItemProblem? {
         session.lane == .mixed && timed ? .timedMixable(session) : nil
+    }
+
+    /// A URL item's `url` and `proxies`; the daemon names its media.
+    static func urlProblem(_ clip: Clip) -> ItemProblem? {
+        for (name, value) in clip.proxies ?? [:]
+        where !Clip.proxyVariables.contains(name) || value.utf8.count > Limits.maxPathBytes || value.utf8.contains(0) {
+            return .proxy(name)
+        }
+        guard let url = clip.url else { return clip.proxies != nil || clip.cache != nil ? .url : nil }
+        guard clip.media == nil, clip.speech == nil, let scheme = Clip.urlScheme(of: url), Clip.urlSchemes.contains(scheme),
+              url.utf8.count <= Limits.maxPathBytes, !url.unicodeScalars.contains(where: { $0.value <= 32 || $0.value == 127 })
+        else { return .url }
+        return nil
     }
 
     /// Only `Clip.environmentVariables`, each value at most `Limits.maxPathBytes`, no NUL.

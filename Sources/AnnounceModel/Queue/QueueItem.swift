@@ -32,8 +32,18 @@ public struct Clip: Codable, Equatable, Sendable, NamedFile {
     /// that holds the audio instead of `path`. The queue owns it: the daemon deletes it once the
     /// item has its outcome. `Clip.isValidMediaName`.
     public var media: String?
+    /// `announce play URL`: the daemon downloads it into media `media` (a name it gives when
+    /// it accepts the item) and plays it as it arrives; `path` is the same URL, its label.
+    public var url: String?
+    /// The caller's proxy variables (`Clip.proxyVariables`) for `url`; nil or empty: no proxy.
+    public var proxies: [String: String]?
+    /// `play --cache` / `--no-cache`: `url`'s body is kept in (and first looked for in) the
+    /// download cache; nil: the daemon's config file (`[download] cache`).
+    public var cache: Bool?
     /// `announce say`: text the daemon renders with a speech engine, instead of a file.
     public var speech: Speech?
+    /// `announce play --stream URL`: live radio the daemon opens when it plays, instead of a file.
+    public var stream: LiveStream?
     /// ALSA PCM for this clip; nil plays on the daemon's device.
     public var device: String?
     /// Category multi-route only: further devices the clip plays on at the same time, after
@@ -62,11 +72,12 @@ public struct Clip: Codable, Equatable, Sendable, NamedFile {
     public init(path: String, device: String? = nil, extraDevices: [String]? = nil, gain: Float = 1, pan: Float = 0,
                 loops: Int = 0, start: Double? = nil, environment: [String: String]? = nil, seconds: Double? = nil,
                 rate: Double? = nil, pitch: Double? = nil, skipSilence: Bool? = nil, speech: Speech? = nil,
-                media: String? = nil) {
+                media: String? = nil, stream: LiveStream? = nil) {
         self.path = path
         self.pathBytes = nil
         self.speech = speech
         self.media = media
+        self.stream = stream
         self.device = device
         self.extraDevices = extraDevices
         self.gain = gain
@@ -84,6 +95,24 @@ public struct Clip: Codable, Equatable, Sendable, NamedFile {
     /// ItemRequest): ALSA's pulse and pipewire plugins read them when they connect.
     public static let environmentVariables = ["XDG_RUNTIME_DIR", "PULSE_SERVER", "PULSE_RUNTIME_PATH", "PULSE_COOKIE",
                                               "PULSE_CLIENTCONFIG", "PULSE_SINK", "PIPEWIRE_RUNTIME_DIR", "PIPEWIRE_REMOTE"]
+
+    /// The proxy variables a URL request may carry: libcurl's, which decide its proxy.
+    public static let proxyVariables = ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"]
+
+    /// The URL schemes `play` takes; a redirect may lead only to the first two (never from a
+    /// server to a local file).
+    public static let urlSchemes = ["http", "https", "file"]
+
+    /// The lowercased scheme of an argument written as a URL (`https` of `https://host/x`);
+    /// nil for anything else, a path.
+    public static func urlScheme(of argument: String) -> String? {
+        guard let separator = argument.firstRange(of: "://") else { return nil }
+        let scheme = argument[..<separator.lowerBound]
+        guard let first = scheme.unicodeScalars.first, first.isASCII, first.properties.isAlphabetic,
+              scheme.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || "0123456789+.-".unicodeScalars.contains($0)) })
+        else { return nil }
+        return scheme.lowercased()
+    }
 
     /// What messages, events and status call audio read from stdin (`Clip.path` of a media clip).
     public static let stdinLabel = "stdin"

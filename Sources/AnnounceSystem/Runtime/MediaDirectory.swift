@@ -3,9 +3,9 @@ import Glibc
 #endif
 import AnnounceModel
 
-/// `RUNTIME/media`: audio the queue owns (`announce play -`). The client streams stdin into a
-/// file here before it asks the daemon (`store`); the daemon deletes the file once the item
-/// has its outcome, and at start every file no spooled item names (`sweep`). A client holds
+/// `RUNTIME/media`: audio the queue owns (`announce play -`, URLs). The client streams stdin
+/// into a file here before it asks the daemon (`store`); the daemon downloads a URL item's body
+/// here (`ProgressiveDownload`); the daemon deletes the files once the item has its outcome, and at start every file no spooled item names (`sweep`). A client holds
 /// an flock on its file from creation until the daemon has acknowledged the item, so a
 /// daemon starting meanwhile leaves it alone.
 public struct MediaDirectory: Sendable {
@@ -13,6 +13,15 @@ public struct MediaDirectory: Sendable {
 
     public init(runtime: RuntimeDirectory) {
         path = runtime.path + "/media"
+    }
+
+    /// The most bytes one media file may have: `Limits.maxMediaBytes`; a debug build takes
+    /// `ANNOUNCE_TEST_MEDIA_LIMIT` (bytes) instead, so the tests need not pipe or serve 256 MiB.
+    public static var limit: Int {
+        #if DEBUG
+        if let limit = getenv("ANNOUNCE_TEST_MEDIA_LIMIT").flatMap({ Int(String(cString: $0)) }) { return limit }
+        #endif
+        return Limits.maxMediaBytes
     }
 
     /// The file holding media `name` (a `Clip.isValidMediaName`).
@@ -52,10 +61,18 @@ public struct MediaDirectory: Sendable {
                            label: label, limit: limit, overLimit: overLimit)
     }
 
-    /// Deletes media `name`; a missing file is no error.
+    /// Where a URL item's download keeps what resuming it needs, beside its body `name`.
+    public func headPath(_ name: String) -> String { filePath(Self.headName(name)) }
+
+    /// The files of media `name`: its body, and a download's head.
+    public static func files(of name: String) -> [String] { [name, headName(name)] }
+
+    static func headName(_ name: String) -> String { name + ".head" }
+
+    /// Deletes media `name` (and a download's head); a missing file is no error.
     public func remove(_ name: String) {
         guard Clip.isValidMediaName(name) else { return }
-        unlink(filePath(name))
+        for file in Self.files(of: name) { unlink(filePath(file)) }
     }
 
     /// Deletes every file but those named in `keeping` and those a client still holds (being
@@ -90,7 +107,7 @@ public struct MediaDirectory: Sendable {
     }
 
     /// 32 random hex digits (getrandom): names never collide, so no client waits on another.
-    static func newName() -> String {
+    public static func newName() -> String {
         var generator = SystemRandomNumberGenerator()
         return (0..<2).map { _ in
             let hex = String(generator.next() as UInt64, radix: 16)

@@ -8,7 +8,7 @@ import AnnounceModel
 /// Dropped unfinished, or after any error, it deletes the temporary file: a failed input
 /// leaves nothing behind.
 public final class MediaWriter {
-    /// What messages call the input (stdin, a URL).
+    /// What messages call the input (stdin).
     public let label: String
     /// Bytes appended so far.
     public private(set) var count = 0

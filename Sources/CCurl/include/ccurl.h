@@ -24,7 +24,25 @@ CURLcode announce_curl_set_string(CURL *curl, CURLoption option, const char *val
 /// The body's bytes, and the headers' lines (CURLOPT_WRITEFUNCTION, CURLOPT_HEADERFUNCTION).
 typedef size_t (*announce_curl_data_callback)(char *bytes, size_t size, size_t count, void *context);
 CURLcode announce_curl_set_callback(CURL *curl, CURLoption option, announce_curl_data_callback callback);
+/// Called about once a second and as data moves (CURLOPT_XFERINFOFUNCTION); non-zero aborts.
+typedef int (*announce_curl_progress_callback)(void *context, curl_off_t download_total, curl_off_t downloaded,
+                                               curl_off_t upload_total, curl_off_t uploaded);
+CURLcode announce_curl_set_progress(CURL *curl, announce_curl_progress_callback callback);
+/// Request headers (CURLOPT_HTTPHEADER): a list that must outlive the transfer.
+struct curl_slist *announce_curl_slist_append(struct curl_slist *list, const char *line);
+void announce_curl_slist_free_all(struct curl_slist *list);
 CURLcode announce_curl_info_long(CURL *curl, CURLINFO info, long *value);
 CURLcode announce_curl_info_string(CURL *curl, CURLINFO info, char **value);
 CURLcode announce_curl_info_double(CURL *curl, CURLINFO info, double *value);
+
+// Live streams: one transfer at a time in a multi handle, so that the wait for data can also
+// wait for a stop (an eventfd among curl_multi_poll's extra descriptors).
+CURLM *announce_curl_multi_init(void);
+void announce_curl_multi_cleanup(CURLM *multi);
+CURLMcode announce_curl_multi_add_handle(CURLM *multi, CURL *curl);
+CURLMcode announce_curl_multi_remove_handle(CURLM *multi, CURL *curl);
+CURLMcode announce_curl_multi_perform(CURLM *multi, int *running);
+CURLMcode announce_curl_multi_poll(CURLM *multi, struct curl_waitfd *extra, unsigned count, int timeout_ms);
+/// 1 when the multi handle's transfer is done, with its result in `result`; else 0.
+int announce_curl_multi_done(CURLM *multi, CURLcode *result);
 #endif

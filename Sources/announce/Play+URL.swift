@@ -1,0 +1,27 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import AnnounceModel
+import AnnounceOutput
+
+extension Play {
+    /// A URL the daemon downloads and plays as it arrives: checked there, as it plays (its
+    /// failures are the item's outcome: 66 unreachable, 65 not audio). The caller's proxy
+    /// variables go with it.
+    func urlClip(_ url: String, scheme: String) throws(AnnounceError) -> Clip {
+        guard Clip.urlSchemes.contains(scheme) else {
+            throw .cannotOpen(path: url, reason: "announce plays \(Clip.urlSchemes.dropLast().joined(separator: ", ")) and \(Clip.urlSchemes.last ?? "") URLs, not \(scheme)")
+        }
+        let options = playback.options
+        let devices = try output.resolved()
+        var clip = Clip(path: url, device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
+                        gain: options.gain, pan: options.pan, loops: options.loops, start: options.start?.seconds,
+                        environment: AudioEnvironment.caller())
+        clip.url = url
+        clip.cache = cache
+        let proxies = Clip.proxyVariables.compactMap { name in getenv(name).map { (name, String(cString: $0)) } }
+        clip.proxies = proxies.isEmpty ? nil : Dictionary(proxies, uniquingKeysWith: { first, _ in first })
+        playback.reshape(&clip)
+        return clip
+    }
+}
