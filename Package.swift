@@ -30,6 +30,9 @@ let package = Package(
         .systemLibrary(name: "CFLAC", pkgConfig: "flac", providers: [.apt(["libflac-dev"])]),
         // libcurl's headers (libcurl4-openssl-dev); the library itself is loaded on first use.
         .target(name: "CCurl"),
+        // libpulse's headers (libpulse-dev); the library itself is loaded by the daemon when it first
+        // ducks other applications.
+        .target(name: "CPulse"),
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
         // libsonic ships no pkg-config file: the module map links it by name.
         .systemLibrary(name: "CSonic", providers: [.apt(["libsonic-dev"])]),
@@ -50,10 +53,10 @@ let package = Package(
         ),
         // Sources: the decoders and the registry that sniffs bytes to choose one.
         .target(name: "AnnounceSources", dependencies: ["AnnounceModel", "AnnounceSystem", "CSndFile", "CMpg123", "CFLAC"]),
-        // Output: ALSA devices, their catalog, probes and holders.
+        // Output: ALSA devices, their catalog, probes and holders; the sound server's other streams.
         .target(
             name: "AnnounceOutput",
-            dependencies: ["AnnounceModel", "AnnounceSystem", "CALSA", "CPosix", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["AnnounceModel", "AnnounceSystem", "CALSA", "CPulse", "CPosix", .product(name: "Logging", package: "swift-log")]
         ),
         // Engine: the playback thread, the mixer, ramps, resampling, and tempo, pitch and silence
         // skipping (libsonic) between a Source (the model's protocol: it never sees a decoder) and Output.

@@ -69,10 +69,12 @@ public final class Daemon {
     /// Whether a device can play here, asked when an item is accepted.
     typealias DeviceProber = (_ device: String, _ environment: [String: String]?) throws(AnnounceError) -> Void
     private let probeDevice: DeviceProber
+    /// Lowers other applications' streams for duck-others items (off in in-process tests: they must not touch a desktop's server).
+    private let ducksOtherAudio: Bool
 
     /// The daemon on the real clock, ALSA and device checks.
     public convenience init(runtime: RuntimeDirectory, configuration: Configuration, logger: Logger) {
-        self.init(runtime: runtime, configuration: configuration, logger: logger, clock: SystemClock.wall)
+        self.init(runtime: runtime, configuration: configuration, logger: logger, clock: SystemClock.wall, ducksOtherAudio: true)
     }
 
     /// `skipTo`: a test's clock, which goes to a deadline at once when nothing is in flight
@@ -85,8 +87,9 @@ public final class Daemon {
          probeDevice: @escaping DeviceProber = { device, environment throws(AnnounceError) in
              try BoundedProbe.check { () throws(AnnounceError) in try DeviceProbe.check(device, environment: environment) }
          },
-         makeSource: EngineDriver.SourceMaker? = nil) {
+         makeSource: EngineDriver.SourceMaker? = nil, ducksOtherAudio: Bool = false) {
         self.runtime = runtime
+        self.ducksOtherAudio = ducksOtherAudio
         self.probeDevice = probeDevice
         self.configuration = configuration
         self.logger = logger
@@ -119,8 +122,12 @@ public final class Daemon {
         let downloads = Downloads(media: spool.media)
         let driver = EngineDriver(openOutput: openOutput, makeSource: makeSource, speechCache: speechCache,
                                   media: spool.media, downloads: downloads) { mailbox.post($0) }
+        // Started before the socket listens: it first restores what a daemon killed mid-duck lowered.
+        let otherAudio = ducksOtherAudio ? try OtherAudioDucker(journalPath: runtime.otherAudioJournalPath, logger: logger) : nil
+        defer { otherAudio?.stop() }
         let controller = QueueController(runtime: runtime, configuration: configuration, logger: logger, clock: clock,
-                                         spool: spool, driver: driver, probeDevice: probeDevice, downloads: downloads)
+                                         spool: spool, driver: driver, probeDevice: probeDevice, downloads: downloads,
+                                         otherAudio: otherAudio)
         let now = clock()
         controller.restore(now: now)
         unlink(runtime.socketPath)  // stale: we hold the lock

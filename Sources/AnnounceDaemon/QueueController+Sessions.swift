@@ -157,6 +157,15 @@ extension QueueController {
         let gain = duckGain
         for id in changes.ducked { driver.setGain(id, gain: gain, overSeconds: GainRamp.duckDownSeconds) }
         for id in changes.unducked { driver.setGain(id, gain: 1, overSeconds: GainRamp.duckUpSeconds) }
+        duckOtherAudio()
+    }
+
+    /// Other applications are lowered while a duck-others session plays, on the sound server
+    /// its device reaches (the first such session's), and let go when none does.
+    func duckOtherAudio() {
+        guard let otherAudio else { return }
+        let ducker = policy.duckers.lazy.compactMap { self.item($0) }.first
+        otherAudio.want(gain: ducker.map { _ in Double(duckGain) }, environment: ducker?.clip.environment)
     }
 
     // MARK: device trouble

@@ -42,6 +42,7 @@ extension QueueController {
         status.idleExit = configuration.idleExit
         status.autoStarted = configuration.ready != nil ? true : nil  // clients start daemons with a ready pipe
         status.sessionBus = sessionBus?.description
+        status.otherAudio = otherAudio?.status
         return status
     }
 

@@ -25,6 +25,9 @@ final class QueueController {
     /// URL items' bodies, downloading from acceptance (or restart) to outcome.
     let downloads: Downloads?
     let hub = EventHub()
+    /// Lowers other applications while a duck-others session plays; nil where the daemon must
+    /// not touch a sound server (in-process tests).
+    let otherAudio: OtherAudioDucker?
     typealias Configuration = Daemon.Configuration
 
     var scheduler = Scheduler()
@@ -54,9 +57,11 @@ final class QueueController {
     private var restoredMixed: [QueueItem] = []
 
     init(runtime: RuntimeDirectory, configuration: Configuration, logger: Logger, clock: @escaping WallClock,
-         spool: Spool, driver: EngineDriver, probeDevice: @escaping Daemon.DeviceProber, downloads: Downloads? = nil) {
+         spool: Spool, driver: EngineDriver, probeDevice: @escaping Daemon.DeviceProber, downloads: Downloads? = nil,
+         otherAudio: OtherAudioDucker? = nil) {
         self.downloads = downloads
         self.runtime = runtime
+        self.otherAudio = otherAudio
         self.configuration = configuration
         self.logger = logger
         self.clock = clock

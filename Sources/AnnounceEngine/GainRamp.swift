@@ -120,3 +120,12 @@ public struct GainRamp: Sendable, Equatable {
         }
     }
 }
+
+extension GainRamp {
+    /// The ramp's curve at `progress` (0…1) as the fraction of the way done: the raised cosine
+    /// that `forEachFrame` follows frame by frame, for gains set elsewhere (other applications'
+    /// streams, DESIGN §3).
+    public static func shape(_ progress: Double) -> Double {
+        (1 - cos(Double.pi * min(1, max(0, progress)))) / 2
+    }
+}

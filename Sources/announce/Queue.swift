@@ -49,6 +49,7 @@ private func showStatus(json: Bool, listItems: Bool, quiet: Bool) throws {
         output("daemon pid \(status.pid), device '\(status.device)' (\(status.deviceOpen ? "open" : "closed"))\(paused)\(status.quiet ? ", quiet" : "")")
         if let playing = status.playing { output(line(playing)) } else { output("nothing playing") }
         if let holds = status.holds { output("the queue waits: \(holds.map(\.description).joined(separator: "; "))") }
+        if let other = status.otherAudio.flatMap(otherAudioLine) { output(other) }
         let mixing = status.mixing ?? []
         if listItems {
             for item in mixing { output(line(item, mixing: true)) }
@@ -60,6 +61,15 @@ private func showStatus(json: Bool, listItems: Bool, quiet: Bool) throws {
         if !listItems, let bus = status.sessionBus { output(bus) }
     } catch let error as AnnounceError {
         throw reportedExit(error)
+    }
+}
+
+/// Other applications' audio, when a duck-others item acts on it (nothing while idle).
+private func otherAudioLine(_ other: OtherAudioStatus) -> String? {
+    switch other.state {
+    case .idle: nil
+    case .ducking: "other audio: ducked (\(other.streams) stream\(other.streams == 1 ? "" : "s"))"
+    case .noSoundServer: "other audio: nothing to duck, no sound server" + (other.reason.map { " (\($0))" } ?? "")
     }
 }
 

@@ -78,6 +78,14 @@ struct WireStatus: Decodable, Sendable {
     var quietSetting: String?
     var quietUntil: Double?
     var quietHours: [String]?
+    var otherAudio: WireOtherAudio?
+}
+
+/// `status`'s otherAudio: whether announce lowers other applications now.
+struct WireOtherAudio: Decodable, Sendable {
+    var state: String
+    var streams: Int
+    var reason: String?
 }
 
 struct WireReplyError: Decodable, Sendable {

@@ -28,8 +28,9 @@ import Testing
     /// What the pure model may import: the standard library's own modules and swift-collections.
     static let modelImports: Set<String> = ["FoundationEssentials", "HeapModule", "Synchronization"]
     /// The C modules of this package; any other module not in `allowed` is a system or package one.
-    /// CSDBus: sd-bus (libsystemd) for AnnounceBus, which no Swift package offers.
-    static let cModules: Set<String> = ["CALSA", "CSndFile", "CMpg123", "CFLAC", "CSpeexDSP", "CSonic", "CCurl", "CSDBus", "CPosix"]
+    /// CSDBus: sd-bus (libsystemd) for AnnounceBus, which no Swift package offers. CPulse (libpulse,
+    /// loaded on first use): the daemon lowers other applications' streams (issue 15).
+    static let cModules: Set<String> = ["CALSA", "CSndFile", "CMpg123", "CFLAC", "CSpeexDSP", "CSonic", "CCurl", "CSDBus", "CPulse", "CPosix"]
     static let systemCModules: Set<String> = ["Glibc", "Darwin", "Musl", "SwiftGlibc"]
 
     static func sources(of target: String) throws -> [(file: String, imports: Set<String>)] {

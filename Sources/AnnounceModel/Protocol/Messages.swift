@@ -196,6 +196,8 @@ public struct DaemonStatus: Codable, Equatable, Sendable {
     public var quietReason: String?
     /// The daemon on the session bus (its MPRIS name and the bus's address), or why it is not.
     public var sessionBus: String?
+    /// Other applications' audio lowered by a duck-others item; absent from a daemon that never ducks others (tests).
+    public var otherAudio: OtherAudioStatus?
 
     public init(pid: Int32, device: String, deviceOpen: Bool, paused: Bool, playing: ItemStatus?,
                 queued: [ItemStatus], scheduled: [ItemStatus], quiet: QuietState = QuietState(quiet: false, reason: "")) {
@@ -244,6 +246,8 @@ extension DaemonStatus {
         quietHours = try container.decode([String].self, forKey: .quietHours).compactMap { try? QuietHours(parsing: $0) }
         quietReason = try container.decodeIfPresent(String.self, forKey: .quietReason)
         sessionBus = try container.decodeIfPresent(String.self, forKey: .sessionBus)
+        // A state this version does not know (a newer daemon's) leaves it out, as above.
+        otherAudio = (try? container.decodeIfPresent(OtherAudioStatus.self, forKey: .otherAudio)) ?? nil
     }
 }
 

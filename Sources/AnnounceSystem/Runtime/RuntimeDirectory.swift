@@ -23,6 +23,8 @@ public struct RuntimeDirectory: Sendable {
     public var quietSettingPath: String { path + "/quiet" }
     /// Where an auto-started daemon logs.
     public var logPath: String { path + "/daemon.log" }
+    /// Other applications' streams a duck lowered, and from what (DESIGN §3): restored at the next start after a crash.
+    public var otherAudioJournalPath: String { path + "/ducked-others" }
     /// Past this size the log moves to daemon.log.1, so a daemon that runs for months keeps
     /// at most twice this on disk.
     public static let logLimitBytes = 1 << 20

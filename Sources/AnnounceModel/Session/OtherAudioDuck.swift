@@ -1,0 +1,230 @@
+/// Another application's playback stream as the sound server reports it (a PulseAudio or
+/// pipewire-pulse sink input). Volumes are the server's per-channel integers (0x10000 = 100 %).
+public struct OtherStream: Equatable, Sendable {
+    public var index: UInt32
+    public var volume: [UInt32]
+    /// The server lets its volume be set (a passthrough stream does not).
+    public var settable: Bool
+    public var processID: Int64?
+    public var role: String
+    public var application: String
+
+    public init(index: UInt32, volume: [UInt32], settable: Bool = true, processID: Int64? = nil, role: String = "",
+                application: String = "") {
+        self.index = index
+        self.volume = volume
+        self.settable = settable
+        self.processID = processID
+        self.role = role
+        self.application = application
+    }
+}
+
+/// A stream announce lowered: what it was, so it can be put back exactly (the journal's entry).
+public struct LoweredStream: Codable, Equatable, Sendable {
+    public var index: UInt32
+    public var application: String
+    public var processID: Int64?
+    /// Its volume before the duck: what it gets back.
+    public var original: [UInt32]
+    /// The volume announce set last; another value means someone else changed it meanwhile.
+    public var lastSet: [UInt32]
+    /// When announce first lowered it (the duck's clock).
+    public var since: Double
+
+    /// The same stream as `stream` (a server reuses an index only after a restart; the process checks it).
+    public func matches(_ stream: OtherStream) -> Bool {
+        stream.index == index && stream.processID == processID && stream.volume.count == original.count
+    }
+}
+
+/// One volume to set.
+public struct VolumeChange: Equatable, Sendable {
+    public var index: UInt32
+    public var volume: [UInt32]
+
+    public init(index: UInt32, volume: [UInt32]) {
+        self.index = index
+        self.volume = volume
+    }
+}
+
+/// What one look at the server's streams asks for.
+public struct DuckStep: Equatable, Sendable {
+    /// Set in order.
+    public var changes: [VolumeChange] = []
+    /// The journal's new contents, when they changed.
+    public var journal: [LoweredStream]?
+    /// Write `journal` before setting `changes` (a stream is lowered for the first time: the
+    /// journal must know its original first); otherwise after (a restore is not forgotten
+    /// before it is done).
+    public var journalFirst = false
+}
+
+/// Ducking other applications (DESIGN §3, duckOthers): which of the sound server's streams to
+/// lower, to what volume at each moment, and what to put back. Pure: the daemon's duck thread
+/// lists the streams, calls `step`, and sets what it returns.
+///
+/// Rules:
+/// - announce's own streams (its process id, or media.role=announce) are never touched; streams
+///   with any other role, or none, are.
+/// - The gain ramps from where it is to the target over the given time, along `shape` (the
+///   daemon passes announce's own ducking curve, `GainRamp.shape`, and its 150 ms down and
+///   400 ms up); retargeting starts from the gain reached.
+/// - A server volume is cubic in amplitude (PulseAudio's software volume, as pipewire-pulse
+///   maps it): a gain g scales each channel's volume by g^(1/3). Gain 1 gives the original
+///   integers back exactly.
+/// - A stream that appears while ducked is lowered too. One whose volume differs from what
+///   announce set last (beyond rounding) was changed by its user: it is left as they set it
+///   and forgotten, never restored over their choice (nor taken again during this duck). A
+///   change within `settleSeconds` of the stream's first lowering is the server's own policy
+///   setting a new stream's volume (WirePlumber's restore-stream does, just after the stream
+///   appears), not a user: that volume becomes the stream's original. A stream that goes away
+///   is forgotten.
+/// - When the gain is back at 1 after a release, every stream still known gets its original
+///   volume and the journal empties.
+public struct OtherAudioDuck: Sendable {
+    /// Rounding a server may apply on the way back (pipewire-pulse stores float volumes).
+    static let tolerance: UInt32 = 3
+    public static let settleSeconds = 0.5
+
+    public let ownProcessID: Int64
+    public static let ownRole = "announce"
+
+    public private(set) var lowered: [LoweredStream] = []
+    /// Streams whose user changed their volume during this duck: theirs until it ends, never taken again.
+    private var leftAlone: [OtherStream] = []
+    /// Where the gain goes (1: released).
+    public private(set) var target: Double = 1
+    private var rampFrom: Double = 1
+    private var rampStart: Double = 0
+    private var rampSeconds: Double = 0
+
+    public init(ownProcessID: Int64, shape: @escaping Shape) {
+        self.ownProcessID = ownProcessID
+        self.shape = shape
+    }
+
+    /// The ramp's curve: progress 0…1 to the fraction of the way done, 0…1.
+    public typealias Shape = @Sendable (Double) -> Double
+    private let shape: Shape
+
+    /// The gain at `now`.
+    public func gain(at now: Double) -> Double {
+        guard rampSeconds > 0 else { return target }
+        let progress = min(1, max(0, (now - rampStart) / rampSeconds))
+        return progress >= 1 ? target : rampFrom + (target - rampFrom) * shape(progress)
+    }
+
+    public func isRamping(at now: Double) -> Bool { rampSeconds > 0 && now < rampStart + rampSeconds }
+
+    /// Nothing lowered, nothing to do.
+    public var isIdle: Bool { target == 1 && lowered.isEmpty && leftAlone.isEmpty }
+
+    /// Ducks to `gain` (linear, 0 to 1), or back to full level with 1, over `seconds` from the gain reached.
+    public mutating func retarget(_ gain: Double, seconds: Double, now: Double) {
+        let gain = min(1, max(0, gain))
+        guard gain != target else { return }
+        rampFrom = self.gain(at: now)
+        rampStart = now
+        rampSeconds = seconds
+        target = gain
+    }
+
+    /// Forgets everything (the journal was restored by other means, or the server went away).
+    public mutating func forget() {
+        lowered = []
+        leftAlone = []
+    }
+
+    public func isOwn(_ stream: OtherStream) -> Bool {
+        stream.processID == ownProcessID || stream.role == Self.ownRole
+    }
+
+    /// Each channel of `original` at `gain`; exactly `original` at gain 1.
+    public static func scaled(_ original: [UInt32], gain: Double) -> [UInt32] {
+        if gain >= 1 { return original }
+        let factor = cubeRoot(max(0, gain))
+        return original.map { UInt32((Double($0) * factor).rounded()) }
+    }
+
+    /// x^(1/3) for x in 0…1 by Newton's method (the model has no libm): from 1 it decreases
+    /// monotonically to the root; -60 dB (0.001) takes about 12 steps.
+    static func cubeRoot(_ x: Double) -> Double {
+        guard x > 0 else { return 0 }
+        var y = 1.0
+        for _ in 0..<64 {
+            let next = y - (y * y * y - x) / (3 * y * y)
+            if next >= y { break }
+            y = next
+        }
+        return y
+    }
+
+    /// One stream, as the server numbers it (an index is reused only after a server restart).
+    static func same(_ a: OtherStream, _ b: OtherStream) -> Bool { a.index == b.index && a.processID == b.processID }
+
+    static func changedByUser(_ seen: [UInt32], lastSet: [UInt32]) -> Bool {
+        seen.count != lastSet.count
+            || zip(seen, lastSet).contains { max($0, $1) - min($0, $1) > max(tolerance, $1 / 100) }
+    }
+
+    /// One look at the server's `streams` at `now`.
+    public mutating func step(_ streams: [OtherStream], now: Double) -> DuckStep {
+        let gain = self.gain(at: now)
+        var result = DuckStep()
+        var kept: [LoweredStream] = []
+        var journalChanged = false
+        leftAlone = leftAlone.filter { alone in streams.contains { Self.same($0, alone) } }
+        for stream in streams where stream.settable && !isOwn(stream) && !leftAlone.contains(where: { Self.same($0, stream) }) {
+            if var known = lowered.first(where: { $0.matches(stream) }) {
+                if Self.changedByUser(stream.volume, lastSet: known.lastSet) {
+                    if now - known.since < Self.settleSeconds {
+                        known.original = stream.volume
+                        journalChanged = true
+                        result.journalFirst = true
+                    } else {
+                        leftAlone.append(stream)
+                        journalChanged = true
+                        continue
+                    }
+                }
+                let wanted = Self.scaled(known.original, gain: gain)
+                if wanted != stream.volume { result.changes.append(VolumeChange(index: stream.index, volume: wanted)) }
+                known.lastSet = wanted
+                kept.append(known)
+            } else if target < 1 {
+                let wanted = Self.scaled(stream.volume, gain: gain)
+                kept.append(LoweredStream(index: stream.index, application: stream.application, processID: stream.processID,
+                                          original: stream.volume, lastSet: wanted, since: now))
+                if wanted != stream.volume { result.changes.append(VolumeChange(index: stream.index, volume: wanted)) }
+                journalChanged = true
+                result.journalFirst = true
+            }
+        }
+        if kept.count != lowered.count { journalChanged = true }
+        if target == 1 && !isRamping(at: now) {
+            // Released: the changes above put back the originals exactly; nothing is left to restore.
+            if !kept.isEmpty { journalChanged = true }
+            kept = []
+            leftAlone = []
+        }
+        lowered = kept
+        if journalChanged { result.journal = kept }
+        return result
+    }
+}
+
+/// The journal of a duck in progress (RUNTIME/ducked-others): written before a stream is first
+/// lowered, emptied once it is restored, so a daemon killed mid-duck restores at its next start.
+public struct OtherAudioJournal: Codable, Equatable, Sendable {
+    public var v = 1
+    /// The sound-server variables the server was reached with (`Clip.environment`).
+    public var environment: [String: String]?
+    public var streams: [LoweredStream]
+
+    public init(environment: [String: String]?, streams: [LoweredStream]) {
+        self.environment = environment
+        self.streams = streams
+    }
+}

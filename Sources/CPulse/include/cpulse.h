@@ -1,0 +1,47 @@
+#ifndef ANNOUNCE_CPULSE_H
+#define ANNOUNCE_CPULSE_H
+#include <stddef.h>
+#include <stdint.h>
+
+// libpulse for lowering other applications' streams (DESIGN §3, duckOthers), loaded on first use
+// (dlopen) rather than linked: only the daemon needs it, and linked, libpulse and the 18 libraries it
+// pulls in (dbus, systemd, sndfile, xcb...) cost every `announce` start ~2.8 ms of dynamic linking
+// (`announce --version`, debug build: 13.3 ms with libpulse preloaded against 10.5 ms).
+//
+// Synchronous calls over a plain pa_mainloop run by the calling thread, each bounded by a timeout,
+// so one thread (the daemon's duck thread) owns a connection. Works with PulseAudio and
+// pipewire-pulse alike. The server is the one the process environment names (PULSE_SERVER,
+// XDG_RUNTIME_DIR, PULSE_CLIENTCONFIG...) when `announce_pulse_connect` runs.
+
+enum { ANNOUNCE_PULSE_MAX_CHANNELS = 32 };
+
+typedef struct announce_pulse announce_pulse;
+
+/// One playback stream (a sink input) as the server reports it.
+typedef struct {
+    uint32_t index;
+    uint32_t channels;
+    uint32_t volume[ANNOUNCE_PULSE_MAX_CHANNELS];
+    /// 0 when the stream has no settable volume (a passthrough stream).
+    int has_volume;
+    /// application.process.id, or -1 when the stream names none.
+    int64_t process_id;
+    char role[64];
+    char application[128];
+} announce_pulse_stream;
+
+/// Loads libpulse once; NULL when that worked, else why not.
+const char *announce_pulse_load(void);
+
+/// Connects to the server the environment names, within `timeout_ms`; NULL with `error` filled otherwise.
+announce_pulse *announce_pulse_connect(int timeout_ms, char *error, size_t error_size);
+void announce_pulse_disconnect(announce_pulse *pulse);
+
+/// Fills up to `capacity` streams; their count, or -1 when the connection failed or timed out.
+int announce_pulse_list_streams(announce_pulse *pulse, announce_pulse_stream *streams, int capacity, int timeout_ms);
+
+/// Sets stream `index`'s per-channel volume: 0 when the server accepted it, 1 when it refused
+/// (the stream is gone), -1 when the connection failed or timed out.
+int announce_pulse_set_volume(announce_pulse *pulse, uint32_t index, uint32_t channels, const uint32_t *volume,
+                              int timeout_ms);
+#endif
