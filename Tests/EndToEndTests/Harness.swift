@@ -233,6 +233,50 @@ enum Runner {
         return Outcome(status: child.exitStatus ?? signal.map { 128 + $0 } ?? -1, signal: signal, stdout: stdout, stderr: stderr)
     }
 
+    /// `announce ARGS...` started now, not when a task gets a thread of the cooperative pool
+    /// (a loaded test run may keep them all busy for long): its outcome is awaited later.
+    static func launch(_ arguments: [String], environment: [String: String?] = [:], killAfter: Double) throws -> Launched {
+        let work = try Harness.workResult.get()
+        let id = UUID().uuidString
+        let out = work.appendingPathComponent("captures/\(id).stdout").path
+        let err = work.appendingPathComponent("captures/\(id).stderr").path
+        let executable = try Harness.binary()
+        let child = try ChildProcess("announce", [executable] + arguments, environment: try Harness.environment(environment),
+                                     stdout: out, stderr: err, stdin: "/dev/null")
+        return Launched(child: child, outPath: out, errPath: err, killAfter: killAfter)
+    }
+
+    /// A command `launch` started.
+    final class Launched: Sendable {
+        let child: ChildProcess
+        let outPath: String
+        let errPath: String
+        let killAfter: Double
+
+        init(child: ChildProcess, outPath: String, errPath: String, killAfter: Double) {
+            self.child = child
+            self.outPath = outPath
+            self.errPath = errPath
+            self.killAfter = killAfter
+        }
+
+        /// How it ended (killed after `killAfter` seconds, as `announce(killAfter:)`).
+        func outcome() async -> Outcome {
+            if !(await child.exited(within: killAfter)) {
+                child.signal(SIGKILL)
+                _ = await child.exited(within: 10)
+            }
+            defer {
+                unlink(outPath)
+                unlink(errPath)
+            }
+            let stdout = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "<not UTF-8>"
+            let stderr = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "<not UTF-8>"
+            let signal = child.terminatingSignal
+            return Outcome(status: child.exitStatus ?? signal.map { 128 + $0 } ?? -1, signal: signal, stdout: stdout, stderr: stderr)
+        }
+    }
+
     /// `announce ARGS...`, reading `stdin`.
     static func announce(_ arguments: [String], environment: [String: String?] = [:],
                          killAfter: Double? = nil, stdin: String = "/dev/null") async throws -> Outcome {

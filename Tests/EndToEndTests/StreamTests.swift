@@ -177,20 +177,16 @@ struct StreamTests {
             // Waiting clients, as a user's: each reconnects (starting a daemon) when the daemon goes.
             // Two daemons start and stop here: on a loaded machine that takes longer than a play.
             let environment = runtime.environment.merging(Self.direct) { $1 }
-            let plain = Task {
-                try await Runner.announce(["play", "--stream", server.url("plain"), "-d", "null"], environment: environment, killAfter: 90)
-            }
+            let plain = try Runner.launch(["play", "--stream", server.url("plain"), "-d", "null"], environment: environment, killAfter: 90)
             _ = try await server.connections(atLeast: 1)
-            let kept = Task {
-                try await Runner.announce(["play", "--stream", server.url("kept"), "--persist", "--duration", "3s", "--category", "ambient",
-                                           "-d", "null", "--json"], environment: environment, killAfter: 90)
-            }
+            let kept = try Runner.launch(["play", "--stream", server.url("kept"), "--persist", "--duration", "3s", "--category", "ambient",
+                                          "-d", "null", "--json"], environment: environment, killAfter: 90)
             _ = try await server.connections(atLeast: 2)
             let first = try #require(runtime.signalLockHolder(SIGTERM), "no daemon holds the lock")
-            let ended = try await plain.value
+            let ended = await plain.outcome()
             #expect(ended.status == 75, "\(ended); daemon.log: \(runtime.daemonLogLines().suffix(40))")
             #expect(ended.stderr.contains("a live stream is not resumed after the daemon restarts (--persist resumes it)"), "\(ended)")
-            let resumed = try await kept.value
+            let resumed = await kept.outcome()
             #expect(resumed.status == 0, "\(resumed); daemon.log: \(runtime.daemonLogLines().suffix(40))")
             let finished = resumed.stdout.split(separator: "\n").compactMap { WireEvent(line: $0) }.first
             #expect(finished?.outcome?.kind == "played" && finished?.heard == 3, "\(resumed)")
