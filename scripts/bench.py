@@ -525,23 +525,29 @@ class Bench:
                 "sox tempo 2": ["sox", "-q", path, "-t", "alsa", "null", "tempo", "2"]}
         counted = self.Counted(self, self.path("mp3-0.1s.mp3"))
         subprocess.run(["cat", path], stdout=subprocess.DEVNULL)  # the page cache warm, as for players
-        runs = {p: [] for p in cmds}
         t0 = time.perf_counter()
+        runs = self.interleaved(cmds, counted, self.n["RUNS_TEMPO"])
+        self.res["tempo"] = {"seconds": self.dur["mp3-60min.mp3"], "runs": runs,
+                             "commands": {p: shlex.join(a).replace(shlex.quote(path), "FILE").replace(self.bin, "announce")
+                                          for p, a in cmds.items()}}
+        log("tempo: " + ", ".join(f"{p} {med(r['cpu'] for r in rs):.3f} s" for p, rs in runs.items())
+            + f" CPU (medians; {time.perf_counter() - t0:.0f} s)")
+
+    def interleaved(self, cmds, counted, rounds, env=None):
+        """{name: [run]} of `rounds` rounds of every command, interleaved so drift hits them alike;
+        the `announce…` ones through `counted` (client + daemon), which is stopped at the end."""
+        runs = {p: [] for p in cmds}
         try:
-            for _ in range(self.n["RUNS_TEMPO"]):
-                for p, argv in cmds.items():  # interleaved, so drift hits every command alike
-                    rec = counted.run(argv) if p.startswith("announce") else run_once(argv)
+            for _ in range(rounds):
+                for p, argv in cmds.items():
+                    rec = counted.run(argv) if p.startswith("announce") else run_once(argv, env)
                     if rec["exit"] != 0:
                         raise RuntimeError(f"{shlex.join(argv)} exited {rec['exit']}: {rec['stderr']}")
                     runs[p].append({k: v for k, v in rec.items() if k not in ("stderr", "exit")})
         finally:
             counted.d.stop()
             self.cleanups.remove(counted.d.stop)
-        self.res["tempo"] = {"seconds": self.dur["mp3-60min.mp3"], "runs": runs,
-                             "commands": {p: shlex.join(a).replace(shlex.quote(path), "FILE").replace(self.bin, "announce")
-                                          for p, a in cmds.items()}}
-        log("tempo: " + ", ".join(f"{p} {med(r['cpu'] for r in rs):.3f} s" for p, rs in runs.items())
-            + f" CPU (medians; {time.perf_counter() - t0:.0f} s)")
+        return runs
 
     # -------------------------------------------------------------------------------------
     # daemon: enqueue round trip, the --no-wait client, preemption, cold start, idle, memory.
@@ -889,17 +895,9 @@ class Bench:
         counted = self.Counted(self, self.path("mp3-0.1s.mp3"))
         counted.env.update(no_proxy="127.0.0.1", NO_PROXY="127.0.0.1")
         subprocess.run(["cat", self.path("mp3-60min.mp3")], stdout=subprocess.DEVNULL)
-        runs = {p: [] for p in cmds}
         try:
-            for _ in range(self.n["RUNS_URL"]):
-                for p, argv in cmds.items():  # interleaved, so drift hits both alike
-                    rec = counted.run(argv) if p == "announce" else run_once(argv, env)
-                    if rec["exit"] != 0:
-                        raise RuntimeError(f"{shlex.join(argv)} exited {rec['exit']}: {rec['stderr']}")
-                    runs[p].append({k: v for k, v in rec.items() if k not in ("stderr", "exit")})
+            runs = self.interleaved(cmds, counted, self.n["RUNS_URL"], env)
         finally:
-            counted.d.stop()
-            self.cleanups.remove(counted.d.stop)
             server.kill()
             server.wait()
             self.cleanups.remove(server.kill)
