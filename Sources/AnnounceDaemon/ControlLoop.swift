@@ -76,6 +76,7 @@ final class ControlLoop {
             handleTimers(now: clock())
             controller.reportWaits(now: clock())
             controller.showOnSessionBus()
+            controller.watchOtherApplications()
         }
     }
 

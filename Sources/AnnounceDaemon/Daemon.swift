@@ -44,6 +44,8 @@ public final class Daemon {
         public var configPath: String?
         /// The file as it was when the configuration above was read from it.
         public var configStamp: FileStamp?
+        /// Other applications' media roles that interrupt announce like a call (`[session] interrupting-roles`).
+        public var interruptingRoles = OtherAudioScene.defaultInterruptingRoles
         /// The limit of the speech render cache (`[speech] cache-size`; 0: no cache).
         public var speechCacheBytes = UserConfiguration.defaultSpeechCacheBytes
 
@@ -129,6 +131,9 @@ public final class Daemon {
                                          spool: spool, driver: driver, probeDevice: probeDevice, downloads: downloads,
                                          otherAudio: otherAudio)
         let now = clock()
+        let otherApps = ducksOtherAudio ? try OtherAudioWatcher(logger: logger) { mailbox.post(.otherAudio($0)) } : nil
+        defer { otherApps?.stop() }
+        controller.otherApps = otherApps
         controller.restore(now: now)
         unlink(runtime.socketPath)  // stale: we hold the lock
         let listener = announce_unix_listen(runtime.socketPath, 1024)

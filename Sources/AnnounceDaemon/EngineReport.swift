@@ -13,6 +13,8 @@ enum EngineReport: Sendable, Equatable {
     case devicesClosed([String])
     /// A live stream's title changed (nil: it has none now).
     case title(id: String, title: String?)
+    /// What other applications play changed (the watcher's, `OtherAudioWatcher`; nil: not watched, or no sound server).
+    case otherAudio(OtherAudioScene?)
 }
 
 /// How a play went, for the finished event and the client's debug line.

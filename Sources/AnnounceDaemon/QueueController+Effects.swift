@@ -28,6 +28,17 @@ extension QueueController {
                                                        end: .held(.awaitingResume), now: now)
                     continue
                 }
+                var item = item
+                if policy[item.id] == nil && item.heardFrames == 0 {
+                    // Its first start: a call, or other audio with --if-other-audio, may keep it from starting.
+                    switch otherAudioStart(item, now: now) {
+                    case .decline(let more):
+                        effects += more
+                        continue
+                    case .play(let chosen):
+                        item = chosen
+                    }
+                }
                 if policy[item.id] == nil {
                     effects += activate(item, preempting: preemptedFor.removeValue(forKey: item.id), now: now)
                 }
@@ -170,6 +181,8 @@ extension QueueController {
             }
         case .title(let id, let title):
             streamTitleChanged(id, title: title, now: now)
+        case .otherAudio(let scene):
+            otherAudioChanged(scene, now: now)
         }
     }
 

@@ -38,8 +38,16 @@ extension QueueController {
         if item.sessionCategory.silencedByQuietMode && quiet.isQuiet(at: now) {
             return endMixed(item.id, Outcome(.silenced, reason: "quiet mode"), now: now)
         }
-        apply(activate(item, preempting: nil, now: now), now: now)
-        carryOut(policy[item.id]?.isPlaying ?? true ? mixed.play(item.id) : mixed.interrupt(item.id), now: now)
+        let (chosen, silenced) = otherAudioStartMixed(item)
+        if let silenced { return endMixed(item.id, Outcome(.silenced, reason: silenced), now: now) }
+        apply(activate(chosen, preempting: nil, now: now), now: now)
+        if otherScene?.call != nil {
+            // A call is on: it waits, silent, until the call ends.
+            callInterrupted.insert(item.id)
+            applyDucking(policy.setSuspended(item.id, true))
+        }
+        carryOut((policy[item.id]?.isPlaying ?? true) && !heldByCall(item.id) ? mixed.play(item.id) : mixed.interrupt(item.id),
+                 now: now)
     }
 
     func playMixed(_ id: String) {
@@ -52,7 +60,8 @@ extension QueueController {
     }
 
     func mixedEnded(_ id: String, heard: Int64, total: Int64?, end: PlaybackEnd, details: PlayDetails, now: Double) {
-        let effects = mixed.playEnded(id, heard: heard, total: total, end: end, mayPlay: policy[id]?.isPlaying ?? true,
+        let effects = mixed.playEnded(id, heard: heard, total: total, end: end,
+                                      mayPlay: (policy[id]?.isPlaying ?? true) && !heldByCall(id),
                                       stopping: terminating) { deviceTrouble(details, item: $0, now: now) != nil }
         carryOut(effects, now: now)
         scheduleDeviceClose(now: now)
@@ -136,7 +145,7 @@ extension QueueController {
                 hub.emit(Event(.interruptionEnded, time: now, id: end.id, path: other.clip.path, priority: other.priority,
                            shouldResume: end.shouldResume))
             }
-            if end.shouldResume { carryOut(mixed.resume(end.id), now: now) }
+            if end.shouldResume && !heldByCall(end.id) { carryOut(mixed.resume(end.id), now: now) }
         }
         applyDucking(decision.ducking)
         var effects: [SchedulerEffect] = []
@@ -148,7 +157,7 @@ extension QueueController {
     func resumeAwaiting(now: Double) -> [SchedulerEffect] {
         for id in policy.awaitingResume {
             applyDucking(policy.resume(id))
-            carryOut(mixed.resume(id), now: now)
+            if !heldByCall(id) { carryOut(mixed.resume(id), now: now) }
         }
         return scheduler.holds.contains(.awaitingResume) ? scheduler.release(.awaitingResume, now: now) : []
     }

@@ -79,6 +79,10 @@ extension QueueController {
         if let stream = mixed[id] {
             switch stream.waiting {
             case nil: return nil
+            case .interrupted? where heldByCall(id):
+                var event = waiting(.call, stream.item)
+                event.warning = otherScene?.call
+                return event
             case .interrupted?: return waiting(.held, stream.item)
             case .device?:
                 let wait = devices.waitReason(for: stream.item.clip.devices(default: configuration.device))
@@ -101,6 +105,14 @@ extension QueueController {
             event.warning = devices.busyReason
             return event
         case .deviceLost?: return waiting(.deviceLost, item)
+        case .call?:
+            var event = waiting(.call, item)
+            event.warning = otherScene?.call
+            return event
+        case .otherAudio?:
+            var event = waiting(.otherAudioPlaying, item)
+            event.warning = otherScene?.playing.joined(separator: ", ")
+            return event
         case let hold?:
             var event = waiting(.held, item)
             event.warning = hold.description

@@ -51,6 +51,13 @@ final class QueueController {
     private var configStamp: FileStamp?
     /// The daemon on the session bus (MPRIS); nil in tests that run without one.
     var sessionBus: SessionBusPresence?
+    /// Watches other applications' streams for calls and other audio (DESIGN §3); nil where the
+    /// daemon must not touch a sound server (in-process tests).
+    var otherApps: OtherAudioWatcher?
+    /// What other applications play, as last seen (nil: not watched now, or no sound server).
+    var otherScene: OtherAudioScene?
+    /// Items the call in progress paused or keeps from starting (both lanes).
+    var callInterrupted: Set<String> = []
     /// The main lane's last playing item's `--notify-others` (DESIGN §3, Other players).
     var mainLaneNotifiesOthers = true
     /// Mixed-lane items the spool kept, started once the socket listens.
@@ -143,7 +150,8 @@ final class QueueController {
             var effects = scheduler.release(.deviceBusy, now: now)
             effects += scheduler.release(.deviceLost, now: now)
             apply(effects, now: now)
-            carryOut(mixed.retryDevice(now: now) { policy[$0].map { $0.isInterrupted || $0.awaitsResume } == true }, now: now)
+            carryOut(mixed.retryDevice(now: now) { policy[$0].map { $0.isInterrupted || $0.awaitsResume } == true || heldByCall($0) },
+                     now: now)
         }
     }
 
@@ -171,6 +179,7 @@ final class QueueController {
         configuration.quietHours = user.quietHours
         configuration.duckLevel = user.duckLevel
         configuration.silence = user.silence
+        configuration.interruptingRoles = user.interruptingRoles
         quiet.hours = user.quietHours
         let hours = user.quietHours.map(\.description).joined(separator: ", ")
         logger.info("\(path) reread: quiet hours \(hours.isEmpty ? "none" : hours), duck level \(user.duckLevel) dB")

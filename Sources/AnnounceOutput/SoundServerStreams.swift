@@ -6,7 +6,7 @@ import AnnounceModel
 /// libpulse is loaded on first use. Not thread-safe: one thread owns a connection. Every call
 /// is bounded by `timeoutMilliseconds`.
 public final class SoundServerStreams {
-    private let pulse: OpaquePointer
+    let pulse: OpaquePointer
     public static let timeoutMilliseconds: Int32 = 500
 
     /// Connects with `environment`'s sound-server variables (`Clip.environment`; nil: the
@@ -35,7 +35,8 @@ public final class SoundServerStreams {
             let volume = withUnsafeBytes(of: &stream.volume) { Array($0.bindMemory(to: UInt32.self).prefix(Int(stream.channels))) }
             return OtherStream(index: stream.index, volume: volume, settable: stream.has_volume != 0,
                                processID: stream.process_id >= 0 ? stream.process_id : nil,
-                               role: Self.text(&stream.role), application: Self.text(&stream.application))
+                               role: Self.text(&stream.role), application: Self.text(&stream.application),
+                               corked: stream.corked != 0)
         }
     }
 

@@ -77,6 +77,8 @@ const char *announce_pulse_load(void) {
 struct announce_pulse {
     pa_mainloop *loop;
     pa_context *context;
+    /// Sink-input news came since the last `announce_pulse_wait_for_news`.
+    int news;
 };
 
 static int64_t now_ms(void) {
@@ -190,6 +192,7 @@ static void on_stream(pa_context *context, const pa_sink_input_info *info, int e
     stream->process_id = pid[0] && end && *end == 0 ? value : -1;
     copy_property(info->proplist, PA_PROP_MEDIA_ROLE, stream->role, sizeof stream->role);
     copy_property(info->proplist, PA_PROP_APPLICATION_NAME, stream->application, sizeof stream->application);
+    stream->corked = info->corked ? 1 : 0;
 }
 
 int announce_pulse_list_streams(announce_pulse *pulse, announce_pulse_stream *streams, int capacity, int timeout_ms) {
@@ -221,4 +224,54 @@ int announce_pulse_set_volume(announce_pulse *pulse, uint32_t index, uint32_t ch
     pa_operation *operation = pa.set_sink_input_volume(pulse->context, index, &cvolume, on_set, &setting);
     if (finish(pulse, operation, &setting.done, timeout_ms) < 0) return -1;
     return setting.success ? 0 : 1;
+}
+
+// MARK: news of sink inputs (the watcher of calls and other audio)
+
+static struct {
+    void (*set_subscribe_callback)(pa_context *, pa_context_subscribe_cb_t, void *);
+    pa_operation *(*subscribe)(pa_context *, pa_subscription_mask_t, pa_context_success_cb_t, void *);
+} news_api;
+static pthread_once_t news_once = PTHREAD_ONCE_INIT;
+static int news_loaded;
+
+// The library `load` opened: looked up again, so that loading stays as it was for the duck.
+static void load_news(void) {
+    void *library = dlopen("libpulse.so.0", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
+    if (!library) return;
+    *(void **)&news_api.set_subscribe_callback = dlsym(library, "pa_context_set_subscribe_callback");
+    *(void **)&news_api.subscribe = dlsym(library, "pa_context_subscribe");
+    news_loaded = news_api.set_subscribe_callback && news_api.subscribe;
+}
+
+static void on_news(pa_context *context, pa_subscription_event_type_t type, uint32_t index, void *userdata) {
+    (void)context;
+    (void)type;
+    (void)index;
+    ((announce_pulse *)userdata)->news = 1;
+}
+
+int announce_pulse_subscribe_streams(announce_pulse *pulse, int timeout_ms) {
+    pthread_once(&news_once, load_news);
+    if (!news_loaded) return -1;
+    news_api.set_subscribe_callback(pulse->context, on_news, pulse);
+    struct setting setting = {0, 0};
+    pa_operation *operation = news_api.subscribe(pulse->context, PA_SUBSCRIPTION_MASK_SINK_INPUT, on_set, &setting);
+    if (finish(pulse, operation, &setting.done, timeout_ms) < 0 || !setting.success) return -1;
+    return 0;
+}
+
+int announce_pulse_wait_for_news(announce_pulse *pulse, int timeout_ms) {
+    int64_t deadline = now_ms() + timeout_ms;
+    while (!pulse->news) {
+        pa_context_state_t state = pa.context_get_state(pulse->context);
+        if (state == PA_CONTEXT_FAILED || state == PA_CONTEXT_TERMINATED) return -1;
+        int64_t left = deadline - now_ms();
+        if (left <= 0) return 0;
+        if (pa.mainloop_prepare(pulse->loop, (int)(left * 1000)) < 0) return -1;
+        if (pa.mainloop_poll(pulse->loop) < 0) return -1;
+        if (pa.mainloop_dispatch(pulse->loop) < 0) return -1;
+    }
+    pulse->news = 0;
+    return 1;
 }

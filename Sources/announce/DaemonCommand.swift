@@ -59,6 +59,7 @@ struct DaemonCommand: ParsableCommand {
             configuration.silence = user.silence
             configuration.configPath = configPath
             configuration.speechCacheBytes = user.speechCacheBytes
+            configuration.interruptingRoles = user.interruptingRoles
             configuration.configStamp = configStamp
             // Started by a person or systemd: take over from an auto-started daemon, holding the
             // clients' spawn lock throughout, so that a waiting client whose daemon stops cannot

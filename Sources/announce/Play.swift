@@ -113,10 +113,16 @@ struct SessionFlags: ParsableArguments {
     @Option(name: .customLong("if-busy"), help: ArgumentHelp("When another program holds the device: wait (the default, for at most --expire when given) or fail (exit 69).", valueName: "wait|fail"))
     var ifBusy: IfBusy = .default
 
+    @Option(name: .customLong("if-other-audio"), help: ArgumentHelp("When another application plays as this is about to start: play (the default), duck (as --duck-others), wait until it stops (for at most --expire when given) or skip (silenced, exit 75).", valueName: "play|duck|wait|skip"))
+    var ifOtherAudio: IfOtherAudio = .play
+
     func validate() throws {
-        do {
-            _ = try audioSession()
+        do throws(AnnounceError) {
+            let session = try audioSession()
             _ = try duckDecibels()
+            if ifOtherAudio == .wait && session.lane == .mixed {
+                throw AnnounceError.usage(ItemProblem.waitingMixable(session).description)
+            }
         } catch {
             throw ValidationError(error.description)
         }
@@ -156,6 +162,7 @@ struct SessionFlags: ParsableArguments {
         request.session = session == .default ? nil : session
         request.duckLevel = try duckDecibels()
         request.ifBusy = ifBusy == .default ? nil : ifBusy
+        request.ifOtherAudio = ifOtherAudio == .play ? nil : ifOtherAudio
     }
 }
 

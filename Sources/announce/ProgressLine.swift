@@ -153,6 +153,8 @@ func waitingText(_ event: Event, now: Double) -> String {
     case .paused?: return "paused: waits for announce resume"
     case .deviceBusy?: return "device busy" + (event.warning.map { ": " + holderText($0) } ?? "")
     case .deviceLost?: return "device lost, waiting"
+    case .call?: return "waiting: a call plays" + (event.warning.map { " (\($0))" } ?? "")
+    case .otherAudioPlaying?: return "waiting: other audio playing" + (event.warning.map { " (\($0))" } ?? "")
     default: return "held" + (event.warning.map { ": " + $0 } ?? "")
     }
 }
@@ -162,6 +164,7 @@ func interruptionText(_ event: Event) -> String {
     switch event.reason {
     case .paused?: "paused by you"
     case .deviceLost?: "device lost, waiting"
+    case .call?: "paused by a call" + (event.warning.map { " (\($0))" } ?? "")
     case .deviceBusy?: "device busy" + (event.warning.map { ": " + holderText($0) } ?? "")
     case .preempted?: "waits for a higher priority"
     case let reason?: reason.description

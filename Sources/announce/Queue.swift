@@ -49,6 +49,10 @@ private func showStatus(json: Bool, listItems: Bool, quiet: Bool) throws {
         output("daemon pid \(status.pid), device '\(status.device)' (\(status.deviceOpen ? "open" : "closed"))\(paused)\(status.quiet ? ", quiet" : "")")
         if let playing = status.playing { output(line(playing)) } else { output("nothing playing") }
         if let holds = status.holds { output("the queue waits: \(holds.map(\.description).joined(separator: "; "))") }
+        if let call = status.call { output("call: \(call) (announce waits until it ends)") }
+        if let playing = status.otherAudioPlaying {
+            output(playing ? "other audio playing: " + (status.otherAudioStreams ?? []).joined(separator: ", ") : "no other audio playing")
+        }
         if let other = status.otherAudio.flatMap(otherAudioLine) { output(other) }
         let mixing = status.mixing ?? []
         if listItems {

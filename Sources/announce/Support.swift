@@ -109,6 +109,12 @@ extension IfBusy: ExpressibleByArgument {
     public static var allValueDescriptions: [String: String] { [:] }
 }
 
+extension IfOtherAudio: ExpressibleByArgument {
+    public static var allValueStrings: [String] { allCases.map { $0.rawValue } }
+    public static var defaultCompletionKind: CompletionKind { .list(allValueStrings) }
+    public static var allValueDescriptions: [String: String] { [:] }
+}
+
 extension TimeOfDay {
     /// For `@Option(transform:)`: `--at 25:00` says why it is not a time.
     static func argument(_ text: String) throws -> TimeOfDay { try TimeOfDay(validating: text) }

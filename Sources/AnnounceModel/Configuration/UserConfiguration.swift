@@ -53,6 +53,10 @@ public struct UserConfiguration: Equatable, Sendable {
 
     /// `[download] cache`: URLs are kept in the download cache unless `play --no-cache`.
     public var cacheDownloads = false
+    /// `[session] interrupting-roles`: media.role values of other applications' streams that
+    /// interrupt announce like a call (`OtherAudioScene`); `none` leaves it empty.
+    public var interruptingRoles = OtherAudioScene.defaultInterruptingRoles
+
     /// `[download] cache-size`: bytes of downloads kept.
     public var downloadCacheBytes: Int64 = UserConfiguration.defaultDownloadCacheBytes
 
@@ -94,7 +98,9 @@ public struct UserConfiguration: Equatable, Sendable {
             if line.isEmpty { continue }
             if line.hasPrefix("[") && line.hasSuffix("]") {
                 section = String(line.dropFirst().dropLast()).trimming(" \t").lowercased()
-                if !["", "speech", "download"].contains(section) { warn("unknown section [\(section)] (known: [speech], [download])") }
+                if !["", "speech", "download", "session"].contains(section) {
+                    warn("unknown section [\(section)] (known: [speech], [download], [session])")
+                }
                 continue
             }
             guard let equals = line.firstIndex(of: "=") else {
@@ -113,6 +119,10 @@ public struct UserConfiguration: Equatable, Sendable {
             }
             if section == "download" {
                 parseDownload(key: key, value: value, into: &configuration, warn: warn)
+                continue
+            }
+            if section == "session" {
+                parseSession(key: key, value: value, into: &configuration, warn: warn)
                 continue
             }
             if !section.isEmpty { continue }  // an unknown section's keys: warned once, at its header
@@ -200,6 +210,16 @@ public struct UserConfiguration: Equatable, Sendable {
         default:
             warn("unknown key '\(key)' in [download] (known: cache, cache-size)")
         }
+    }
+
+    private static func parseSession(key: String, value: String, into configuration: inout UserConfiguration,
+                                     warn: (String) -> Void) {
+        guard key == "interrupting-roles" else { return warn("unknown key '\(key)' in [session] (known: interrupting-roles)") }
+        let roles = value.split(separator: ",").map { String($0).trimming(" \t").lowercased() }
+        if roles == ["none"] { return configuration.interruptingRoles = [] }
+        guard !roles.isEmpty, roles.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 63 && $0.allSatisfy { $0.isASCII && !$0.isWhitespace } })
+        else { return warn("interrupting-roles must be media roles separated by commas, like phone, communication, or none; not '\(value)'") }
+        configuration.interruptingRoles = roles
     }
 
     /// `1048576`, `512K`, `64MB`, `1 GiB`: bytes (powers of 1024).

@@ -17,6 +17,10 @@ public enum EventReason: Hashable, Sendable {
     case deviceBusy
     /// The device went away mid-play.
     case deviceLost
+    /// Another application's call plays (`warning` names its stream).
+    case call
+    /// `--if-other-audio wait`: other audio plays.
+    case otherAudioPlaying
     // interruption-began
     /// An item of higher priority took the main lane.
     case preempted(by: String)
@@ -41,6 +45,8 @@ public enum EventReason: Hashable, Sendable {
         case "held": self = .held
         case "device-busy": self = .deviceBusy
         case "device-lost": self = .deviceLost
+        case "call": self = .call
+        case "other audio playing": self = .otherAudioPlaying
         case "non-mixable-activation": self = .nonMixableActivation
         case "spoken-audio-interrupted": self = .spokenAudioInterrupted
         case "waiting for announce resume": self = .awaitingResume
@@ -61,6 +67,7 @@ public enum EventReason: Hashable, Sendable {
         case .spokenAudioInterrupted: self = .spokenAudioInterrupted
         case .deviceBusy: self = .deviceBusy
         case .deviceLost: self = .deviceLost
+        case .call: self = .call
         }
     }
 
@@ -79,6 +86,8 @@ extension EventReason: CustomStringConvertible {
         case .held: "held"
         case .deviceBusy: "device-busy"
         case .deviceLost: "device-lost"
+        case .call: "call"
+        case .otherAudioPlaying: IfOtherAudio.reason
         case .preempted(let by): "preempted by \(by)"
         case .nonMixableActivation: "non-mixable-activation"
         case .spokenAudioInterrupted: "spoken-audio-interrupted"

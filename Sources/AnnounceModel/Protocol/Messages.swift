@@ -49,11 +49,13 @@ public struct ItemRequest: Codable, Equatable, Sendable {
     public var duckLevel: Double?
     /// `--if-busy`; nil is `wait`.
     public var ifBusy: IfBusy?
+    /// `--if-other-audio`; nil is `play`.
+    public var ifOtherAudio: IfOtherAudio?
 
     public init(clip: Clip, priority: Priority? = nil, interrupts: Bool? = nil, onInterrupt: InterruptAction? = nil,
                 dropAfter: Double? = nil, tag: String? = nil, replace: Bool? = nil, at: Double? = nil,
                 delay: Double? = nil, expire: Double? = nil, session: AudioSession? = nil, duckLevel: Double? = nil,
-                ifBusy: IfBusy? = nil) {
+                ifBusy: IfBusy? = nil, ifOtherAudio: IfOtherAudio? = nil) {
         self.clip = clip
         self.priority = priority
         self.interrupts = interrupts
@@ -67,6 +69,7 @@ public struct ItemRequest: Codable, Equatable, Sendable {
         self.session = session
         self.duckLevel = duckLevel
         self.ifBusy = ifBusy
+        self.ifOtherAudio = ifOtherAudio
     }
 
     /// The session's category (nil when no session is given); setting it keeps the other session fields.
@@ -77,6 +80,7 @@ public struct ItemRequest: Codable, Equatable, Sendable {
 
     private enum CodingKeys: String, CodingKey {
         case clip, priority, interrupts, onInterrupt, dropAfter, tag, replace, at, delay, expire, session, duckLevel, ifBusy
+        case ifOtherAudio
     }
 
     public init(from decoder: any Decoder) throws {
@@ -94,6 +98,7 @@ public struct ItemRequest: Codable, Equatable, Sendable {
         session = try AudioSession.decode(from: decoder, key: .session, in: container)
         duckLevel = try container.decodeIfPresent(Double.self, forKey: .duckLevel)
         ifBusy = try container.decodeIfPresent(IfBusy.self, forKey: .ifBusy)
+        ifOtherAudio = try container.decodeIfPresent(IfOtherAudio.self, forKey: .ifOtherAudio)
     }
 }
 
@@ -198,6 +203,13 @@ public struct DaemonStatus: Codable, Equatable, Sendable {
     public var sessionBus: String?
     /// Other applications' audio lowered by a duck-others item; absent from a daemon that never ducks others (tests).
     public var otherAudio: OtherAudioStatus?
+    /// Another application plays on the sound server (its uncorked streams, not announce's):
+    /// iOS isOtherAudioPlaying. Absent when no sound server answers (or in tests without one).
+    public var otherAudioPlaying: Bool?
+    /// Those streams (`OtherAudioScene.name`).
+    public var otherAudioStreams: [String]?
+    /// A call's stream that holds announce (`interruption-began` reason `call`).
+    public var call: String?
 
     public init(pid: Int32, device: String, deviceOpen: Bool, paused: Bool, playing: ItemStatus?,
                 queued: [ItemStatus], scheduled: [ItemStatus], quiet: QuietState = QuietState(quiet: false, reason: "")) {
@@ -248,6 +260,9 @@ extension DaemonStatus {
         sessionBus = try container.decodeIfPresent(String.self, forKey: .sessionBus)
         // A state this version does not know (a newer daemon's) leaves it out, as above.
         otherAudio = (try? container.decodeIfPresent(OtherAudioStatus.self, forKey: .otherAudio)) ?? nil
+        otherAudioPlaying = try container.decodeIfPresent(Bool.self, forKey: .otherAudioPlaying)
+        otherAudioStreams = try container.decodeIfPresent([String].self, forKey: .otherAudioStreams)
+        call = try container.decodeIfPresent(String.self, forKey: .call)
     }
 }
 

@@ -57,6 +57,8 @@ public enum ItemProblem: Equatable, Sendable, CustomStringConvertible {
     case tag
     /// `at` or `delay` for a session that mixes (it starts at once).
     case timedMixable(AudioSession)
+    /// `ifOtherAudio` `wait` for a session that mixes (it is never queued).
+    case waitingMixable(AudioSession)
     /// Outside `UserConfiguration.duckLevelRange`.
     case duckLevel(Double)
     /// `clip.speech`: `Speech.problem`'s line.
@@ -101,6 +103,8 @@ public enum ItemProblem: Equatable, Sendable, CustomStringConvertible {
         case .time(let field, let value): "\(field.rawValue) must be 0 to \(field.limit), not \(value)"
         case .tag: "tag is empty or too long"
         case .timedMixable(let session): "a mixable session (\(session)) starts at once; at and delay need a queued one"
+        case .waitingMixable(let session):
+            "a mixable session (\(session)) is never queued; --if-other-audio wait needs a queued one (play, duck or skip)"
         case .duckLevel(let level): "duckLevel must be \(text(UserConfiguration.duckLevelRange)) dB, not \(level)"
         case .speech(let problem): problem
         case .rate(let rate): "rate must be \(Limits.rate.lowerBound) to \(Limits.rate.upperBound), not \(rate)"
@@ -140,6 +144,7 @@ extension ItemRequest {
         }
         if let tag, let problem = Self.tagProblem(tag) { return problem }
         if let problem = Self.timingProblem(session ?? .default, timed: at != nil || delay != nil) { return problem }
+        if ifOtherAudio == .wait, (session ?? .default).lane == .mixed { return .waitingMixable(session ?? .default) }
         if let duckLevel, !UserConfiguration.duckLevelRange.contains(duckLevel) {  // NaN is not contained either
             return .duckLevel(duckLevel)
         }

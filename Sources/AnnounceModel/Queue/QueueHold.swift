@@ -7,6 +7,10 @@ public enum QueueHold: Hashable, Comparable, Sendable, CustomStringConvertible {
     case deviceBusy
     /// The device went away mid-play; it is reopened with backoff until it is back.
     case deviceLost
+    /// Another application's call plays; lifted when it ends (or corks).
+    case call
+    /// `--if-other-audio wait`: the item at the head waits until no other audio plays.
+    case otherAudio
     /// A session interrupted the lane (this item's id); lifted when it ends.
     case interruptedBy(String)
     /// A `--no-notify-others` session left the lane paused until `announce resume`.
@@ -17,6 +21,8 @@ public enum QueueHold: Hashable, Comparable, Sendable, CustomStringConvertible {
         switch self {
         case .deviceBusy: .deviceBusy
         case .deviceLost: .deviceLost
+        case .call: .call
+        case .otherAudio: .otherAudioPlaying
         case .interruptedBy(let id): .interruptedBy(id)
         case .awaitingResume: .awaitingResume
         }

@@ -8,6 +8,7 @@ extension QueueItem {
                   interrupts: request.interrupts ?? QueueItem.defaultInterrupts, onInterrupt: request.onInterrupt ?? .default,
                   dropAfter: request.dropAfter ?? QueueItem.defaultDropAfter, tag: request.tag, arrival: now,
                   eligibleAt: eligibleAt.flatMap { $0 > now ? $0 : nil }, expireAfter: request.expire,
-                  session: request.session, duckLevel: request.duckLevel, ifBusy: request.ifBusy)
+                  session: request.session, duckLevel: request.duckLevel, ifBusy: request.ifBusy,
+                  ifOtherAudio: request.ifOtherAudio)
     }
 }

@@ -160,6 +160,8 @@ public struct QueueItem: Codable, Equatable, Sendable {
     public var duckLevel: Double?
     /// `--if-busy`; nil is `wait`.
     public var ifBusy: IfBusy?
+    /// `--if-other-audio`; nil is `play`.
+    public var ifOtherAudio: IfOtherAudio?
 
     /// Frames of the whole program (every pass, from the start offset) heard so far: the resume point.
     public var heardFrames: Int64 = 0
@@ -179,7 +181,7 @@ public struct QueueItem: Codable, Equatable, Sendable {
     public init(id: String, sequence: UInt64 = 0, clip: Clip, priority: Priority = .default, interrupts: Bool = QueueItem.defaultInterrupts,
                 onInterrupt: InterruptAction = .default, dropAfter: Double = QueueItem.defaultDropAfter, tag: String? = nil,
                 arrival: Double, eligibleAt: Double? = nil, expireAfter: Double? = nil, session: AudioSession? = nil,
-                duckLevel: Double? = nil, ifBusy: IfBusy? = nil) {
+                duckLevel: Double? = nil, ifBusy: IfBusy? = nil, ifOtherAudio: IfOtherAudio? = nil) {
         self.id = id
         self.sequence = sequence
         self.clip = clip
@@ -194,6 +196,7 @@ public struct QueueItem: Codable, Equatable, Sendable {
         self.session = session
         self.duckLevel = duckLevel
         self.ifBusy = ifBusy
+        self.ifOtherAudio = ifOtherAudio
     }
 
     /// The session it plays in, defaults applied (DESIGN §3).
@@ -213,7 +216,7 @@ public struct QueueItem: Codable, Equatable, Sendable {
 
     private enum CodingKeys: String, CodingKey {
         case id, sequence, clip, priority, interrupts, onInterrupt, dropAfter, tag, arrival, eligibleAt, expireAfter
-        case session, duckLevel, ifBusy, heardFrames, totalFrames, heardFraction, started, interrupted
+        case session, duckLevel, ifBusy, ifOtherAudio, heardFrames, totalFrames, heardFraction, started, interrupted
     }
 
     public init(from decoder: any Decoder) throws {
@@ -232,6 +235,7 @@ public struct QueueItem: Codable, Equatable, Sendable {
         session = try AudioSession.decode(from: decoder, key: .session, in: container)
         duckLevel = try container.decodeIfPresent(Double.self, forKey: .duckLevel)
         ifBusy = try container.decodeIfPresent(IfBusy.self, forKey: .ifBusy)
+        ifOtherAudio = try container.decodeIfPresent(IfOtherAudio.self, forKey: .ifOtherAudio)
         heardFrames = try container.decode(Int64.self, forKey: .heardFrames)
         totalFrames = try container.decodeIfPresent(Int64.self, forKey: .totalFrames)
         heardFraction = try container.decodeIfPresent(Double.self, forKey: .heardFraction)

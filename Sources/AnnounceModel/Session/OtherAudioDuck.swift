@@ -8,15 +8,18 @@ public struct OtherStream: Equatable, Sendable {
     public var processID: Int64?
     public var role: String
     public var application: String
+    /// Paused by its application: it makes no sound (it still counts for a duck).
+    public var corked: Bool
 
     public init(index: UInt32, volume: [UInt32], settable: Bool = true, processID: Int64? = nil, role: String = "",
-                application: String = "") {
+                application: String = "", corked: Bool = false) {
         self.index = index
         self.volume = volume
         self.settable = settable
         self.processID = processID
         self.role = role
         self.application = application
+        self.corked = corked
     }
 }
 

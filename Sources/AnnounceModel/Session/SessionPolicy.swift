@@ -11,6 +11,8 @@ public enum InterruptionReason: String, Codable, CaseIterable, Sendable {
     case deviceBusy = "device-busy"
     /// The device went away mid-play (a `route-change` says which); also the daemon's own.
     case deviceLost = "device-lost"
+    /// Another application's call (a stream of an interrupting role) plays; the daemon's own too.
+    case call
 }
 
 /// A stream the policy pauses: emit `interruption-began` for `id` with `reason`.

@@ -28,6 +28,8 @@ typedef struct {
     int64_t process_id;
     char role[64];
     char application[128];
+    /// 1 when the stream is corked (paused by its application): it makes no sound.
+    int corked;
 } announce_pulse_stream;
 
 /// Loads libpulse once; NULL when that worked, else why not.
@@ -44,4 +46,14 @@ int announce_pulse_list_streams(announce_pulse *pulse, announce_pulse_stream *st
 /// (the stream is gone), -1 when the connection failed or timed out.
 int announce_pulse_set_volume(announce_pulse *pulse, uint32_t index, uint32_t channels, const uint32_t *volume,
                               int timeout_ms);
+
+// Watching for calls and other audio (DESIGN §3, Interruptions from other applications): the
+// server tells of sink inputs that appear, change (a cork) or go.
+
+/// Subscribes to sink-input news: 0, or -1 when the connection failed or timed out.
+int announce_pulse_subscribe_streams(announce_pulse *pulse, int timeout_ms);
+
+/// Waits up to `timeout_ms` for sink-input news: 1 when some came (then list the streams), 0
+/// when none did, -1 when the connection failed.
+int announce_pulse_wait_for_news(announce_pulse *pulse, int timeout_ms);
 #endif

@@ -1,0 +1,158 @@
+import AnnounceModel
+import AnnounceSystem
+
+/// Other applications' audio as it bears on announce's session (DESIGN §3, Interruptions from
+/// other applications, Other audio playing): a call interrupts every playing item and holds the
+/// queue until it ends; `--if-other-audio` decides how an item starts while other audio plays.
+/// What is seen is `OtherAudioWatcher`'s; what it means is `OtherAudioScene`'s and `IfOtherAudio`'s.
+extension QueueController {
+    /// What an item about to start on the main lane does.
+    enum StartChoice {
+        /// Plays as this item (its session may duck others now).
+        case play(QueueItem)
+        /// Does not start: the scheduler's effects of declining it.
+        case decline([SchedulerEffect])
+    }
+
+    /// The watcher watches the server the item that plays (or plays next) reaches while announce
+    /// has something to play, and stops when it has nothing. Called each time the control thread wakes.
+    func watchOtherApplications() {
+        guard let otherApps else { return }
+        let item = scheduler.playing ?? scheduler.ready.first ?? mixed.all.first(where: { !$0.isAlert })?.item
+        otherApps.watch(item != nil, environment: item?.clip.environment, interruptingRoles: configuration.interruptingRoles)
+        // An item that waited for other audio to stop is no longer first (it expired, was cancelled, or
+        // one of higher priority came): the hold was its, and goes.
+        if scheduler.holds.contains(.otherAudio), scheduler.ready.first?.ifOtherAudio != .wait {
+            let now = clock()
+            apply(scheduler.release(.otherAudio, now: now), now: now)
+        }
+    }
+
+    /// What other applications play now on the server `environment` reaches: the watcher's when it
+    /// watches that server, else one look (bounded, as a device check). Nil: no sound server answers.
+    func otherAudioNow(for environment: [String: String]?) -> OtherAudioScene? {
+        guard let otherApps else { return nil }
+        if let seen = otherApps.scene(for: environment) { return seen }
+        return OtherAudioWatcher.look(environment: environment, interruptingRoles: configuration.interruptingRoles)
+    }
+
+    /// The watcher saw a change (nil: it stopped watching, or no sound server answers).
+    func otherAudioChanged(_ scene: OtherAudioScene?, now: Double) {
+        let before = otherScene
+        otherScene = scene
+        switch (scene ?? OtherAudioScene()).callChange(from: before) {
+        case .began(let by)?: beginCall(by: by, now: now)
+        case .ended?: endCall(now: now)
+        case nil: break
+        }
+        if scene?.isOtherAudioPlaying != true, scheduler.holds.contains(.otherAudio) {
+            apply(scheduler.release(.otherAudio, now: now), now: now)
+        }
+    }
+
+    /// A main-lane item is about to start for the first time: a call it did not know of yet holds
+    /// it; otherwise its `--if-other-audio` decides.
+    func otherAudioStart(_ item: QueueItem, now: Double) -> StartChoice {
+        guard otherApps != nil else { return .play(item) }
+        let scene = otherAudioNow(for: item.clip.environment)
+        if let call = scene?.call {
+            if otherScene?.call == nil {
+                otherScene = scene
+                beginCall(by: call, now: now, starting: item)
+            }
+            return .decline(scheduler.playbackEnded(id: item.id, heardFrames: 0, totalFrames: nil, end: .held(.call), now: now))
+        }
+        switch (item.ifOtherAudio ?? .play).start(otherAudioPlaying: scene?.isOtherAudioPlaying) {
+        case .play:
+            return .play(item)
+        case .playDucking:
+            var ducking = item
+            ducking.session = item.audioSession
+            ducking.session?.options.duckOthers = true
+            return .play(ducking)
+        case .wait:
+            logger.info("\(item.id) \(item.clip.path): waits, other audio plays (\(scene?.playing.joined(separator: ", ") ?? ""))")
+            return .decline(scheduler.playbackEnded(id: item.id, heardFrames: 0, totalFrames: nil, end: .held(.otherAudio), now: now))
+        case .silence(let reason):
+            return .decline(scheduler.playbackEnded(id: item.id, heardFrames: 0, totalFrames: nil,
+                                                    end: .silenced(reason: reason), now: now))
+        }
+    }
+
+    /// A mixable item is about to start: as `otherAudioStart` (its `wait` is refused on acceptance).
+    /// Nil: it plays (ducking others when `duck` says so, the item returned); a reason: it ends silenced.
+    func otherAudioStartMixed(_ item: QueueItem) -> (item: QueueItem, silenced: String?) {
+        guard otherApps != nil else { return (item, nil) }
+        let scene = otherAudioNow(for: item.clip.environment)
+        if let call = scene?.call, otherScene?.call == nil {
+            otherScene = scene
+            beginCall(by: call, now: clock())
+        }
+        switch (item.ifOtherAudio ?? .play).start(otherAudioPlaying: scene?.isOtherAudioPlaying) {
+        case .playDucking:
+            var ducking = item
+            ducking.session = item.audioSession
+            ducking.session?.options.duckOthers = true
+            return (ducking, nil)
+        case .silence(let reason): return (item, reason)
+        case .play, .wait: return (item, nil)
+        }
+    }
+
+    /// A call: every playing item pauses at the frame heard to (alerts, a few seconds at most, play
+    /// on), and the queue holds until it ends. `starting`: the main-lane item about to start, which
+    /// the caller holds instead.
+    func beginCall(by call: String, now: Double, starting: QueueItem? = nil) {
+        logger.info("a call plays (\(call)): announce waits until it ends")
+        func announce(_ item: QueueItem, heard: Int64) {
+            callInterrupted.insert(item.id)
+            guard lives[item.id]?.interrupt() == true else { return }
+            hub.emit(Event(.interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
+                           reason: .call, heard: seconds(heard, of: item.id), warning: call))
+        }
+        for stream in mixed.all where !stream.isAlert {
+            announce(stream.item, heard: stream.item.heardFrames + stream.frames)
+            applyDucking(policy.setSuspended(stream.item.id, true))
+            carryOut(mixed.interrupt(stream.item.id), now: now)
+        }
+        if let starting {
+            announce(starting, heard: starting.heardFrames)
+        } else {
+            if let playing = scheduler.playing { announce(playing, heard: playing.heardFrames + meter.playingFrames) }
+            apply(scheduler.hold(.call, now: now), now: now)
+        }
+    }
+
+    /// The call ended (or its stream corked): what it paused goes on where it was heard to, unless the
+    /// user paused the queue meanwhile or a session of announce's own still interrupts it.
+    func endCall(now: Double) {
+        logger.info("the call ended: announce goes on")
+        let ids = callInterrupted.sorted()
+        callInterrupted = []
+        for id in ids {
+            guard let item = anyItem(id) ?? mixed[id]?.item else { continue }
+            let isMixed = mixed[id] != nil
+            let resumes = isMixed ? policy[id].map { !$0.isInterrupted && !$0.awaitsResume } ?? true : !scheduler.isPaused
+            if lives[id]?.endInterruption() == true {
+                hub.emit(Event(.interruptionEnded, time: now, id: id, path: item.clip.path, priority: item.priority,
+                               shouldResume: resumes))
+            }
+            guard isMixed && resumes else { continue }
+            applyDucking(policy.setSuspended(id, false))
+            carryOut(mixed.resume(id), now: now)
+        }
+        if scheduler.holds.contains(.call) { apply(scheduler.release(.call, now: now), now: now) }
+    }
+
+    /// `status`: whether other audio plays, and the call that holds announce.
+    func addOtherAudio(to status: inout DaemonStatus) {
+        let item = scheduler.playing ?? scheduler.ready.first ?? mixed.all.first(where: { !$0.isAlert })?.item
+        guard let scene = otherAudioNow(for: item?.clip.environment) else { return }
+        status.otherAudioPlaying = scene.isOtherAudioPlaying
+        status.otherAudioStreams = scene.playing.isEmpty ? nil : scene.playing
+        status.call = otherScene?.call
+    }
+
+    /// A mixed stream a call keeps paused.
+    func heldByCall(_ id: String) -> Bool { callInterrupted.contains(id) }
+}
