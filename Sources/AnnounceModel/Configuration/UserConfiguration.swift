@@ -215,7 +215,7 @@ public struct UserConfiguration: Equatable, Sendable {
     private static func parseSession(key: String, value: String, into configuration: inout UserConfiguration,
                                      warn: (String) -> Void) {
         guard key == "interrupting-roles" else { return warn("unknown key '\(key)' in [session] (known: interrupting-roles)") }
-        let roles = value.split(separator: ",").map { String($0).trimming(" \t").lowercased() }
+        let roles = value.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimming(" \t").lowercased() }
         if roles == ["none"] { return configuration.interruptingRoles = [] }
         guard !roles.isEmpty, roles.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 63 && $0.allSatisfy { $0.isASCII && !$0.isWhitespace } })
         else { return warn("interrupting-roles must be media roles separated by commas, like phone, communication, or none; not '\(value)'") }
