@@ -63,7 +63,8 @@ extension QueueController {
                 // Interruptions the daemon announced itself (sessions, the device) are not repeated.
                 if lives[item.id]?.interrupt() == true {
                     hub.emit(Event(.interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
-                               reason: Self.describe(reason), heard: seconds(item.heardFrames, of: item.id)))
+                               reason: Self.describe(reason), heard: seconds(item.heardFrames, of: item.id),
+                               warning: reason == .held(.call) ? otherScene?.call : nil))
                 }
             case .finish(let item, let outcome):
                 // The lifecycle alone decides that this is its one outcome.

@@ -71,6 +71,7 @@ extension QueueController {
             ducking.session?.options.duckOthers = true
             return .play(ducking)
         case .wait:
+            if otherScene == nil { otherScene = scene }  // for the waiting clients, before the watcher's first look
             logger.info("\(item.id) \(item.clip.path): waits, other audio plays (\(scene?.playing.joined(separator: ", ") ?? ""))")
             return .decline(scheduler.playbackEnded(id: item.id, heardFrames: 0, totalFrames: nil, end: .held(.otherAudio), now: now))
         case .silence(let reason):
@@ -118,7 +119,9 @@ extension QueueController {
         if let starting {
             announce(starting, heard: starting.heardFrames)
         } else {
-            if let playing = scheduler.playing { announce(playing, heard: playing.heardFrames + meter.playingFrames) }
+            // Its interruption-began comes with the scheduler's `.interrupted`, once its play has
+            // stopped: with the frame it was heard to.
+            if let playing = scheduler.playing { callInterrupted.insert(playing.id) }
             apply(scheduler.hold(.call, now: now), now: now)
         }
     }

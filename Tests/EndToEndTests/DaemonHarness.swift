@@ -29,6 +29,8 @@ struct WireEvent: Decodable, Sendable, CustomStringConvertible {
     var priority: String?
     /// interruption-began's reason.
     var reason: String?
+    /// interruption-ended's.
+    var shouldResume: Bool?
     /// Seconds heard: interruption-began's, started's resume point, progress.
     var heard: Double?
     /// started's and finished's length of the clip, when known.
@@ -79,6 +81,10 @@ struct WireStatus: Decodable, Sendable {
     var quietUntil: Double?
     var quietHours: [String]?
     var otherAudio: WireOtherAudio?
+    var holds: [String]?
+    var otherAudioPlaying: Bool?
+    var otherAudioStreams: [String]?
+    var call: String?
 }
 
 /// `status`'s otherAudio: whether announce lowers other applications now.

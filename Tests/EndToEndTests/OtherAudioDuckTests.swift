@@ -152,8 +152,9 @@ enum OtherAudioDuckChecks {
 
     // MARK: the duck, heard
 
-    static func duckAndRestore() async throws {
-        try await withWorld("duck") { world in
+    /// `options`: how the item asks for the duck (`--duck-others`, or `--if-other-audio duck` with other audio playing).
+    static func duckAndRestore(options: [String] = ["--duck-others"], label: String = "duck") async throws {
+        try await withWorld(label) { world in
             let server = world.server
             let recording = world.directory + "/monitor.s16"
             let recorder = try server.start(["timeout", "60", "parec", "--raw", "--format=s16le", "--rate=48000", "--channels=2",
@@ -163,7 +164,7 @@ enum OtherAudioDuckChecks {
             let clip = world.directory + "/announce-1000.wav"
             try Sox.tone(clip, frequency: 1000, seconds: 1.5, rate: Int(rate), channels: 2)
             try await waitForBytes(recording, atLeast: bytesPerSecond)  // a second of the other tone alone
-            let play = Task { try await world.runtime.announce(["play", clip, "--duck-others"]) }
+            let play = Task { try await world.runtime.announce(["play", clip] + options) }
             // While it plays, status says others are ducked.
             var ducking: WireStatus?
             for _ in 0..<100 where ducking == nil {
@@ -171,7 +172,7 @@ enum OtherAudioDuckChecks {
                 if status.otherAudio?.state == "ducking" { ducking = status } else { try await Task.sleep(for: .milliseconds(20)) }
             }
             let outcome = try await play.value
-            #expect(outcome.status == 0, "announce play --duck-others: \(outcome)")
+            #expect(outcome.status == 0, "announce play \(options.joined(separator: " ")): \(outcome)")
             #expect(ducking?.otherAudio?.streams == 1, "status while ducking: \(String(describing: ducking?.otherAudio))")
             let restoredAfter = try await waitForOtherVolume(world, timeout: 3) { $0 == world.original }
             let size = (try FileManager.default.attributesOfItem(atPath: recording)[.size] as? Int) ?? 0
