@@ -235,10 +235,14 @@ struct Play: ParsableCommand {
             at a time in queue order; ambient items, and playback or multi-route items with \
             --mix-with-others or --interrupt-spoken-audio, start at once and mix over whatever \
             plays. When another program holds the device, --if-busy wait (the default) waits \
-            for it, for at most --expire when given; --if-busy fail exits 69 naming the holder.
+            for it, for at most --expire when given; --if-busy fail exits 69 naming the holder. \
+            Another application's call (a stream of media.role phone or communication) pauses \
+            every playing item until it ends, then they resume; --if-other-audio decides what an \
+            item does when other audio plays as it is about to start.
 
             Exit status: 0 played to the end (with --no-wait: queued); 75 not played to the \
-            end (dropped, cancelled, replaced, expired, silenced by quiet mode), with the \
+            end (dropped, cancelled, replaced, expired, silenced by quiet mode or \
+            --if-other-audio skip), with the \
             reason on stderr; 64 usage error; 65/66 bad input; 69 device unavailable (or busy \
             with --if-busy fail) or the daemon cannot run. With several files, the first one that did not play decides. \
             Ctrl-C (or SIGTERM, SIGHUP) while waiting cancels this command's items and exits \
