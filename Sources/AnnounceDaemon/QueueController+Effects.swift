@@ -29,8 +29,9 @@ extension QueueController {
                     continue
                 }
                 var item = item
-                if policy[item.id] == nil && item.heardFrames == 0 {
-                    // Its first start: a call, or other audio with --if-other-audio, may keep it from starting.
+                if policy[item.id] == nil {
+                    // Its session starts: a call may keep it from starting, or, on its first start,
+                    // other audio with --if-other-audio.
                     switch otherAudioStart(item, now: now) {
                     case .decline(let more):
                         effects += more

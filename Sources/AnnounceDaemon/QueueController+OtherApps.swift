@@ -50,8 +50,9 @@ extension QueueController {
         }
     }
 
-    /// A main-lane item is about to start for the first time: a call it did not know of yet holds
-    /// it; otherwise its `--if-other-audio` decides.
+    /// A main-lane item's session is about to start (also one restored with what was heard): a
+    /// call announce did not know of yet holds it; otherwise, on its first start, its
+    /// `--if-other-audio` decides.
     func otherAudioStart(_ item: QueueItem, now: Double) -> StartChoice {
         guard otherApps != nil else { return .play(item) }
         let scene = otherAudioNow(for: item.clip.environment)
@@ -62,6 +63,7 @@ extension QueueController {
             }
             return .decline(scheduler.playbackEnded(id: item.id, heardFrames: 0, totalFrames: nil, end: .held(.call), now: now))
         }
+        guard item.heardFrames == 0 else { return .play(item) }
         switch (item.ifOtherAudio ?? .play).start(otherAudioPlaying: scene?.isOtherAudioPlaying) {
         case .play:
             return .play(item)

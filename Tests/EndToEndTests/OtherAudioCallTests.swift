@@ -16,6 +16,9 @@ struct OtherAudioCallPulseAudioTests {
     @Test("a phone stream pauses announce's item; when it ends the item resumes, every frame heard once")
     func callInterruptsAndResumes() async throws { try await OtherAudioCallChecks.callInterruptsAndResumes() }
 
+    @Test("a call pauses a mixing (ambient) item too, and a queued item starts only once the call ends")
+    func callInterruptsBothLanes() async throws { try await OtherAudioCallChecks.callInterruptsBothLanes() }
+
     @Test("status says whether other audio plays; --if-other-audio skip exits 75, wait starts once it stops")
     func otherAudioPlaying() async throws { try await OtherAudioCallChecks.otherAudioPlaying() }
 
@@ -31,12 +34,42 @@ struct OtherAudioCallPipeWireTests {
     @Test("a phone stream pauses announce's item; when it ends the item resumes, every frame heard once")
     func callInterruptsAndResumes() async throws { try await OtherAudioCallChecks.callInterruptsAndResumes() }
 
+    @Test("a call pauses a mixing (ambient) item too, and a queued item starts only once the call ends")
+    func callInterruptsBothLanes() async throws { try await OtherAudioCallChecks.callInterruptsBothLanes() }
+
     @Test("status says whether other audio plays; --if-other-audio skip exits 75, wait starts once it stops")
     func otherAudioPlaying() async throws { try await OtherAudioCallChecks.otherAudioPlaying() }
 
     @Test("--if-other-audio duck lowers the other application 12 dB while the item plays, then restores it")
     func duckIfOtherAudio() async throws {
         try await OtherAudioDuckChecks.duckAndRestore(options: ["--if-other-audio", "duck"], label: "if-duck")
+    }
+}
+
+/// No sound server (plain ALSA): nothing interrupts, status leaves other audio out, and
+/// `--if-other-audio` plays.
+@Suite("Calls and other audio: no sound server", .timeLimit(.minutes(1)))
+struct OtherAudioCallPlainALSATests {
+    @Test("status has no otherAudioPlaying; --if-other-audio skip and wait play")
+    func nothingPlaysThere() async throws {
+        let nowhere = try Harness.workResult.get().appendingPathComponent("no-server-calls").path
+        try? FileManager.default.createDirectory(atPath: nowhere, withIntermediateDirectories: true)
+        chmod(nowhere, 0o700)
+        let runtime = try DaemonRuntime(environment: ["PULSE_SERVER": "unix:\(nowhere)/native", "XDG_RUNTIME_DIR": nowhere])
+        do {
+            try await runtime.startDaemon(device: "null", arguments: ["--idle-exit", "60s"])
+            let clip = try Tones.clip(440, seconds: 0.2)
+            let status = try await runtime.status()
+            #expect(status.otherAudioPlaying == nil && status.call == nil, "status: \(String(describing: status.otherAudioPlaying))")
+            for choice in ["skip", "wait", "duck"] {
+                let played = try await runtime.announce(["play", clip, "--if-other-audio", choice])
+                #expect(played.status == 0, "--if-other-audio \(choice) with no sound server: \(played)")
+            }
+        } catch {
+            await runtime.cleanup()
+            throw error
+        }
+        await runtime.cleanup()
     }
 }
 
@@ -142,6 +175,45 @@ enum OtherAudioCallChecks {
         #expect(abs(heard - clipSeconds) <= 0.06, "announce's parts last \(heard) s, not the clip's \(clipSeconds) s")
         #expect(silentAfter <= 0.5, "announce still sounded \(silentAfter) s into the call")
         #expect(backAfter >= -0.02 && backAfter <= 1.5, "announce came back \(backAfter) s after the call ended")
+    }
+
+    static func callInterruptsBothLanes() async throws {
+        try await withRuntime("lanes") { server, directory, runtime in
+            try await runtime.startDaemon(device: "pulse", arguments: ["--idle-exit", "60s"])
+            let bed = directory + "/bed-660.wav", voice = directory + "/voice-1000.wav", phone = directory + "/phone-440.wav"
+            try Sox.tone(bed, frequency: 660, seconds: 2, rate: Int(rate), channels: 2)
+            try Sox.tone(voice, frequency: 1000, seconds: 0.3, rate: Int(rate), channels: 2)
+            try Sox.tone(phone, frequency: 440, seconds: 0.8, rate: Int(rate), channels: 2)
+            let client = try await runtime.subscribe()
+            let ambient = try Runner.launch(["play", bed, "--category", "ambient"], environment: runtime.environment, killAfter: 30)
+            _ = try await offPool { try client.events(until: { $0.event == "started" }, timeout: 20) }
+            let caller = try server.start(["timeout", "30", "paplay", "--client-name=call-lanes", "--property=media.role=communication",
+                                           "--latency-msec=20", phone], stdout: directory + "/phone.out")
+            defer { caller.stop() }
+            let began = try await offPool { try client.events(until: { $0.event == "interruption-began" }, timeout: 10) }.last
+            // Queued during the call: it waits for the call's end.
+            let queued = try await runtime.announce(["play", voice, "--no-wait", "--priority", "critical"])
+            #expect(queued.status == 0, "play --no-wait during the call: \(queued)")
+            let voiceID = queued.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            let rest = try await offPool {
+                var finished = 0
+                return try client.events(until: { event in
+                    if event.event == "finished" { finished += 1 }
+                    return finished == 2
+                }, timeout: 30)
+            }
+            let outcome = await ambient.outcome()
+            #expect(outcome.status == 0, "the ambient item: \(outcome)")
+            #expect(began?.reason == "call" && began?.path == bed && (began?.warning ?? "").contains("role communication"),
+                    "interruption-began: \(String(describing: began))")
+            let ended = rest.first { $0.event == "interruption-ended" && $0.path == bed }
+            #expect(ended?.shouldResume == true, "the ambient item's interruption-ended: \(rest)")
+            let voiceStarted = rest.first { $0.event == "started" && $0.path == voice }
+            #expect(voiceStarted != nil && voiceStarted!.time >= ended?.time ?? .infinity,
+                    "the item queued during the call started at \(String(describing: voiceStarted?.time)), the call ended at \(String(describing: ended?.time))")
+            #expect(rest.filter { $0.event == "finished" }.allSatisfy { $0.outcome?.kind == "played" }, "outcomes: \(rest)")
+            #expect(!voiceID.isEmpty)
+        }
     }
 
     // MARK: other audio playing
