@@ -25,8 +25,9 @@ struct AnnounceCommand: ParsableCommand {
                   answer (stopped; ANNOUNCE_TIMEOUT)
               70  internal error
               75  not played to the end: dropped, cancelled (skip, stop, clear,
-                  cancel), replaced, expired, silenced by quiet mode; for cancel,
-                  an id that was unknown or already final
+                  cancel), replaced, expired, silenced by quiet mode or
+                  --if-other-audio skip; for cancel, an id that was unknown or
+                  already final
               128+N  play got signal N while waiting (Ctrl-C: 130; also SIGTERM,
                      SIGHUP); the items it queued were cancelled
 
