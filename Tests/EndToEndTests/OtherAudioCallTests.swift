@@ -19,6 +19,9 @@ struct OtherAudioCallPulseAudioTests {
     @Test("a call pauses a mixing (ambient) item too, and a queued item starts only once the call ends")
     func callInterruptsBothLanes() async throws { try await OtherAudioCallChecks.callInterruptsBothLanes() }
 
+    @Test("a call whose player pauses (its stream corked, still there) ends the interruption")
+    func corkedCallEnds() async throws { try await OtherAudioCallChecks.corkedCallEnds() }
+
     @Test("status says whether other audio plays; --if-other-audio skip exits 75, wait starts once it stops")
     func otherAudioPlaying() async throws { try await OtherAudioCallChecks.otherAudioPlaying() }
 
@@ -36,6 +39,9 @@ struct OtherAudioCallPipeWireTests {
 
     @Test("a call pauses a mixing (ambient) item too, and a queued item starts only once the call ends")
     func callInterruptsBothLanes() async throws { try await OtherAudioCallChecks.callInterruptsBothLanes() }
+
+    @Test("a call whose player pauses (its stream corked, still there) ends the interruption")
+    func corkedCallEnds() async throws { try await OtherAudioCallChecks.corkedCallEnds() }
 
     @Test("status says whether other audio plays; --if-other-audio skip exits 75, wait starts once it stops")
     func otherAudioPlaying() async throws { try await OtherAudioCallChecks.otherAudioPlaying() }
@@ -213,6 +219,42 @@ enum OtherAudioCallChecks {
                     "the item queued during the call started at \(String(describing: voiceStarted?.time)), the call ended at \(String(describing: ended?.time))")
             #expect(rest.filter { $0.event == "finished" }.allSatisfy { $0.outcome?.kind == "played" }, "outcomes: \(rest)")
             #expect(!voiceID.isEmpty)
+        }
+    }
+
+    /// mpv playing with media.role=phone is the call; paused over its IPC socket, its stream corks.
+    static func corkedCallEnds() async throws {
+        try await withRuntime("cork") { server, directory, runtime in
+            try await runtime.startDaemon(device: "pulse", arguments: ["--idle-exit", "60s"])
+            let clip = directory + "/announce-1000.wav", phone = directory + "/phone-440.wav", socket = directory + "/mpv.sock"
+            try Sox.tone(clip, frequency: 1000, seconds: 2, rate: Int(rate), channels: 2)
+            try Sox.tone(phone, frequency: 440, seconds: 2, rate: Int(rate), channels: 2)
+            let client = try await runtime.subscribe()
+            let play = try Runner.launch(["play", clip], environment: runtime.environment, killAfter: 40)
+            _ = try await offPool { try client.events(until: { $0.event == "started" }, timeout: 20) }
+            let mpv = try server.start(["timeout", "60", "env", "PULSE_PROP=media.role=phone", "mpv", "--no-config", "--no-video",
+                                        "--ao=pulse", "--loop-file=inf", "--input-ipc-server=" + socket, "--audio-client-name=call-mpv",
+                                        phone], stdout: directory + "/mpv.out")
+            defer { mpv.stop() }
+            let began = try await offPool { try client.events(until: { $0.event == "interruption-began" }, timeout: 20) }.last
+            #expect(began?.reason == "call" && (began?.warning ?? "").contains("call-mpv"), "interruption-began: \(String(describing: began))")
+            let pauseAsked = Date().timeIntervalSince1970
+            let paused = try await Runner.run("python3", ["-c", """
+                import socket, sys
+                s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+                s.sendall(b'{"command":["set_property","pause",true]}\\n'); print(s.recv(200).decode())
+                """, socket])
+            #expect(paused.status == 0 && paused.stdout.contains("success"), "mpv's pause: \(paused)")
+            let rest = try await offPool { try client.events(until: { $0.event == "finished" }, timeout: 20) }
+            let outcome = await play.outcome()
+            #expect(outcome.status == 0, "announce play: \(outcome)")
+            let ended = rest.first { $0.event == "interruption-ended" }
+            #expect(ended?.shouldResume == true, "interruption-ended: \(rest)")
+            #expect(rest.last?.outcome?.kind == "played", "finished: \(String(describing: rest.last))")
+            let still = try server.streams().contains { $0.application == "call-mpv" }
+            #expect(still, "mpv's stream went away: the interruption ended by its end, not by its cork")
+            PacedAudio.report("call on \(server.kind.rawValue): mpv asked to pause (its stream corks) → interruption-ended "
+                + "\(String(format: "%.0f", ((ended?.time ?? 0) - pauseAsked) * 1000)) ms (python3's start included)")
         }
     }
 
