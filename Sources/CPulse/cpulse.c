@@ -222,3 +222,10 @@ int announce_pulse_set_volume(announce_pulse *pulse, uint32_t index, uint32_t ch
     if (finish(pulse, operation, &setting.done, timeout_ms) < 0) return -1;
     return setting.success ? 0 : 1;
 }
+
+// For restore.c (the restore database): the connection's context, and a bounded wait on one of its operations.
+pa_context *announce_pulse_context(announce_pulse *pulse) { return pulse->context; }
+
+int announce_pulse_finish(announce_pulse *pulse, pa_operation *operation, const int *done, int timeout_ms) {
+    return finish(pulse, operation, done, timeout_ms);
+}
