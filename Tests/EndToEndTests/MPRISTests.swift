@@ -104,7 +104,7 @@ struct MPRISTests {
             let paused = try await mpv.waitFor("Paused", after: 1)
             let journal = session.runtime.path + "/paused-players"
             let written = (try? String(contentsOfFile: journal, encoding: .utf8)) ?? ""
-            #expect(written.contains(#""org.mpris.MediaPlayer2.mpv""#), "the journal: \(written)")
+            #expect(written.contains(#""org.mpris.MediaPlayer2.mpv""#), "the journal: \(written); the daemon's log: \(session.daemonLog)")
             #expect(session.runtime.signalLockHolder(SIGKILL) != nil)
             #expect(await session.runtime.waitForLockRelease(timeout: 10), "the daemon outlived SIGKILL")
             #expect(try await bus.playerctl("-p", "mpv", "status").stdout == "Paused\n", "the kill resumed it")
