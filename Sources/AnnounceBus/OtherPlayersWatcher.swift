@@ -70,7 +70,13 @@ final class OtherPlayersWatcher {
             guard active != players.active else { return }
             effects = active ? players.activate(statuses: currentStatuses()) : players.deactivate(notifyOthers: notifyOthers)
         }
-        log("announce's non-mixable activity \(active ? "began" : "ended"): \(effects.isEmpty ? "no other player to pause or resume" : "\(effects)")")
+        let what = effects.map { effect in
+            switch effect {
+            case .pause(let players): "pausing " + players.map { names[$0] ?? $0 }.joined(separator: ", ")
+            case .resume(let players): "resuming " + players.map { names[$0] ?? $0 }.joined(separator: ", ")
+            }
+        }
+        log("announce's non-mixable activity \(active ? "began" : "ended"): \(what.isEmpty ? "no other player to pause or resume" : what.joined(separator: "; "))")
         // The journal knows a player before it is paused, and forgets one after it is resumed.
         defer { persist() }
         for effect in effects {
