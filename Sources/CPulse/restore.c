@@ -16,6 +16,7 @@ static struct {
     pa_operation *(*restore_write)(pa_context *, pa_update_mode_t, const pa_ext_stream_restore_info[], unsigned, int,
                                    pa_context_success_cb_t, void *);
     const char *(*proplist_gets)(const pa_proplist *, const char *);
+    pa_operation *(*get_server_info)(pa_context *, pa_server_info_cb_t, void *);
 } ext;
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -29,7 +30,8 @@ static void load(void) {
     *(void **)&ext.restore_read = dlsym(library, "pa_ext_stream_restore_read");
     *(void **)&ext.restore_write = dlsym(library, "pa_ext_stream_restore_write");
     *(void **)&ext.proplist_gets = dlsym(library, "pa_proplist_gets");
-    loaded = ext.get_sink_input_info && ext.restore_read && ext.restore_write && ext.proplist_gets;
+    *(void **)&ext.get_server_info = dlsym(library, "pa_context_get_server_info");
+    loaded = ext.get_sink_input_info && ext.restore_read && ext.restore_write && ext.proplist_gets && ext.get_server_info;
 }
 
 static int ready(void) {
@@ -96,6 +98,18 @@ static void on_stream(pa_context *context, const pa_sink_input_info *info, int e
     lookup->found = 1;
 }
 
+struct server_lookup {
+    int pipewire;
+    int done;
+};
+
+static void on_server(pa_context *context, const pa_server_info *info, void *userdata) {
+    (void)context;
+    struct server_lookup *lookup = userdata;
+    lookup->pipewire = info && info->server_name && strstr(info->server_name, "PipeWire") != NULL;
+    lookup->done = 1;
+}
+
 struct database_lookup {
     const char *name;
     announce_pulse_restore_entry *entry;
@@ -128,6 +142,12 @@ int announce_pulse_restore_entry_of(announce_pulse *pulse, uint32_t index, annou
     // A stream that is gone gets an error reply: the end of a list without it.
     if (!found.found) return 1;
     if (!stream->name[0]) return 2;
+    // pipewire-pulse reads back only the route-settings metadata (what was written through it), which
+    // WirePlumber 0.4 does not keep up to date with what it restores: no saved entry there, the
+    // stream's own volume is the one to put back.
+    struct server_lookup server = {0, 0};
+    if (announce_pulse_finish(pulse, ext.get_server_info(context, on_server, &server), &server.done, timeout_ms) < 0) return -1;
+    if (server.pipewire) return 0;
     struct database_lookup lookup = {stream->name, saved, 0, 0, 0};
     if (announce_pulse_finish(pulse, ext.restore_read(context, on_entry, &lookup), &lookup.done, timeout_ms) < 0) return -1;
     // No such extension: the server keeps no restore database (PulseAudio without module-stream-restore).
