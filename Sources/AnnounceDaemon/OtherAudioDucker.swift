@@ -178,7 +178,8 @@ final class OtherAudioDucker: Sendable {
     /// again 1 s and 3 s later, from a thread of their own; on PulseAudio that changes nothing.
     private func writeAgainLater(_ entries: [RestoreEntry], environment: [String: String]?) {
         guard !entries.isEmpty else { return }
-        _ = startThread(named: "announce-restore") { [logger] in
+        // Detached: nobody waits for it (a daemon that stops meanwhile needs no second write).
+        pthread_detach(startThread(named: "announce-restore") { [logger] in
             for delay: UInt32 in [1, 2] {
                 sleep(delay)
                 do throws(AnnounceError) {
@@ -188,7 +189,7 @@ final class OtherAudioDucker: Sendable {
                     logger.info("duck others: restore entries not written again (\(error.description))")
                 }
             }
-        }
+        })
     }
 
     private func writeJournal(_ journal: OtherAudioJournal) {
@@ -215,16 +216,18 @@ final class OtherAudioDucker: Sendable {
             let server = try SoundServerStreams(environment: journal.environment)
             let streams = try server.streams()
             var restored = 0
-            defer { writeAgainLater(journal.streams.filter { lowered in !streams.contains { lowered.matches($0) } }.compactMap(\.entryAfterEnd),
-                                    environment: journal.environment) }
+            // A stream still there gets its volume back; one that ended while lowered, its restore entry.
+            var ended: [RestoreEntry] = []
             for lowered in journal.streams {
                 if streams.contains(where: { lowered.matches($0) }) {
                     if try server.setVolume(VolumeChange(index: lowered.index, volume: lowered.original)) { restored += 1 }
                 } else if let entry = lowered.entryAfterEnd {
-                    try writeRestore(entry, on: server)
-                    restored += 1
+                    ended.append(entry)
                 }
             }
+            for entry in ended { try writeRestore(entry, on: server) }
+            writeAgainLater(ended, environment: journal.environment)
+            restored += ended.count
             logger.info("duck others: restored \(restored) stream(s) a previous daemon had lowered")
         } catch {
             logger.info("duck others: nothing to restore (\(error.description))")
