@@ -23,12 +23,13 @@ BUILD_PKGS := pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libflac-de
 # tmux: the progress-line tests read a real terminal.
 # groff-base, man-db, zsh, fish, binutils: Tests/Shell/install-test.sh checks the man page and the completions with them.
 # dbus-daemon, mpv, mpv-mpris, playerctl: the MPRIS tests (a private session bus, a real player, a real controller).
+# python3-pulsectl: the duck tests read the sound server's restore database (Tests/Shell/restore-entry.py).
 # flite: say --engine flite; python3-venv: the venv the piper tests install piper into (make piper-venv).
 # pipewire, pipewire-pulse, wireplumber, dbus-daemon: the private PipeWire the duck-others tests also
 # run on (Tests/Shell/pipewire-audio.sh).
 TEST_PKGS  := $(BUILD_PKGS) alsa-utils sox libsox-fmt-all mpg123 espeak-ng ffmpeg sound-theme-freedesktop \
               pulseaudio pulseaudio-utils libasound2-plugins groff-base man-db zsh fish binutils tmux flite python3-venv \
-              dbus-daemon mpv mpv-mpris playerctl pipewire pipewire-pulse wireplumber
+              dbus-daemon mpv mpv-mpris playerctl pipewire pipewire-pulse wireplumber python3-pulsectl
 # valgrind: the instruction counts (callgrind) of make bench.
 BENCH_PKGS := $(TEST_PKGS) valgrind
 # setpriv (util-linux) lets the campaign act as other local users.

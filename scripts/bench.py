@@ -6,7 +6,7 @@ micro-benchmarks (Benchmarks/, ordo-one/benchmark). Writes BENCHMARKS.md. Standa
     scripts/bench.py PATH-TO-announce [--smoke] [--only SECTIONS] [--out FILE]
     scripts/bench.py --render [--out FILE]     BENCHMARKS.md again from .bench-cache/results.json
 
-Sections: players tempo daemon alert speech mixing callgrind micro (all by default). --smoke runs each with
+Sections: players tempo daemon alert speech network mixing duck callgrind micro (all by default). --smoke runs each with
 few repetitions and short windows (a few minutes; for developing the harness, not for figures)
 and writes .bench-cache/BENCHMARKS.smoke.md unless --out is given. Counts can be set one by one
 with BENCH_<NAME>=N, NAME as in COUNTS below (e.g. BENCH_RUNS=9).
@@ -14,6 +14,7 @@ with BENCH_<NAME>=N, NAME as in COUNTS below (e.g. BENCH_RUNS=9).
 import argparse
 import array
 import ctypes
+import itertools
 import json
 import math
 import os
@@ -62,6 +63,7 @@ COUNTS = {
     "URL": (60, 6),            # `announce play URL` and the same file by path, to the first frame
     "RUNS_URL": (5, 1),        # the 60-minute MP3 over http: announce and mpg123
     "MIX_SECONDS": (10, 2),    # mixing window
+    "DUCK_ROUNDS": (15, 3),    # --duck-others clips over another application's tone, per sound server
     "MICRO_SECONDS": (2, 1),   # ordo-one/benchmark: at most this long per benchmark
 }
 
@@ -181,6 +183,105 @@ def write_tone(path, rate, seconds, freq, amplitude=0.1, fade=0.01):
         w.writeframes(one * (n // m) + one[:4 * (n % m)])
     os.replace(path + ".tmp", path)
     return path
+
+
+def server_env(pdir):
+    """The environment of a client of the private sound server in pdir (its DIR/env), through libpulse
+    and ALSA's `pulse` device."""
+    env = dict(os.environ)
+    for line in open(os.path.join(pdir, "env")):
+        if line.startswith("export ") and "=" in line:
+            k, v = line[7:].strip().split("=", 1)
+            env[k] = v
+    # No shared memory between libpulse and the server: Debian 12's PulseAudio 16.1 sometimes
+    # aborts (memblock.c assertion) when a client that sent audio through shm exits.
+    conf = os.path.join(pdir, "bench-client.conf")
+    base = open(env["PULSE_CLIENTCONFIG"]).read() if os.path.exists(env.get("PULSE_CLIENTCONFIG", "")) else ""
+    open(conf, "w").write(base.rstrip("\n") + "\nenable-shm = no\n")
+    env["PULSE_CLIENTCONFIG"] = conf
+    if env.get("ALSA_CONFIG_PATH"):  # the pinned configuration has no conf.d: define `pulse` (libasound2-plugins)
+        pcm = "".join(f'{k}.pulse {{ @args [ DEVICE ] @args.DEVICE {{ type string default "" }} type pulse device $DEVICE }}\n'
+                      for k in ("pcm", "ctl"))
+        path = os.path.join(pdir, "alsa-pulse.conf")
+        open(path, "w").write(open(env["ALSA_CONFIG_PATH"]).read() + pcm)
+        env["ALSA_CONFIG_PATH"] = path
+    return env
+
+
+def sink_input_volume(env, application):
+    """`pactl list sink-inputs`: the per-channel volume of the stream of `application`, or None."""
+    text = subprocess.run(["pactl", "list", "sink-inputs"], env=env, capture_output=True, text=True).stdout
+    for block in text.split("Sink Input #")[1:]:
+        if f'application.name = "{application}"' in block:
+            m = re.search(r"^\s*Volume: (.*)$", block, re.M)
+            return [int(v) for v in re.findall(r": (\d+) /", m.group(1))] if m else None
+    return None
+
+
+def envelope(x, freq, rate, window, hop):
+    """The amplitude of `freq` in x over windows of `window` samples (whole cycles of it), every `hop`."""
+    table = [(math.cos(2 * math.pi * freq * i / rate), math.sin(2 * math.pi * freq * i / rate)) for i in range(window)]
+    cos_sums = array.array("d", [0.0])
+    sin_sums = array.array("d", [0.0])
+    cos_sums.extend(itertools.accumulate(x[i] * table[i % window][0] for i in range(len(x))))
+    sin_sums.extend(itertools.accumulate(x[i] * table[i % window][1] for i in range(len(x))))
+    return [2 / window * math.hypot(cos_sums[k + window] - cos_sums[k], sin_sums[k + window] - sin_sums[k])
+            for k in range(0, len(x) - window, hop)]
+
+
+def analyse_duck(recording, rate, window=1200, hop=48):
+    """Each hearing of announce's 1000 Hz clip in the monitor recording (left channel), and the other
+    stream's 440 Hz around it: the time from the clip's onset to the duck level (within 1 dB, and 90 %
+    of the way), the ramps' 10-90 % times, the depth and the level after, as in the duck tests."""
+    pcm = array.array("h")
+    with open(recording, "rb") as f:
+        pcm.frombytes(f.read())
+    left = pcm[0::2]
+    other, voice = envelope(left, 440, rate, window, hop), envelope(left, 1000, rate, window, hop)
+
+    def time_of(k):
+        return (k * hop + window / 2) / rate
+
+    def index(t):
+        return max(0, min(len(other) - 1, int((t * rate - window / 2) / hop)))
+
+    def median(a, b):
+        return statistics.median(other[index(a):index(b) + 1])
+
+    level = 0.5 * max(voice)
+    spans, k = [], 0
+    while k < len(voice):
+        if voice[k] >= level:
+            j = k
+            while j < len(voice) and voice[j] >= level:
+                j += 1
+            if spans and time_of(k) - spans[-1][1] < 0.1:  # an underrun splits a clip: one span
+                spans[-1] = (spans[-1][0], time_of(j - 1))
+            else:
+                spans.append((time_of(k), time_of(j - 1)))
+            k = j
+        else:
+            k += 1
+    r = {k: [] for k in ("level_1db", "level_90", "down", "up", "depth_db", "after_db")}
+    r["spans"] = spans = [s for s in spans if s[1] - s[0] > 1.0]
+    for onset, end in spans:
+        before, during, after = median(onset - 0.6, onset - 0.1), median(onset + 0.5, end - 0.1), median(end + 0.9, end + 1.3)
+        depth = before - during
+
+        def first(start, test):
+            return next((time_of(k) for k in range(index(start), len(other)) if test(other[k])), None)
+        d10, d90 = first(onset - 0.1, lambda v: v <= before - 0.1 * depth), first(onset - 0.1, lambda v: v <= before - 0.9 * depth)
+        u10, u90 = first(end - 0.1, lambda v: v >= during + 0.1 * depth), first(end - 0.1, lambda v: v >= during + 0.9 * depth)
+        at = first(onset - 0.1, lambda v: v <= during * 10 ** (1 / 20))
+        if None in (d10, d90, u10, u90, at):
+            raise RuntimeError(f"no duck heard around {onset:.2f} s")
+        r["level_1db"].append(at - onset)
+        r["level_90"].append(d90 - onset)
+        r["down"].append(d90 - d10)
+        r["up"].append(u90 - u10)
+        r["depth_db"].append(20 * math.log10(during / before))
+        r["after_db"].append(20 * math.log10(after / before))
+    return r
 
 
 class Conn:
@@ -713,26 +814,27 @@ class Bench:
             log("the paced device did not come up: no `pulse` figures")
             return None
         self.cleanups.append(lambda: subprocess.run([script, "down", pdir], capture_output=True))
-        env = dict(os.environ)
-        for line in open(os.path.join(pdir, "env")):
-            if line.startswith("export ") and "=" in line:
-                k, v = line[7:].strip().split("=", 1)
-                env[k] = v
-        # No shared memory between libpulse and the server: Debian 12's PulseAudio 16.1 sometimes
-        # aborts (memblock.c assertion) when a client that sent audio through shm exits.
-        conf = os.path.join(pdir, "bench-client.conf")
-        base = open(env["PULSE_CLIENTCONFIG"]).read() if os.path.exists(env.get("PULSE_CLIENTCONFIG", "")) else ""
-        open(conf, "w").write(base.rstrip("\n") + "\nenable-shm = no\n")
-        env["PULSE_CLIENTCONFIG"] = conf
-        if env.get("ALSA_CONFIG_PATH"):  # the pinned configuration has no conf.d: define `pulse` (libasound2-plugins)
-            pcm = "".join(f'{k}.pulse {{ @args [ DEVICE ] @args.DEVICE {{ type string default "" }} type pulse device $DEVICE }}\n'
-                          for k in ("pcm", "ctl"))
-            path = os.path.join(pdir, "alsa-pulse.conf")
-            open(path, "w").write(open(env["ALSA_CONFIG_PATH"]).read() + pcm)
-            env["ALSA_CONFIG_PATH"] = path
+        env = server_env(pdir)
         self.pulse_pid = int(open(os.path.join(pdir, "pulseaudio.pid")).read().split()[0])
         self._paced = env
         return env
+
+    def pipewire_env(self):
+        """A private PipeWire with WirePlumber and pipewire-pulse (Tests/Shell/pipewire-audio.sh), or None."""
+        if not all(shutil.which(t) for t in ("pipewire", "wireplumber", "pipewire-pulse", "dbus-daemon")):
+            log("PipeWire is not installed: no PipeWire figures")
+            return None
+        pdir = os.path.join(CACHE, "pipewire")
+        if len(pdir) > 80:
+            pdir = tempfile.mkdtemp(prefix="announce-pw.")
+        shutil.rmtree(pdir, ignore_errors=True)  # a run's leftovers keep the next from listening
+        script = os.path.join(ROOT, "Tests", "Shell", "pipewire-audio.sh")
+        if subprocess.run([script, "up", pdir], env=dict(os.environ, PACED_WATCH_PID=str(os.getpid())),
+                          capture_output=True).returncode != 0:
+            log("the private PipeWire did not come up: no PipeWire figures")
+            return None
+        self.cleanups.append(lambda: subprocess.run([script, "down", pdir], capture_output=True))
+        return server_env(pdir)
 
     # -------------------------------------------------------------------------------------
     # alert: `announce alert` spawn to its first frame written (`started` event time), warm (the
@@ -798,6 +900,86 @@ class Bench:
             out.append(dict({k: stats_ms(v, 90) for k, v in r.items()}, device=device, over_stream=over_stream,
                             format=d.format))
             log(f"alert on {device}{' over a stream' if over_stream else ''}: warm p50 {out[-1]['warm']['p50']:.1f} ms")
+
+    # -------------------------------------------------------------------------------------
+    # duck: another application's tone (sox | pacat, no media.role) plays on the private sound
+    # server's sink while announce plays a 1.5 s --duck-others clip over it, round after round;
+    # the sink's monitor is recorded throughout and the other stream's level read from it.
+
+    def duck(self):
+        out = self.res.setdefault("duck", [])
+        for name, up in (("PulseAudio", self.paced_env), ("PipeWire", self.pipewire_env)):
+            env = up()
+            if env:
+                out.append(self.duck_on(name, env))
+                r = out[-1]
+                log(f"duck on {name}: at the duck level (1 dB) p50 {r['level_1db']['p50']:.0f} ms, "
+                    f"restored exactly {r['pactl_exact']}/{r['rounds']}")
+
+    def duck_on(self, server, env):
+        rate, rounds, app = 48000, self.n["DUCK_ROUNDS"], f"bench-other-{os.getpid()}"
+        work = fresh_dir(os.path.join(TMPFS, f"ab{os.getpid()}-duck-files-{server.lower()}"))
+        self.cleanups.append(lambda: shutil.rmtree(work, ignore_errors=True))
+        clip = write_tone(os.path.join(work, "voice-1000.wav"), rate, 1.5, 1000, amplitude=0.3)
+        recording = os.path.join(work, "monitor.s16")
+        procs = []
+
+        def start(cmd, stdout=subprocess.DEVNULL):
+            p = subprocess.Popen(cmd, shell=isinstance(cmd, str), env=env, stdin=subprocess.DEVNULL, stdout=stdout,
+                                 stderr=subprocess.DEVNULL, start_new_session=True)
+            procs.append(p)
+            return p
+
+        def stop_all():
+            for p in procs:
+                if p.poll() is None:
+                    os.killpg(p.pid, signal.SIGTERM)
+                    p.wait(5)
+        self.cleanups.append(stop_all)
+        with open(recording, "wb") as f:
+            recorder = start(["parec", "--raw", "--format=s16le", f"--rate={rate}", "--channels=2", "--latency-msec=10",
+                              "-d", env["PACED_SINK"] + ".monitor"], stdout=f)
+        start(f"sox -q -n -r {rate} -c 2 -b 16 -e signed-integer -t raw - synth 3600 sine 440 vol 0.3 | "
+              f"pacat --raw --format=s16le --rate={rate} --channels=2 --latency-msec=20 --client-name={app}")
+        original = None
+        for _ in range(500):
+            original = sink_input_volume(env, app)
+            if original and any(original):
+                break
+            time.sleep(0.01)
+        if not original:
+            raise RuntimeError(f"the other stream did not appear on {server}")
+        time.sleep(1.0)  # WirePlumber sets a new stream's restored volume just after it appears
+        original = sink_input_volume(env, app)
+        d = Daemon(self, f"duck-{server.lower()}", device="pulse", env=env)
+        after, restore_s = [], []
+        for _ in range(rounds):
+            time.sleep(0.8)  # the other tone alone: the level before
+            d.cli("play", "-q", clip, "--duck-others")
+            t0 = time.perf_counter()
+            volume = sink_input_volume(env, app)
+            while volume != original and time.perf_counter() - t0 < 3:
+                time.sleep(0.005)
+                volume = sink_input_volume(env, app)
+            restore_s.append(time.perf_counter() - t0)
+            time.sleep(1.4)  # the level after
+            after.append(volume)
+        d.stop()
+        os.killpg(recorder.pid, signal.SIGTERM)
+        recorder.wait(5)
+        stop_all()
+        r = analyse_duck(recording, rate)
+        if len(r["spans"]) != rounds:
+            raise RuntimeError(f"duck on {server}: announce's clip heard {len(r['spans'])} times in {rounds} rounds")
+
+        def volume_db(v):
+            return 60 * math.log10(max(v, 1) / 65536)
+        pactl_db = [max(abs(volume_db(a) - volume_db(b)) for a, b in zip(v or [0], original)) for v in after]
+        return {"server": server, "rounds": rounds, "original": original,
+                "level_1db": stats_ms(r["level_1db"]), "level_90": stats_ms(r["level_90"]),
+                "down": stats_ms(r["down"]), "up": stats_ms(r["up"]), "depth_db": r["depth_db"], "after_db": r["after_db"],
+                "pactl_exact": sum(v == original for v in after), "pactl_db_max": max(pactl_db),
+                "restore_seen": stats_ms(restore_s)}
 
     # -------------------------------------------------------------------------------------
     # speech: `announce say` spawn to its first frame written (`started` event time), with a
@@ -1381,6 +1563,20 @@ def ratio_rows(res):
             V.append(("mixing: reference, one stream through ALSA `pulse` by aplay", "INFO",
                       "; ".join(f"`{r['command']}` {r['cpu_pct']:.2f}%" for r in M["references"]) + "; no target set"))
 
+    for r in res.get("duck", []):
+        on = f"{r['server']}, {r['rounds']} rounds"
+        V.append((f"duck others: announce's clip heard → another application's stream at the duck level ({r['server']})", "INFO",
+                  f"p50 {r['level_1db']['p50']:.0f} ms, p99 {r['level_1db']['p99']:.0f} ms to within 1 dB of it (90 % of "
+                  f"the way: p50 {r['level_90']['p50']:.0f} ms, p99 {r['level_90']['p99']:.0f} ms; {on}); no target set"))
+        V.append((f"duck others: ramps, 10–90 % ({r['server']})", "INFO",
+                  f"down p50 {r['down']['p50']:.0f} ms (max {r['down']['max']:.0f}), up p50 {r['up']['p50']:.0f} ms "
+                  f"(max {r['up']['max']:.0f}); depth {min(r['depth_db']):.2f} to {max(r['depth_db']):.2f} dB for -12 dB; "
+                  f"raised cosines of 150 and 400 ms: 88 and 236 ms; no target set"))
+        V.append((f"duck others: restored exactly ({r['server']})", "PASS" if r["pactl_exact"] == r["rounds"] else "FAIL",
+                  f"pactl's volume after = before in {r['pactl_exact']}/{r['rounds']} rounds (largest difference "
+                  f"{r['pactl_db_max']:.3f} dB; seen back {r['restore_seen']['p50']:.0f} ms after the play returned, p50); "
+                  f"level after vs before on the monitor {min(r['after_db']):+.3f} to {max(r['after_db']):+.3f} dB"))
+
     C = res.get("callgrind")
     for kind in ("mp3", "wav"):
         if f"{kind}-1min" in (C or {}):
@@ -1530,6 +1726,14 @@ def render(res, out):
           "  CPU clock over the window, 2 s after all started. 44.1 kHz streams join a device a 48 kHz stream",
           "  opened, so each is resampled. The aplay rows: one tone through the same PCM with aplay's periods,",
           "  announce's for a sound server (3 × 60 ms) and for a kernel-side PCM (4 × 20 ms).",
+          "- **Ducking other applications**: another application's 440 Hz tone (`sox … | pacat`, no media.role)",
+          "  plays on the private sound server's sink (PulseAudio as for Mixing; PipeWire with WirePlumber and",
+          "  pipewire-pulse, `Tests/Shell/pipewire-audio.sh`) while `announce play --duck-others` plays a 1.5 s",
+          "  1000 Hz clip on `pulse`, 0.8 s and more apart; the sink's monitor is recorded (parec, 10 ms) and each",
+          "  tone's level read in 25 ms windows every 1 ms. From the clip's onset as heard to the other tone",
+          "  within 1 dB of its duck level; the ramps' 10–90 % times; the tone's level 0.9–1.3 s after the clip",
+          "  against 0.1–0.6 s before it; and the stream's volume in `pactl list sink-inputs` after each round",
+          "  against before (exact means the same integers).",
           "- **Instructions**: callgrind, user space, every thread; announce = client + daemon from just",
           "  before the client starts until the device closed. 1 min − 0.1 s is the cost of one minute of",
           "  audio; announce's own code is told from the static Swift runtime by the mangled module name.",
@@ -1582,7 +1786,7 @@ def micro_tables(output):
 
 # =========================================================================================
 
-SECTIONS = ["players", "tempo", "daemon", "alert", "speech", "network", "mixing", "callgrind", "micro"]
+SECTIONS = ["players", "tempo", "daemon", "alert", "speech", "network", "mixing", "duck", "callgrind", "micro"]
 
 
 def main():

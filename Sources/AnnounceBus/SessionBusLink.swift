@@ -17,6 +17,9 @@ public final class SessionBusLink: Sendable {
         var nonMixableActive = false
         var notifyOthers = true
         var stopping = false
+        /// The control thread has told the queue's state once: until then, whether the activity
+        /// lasts is not known (a killed daemon's paused players wait for it).
+        var shown = false
     }
 
     /// Where the daemon is on the bus, for `status`.
@@ -32,11 +35,13 @@ public final class SessionBusLink: Sendable {
 
     /// Joins the bus at `address` and starts the bus thread. `onControl` runs on that thread
     /// for each MPRIS control a client sends; `log` too.
-    public static func connect(address: String, onControl: @escaping @Sendable (PlayerControl) -> Void,
+    /// `journalPath`: where the players announce keeps paused are journalled (a killed daemon's are
+    /// taken back from there).
+    public static func connect(address: String, journalPath: String?, onControl: @escaping @Sendable (PlayerControl) -> Void,
                                log: @escaping @Sendable (String) -> Void) throws(AnnounceError) -> SessionBusLink {
         let bus = try Bus(address: address)
         let player = try MPRISPlayer(bus: bus, onControl: onControl)
-        let others = try OtherPlayersWatcher(bus: bus, log: log)
+        let others = try OtherPlayersWatcher(bus: bus, journalPath: journalPath, log: log)
         let link = SessionBusLink(description: "MPRIS player \(MPRISPlayer.busName) on the session bus \(address)", wakeup: try EventFD())
         let handlers = UncheckedHandlers(bus: bus, player: player, others: others, log: log)
         link.thread.withLock { $0 = startThread(named: "announce-bus") { link.run(handlers) } }
@@ -47,8 +52,9 @@ public final class SessionBusLink: Sendable {
     /// whether the main lane's last item lets other players resume (`--no-notify-others`: no).
     public func show(_ nowPlaying: NowPlaying, nonMixableActive: Bool, notifyOthers: Bool) {
         let changed = wanted.withLock { wanted in
-            defer { (wanted.nowPlaying, wanted.nonMixableActive, wanted.notifyOthers) = (nowPlaying, nonMixableActive, notifyOthers) }
-            return wanted.nowPlaying != nowPlaying || wanted.nonMixableActive != nonMixableActive || wanted.notifyOthers != notifyOthers
+            defer { (wanted.nowPlaying, wanted.nonMixableActive, wanted.notifyOthers, wanted.shown) = (nowPlaying, nonMixableActive, notifyOthers, true) }
+            return !wanted.shown || wanted.nowPlaying != nowPlaying || wanted.nonMixableActive != nonMixableActive
+                || wanted.notifyOthers != notifyOthers
         }
         if changed { wakeup.signal() }
     }
@@ -70,7 +76,7 @@ public final class SessionBusLink: Sendable {
                 return
             }
             handlers.player.show(latest.nowPlaying)
-            handlers.others.setActive(latest.nonMixableActive, notifyOthers: latest.notifyOthers)
+            if latest.shown { handlers.others.setActive(latest.nonMixableActive, notifyOthers: latest.notifyOthers) }
             do { try bus.process() } catch {
                 // The bus went away (its daemon ended): announce plays on without it.
                 return handlers.log("left the session bus: \(error.description)")

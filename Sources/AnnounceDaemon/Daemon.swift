@@ -143,7 +143,8 @@ public final class Daemon {
         logger.info("listening on \(runtime.socketPath), device '\(configuration.device)', pid \(getpid())")
         notifyReady("ready")
         controller.start(now: now)
-        let bus = try SessionBusPresence(environment: RuntimeDirectory.processEnvironment("DBUS_SESSION_BUS_ADDRESS"), logger: logger)
+        let bus = try SessionBusPresence(environment: RuntimeDirectory.processEnvironment("DBUS_SESSION_BUS_ADDRESS"),
+                                         journalPath: runtime.pausedPlayersJournalPath, logger: logger)
         controller.sessionBus = bus
         ControlLoop(listener: listener, signals: signals, mailbox: mailbox, controller: controller,
                     idleExit: configuration.idleExit, clock: clock, skipTo: skipTo).run()

@@ -147,17 +147,49 @@ final class OtherAudioDucker: Sendable {
         shared.withLock { $0.status = status }
     }
 
-    /// One look at the server: the journal first when a stream is lowered for the first time,
-    /// after when one is put back.
+    /// One look at the server: the journal first when a stream is lowered for the first time (with
+    /// its place in the restore database, read before), after when one is put back.
     private func step(_ duck: inout OtherAudioDuck, on server: SoundServerStreams, environment: [String: String]?,
                       now: Double) throws(AnnounceError) {
-        let step = duck.step(try server.streams(), now: now)
+        let streams = try server.streams()
+        var restores: [UInt32: StreamRestore] = [:]
+        for stream in duck.newcomers(in: streams) {
+            if let place = try server.restorePlace(of: stream.index) { restores[stream.index] = place }
+        }
+        let step = duck.step(streams, restores: restores, now: now)
         let journal = step.journal.map { OtherAudioJournal(environment: environment, streams: $0) }
         if step.journalFirst, let journal { writeJournal(journal) }
         for change in step.changes { try server.setVolume(change) }
+        for entry in step.restoreEntries { try writeRestore(entry, on: server) }
+        writeAgainLater(step.restoreEntries, environment: environment)
         if !step.journalFirst, let journal {
             if journal.streams.isEmpty { removeJournal() } else { writeJournal(journal) }
         }
+    }
+
+    /// A stream ended while lowered: its application's restore entry is put back as it was.
+    private func writeRestore(_ entry: RestoreEntry, on server: SoundServerStreams) throws(AnnounceError) {
+        if try !server.writeRestore(entry) { logger.warning("duck others: the sound server refused the restore entry \(entry.name)") }
+    }
+
+    /// WirePlumber can save an ended stream's last (lowered) volume after its entry was put back: it reads a
+    /// stream's changed properties with a round trip of its own, late on a loaded machine (seen in a test run
+    /// where the daemon put the entry back within 0.1 s of the stream's end). So the entries are written
+    /// again 1 s and 3 s later, from a thread of their own; on PulseAudio that changes nothing.
+    private func writeAgainLater(_ entries: [RestoreEntry], environment: [String: String]?) {
+        guard !entries.isEmpty else { return }
+        // Detached: nobody waits for it (a daemon that stops meanwhile needs no second write).
+        pthread_detach(startThread(named: "announce-restore") { [logger] in
+            for delay: UInt32 in [1, 2] {
+                sleep(delay)
+                do throws(AnnounceError) {
+                    let server = try SoundServerStreams(environment: environment)
+                    for entry in entries { try server.writeRestore(entry) }
+                } catch {
+                    logger.info("duck others: restore entries not written again (\(error.description))")
+                }
+            }
+        })
     }
 
     private func writeJournal(_ journal: OtherAudioJournal) {
@@ -184,10 +216,18 @@ final class OtherAudioDucker: Sendable {
             let server = try SoundServerStreams(environment: journal.environment)
             let streams = try server.streams()
             var restored = 0
+            // A stream still there gets its volume back; one that ended while lowered, its restore entry.
+            var ended: [RestoreEntry] = []
             for lowered in journal.streams {
-                guard streams.contains(where: { lowered.matches($0) }) else { continue }
-                if try server.setVolume(VolumeChange(index: lowered.index, volume: lowered.original)) { restored += 1 }
+                if streams.contains(where: { lowered.matches($0) }) {
+                    if try server.setVolume(VolumeChange(index: lowered.index, volume: lowered.original)) { restored += 1 }
+                } else if let entry = lowered.entryAfterEnd {
+                    ended.append(entry)
+                }
             }
+            for entry in ended { try writeRestore(entry, on: server) }
+            writeAgainLater(ended, environment: journal.environment)
+            restored += ended.count
             logger.info("duck others: restored \(restored) stream(s) a previous daemon had lowered")
         } catch {
             logger.info("duck others: nothing to restore (\(error.description))")

@@ -21,7 +21,7 @@ final class SessionBusPresence: Sendable {
     /// For `status`: where announce is on the bus, or why not.
     let description: String
 
-    init(environment: String?, logger: Logger) throws(AnnounceError) {
+    init(environment: String?, journalPath: String, logger: Logger) throws(AnnounceError) {
         let inbox = try Inbox()
         self.inbox = inbox
         switch SessionBusAddress.find(environment: environment) {
@@ -30,7 +30,7 @@ final class SessionBusPresence: Sendable {
             description = reason
         case .found(let address):
             do {
-                let link = try SessionBusLink.connect(address: address, onControl: { control in
+                let link = try SessionBusLink.connect(address: address, journalPath: journalPath, onControl: { control in
                     inbox.controls.withLock { $0.append(control) }
                     inbox.wakeup.signal()
                 }, log: { logger.info("\($0)") })

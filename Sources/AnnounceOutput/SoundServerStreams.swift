@@ -49,6 +49,57 @@ public final class SoundServerStreams {
         return result == 0
     }
 
+    /// Stream `index`'s place in the server's restore database (module-stream-restore, or WirePlumber's
+    /// through pipewire-pulse); nil when the stream is gone or the server keeps no such database.
+    public func restorePlace(of index: UInt32) throws(AnnounceError) -> StreamRestore? {
+        var stream = announce_pulse_restore_entry(), saved = announce_pulse_restore_entry()
+        var hasSaved: Int32 = 0
+        let result = announce_pulse_restore_entry_of(pulse, index, &stream, &saved, &hasSaved, Self.timeoutMilliseconds)
+        guard result >= 0 else { throw .unavailable("the sound server stopped answering") }
+        guard result == 0 else { return nil }
+        return StreamRestore(stream: Self.entry(&stream), saved: hasSaved != 0 ? Self.entry(&saved) : nil)
+    }
+
+    /// Replaces the restore database's entry of `entry.name`; false when the server refused it.
+    @discardableResult
+    public func writeRestore(_ entry: RestoreEntry) throws(AnnounceError) -> Bool {
+        var raw = announce_pulse_restore_entry()
+        let limit = MemoryLayout.size(ofValue: raw.volume) / MemoryLayout<UInt32>.size
+        guard entry.channelMap.count <= limit, entry.volume.count <= limit else { return false }
+        Self.copy(entry.name, into: &raw.name)
+        Self.copy(entry.device ?? "", into: &raw.device)
+        raw.channels = UInt32(entry.channelMap.count)
+        withUnsafeMutableBytes(of: &raw.positions) { bytes in
+            for (channel, position) in entry.channelMap.enumerated() { bytes.storeBytes(of: position, toByteOffset: channel * 4, as: Int32.self) }
+        }
+        raw.volume_channels = UInt32(entry.volume.count)
+        withUnsafeMutableBytes(of: &raw.volume) { bytes in
+            for (channel, volume) in entry.volume.enumerated() { bytes.storeBytes(of: volume, toByteOffset: channel * 4, as: UInt32.self) }
+        }
+        raw.muted = entry.muted ? 1 : 0
+        let result = announce_pulse_restore_write(pulse, &raw, Self.timeoutMilliseconds)
+        guard result >= 0 else { throw .unavailable("the sound server stopped answering") }
+        return result == 0
+    }
+
+    private static func entry(_ raw: inout announce_pulse_restore_entry) -> RestoreEntry {
+        let channels = Int(raw.channels), volumes = Int(raw.volume_channels)
+        let map = withUnsafeBytes(of: &raw.positions) { Array($0.bindMemory(to: Int32.self).prefix(channels)) }
+        let volume = withUnsafeBytes(of: &raw.volume) { Array($0.bindMemory(to: UInt32.self).prefix(volumes)) }
+        let device = text(&raw.device)
+        return RestoreEntry(name: text(&raw.name), channelMap: map, volume: volume, device: device.isEmpty ? nil : device,
+                            muted: raw.muted != 0)
+    }
+
+    /// `text` NUL-terminated into a C char array, cut to fit.
+    private static func copy<Field>(_ text: String, into field: inout Field) {
+        withUnsafeMutableBytes(of: &field) { bytes in
+            let utf8 = Array(text.utf8.prefix(bytes.count - 1))
+            bytes.copyBytes(from: utf8)
+            bytes[utf8.count] = 0
+        }
+    }
+
     private static func text<Field>(_ field: inout Field) -> String {
         withUnsafeBytes(of: &field) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
     }

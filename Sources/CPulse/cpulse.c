@@ -275,3 +275,10 @@ int announce_pulse_wait_for_news(announce_pulse *pulse, int timeout_ms) {
     pulse->news = 0;
     return 1;
 }
+
+// For restore.c (the restore database): the connection's context, and a bounded wait on one of its operations.
+pa_context *announce_pulse_context(announce_pulse *pulse) { return pulse->context; }
+
+int announce_pulse_finish(announce_pulse *pulse, pa_operation *operation, const int *done, int timeout_ms) {
+    return finish(pulse, operation, done, timeout_ms);
+}

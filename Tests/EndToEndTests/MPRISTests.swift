@@ -13,12 +13,12 @@ import Glibc
 @Suite("MPRIS", .serialized, PacedAudioTrait(name: "paced-mpris"), .timeLimit(.minutes(3)))
 struct MPRISTests {
     /// A private bus, a paced session on it, and mpv playing (its follower has seen Playing).
-    private func withPlayingMPV(_ label: String,
+    private func withPlayingMPV(_ label: String, daemonEnvironment: [String: String?] = [:],
                                 _ body: (PrivateSessionBus, PacedSession, StatusFollower) async throws -> Void) async throws {
         let bus = try PrivateSessionBus(label)
         defer { bus.stop() }
         try await withPacedSession("mpris-\(label)", environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address]) { session in
-            try await session.start()
+            try await session.start(environment: daemonEnvironment)
             _ = try bus.startMPV(session.paced.clips.a3, label: "mpv")
             let mpv = try bus.follow("mpv")
             try await mpv.waitFor("Playing")
@@ -76,6 +76,53 @@ struct MPRISTests {
             #expect(session.runtime.signalLockHolder(SIGTERM) != nil)
             try await mpv.waitFor("Playing", after: seen.count)
             #expect(mpv.sincePlaying == ["Playing", "Paused", "Playing"])
+        }
+    }
+
+    @Test("a daemon killed (SIGKILL) while it kept a player paused: the next daemon resumes it at its start")
+    func killedDaemonsPlayerIsResumedByTheNext() async throws {
+        try await killDaemonWhilePaused("sigkill") { _, _ in }
+    }
+
+    @Test("a player the user stopped after the daemon was killed is not touched by the next")
+    func killedDaemonsPlayerTheUserStoppedIsLeftAlone() async throws {
+        try await killDaemonWhilePaused("sigkill-user") { bus, mpv in
+            let seen = mpv.statuses.count
+            #expect(try await bus.playerctl("-p", "mpv", "stop").status == 0)
+            try await mpv.waitFor("Stopped", after: seen)
+        }
+    }
+
+    /// announce pauses mpv, is killed with SIGKILL, `meanwhile` runs, and the next daemon starts (with the
+    /// queue paused, so the item the spool kept does not pause mpv again): mpv is resumed if it was
+    /// still Paused, else left as it is.
+    private func killDaemonWhilePaused(_ label: String,
+                                       meanwhile: (PrivateSessionBus, StatusFollower) async throws -> Void) async throws {
+        // Without shared memory: PulseAudio 16.1 can abort (memblock.c) when a client that sent audio
+        // through it is killed, and the suite's other tests share this server.
+        let clientConfig = try Harness.workResult.get().appendingPathComponent("mpris-\(label)-client.conf").path
+        try "autospawn = no\nenable-memfd = no\nenable-shm = no\n".write(toFile: clientConfig, atomically: true, encoding: .utf8)
+        let noSharedMemory: [String: String?] = ["PULSE_CLIENTCONFIG": clientConfig]
+        try await withPlayingMPV(label, daemonEnvironment: noSharedMemory) { bus, session, mpv in
+            let announce = try bus.follow("announce")
+            #expect(try await session.announce(["play", "--no-wait", session.paced.clips.a3]).status == 0)
+            let paused = try await mpv.waitFor("Paused", after: 1)
+            let journal = session.runtime.path + "/paused-players"
+            let written = (try? String(contentsOfFile: journal, encoding: .utf8)) ?? ""
+            #expect(written.contains(#""org.mpris.MediaPlayer2.mpv""#), "the journal: \(written); the daemon's log: \(session.daemonLog)")
+            #expect(session.runtime.signalLockHolder(SIGKILL) != nil)
+            #expect(await session.runtime.waitForLockRelease(timeout: 10), "the daemon outlived SIGKILL")
+            #expect(try await bus.playerctl("-p", "mpv", "status").stdout == "Paused\n", "the kill resumed it")
+            try await meanwhile(bus, mpv)
+            let before = mpv.statuses
+            try await session.runtime.control("pause")
+            try await session.runtime.startDaemon(device: "pulse", arguments: ["--idle-exit", "60s"], environment: noSharedMemory)
+            if before.last == "Paused" { try await mpv.waitFor("Playing", after: before.count) }
+            // Its bus thread answers once it is past the resume (or the decision not to).
+            try await announceIs("Paused", on: bus, announce: announce)
+            let expected = before.last == "Paused" ? ["Playing", "Paused", "Playing"] : ["Playing", "Paused", "Stopped"]
+            #expect(mpv.sincePlaying == expected && paused.last == "Paused")
+            #expect(!FileManager.default.fileExists(atPath: journal), "the journal outlived the next start")
         }
     }
 

@@ -9,23 +9,35 @@ import Glibc
 /// PipeWire (pipewire-pulse): another program's tone (paplay, no media.role) is measured on the
 /// sink's monitor while announce plays over it, and its volume is read back with pactl.
 @Suite("Duck other applications: PulseAudio", .serialized, OtherAudioServerTrait(kind: .pulseAudio, name: "duck-pa"),
-       .timeLimit(.minutes(2)))
+       .timeLimit(.minutes(4)))
 struct OtherAudioDuckPulseAudioTests {
     @Test("another application's stream ramps down 12 dB, holds, ramps up and gets its exact volume back")
     func duckAndRestore() async throws { try await OtherAudioDuckChecks.duckAndRestore() }
 
     @Test("SIGKILL mid-duck: the next daemon restores the other stream's volume within 1 s")
     func restoreAfterKill() async throws { try await OtherAudioDuckChecks.restoreAfterKill() }
+
+    @Test("a stream that ends while lowered leaves the restore database as it was: the player's next stream starts at 100 %")
+    func endedWhileLowered() async throws { try await OtherAudioDuckChecks.endedWhileLowered(killed: false) }
+
+    @Test("the same after SIGKILL: the next daemon puts the restore database back from its journal")
+    func endedWhileKilled() async throws { try await OtherAudioDuckChecks.endedWhileLowered(killed: true) }
 }
 
 @Suite("Duck other applications: PipeWire", .serialized, OtherAudioServerTrait(kind: .pipeWire, name: "duck-pw"),
-       .timeLimit(.minutes(2)))
+       .timeLimit(.minutes(4)))
 struct OtherAudioDuckPipeWireTests {
     @Test("another application's stream ramps down 12 dB, holds, ramps up and gets its exact volume back")
     func duckAndRestore() async throws { try await OtherAudioDuckChecks.duckAndRestore() }
 
     @Test("SIGKILL mid-duck: the next daemon restores the other stream's volume within 1 s")
     func restoreAfterKill() async throws { try await OtherAudioDuckChecks.restoreAfterKill() }
+
+    @Test("a stream that ends while lowered leaves the restore database as it was: the player's next stream starts at 100 %")
+    func endedWhileLowered() async throws { try await OtherAudioDuckChecks.endedWhileLowered(killed: false) }
+
+    @Test("the same after SIGKILL: the next daemon puts the restore database back from its journal")
+    func endedWhileKilled() async throws { try await OtherAudioDuckChecks.endedWhileLowered(killed: true) }
 }
 
 /// No sound server answers (plain ALSA, a cron job on a machine without one): nothing to duck, no error.
@@ -107,11 +119,14 @@ enum OtherAudioDuckChecks {
         }
     }
 
-    /// paplay's stream, once the server lists it: its volume.
+    /// paplay's stream, once the server lists it with a volume (pipewire-pulse lists a new stream at
+    /// volume 0 until its node reports one): its volume.
     static func waitForOtherStream(_ server: OtherAudioServer, name: String) async throws -> [Int] {
         let start = monotonicNow()
         while monotonicNow() - start < 30 {  // a loaded machine starts paplay slowly
-            if let stream = try server.streams().first(where: { $0.application == name }) { return stream.volume }
+            if let stream = try server.streams().first(where: { $0.application == name }), stream.volume.contains(where: { $0 > 0 }) {
+                return stream.volume
+            }
             try await Task.sleep(for: .milliseconds(10))
         }
         throw HarnessError("paplay's stream did not appear on \(server.kind.rawValue) within 30 s")

@@ -92,6 +92,50 @@ import AnnounceEngine
         #expect(server.volume(1) == [50000, 50000])
     }
 
+    @Test func aStreamThatEndsWhileLoweredGetsItsRestoreEntryBack() {
+        var duck = duck()
+        var server = Server(streams: [
+            OtherStream(index: 1, volume: [65536, 65536], processID: 100, application: "mpv"),
+            OtherStream(index: 2, volume: [40000, 40000], processID: 101, application: "paplay"),
+            OtherStream(index: 3, volume: [65536, 65536], processID: 102, application: "no database"),
+        ])
+        let stereo: [Int32] = [1, 2]
+        let saved = RestoreEntry(name: "sink-input-by-application-name:mpv", channelMap: stereo, volume: [], muted: false)
+        let restores: [UInt32: StreamRestore] = [
+            1: StreamRestore(stream: RestoreEntry(name: saved.name, channelMap: stereo, volume: [65536, 65536]), saved: saved),
+            2: StreamRestore(stream: RestoreEntry(name: "sink-input-by-application-name:paplay", channelMap: stereo,
+                                                  volume: [40000, 40000], muted: true), saved: nil),
+        ]
+        duck.retarget(Self.gain, seconds: 0, now: 0)
+        #expect(duck.newcomers(in: server.streams).map(\.index) == [1, 2, 3])
+        let first = duck.step(server.streams, restores: restores, now: 0)
+        #expect(first.journalFirst && first.journal?.map(\.restore) == [restores[1], restores[2], nil], "the journal has them before the lowering")
+        server.apply(first)
+        #expect(duck.newcomers(in: server.streams).isEmpty, "read once, before the first lowering")
+        #expect(duck.step(server.streams, now: 0.05).restoreEntries.isEmpty)
+        server.streams = []  // all three end while lowered
+        let ended = duck.step(server.streams, now: 0.1)
+        // The entry as it was; with none read back (pipewire-pulse), the stream's own with its original volume.
+        #expect(ended.restoreEntries == [saved, RestoreEntry(name: "sink-input-by-application-name:paplay", channelMap: stereo,
+                                                             volume: [40000, 40000], muted: true)])
+        #expect(!ended.journalFirst && ended.journal == [], "the journal forgets them once the entries are written")
+        duck.retarget(1, seconds: 0, now: 1)
+        #expect(duck.step(server.streams, now: 1).restoreEntries.isEmpty && duck.isIdle)
+    }
+
+    @Test func aStreamPutBackAtTheEndNeedsNoRestoreEntry() {
+        var duck = duck()
+        var server = Server(streams: [OtherStream(index: 1, volume: [65536, 65536], processID: 100)])
+        let place = StreamRestore(stream: RestoreEntry(name: "sink-input-by-application-name:x", channelMap: [1, 2], volume: []), saved: nil)
+        duck.retarget(Self.gain, seconds: 0, now: 0)
+        server.apply(duck.step(server.streams, restores: [1: place], now: 0))
+        duck.retarget(1, seconds: 0, now: 1)
+        let released = duck.step(server.streams, now: 1)
+        server.apply(released)
+        #expect(released.restoreEntries.isEmpty && server.volume(1) == [65536, 65536])
+        #expect(duck.step([], now: 2).restoreEntries.isEmpty, "its end after the duck is none of announce's business")
+    }
+
     @Test func roundingByTheServerIsNotAUserChange() {
         var duck = duck()
         var server = Server(streams: [OtherStream(index: 1, volume: [65536, 65536])])

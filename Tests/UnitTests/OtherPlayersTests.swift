@@ -27,6 +27,34 @@ import Testing
         #expect(players.deactivate() == [])
     }
 
+    @Test func aKilledDaemonsPlayersStillPausedOnTheSameConnectionAreTakenBack() {
+        let journal = PausedPlayersJournal(players: [
+            .init(unique: ":1.4", name: "org.mpris.MediaPlayer2.mpv"),
+            .init(unique: ":1.5", name: "org.mpris.MediaPlayer2.vlc"),  // the user played it meanwhile
+            .init(unique: ":1.6", name: "org.mpris.MediaPlayer2.spotify"),  // restarted: another connection
+            .init(unique: ":1.7", name: "org.mpris.MediaPlayer2.gone"),  // left the bus
+            .init(unique: ":1.8", name: "org.mpris.MediaPlayer2.stopped"),
+        ])
+        let owners = ["org.mpris.MediaPlayer2.mpv": ":1.4", "org.mpris.MediaPlayer2.vlc": ":1.5",
+                      "org.mpris.MediaPlayer2.spotify": ":1.9", "org.mpris.MediaPlayer2.stopped": ":1.8"]
+        let statuses: [String: PlaybackStatus] = [":1.4": .paused, ":1.5": .playing, ":1.9": .paused, ":1.8": .stopped]
+        #expect(OtherPlayers.adoptable(journal, owners: owners, statuses: statuses) == [":1.4"])
+    }
+
+    @Test func takenBackPlayersResumeAtOnceWhenNothingPlaysElseAtTheActivitysEnd() {
+        var idle = OtherPlayers()
+        #expect(idle.adopt([":1.4"], active: false, statuses: [:]) == [.resume([":1.4"])])
+        #expect(idle.pausedByAnnounce.isEmpty && !idle.active)
+        var busy = OtherPlayers()
+        // The spool's items play on: a player playing now is paused too, and both are resumed at the end.
+        #expect(busy.adopt([":1.4"], active: true, statuses: [":1.4": .paused, ":1.5": .playing]) == [.pause([":1.5"])])
+        #expect(busy.pausedByAnnounce == [":1.4", ":1.5"])
+        busy.changed(":1.5", to: .paused)
+        #expect(busy.deactivate() == [.resume([":1.4", ":1.5"])])
+        var none = OtherPlayers()
+        #expect(none.adopt([], active: false, statuses: [:]) == [])
+    }
+
     @Test func noNotifyOthersLeavesThemPaused() {
         var players = OtherPlayers()
         #expect(players.activate(statuses: [":1.4": .playing]) == [.pause([":1.4"])])

@@ -50,6 +50,46 @@ public struct OtherPlayers: Sendable {
 
     /// The player left the bus, or did not take the pause.
     public mutating func forget(_ player: String) { pausedByAnnounce.remove(player) }
+
+    /// A daemon killed (SIGKILL) while it kept players paused left their journal; of those, the
+    /// ones still on the bus as the same connection (`owners`: each well-known name's unique one
+    /// now) and still Paused are announce's again. Any other status, or another connection (the
+    /// player restarted), means their user took them over.
+    public static func adoptable(_ journal: PausedPlayersJournal, owners: [String: String],
+                                 statuses: [String: PlaybackStatus]) -> [String] {
+        journal.players.filter { owners[$0.name] == $0.unique && statuses[$0.unique] == .paused }.map(\.unique).sorted()
+    }
+
+    /// Takes back `players` (`adoptable`) at the daemon's start, once it knows whether its
+    /// non-mixable activity lasts (`active`: the spool's items play on): then they are resumed at
+    /// its end, with those it pauses now (`statuses`); else at once.
+    public mutating func adopt(_ players: [String], active nowActive: Bool, statuses: [String: PlaybackStatus]) -> [Effect] {
+        guard nowActive else { return players.isEmpty ? [] : [.resume(players.sorted())] }
+        let effects = activate(statuses: statuses.filter { !players.contains($0.key) })
+        pausedByAnnounce.formUnion(players)
+        return effects
+    }
+}
+
+/// The players announce keeps paused (RUNTIME/paused-players), written before it pauses them and
+/// whenever the set changes, removed once it is empty: a daemon killed meanwhile leaves it for the next.
+public struct PausedPlayersJournal: Codable, Equatable, Sendable {
+    public struct Player: Codable, Equatable, Sendable {
+        /// The player's bus connection (`:1.42`): a player that restarted has another.
+        public var unique: String
+        /// Its well-known name (`org.mpris.MediaPlayer2.mpv`).
+        public var name: String
+
+        public init(unique: String, name: String) {
+            self.unique = unique
+            self.name = name
+        }
+    }
+
+    public var v = 1
+    public var players: [Player]
+
+    public init(players: [Player]) { self.players = players }
 }
 
 /// MPRIS's PlaybackStatus, its words on the bus as raw values.

@@ -34,10 +34,58 @@ public struct LoweredStream: Codable, Equatable, Sendable {
     public var lastSet: [UInt32]
     /// When announce first lowered it (the duck's clock).
     public var since: Double
+    /// Its application's entry in the server's restore database, read before the stream was first lowered:
+    /// nil when the server keeps none.
+    public var restore: StreamRestore?
+
+    /// What the restore database must hold once this stream ended while lowered (the server saved the
+    /// lowered volume there): the entry it held before, else the stream's own with its original volume.
+    public var entryAfterEnd: RestoreEntry? {
+        guard let restore else { return nil }
+        if let saved = restore.saved { return saved }
+        var entry = restore.stream
+        entry.volume = original.count == entry.channelMap.count ? original : []
+        return entry
+    }
 
     /// The same stream as `stream` (a server reuses an index only after a restart; the process checks it).
     public func matches(_ stream: OtherStream) -> Bool {
         stream.index == index && stream.processID == processID && stream.volume.count == original.count
+    }
+}
+
+/// An entry of the sound server's restore database (module-stream-restore, or WirePlumber's
+/// restore-stream through pipewire-pulse): what the next stream of that name starts with.
+public struct RestoreEntry: Codable, Equatable, Sendable {
+    /// `sink-input-by-application-name:NAME`, by media role, application id or media name.
+    public var name: String
+    /// Channel positions (pa_channel_position_t).
+    public var channelMap: [Int32]
+    /// Per channel; empty: no volume kept.
+    public var volume: [UInt32]
+    public var device: String?
+    public var muted: Bool
+
+    public init(name: String, channelMap: [Int32], volume: [UInt32], device: String? = nil, muted: Bool = false) {
+        self.name = name
+        self.channelMap = channelMap
+        self.volume = volume
+        self.device = device
+        self.muted = muted
+    }
+}
+
+/// A stream's place in the restore database, read before announce first lowers it.
+public struct StreamRestore: Codable, Equatable, Sendable {
+    /// The stream as the database would keep it (its name, channel map, mute).
+    public var stream: RestoreEntry
+    /// The database's entry of that name then; nil when it had none (pipewire-pulse reads back only
+    /// entries written through it).
+    public var saved: RestoreEntry?
+
+    public init(stream: RestoreEntry, saved: RestoreEntry?) {
+        self.stream = stream
+        self.saved = saved
     }
 }
 
@@ -62,6 +110,8 @@ public struct DuckStep: Equatable, Sendable {
     /// journal must know its original first); otherwise after (a restore is not forgotten
     /// before it is done).
     public var journalFirst = false
+    /// Restore-database entries to write back, after `changes`: of streams that ended while lowered.
+    public var restoreEntries: [RestoreEntry] = []
 }
 
 /// Ducking other applications (DESIGN §3, duckOthers): which of the sound server's streams to
@@ -172,8 +222,18 @@ public struct OtherAudioDuck: Sendable {
             || zip(seen, lastSet).contains { max($0, $1) - min($0, $1) > max(tolerance, $1 / 100) }
     }
 
-    /// One look at the server's `streams` at `now`.
-    public mutating func step(_ streams: [OtherStream], now: Double) -> DuckStep {
+    /// The streams that `step` would lower for the first time: their restore-database entries are read before.
+    public func newcomers(in streams: [OtherStream]) -> [OtherStream] {
+        guard target < 1 else { return [] }
+        return streams.filter { stream in
+            stream.settable && !isOwn(stream) && !leftAlone.contains { Self.same($0, stream) }
+                && !lowered.contains { $0.matches(stream) }
+        }
+    }
+
+    /// One look at the server's `streams` at `now`; `restores`: the newcomers' places in the restore
+    /// database, by stream index.
+    public mutating func step(_ streams: [OtherStream], restores: [UInt32: StreamRestore] = [:], now: Double) -> DuckStep {
         let gain = self.gain(at: now)
         var result = DuckStep()
         var kept: [LoweredStream] = []
@@ -199,12 +259,15 @@ public struct OtherAudioDuck: Sendable {
             } else if target < 1 {
                 let wanted = Self.scaled(stream.volume, gain: gain)
                 kept.append(LoweredStream(index: stream.index, application: stream.application, processID: stream.processID,
-                                          original: stream.volume, lastSet: wanted, since: now))
+                                          original: stream.volume, lastSet: wanted, since: now, restore: restores[stream.index]))
                 if wanted != stream.volume { result.changes.append(VolumeChange(index: stream.index, volume: wanted)) }
                 journalChanged = true
                 result.journalFirst = true
             }
         }
+        // Ended while lowered: the server saved its lowered volume for the application's next stream.
+        let ended = lowered.filter { known in !streams.contains { known.matches($0) } }
+        result.restoreEntries = ended.compactMap(\.entryAfterEnd)
         if kept.count != lowered.count { journalChanged = true }
         if target == 1 && !isRamping(at: now) {
             // Released: the changes above put back the originals exactly; nothing is left to restore.

@@ -25,6 +25,8 @@ public struct RuntimeDirectory: Sendable {
     public var logPath: String { path + "/daemon.log" }
     /// Other applications' streams a duck lowered, and from what (DESIGN §3): restored at the next start after a crash.
     public var otherAudioJournalPath: String { path + "/ducked-others" }
+    /// The MPRIS players announce keeps paused (DESIGN §3): resumed by the next daemon after a crash.
+    public var pausedPlayersJournalPath: String { path + "/paused-players" }
     /// Past this size the log moves to daemon.log.1, so a daemon that runs for months keeps
     /// at most twice this on disk.
     public static let logLimitBytes = 1 << 20

@@ -56,4 +56,29 @@ int announce_pulse_subscribe_streams(announce_pulse *pulse, int timeout_ms);
 /// Waits up to `timeout_ms` for sink-input news: 1 when some came (then list the streams), 0
 /// when none did, -1 when the connection failed.
 int announce_pulse_wait_for_news(announce_pulse *pulse, int timeout_ms);
+
+/// An entry of the server's restore database, as ext-stream-restore reads and writes it: what the next
+/// stream of the same name (`sink-input-by-application-name:NAME`, by media role, ...) starts with.
+typedef struct {
+    char name[512];
+    uint32_t channels;
+    /// pa_channel_position_t values.
+    int32_t positions[ANNOUNCE_PULSE_MAX_CHANNELS];
+    /// 0: no volume kept.
+    uint32_t volume_channels;
+    uint32_t volume[ANNOUNCE_PULSE_MAX_CHANNELS];
+    /// "": none kept.
+    char device[256];
+    int muted;
+} announce_pulse_restore_entry;
+
+/// Stream `index` as the restore database names it (`stream`: its name, channel map, volume, mute), and the
+/// database's entry of that name (`saved`, when *has_saved). 0, 1 when the stream is gone, 2 when the server
+/// keeps no restore database or the stream has no name in it, -1 when the connection failed or timed out.
+int announce_pulse_restore_entry_of(announce_pulse *pulse, uint32_t index, announce_pulse_restore_entry *stream,
+                                    announce_pulse_restore_entry *saved, int *has_saved, int timeout_ms);
+
+/// Replaces the database's entry of `entry->name` (streams playing keep their volumes): 0 when the server
+/// accepted it, 1 when it refused, -1 when the connection failed or timed out.
+int announce_pulse_restore_write(announce_pulse *pulse, const announce_pulse_restore_entry *entry, int timeout_ms);
 #endif

@@ -1,0 +1,142 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A duck never persists, also for a stream that ends while lowered (DESIGN §3): the server saved the
+/// lowered volume in its restore database (module-stream-restore on PulseAudio, WirePlumber's
+/// restore-stream on PipeWire), and announce puts the entry back, so the application's next stream
+/// starts at its own volume. Run from the duck suites (OtherAudioDuckTests.swift), on their servers.
+extension OtherAudioDuckChecks {
+    /// paplay's entry name in the restore database (module-stream-restore's `pa_proplist_get_stream_group`).
+    static func restoreName(_ world: World) -> String { "sink-input-by-application-name:" + world.otherName }
+
+    /// The restore database's record of `world`'s player, read with tools not ours: on PulseAudio its
+    /// ext-stream-restore entry (pulsectl); on PipeWire WirePlumber's saved state (its state file's lines
+    /// for the player: pipewire-pulse reads back only the entries written through it).
+    static func restoreRecord(_ world: World) throws -> String {
+        switch world.server.kind {
+        case .pulseAudio:
+            let out = world.directory + "/restore-entry.json"
+            unlink(out)
+            let script = Harness.repoRoot.appendingPathComponent("Tests/Shell/restore-entry.py").path
+            let child = try world.server.start(["/usr/bin/python3", script, restoreName(world)], stdout: out)
+            guard child.waitForExit(timeout: 10) == 0, let text = try? String(contentsOfFile: out, encoding: .utf8) else {
+                throw HarnessError("restore-entry.py failed (python3-pulsectl): \((try? String(contentsOfFile: out + ".err", encoding: .utf8)) ?? "")")
+            }
+            return text.trimmingCharacters(in: .whitespacesAndNewlines)
+        case .pipeWire:
+            let state = world.server.directory + "/state/wireplumber/restore-stream"
+            let prefix = "Output/Audio:application.name:" + world.otherName + ":"
+            let text = (try? String(contentsOfFile: state, encoding: .utf8)) ?? ""
+            return text.split(separator: "\n").filter { $0.hasPrefix(prefix) }.sorted().joined(separator: "\n")
+        }
+    }
+
+    /// Polls the record until `accept` takes it (WirePlumber writes its state a second after a change).
+    static func waitForRecord(_ world: World, timeout: Double, _ accept: (String) -> Bool) async throws -> String {
+        let start = monotonicNow()
+        var record = try restoreRecord(world)
+        while !accept(record) && monotonicNow() - start < timeout {
+            try await Task.sleep(for: .milliseconds(100))
+            record = try restoreRecord(world)
+        }
+        return record
+    }
+
+    /// PulseAudio started with `-n` has no module-stream-restore; a desktop's has. Loaded at run time, as
+    /// the default configuration does.
+    static func ensureStreamRestore(_ server: OtherAudioServer) async throws {
+        guard server.kind == .pulseAudio else { return }
+        let out = server.directory + "/modules.txt"
+        unlink(out)
+        let child = try server.start(["pactl", "list", "modules", "short"], stdout: out)
+        guard child.waitForExit(timeout: 10) == 0 else { throw HarnessError("pactl list modules failed") }
+        let modules = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
+        if !modules.contains("module-stream-restore") { try await server.pactl(["load-module", "module-stream-restore"]) }
+    }
+
+    /// The player's stream ends while announce has it lowered (with the daemon running, or killed with
+    /// SIGKILL first and started again); then the same player starts again: at its volume of before
+    /// the duck, and the restore database holds what it held before.
+    static func endedWhileLowered(killed: Bool) async throws {
+        guard let server = OtherAudioServerTrait.current else { throw HarnessError("no sound server") }
+        try await ensureStreamRestore(server)
+        try await withWorld(killed ? "ended-killed" : "ended") { world in
+            // Before: the database has the player's entry (WirePlumber saves a second after the stream appears).
+            let before = try await waitForRecord(world, timeout: 5) { record in
+                world.server.kind == .pulseAudio ? record != "null" : record.contains("channelVolumes")
+            }
+            PacedAudio.report("restore database on \(server.kind.rawValue) before the duck: \(before)")
+            // Without shared memory: PulseAudio 16.1 can abort (memblock.c) when a client that sent audio through
+            // it is killed, and the suite's other tests share this server.
+            let clientConfig = world.directory + "/client.conf"
+            try "autospawn = no\nenable-memfd = no\nenable-shm = no\n".write(toFile: clientConfig, atomically: true, encoding: .utf8)
+            let noSharedMemory: [String: String?] = ["PULSE_CLIENTCONFIG": clientConfig]
+            let daemon = try await world.runtime.startDaemon(device: "pulse", arguments: ["--idle-exit", "60s"], environment: noSharedMemory)
+            let clip = world.directory + "/announce-long.wav"
+            try Sox.tone(clip, frequency: 1000, seconds: 20, rate: Int(rate), channels: 2)
+            let queued = try await world.runtime.announce(["play", clip, "--duck-others", "--no-wait"])
+            #expect(queued.status == 0, "play --no-wait: \(queued)")
+            let lowered = try await waitForOtherVolume(world, timeout: 5) { volume in
+                zip(volume, world.original).allSatisfy { Double($0) <= Double($1) * 0.65 }
+            }
+            let seen = try otherVolume(world)
+            try #require(lowered != nil, "the other stream was not lowered: \(String(describing: seen))")
+            let during = try await waitForRecord(world, timeout: 5) { $0 != before }
+            #expect(during != before, "the server did not save the lowered volume; nothing for announce to put back")
+            if killed {
+                daemon.signal(SIGKILL)
+                #expect(await daemon.waitForExit(timeout: 5), "the daemon survived SIGKILL")
+            }
+            world.other.stop()
+            var gone = false
+            for _ in 0..<500 where !gone {
+                gone = try otherVolume(world) == nil
+                if !gone { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            try #require(gone, "the player's stream did not end")
+            if killed {
+                // Paused, the item the spool kept does not play (and duck) again: only the journal's work is seen.
+                try await world.runtime.control("pause")
+                try await world.runtime.startDaemon(device: "pulse", arguments: ["--idle-exit", "60s"], environment: noSharedMemory)
+                var journal = true
+                for _ in 0..<300 where journal {
+                    journal = FileManager.default.fileExists(atPath: world.runtime.path + "/ducked-others")
+                    if journal { try await Task.sleep(for: .milliseconds(10)) }
+                }
+                #expect(!journal, "the next daemon did not restore from its journal within 3 s")
+            } else {
+                var streams: Int?
+                for _ in 0..<200 where streams != 0 {
+                    streams = try await world.runtime.status().otherAudio?.streams
+                    if streams != 0 { try await Task.sleep(for: .milliseconds(10)) }
+                }
+                #expect(streams == 0, "announce still counts \(String(describing: streams)) lowered stream(s)")
+                try await world.runtime.control("stop")
+            }
+            let after = try await waitForRecord(world, timeout: 5) { $0 == before }
+            #expect(after == before, "the restore database after the duck: \(after); before: \(before)")
+            // The application's next stream, after the duck.
+            var state: String?
+            for _ in 0..<200 where state != "idle" {
+                state = try await world.runtime.status().otherAudio?.state
+                if state != "idle" { try await Task.sleep(for: .milliseconds(10)) }
+            }
+            #expect(state == "idle", "the duck did not end: \(String(describing: state))")
+            let again = try server.start(["timeout", "60", "paplay", "--client-name=" + world.otherName, "--latency-msec=20",
+                                          world.directory + "/other-440.wav"], stdout: world.directory + "/again.out")
+            defer { again.stop() }
+            let first = try await waitForOtherStream(server, name: world.otherName)
+            // WirePlumber sets a restored volume just after the stream appears: look again a second later.
+            try await Task.sleep(for: .seconds(1))
+            let settled = try otherVolume(world)
+            PacedAudio.report("duck others on \(server.kind.rawValue), a stream that ended while lowered"
+                + "\(killed ? " (daemon killed)" : ""): the player's next stream starts at \(first), then \(String(describing: settled))")
+            #expect(first == world.original && settled == world.original,
+                    "the player's next stream: \(first), then \(String(describing: settled)); before the duck \(world.original)")
+        }
+    }
+}
