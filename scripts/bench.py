@@ -193,12 +193,6 @@ def server_env(pdir):
         if line.startswith("export ") and "=" in line:
             k, v = line[7:].strip().split("=", 1)
             env[k] = v
-    # No shared memory between libpulse and the server: Debian 12's PulseAudio 16.1 sometimes
-    # aborts (memblock.c assertion) when a client that sent audio through shm exits.
-    conf = os.path.join(pdir, "bench-client.conf")
-    base = open(env["PULSE_CLIENTCONFIG"]).read() if os.path.exists(env.get("PULSE_CLIENTCONFIG", "")) else ""
-    open(conf, "w").write(base.rstrip("\n") + "\nenable-shm = no\n")
-    env["PULSE_CLIENTCONFIG"] = conf
     if env.get("ALSA_CONFIG_PATH"):  # the pinned configuration has no conf.d: define `pulse` (libasound2-plugins)
         pcm = "".join(f'{k}.pulse {{ @args [ DEVICE ] @args.DEVICE {{ type string default "" }} type pulse device $DEVICE }}\n'
                       for k in ("pcm", "ctl"))

@@ -70,12 +70,7 @@ extension OtherAudioDuckChecks {
                 world.server.kind == .pulseAudio ? record != "null" : record.contains("channelVolumes")
             }
             PacedAudio.report("restore database on \(server.kind.rawValue) before the duck: \(before)")
-            // Without shared memory: PulseAudio 16.1 can abort (memblock.c) when a client that sent audio through
-            // it is killed, and the suite's other tests share this server.
-            let clientConfig = world.directory + "/client.conf"
-            try "autospawn = no\nenable-memfd = no\nenable-shm = no\n".write(toFile: clientConfig, atomically: true, encoding: .utf8)
-            let noSharedMemory: [String: String?] = ["PULSE_CLIENTCONFIG": clientConfig]
-            let daemon = try await world.runtime.startDaemon(device: "pulse", arguments: ["--idle-exit", "60s"], environment: noSharedMemory)
+            let daemon = try await world.runtime.startDaemon(device: "pulse", arguments: ["--idle-exit", "60s"])
             let clip = world.directory + "/announce-long.wav"
             try Sox.tone(clip, frequency: 1000, seconds: 20, rate: Int(rate), channels: 2)
             let queued = try await world.runtime.announce(["play", clip, "--duck-others", "--no-wait"])
@@ -101,7 +96,7 @@ extension OtherAudioDuckChecks {
             if killed {
                 // Paused, the item the spool kept does not play (and duck) again: only the journal's work is seen.
                 try await world.runtime.control("pause")
-                try await world.runtime.startDaemon(device: "pulse", arguments: ["--idle-exit", "60s"], environment: noSharedMemory)
+                try await world.runtime.startDaemon(device: "pulse", arguments: ["--idle-exit", "60s"])
                 var journal = true
                 for _ in 0..<300 where journal {
                     journal = FileManager.default.fileExists(atPath: world.runtime.path + "/ducked-others")

@@ -13,12 +13,12 @@ import Glibc
 @Suite("MPRIS", .serialized, PacedAudioTrait(name: "paced-mpris"), .timeLimit(.minutes(3)))
 struct MPRISTests {
     /// A private bus, a paced session on it, and mpv playing (its follower has seen Playing).
-    private func withPlayingMPV(_ label: String, daemonEnvironment: [String: String?] = [:],
+    private func withPlayingMPV(_ label: String,
                                 _ body: (PrivateSessionBus, PacedSession, StatusFollower) async throws -> Void) async throws {
         let bus = try PrivateSessionBus(label)
         defer { bus.stop() }
         try await withPacedSession("mpris-\(label)", environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address]) { session in
-            try await session.start(environment: daemonEnvironment)
+            try await session.start()
             _ = try bus.startMPV(session.paced.clips.a3, label: "mpv")
             let mpv = try bus.follow("mpv")
             try await mpv.waitFor("Playing")
@@ -98,12 +98,7 @@ struct MPRISTests {
     /// still Paused, else left as it is.
     private func killDaemonWhilePaused(_ label: String,
                                        meanwhile: (PrivateSessionBus, StatusFollower) async throws -> Void) async throws {
-        // Without shared memory: PulseAudio 16.1 can abort (memblock.c) when a client that sent audio
-        // through it is killed, and the suite's other tests share this server.
-        let clientConfig = try Harness.workResult.get().appendingPathComponent("mpris-\(label)-client.conf").path
-        try "autospawn = no\nenable-memfd = no\nenable-shm = no\n".write(toFile: clientConfig, atomically: true, encoding: .utf8)
-        let noSharedMemory: [String: String?] = ["PULSE_CLIENTCONFIG": clientConfig]
-        try await withPlayingMPV(label, daemonEnvironment: noSharedMemory) { bus, session, mpv in
+        try await withPlayingMPV(label) { bus, session, mpv in
             let announce = try bus.follow("announce")
             #expect(try await session.announce(["play", "--no-wait", session.paced.clips.a3]).status == 0)
             let paused = try await mpv.waitFor("Paused", after: 1)
@@ -116,7 +111,7 @@ struct MPRISTests {
             try await meanwhile(bus, mpv)
             let before = mpv.statuses
             try await session.runtime.control("pause")
-            try await session.runtime.startDaemon(device: "pulse", arguments: ["--idle-exit", "60s"], environment: noSharedMemory)
+            try await session.runtime.startDaemon(device: "pulse", arguments: ["--idle-exit", "60s"])
             if before.last == "Paused" { try await mpv.waitFor("Playing", after: before.count) }
             // Its bus thread answers once it is past the resume (or the decision not to).
             try await announceIs("Paused", on: bus, announce: announce)

@@ -20,7 +20,9 @@
 #
 # What `up` does, and why:
 # - PulseAudio with module-null-sink (rate 48000, stereo), a native socket in DIR with anonymous
-#   auth, no autospawn, no memfd, and module-role-ducking (trigger role "announce", ducked roles
+#   auth, no autospawn, no memfd, no shared memory at all (Debian 12's PulseAudio 16.1 can abort,
+#   a memblock.c assertion, when a client that sent audio through shm is killed: the tests kill
+#   daemons mid-play, and the suite's later tests lost their server), and module-role-ducking (trigger role "announce", ducked roles
 #   "music,video", -20 dB) for the ducking tests.
 # - A low-latency (10 ms) `parec` on the sink's monitor, kept for the whole session: without a
 #   low-latency reader the idle null sink renders 2 s blocks and new streams start up to 2 s late.
@@ -94,7 +96,7 @@ down() {
 launch_server() {
     HOME=$DIR/home XDG_CONFIG_HOME=$DIR/config XDG_RUNTIME_DIR=$DIR/xdg PULSE_STATE_PATH=$DIR/state \
         detach pulseaudio -n --daemonize=no --fail=yes --exit-idle-time=-1 --realtime=no --high-priority=no \
-            --enable-memfd=no --use-pid-file=no --log-target="file:$DIR/pulseaudio.log" --log-level=notice \
+            --enable-memfd=no --disable-shm=yes --use-pid-file=no --log-target="file:$DIR/pulseaudio.log" --log-level=notice \
             --log-time=yes \
             -L "module-null-sink sink_name=$SINK rate=$RATE channels=2 sink_properties=device.description=AnnouncePaced" \
             -L "module-native-protocol-unix auth-anonymous=1 socket=$1" \
@@ -155,7 +157,7 @@ up() {
     chmod 700 "$DIR" "$DIR/run" "$DIR/xdg"
     rm -f "$DIR/native" "$DIR"/*.pid
 
-    printf 'autospawn = no\nenable-memfd = no\n' > "$DIR/client.conf"
+    printf 'autospawn = no\nenable-memfd = no\nenable-shm = no\n' > "$DIR/client.conf"
     cat > "$DIR/env" <<EOF
 export PULSE_SERVER=unix:$DIR/native
 export PULSE_CLIENTCONFIG=$DIR/client.conf

@@ -85,7 +85,8 @@ public struct RuntimeDirectory: Sendable {
         }
         guard home.hasPrefix("/") else { return nil }
         var name = [CChar](repeating: 0, count: 256)
-        let host = gethostname(&name, name.count - 1) == 0 ? String(cString: name) : "localhost"
+        let host = gethostname(&name, name.count - 1) == 0
+            ? String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "localhost"
         return (home == "/" ? "" : home) + "/.cache/announce/run-" + host
     }
 
