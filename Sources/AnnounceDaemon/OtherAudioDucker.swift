@@ -18,6 +18,7 @@ final class OtherAudioDucker: Sendable {
     private struct Wish: Equatable {
         var gain: Double
         var environment: [String: String]?
+        var sparedRoles: [String] = []
     }
 
     private struct Shared {
@@ -46,9 +47,10 @@ final class OtherAudioDucker: Sendable {
         _ = startThread(named: "announce-duck") { [self] in run() }
     }
 
-    /// Duck to `gain` (linear) the server that `environment` reaches, or let go with nil.
-    func want(gain: Double?, environment: [String: String]?) {
-        let wish = Wish(gain: gain ?? 1, environment: environment)
+    /// Duck to `gain` (linear) the server that `environment` reaches, or let go with nil; streams
+    /// of `sparedRoles` (a call's) are left as they are.
+    func want(gain: Double?, environment: [String: String]?, sparedRoles: [String]) {
+        let wish = Wish(gain: gain ?? 1, environment: environment, sparedRoles: sparedRoles)
         let changed = shared.withLock { shared in
             defer { shared.wish = wish }
             return shared.wish != wish
@@ -80,6 +82,7 @@ final class OtherAudioDucker: Sendable {
         while true {
             let (wish, stopping) = shared.withLock { ($0.wish, $0.stopping) }
             let gain = stopping ? 1 : wish.gain
+            duck.sparedRoles = wish.sparedRoles
             if gain == 1 && duck.isIdle {
                 // Nothing lowered: let the server go, and wait for the next duck.
                 server = nil

@@ -174,7 +174,8 @@ extension QueueController {
     func duckOtherAudio() {
         guard let otherAudio else { return }
         let ducker = policy.duckers.lazy.compactMap { self.item($0) }.first
-        otherAudio.want(gain: ducker.map { _ in Double(duckGain) }, environment: ducker?.clip.environment)
+        otherAudio.want(gain: ducker.map { _ in Double(duckGain) }, environment: ducker?.clip.environment,
+                        sparedRoles: configuration.interruptingRoles)
     }
 
     // MARK: device trouble

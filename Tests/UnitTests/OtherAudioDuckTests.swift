@@ -56,6 +56,20 @@ import AnnounceEngine
         #expect(!last.journalFirst && last.journal == nil || last.journal == [])
     }
 
+    @Test func aCallsStreamIsNeverLowered() {
+        var duck = duck()
+        duck.sparedRoles = ["phone", "communication"]
+        var server = Server(streams: [
+            OtherStream(index: 1, volume: [65536, 65536], processID: 100, role: "music", application: "mpv"),
+            OtherStream(index: 2, volume: [65536, 65536], processID: 101, role: "phone", application: "linphone"),
+        ])
+        duck.retarget(Self.gain, seconds: 0, now: 0)
+        server.apply(duck.step(server.streams, now: 0))
+        #expect(server.volume(1) == [41285, 41285], "the music is lowered")
+        #expect(server.volume(2) == [65536, 65536], "the call is not")
+        #expect(duck.lowered.map(\.index) == [1])
+    }
+
     @Test func aStreamThatAppearsIsLoweredAndOneTheUserChangedIsLeftAlone() {
         var duck = duck()
         var server = Server(streams: [OtherStream(index: 1, volume: [65536, 65536], processID: 100)])

@@ -143,6 +143,8 @@ public struct OtherAudioDuck: Sendable {
 
     public let ownProcessID: Int64
     public static let ownRole = "announce"
+    /// Roles never lowered: a call's (the interrupting roles), which pauses announce anyway.
+    public var sparedRoles: [String] = []
 
     public private(set) var lowered: [LoweredStream] = []
     /// Streams whose user changed their volume during this duck: theirs until it ends, never taken again.
@@ -190,8 +192,10 @@ public struct OtherAudioDuck: Sendable {
         leftAlone = []
     }
 
-    public func isOwn(_ stream: OtherStream) -> Bool {
+    /// announce's own streams and those of a spared role are never lowered.
+    public func isSpared(_ stream: OtherStream) -> Bool {
         stream.processID == ownProcessID || stream.role == Self.ownRole
+            || (!stream.role.isEmpty && sparedRoles.contains(stream.role))
     }
 
     /// Each channel of `original` at `gain`; exactly `original` at gain 1.
@@ -226,7 +230,7 @@ public struct OtherAudioDuck: Sendable {
     public func newcomers(in streams: [OtherStream]) -> [OtherStream] {
         guard target < 1 else { return [] }
         return streams.filter { stream in
-            stream.settable && !isOwn(stream) && !leftAlone.contains { Self.same($0, stream) }
+            stream.settable && !isSpared(stream) && !leftAlone.contains { Self.same($0, stream) }
                 && !lowered.contains { $0.matches(stream) }
         }
     }
@@ -239,7 +243,7 @@ public struct OtherAudioDuck: Sendable {
         var kept: [LoweredStream] = []
         var journalChanged = false
         leftAlone = leftAlone.filter { alone in streams.contains { Self.same($0, alone) } }
-        for stream in streams where stream.settable && !isOwn(stream) && !leftAlone.contains(where: { Self.same($0, stream) }) {
+        for stream in streams where stream.settable && !isSpared(stream) && !leftAlone.contains(where: { Self.same($0, stream) }) {
             if var known = lowered.first(where: { $0.matches(stream) }) {
                 if Self.changedByUser(stream.volume, lastSet: known.lastSet) {
                     if now - known.since < Self.settleSeconds {
