@@ -44,7 +44,8 @@ struct AnnounceCommand: ParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [Play.self, Say.self, Alert.self, QueueCommand.self, Status.self, Skip.self, Pause.self, Resume.self, Stop.self,
-                      Clear.self, Cancel.self, Quiet.self, Events.self, Info.self, Devices.self, CacheCommand.self, Voices.self, DaemonCommand.self]
+                      Clear.self, Cancel.self, Quiet.self, Events.self, Info.self, Devices.self, CacheCommand.self, Voices.self, Hosts.self,
+                      DaemonCommand.self]
     )
 
     /// ArgumentParser's own main, except that usage errors are one line

@@ -1,0 +1,113 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import AnnounceModel
+import AnnounceSystem
+
+/// The sending side of zones, for `play --zone/--host`, `say --zone/--host` and `announce
+/// hosts`: a short connection of the client's own to the broker (clean start), which learns
+/// the hosts from their retained status, publishes the play and collects each host's result.
+public final class ZoneSender {
+    /// Which hosts a play goes to.
+    public struct Targets: Equatable, Sendable {
+        public var hosts: [String]
+        public var zones: [String]
+
+        public init(hosts: [String], zones: [String]) {
+            self.hosts = hosts
+            self.zones = zones
+        }
+    }
+
+    /// What one targeted host made of the play.
+    public struct Report: Sendable {
+        public var host: String
+        /// Its answer; nil: none came in time.
+        public var result: RemoteResult?
+        /// Its last status (nil: it never said one).
+        public var status: HostStatus?
+    }
+
+    private let link: MQTTLink
+    private let deadline: Double
+    /// Every host's status, as retained on the broker.
+    public private(set) var statuses: [String: HostStatus] = [:]
+    private var results: [String: RemoteResult] = [:]
+    private var acknowledged: Set<Int32> = []
+    private let request: String?
+
+    /// Connected to the broker and caught up on the retained statuses (and subscribed to the
+    /// results of `request`), or an error (69) once `timeout` seconds have passed.
+    public init(settings: MQTTSettings, request: String? = nil, timeout: Double) throws(AnnounceError) {
+        deadline = SystemClock.monotonic() + timeout
+        self.request = request
+        let clientID = "announce-send-\(getpid())-\(RemotePlay.newID().prefix(8))"
+        link = try MQTTLink(settings: settings, clientID: clientID, persistent: false)
+        try link.start()
+        try waitFor("connect to \(settings.broker)") { if case .connected = $0 { return true } else { return false } }
+        // Retained messages follow their subscription's SUBACK, before the broker reads the next
+        // SUBSCRIBE: once the last one is acknowledged, every status is in.
+        try link.subscribe(ZoneTopic.statusPattern)
+        let last = try link.subscribe(request.map(ZoneTopic.resultPattern) ?? ZoneTopic.statusPattern)
+        try waitFor("subscribe at \(settings.broker)") { if case .subscribed(last) = $0 { return true } else { return false } }
+    }
+
+    deinit { link.close() }
+
+    /// The hosts `targets` reaches: those named, and those whose status lists a zone (all: every host).
+    public func hosts(of targets: Targets) throws(AnnounceError) -> [String] {
+        var hosts = targets.hosts
+        for zone in targets.zones {
+            let members = statuses.values.filter { zone == ZoneTopic.allZone || $0.zones.contains(zone) }.map(\.host)
+            if members.isEmpty { throw .unavailable("zone \(zone): no host has said it is in it (announce hosts lists them)") }
+            hosts += members
+        }
+        return Array(Set(hosts)).sorted()
+    }
+
+    /// Publishes `play` to each target's topic (a host in a zone and named as well gets the same
+    /// id twice, and plays it once) and waits for the broker to take every copy.
+    public func send(_ play: RemotePlay, to targets: Targets) throws(AnnounceError) {
+        let payload = JSONCoding.encode(play, orElse: "{}")
+        var pending: Set<Int32> = []
+        for topic in targets.zones.map({ ZoneTopic.zonePlay($0).name }) + targets.hosts.map({ ZoneTopic.hostPlay($0).name }) {
+            pending.insert(try link.publish(topic, payload, expiry: play.expiry))
+        }
+        if pending.isSubset(of: acknowledged) { return }
+        try waitFor("publish the play") { _ in pending.isSubset(of: self.acknowledged) }
+    }
+
+    /// Each of `hosts`' results, waiting until all came or `until` (monotonic seconds) passed.
+    public func reports(of hosts: [String], until: Double) -> [Report] {
+        while !Set(hosts).isSubset(of: Set(results.keys)), let happening = link.next(until: until) { take(happening) }
+        return hosts.map { Report(host: $0, result: results[$0], status: statuses[$0]) }
+    }
+
+    /// Takes happenings until `done` says so; a refusal, or the deadline, is an error.
+    private func waitFor(_ what: String, _ done: (MQTTLink.Happening) -> Bool) throws(AnnounceError) {
+        while let happening = link.next(until: deadline) {
+            take(happening)
+            if case .refused(let reason) = happening { throw .unavailable("MQTT: the broker refused the connection: \(reason)") }
+            if done(happening) { return }
+        }
+        throw .unavailable("MQTT: could not \(what) in time")
+    }
+
+    private func take(_ happening: MQTTLink.Happening) {
+        switch happening {
+        case .message(let topic, let payload, _):
+            switch ZoneTopic(topic) {
+            case .status(let host)?:
+                if payload.isEmpty { statuses[host] = nil }  // a cleared retained status
+                else if let status = try? JSONCoding.decode(HostStatus.self, from: payload), status.host == host { statuses[host] = status }
+            case .result(let id, let host)? where id == request:
+                if let result = try? JSONCoding.decode(RemoteResult.self, from: payload), result.id == id, result.host == host {
+                    results[host] = result
+                }
+            default: break
+            }
+        case .published(let mid, _): acknowledged.insert(mid)
+        default: break
+        }
+    }
+}
