@@ -65,7 +65,7 @@ final class StatusPublisher: @unchecked Sendable {
     }
 
     func publishOffline() {
-        send(HostStatus(host: host, zones: zones, state: .offline, time: SystemClock.wall()))
+        send(HostStatus(host: host, zones: zones, state: .offline))
     }
 
     private func send(_ status: HostStatus) {

@@ -52,7 +52,7 @@ public final class ZoneBridge: @unchecked Sendable {
         zones = settings.zones
         self.runtime = runtime
         self.logger = logger
-        let offline = HostStatus(host: host, zones: settings.zones, state: .offline, time: 0)
+        let offline = HostStatus(host: host, zones: settings.zones, state: .offline)
         link = try MQTTLink(settings: settings, clientID: "announce-\(host)", persistent: true,
                             will: (ZoneTopic.status(host).name, JSONCoding.encode(offline, orElse: "{}")))
         seen = try SeenPlays(directory: runtime.path + "/zones")

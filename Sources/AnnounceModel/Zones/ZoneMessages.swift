@@ -102,10 +102,11 @@ public struct HostStatus: Codable, Equatable, Sendable {
     public var queued: Int?
     public var quiet: Bool?
     public var paused: Bool?
-    public var time: Double
+    /// When it was said; absent from the `offline` one (the last will is written at connection).
+    public var time: Double?
 
     public init(host: String, zones: [String], state: State, playing: String? = nil, queued: Int? = nil,
-                quiet: Bool? = nil, paused: Bool? = nil, time: Double) {
+                quiet: Bool? = nil, paused: Bool? = nil, time: Double? = nil) {
         self.v = WireProtocol.version
         self.host = host
         self.zones = zones

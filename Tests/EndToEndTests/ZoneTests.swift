@@ -1,0 +1,129 @@
+import Foundation
+import Testing
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Zones over MQTT (docs/ZONES.md), end to end: a mosquitto broker on loopback, daemons with
+/// their own runtime directories, host names, zones and file: capture devices, and `announce`
+/// on a sending host with no daemon of its own.
+@Suite("Zones over MQTT", .serialized, .enabled(if: TestBroker.isInstalled, "mosquitto is not installed (make deps-test installs it)"))
+struct ZoneTests {
+    @Test("a zone play reaches exactly its hosts, bit for bit; one line per host; hosts --json")
+    func zonePlay() async throws {
+        let broker = try TestBroker()
+        defer { broker.stop() }
+        var hosts: [ZoneHost] = []
+        do {
+            for (name, zones) in [("kitchen", ["downstairs"]), ("garage", ["downstairs"]), ("office", ["upstairs"])] {
+                hosts.append(try await ZoneHost.start(name, zones: zones, broker: broker))
+            }
+            let desk = try await ZoneHost.start("desk", zones: [], broker: broker, daemon: false)
+            hosts.append(desk)
+
+            // Every host's retained status, read by python's json.
+            let listed = try await desk.runtime.announce(["hosts", "--json"])
+            try #require(listed.status == 0, "\(listed)")
+            #expect(try await pythonSummary(listed.stdout, #"" ".join([h["host"], h["state"], ",".join(h["zones"]), str(h["queued"])])"#)
+                    == ["garage online downstairs 0", "kitchen online downstairs 0", "office online upstairs 0"])
+
+            let tone = try Tones.clip(440, seconds: 0.5)
+            let played = try await desk.runtime.announce(["play", tone, "--zone", "downstairs", "--wait-timeout", "30"])
+            #expect(played.status == 0 && played.stdout == "garage: played\nkitchen: played\n", "\(played)")
+            let source = try await ZoneHost.rawSamples(tone)
+            for host in hosts where host.name == "kitchen" || host.name == "garage" {
+                let captured = try await host.captured()
+                // The file device pads the last period with silence: the source, then zeros only.
+                #expect(captured.count >= source.count && Array(captured.prefix(source.count)) == source
+                        && captured.dropFirst(source.count).allSatisfy { $0 == 0 },
+                        "\(host.name): \(captured.count) bytes captured for \(source.count)")
+            }
+            let office = hosts.first { $0.name == "office" }!
+            #expect(!FileManager.default.fileExists(atPath: office.capture), "office is not downstairs, yet it played")
+
+            // A named host and one nobody has seen: per-host JSON, exit 69 (no answer).
+            let named = try await desk.runtime.announce(["play", tone, "--host", "office,ghost", "--wait-timeout", "2", "--json"])
+            #expect(named.status == 69, "\(named)")
+            #expect(try await pythonSummary(named.stdout, #"" ".join([h["host"], h["result"], str(h["code"])])"#)
+                    == ["ghost no-answer 69", "office played 0"])
+            let officeCapture = try await office.captured()
+            #expect(Array(officeCapture.prefix(source.count)) == source, "office's capture is not the source")
+
+            // say: each host renders the text itself.
+            let said = try await desk.runtime.announce(["say", "hello", "--zone", "upstairs", "--wait-timeout", "30"])
+            #expect(said.status == 0 && said.stdout == "office: played\n", "\(said)")
+        } catch {
+            for host in hosts { await host.runtime.cleanup() }
+            throw error
+        }
+        for host in hosts { await host.runtime.cleanup() }
+    }
+
+    @Test("the same play twice plays once; garbage and oversized messages are dropped and every daemon stays up")
+    func duplicatesAndGarbage() async throws {
+        let broker = try TestBroker()
+        defer { broker.stop() }
+        var hosts: [ZoneHost] = []
+        do {
+            let kitchen = try await ZoneHost.start("kitchen", zones: ["downstairs"], broker: broker)
+            let garage = try await ZoneHost.start("garage", zones: ["downstairs"], broker: broker)
+            let desk = try await ZoneHost.start("desk", zones: [], broker: broker, daemon: false)
+            hosts = [kitchen, garage, desk]
+            let kitchenEvents = try await kitchen.runtime.subscribe()
+            let work = try Harness.workResult.get().path
+
+            // One play message, published twice (as a QoS 1 redelivery would bring it).
+            let first = try Tones.clip(440, seconds: 0.3)
+            let audio = try Data(contentsOf: URL(fileURLWithPath: first)).base64EncodedString()
+            let id = String(repeating: "ab", count: 16)
+            let message = work + "/dup-\(UUID().uuidString.prefix(6)).json"
+            try #"{"v":1,"id":"\#(id)","from":"desk","sent":1,"items":[{"item":{"clip":{"path":"dup.wav","gain":1,"pan":0,"loops":0}},"audio":"\#(audio)"}]}"#
+                .write(toFile: message, atomically: true, encoding: .utf8)
+            try await broker.publish("announce/v1/host/kitchen/play", file: message)
+            try await broker.publish("announce/v1/host/kitchen/play", file: message)
+
+            // Garbage, an escape sequence, and a message over the limit, to the whole zone.
+            let garbage = work + "/garbage.bin"
+            try Data("not json \u{1b}[31m{{{".utf8).write(to: URL(fileURLWithPath: garbage))
+            let oversized = work + "/oversized.bin"
+            try Data((0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 2654435761 >> 7) }).write(to: URL(fileURLWithPath: oversized))
+            try await broker.publish("announce/v1/zone/downstairs/play", file: garbage)
+            try await broker.publish("announce/v1/zone/downstairs/play", file: oversized)
+
+            // A host takes its messages in order: once this play is answered, the ones above were handled.
+            let marker = try Tones.clip(880, seconds: 0.3)
+            let played = try await desk.runtime.announce(["play", marker, "--zone", "downstairs", "--wait-timeout", "30"])
+            #expect(played.status == 0 && played.stdout == "garage: played\nkitchen: played\n", "\(played)")
+            // The kitchen played the duplicated play once, then the marker (each on a fresh capture:
+            // the file device is closed when idle, and reopening it starts the file anew).
+            let finished = try await offPool { try kitchenEvents.events(until: { $0.event == "finished" && $0.path?.contains("880") == true }) }
+                .filter { $0.event == "finished" }
+            #expect(finished.map { "\($0.path ?? "?") \($0.outcome?.kind ?? "?")" } == ["dup.wav played", "tone-880-300ms.wav played"])
+            #expect(try Tones.heardOrder(capture: kitchen.capture, candidates: [440, 880]) == [880])
+            #expect(try Tones.heardOrder(capture: garage.capture, candidates: [440, 880]) == [880])
+            for host in [kitchen, garage] {
+                #expect(host.daemon?.isRunning == true, "\(host.name) stopped")
+                let log = host.daemon?.log ?? ""
+                #expect(log.contains("dropped a message on announce/v1/zone/downstairs/play: malformed play"), "\(host.name): \(log)")
+                #expect(log.contains("bytes is over"), "\(host.name): \(log)")
+                #expect(!log.contains("\u{1b}"), "\(host.name): an escape reached the log")
+            }
+            #expect(kitchen.daemon?.log.contains("play \(id) from desk came again; played once") == true)
+        } catch {
+            for host in hosts { await host.runtime.cleanup() }
+            throw error
+        }
+        for host in hosts { await host.runtime.cleanup() }
+    }
+
+    /// `lines` (JSON objects, one a line) read by python's json, each turned into text by `expression` (of `h`), sorted.
+    private func pythonSummary(_ lines: String, _ expression: String) async throws -> [String] {
+        let file = try Harness.workResult.get().path + "/zone-json-\(UUID().uuidString.prefix(6))"
+        try lines.write(toFile: file, atomically: true, encoding: .utf8)
+        let script = "import json,sys\nfor line in sorted(open(sys.argv[1])):\n    h = json.loads(line)\n    assert h['v'] == 1\n    print(\(expression))"
+        let outcome = try await Runner.run("python3", ["-c", script, file])
+        try #require(outcome.status == 0, "python3: \(outcome)")
+        return outcome.stdout.split(separator: "\n").map(String.init).sorted()
+    }
+}
