@@ -44,7 +44,8 @@ final class MQTTLink: @unchecked Sendable {
                 MQTTLink.inbox(context).put(reason == 0 ? .connected : .refused(String(cString: announce_mqtt_reason(reason))))
             },
             disconnected: { context, reason in
-                MQTTLink.inbox(context).put(.lost(reason == 0 ? "disconnected" : String(cString: announce_mqtt_error(reason))))
+                // 0: `close` asked for it, and says `.closed` itself.
+                if reason != 0 { MQTTLink.inbox(context).put(.lost(String(cString: announce_mqtt_error(reason)))) }
             },
             message: { context, topic, payload, length, retained in
                 let bytes = payload.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) } ?? []

@@ -119,10 +119,10 @@ public final class ZoneBridge: @unchecked Sendable {
         guard seen.remember(play.id, expires: clock() + (play.expiry ?? 0) + ZoneLimits.seenRetention) else {
             return logger.info("zones: play \(play.id) from \(play.from) came again; played once")
         }
-        logger.info("zones: play \(play.id) from \(play.from) on \(escapedForLog(topic)): \(play.items.count) item(s)")
         do {
             let (client, ids) = try enqueue(play)
             seen.record(play.id, ids: ids)
+            logger.info("zones: play \(play.id) from \(play.from) on \(escapedForLog(topic)) queued as \(ids.joined(separator: ", "))")
             let handoff = Handoff(client)
             _ = startThread(named: "announce-zwait") { [self] in wait(for: play.id, ids: ids, on: handoff.client) }
         } catch {

@@ -117,6 +117,76 @@ struct ZoneTests {
         for host in hosts { await host.runtime.cleanup() }
     }
 
+    @Test("a host away gets its plays when it is back (persistent session), except those that expired meanwhile")
+    func offlineHost() async throws {
+        let broker = try TestBroker()
+        defer { broker.stop() }
+        var hosts: [ZoneHost] = []
+        do {
+            let kitchen = try await ZoneHost.start("kitchen", zones: ["downstairs"], broker: broker)
+            let desk = try await ZoneHost.start("desk", zones: [], broker: broker, daemon: false)
+            hosts = [kitchen, desk]
+            kitchen.daemon?.signal(SIGTERM)
+            try #require(await kitchen.daemon?.waitForExit(timeout: 10) == true)
+
+            let kept = try Tones.clip(440, seconds: 0.3), expiring = try Tones.clip(660, seconds: 0.3)
+            let away = try await desk.runtime.announce(["play", kept, "--host", "kitchen", "--wait-timeout", "1"])
+            #expect(away.status == 69 && away.stdout == "kitchen: no answer (offline)\n", "\(away)")
+            // MQTT 5 message expiry: the broker drops it (its clock counts whole seconds: 2.5 s is past it).
+            let expired = try await desk.runtime.announce(["play", expiring, "--host", "kitchen", "--expire", "1s", "--wait-timeout", "2.5"])
+            #expect(expired.status == 69, "\(expired)")
+
+            let back = try await kitchen.runtime.startDaemon(device: Harness.fileDevice(kitchen.capture))
+            hosts.append(ZoneHost(name: "kitchen", zones: ["downstairs"], runtime: kitchen.runtime, capture: kitchen.capture, daemon: back))
+            // A play sent now comes after the kept ones: once it is answered, they were handled.
+            let marker = try Tones.clip(880, seconds: 0.3)
+            let now = try await desk.runtime.announce(["play", marker, "--host", "kitchen", "--wait-timeout", "30"])
+            #expect(now.status == 0 && now.stdout == "kitchen: played\n", "\(now)")
+            // Its outcomes, as the daemon keeps them (outcomes/ID.json), read by python's json.
+            let outcomes = try await Runner.run("python3", ["-c", """
+                import glob, json, sys
+                for name in glob.glob(sys.argv[1] + '/outcomes/*.json'):
+                    e = json.load(open(name))
+                    print(e['path'], e['outcome']['kind'])
+                """, kitchen.runtime.path])
+            try #require(outcomes.status == 0, "\(outcomes)")
+            #expect(outcomes.stdout.split(separator: "\n").sorted() == ["tone-440-300ms.wav played", "tone-880-300ms.wav played"],
+                    "\(outcomes.stdout); log: \(back.log)")
+        } catch {
+            for host in hosts { await host.runtime.cleanup() }
+            throw error
+        }
+        for host in hosts { await host.runtime.cleanup() }
+    }
+
+    @Test("a host killed (SIGKILL) with a play pending plays and answers it once it is back, from its spool")
+    func killedHost() async throws {
+        let broker = try TestBroker()
+        defer { broker.stop() }
+        var hosts: [ZoneHost] = []
+        do {
+            let kitchen = try await ZoneHost.start("kitchen", zones: ["downstairs"], broker: broker)
+            let desk = try await ZoneHost.start("desk", zones: [], broker: broker, daemon: false)
+            hosts = [kitchen, desk]
+            let tone = try Tones.clip(440, seconds: 0.3)
+            let sender = try Runner.launch(["play", tone, "--zone", "downstairs", "--delay", "2s", "--wait-timeout", "60"],
+                                           environment: desk.runtime.environment, killAfter: 90)
+            // Queued, and its items noted beside its id (the log says so after both).
+            try await ZoneHost.waitForLog(try #require(kitchen.daemon), "queued as ")
+            kitchen.daemon?.signal(SIGKILL)
+            try #require(await kitchen.daemon?.waitForExit(timeout: 10) == true)
+            let back = try await kitchen.runtime.startDaemon(device: Harness.fileDevice(kitchen.capture))
+            hosts.append(ZoneHost(name: "kitchen", zones: ["downstairs"], runtime: kitchen.runtime, capture: kitchen.capture, daemon: back))
+            let outcome = await sender.outcome()
+            #expect(outcome.status == 0 && outcome.stdout == "kitchen: played\n", "\(outcome); log: \(back.log)")
+            #expect(try Tones.heardOrder(capture: kitchen.capture, candidates: [440]) == [440])
+        } catch {
+            for host in hosts { await host.runtime.cleanup() }
+            throw error
+        }
+        for host in hosts { await host.runtime.cleanup() }
+    }
+
     /// `lines` (JSON objects, one a line) read by python's json, each turned into text by `expression` (of `h`), sorted.
     private func pythonSummary(_ lines: String, _ expression: String) async throws -> [String] {
         let file = try Harness.workResult.get().path + "/zone-json-\(UUID().uuidString.prefix(6))"
