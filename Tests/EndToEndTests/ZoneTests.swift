@@ -25,6 +25,7 @@ struct ZoneTests {
             // Every host's retained status, read by python's json.
             let listed = try await desk.runtime.announce(["hosts", "--json"])
             try #require(listed.status == 0, "\(listed)")
+            for line in listed.stdout.split(separator: "\n") { _ = JSONOutputTests.check(line, as: "hosts") }
             #expect(try await pythonSummary(listed.stdout, #"" ".join([h["host"], h["state"], ",".join(h["zones"]), str(h["queued"])])"#)
                     == ["garage online downstairs 0", "kitchen online downstairs 0", "office online upstairs 0"])
 
@@ -45,6 +46,10 @@ struct ZoneTests {
             // A named host and one nobody has seen: per-host JSON, exit 69 (no answer).
             let named = try await desk.runtime.announce(["play", tone, "--host", "office,ghost", "--wait-timeout", "2", "--json"])
             #expect(named.status == 69, "\(named)")
+            for line in named.stdout.split(separator: "\n") { _ = JSONOutputTests.check(line, as: "host result") }
+            let sent = try await desk.runtime.announce(["play", tone, "--host", "office", "--no-wait", "--json"])
+            #expect(sent.status == 0, "\(sent)")
+            _ = JSONOutputTests.check(sent.stdout.dropLast(), as: "zone play sent")
             #expect(try await pythonSummary(named.stdout, #"" ".join([h["host"], h["result"], str(h["code"])])"#)
                     == ["ghost no-answer 69", "office played 0"])
             let officeCapture = try await office.captured()
