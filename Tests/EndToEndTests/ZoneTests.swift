@@ -192,6 +192,24 @@ struct ZoneTests {
         for host in hosts { await host.runtime.cleanup() }
     }
 
+    @Test("without [mqtt] a daemon loads no libmosquitto and the binary does not link it; with [mqtt] it is loaded")
+    func libmosquittoOnlyWhenConfigured() async throws {
+        let readelf = try await Runner.run("readelf", ["-d", try Harness.binary()])
+        #expect(readelf.status == 0 && readelf.stdout.contains("NEEDED") && !readelf.stdout.contains("libmosquitto"), "\(readelf)")
+        try await withDaemonRuntime { plain in
+            let daemon = try await plain.startDaemon(device: "null")
+            let maps = try await Runner.run("/bin/cat", ["/proc/\(daemon.pid)/maps"]).stdout  // a read of procfs to its end
+            #expect(maps.contains("libasound") && !maps.contains("libmosquitto"))
+            #expect(!daemon.log.contains("zones"), "\(daemon.log)")
+        }
+        let broker = try TestBroker()
+        defer { broker.stop() }
+        let kitchen = try await ZoneHost.start("kitchen", zones: [], broker: broker)
+        let maps = try await Runner.run("/bin/cat", ["/proc/\(try #require(kitchen.daemon).pid)/maps"]).stdout
+        #expect(maps.contains("/libmosquitto.so."), "\(maps)")
+        await kitchen.runtime.cleanup()
+    }
+
     /// `lines` (JSON objects, one a line) read by python's json, each turned into text by `expression` (of `h`), sorted.
     private func pythonSummary(_ lines: String, _ expression: String) async throws -> [String] {
         let file = try Harness.workResult.get().path + "/zone-json-\(UUID().uuidString.prefix(6))"
