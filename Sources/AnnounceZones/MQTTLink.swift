@@ -17,7 +17,8 @@ final class MQTTLink: @unchecked Sendable {
         case refused(String)
         /// The connection was lost; the link reconnects by itself.
         case lost(String)
-        case message(topic: String, payload: [UInt8], retained: Bool)
+        /// `expiry`: the seconds left of its MQTT 5 message expiry; nil: it has none.
+        case message(topic: String, payload: [UInt8], retained: Bool, expiry: Double?)
         case subscribed(Int32)
         case published(Int32, accepted: Bool)
         /// `close` was called: the owner's loop ends.
@@ -47,9 +48,10 @@ final class MQTTLink: @unchecked Sendable {
                 // 0: `close` asked for it, and says `.closed` itself.
                 if reason != 0 { MQTTLink.inbox(context).put(.lost(String(cString: announce_mqtt_error(reason)))) }
             },
-            message: { context, topic, payload, length, retained in
+            message: { context, topic, payload, length, retained, expiry in
                 let bytes = payload.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) } ?? []
-                MQTTLink.inbox(context).put(.message(topic: topic.map { String(cString: $0) } ?? "", payload: bytes, retained: retained))
+                MQTTLink.inbox(context).put(.message(topic: topic.map { String(cString: $0) } ?? "", payload: bytes, retained: retained,
+                                                     expiry: expiry >= 0 ? Double(expiry) : nil))
             },
             subscribed: { context, mid in MQTTLink.inbox(context).put(.subscribed(mid)) },
             published: { context, mid, reason in MQTTLink.inbox(context).put(.published(mid, accepted: reason < 128)) })

@@ -91,7 +91,7 @@ public final class ZoneBridge: @unchecked Sendable {
                 status.publish(force: true)
             case .refused(let reason): logger.error("zones: \(link.broker) refused the connection: \(reason)")
             case .lost(let reason): logger.warning("zones: lost \(link.broker) (\(reason)); connecting again")
-            case .message(let topic, let payload, _): receive(topic: topic, payload: payload)
+            case .message(let topic, let payload, _, let expiry): receive(topic: topic, payload: payload, expiryLeft: expiry)
             case .subscribed, .published: break
             case .closed: return
             }
@@ -99,13 +99,14 @@ public final class ZoneBridge: @unchecked Sendable {
     }
 
     /// One message on a play topic: checked, remembered, queued; a refusal is answered.
-    func receive(topic: String, payload: [UInt8]) {
+    /// `expiryLeft`: what the broker says is left of its expiry (it waited the rest there).
+    func receive(topic: String, payload: [UInt8], expiryLeft: Double?) {
         switch ZoneTopic(topic) {
         case .hostPlay(host)?: break
         case .zonePlay(let zone)? where zone == ZoneTopic.allZone || zones.contains(zone): break
         default: return logger.warning("zones: ignored a message on \(escapedForLog(topic)), not a topic of this host")
         }
-        let play: RemotePlay
+        var play: RemotePlay
         switch RemotePlay.decode(payload) {
         case .success(let decoded): play = decoded
         case .failure(let refusal):
@@ -119,12 +120,17 @@ public final class ZoneBridge: @unchecked Sendable {
         guard seen.remember(play.id, expires: clock() + (play.expiry ?? 0) + ZoneLimits.seenRetention) else {
             return logger.info("zones: play \(play.id) from \(play.from) came again; played once")
         }
+        // The time it waited at the broker counts against its delays and expiries, as a local
+        // play's waiting in the queue does (whole seconds, on the broker's clock alone).
+        let waited = expiryLeft.flatMap { left in play.expiry.map { max(0, $0.rounded(.up) - left) } } ?? 0
+        play.age(by: waited)
         do {
             let (client, ids) = try enqueue(play)
             seen.record(play.id, ids: ids)
-            logger.info("zones: play \(play.id) from \(play.from) on \(escapedForLog(topic)) queued as \(ids.joined(separator: ", "))")
-            let handoff = Handoff(client)
-            _ = startThread(named: "announce-zwait") { [self] in wait(for: play.id, ids: ids, on: handoff.client) }
+            let note = waited > 0 ? " (it waited \(Int(waited)) s at the broker)" : ""
+            logger.info("zones: play \(play.id) from \(play.from) on \(escapedForLog(topic)) queued as \(ids.joined(separator: ", "))\(note)")
+            let handoff = Handoff(client), request = play.id
+            _ = startThread(named: "announce-zwait") { [self] in wait(for: request, ids: ids, on: handoff.client) }
         } catch {
             logger.warning("zones: play \(play.id) from \(play.from) not queued: \(escapedForLog(error.description))")
             answer(play.id, [Outcome(.failed, reason: error.description, code: error.exitCode)])

@@ -95,7 +95,7 @@ public final class ZoneSender {
 
     private func take(_ happening: MQTTLink.Happening) {
         switch happening {
-        case .message(let topic, let payload, _):
+        case .message(let topic, let payload, _, _):
             switch ZoneTopic(topic) {
             case .status(let host)?:
                 if payload.isEmpty { statuses[host] = nil }  // a cleared retained status

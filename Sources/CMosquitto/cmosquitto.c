@@ -29,7 +29,9 @@ static struct {
     void (*property_free_all)(mosquitto_property **);
     void (*connect_v5_callback_set)(struct mosquitto *, void (*)(struct mosquitto *, void *, int, int, const mosquitto_property *));
     void (*disconnect_v5_callback_set)(struct mosquitto *, void (*)(struct mosquitto *, void *, int, const mosquitto_property *));
-    void (*message_callback_set)(struct mosquitto *, void (*)(struct mosquitto *, void *, const struct mosquitto_message *));
+    void (*message_v5_callback_set)(struct mosquitto *,
+                                    void (*)(struct mosquitto *, void *, const struct mosquitto_message *, const mosquitto_property *));
+    const mosquitto_property *(*property_read_int32)(const mosquitto_property *, int, uint32_t *, bool);
     void (*subscribe_callback_set)(struct mosquitto *, void (*)(struct mosquitto *, void *, int, int, const int *));
     void (*publish_v5_callback_set)(struct mosquitto *, void (*)(struct mosquitto *, void *, int, int, const mosquitto_property *));
     const char *(*strerror)(int);
@@ -58,7 +60,8 @@ static void load(void) {
         && FIND(property_add_int32, "mosquitto_property_add_int32") && FIND(property_free_all, "mosquitto_property_free_all")
         && FIND(connect_v5_callback_set, "mosquitto_connect_v5_callback_set")
         && FIND(disconnect_v5_callback_set, "mosquitto_disconnect_v5_callback_set")
-        && FIND(message_callback_set, "mosquitto_message_callback_set")
+        && FIND(message_v5_callback_set, "mosquitto_message_v5_callback_set")
+        && FIND(property_read_int32, "mosquitto_property_read_int32")
         && FIND(subscribe_callback_set, "mosquitto_subscribe_callback_set")
         && FIND(publish_v5_callback_set, "mosquitto_publish_v5_callback_set")
         && FIND(strerror, "mosquitto_strerror") && FIND(reason_string, "mosquitto_reason_string");
@@ -102,10 +105,14 @@ static void on_disconnect(struct mosquitto *mosq, void *object, int reason, cons
     session->callbacks.disconnected(session->context, reason);
 }
 
-static void on_message(struct mosquitto *mosq, void *object, const struct mosquitto_message *message) {
+static void on_message(struct mosquitto *mosq, void *object, const struct mosquitto_message *message,
+                       const mosquitto_property *properties) {
     (void)mosq;
     announce_mqtt *session = object;
-    session->callbacks.message(session->context, message->topic, message->payload, (size_t)message->payloadlen, message->retain);
+    uint32_t left = 0;
+    int64_t expiry = lib.property_read_int32(properties, MQTT_PROP_MESSAGE_EXPIRY_INTERVAL, &left, false) ? (int64_t)left : -1;
+    session->callbacks.message(session->context, message->topic, message->payload, (size_t)message->payloadlen, message->retain,
+                               expiry);
 }
 
 static void on_subscribe(struct mosquitto *mosq, void *object, int mid, int count, const int *granted) {
@@ -136,7 +143,7 @@ announce_mqtt *announce_mqtt_new(const char *client_id, bool clean_start, uint32
     lib.int_option(session->mosq, MOSQ_OPT_PROTOCOL_VERSION, MQTT_PROTOCOL_V5);
     lib.connect_v5_callback_set(session->mosq, on_connect);
     lib.disconnect_v5_callback_set(session->mosq, on_disconnect);
-    lib.message_callback_set(session->mosq, on_message);
+    lib.message_v5_callback_set(session->mosq, on_message);
     lib.subscribe_callback_set(session->mosq, on_subscribe);
     lib.publish_v5_callback_set(session->mosq, on_publish);
     lib.threaded_set(session->mosq, true);

@@ -133,3 +133,22 @@ import AnnounceModel
         #expect(RemotePlay.isValidID(RemotePlay.newID()) && RemotePlay.newID().count == 32)
     }
 }
+
+extension ZoneModelTests {
+    @Test func theTimeAtTheBrokerCountsAgainstDelaysAndExpiries() {
+        var item = ItemRequest(clip: Clip(path: "x"))
+        item.expire = 10
+        var delayed = item
+        delayed.delay = 5
+        var timed = item
+        timed.at = 2000
+        var play = RemotePlay(id: String(repeating: "ab", count: 16), from: "d", sent: 1000,
+                              items: [RemoteItem(item: item, bytes: [1]), RemoteItem(item: delayed, bytes: [1]),
+                                      RemoteItem(item: timed, bytes: [1]), RemoteItem(item: ItemRequest(clip: Clip(path: "y")), bytes: [1])])
+        play.age(by: 7)
+        #expect(play.items.map(\.item.expire) == [3, 8, 10, nil])
+        #expect(play.items.map(\.item.delay) == [nil, 0, nil, nil])
+        play.age(by: 20)
+        #expect(play.items.map(\.item.expire) == [0, 0, 10, nil])
+    }
+}

@@ -43,6 +43,21 @@ public struct RemotePlay: Codable, Equatable, Sendable {
         }
         return items.isEmpty ? nil : longest
     }
+
+    /// The play as it is `waited` seconds after it was sent: each item's `delay` shortened by
+    /// that, and what is left over taken off its `expire` (at least 0: it expires at once).
+    /// `at` is a time of day and stays.
+    public mutating func age(by waited: Double) {
+        guard waited > 0 else { return }
+        // An `at` item's due time and expiry are times of day already: the host's clock keeps them.
+        for index in items.indices where items[index].item.at == nil {
+            var item = items[index].item
+            let delay = item.delay ?? 0
+            if item.delay != nil { item.delay = max(0, delay - waited) }
+            if let expire = item.expire { item.expire = max(0, expire - max(0, waited - delay)) }
+            items[index].item = item
+        }
+    }
 }
 
 /// One item of a `RemotePlay`: what to play and how, and the file's bytes when it travels in

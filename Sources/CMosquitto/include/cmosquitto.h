@@ -19,8 +19,9 @@ typedef struct {
     void (*connected)(void *context, int reason);
     /// The connection ended; `reason` 0: asked for (announce_mqtt_stop), else lost.
     void (*disconnected)(void *context, int reason);
-    /// A message on a subscribed topic. The pointers are valid only during the call.
-    void (*message)(void *context, const char *topic, const void *payload, size_t length, bool retained);
+    /// A message on a subscribed topic. The pointers are valid only during the call. `expiry`:
+    /// the seconds left of its MQTT 5 message expiry as the broker forwards it, or -1 for none.
+    void (*message)(void *context, const char *topic, const void *payload, size_t length, bool retained, int64_t expiry);
     /// The broker acknowledged the subscription with this message id.
     void (*subscribed)(void *context, int mid);
     /// The broker acknowledged the publication (QoS 1) with this message id; reason 0: accepted.
