@@ -9,33 +9,36 @@ import Glibc
 /// started by the test, stopped (by pid) when it ends, at most `lifetime` seconds in any case.
 final class TestBroker: @unchecked Sendable {
     let port: Int
-    let process: ChildProcess
     let directory: String
+    private let config: String
+    private let lifetime: Int
+    private let lock = NSLock()
+    private var process: ChildProcess
 
     static let program = ["/usr/sbin/mosquitto", "/usr/bin/mosquitto"].first { FileManager.default.isExecutableFile(atPath: $0) }
     static var isInstalled: Bool { program != nil }
 
-    init(lifetime: Int = 300) throws {
-        guard let program = Self.program else { throw HarnessError("mosquitto is not installed (make deps-test installs it)") }
+    /// `persistent`: the broker keeps sessions, subscriptions and queued messages across a restart.
+    init(persistent: Bool = false, lifetime: Int = 300) throws {
         directory = try Harness.workResult.get().path + "/broker-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        config = "\(directory)/mosquitto.conf"
+        self.lifetime = lifetime
         var started: (Int, ChildProcess)?
         for _ in 0..<5 where started == nil {
             let port = try Self.freePort()
-            let config = "\(directory)/mosquitto.conf"
             try """
                 listener \(port) 127.0.0.1
                 allow_anonymous true
-                persistence false
+                persistence \(persistent)
+                persistence_location \(directory)/
+                user \(Self.userName)
                 log_dest stderr
                 log_type error
                 log_type warning
                 log_type notice
                 """.write(toFile: config, atomically: true, encoding: .utf8)
-            // `timeout` bounds its life even if the test process dies first.
-            let child = try ChildProcess("mosquitto", ["/usr/bin/timeout", String(lifetime), program, "-c", config],
-                                         environment: ProcessInfo.processInfo.environment,
-                                         stdout: "\(directory)/broker.log", stderr: "\(directory)/broker.log")
+            let child = try Self.launch(config: config, lifetime: lifetime, log: "\(directory)/broker.log")
             if Self.waitForListener(port: port, child: child) { started = (port, child) } else { child.stop() }
         }
         guard let (port, child) = started else { throw HarnessError("mosquitto did not start; see \(directory)/broker.log") }
@@ -43,9 +46,29 @@ final class TestBroker: @unchecked Sendable {
         process = child
     }
 
+    /// Started as root, mosquitto would become the user `mosquitto`, who cannot write its database here.
+    static var userName: String { getpwuid(getuid()).map { String(cString: $0.pointee.pw_name) } ?? "nobody" }
+
+    /// mosquitto with `config`; `timeout` bounds its life even if the test process dies first.
+    private static func launch(config: String, lifetime: Int, log: String) throws -> ChildProcess {
+        guard let program else { throw HarnessError("mosquitto is not installed (make deps-test installs it)") }
+        return try ChildProcess("mosquitto", ["/usr/bin/timeout", String(lifetime), program, "-c", config],
+                                environment: ProcessInfo.processInfo.environment, stdout: log, stderr: log)
+    }
+
+    /// Stops the broker (SIGTERM: a persistent one saves its database) and starts it again on its port.
+    func restart() throws {
+        let old = lock.withLock { process }
+        old.signal(SIGTERM)
+        guard old.waitForExit(timeout: 10) != nil || !old.isRunning else { throw HarnessError("mosquitto did not stop") }
+        let child = try Self.launch(config: config, lifetime: lifetime, log: "\(directory)/broker-2.log")
+        guard Self.waitForListener(port: port, child: child) else { throw HarnessError("mosquitto did not start again") }
+        lock.withLock { process = child }
+    }
+
     var url: String { "mqtt://127.0.0.1:\(port)" }
 
-    func stop() { process.stop() }
+    func stop() { lock.withLock { process }.stop() }
 
     var log: String { (try? String(contentsOfFile: "\(directory)/broker.log", encoding: .utf8)) ?? "" }
 
@@ -119,10 +142,10 @@ struct ZoneHost: Sendable {
         return ZoneHost(name: name, zones: zones, runtime: runtime, capture: capture, daemon: process)
     }
 
-    /// Waits (at most 20 s) for `text` in the daemon's log.
-    static func waitForLog(_ daemon: DaemonProcess, _ text: String) async throws {
-        let deadline = monotonicNow() + 20
-        while !daemon.log.contains(text) {
+    /// Waits (at most 40 s) for `text` in the daemon's log, `count` times.
+    static func waitForLog(_ daemon: DaemonProcess, _ text: String, count: Int = 1) async throws {
+        let deadline = monotonicNow() + 40
+        while daemon.log.components(separatedBy: text).count - 1 < count {
             guard monotonicNow() < deadline, daemon.isRunning else { throw HarnessError("no '\(text)' in the log: \(daemon.log)") }
             try await Task.sleep(nanoseconds: 10_000_000)
         }

@@ -147,16 +147,7 @@ struct ZoneTests {
             let marker = try Tones.clip(880, seconds: 0.3)
             let now = try await desk.runtime.announce(["play", marker, "--host", "kitchen", "--wait-timeout", "30"])
             #expect(now.status == 0 && now.stdout == "kitchen: played\n", "\(now)")
-            // Its outcomes, as the daemon keeps them (outcomes/ID.json), read by python's json.
-            let outcomes = try await Runner.run("python3", ["-c", """
-                import glob, json, sys
-                for name in glob.glob(sys.argv[1] + '/outcomes/*.json'):
-                    e = json.load(open(name))
-                    print(e['path'], e['outcome']['kind'])
-                """, kitchen.runtime.path])
-            try #require(outcomes.status == 0, "\(outcomes)")
-            #expect(outcomes.stdout.split(separator: "\n").sorted() == ["tone-440-300ms.wav played", "tone-880-300ms.wav played"],
-                    "\(outcomes.stdout); log: \(back.log)")
+            #expect(try await playedPaths(kitchen) == ["tone-440-300ms.wav played", "tone-880-300ms.wav played"], "log: \(back.log)")
         } catch {
             for host in hosts { await host.runtime.cleanup() }
             throw error
@@ -190,6 +181,53 @@ struct ZoneTests {
             throw error
         }
         for host in hosts { await host.runtime.cleanup() }
+    }
+
+    @Test("a broker restart loses nothing and plays nothing twice: hosts reconnect, a host away still gets its play")
+    func brokerRestart() async throws {
+        let broker = try TestBroker(persistent: true)
+        defer { broker.stop() }
+        var hosts: [ZoneHost] = []
+        do {
+            let kitchen = try await ZoneHost.start("kitchen", zones: ["downstairs"], broker: broker)
+            let garage = try await ZoneHost.start("garage", zones: ["downstairs"], broker: broker)
+            let desk = try await ZoneHost.start("desk", zones: [], broker: broker, daemon: false)
+            hosts = [kitchen, garage, desk]
+            garage.daemon?.signal(SIGTERM)
+            try #require(await garage.daemon?.waitForExit(timeout: 10) == true)
+            let first = try Tones.clip(440, seconds: 0.3)
+            let away = try await desk.runtime.announce(["play", first, "--zone", "downstairs", "--wait-timeout", "1"])
+            #expect(away.status == 69 && away.stdout == "garage: no answer (offline)\nkitchen: played\n", "\(away)")
+
+            try await offPool { try broker.restart() }
+            let kitchenDaemon = try #require(kitchen.daemon)
+            try await ZoneHost.waitForLog(kitchenDaemon, "connected to", count: 2)
+            let back = try await garage.runtime.startDaemon(device: Harness.fileDevice(garage.capture))
+            hosts.append(ZoneHost(name: "garage", zones: ["downstairs"], runtime: garage.runtime, capture: garage.capture, daemon: back))
+            let second = try Tones.clip(880, seconds: 0.3)
+            let both = try await desk.runtime.announce(["play", second, "--zone", "downstairs", "--wait-timeout", "30"])
+            #expect(both.status == 0 && both.stdout == "garage: played\nkitchen: played\n", "\(both)")
+            for host in [kitchen, garage] {
+                let played = try await playedPaths(host)
+                #expect(played == ["tone-440-300ms.wav played", "tone-880-300ms.wav played"], "\(host.name): \(played); \(host.name == "garage" ? back.log : kitchenDaemon.log)")
+            }
+        } catch {
+            for host in hosts { await host.runtime.cleanup() }
+            throw error
+        }
+        for host in hosts { await host.runtime.cleanup() }
+    }
+
+    /// `path kind` of each outcome `host`'s daemon keeps (outcomes/ID.json), read by python's json, sorted.
+    private func playedPaths(_ host: ZoneHost) async throws -> [String] {
+        let outcomes = try await Runner.run("python3", ["-c", """
+            import glob, json, sys
+            for name in glob.glob(sys.argv[1] + '/outcomes/*.json'):
+                e = json.load(open(name))
+                print(e['path'], e['outcome']['kind'])
+            """, host.runtime.path])
+        try #require(outcomes.status == 0, "\(outcomes)")
+        return outcomes.stdout.split(separator: "\n").map(String.init).sorted()
     }
 
     @Test("without [mqtt] a daemon loads no libmosquitto and the binary does not link it; with [mqtt] it is loaded")
