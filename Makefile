@@ -26,10 +26,11 @@ BUILD_PKGS := pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libflac-de
 # dbus-daemon, mpv, mpv-mpris, playerctl: the MPRIS tests (a private session bus, a real player, a real controller).
 # flite: say --engine flite; python3-venv: the venv the piper tests install piper into (make piper-venv).
 # pipewire, pipewire-pulse, wireplumber, dbus-daemon: the private PipeWire the duck-others tests also
-# run on (Tests/Shell/pipewire-audio.sh). mosquitto: the broker the zone tests start on loopback.
+# run on (Tests/Shell/pipewire-audio.sh). mosquitto (with mosquitto_passwd), mosquitto-clients (mosquitto_pub)
+# and openssl (a test CA): the broker the zone tests start on loopback, and what they send it.
 TEST_PKGS  := $(BUILD_PKGS) alsa-utils sox libsox-fmt-all mpg123 espeak-ng ffmpeg sound-theme-freedesktop \
               pulseaudio pulseaudio-utils libasound2-plugins groff-base man-db zsh fish binutils tmux flite python3-venv \
-              dbus-daemon mpv mpv-mpris playerctl pipewire pipewire-pulse wireplumber mosquitto
+              dbus-daemon mpv mpv-mpris playerctl pipewire pipewire-pulse wireplumber mosquitto mosquitto-clients openssl
 # valgrind: the instruction counts (callgrind) of make bench.
 BENCH_PKGS := $(TEST_PKGS) valgrind
 # setpriv (util-linux) lets the campaign act as other local users.

@@ -10,6 +10,7 @@ import Glibc
 final class TestBroker: @unchecked Sendable {
     let port: Int
     let directory: String
+    let scheme: String
     private let config: String
     private let lifetime: Int
     private let lock = NSLock()
@@ -19,7 +20,9 @@ final class TestBroker: @unchecked Sendable {
     static var isInstalled: Bool { program != nil }
 
     /// `persistent`: the broker keeps sessions, subscriptions and queued messages across a restart.
-    init(persistent: Bool = false, lifetime: Int = 300) throws {
+    /// `tls`: its listener speaks TLS with these files, and wants a client certificate and a password.
+    init(persistent: Bool = false, tls: TestPKI? = nil, lifetime: Int = 300) throws {
+        scheme = tls == nil ? "mqtt" : "mqtts"
         directory = try Harness.workResult.get().path + "/broker-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         config = "\(directory)/mosquitto.conf"
@@ -37,6 +40,14 @@ final class TestBroker: @unchecked Sendable {
                 log_type error
                 log_type warning
                 log_type notice
+                \(tls.map { """
+                    cafile \($0.ca)
+                    certfile \($0.serverCertificate)
+                    keyfile \($0.serverKey)
+                    require_certificate true
+                    allow_anonymous false
+                    password_file \($0.passwords)
+                    """ } ?? "")
                 """.write(toFile: config, atomically: true, encoding: .utf8)
             let child = try Self.launch(config: config, lifetime: lifetime, log: "\(directory)/broker.log")
             if Self.waitForListener(port: port, child: child) { started = (port, child) } else { child.stop() }
@@ -66,7 +77,7 @@ final class TestBroker: @unchecked Sendable {
         lock.withLock { process = child }
     }
 
-    var url: String { "mqtt://127.0.0.1:\(port)" }
+    var url: String { "\(scheme)://127.0.0.1:\(port)" }
 
     func stop() { lock.withLock { process }.stop() }
 
@@ -126,14 +137,16 @@ struct ZoneHost: Sendable {
 
     /// A runtime whose config file names `broker`, `name` and `zones`; with `daemon`, its
     /// daemon runs on a file: device capturing to `capture`.
-    static func start(_ name: String, zones: [String], broker: TestBroker, daemon: Bool = true) async throws -> ZoneHost {
+    static func start(_ name: String, zones: [String], broker: TestBroker, daemon: Bool = true,
+                      extraConfig: String = "") async throws -> ZoneHost {
         let home = try Harness.workResult.get().path + "/zone-config-\(name)-\(UUID().uuidString.prefix(6))"
         try FileManager.default.createDirectory(atPath: home + "/announce", withIntermediateDirectories: true)
         try """
             [mqtt]
             broker = \(broker.url)
             host = \(name)
-            zones = \(zones.joined(separator: ", "))
+            \(zones.isEmpty ? "" : "zones = " + zones.joined(separator: ", "))
+            \(extraConfig)
             """.write(toFile: home + "/announce/config", atomically: true, encoding: .utf8)
         let capture = try Harness.capturePath("zone-\(name)-\(UUID().uuidString.prefix(6))")
         let runtime = try DaemonRuntime(environment: ["XDG_CONFIG_HOME": home])
@@ -160,5 +173,40 @@ struct ZoneHost: Sendable {
         let outcome = try await Runner.run("sox", (ignoreLength ? ["--ignore-length"] : []) + [path, "-t", "s16", raw])
         try #require(outcome.status == 0, "sox \(path): \(outcome)")
         return [UInt8](try Data(contentsOf: URL(fileURLWithPath: raw)))
+    }
+}
+
+/// A CA, a server certificate for 127.0.0.1 and a client certificate made by openssl, and a
+/// mosquitto password file (mosquitto_passwd) with one user, `kitchen`.
+struct TestPKI: Sendable {
+    let directory: String
+    var ca: String { directory + "/ca.pem" }
+    var serverCertificate: String { directory + "/server.pem" }
+    var serverKey: String { directory + "/server.key" }
+    var clientCertificate: String { directory + "/client.pem" }
+    var clientKey: String { directory + "/client.key" }
+    var passwords: String { directory + "/passwords" }
+    var passwordFile: String { directory + "/kitchen-password" }
+    static let password = "s3cret kitchen"
+
+    static func make() async throws -> TestPKI {
+        let directory = try Harness.workResult.get().path + "/pki-\(UUID().uuidString.prefix(6))"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        let script = """
+            set -e
+            cd "$1"
+            openssl req -x509 -newkey rsa:2048 -nodes -keyout ca.key -out ca.pem -days 1 -subj "/CN=announce test CA"
+            openssl req -newkey rsa:2048 -nodes -keyout server.key -out server.csr -subj "/CN=127.0.0.1"
+            echo subjectAltName=IP:127.0.0.1 > san.ext
+            openssl x509 -req -in server.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out server.pem -days 1 -extfile san.ext
+            openssl req -newkey rsa:2048 -nodes -keyout client.key -out client.csr -subj "/CN=kitchen"
+            openssl x509 -req -in client.csr -CA ca.pem -CAkey ca.key -CAcreateserial -out client.pem -days 1
+            touch passwords && chmod 600 passwords
+            mosquitto_passwd -b passwords kitchen "$2"
+            printf '%s\\n' "$2" > kitchen-password
+            """
+        let outcome = try await Runner.run("/bin/sh", ["-c", script, "sh", directory, password])
+        try #require(outcome.status == 0, "making the test PKI: \(outcome)")
+        return TestPKI(directory: directory)
     }
 }

@@ -230,6 +230,39 @@ struct ZoneTests {
         return outcomes.stdout.split(separator: "\n").map(String.init).sorted()
     }
 
+    @Test("mqtts with a private CA, a client certificate and a password: hosts reach each other; a wrong password is refused (69)")
+    func tlsAndCredentials() async throws {
+        let pki = try await TestPKI.make()
+        let broker = try TestBroker(tls: pki)
+        defer { broker.stop() }
+        let tls = """
+            username = kitchen
+            password-file = \(pki.passwordFile)
+            ca-file = \(pki.ca)
+            cert-file = \(pki.clientCertificate)
+            key-file = \(pki.clientKey)
+            """
+        var hosts: [ZoneHost] = []
+        do {
+            let kitchen = try await ZoneHost.start("kitchen", zones: ["downstairs"], broker: broker, extraConfig: tls)
+            let desk = try await ZoneHost.start("desk", zones: [], broker: broker, daemon: false, extraConfig: tls)
+            let stranger = try await ZoneHost.start("stranger", zones: [], broker: broker, daemon: false,
+                                                    extraConfig: tls.replacingOccurrences(of: "password-file = \(pki.passwordFile)",
+                                                                                          with: "password = wrong"))
+            hosts = [kitchen, desk, stranger]
+            let tone = try Tones.clip(440, seconds: 0.3)
+            let played = try await desk.runtime.announce(["play", tone, "--zone", "downstairs", "--wait-timeout", "30"])
+            #expect(played.status == 0 && played.stdout == "kitchen: played\n", "\(played)")
+            let refused = try await stranger.runtime.announce(["hosts", "--timeout", "5"])
+            #expect(refused.status == 69 && refused.stderr == "announce: MQTT: the broker refused the connection: Not authorized\n",
+                    "\(refused)")
+        } catch {
+            for host in hosts { await host.runtime.cleanup() }
+            throw error
+        }
+        for host in hosts { await host.runtime.cleanup() }
+    }
+
     @Test("without [mqtt] a daemon loads no libmosquitto and the binary does not link it; with [mqtt] it is loaded")
     func libmosquittoOnlyWhenConfigured() async throws {
         let readelf = try await Runner.run("readelf", ["-d", try Harness.binary()])
