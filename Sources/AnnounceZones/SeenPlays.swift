@@ -74,7 +74,7 @@ final class SeenPlays: @unchecked Sendable {
     /// Waits again for the plays a stopped daemon left unanswered (each on its own thread).
     func resumeWaits(_ bridge: ZoneBridge) {
         for (request, ids) in unanswered {
-            _ = startThread(named: "announce-zwait") {
+            pthread_detach(startThread(named: "announce-zwait") {
                 do throws(AnnounceError) {
                     guard let client = try DaemonClient.connect(autoStart: false, runtime: bridge.runtime) else { return }
                     let reply = try client.call(.wait(ids: ids, progress: false))
@@ -84,7 +84,7 @@ final class SeenPlays: @unchecked Sendable {
                 } catch {
                     bridge.logger.warning("zones: cannot wait again for play \(request): \(error.description)")
                 }
-            }
+            })
         }
     }
 

@@ -29,7 +29,7 @@ final class StatusPublisher: @unchecked Sendable {
 
     /// Starts following the daemon's events.
     func follow() {
-        _ = startThread(named: "announce-zstat") { [self] in
+        pthread_detach(startThread(named: "announce-zstat") { [self] in
             do throws(AnnounceError) {
                 guard let events = try DaemonClient.connect(autoStart: false, runtime: runtime) else { return }
                 _ = try events.call(.events)
@@ -40,7 +40,7 @@ final class StatusPublisher: @unchecked Sendable {
             } catch {
                 bridge?.logger.warning("zones: the status no longer follows the daemon: \(error.description)")
             }
-        }
+        })
     }
 
     /// The daemon's state now, published when it changed (or `force`: a new connection).

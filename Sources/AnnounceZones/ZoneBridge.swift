@@ -98,19 +98,20 @@ public final class ZoneBridge: @unchecked Sendable {
         }
     }
 
-    /// One message on a play topic: checked, remembered, queued; a refusal is answered.
+    /// One message on a play topic: checked, remembered, queued; a refusal is answered. (The
+    /// log handler escapes every line: a topic or reason cannot forge one.)
     /// `expiryLeft`: what the broker says is left of its expiry (it waited the rest there).
     func receive(topic: String, payload: [UInt8], expiryLeft: Double?) {
         switch ZoneTopic(topic) {
         case .hostPlay(host)?: break
         case .zonePlay(let zone)? where zone == ZoneTopic.allZone || zones.contains(zone): break
-        default: return logger.warning("zones: ignored a message on \(escapedForLog(topic)), not a topic of this host")
+        default: return logger.warning("zones: ignored a message on \(topic), not a topic of this host")
         }
         var play: RemotePlay
         switch RemotePlay.decode(payload) {
         case .success(let decoded): play = decoded
         case .failure(let refusal):
-            logger.warning("zones: dropped a message on \(escapedForLog(topic)): \(escapedForLog(refusal.reason))")
+            logger.warning("zones: dropped a message on \(topic): \(refusal.reason)")
             if let id = refusal.id, seen.remember(id, expires: clock() + ZoneLimits.seenRetention) {
                 answer(id, [Outcome(.failed, reason: refusal.reason, code: AnnounceError.usage(refusal.reason).exitCode)])
             }
@@ -128,11 +129,11 @@ public final class ZoneBridge: @unchecked Sendable {
             let (client, ids) = try enqueue(play)
             seen.record(play.id, ids: ids)
             let note = waited > 0 ? " (it waited \(Int(waited)) s at the broker)" : ""
-            logger.info("zones: play \(play.id) from \(play.from) on \(escapedForLog(topic)) queued as \(ids.joined(separator: ", "))\(note)")
+            logger.info("zones: play \(play.id) from \(play.from) on \(topic) queued as \(ids.joined(separator: ", "))\(note)")
             let handoff = Handoff(client), request = play.id
-            _ = startThread(named: "announce-zwait") { [self] in wait(for: request, ids: ids, on: handoff.client) }
+            pthread_detach(startThread(named: "announce-zwait") { [self] in wait(for: request, ids: ids, on: handoff.client) })
         } catch {
-            logger.warning("zones: play \(play.id) from \(play.from) not queued: \(escapedForLog(error.description))")
+            logger.warning("zones: play \(play.id) from \(play.from) not queued: \(error.description)")
             answer(play.id, [Outcome(.failed, reason: error.description, code: error.exitCode)])
         }
     }

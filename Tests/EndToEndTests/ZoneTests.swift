@@ -93,8 +93,13 @@ struct ZoneTests {
             try Data("not json \u{1b}[31m{{{".utf8).write(to: URL(fileURLWithPath: garbage))
             let oversized = work + "/oversized.bin"
             try Data((0..<(3 << 20)).map { UInt8(truncatingIfNeeded: $0 &* 2654435761 >> 7) }).write(to: URL(fileURLWithPath: oversized))
+            // A play with a good id and a bad value that tries to forge a log line.
+            let forging = work + "/forging.json"
+            try #"{"v":1,"id":"\#(String(repeating: "cd", count: 16))","from":"desk","sent":1,"items":[{"item":{"clip":{"path":"x.wav","gain":1,"pan":0,"loops":0},"priority":"\u001b[31mhigh\nFAKE LINE"},"audio":"AAAA"}]}"#
+                .write(toFile: forging, atomically: true, encoding: .utf8)
             try await broker.publish("announce/v1/zone/downstairs/play", file: garbage)
             try await broker.publish("announce/v1/zone/downstairs/play", file: oversized)
+            try await broker.publish("announce/v1/host/kitchen/play", file: forging)
 
             // A host takes its messages in order: once this play is answered, the ones above were handled.
             let marker = try Tones.clip(880, seconds: 0.3)
@@ -114,7 +119,10 @@ struct ZoneTests {
                 #expect(log.contains("bytes is over"), "\(host.name): \(log)")
                 #expect(!log.contains("\u{1b}"), "\(host.name): an escape reached the log")
             }
-            #expect(kitchen.daemon?.log.contains("play \(id) from desk came again; played once") == true)
+            let kitchenLog = kitchen.daemon?.log ?? ""
+            #expect(kitchenLog.contains("play \(id) from desk came again; played once"))
+            #expect(kitchenLog.contains("dropped a message on announce/v1/host/kitchen/play: malformed play: items[0]"), "\(kitchenLog)")
+            #expect(!kitchenLog.contains("\nFAKE LINE"), "\(kitchenLog)")
         } catch {
             for host in hosts { await host.runtime.cleanup() }
             throw error
