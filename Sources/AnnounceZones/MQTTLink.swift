@@ -15,7 +15,7 @@ final class MQTTLink: @unchecked Sendable {
         case connected
         /// The broker refused the connection (bad credentials, a client id it rejects).
         case refused(String)
-        /// The connection was lost; the link reconnects by itself.
+        /// The connection was lost, or could not be made; the link tries again by itself.
         case lost(String)
         /// `expiry`: the seconds left of its MQTT 5 message expiry; nil: it has none.
         case message(topic: String, payload: [UInt8], retained: Bool, expiry: Double?)
@@ -44,9 +44,9 @@ final class MQTTLink: @unchecked Sendable {
             connected: { context, reason in
                 MQTTLink.inbox(context).put(reason == 0 ? .connected : .refused(String(cString: announce_mqtt_reason(reason))))
             },
-            disconnected: { context, reason in
+            disconnected: { context, reason, why in
                 // 0: `close` asked for it, and says `.closed` itself.
-                if reason != 0 { MQTTLink.inbox(context).put(.lost(String(cString: announce_mqtt_error(reason)))) }
+                if reason != 0 { MQTTLink.inbox(context).put(.lost(why.map { String(cString: $0) } ?? "lost")) }
             },
             message: { context, topic, payload, length, retained, expiry in
                 let bytes = payload.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) } ?? []

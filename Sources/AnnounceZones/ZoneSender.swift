@@ -44,7 +44,11 @@ public final class ZoneSender {
         let clientID = "announce-send-\(getpid())-\(RemotePlay.newID().prefix(8))"
         link = try MQTTLink(settings: settings, clientID: clientID, persistent: false)
         try link.start()
-        try waitFor("connect to \(settings.broker)") { if case .connected = $0 { return true } else { return false } }
+        try waitFor("connect to \(settings.broker)") { happening throws(AnnounceError) in
+            // A command does not wait for a broker that is not there: it says why at once.
+            if case .lost(let why) = happening { throw .unavailable("MQTT: cannot connect to \(settings.broker): \(why)") }
+            if case .connected = happening { return true } else { return false }
+        }
         // Retained messages follow their subscription's SUBACK, before the broker reads the next
         // SUBSCRIBE: once the last one is acknowledged, every status is in.
         try link.subscribe(ZoneTopic.statusPattern)
@@ -77,18 +81,21 @@ public final class ZoneSender {
         try waitFor("publish the play") { _ in pending.isSubset(of: self.acknowledged) }
     }
 
-    /// Each of `hosts`' results, waiting until all came or `until` (monotonic seconds) passed.
+    /// Each of `hosts`' results, waiting until each answered or is offline (its play waits at the
+    /// broker for its return), or `until` (monotonic seconds) passed. A host that comes back
+    /// meanwhile says `online` before it plays: it is waited for again.
     public func reports(of hosts: [String], until: Double) -> [Report] {
-        while !Set(hosts).isSubset(of: Set(results.keys)), let happening = link.next(until: until) { take(happening) }
+        func settled(_ host: String) -> Bool { results[host] != nil || statuses[host]?.state == .offline }
+        while !hosts.allSatisfy(settled), let happening = link.next(until: until) { take(happening) }
         return hosts.map { Report(host: $0, result: results[$0], status: statuses[$0]) }
     }
 
     /// Takes happenings until `done` says so; a refusal, or the deadline, is an error.
-    private func waitFor(_ what: String, _ done: (MQTTLink.Happening) -> Bool) throws(AnnounceError) {
+    private func waitFor(_ what: String, _ done: (MQTTLink.Happening) throws(AnnounceError) -> Bool) throws(AnnounceError) {
         while let happening = link.next(until: deadline) {
             take(happening)
             if case .refused(let reason) = happening { throw .unavailable("MQTT: the broker refused the connection: \(reason)") }
-            if done(happening) { return }
+            if try done(happening) { return }
         }
         throw .unavailable("MQTT: could not \(what) in time")
     }

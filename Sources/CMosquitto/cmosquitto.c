@@ -2,6 +2,7 @@
 #include "cmosquitto.h"
 
 #include <dlfcn.h>
+#include <errno.h>
 #include <mosquitto.h>
 #include <mqtt_protocol.h>
 #include <pthread.h>
@@ -102,7 +103,7 @@ static void on_connect(struct mosquitto *mosq, void *object, int reason, int fla
 static void on_disconnect(struct mosquitto *mosq, void *object, int reason, const mosquitto_property *properties) {
     (void)mosq; (void)properties;
     announce_mqtt *session = object;
-    session->callbacks.disconnected(session->context, reason);
+    session->callbacks.disconnected(session->context, reason, reason ? lib.strerror(reason) : "disconnected");
 }
 
 static void on_message(struct mosquitto *mosq, void *object, const struct mosquitto_message *message,
@@ -219,7 +220,11 @@ static void *run(void *argument) {
     pthread_setname_np(pthread_self(), "announce-mqtt");
     unsigned backoff = 1;
     while (!is_stopping(session)) {
-        if (connect_once(session) != MOSQ_ERR_SUCCESS) {
+        int failed = connect_once(session);
+        if (failed != MOSQ_ERR_SUCCESS) {
+            // libmosquitto's words for MOSQ_ERR_ERRNO are errno's, read here before anything changes it.
+            const char *why = failed == MOSQ_ERR_ERRNO ? strerror(errno) : lib.strerror(failed);
+            session->callbacks.disconnected(session->context, failed, why);
             if (rest(session, backoff)) break;
             backoff = backoff < 16 ? backoff * 2 : 30;
             continue;

@@ -17,8 +17,9 @@ typedef struct announce_mqtt announce_mqtt;
 typedef struct {
     /// Called with the CONNACK's reason code (0: accepted).
     void (*connected)(void *context, int reason);
-    /// The connection ended; `reason` 0: asked for (announce_mqtt_stop), else lost.
-    void (*disconnected)(void *context, int reason);
+    /// The connection ended, or an attempt to connect failed; `reason` 0: asked for
+    /// (announce_mqtt_free), else lost, with `why` in words.
+    void (*disconnected)(void *context, int reason, const char *why);
     /// A message on a subscribed topic. The pointers are valid only during the call. `expiry`:
     /// the seconds left of its MQTT 5 message expiry as the broker forwards it, or -1 for none.
     void (*message)(void *context, const char *topic, const void *payload, size_t length, bool retained, int64_t expiry);
