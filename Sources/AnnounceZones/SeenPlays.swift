@@ -1,4 +1,5 @@
 import FoundationEssentials
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -19,13 +20,17 @@ final class SeenPlays: @unchecked Sendable {
     }
 
     let directory: String
+    /// When expired records were last forgotten (at start, then at most hourly as plays come).
+    private let lastSweep = Mutex(0.0)
 
     init(directory zones: String) throws(AnnounceError) {
         directory = zones + "/seen"
         for path in [zones, directory] where mkdir(path, 0o700) != 0 && errno != EEXIST {
             throw .unavailable("cannot make \(path): \(systemErrorMessage(errno))")
         }
-        forgetExpired(now: SystemClock.wall())
+        let now = SystemClock.wall()
+        forgetExpired(now: now)
+        lastSweep.withLock { $0 = now }
     }
 
     private func path(_ id: String) -> String { directory + "/" + id }
@@ -33,6 +38,8 @@ final class SeenPlays: @unchecked Sendable {
     /// True when `id` is new (and now remembered); false when it was seen before. A record that
     /// cannot be written counts as new: better a play than none, and the log says why.
     func remember(_ id: String, expires: Double) -> Bool {
+        let now = SystemClock.wall()
+        if lastSweep.withLock({ let due = now - $0 > 3600; if due { $0 = now }; return due }) { forgetExpired(now: now) }
         let fd = open(path(id), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         if fd < 0 { return errno != EEXIST }
         let bytes = JSONCoding.encode(Record(expires: expires), orElse: "{}")

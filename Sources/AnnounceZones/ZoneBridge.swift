@@ -27,6 +27,10 @@ public final class ZoneBridge: @unchecked Sendable {
     let seen: SeenPlays
     let status: StatusPublisher
     private var worker: pthread_t?
+    /// Plays queued here whose outcomes a thread waits for.
+    private let waiting = Atomic<Int>(0)
+    /// More than this many plays waiting at once are refused (69): each holds a thread and a connection.
+    static let maxWaiting = 256
 
     /// The bridge for `settings`, connecting in the background; nil (with the reason logged)
     /// when it cannot run: no libmosquitto, a host name that cannot be a topic.
@@ -125,14 +129,24 @@ public final class ZoneBridge: @unchecked Sendable {
         // play's waiting in the queue does (whole seconds, on the broker's clock alone).
         let waited = expiryLeft.flatMap { left in play.expiry.map { max(0, $0.rounded(.up) - left) } } ?? 0
         play.age(by: waited)
+        guard waiting.add(1, ordering: .relaxed).newValue <= Self.maxWaiting else {
+            waiting.subtract(1, ordering: .relaxed)
+            logger.warning("zones: play \(play.id) from \(play.from) refused: \(Self.maxWaiting) plays are waiting already")
+            return answer(play.id, [Outcome(.failed, reason: "\(Self.maxWaiting) plays are waiting on \(host) already",
+                                            code: AnnounceError.unavailable("").exitCode)])
+        }
         do {
             let (client, ids) = try enqueue(play)
             seen.record(play.id, ids: ids)
             let note = waited > 0 ? " (it waited \(Int(waited)) s at the broker)" : ""
             logger.info("zones: play \(play.id) from \(play.from) on \(topic) queued as \(ids.joined(separator: ", "))\(note)")
             let handoff = Handoff(client), request = play.id
-            pthread_detach(startThread(named: "announce-zwait") { [self] in wait(for: request, ids: ids, on: handoff.client) })
+            pthread_detach(startThread(named: "announce-zwait") { [self] in
+                wait(for: request, ids: ids, on: handoff.client)
+                waiting.subtract(1, ordering: .relaxed)
+            })
         } catch {
+            waiting.subtract(1, ordering: .relaxed)
             logger.warning("zones: play \(play.id) from \(play.from) not queued: \(error.description)")
             answer(play.id, [Outcome(.failed, reason: error.description, code: error.exitCode)])
         }
@@ -144,18 +158,26 @@ public final class ZoneBridge: @unchecked Sendable {
         var files: [MediaFile?] = []
         defer { for file in files { file?.release() } }
         var items: [ItemRequest] = []
-        for entry in play.items {
-            guard let audio = entry.audio else {
-                files.append(nil)
-                items.append(entry.local(media: nil))
-                continue
+        do {
+            for entry in play.items {
+                guard let audio = entry.audio else {
+                    files.append(nil)
+                    items.append(entry.local(media: nil))
+                    continue
+                }
+                let writer = try media.begin(label: entry.item.clip.path, limit: ZoneLimits.maxAudioBytes,
+                                             overLimit: "the most a zone message carries")
+                let appended: Result<Void, AnnounceError> = audio.withUnsafeBytes { bytes in
+                    Result { () throws(AnnounceError) in try writer.append(bytes) }
+                }
+                try appended.get()
+                let file = try writer.finish()
+                files.append(file)
+                items.append(entry.local(media: file.name))
             }
-            let writer = try media.begin(label: entry.item.clip.path, limit: ZoneLimits.maxAudioBytes, overLimit: "the most a zone message carries")
-            let appended: Result<Void, AnnounceError> = audio.withUnsafeBytes { bytes in Result { () throws(AnnounceError) in try writer.append(bytes) } }
-            try appended.get()
-            let file = try writer.finish()
-            files.append(file)
-            items.append(entry.local(media: file.name))
+        } catch {
+            for file in files { file?.discard() }  // a full disk: nothing of it stays
+            throw error
         }
         guard let client = try DaemonClient.connect(autoStart: false, runtime: runtime) else {
             for file in files { file?.discard() }
@@ -165,7 +187,9 @@ public final class ZoneBridge: @unchecked Sendable {
             let reply = try client.call(.play(items: items, wait: true))
             return (client, reply.ids ?? [])
         } catch {
-            for file in files { file?.discard() }  // refused: nothing of it is queued
+            // Refused: nothing of it is queued. Otherwise the answer was lost and the daemon may
+            // have spooled it (a daemon sweeps at start the media no item names).
+            if case .daemon = error { for file in files { file?.discard() } }
             throw error
         }
     }
