@@ -34,7 +34,7 @@ final class StatusPublisher: @unchecked Sendable {
                 guard let events = try DaemonClient.connect(autoStart: false, runtime: runtime) else { return }
                 _ = try events.call(.events)
                 publish(force: false)
-                while let message = try events.next() {
+                while let message = try events.next(watching: false) {
                     if case .event(let event) = message, Self.changes.contains(event.event) { publish(force: false) }
                 }
             } catch {

@@ -202,7 +202,7 @@ public final class ZoneBridge: @unchecked Sendable {
             outcomes[id] = Outcome(.failed, reason: "the daemon lost track of item \(id)", code: AnnounceError.internalExitCode)
         }
         do {
-            while outcomes.count < ids.count, let message = try client.next() {
+            while outcomes.count < ids.count, let message = try client.next(watching: false) {
                 if case .event(let event) = message, event.event == .finished, let id = event.id, ids.contains(id) {
                     outcomes[id] = event.outcome
                 }
