@@ -43,7 +43,8 @@ func submitToZones(_ requests: [ItemRequest], zones: ZoneFlags, delivery: Delive
         throw .usage("--zone and --host need a broker: [mqtt] broker = mqtt://HOST in \(UserConfiguration.defaultPath() ?? "the config file")")
     }
     let items = try requests.map(remoteItem)
-    let play = RemotePlay(id: RemotePlay.newID(), from: settings.host ?? ZoneBridge.machineName(), sent: SystemClock.wall(), items: items)
+    var play = RemotePlay(id: RemotePlay.newID(), from: settings.host ?? ZoneBridge.machineName(), sent: SystemClock.wall(), items: items)
+    play.startTogether()
     if let problem = play.problem { throw .usage(problem) }
     let timeout = zones.waitTimeout?.seconds ?? ZoneFlags.defaultWaitTimeout
     let sender = try ZoneSender(settings: settings, request: play.id, timeout: min(timeout, 30))

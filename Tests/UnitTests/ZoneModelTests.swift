@@ -152,3 +152,20 @@ extension ZoneModelTests {
         #expect(play.items.map(\.item.expire) == [0, 0, 10, nil])
     }
 }
+
+extension ZoneModelTests {
+    @Test func aZoneStartsItsQueuedItemsTogether() {
+        func item(_ configure: (inout ItemRequest) -> Void = { _ in }) -> RemoteItem {
+            var request = ItemRequest(clip: Clip(path: "x"))
+            configure(&request)
+            return RemoteItem(item: request, bytes: [1])
+        }
+        var play = RemotePlay(id: String(repeating: "ab", count: 16), from: "d", sent: 1000, items: [
+            item(), item { $0.at = 5000 }, item { $0.delay = 10 },
+            item { $0.session = AudioSession(category: .ambient) },
+        ])
+        play.startTogether()
+        #expect(play.items.map(\.item.at) == [1000 + ZoneLimits.startLead, 5000, nil, nil])
+        #expect(play.problem == nil)
+    }
+}

@@ -44,6 +44,17 @@ public struct RemotePlay: Codable, Equatable, Sendable {
         return items.isEmpty ? nil : longest
     }
 
+    /// Every host of a play starts it together: each queued item given neither `at` nor `delay`
+    /// is due at `sent + lead` (`ZoneLimits.startLead`), a time of day every host's scheduler
+    /// keeps on its own (NTP-synced) clock. A mixing session starts at once and takes no `at`.
+    public mutating func startTogether(lead: Double = ZoneLimits.startLead) {
+        for index in items.indices {
+            let item = items[index].item
+            guard item.at == nil, item.delay == nil, (item.session ?? .default).lane == .main else { continue }
+            items[index].item.at = sent + lead
+        }
+    }
+
     /// The play as it is `waited` seconds after it was sent: each item's `delay` shortened by
     /// that, and what is left over taken off its `expire` (at least 0: it expires at once).
     /// `at` is a time of day and stays.
@@ -150,6 +161,9 @@ public enum ZoneLimits {
     /// A play id is remembered this long when its items never expire (QoS 1 redelivery comes
     /// within a session's life; a week covers a host away that long).
     public static let seenRetention = 7 * 86400.0
+    /// How long after it is sent a zone's hosts start a play together: the time it takes to
+    /// reach them and for each to open its device (measured on loopback: docs/ZONES.md).
+    public static let startLead = 0.3
     /// How long the broker keeps a host's session (its subscriptions and queued plays) while it is away.
     public static let sessionExpiry: UInt32 = 7 * 86400
 }
