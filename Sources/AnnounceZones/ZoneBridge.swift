@@ -21,6 +21,11 @@ import AnnounceClient
 public final class ZoneBridge: @unchecked Sendable {
     public let host: String
     let zones: [String]
+    /// Home Assistant discovery (`[mqtt] discovery`).
+    let discovery: Bool
+    /// What the say topics' texts are spoken with: the config file's `[speech]` engine and voice.
+    let speechEngine: SpeechEngine
+    let speechVoice: String?
     let link: MQTTLink
     let runtime: RuntimeDirectory
     let logger: Logger
@@ -34,9 +39,11 @@ public final class ZoneBridge: @unchecked Sendable {
 
     /// The bridge for `settings`, connecting in the background; nil (with the reason logged)
     /// when it cannot run: no libmosquitto, a host name that cannot be a topic.
-    public static func start(_ settings: MQTTSettings, runtime: RuntimeDirectory, logger: Logger) -> ZoneBridge? {
+    public static func start(_ settings: MQTTSettings, speechEngine: SpeechEngine?, speechVoice: String?,
+                             runtime: RuntimeDirectory, logger: Logger) -> ZoneBridge? {
         do {
-            let bridge = try ZoneBridge(settings, runtime: runtime, logger: logger)
+            let bridge = try ZoneBridge(settings, speechEngine: speechEngine ?? .default, speechVoice: speechVoice,
+                                        runtime: runtime, logger: logger)
             try bridge.link.start()
             bridge.worker = startThread(named: "announce-zones") { bridge.run() }
             bridge.status.follow()
@@ -49,11 +56,15 @@ public final class ZoneBridge: @unchecked Sendable {
         }
     }
 
-    private init(_ settings: MQTTSettings, runtime: RuntimeDirectory, logger: Logger) throws(AnnounceError) {
+    private init(_ settings: MQTTSettings, speechEngine: SpeechEngine, speechVoice: String?, runtime: RuntimeDirectory,
+                 logger: Logger) throws(AnnounceError) {
         let host = settings.host ?? Self.machineName()
         if let problem = ZoneName.problem(host, kind: "host") { throw .usage("[mqtt] host: \(problem); set host = NAME") }
         self.host = host
         zones = settings.zones
+        discovery = settings.discovery
+        self.speechEngine = speechEngine
+        self.speechVoice = speechVoice
         self.runtime = runtime
         self.logger = logger
         let offline = HostStatus(host: host, zones: settings.zones, state: .offline)
@@ -79,9 +90,11 @@ public final class ZoneBridge: @unchecked Sendable {
         return text.split(separator: ".").first.map(String.init) ?? "localhost"
     }
 
-    /// The topics this host plays from: its own, its zones' and `all`'s.
+    /// The topics this host plays from, and speaks from: its own, its zones' and `all`'s.
     var playTopics: [String] {
-        [ZoneTopic.hostPlay(host).name] + (zones + [ZoneTopic.allZone]).map { ZoneTopic.zonePlay($0).name }
+        let zones = zones + [ZoneTopic.allZone]
+        return [ZoneTopic.hostPlay(host).name, ZoneTopic.hostSay(host).name]
+            + zones.map { ZoneTopic.zonePlay($0).name } + zones.map { ZoneTopic.zoneSay($0).name }
     }
 
     private func run() {
@@ -93,6 +106,7 @@ public final class ZoneBridge: @unchecked Sendable {
                     do { try link.subscribe(topic) } catch { logger.error("zones: \(error.description)") }
                 }
                 status.publish(force: true)
+                if discovery { announceToHomeAssistant() }
             case .refused(let reason): logger.error("zones: \(link.broker) refused the connection: \(reason)")
             case .lost(let reason): logger.warning("zones: lost \(link.broker) (\(reason)); connecting again")
             case .message(let topic, let payload, _, let expiry): receive(topic: topic, payload: payload, expiryLeft: expiry)
@@ -108,7 +122,9 @@ public final class ZoneBridge: @unchecked Sendable {
     func receive(topic: String, payload: [UInt8], expiryLeft: Double?) {
         switch ZoneTopic(topic) {
         case .hostPlay(host)?: break
-        case .zonePlay(let zone)? where zone == ZoneTopic.allZone || zones.contains(zone): break
+        case .zonePlay(let zone)? where isMine(zone): break
+        case .hostSay(host)?: return say(payload, topic: topic)
+        case .zoneSay(let zone)? where isMine(zone): return say(payload, topic: topic)
         default: return logger.warning("zones: ignored a message on \(topic), not a topic of this host")
         }
         var play: RemotePlay
@@ -129,11 +145,36 @@ public final class ZoneBridge: @unchecked Sendable {
         // play's waiting in the queue does (whole seconds, on the broker's clock alone).
         let waited = expiryLeft.flatMap { left in play.expiry.map { max(0, $0.rounded(.up) - left) } } ?? 0
         play.age(by: waited)
+        accept(play, topic: topic, waited: waited, answered: true)
+    }
+
+    private func isMine(_ zone: String) -> Bool { zone == ZoneTopic.allZone || zones.contains(zone) }
+
+    /// A say topic's text (Home Assistant's notify): spoken as `announce say` would, with this
+    /// host's speech settings. No one waits for it: no result is published.
+    private func say(_ payload: [UInt8], topic: String) {
+        switch HomeAssistant.text(payload) {
+        case .failure(let refusal): logger.warning("zones: dropped a message on \(topic): \(refusal.reason)")
+        case .success(let text):
+            let speech = Speech(text: text, engine: speechEngine, voice: speechVoice)
+            if let problem = speech.problem { return logger.warning("zones: dropped a message on \(topic): \(problem)") }
+            let item = ItemRequest(clip: Clip(path: speech.label, speech: speech))
+            let play = RemotePlay(id: RemotePlay.newID(), from: "text", sent: clock(), items: [RemoteItem(item: item)])
+            guard seen.remember(play.id, expires: clock() + ZoneLimits.seenRetention) else { return }
+            accept(play, topic: topic, waited: 0, answered: false)
+        }
+    }
+
+    /// Queues `play` (its id remembered already) and, when `answered`, publishes its outcome.
+    private func accept(_ play: RemotePlay, topic: String, waited: Double, answered: Bool) {
         guard waiting.add(1, ordering: .relaxed).newValue <= Self.maxWaiting else {
             waiting.subtract(1, ordering: .relaxed)
             logger.warning("zones: play \(play.id) from \(play.from) refused: \(Self.maxWaiting) plays are waiting already")
-            return answer(play.id, [Outcome(.failed, reason: "\(Self.maxWaiting) plays are waiting on \(host) already",
-                                            code: AnnounceError.unavailable("").exitCode)])
+            if answered {
+                answer(play.id, [Outcome(.failed, reason: "\(Self.maxWaiting) plays are waiting on \(host) already",
+                                         code: AnnounceError.unavailable("").exitCode)])
+            }
+            return
         }
         do {
             let (client, ids) = try enqueue(play)
@@ -142,13 +183,13 @@ public final class ZoneBridge: @unchecked Sendable {
             logger.info("zones: play \(play.id) from \(play.from) on \(topic) queued as \(ids.joined(separator: ", "))\(note)")
             let handoff = Handoff(client), request = play.id
             pthread_detach(startThread(named: "announce-zwait") { [self] in
-                wait(for: request, ids: ids, on: handoff.client)
+                wait(for: request, ids: ids, on: handoff.client, answered: answered)
                 waiting.subtract(1, ordering: .relaxed)
             })
         } catch {
             waiting.subtract(1, ordering: .relaxed)
             logger.warning("zones: play \(play.id) from \(play.from) not queued: \(error.description)")
-            answer(play.id, [Outcome(.failed, reason: error.description, code: error.exitCode)])
+            if answered { answer(play.id, [Outcome(.failed, reason: error.description, code: error.exitCode)]) }
         }
     }
 
@@ -196,7 +237,7 @@ public final class ZoneBridge: @unchecked Sendable {
 
     /// Waits for the outcomes of `ids` on `client` (which asked to wait for those `known`; the
     /// others the daemon forgot), then answers `request`.
-    func wait(for request: String, ids: [String], known: [String]? = nil, on client: DaemonClient) {
+    func wait(for request: String, ids: [String], known: [String]? = nil, on client: DaemonClient, answered: Bool = true) {
         var outcomes: [String: Outcome] = [:]
         for id in ids where !(known ?? ids).contains(id) {
             outcomes[id] = Outcome(.failed, reason: "the daemon lost track of item \(id)", code: AnnounceError.internalExitCode)
@@ -212,8 +253,17 @@ public final class ZoneBridge: @unchecked Sendable {
         }
         // The daemon stopped first: the items stay spooled, and the next bridge waits for them.
         guard outcomes.count == ids.count else { return }
-        answer(request, ids.map { outcomes[$0] ?? Outcome(.failed, reason: "no outcome", code: AnnounceError.internalExitCode) })
+        if answered { answer(request, ids.map { outcomes[$0] ?? Outcome(.failed, reason: "no outcome", code: AnnounceError.internalExitCode) }) }
         seen.record(request, ids: ids, answered: true)
+    }
+
+    /// Home Assistant's discovery messages, retained: the host's notify entity and its zones'.
+    private func announceToHomeAssistant() {
+        for entity in HomeAssistant.entities(host: host, zones: zones) {
+            do { try link.publish(entity.topic, JSONCoding.encode(entity, orElse: "{}"), retain: true) } catch {
+                logger.error("zones: \(error.description)")
+            }
+        }
     }
 
     /// Publishes this host's result of play `request`.

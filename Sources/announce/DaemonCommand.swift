@@ -77,7 +77,10 @@ struct DaemonCommand: ParsableCommand {
             if let mqtt = user.mqtt {
                 if configuration.idleExit != nil { logger.info("[mqtt] is configured: this daemon does not exit when idle") }
                 configuration.idleExit = nil
-                configuration.whenListening = { bridge.set(ZoneBridge.start(mqtt, runtime: runtime, logger: logger)) }
+                let (engine, voice) = (user.speechEngine, user.speechVoice)
+                configuration.whenListening = {
+                    bridge.set(ZoneBridge.start(mqtt, speechEngine: engine, speechVoice: voice, runtime: runtime, logger: logger))
+                }
             }
             defer { bridge.stop() }
             let daemon = Daemon(runtime: runtime, configuration: configuration, logger: logger)

@@ -299,6 +299,39 @@ struct ZoneTests {
         for host in hosts { await host.runtime.cleanup() }
     }
 
+    @Test("Home Assistant: each host announces its notify entities (retained); a text on a zone's say topic is spoken there")
+    func homeAssistant() async throws {
+        let broker = try TestBroker()
+        defer { broker.stop() }
+        var hosts: [ZoneHost] = []
+        do {
+            let kitchen = try await ZoneHost.start("kitchen", zones: ["downstairs"], broker: broker)
+            let office = try await ZoneHost.start("office", zones: ["upstairs"], broker: broker)
+            hosts = [kitchen, office]
+            let sub = try await Runner.run("mosquitto_sub", ["-h", "127.0.0.1", "-p", String(broker.port), "-C", "1", "-W", "10",
+                                                            "-t", "homeassistant/notify/announce_zone_downstairs/config"])
+            try #require(sub.status == 0, "\(sub)")
+            let fields = try await Runner.run("python3", ["-c", """
+                import json, sys
+                e = json.loads(sys.argv[1])
+                print(e["command_topic"], e["unique_id"], e["qos"])
+                """, sub.stdout])
+            #expect(fields.stdout == "announce/v1/zone/downstairs/say announce_zone_downstairs 0\n", "\(fields)")
+
+            let events = try await kitchen.runtime.subscribe()
+            let text = try Harness.workResult.get().path + "/say-\(UUID().uuidString.prefix(6)).txt"
+            try "Dinner is ready".write(toFile: text, atomically: true, encoding: .utf8)
+            try await broker.publish("announce/v1/zone/downstairs/say", file: text)
+            let finished = try await offPool { try events.events(until: { $0.event == "finished" }) }.last
+            #expect(finished?.path == "say: \"Dinner is ready\"" && finished?.outcome?.kind == "played", "\(String(describing: finished))")
+            #expect(!FileManager.default.fileExists(atPath: office.capture), "office is not downstairs, yet it spoke")
+        } catch {
+            for host in hosts { await host.runtime.cleanup() }
+            throw error
+        }
+        for host in hosts { await host.runtime.cleanup() }
+    }
+
     @Test("without [mqtt] a daemon loads no libmosquitto and the binary does not link it; with [mqtt] it is loaded")
     func libmosquittoOnlyWhenConfigured() async throws {
         let readelf = try await Runner.run("readelf", ["-d", try Harness.binary()])

@@ -7,7 +7,8 @@ import AnnounceModel
 @Suite struct ZoneModelTests {
     @Test func topicsRoundTripAndNothingElseParses() {
         let topics: [ZoneTopic] = [.hostPlay("kitchen"), .zonePlay("downstairs"), .zonePlay("all"),
-                                   .result(request: String(repeating: "0a", count: 8), host: "garage"), .status("pi-4.lan")]
+                                   .result(request: String(repeating: "0a", count: 8), host: "garage"), .status("pi-4.lan"),
+                                   .hostSay("kitchen"), .zoneSay("all")]
         for topic in topics { #expect(ZoneTopic(topic.name) == topic, "\(topic.name)") }
         #expect(ZoneTopic.hostPlay("kitchen").name == "announce/v1/host/kitchen/play")
         #expect(ZoneTopic.result(request: "ab", host: "h").name == "announce/v1/result/ab/h")
@@ -58,7 +59,7 @@ import AnnounceModel
                              "c:1: [mqtt] has no broker: zones are off"])
         let (halfTLS, more) = UserConfiguration.parse("[mqtt]\nbroker = mqtts://b\ncert-file = /c.pem\ncolour = red\nca-file = ca.pem\n", name: "c")
         #expect(halfTLS.mqtt == nil)
-        #expect(more == ["c:4: unknown key 'colour' in [mqtt] (known: broker, host, zones, username, password, password-file, ca-file, cert-file, key-file)",
+        #expect(more == ["c:4: unknown key 'colour' in [mqtt] (known: broker, host, zones, username, password, password-file, ca-file, cert-file, key-file, discovery)",
                          "c:5: ca-file must be an absolute path, not 'ca.pem'",
                          "c:1: [mqtt] cert-file and key-file go together: zones are off"])
     }
@@ -167,5 +168,25 @@ extension ZoneModelTests {
         play.startTogether()
         #expect(play.items.map(\.item.at) == [1000 + ZoneLimits.startLead, 5000, nil, nil])
         #expect(play.problem == nil)
+    }
+}
+
+extension ZoneModelTests {
+    @Test func homeAssistantFindsTheHostAndItsZonesAsNotifyEntities() throws {
+        let entities = HomeAssistant.entities(host: "Pi-4", zones: ["down.stairs"])
+        #expect(entities.map(\.topic) == ["homeassistant/notify/announce_pi_4/config", "homeassistant/notify/announce_zone_down_stairs/config",
+                                           "homeassistant/notify/announce_zone_all/config"])
+        #expect(entities.map(\.commandTopic) == ["announce/v1/host/Pi-4/say", "announce/v1/zone/down.stairs/say", "announce/v1/zone/all/say"])
+        let json = String(decoding: JSONCoding.encode(entities[0], orElse: ""), as: UTF8.self)
+        #expect(json.contains(#""availability_topic":"announce/v1/status/Pi-4""#) && json.contains(#""qos":0"#)
+                && json.contains(#""unique_id":"announce_pi_4""#), "\(json)")
+        #expect(UserConfiguration.parse("[mqtt]\nbroker = mqtt://b\ndiscovery = no\n", name: "c").configuration.mqtt?.discovery == false)
+    }
+
+    @Test func aSayTopicTakesUTF8TextOnly() throws {
+        #expect(try HomeAssistant.text(Array("Dinner is ready".utf8)).get() == "Dinner is ready")
+        for bad in [[0xff, 0xfe], Array("a\u{0}b".utf8), Array("  \n".utf8), [UInt8](repeating: 65, count: Limits.maxSpeechBytes + 1)] {
+            if case .success = HomeAssistant.text(bad) { Issue.record("\(bad.prefix(8)) was taken") }
+        }
     }
 }

@@ -10,6 +10,7 @@
 /// ca-file = /etc/ssl/home-ca.pem
 /// cert-file = /etc/announce/kitchen.pem
 /// key-file = /etc/announce/kitchen.key
+/// discovery = yes
 /// ```
 ///
 /// Without a `broker`, zones are off: nothing connects and libmosquitto is not loaded.
@@ -28,6 +29,8 @@ public struct MQTTSettings: Equatable, Sendable {
     /// TLS: this host's certificate and key, for brokers that authenticate clients by certificate.
     public var certFile: String?
     public var keyFile: String?
+    /// `discovery`: announce the host and its zones to Home Assistant (MQTT discovery).
+    public var discovery = true
 
     public struct Broker: Equatable, Sendable, CustomStringConvertible {
         public var host: String
@@ -71,7 +74,8 @@ public struct MQTTSettings: Equatable, Sendable {
     public init(broker: Broker) { self.broker = broker }
 
     /// The keys of `[mqtt]`, for the unknown-key warning.
-    static let keys = ["broker", "host", "zones", "username", "password", "password-file", "ca-file", "cert-file", "key-file"]
+    static let keys = ["broker", "host", "zones", "username", "password", "password-file", "ca-file", "cert-file", "key-file",
+                        "discovery"]
 
     /// One `[mqtt]` line into `draft` (the broker may come after the other keys).
     static func parse(key: String, value: String, into draft: inout Draft, warn: (String) -> Void) {
@@ -88,6 +92,12 @@ public struct MQTTSettings: Equatable, Sendable {
                 if !zones.contains(zone) { zones.append(zone) }
             }
             draft.settings.zones = zones
+        case "discovery":
+            switch value.lowercased() {
+            case "yes", "true", "on": draft.settings.discovery = true
+            case "no", "false", "off": draft.settings.discovery = false
+            default: warn("discovery must be yes or no, not '\(value)'")
+            }
         case "username": draft.settings.username = value
         case "password": draft.settings.password = value
         case "password-file", "ca-file", "cert-file", "key-file":

@@ -5,11 +5,15 @@
 /// - `announce/v1/zone/ZONE/play`: a play for every host of ZONE (`all`: every host)
 /// - `announce/v1/result/REQUEST/HOST`: HOST's outcome of play REQUEST (QoS 1)
 /// - `announce/v1/status/HOST`: HOST's state, retained; its last will says `offline`
+/// - `announce/v1/host/HOST/say`, `announce/v1/zone/ZONE/say`: plain text to speak (Home
+///   Assistant's notify entities publish there)
 public enum ZoneTopic: Equatable, Sendable {
     case hostPlay(String)
     case zonePlay(String)
     case result(request: String, host: String)
     case status(String)
+    case hostSay(String)
+    case zoneSay(String)
 
     public static let root = "announce/v1"
     /// The zone every host is in.
@@ -21,6 +25,8 @@ public enum ZoneTopic: Equatable, Sendable {
         case .zonePlay(let zone): "\(Self.root)/zone/\(zone)/play"
         case .result(let request, let host): "\(Self.root)/result/\(request)/\(host)"
         case .status(let host): "\(Self.root)/status/\(host)"
+        case .hostSay(let host): "\(Self.root)/host/\(host)/say"
+        case .zoneSay(let zone): "\(Self.root)/zone/\(zone)/say"
         }
     }
 
@@ -34,8 +40,10 @@ public enum ZoneTopic: Equatable, Sendable {
         let parts = name.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard parts.count >= 4, parts[0] == "announce", parts[1] == "v1" else { return nil }
         switch (parts[2], parts.count) {
-        case ("host", 5) where parts[4] == "play" && ZoneName.problem(parts[3], kind: "host") == nil: self = .hostPlay(parts[3])
-        case ("zone", 5) where parts[4] == "play" && ZoneName.problem(parts[3], kind: "zone") == nil: self = .zonePlay(parts[3])
+        case ("host", 5) where ZoneName.problem(parts[3], kind: "host") == nil && parts[4] == "play": self = .hostPlay(parts[3])
+        case ("zone", 5) where ZoneName.problem(parts[3], kind: "zone") == nil && parts[4] == "play": self = .zonePlay(parts[3])
+        case ("host", 5) where ZoneName.problem(parts[3], kind: "host") == nil && parts[4] == "say": self = .hostSay(parts[3])
+        case ("zone", 5) where ZoneName.problem(parts[3], kind: "zone") == nil && parts[4] == "say": self = .zoneSay(parts[3])
         case ("result", 5) where RemotePlay.isValidID(parts[3]) && ZoneName.problem(parts[4], kind: "host") == nil:
             self = .result(request: parts[3], host: parts[4])
         case ("status", 4) where ZoneName.problem(parts[3], kind: "host") == nil: self = .status(parts[3])
