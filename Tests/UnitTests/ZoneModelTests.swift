@@ -146,11 +146,20 @@ extension ZoneModelTests {
         var play = RemotePlay(id: String(repeating: "ab", count: 16), from: "d", sent: 1000,
                               items: [RemoteItem(item: item, bytes: [1]), RemoteItem(item: delayed, bytes: [1]),
                                       RemoteItem(item: timed, bytes: [1]), RemoteItem(item: ItemRequest(clip: Clip(path: "y")), bytes: [1])])
+        var later = play
         play.age(by: 7)
         #expect(play.items.map(\.item.expire) == [3, 8, 10, nil])
         #expect(play.items.map(\.item.delay) == [nil, 0, nil, nil])
-        play.age(by: 20)
-        #expect(play.items.map(\.item.expire) == [0, 0, 10, nil])
+        #expect(play.items.map(\.item.at) == [nil, nil, 2000, nil])
+        // Due at 2000 (1000 s after sending): waiting longer makes it due now, its expiry counted from 2000.
+        later.age(by: 1004)
+        #expect(later.items.map(\.item.expire) == [0, 0, 6, nil])
+        #expect(later.items.map(\.item.at) == [nil, nil, nil, nil])
+        // A zone's common start time passed while the play waited: its expiry counts from that time.
+        var together = RemotePlay(id: play.id, from: "d", sent: 1000, items: [RemoteItem(item: item, bytes: [1])])
+        together.startTogether()
+        together.age(by: 1)
+        #expect(together.items[0].item.at == nil && abs((together.items[0].item.expire ?? 0) - (10 - (1 - ZoneLimits.startLead))) < 1e-6)
     }
 }
 

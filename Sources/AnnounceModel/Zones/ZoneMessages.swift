@@ -55,17 +55,23 @@ public struct RemotePlay: Codable, Equatable, Sendable {
         }
     }
 
-    /// The play as it is `waited` seconds after it was sent: each item's `delay` shortened by
-    /// that, and what is left over taken off its `expire` (at least 0: it expires at once).
-    /// `at` is a time of day and stays.
+    /// The play as it is `waited` seconds after it was sent (the time it waited at the broker:
+    /// MQTT 5 says what is left of its expiry). An item not yet due keeps its `at` (a time of
+    /// day, which every host keeps on its own clock) or has its `delay` shortened; one that
+    /// became due meanwhile is due now, with what is left of its `expire` (at least 0: it
+    /// expires at once), so that no host counts its expiry from its own, later, arrival.
     public mutating func age(by waited: Double) {
         guard waited > 0 else { return }
-        // An `at` item's due time and expiry are times of day already: the host's clock keeps them.
-        for index in items.indices where items[index].item.at == nil {
+        for index in items.indices {
             var item = items[index].item
-            let delay = item.delay ?? 0
-            if item.delay != nil { item.delay = max(0, delay - waited) }
-            if let expire = item.expire { item.expire = max(0, expire - max(0, waited - delay)) }
+            let due = item.at.map { max(0, $0 - sent) } ?? item.delay ?? 0
+            if waited < due {
+                if item.at == nil, item.delay != nil { item.delay = due - waited }
+            } else {
+                if item.at != nil { item.at = nil }
+                if item.delay != nil { item.delay = 0 }
+                if let expire = item.expire { item.expire = max(0, expire - (waited - due)) }
+            }
             items[index].item = item
         }
     }
