@@ -98,15 +98,18 @@ public final class ZoneBridge: @unchecked Sendable {
     }
 
     private func run() {
+        var lastSubscription: Int32?
         while let happening = link.next(until: nil) {
             switch happening {
             case .connected:
                 logger.info("zones: connected to \(link.broker)")
                 for topic in playTopics {
-                    do { try link.subscribe(topic) } catch { logger.error("zones: \(error.description)") }
+                    do { lastSubscription = try link.subscribe(topic) } catch { logger.error("zones: \(error.description)") }
                 }
                 status.publish(force: true)
                 if discovery { announceToHomeAssistant() }
+            case .subscribed(let mid) where mid == lastSubscription:
+                logger.info("zones: subscribed to \(playTopics.count) topics")
             case .refused(let reason): logger.error("zones: \(link.broker) refused the connection: \(reason)")
             case .lost(let reason): logger.warning("zones: lost \(link.broker) (\(reason)); connecting again")
             case .message(let topic, let payload, _, let expiry): receive(topic: topic, payload: payload, expiryLeft: expiry)

@@ -151,7 +151,8 @@ struct ZoneHost: Sendable {
         let capture = try Harness.capturePath("zone-\(name)-\(UUID().uuidString.prefix(6))")
         let runtime = try DaemonRuntime(environment: ["XDG_CONFIG_HOME": home])
         let process = daemon ? try await runtime.startDaemon(device: Harness.fileDevice(capture)) : nil
-        if let process { try await waitForLog(process, "zones: connected to") }
+        // The broker acknowledged its subscriptions: what is published from now on reaches it.
+        if let process { try await waitForLog(process, "zones: subscribed to") }
         return ZoneHost(name: name, zones: zones, runtime: runtime, capture: capture, daemon: process)
     }
 

@@ -190,8 +190,10 @@ struct ZoneTests {
             let sender = try Runner.launch(["play", tone, "--zone", "downstairs", "--delay", "2s", "--wait-timeout", "60"],
                                            environment: desk.runtime.environment, killAfter: 90)
             // Queued, and its items noted beside its id (the log says so after both).
-            try await ZoneHost.waitForLog(try #require(kitchen.daemon), "queued as ")
-            kitchen.daemon?.signal(SIGKILL)
+            let first = try #require(kitchen.daemon)
+            try await ZoneHost.waitForLog(first, "queued as ")
+            let id = try #require(first.log.firstMatch(of: #/queued as ([0-9a-f]{12})/#)?.1)
+            first.signal(SIGKILL)
             try #require(await kitchen.daemon?.waitForExit(timeout: 10) == true)
             // The broker says the host is gone (its last will): the client reports it.
             let outcome = await sender.outcome()
@@ -199,9 +201,10 @@ struct ZoneTests {
             let back = try await kitchen.runtime.startDaemon(device: Harness.fileDevice(kitchen.capture))
             hosts.append(ZoneHost(name: "kitchen", zones: ["downstairs"], runtime: kitchen.runtime, capture: kitchen.capture, daemon: back))
             // Restored from its spool, it plays at its time (2 s after it came), and the bridge
-            // waits for it again to publish its result.
-            let events = try await kitchen.runtime.subscribe()
-            _ = try await offPool { try events.events(until: { $0.event == "finished" }) }
+            // waits for it again to publish its result. (A `wait` gets its outcome even if it is final already.)
+            let waiter = try kitchen.runtime.client()
+            _ = try await offPool { try waiter.call(#"{"v":1,"op":"wait","ids":["\#(id)"]}"#) }
+            _ = try await offPool { try waiter.events(until: { $0.event == "finished" }) }
             try await ZoneHost.waitForLog(back, "waiting again for play")
             #expect(try await playedPaths(kitchen) == ["tone-440-300ms.wav played"], "log: \(back.log)")
         } catch {
@@ -229,7 +232,7 @@ struct ZoneTests {
 
             try await offPool { try broker.restart() }
             let kitchenDaemon = try #require(kitchen.daemon)
-            try await ZoneHost.waitForLog(kitchenDaemon, "connected to", count: 2)
+            try await ZoneHost.waitForLog(kitchenDaemon, "zones: subscribed to", count: 2)
             let back = try await garage.runtime.startDaemon(device: Harness.fileDevice(garage.capture))
             hosts.append(ZoneHost(name: "garage", zones: ["downstairs"], runtime: garage.runtime, capture: garage.capture, daemon: back))
             let second = try Tones.clip(880, seconds: 0.3)
