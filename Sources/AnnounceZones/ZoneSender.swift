@@ -34,6 +34,8 @@ public final class ZoneSender {
     public private(set) var statuses: [String: HostStatus] = [:]
     private var results: [String: RemoteResult] = [:]
     private var acknowledged: Set<Int32> = []
+    /// Publications the broker acknowledged with a refusal (MQTT 5: not authorized, by its ACL).
+    private var refused: Set<Int32> = []
     private let request: String?
 
     /// Connected to the broker and caught up on the retained statuses (and subscribed to the
@@ -73,12 +75,15 @@ public final class ZoneSender {
     /// id twice, and plays it once) and waits for the broker to take every copy.
     public func send(_ play: RemotePlay, to targets: Targets) throws(AnnounceError) {
         let payload = JSONCoding.encode(play, orElse: "{}")
-        var pending: Set<Int32> = []
+        var pending: [Int32: String] = [:]
         for topic in targets.zones.map({ ZoneTopic.zonePlay($0).name }) + targets.hosts.map({ ZoneTopic.hostPlay($0).name }) {
-            pending.insert(try link.publish(topic, payload, expiry: play.expiry))
+            pending[try link.publish(topic, payload, expiry: play.expiry)] = topic
         }
-        if pending.isSubset(of: acknowledged) { return }
-        try waitFor("publish the play") { _ in pending.isSubset(of: self.acknowledged) }
+        let mids = Set(pending.keys)
+        if !mids.isSubset(of: acknowledged) { try waitFor("publish the play") { _ in mids.isSubset(of: self.acknowledged) } }
+        if let mid = mids.intersection(refused).min(), let topic = pending[mid] {
+            throw .unavailable("MQTT: the broker refused the play on \(topic) (not authorized: see its ACL)")
+        }
     }
 
     /// Each of `hosts`' results, waiting until each answered or is offline (its play waits at the
@@ -113,7 +118,9 @@ public final class ZoneSender {
                 }
             default: break
             }
-        case .published(let mid, _): acknowledged.insert(mid)
+        case .published(let mid, let accepted):
+            acknowledged.insert(mid)
+            if !accepted { refused.insert(mid) }
         default: break
         }
     }

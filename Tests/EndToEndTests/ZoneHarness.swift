@@ -21,7 +21,8 @@ final class TestBroker: @unchecked Sendable {
 
     /// `persistent`: the broker keeps sessions, subscriptions and queued messages across a restart.
     /// `tls`: its listener speaks TLS with these files, and wants a client certificate and a password.
-    init(persistent: Bool = false, tls: TestPKI? = nil, lifetime: Int = 300) throws {
+    /// `extra`: more lines for its config (a password file, an ACL).
+    init(persistent: Bool = false, tls: TestPKI? = nil, extra: String = "", lifetime: Int = 300) throws {
         scheme = tls == nil ? "mqtt" : "mqtts"
         directory = try Harness.workResult.get().path + "/broker-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
@@ -48,6 +49,7 @@ final class TestBroker: @unchecked Sendable {
                     allow_anonymous false
                     password_file \($0.passwords)
                     """ } ?? "")
+                \(extra)
                 """.write(toFile: config, atomically: true, encoding: .utf8)
             let child = try Self.launch(config: config, lifetime: lifetime, log: "\(directory)/broker.log")
             if Self.waitForListener(port: port, child: child) { started = (port, child) } else { child.stop() }

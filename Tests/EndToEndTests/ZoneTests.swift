@@ -302,6 +302,43 @@ struct ZoneTests {
         for host in hosts { await host.runtime.cleanup() }
     }
 
+    @Test("the broker ACL of docs/ZONES.md: a host plays what the announcer sends; a play the host itself sends is refused (69)")
+    func documentedACL() async throws {
+        let work = try Harness.workResult.get().path + "/acl-\(UUID().uuidString.prefix(6))"
+        try FileManager.default.createDirectory(atPath: work, withIntermediateDirectories: true)
+        // The ACL exactly as the documentation gives it.
+        let zonesDoc = try String(contentsOf: Harness.repoRoot.appendingPathComponent("docs/ZONES.md"), encoding: .utf8)
+        let acl = try #require(zonesDoc.firstMatch(of: #/```\n(# every host: user name[^`]*)```/#)?.1)
+        try String(acl).write(toFile: work + "/acl", atomically: true, encoding: .utf8)
+        let users = try await Runner.run("/bin/sh", ["-c", """
+            set -e
+            touch "$1/passwords" && chmod 600 "$1/passwords"
+            mosquitto_passwd -b "$1/passwords" kitchen kitchen-secret
+            mosquitto_passwd -b "$1/passwords" announcer announcer-secret
+            """, "sh", work])
+        try #require(users.status == 0, "\(users)")
+        let broker = try TestBroker(extra: "allow_anonymous false\npassword_file \(work)/passwords\nacl_file \(work)/acl")
+        defer { broker.stop() }
+        var hosts: [ZoneHost] = []
+        do {
+            let kitchen = try await ZoneHost.start("kitchen", zones: ["downstairs"], broker: broker,
+                                                   extraConfig: "username = kitchen\npassword = kitchen-secret")
+            let desk = try await ZoneHost.start("desk", zones: [], broker: broker, daemon: false,
+                                                extraConfig: "username = announcer\npassword = announcer-secret")
+            hosts = [kitchen, desk]
+            let tone = try Tones.clip(440, seconds: 0.3)
+            let played = try await desk.runtime.announce(["play", tone, "--zone", "downstairs", "--wait-timeout", "30"])
+            #expect(played.status == 0 && played.stdout == "kitchen: played\n", "\(played)")
+            // The kitchen's own credentials may not make a speaker talk, not even its own.
+            let own = try await kitchen.runtime.announce(["play", tone, "--host", "kitchen", "--wait-timeout", "5"])
+            #expect(own.status == 69 && own.stderr.contains("the broker refused the play on announce/v1/host/kitchen/play"), "\(own)")
+        } catch {
+            for host in hosts { await host.runtime.cleanup() }
+            throw error
+        }
+        for host in hosts { await host.runtime.cleanup() }
+    }
+
     @Test("Home Assistant: each host announces its notify entities (retained); a text on a zone's say topic is spoken there")
     func homeAssistant() async throws {
         let broker = try TestBroker()
