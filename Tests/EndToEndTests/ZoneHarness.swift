@@ -69,11 +69,21 @@ final class TestBroker: @unchecked Sendable {
                                 environment: ProcessInfo.processInfo.environment, stdout: log, stderr: log)
     }
 
-    /// Stops the broker (SIGTERM: a persistent one saves its database) and starts it again on its port.
-    func restart() throws {
+    /// Stops the broker (SIGTERM: a persistent one saves its database).
+    func halt() throws {
         let old = lock.withLock { process }
         old.signal(SIGTERM)
         guard old.waitForExit(timeout: 10) != nil || !old.isRunning else { throw HarnessError("mosquitto did not stop") }
+    }
+
+    /// Stops the broker and starts it again on its port.
+    func restart() throws {
+        try halt()
+        try start()
+    }
+
+    /// Starts the broker again on its port after `halt`.
+    func start() throws {
         let child = try Self.launch(config: config, lifetime: lifetime, log: "\(directory)/broker-2.log")
         guard Self.waitForListener(port: port, child: child) else { throw HarnessError("mosquitto did not start again") }
         lock.withLock { process = child }

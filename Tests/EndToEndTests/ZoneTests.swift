@@ -214,7 +214,7 @@ struct ZoneTests {
         for host in hosts { await host.runtime.cleanup() }
     }
 
-    @Test("a broker restart loses nothing and plays nothing twice: hosts reconnect, a host away still gets its play")
+    @Test("a broker stopped for 10 s loses nothing and plays nothing twice: senders are told, hosts reconnect, a host away still gets its play")
     func brokerRestart() async throws {
         let broker = try TestBroker(persistent: true)
         defer { broker.stop() }
@@ -230,7 +230,13 @@ struct ZoneTests {
             let away = try await desk.runtime.announce(["play", first, "--zone", "downstairs", "--wait-timeout", "1"])
             #expect(away.status == 69 && away.stdout == "garage: no answer (offline)\nkitchen: played\n", "\(away)")
 
-            try await offPool { try broker.restart() }
+            try await offPool { try broker.halt() }
+            // While it is down, a sender is told at once (nothing is silently lost).
+            let down = try await desk.runtime.announce(["play", first, "--zone", "downstairs"])
+            #expect(down.status == 69 && down.stderr.hasSuffix(": Connection refused\n"), "\(down)")
+            // The outage's length is what is tested (the hosts' retries back off meanwhile).
+            try await Task.sleep(nanoseconds: 10_000_000_000)
+            try await offPool { try broker.start() }
             let kitchenDaemon = try #require(kitchen.daemon)
             try await ZoneHost.waitForLog(kitchenDaemon, "zones: subscribed to", count: 2)
             let back = try await garage.runtime.startDaemon(device: Harness.fileDevice(garage.capture))
