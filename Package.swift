@@ -88,7 +88,8 @@ let package = Package(
         // own daemon's socket, and the sending side of `play --zone` and `announce hosts`.
         .target(
             name: "AnnounceZones",
-            dependencies: ["AnnounceModel", "AnnounceSystem", "AnnounceClient", "CMosquitto", .product(name: "Logging", package: "swift-log")]
+            dependencies: ["AnnounceModel", "AnnounceSystem", "AnnounceClient", "CMosquitto", "CPosix",
+                           .product(name: "Logging", package: "swift-log")]
         ),
         // The CLI: one file per subcommand.
         .executableTarget(

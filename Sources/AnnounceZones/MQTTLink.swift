@@ -1,4 +1,5 @@
 import CMosquitto
+import CPosix
 import Synchronization
 #if canImport(Glibc)
 import Glibc
@@ -125,8 +126,19 @@ final class MQTTLink: @unchecked Sendable {
         return mid
     }
 
-    /// What happened next, waiting at most until `deadline` (monotonic seconds; nil: for good).
-    func next(until deadline: Double?) -> Happening? { inbox.take(until: deadline) }
+    /// What happened next, waiting at most until `deadline` (monotonic seconds; nil: for good);
+    /// nil also once the process got SIGINT, SIGTERM or SIGHUP after `wakeOnInterrupt`.
+    /// `interruptible` false: a signal does not end this wait (the cancel's own, after one).
+    func next(until deadline: Double?, interruptible: Bool = true) -> Happening? {
+        inbox.take(until: deadline, interruptible: interruptible)
+    }
+
+    /// From now on SIGINT, SIGTERM and SIGHUP end `next`'s wait instead of the process
+    /// (`interruption` says which came): the owner undoes what it started, then exits.
+    func wakeOnInterrupt() { announce_interrupt_posting(inbox.wake) }
+
+    /// The signal that came since `wakeOnInterrupt`, if one did.
+    var interruption: Int32? { announce_interrupted() == 0 ? nil : announce_interrupted() }
 
     private func check(_ code: Int32, _ what: String) throws(AnnounceError) {
         guard code != 0 else { return }
@@ -153,14 +165,16 @@ final class MQTTLink: @unchecked Sendable {
     final class Inbox: Sendable {
         private let queue = Mutex<[Happening]>([])
         private let ready = CountingSemaphore()
+        var wake: UnsafeMutablePointer<sem_t> { ready.posix }
 
         func put(_ happening: Happening) {
             queue.withLock { $0.append(happening) }
             ready.signal()
         }
 
-        func take(until deadline: Double?) -> Happening? {
+        func take(until deadline: Double?, interruptible: Bool) -> Happening? {
             while true {
+                if interruptible && announce_interrupted() != 0 { return nil }
                 if let first = queue.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { return first }
                 if let deadline {
                     let left = deadline - SystemClock.monotonic()

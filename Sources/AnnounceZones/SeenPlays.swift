@@ -17,6 +17,8 @@ final class SeenPlays: @unchecked Sendable {
         var expires: Double
         var ids: [String]?
         var answered: Bool?
+        /// Its sender cancelled it before it came: it is never played.
+        var cancelled: Bool?
     }
 
     let directory: String
@@ -37,12 +39,12 @@ final class SeenPlays: @unchecked Sendable {
 
     /// True when `id` is new (and now remembered); false when it was seen before. A record that
     /// cannot be written counts as new: better a play than none, and the log says why.
-    func remember(_ id: String, expires: Double) -> Bool {
+    func remember(_ id: String, expires: Double, cancelled: Bool = false) -> Bool {
         let now = SystemClock.wall()
         if lastSweep.withLock({ let due = now - $0 > 3600; if due { $0 = now }; return due }) { forgetExpired(now: now) }
         let fd = open(path(id), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         if fd < 0 { return errno != EEXIST }
-        let bytes = JSONCoding.encode(Record(expires: expires), orElse: "{}")
+        let bytes = JSONCoding.encode(Record(expires: expires, cancelled: cancelled ? true : nil), orElse: "{}")
         _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
         fsync(fd)
         close(fd)
@@ -65,6 +67,12 @@ final class SeenPlays: @unchecked Sendable {
         rename(temporary, path(id))
         syncDirectory()
     }
+
+    /// The local items of play `id`, when it was queued here.
+    func ids(of id: String) -> [String]? { load(id)?.ids }
+
+    /// Play `id` was cancelled before it came.
+    func wasCancelled(_ id: String) -> Bool { load(id)?.cancelled == true }
 
     private func load(_ id: String) -> Record? {
         readWholeFile(path(id), limit: 1 << 20).flatMap { try? JSONCoding.decode(Record.self, from: $0) }

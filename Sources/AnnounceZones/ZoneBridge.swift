@@ -93,8 +93,8 @@ public final class ZoneBridge: @unchecked Sendable {
     /// The topics this host plays from, and speaks from: its own, its zones' and `all`'s.
     var playTopics: [String] {
         let zones = zones + [ZoneTopic.allZone]
-        return [ZoneTopic.hostPlay(host).name, ZoneTopic.hostSay(host).name]
-            + zones.map { ZoneTopic.zonePlay($0).name } + zones.map { ZoneTopic.zoneSay($0).name }
+        return [ZoneTopic.hostPlay(host).name, ZoneTopic.hostSay(host).name, ZoneTopic.hostCancel(host).name]
+            + zones.flatMap { [ZoneTopic.zonePlay($0).name, ZoneTopic.zoneSay($0).name, ZoneTopic.zoneCancel($0).name] }
     }
 
     private func run() {
@@ -128,6 +128,8 @@ public final class ZoneBridge: @unchecked Sendable {
         case .zonePlay(let zone)? where isMine(zone): break
         case .hostSay(host)?: return say(payload, topic: topic)
         case .zoneSay(let zone)? where isMine(zone): return say(payload, topic: topic)
+        case .hostCancel(host)?: return cancel(payload, topic: topic)
+        case .zoneCancel(let zone)? where isMine(zone): return cancel(payload, topic: topic)
         default: return logger.warning("zones: ignored a message on \(topic), not a topic of this host")
         }
         var play: RemotePlay
@@ -142,6 +144,7 @@ public final class ZoneBridge: @unchecked Sendable {
         }
         // Remembered before it is queued: QoS 1 may bring it again, and it must not play twice.
         guard seen.remember(play.id, expires: clock() + (play.expiry ?? 0) + ZoneLimits.seenRetention) else {
+            if seen.wasCancelled(play.id) { return logger.info("zones: play \(play.id) from \(play.from) was cancelled before it came") }
             return logger.info("zones: play \(play.id) from \(play.from) came again; played once")
         }
         // The time it waited at the broker counts against its delays and expiries, as a local
@@ -152,6 +155,24 @@ public final class ZoneBridge: @unchecked Sendable {
     }
 
     private func isMine(_ zone: String) -> Bool { zone == ZoneTopic.allZone || zones.contains(zone) }
+
+    /// A play's cancel: its items here are cancelled; one not come yet is remembered, never to play.
+    private func cancel(_ payload: [UInt8], topic: String) {
+        guard let cancel = RemoteCancel.decode(payload) else {
+            return logger.warning("zones: dropped a message on \(topic): not a cancel")
+        }
+        if seen.remember(cancel.id, expires: clock() + ZoneLimits.seenRetention, cancelled: true) {
+            return logger.info("zones: play \(cancel.id) cancelled by \(cancel.from) before it came")
+        }
+        guard let ids = seen.ids(of: cancel.id), !ids.isEmpty else { return }
+        do {
+            guard let client = try DaemonClient.connect(autoStart: false, runtime: runtime) else { return }
+            _ = try client.call(.cancel(.ids(ids)))
+            logger.info("zones: play \(cancel.id) cancelled by \(cancel.from)")
+        } catch {
+            logger.warning("zones: cannot cancel play \(cancel.id): \(error.description)")
+        }
+    }
 
     /// A say topic's text (Home Assistant's notify): spoken as `announce say` would, with this
     /// host's speech settings. No one waits for it: no result is published.

@@ -87,12 +87,30 @@ public final class ZoneSender {
     }
 
     /// Each of `hosts`' results, waiting until each answered or is offline (its play waits at the
-    /// broker for its return), or `until` (monotonic seconds) passed. A host that comes back
-    /// meanwhile says `online` before it plays: it is waited for again.
+    /// broker for its return), or `until` (monotonic seconds) passed, or a signal came
+    /// (`interruption`). A host that comes back meanwhile says `online` before it plays: it is
+    /// waited for again.
     public func reports(of hosts: [String], until: Double) -> [Report] {
+        link.wakeOnInterrupt()
         func settled(_ host: String) -> Bool { results[host] != nil || statuses[host]?.state == .offline }
         while !hosts.allSatisfy(settled), let happening = link.next(until: until) { take(happening) }
         return hosts.map { Report(host: $0, result: results[$0], status: statuses[$0]) }
+    }
+
+    /// The signal (SIGINT, SIGTERM, SIGHUP) that ended `reports`, if one did: the caller sends
+    /// `cancel` and exits with 128 + it.
+    public var interruption: Int32? { link.interruption }
+
+    /// Tells the targets that `play` is no longer wanted (each host cancels its items, or never
+    /// plays it if it has not come yet), and waits a moment (2 s at most) for the broker to take it.
+    public func cancel(_ play: RemotePlay, targets: Targets) {
+        let payload = JSONCoding.encode(RemoteCancel(id: play.id, from: play.from), orElse: "{}")
+        var mids: Set<Int32> = []
+        for topic in targets.zones.map({ ZoneTopic.zoneCancel($0).name }) + targets.hosts.map({ ZoneTopic.hostCancel($0).name }) {
+            if let mid = try? link.publish(topic, payload, expiry: play.expiry) { mids.insert(mid) }
+        }
+        let until = SystemClock.monotonic() + 2
+        while !mids.isSubset(of: acknowledged), let happening = link.next(until: until, interruptible: false) { take(happening) }
     }
 
     /// Takes happenings until `done` says so; a refusal, or the deadline, is an error.

@@ -55,6 +55,11 @@ func submitToZones(_ requests: [ItemRequest], zones: ZoneFlags, delivery: Delive
         return 0
     }
     let reports = sender.reports(of: hosts, until: SystemClock.monotonic() + timeout)
+    // Ctrl-C (SIGTERM, SIGHUP): as for a local play, what it queued is cancelled, on every host.
+    if let signal = sender.interruption {
+        sender.cancel(play, targets: zones.targets)
+        return 128 + signal
+    }
     var status: Int32 = 0
     for report in reports {
         let line = HostLine(report)

@@ -308,6 +308,46 @@ struct ZoneTests {
         for host in hosts { await host.runtime.cleanup() }
     }
 
+    @Test("Ctrl-C on a zone play cancels its items on every host (130), also on a host that gets it later")
+    func interrupted() async throws {
+        let broker = try TestBroker()
+        defer { broker.stop() }
+        var hosts: [ZoneHost] = []
+        do {
+            let kitchen = try await ZoneHost.start("kitchen", zones: ["downstairs"], broker: broker)
+            let garage = try await ZoneHost.start("garage", zones: ["downstairs"], broker: broker)
+            let desk = try await ZoneHost.start("desk", zones: [], broker: broker, daemon: false)
+            hosts = [kitchen, garage, desk]
+            let kitchenDaemon = try #require(kitchen.daemon), garageDaemon = try #require(garage.daemon)
+            garageDaemon.signal(SIGTERM)
+            try #require(await garageDaemon.waitForExit(timeout: 10))
+            // Away: its play, and then its cancel, wait at the broker. The kitchen's waits its 5 s.
+            let tone = try Tones.clip(440, seconds: 0.3)
+            let sender = try Runner.launch(["play", tone, "--zone", "downstairs", "--delay", "5s", "--wait-timeout", "60"],
+                                           environment: desk.runtime.environment, killAfter: 90)
+            try await ZoneHost.waitForLog(kitchenDaemon, "queued as ")
+            let id = try #require(kitchenDaemon.log.firstMatch(of: #/queued as ([0-9a-f]{12})/#)?.1)
+            sender.child.signal(SIGINT)
+            let outcome = await sender.outcome()
+            #expect(outcome.status == 130 && outcome.stdout.isEmpty, "\(outcome)")
+            let waiter = try kitchen.runtime.client()
+            _ = try await offPool { try waiter.call(#"{"v":1,"op":"wait","ids":["\#(id)"]}"#) }
+            let finished = try await offPool { try waiter.events(until: { $0.event == "finished" }) }.last
+            #expect(finished?.outcome?.kind == "cancelled", "\(String(describing: finished))")
+
+            let back = try await garage.runtime.startDaemon(device: Harness.fileDevice(garage.capture))
+            hosts.append(ZoneHost(name: "garage", zones: ["downstairs"], runtime: garage.runtime, capture: garage.capture, daemon: back))
+            try await ZoneHost.waitForLog(back, "cancelled by desk")
+            // The play came first (it is queued, due in its 5 s), then its cancel.
+            #expect(try await playedPaths(garage) == ["tone-440-300ms.wav cancelled"], "\(back.log)")
+            #expect(!FileManager.default.fileExists(atPath: garage.capture), "garage played it")
+        } catch {
+            for host in hosts { await host.runtime.cleanup() }
+            throw error
+        }
+        for host in hosts { await host.runtime.cleanup() }
+    }
+
     @Test("the broker ACL of docs/ZONES.md: a host plays what the announcer sends; a play the host itself sends is refused (69)")
     func documentedACL() async throws {
         let work = try Harness.workResult.get().path + "/acl-\(UUID().uuidString.prefix(6))"

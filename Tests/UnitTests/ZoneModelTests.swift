@@ -8,7 +8,7 @@ import AnnounceModel
     @Test func topicsRoundTripAndNothingElseParses() {
         let topics: [ZoneTopic] = [.hostPlay("kitchen"), .zonePlay("downstairs"), .zonePlay("all"),
                                    .result(request: String(repeating: "0a", count: 8), host: "garage"), .status("pi-4.lan"),
-                                   .hostSay("kitchen"), .zoneSay("all")]
+                                   .hostSay("kitchen"), .zoneSay("all"), .hostCancel("k"), .zoneCancel("z")]
         for topic in topics { #expect(ZoneTopic(topic.name) == topic, "\(topic.name)") }
         #expect(ZoneTopic.hostPlay("kitchen").name == "announce/v1/host/kitchen/play")
         #expect(ZoneTopic.result(request: "ab", host: "h").name == "announce/v1/result/ab/h")
@@ -196,6 +196,17 @@ extension ZoneModelTests {
         #expect(try HomeAssistant.text(Array("Dinner is ready".utf8)).get() == "Dinner is ready")
         for bad in [[0xff, 0xfe], Array("a\u{0}b".utf8), Array("  \n".utf8), [UInt8](repeating: 65, count: Limits.maxSpeechBytes + 1)] {
             if case .success = HomeAssistant.text(bad) { Issue.record("\(bad.prefix(8)) was taken") }
+        }
+    }
+}
+
+extension ZoneModelTests {
+    @Test func aCancelNamesAPlayAndItsSender() {
+        let cancel = RemoteCancel(id: String(repeating: "ab", count: 16), from: "desk")
+        #expect(RemoteCancel.decode(JSONCoding.encode(cancel, orElse: "")) == cancel)
+        for bad in [#"{"v":1,"id":"xyz","from":"desk"}"#, #"{"v":2,"id":"\#(cancel.id)","from":"desk"}"#,
+                    #"{"v":1,"id":"\#(cancel.id)","from":"a/b"}"#, "garbage"] {
+            #expect(RemoteCancel.decode(Array(bad.utf8)) == nil, "\(bad)")
         }
     }
 }

@@ -95,6 +95,29 @@ public struct RemoteItem: Codable, Equatable, Sendable {
     }
 }
 
+/// The cancel of a play its sender no longer wants (Ctrl-C), on the cancel topics of the
+/// play's targets: each host cancels the play's items, and one that has not seen the play yet
+/// never plays it.
+public struct RemoteCancel: Codable, Equatable, Sendable {
+    public var v: Int
+    public var id: String
+    public var from: String
+
+    public init(id: String, from: String) {
+        self.v = WireProtocol.version
+        self.id = id
+        self.from = from
+    }
+
+    /// The cancel a message holds, or nil (it is logged and dropped).
+    public static func decode(_ payload: [UInt8]) -> RemoteCancel? {
+        guard payload.count <= 4096, let cancel = try? JSONCoding.decode(RemoteCancel.self, from: payload),
+              cancel.v == WireProtocol.version, RemotePlay.isValidID(cancel.id), ZoneName.problem(cancel.from, kind: "host") == nil
+        else { return nil }
+        return cancel
+    }
+}
+
 /// A host's outcome of one `RemotePlay`, on `announce/v1/result/ID/HOST`: the items' outcomes
 /// in order (a refused play: one `failed` outcome with the reason and code 64).
 public struct RemoteResult: Codable, Equatable, Sendable {

@@ -5,6 +5,7 @@
 /// - `announce/v1/zone/ZONE/play`: a play for every host of ZONE (`all`: every host)
 /// - `announce/v1/result/REQUEST/HOST`: HOST's outcome of play REQUEST (QoS 1)
 /// - `announce/v1/status/HOST`: HOST's state, retained; its last will says `offline`
+/// - `announce/v1/host/HOST/cancel`, `announce/v1/zone/ZONE/cancel`: a play's cancel (QoS 1)
 /// - `announce/v1/host/HOST/say`, `announce/v1/zone/ZONE/say`: plain text to speak (Home
 ///   Assistant's notify entities publish there)
 public enum ZoneTopic: Equatable, Sendable {
@@ -14,6 +15,8 @@ public enum ZoneTopic: Equatable, Sendable {
     case status(String)
     case hostSay(String)
     case zoneSay(String)
+    case hostCancel(String)
+    case zoneCancel(String)
 
     public static let root = "announce/v1"
     /// The zone every host is in.
@@ -27,6 +30,8 @@ public enum ZoneTopic: Equatable, Sendable {
         case .status(let host): "\(Self.root)/status/\(host)"
         case .hostSay(let host): "\(Self.root)/host/\(host)/say"
         case .zoneSay(let zone): "\(Self.root)/zone/\(zone)/say"
+        case .hostCancel(let host): "\(Self.root)/host/\(host)/cancel"
+        case .zoneCancel(let zone): "\(Self.root)/zone/\(zone)/cancel"
         }
     }
 
@@ -44,6 +49,8 @@ public enum ZoneTopic: Equatable, Sendable {
         case ("zone", 5) where ZoneName.problem(parts[3], kind: "zone") == nil && parts[4] == "play": self = .zonePlay(parts[3])
         case ("host", 5) where ZoneName.problem(parts[3], kind: "host") == nil && parts[4] == "say": self = .hostSay(parts[3])
         case ("zone", 5) where ZoneName.problem(parts[3], kind: "zone") == nil && parts[4] == "say": self = .zoneSay(parts[3])
+        case ("host", 5) where ZoneName.problem(parts[3], kind: "host") == nil && parts[4] == "cancel": self = .hostCancel(parts[3])
+        case ("zone", 5) where ZoneName.problem(parts[3], kind: "zone") == nil && parts[4] == "cancel": self = .zoneCancel(parts[3])
         case ("result", 5) where RemotePlay.isValidID(parts[3]) && ZoneName.problem(parts[4], kind: "host") == nil:
             self = .result(request: parts[3], host: parts[4])
         case ("status", 4) where ZoneName.problem(parts[3], kind: "host") == nil: self = .status(parts[3])
