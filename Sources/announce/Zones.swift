@@ -44,11 +44,13 @@ func submitToZones(_ requests: [ItemRequest], zones: ZoneFlags, delivery: Delive
     }
     let items = try requests.map(remoteItem)
     var play = RemotePlay(id: RemotePlay.newID(), from: settings.host ?? ZoneBridge.machineName(), sent: SystemClock.wall(), items: items)
-    play.startTogether()
     if let problem = play.problem { throw .usage(problem) }
     let timeout = zones.waitTimeout?.seconds ?? ZoneFlags.defaultWaitTimeout
     let sender = try ZoneSender(settings: settings, request: play.id, timeout: min(timeout, 30))
     let hosts = try sender.hosts(of: zones.targets)
+    // The common start time counts from now, once connected (TLS may take a while).
+    play.sent = SystemClock.wall()
+    play.startTogether()
     try sender.send(play, to: zones.targets)
     if delivery.noWait {
         delivery.json ? print(jsonLine(Versioned(SentPlay(id: play.id, hosts: hosts)))) : output(hosts.map { "\($0): sent" }.joined(separator: "\n"))
