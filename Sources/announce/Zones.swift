@@ -87,7 +87,8 @@ private func remoteItem(_ request: ItemRequest) throws(AnnounceError) -> RemoteI
     // A file, or stdin (stored in the media directory): its bytes go in the message.
     var path = item.clip.file.text
     if let media = item.clip.media { path = MediaDirectory(runtime: try RuntimeDirectory.prepare()).filePath(media) }
-    guard let bytes = readWholeFile(path, limit: ZoneLimits.maxAudioBytes + 1) else {
+    // One byte more than the limit tells a file over it from one at it.
+    guard let bytes = readFilePrefix(path, limit: ZoneLimits.maxAudioBytes + 1) else {
         throw .cannotOpen(path: item.clip.path, reason: systemErrorMessage(errno))
     }
     if bytes.count > ZoneLimits.maxAudioBytes {

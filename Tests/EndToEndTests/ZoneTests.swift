@@ -62,6 +62,12 @@ struct ZoneTests {
             let officeCapture = try await office.captured()
             #expect(Array(officeCapture.prefix(source.count)) == source, "office's capture is not the source")
 
+            // A file over 1 MiB does not travel in a message: the sender says to serve it (64), sends nothing.
+            let big = try Tones.clip(330, seconds: 12)
+            let tooBig = try await desk.runtime.announce(["play", big, "--zone", "downstairs"])
+            #expect(tooBig.status == 64 && tooBig.stderr.hasSuffix(": more than 1 MiB, the most a zone message carries; serve it over http(s) and play the URL\n"),
+                    "\(tooBig)")
+
             // say: each host renders the text itself.
             let said = try await desk.runtime.announce(["say", "hello", "--zone", "upstairs", "--wait-timeout", "30"])
             #expect(said.status == 0 && said.stdout == "office: played\n", "\(said)")
