@@ -16,8 +16,9 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # Debian packages each target needs.
 # python3 writes the man page at install (scripts/make-man.py).
 # libpulse-dev: the headers of CPulse (the daemon loads libpulse to duck other applications);
-# libsystemd-dev: sd-bus's, for CSDBus (the daemon loads libsystemd to join the session bus).
-BUILD_PKGS := pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libflac-dev libspeexdsp-dev libsonic-dev libcurl4-openssl-dev libsystemd-dev libpulse-dev python3
+# libsystemd-dev: sd-bus's, for CSDBus (the daemon loads libsystemd to join the session bus);
+# libmosquitto-dev: CMosquitto's (zones over MQTT load libmosquitto1, which it brings).
+BUILD_PKGS := pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libflac-dev libspeexdsp-dev libsonic-dev libcurl4-openssl-dev libsystemd-dev libpulse-dev libmosquitto-dev libmosquitto1 python3
 # pulseaudio & co.: the real-time paced device the timing tests play on (Tests/Shell/paced-audio.sh).
 # alsa-utils and sound-theme-freedesktop also bring real sound files the decoding tests play.
 # tmux: the progress-line tests read a real terminal.
@@ -26,10 +27,11 @@ BUILD_PKGS := pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libflac-de
 # python3-pulsectl: the duck tests read the sound server's restore database (Tests/Shell/restore-entry.py).
 # flite: say --engine flite; python3-venv: the venv the piper tests install piper into (make piper-venv).
 # pipewire, pipewire-pulse, wireplumber, dbus-daemon: the private PipeWire the duck-others tests also
-# run on (Tests/Shell/pipewire-audio.sh).
+# run on (Tests/Shell/pipewire-audio.sh). mosquitto (with mosquitto_passwd), mosquitto-clients (mosquitto_pub)
+# and openssl (a test CA): the broker the zone tests start on loopback, and what they send it.
 TEST_PKGS  := $(BUILD_PKGS) alsa-utils sox libsox-fmt-all mpg123 espeak-ng ffmpeg sound-theme-freedesktop \
               pulseaudio pulseaudio-utils libasound2-plugins groff-base man-db zsh fish binutils tmux flite python3-venv \
-              dbus-daemon mpv mpv-mpris playerctl pipewire pipewire-pulse wireplumber python3-pulsectl
+              dbus-daemon mpv mpv-mpris playerctl pipewire pipewire-pulse wireplumber python3-pulsectl mosquitto mosquitto-clients openssl
 # valgrind: the instruction counts (callgrind) of make bench.
 BENCH_PKGS := $(TEST_PKGS) valgrind
 # setpriv (util-linux) lets the campaign act as other local users.

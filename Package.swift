@@ -39,6 +39,9 @@ let package = Package(
         .target(name: "CPosix"),
         // sd-bus's headers (libsystemd-dev); libsystemd itself is loaded on first use, as libcurl is.
         .target(name: "CSDBus"),
+        // libmosquitto's headers (libmosquitto-dev); the library is loaded on first use: only a
+        // daemon with [mqtt] and the zone commands (`play --zone`, `announce hosts`) pay for it.
+        .target(name: "CMosquitto"),
         // The layers, each depending only on those below it (docs/ARCHITECTURE.md); the layering
         // test (Tests/EndToEndTests/LayeringTests.swift) fails a change that breaks them.
         // Model: queue, session policy, item lifecycle, protocol messages. Pure: no C, no I/O.
@@ -81,12 +84,19 @@ let package = Package(
         .target(name: "AnnounceNetwork", dependencies: ["AnnounceModel", "AnnounceSystem", "CCurl", "CPosix"]),
         // Client: talking to the daemon (and starting it) over its socket.
         .target(name: "AnnounceClient", dependencies: ["AnnounceModel", "AnnounceSystem", "CPosix"]),
+        // Zones over MQTT (libmosquitto through CMosquitto): the daemon's bridge, a client of its
+        // own daemon's socket, and the sending side of `play --zone` and `announce hosts`.
+        .target(
+            name: "AnnounceZones",
+            dependencies: ["AnnounceModel", "AnnounceSystem", "AnnounceClient", "CMosquitto", "CPosix",
+                           .product(name: "Logging", package: "swift-log")]
+        ),
         // The CLI: one file per subcommand.
         .executableTarget(
             name: "announce",
             dependencies: [
                 "AnnounceModel", "AnnounceSystem", "AnnounceClient", "AnnounceSources", "AnnounceOutput", "AnnounceNetwork", "AnnounceDaemon",
-                "CPosix",
+                "AnnounceZones", "CPosix",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -96,7 +106,7 @@ let package = Package(
             name: "UnitTests",
             dependencies: [
                 "AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "AnnounceEngine",
-                "AnnounceDaemon", "AnnounceClient", "AnnounceNetwork", "AnnounceBus", "CPosix",
+                "AnnounceDaemon", "AnnounceClient", "AnnounceNetwork", "AnnounceBus", "AnnounceZones", "CPosix",
             ]
         ),
         // Runs the built `announce` binary against generated fixtures (make test builds it first).

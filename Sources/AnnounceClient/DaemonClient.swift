@@ -189,7 +189,9 @@ public final class DaemonClient {
     /// as the daemon lives (an item may wait hours for its turn): after each `answerTimeout`
     /// of silence the daemon must answer a status request on a second connection, and a
     /// stopped daemon ends the wait at once. `replyWithin` ends it after that long instead.
-    public func next(replyWithin limit: Double? = nil) throws(AnnounceError) -> DaemonMessage? {
+    /// `watching` false: no such checks, and no wake-up until a message comes (for a client in
+    /// the daemon's own process, zones' bridge: the daemon cannot be stopped without it).
+    public func next(replyWithin limit: Double? = nil, watching: Bool = true) throws(AnnounceError) -> DaemonMessage? {
         var silentSince = SystemClock.monotonic()
         while true {
             if let newline = buffer[start...].firstIndex(of: UInt8(ascii: "\n")) {
@@ -206,7 +208,7 @@ public final class DaemonClient {
             buffer.removeFirst(start)
             start = 0
             var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let polled = poll(&ready, 1, Int32(max(1, min(Self.checkInterval, limit ?? Self.answerTimeout) * 1000)))
+            let polled = poll(&ready, 1, watching ? Int32(max(1, min(Self.checkInterval, limit ?? Self.answerTimeout) * 1000)) : -1)
             if polled < 0 && errno == EINTR { continue }
             if polled == 0 {
                 let silent = SystemClock.monotonic() - silentSince

@@ -48,6 +48,9 @@ public final class Daemon {
         public var interruptingRoles = OtherAudioScene.defaultInterruptingRoles
         /// The limit of the speech render cache (`[speech] cache-size`; 0: no cache).
         public var speechCacheBytes = UserConfiguration.defaultSpeechCacheBytes
+        /// Called once the socket listens, on a thread of the caller's (zones' bridge starts
+        /// then: it is a client of this socket).
+        public var whenListening: (@Sendable () -> Void)?
 
         public init(device: String = UserConfiguration.defaultDevice, idleExit: Double? = nil, ready: ReadyPipe? = nil,
                     quietHours: [QuietHours] = [], duckLevel: Double = UserConfiguration.defaultDuckLevel) {
@@ -142,6 +145,7 @@ public final class Daemon {
         }
         logger.info("listening on \(runtime.socketPath), device '\(configuration.device)', pid \(getpid())")
         notifyReady("ready")
+        configuration.whenListening?()
         controller.start(now: now)
         let bus = try SessionBusPresence(environment: RuntimeDirectory.processEnvironment("DBUS_SESSION_BUS_ADDRESS"),
                                          journalPath: runtime.pausedPlayersJournalPath, logger: logger)

@@ -21,6 +21,9 @@ package final class CountingSemaphore: @unchecked Sendable {
 
     package func signal() { sem_post(handle) }
 
+    /// The semaphore itself, for a C signal handler to post (`announce_interrupt_posting`).
+    package var posix: UnsafeMutablePointer<sem_t> { handle }
+
     package func wait() {
         while sem_wait(handle) != 0 && errno == EINTR {}
     }

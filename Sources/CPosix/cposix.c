@@ -215,6 +215,27 @@ int announce_cancel_on_signal(const char *path, const char *request, size_t leng
     return 0;
 }
 
+static sem_t *interrupt_wake;
+static volatile sig_atomic_t interrupt_signal;
+
+static void record_interrupt(int signo) {
+    if (!interrupt_signal) interrupt_signal = signo;
+    if (interrupt_wake) sem_post(interrupt_wake);
+}
+
+void announce_interrupt_posting(sem_t *wake) {
+    interrupt_wake = wake;
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = record_interrupt;
+    sigfillset(&action.sa_mask);
+    sigaction(SIGINT, &action, NULL);
+    sigaction(SIGTERM, &action, NULL);
+    sigaction(SIGHUP, &action, NULL);
+}
+
+int announce_interrupted(void) { return interrupt_signal; }
+
 void announce_name_this_thread(const char *name) {
     char cut[16];
     strncpy(cut, name, sizeof cut - 1);

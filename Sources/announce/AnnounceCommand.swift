@@ -22,7 +22,8 @@ struct AnnounceCommand: ParsableCommand {
               69  audio device unavailable (unknown or cannot open: refused when the item
                   is accepted; busy with --if-busy fail; refused the format), or the
                   daemon cannot run, cannot store the request (disk full) or does not
-                  answer (stopped; ANNOUNCE_TIMEOUT)
+                  answer (stopped; ANNOUNCE_TIMEOUT); with --zone/--host, a host
+                  that gave no answer within --wait-timeout
               70  internal error
               75  not played to the end: dropped, cancelled (skip, stop, clear,
                   cancel), replaced, expired, silenced by quiet mode or
@@ -38,6 +39,7 @@ struct AnnounceCommand: ParsableCommand {
               announce alert ding.wav   # a system sound: at once, over everything
               announce info recording.flac --json
               announce quiet until 07:30   # ambient/solo-ambient items end as silenced
+              announce play doorbell.wav --zone downstairs   # every host of a zone ([mqtt])
               # crontab: a chime on the hour; cron mails only a failure, in one line
               0 * * * *  announce play -q chime
 
@@ -45,7 +47,8 @@ struct AnnounceCommand: ParsableCommand {
             """,
         version: "0.1.0",
         subcommands: [Play.self, Say.self, Alert.self, QueueCommand.self, Status.self, Skip.self, Pause.self, Resume.self, Stop.self,
-                      Clear.self, Cancel.self, Quiet.self, Events.self, Info.self, Devices.self, CacheCommand.self, Voices.self, DaemonCommand.self]
+                      Clear.self, Cancel.self, Quiet.self, Events.self, Info.self, Devices.self, CacheCommand.self, Voices.self, Hosts.self,
+                      DaemonCommand.self]
     )
 
     /// ArgumentParser's own main, except that usage errors are one line

@@ -282,6 +282,7 @@ struct Play: ParsableCommand {
     @OptionGroup var queue: QueueFlags
     @OptionGroup var delivery: DeliveryFlags
     @OptionGroup var stream: StreamFlags
+    @OptionGroup var zones: ZoneFlags
 
     /// The argument that reads stdin.
     static let stdinArgument = "-"
@@ -291,6 +292,7 @@ struct Play: ParsableCommand {
             throw ValidationError("- (stdin) is given more than once; stdin can be read once")
         }
         try output.validate(session: session, queue: queue)
+        try zones.validate(devices: output)
         try stream.validate(files: files, playback: playback)
     }
 
@@ -303,7 +305,7 @@ struct Play: ParsableCommand {
         // Files are opened by their bytes (a name need not be UTF-8), shown as the parser decoded them.
         let fileNames = RawArguments.fileNames(files)
         try submit(names: paths.map { String($0.split(separator: "/").last ?? "") }, paths: paths, delivery: delivery,
-                   session: session, handover: { handover = $0 }) { () throws(AnnounceError) in
+                   session: session, zones: zones, handover: { handover = $0 }) { () throws(AnnounceError) in
             try zip(files, fileNames).map { argument, file throws(AnnounceError) in
                 let clip: Clip
                 if stream.isOn {

@@ -80,6 +80,7 @@ struct Say: ParsableCommand {
     @OptionGroup var session: SessionFlags
     @OptionGroup var queue: QueueFlags
     @OptionGroup var delivery: DeliveryFlags
+    @OptionGroup var zones: ZoneFlags
 
     func validate() throws {
         if words.isEmpty { throw ValidationError("Missing the text to say (or - for stdin).") }
@@ -87,6 +88,7 @@ struct Say: ParsableCommand {
             throw ValidationError("--speed \(speed): out of range \(Limits.speechSpeed.lowerBound)…\(Limits.speechSpeed.upperBound) words per minute")
         }
         try output.validate(session: session, queue: queue)
+        try zones.validate(devices: output)
     }
 
     func run() throws {
@@ -97,13 +99,16 @@ struct Say: ParsableCommand {
             throw reportedExit(error)
         }
         let speech = voice.speech(text, configuration: UserConfiguration.load().configuration)
-        try submit(names: [speech.label], paths: [speech.label], delivery: delivery, session: session) { () throws(AnnounceError) in
+        try submit(names: [speech.label], paths: [speech.label], delivery: delivery, session: session, zones: zones) { () throws(AnnounceError) in
             if let problem = speech.problem { throw .usage(optionText(problem)) }
-            // The engine runs in the daemon, which looks on the same PATH (and the usual bin directories).
-            guard let program = ChildProcess.find(speech.engine.program) else {
-                throw speech.engine.notInstalled
+            // The engine runs in the daemon, which looks on the same PATH (and the usual bin
+            // directories); with --zone or --host, on each host, which renders it itself.
+            if !zones.isOn {
+                guard let program = ChildProcess.find(speech.engine.program) else {
+                    throw speech.engine.notInstalled
+                }
+                try EngineVoices.check(speech, program: program)
             }
-            try EngineVoices.check(speech, program: program)
             let options = playback.options
             if options.start != nil && speech.ssml == true { throw .usage("--start cannot go into SSML") }
             let devices = try output.resolved()

@@ -61,7 +61,7 @@ enum Handover {
 /// never starts one) and, unless --no-wait, waits for their outcomes: `play`'s and `say`'s
 /// common path. `names` are what the progress line calls the items, `paths` the messages.
 /// `handover` learns whether the daemon took them, before any wait.
-func submit(names: [String], paths: [String], delivery: DeliveryFlags, session: SessionFlags,
+func submit(names: [String], paths: [String], delivery: DeliveryFlags, session: SessionFlags, zones: ZoneFlags,
             handover: (Handover) -> Void = { _ in }, make: () throws(AnnounceError) -> [ItemRequest]) throws {
     let logger = CLILogHandler.bootstrap(quiet: delivery.quiet)
     var display: ProgressLine?
@@ -69,6 +69,11 @@ func submit(names: [String], paths: [String], delivery: DeliveryFlags, session: 
         for warning in session.warnings() { logger.warning("\(warning)") }
         let requests = try make()
         if let problem = PlayRequest(items: requests).problem { throw AnnounceError.usage(problem) }
+        if zones.isOn {
+            let status = try submitToZones(requests, zones: zones, delivery: delivery, logger: logger)
+            if status != 0 { throw ExitCode(status) }
+            return
+        }
         guard let client = try DaemonClient.connect(autoStart: true) else { return }
         display = !delivery.noWait && !delivery.json && !delivery.quiet ? ProgressLine.forTerminal() : nil
         let reply: Reply

@@ -41,7 +41,7 @@ struct CommandLineTests {
     ]
 
     @Test("every command's --help reads as prose: no Swift escapes or line-continuation backslashes leaked into it",
-          arguments: ["play", "say", "voices", "cache", "alert", "queue", "cancel", "quiet", "info", "devices", "daemon"])
+          arguments: ["play", "say", "voices", "cache", "alert", "queue", "cancel", "quiet", "info", "devices", "hosts", "daemon"])
     func helpIsClean(_ command: String) async throws {
         let help = try await Runner.announce([command, "--help"])
         #expect(help.status == 0, "\(help)")

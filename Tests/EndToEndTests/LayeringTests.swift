@@ -20,17 +20,22 @@ import Testing
         "AnnounceDaemon": ["AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "AnnounceEngine",
                            "AnnounceNetwork", "AnnounceBus"],
         "AnnounceClient": ["AnnounceModel", "AnnounceSystem"],
+        // Zones over MQTT: the daemon's bridge is a client of its own daemon's socket, so that a
+        // play from another host is a local play; the CLI sends zone plays through it too.
+        "AnnounceZones": ["AnnounceModel", "AnnounceSystem", "AnnounceClient"],
         // The daemon's downloads and live streams; the CLI's `announce cache`.
         "AnnounceNetwork": ["AnnounceModel", "AnnounceSystem"],
         "announce": ["AnnounceModel", "AnnounceSystem", "AnnounceClient", "AnnounceSources", "AnnounceOutput", "AnnounceNetwork",
-                     "AnnounceDaemon"],
+                     "AnnounceDaemon", "AnnounceZones"],
     ]
     /// What the pure model may import: the standard library's own modules and swift-collections.
     static let modelImports: Set<String> = ["FoundationEssentials", "HeapModule", "Synchronization"]
     /// The C modules of this package; any other module not in `allowed` is a system or package one.
     /// CSDBus: sd-bus (libsystemd) for AnnounceBus, which no Swift package offers. CPulse (libpulse,
-    /// loaded on first use): the daemon lowers other applications' streams (issue 15).
-    static let cModules: Set<String> = ["CALSA", "CSndFile", "CMpg123", "CFLAC", "CSpeexDSP", "CSonic", "CCurl", "CSDBus", "CPulse", "CPosix"]
+    /// loaded on first use): the daemon lowers other applications' streams (issue 15). CMosquitto
+    /// (libmosquitto, loaded on first use): zones over MQTT (issue 16), for AnnounceZones only.
+    static let cModules: Set<String> = ["CALSA", "CSndFile", "CMpg123", "CFLAC", "CSpeexDSP", "CSonic", "CCurl", "CSDBus", "CPulse",
+                                        "CMosquitto", "CPosix"]
     static let systemCModules: Set<String> = ["Glibc", "Darwin", "Musl", "SwiftGlibc"]
 
     static func sources(of target: String) throws -> [(file: String, imports: Set<String>)] {

@@ -60,13 +60,13 @@ import Glibc
             voice = slt
             cache-size = 8M
             colour = red
-            [mqtt]
+            [zones]
             broker = x
             """, name: "c")
         #expect(configuration.device == "null" && configuration.speechEngine == .flite && configuration.speechVoice == "slt")
         #expect(configuration.speechCacheBytes == 8 << 20)
         #expect(warnings == ["c:6: unknown key 'colour' in [speech] (known: engine, voice, cache-size)",
-                             "c:7: unknown section [mqtt] (known: [speech], [download], [session])"])
+                             "c:7: unknown section [zones] (known: [speech], [download], [session], [mqtt])"])
     }
 }
 

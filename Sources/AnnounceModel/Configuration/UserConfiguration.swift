@@ -28,7 +28,8 @@
 /// `reconnect-limit` (how long a live stream that dropped is tried again before it fails, 1s
 /// to 1h; `ReconnectBackoff`). A later value of any key but `quiet-hours` replaces an earlier one. A `[speech]`
 /// line starts the keys of `announce say`: `engine`, `voice` and `cache-size` (the render
-/// cache's limit: bytes, or with K, M or G; 0 turns it off). Unknown keys and bad values are skipped, each with one warning
+/// cache's limit: bytes, or with K, M or G; 0 turns it off). `[mqtt]`: zones over a broker
+/// (`MQTTSettings`). Unknown keys and bad values are skipped, each with one warning
 /// `CONFIG:LINE: reason`; nothing in the file is ever fatal. A missing file means the defaults.
 /// Parsing lives here; reading the file is in AnnounceSystem (UserConfiguration+File).
 public struct UserConfiguration: Equatable, Sendable {
@@ -59,6 +60,8 @@ public struct UserConfiguration: Equatable, Sendable {
 
     /// `[download] cache-size`: bytes of downloads kept.
     public var downloadCacheBytes: Int64 = UserConfiguration.defaultDownloadCacheBytes
+    /// `[mqtt]`: the broker of this host's zones; nil: zones are off.
+    public var mqtt: MQTTSettings?
 
     public static let defaultSpeechCacheBytes: Int64 = 64 << 20
     public static let defaultDownloadCacheBytes: Int64 = 256 << 20
@@ -92,15 +95,18 @@ public struct UserConfiguration: Equatable, Sendable {
         // "\r\n" is one Character, so splitting on "\n" alone would leave a CRLF file one line.
         let lines = text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" }
         var section = ""
+        var mqtt = MQTTSettings.Draft()
+        var mqttLine = 0
         for (index, rawLine) in lines.enumerated() {
             func warn(_ reason: String) { warnings.append("\(name):\(index + 1): \(reason)") }
             let line = withoutComment(String(rawLine)).trimming(" \t\r")
             if line.isEmpty { continue }
             if line.hasPrefix("[") && line.hasSuffix("]") {
                 section = String(line.dropFirst().dropLast()).trimming(" \t").lowercased()
-                if !["", "speech", "download", "session"].contains(section) {
-                    warn("unknown section [\(section)] (known: [speech], [download], [session])")
+                if !["", "speech", "download", "session", "mqtt"].contains(section) {
+                    warn("unknown section [\(section)] (known: [speech], [download], [session], [mqtt])")
                 }
+                if section == "mqtt" && !mqtt.seen { mqtt.seen = true; mqttLine = index + 1 }
                 continue
             }
             guard let equals = line.firstIndex(of: "=") else {
@@ -123,6 +129,10 @@ public struct UserConfiguration: Equatable, Sendable {
             }
             if section == "session" {
                 parseSession(key: key, value: value, into: &configuration, warn: warn)
+                continue
+            }
+            if section == "mqtt" {
+                MQTTSettings.parse(key: key, value: value, into: &mqtt, warn: warn)
                 continue
             }
             if !section.isEmpty { continue }  // an unknown section's keys: warned once, at its header
@@ -176,6 +186,7 @@ public struct UserConfiguration: Equatable, Sendable {
                 warn("unknown key '\(key)' (known: device, duck-level, quiet-hours, silence-gap, silence-level, connect-timeout, stall-timeout, reconnect-limit)")
             }
         }
+        configuration.mqtt = mqtt.finish { warnings.append("\(name):\(mqttLine): \($0)") }
         return (configuration, warnings)
     }
 

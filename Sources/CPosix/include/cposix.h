@@ -5,6 +5,7 @@
 // signature for (sockaddr_un, signalfd, posix_spawn with setsid/closefrom).
 // Each returns a descriptor or pid, or -errno.
 
+#include <semaphore.h>
 #include <sys/types.h>
 
 /// A non-blocking, close-on-exec listening Unix stream socket at path (mode 0600).
@@ -41,6 +42,13 @@ int announce_wait_exit(pid_t pid, int timeout_ms);
 /// end the process with 128 + the signal. Copies both; call again to replace.
 /// What a waiting `announce play` does when the user presses Ctrl-C.
 int announce_cancel_on_signal(const char *path, const char *request, size_t length);
+
+/// From now on SIGINT, SIGTERM and SIGHUP do not end the process: the signal is recorded
+/// (`announce_interrupted`) and `wake` is posted (sem_post is async-signal-safe), so that a
+/// thread waiting on it can undo what it started (a zone play's cancel) and then exit.
+void announce_interrupt_posting(sem_t *wake);
+/// The signal recorded since `announce_interrupt_posting`, or 0.
+int announce_interrupted(void);
 /// While set, those signals first end the progress line on stderr with a newline.
 void announce_set_terminal_line_open(int open);
 /// Names the calling thread (at most 15 bytes, longer is cut) for top -H and /proc/.../comm.

@@ -1,0 +1,73 @@
+import FoundationEssentials
+
+/// A play message is checked as strictly as a socket request, and more: it comes from another
+/// machine, so it may not name anything of this one (a path, a device, a media file, sound-server
+/// or proxy variables, a `file://` URL). Each problem is one line naming the field.
+extension RemotePlay {
+    /// The play a message holds, or why none: not JSON, a wrong version, a bad field.
+    public static func decode(_ payload: [UInt8]) -> Result<RemotePlay, ZoneRefusal> {
+        guard payload.count <= ZoneLimits.maxMessageBytes else {
+            return .failure(ZoneRefusal(id: nil, reason: "message of \(payload.count) bytes is over \(ZoneLimits.maxMessageBytes)"))
+        }
+        let play: RemotePlay
+        do {
+            play = try JSONCoding.decode(RemotePlay.self, from: payload)
+        } catch let error as DecodingError {
+            return .failure(ZoneRefusal(id: nil, reason: "malformed play: \(WireProtocol.describe(error))"))
+        } catch {
+            return .failure(ZoneRefusal(id: nil, reason: "malformed play: not a JSON object"))
+        }
+        // An id worth answering to: the refusal can go back to the sender.
+        guard isValidID(play.id) else { return .failure(ZoneRefusal(id: nil, reason: "id must be 16 to 64 lowercase hex digits")) }
+        if let problem = play.problem { return .failure(ZoneRefusal(id: play.id, reason: problem)) }
+        return .success(play)
+    }
+
+    /// Why a host refuses this play, or nil.
+    public var problem: String? {
+        if v != WireProtocol.version { return "unsupported version \(v); this host speaks \(WireProtocol.version)" }
+        if let problem = ZoneName.problem(from, kind: "host") { return "from: \(problem)" }
+        if items.isEmpty { return "a play needs at least one item" }
+        let audioBytes = items.reduce(0) { $0 + ($1.audio?.count ?? 0) }
+        if audioBytes > ZoneLimits.maxAudioBytes { return "audio of \(audioBytes) bytes is over \(ZoneLimits.maxAudioBytes)" }
+        for (index, entry) in items.enumerated() {
+            if let problem = entry.problem { return "items[\(index)]: \(problem)" }
+        }
+        return PlayRequest(items: items.map { $0.local(media: $0.audio == nil ? nil : "0") }).problem
+    }
+}
+
+extension RemoteItem {
+    /// What this host may not take from another: anything naming a local file or device.
+    public var problem: String? {
+        let clip = item.clip
+        if clip.device != nil || clip.extraDevices != nil { return "clip.device: a host plays on its own devices" }
+        if clip.environment != nil { return "clip.environment: not taken from another host" }
+        if clip.proxies != nil { return "clip.proxies: not taken from another host" }
+        if clip.media != nil || clip.pathBytes != nil { return "clip.media: names a file of the sender" }
+        if let url = clip.url, Clip.urlScheme(of: url) == "file" { return "clip.url: a file:// URL names a file of the sender" }
+        let kinds = [audio != nil, clip.url != nil, clip.speech != nil, clip.stream != nil].filter { $0 }.count
+        if kinds != 1 { return "needs exactly one of audio, clip.url, clip.speech, clip.stream" }
+        if let audio, audio.isEmpty { return "audio is empty" }
+        return nil
+    }
+
+    /// The item as this host queues it: its audio in media file `media` (the clip's path is then
+    /// only its label, as for `play -`).
+    public func local(media: String?) -> ItemRequest {
+        var local = item
+        local.clip.media = media
+        return local
+    }
+}
+
+/// A play message a host does not play: logged, and answered to its sender when it has an id.
+public struct ZoneRefusal: Error, Equatable, Sendable {
+    public var id: String?
+    public var reason: String
+
+    public init(id: String?, reason: String) {
+        self.id = id
+        self.reason = reason
+    }
+}

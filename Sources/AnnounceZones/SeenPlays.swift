@@ -1,0 +1,125 @@
+import FoundationEssentials
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+import AnnounceModel
+import AnnounceSystem
+import AnnounceClient
+
+/// The play ids a host has taken, one file each in `RUNTIME/zones/seen/`, written (and synced)
+/// before the play is queued: QoS 1 may deliver a message again, even after a restart, and an id
+/// seen before is never played again. A record keeps the local item ids and whether the result
+/// went out, so that a daemon killed mid-item still answers once it is back. Records are
+/// forgotten when they expire (the play's own expiry plus `ZoneLimits.seenRetention`).
+final class SeenPlays: @unchecked Sendable {
+    struct Record: Codable {
+        var expires: Double
+        var ids: [String]?
+        var answered: Bool?
+        /// Its sender cancelled it before it came: it is never played.
+        var cancelled: Bool?
+    }
+
+    let directory: String
+    /// When expired records were last forgotten (at start, then at most hourly as plays come).
+    private let lastSweep = Mutex(0.0)
+
+    init(directory zones: String) throws(AnnounceError) {
+        directory = zones + "/seen"
+        for path in [zones, directory] where mkdir(path, 0o700) != 0 && errno != EEXIST {
+            throw .unavailable("cannot make \(path): \(systemErrorMessage(errno))")
+        }
+        let now = SystemClock.wall()
+        forgetExpired(now: now)
+        lastSweep.withLock { $0 = now }
+    }
+
+    private func path(_ id: String) -> String { directory + "/" + id }
+
+    /// True when `id` is new (and now remembered); false when it was seen before. A record that
+    /// cannot be written counts as new: better a play than none, and the log says why.
+    func remember(_ id: String, expires: Double, cancelled: Bool = false) -> Bool {
+        let now = SystemClock.wall()
+        if lastSweep.withLock({ let due = now - $0 > 3600; if due { $0 = now }; return due }) { forgetExpired(now: now) }
+        let fd = open(path(id), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
+        if fd < 0 { return errno != EEXIST }
+        let bytes = JSONCoding.encode(Record(expires: expires, cancelled: cancelled ? true : nil), orElse: "{}")
+        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        fsync(fd)
+        close(fd)
+        syncDirectory()
+        return true
+    }
+
+    /// The local items of play `id`, and whether its result was published.
+    func record(_ id: String, ids: [String], answered: Bool = false) {
+        guard var record = load(id) else { return }
+        record.ids = ids
+        record.answered = answered
+        let temporary = path("." + id + ".tmp")
+        let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
+        guard fd >= 0 else { return }
+        let bytes = JSONCoding.encode(record, orElse: "{}")
+        _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        fsync(fd)
+        close(fd)
+        rename(temporary, path(id))
+        syncDirectory()
+    }
+
+    /// The local items of play `id`, when it was queued here.
+    func ids(of id: String) -> [String]? { load(id)?.ids }
+
+    /// Play `id` was cancelled before it came.
+    func wasCancelled(_ id: String) -> Bool { load(id)?.cancelled == true }
+
+    private func load(_ id: String) -> Record? {
+        readWholeFile(path(id), limit: 1 << 20).flatMap { try? JSONCoding.decode(Record.self, from: $0) }
+    }
+
+    /// The plays queued but not answered when the daemon last stopped.
+    var unanswered: [(id: String, ids: [String])] {
+        names().compactMap { name in
+            guard let record = load(name), let ids = record.ids, record.answered != true else { return nil }
+            return (name, ids)
+        }
+    }
+
+    /// Waits again for the plays a stopped daemon left unanswered (each on its own thread).
+    func resumeWaits(_ bridge: ZoneBridge) {
+        for (request, ids) in unanswered {
+            pthread_detach(startThread(named: "announce-zwait") {
+                do throws(AnnounceError) {
+                    guard let client = try DaemonClient.connect(autoStart: false, runtime: bridge.runtime) else { return }
+                    let reply = try client.call(.wait(ids: ids, progress: false))
+                    let known = reply.ids ?? []
+                    bridge.logger.info("zones: waiting again for play \(request) (\(known.count) of \(ids.count) item(s) known)")
+                    bridge.wait(for: request, ids: ids, known: known, on: client)
+                } catch {
+                    bridge.logger.warning("zones: cannot wait again for play \(request): \(error.description)")
+                }
+            })
+        }
+    }
+
+    private func names() -> [String] {
+        guard let handle = opendir(directory) else { return [] }
+        defer { closedir(handle) }
+        var names: [String] = []
+        while let entry = readdir(handle) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            if RemotePlay.isValidID(name) { names.append(name) }
+        }
+        return names
+    }
+
+    private func forgetExpired(now: Double) {
+        for name in names() where (load(name)?.expires ?? 0) < now { unlink(path(name)) }
+    }
+
+    private func syncDirectory() {
+        let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
+        if fd >= 0 { fsync(fd); close(fd) }
+    }
+}

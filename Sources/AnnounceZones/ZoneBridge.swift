@@ -1,0 +1,310 @@
+import FoundationEssentials
+import Logging
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
+import AnnounceModel
+import AnnounceSystem
+import AnnounceClient
+
+/// The daemon's side of zones (docs/ZONES.md): subscribed to its host topic and its zones' play
+/// topics, it turns each play message into a `play` request to its own daemon, over the
+/// daemon's socket like any client, so that the queue, priorities, preemption, ducking, quiet
+/// mode and the spool treat it exactly as a local play. The final outcome goes back to the
+/// sender on the result topic; the host's state is kept, retained, on its status topic.
+///
+/// Threads: `announce-mqtt` (the link) only fills an inbox; `announce-zones` takes the messages
+/// in turn (check, remember the id, store the audio, queue); one `announce-zwait` per accepted
+/// play waits for its outcomes; `announce-zstat` follows the daemon's events for the status.
+/// The daemon's control thread never waits on the network: it sees only socket clients.
+public final class ZoneBridge: @unchecked Sendable {
+    public let host: String
+    let zones: [String]
+    /// Home Assistant discovery (`[mqtt] discovery`).
+    let discovery: Bool
+    /// What the say topics' texts are spoken with: the config file's `[speech]` engine and voice.
+    let speechEngine: SpeechEngine
+    let speechVoice: String?
+    let link: MQTTLink
+    let runtime: RuntimeDirectory
+    let logger: Logger
+    let seen: SeenPlays
+    let status: StatusPublisher
+    private var worker: pthread_t?
+    /// Plays queued here whose outcomes a thread waits for.
+    private let waiting = Atomic<Int>(0)
+    /// More than this many plays waiting at once are refused (69): each holds a thread and a connection.
+    static let maxWaiting = 256
+
+    /// The bridge for `settings`, connecting in the background; nil (with the reason logged)
+    /// when it cannot run: no libmosquitto, a host name that cannot be a topic.
+    public static func start(_ settings: MQTTSettings, speechEngine: SpeechEngine?, speechVoice: String?,
+                             runtime: RuntimeDirectory, logger: Logger) -> ZoneBridge? {
+        do {
+            let bridge = try ZoneBridge(settings, speechEngine: speechEngine ?? .default, speechVoice: speechVoice,
+                                        runtime: runtime, logger: logger)
+            try bridge.link.start()
+            bridge.worker = startThread(named: "announce-zones") { bridge.run() }
+            bridge.status.follow()
+            bridge.seen.resumeWaits(bridge)
+            logger.info("zones: host \(bridge.host), zones \(bridge.zones.joined(separator: ", ")), broker \(settings.broker)")
+            return bridge
+        } catch {
+            logger.error("zones are off: \(error.description)")
+            return nil
+        }
+    }
+
+    private init(_ settings: MQTTSettings, speechEngine: SpeechEngine, speechVoice: String?, runtime: RuntimeDirectory,
+                 logger: Logger) throws(AnnounceError) {
+        let host = settings.host ?? Self.machineName()
+        if let problem = ZoneName.problem(host, kind: "host") { throw .usage("[mqtt] host: \(problem); set host = NAME") }
+        self.host = host
+        zones = settings.zones
+        discovery = settings.discovery
+        self.speechEngine = speechEngine
+        self.speechVoice = speechVoice
+        self.runtime = runtime
+        self.logger = logger
+        let offline = HostStatus(host: host, zones: settings.zones, state: .offline)
+        link = try MQTTLink(settings: settings, clientID: "announce-\(host)", persistent: true,
+                            will: (ZoneTopic.status(host).name, JSONCoding.encode(offline, orElse: "{}")))
+        seen = try SeenPlays(directory: runtime.path + "/zones")
+        status = StatusPublisher(host: host, zones: settings.zones, runtime: runtime)
+        status.bridge = self
+    }
+
+    /// Says `offline` (a clean disconnect sends no last will) and disconnects.
+    public func stop() {
+        status.publishOffline()
+        link.close()
+        if let worker { pthread_join(worker, nil) }
+    }
+
+    /// The machine's hostname up to its first dot: a host's name when [mqtt] gives none.
+    public static func machineName() -> String {
+        var name = [CChar](repeating: 0, count: 256)
+        guard gethostname(&name, name.count - 1) == 0 else { return "localhost" }
+        let text = String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        return text.split(separator: ".").first.map(String.init) ?? "localhost"
+    }
+
+    /// The topics this host plays from, and speaks from: its own, its zones' and `all`'s.
+    var playTopics: [String] {
+        let zones = zones + [ZoneTopic.allZone]
+        return [ZoneTopic.hostPlay(host).name, ZoneTopic.hostSay(host).name, ZoneTopic.hostCancel(host).name]
+            + zones.flatMap { [ZoneTopic.zonePlay($0).name, ZoneTopic.zoneSay($0).name, ZoneTopic.zoneCancel($0).name] }
+    }
+
+    private func run() {
+        var lastSubscription: Int32?
+        while let happening = link.next(until: nil) {
+            switch happening {
+            case .connected:
+                logger.info("zones: connected to \(link.broker)")
+                for topic in playTopics {
+                    do { lastSubscription = try link.subscribe(topic) } catch { logger.error("zones: \(error.description)") }
+                }
+                status.publish(force: true)
+                if discovery { announceToHomeAssistant() }
+            case .subscribed(let mid) where mid == lastSubscription:
+                logger.info("zones: subscribed to \(playTopics.count) topics")
+            case .refused(let reason): logger.error("zones: \(link.broker) refused the connection: \(reason)")
+            case .lost(let reason): logger.warning("zones: lost \(link.broker) (\(reason)); connecting again")
+            case .message(let topic, let payload, _, let expiry): receive(topic: topic, payload: payload, expiryLeft: expiry)
+            case .subscribed, .published: break
+            case .closed: return
+            }
+        }
+    }
+
+    /// One message on a play topic: checked, remembered, queued; a refusal is answered. (The
+    /// log handler escapes every line: a topic or reason cannot forge one.)
+    /// `expiryLeft`: what the broker says is left of its expiry (it waited the rest there).
+    func receive(topic: String, payload: [UInt8], expiryLeft: Double?) {
+        switch ZoneTopic(topic) {
+        case .hostPlay(host)?: break
+        case .zonePlay(let zone)? where isMine(zone): break
+        case .hostSay(host)?: return say(payload, topic: topic)
+        case .zoneSay(let zone)? where isMine(zone): return say(payload, topic: topic)
+        case .hostCancel(host)?: return cancel(payload, topic: topic)
+        case .zoneCancel(let zone)? where isMine(zone): return cancel(payload, topic: topic)
+        default: return logger.warning("zones: ignored a message on \(topic), not a topic of this host")
+        }
+        var play: RemotePlay
+        switch RemotePlay.decode(payload) {
+        case .success(let decoded): play = decoded
+        case .failure(let refusal):
+            logger.warning("zones: dropped a message on \(topic): \(refusal.reason)")
+            if let id = refusal.id, seen.remember(id, expires: clock() + ZoneLimits.seenRetention) {
+                answer(id, [Outcome(.failed, reason: refusal.reason, code: AnnounceError.usage(refusal.reason).exitCode)])
+            }
+            return
+        }
+        // Remembered before it is queued: QoS 1 may bring it again, and it must not play twice.
+        guard seen.remember(play.id, expires: clock() + (play.expiry ?? 0) + ZoneLimits.seenRetention) else {
+            if seen.wasCancelled(play.id) { return logger.info("zones: play \(play.id) from \(play.from) was cancelled before it came") }
+            return logger.info("zones: play \(play.id) from \(play.from) came again; played once")
+        }
+        // The time it waited at the broker counts against its delays and expiries, as a local
+        // play's waiting in the queue does (whole seconds, on the broker's clock alone).
+        let waited = expiryLeft.flatMap { left in play.expiry.map { max(0, $0.rounded(.up) - left) } } ?? 0
+        play.age(by: waited)
+        accept(play, topic: topic, waited: waited, answered: true)
+    }
+
+    private func isMine(_ zone: String) -> Bool { zone == ZoneTopic.allZone || zones.contains(zone) }
+
+    /// A play's cancel: its items here are cancelled; one not come yet is remembered, never to play.
+    private func cancel(_ payload: [UInt8], topic: String) {
+        guard let cancel = RemoteCancel.decode(payload) else {
+            return logger.warning("zones: dropped a message on \(topic): not a cancel")
+        }
+        if seen.remember(cancel.id, expires: clock() + ZoneLimits.seenRetention, cancelled: true) {
+            return logger.info("zones: play \(cancel.id) cancelled by \(cancel.from) before it came")
+        }
+        guard let ids = seen.ids(of: cancel.id), !ids.isEmpty else { return }
+        do {
+            guard let client = try DaemonClient.connect(autoStart: false, runtime: runtime) else { return }
+            _ = try client.call(.cancel(.ids(ids)))
+            logger.info("zones: play \(cancel.id) cancelled by \(cancel.from)")
+        } catch {
+            logger.warning("zones: cannot cancel play \(cancel.id): \(error.description)")
+        }
+    }
+
+    /// A say topic's text (Home Assistant's notify): spoken as `announce say` would, with this
+    /// host's speech settings. No one waits for it: no result is published.
+    private func say(_ payload: [UInt8], topic: String) {
+        switch HomeAssistant.text(payload) {
+        case .failure(let refusal): logger.warning("zones: dropped a message on \(topic): \(refusal.reason)")
+        case .success(let text):
+            let speech = Speech(text: text, engine: speechEngine, voice: speechVoice)
+            if let problem = speech.problem { return logger.warning("zones: dropped a message on \(topic): \(problem)") }
+            let item = ItemRequest(clip: Clip(path: speech.label, speech: speech))
+            let play = RemotePlay(id: RemotePlay.newID(), from: "text", sent: clock(), items: [RemoteItem(item: item)])
+            guard seen.remember(play.id, expires: clock() + ZoneLimits.seenRetention) else { return }
+            accept(play, topic: topic, waited: 0, answered: false)
+        }
+    }
+
+    /// Queues `play` (its id remembered already) and, when `answered`, publishes its outcome.
+    private func accept(_ play: RemotePlay, topic: String, waited: Double, answered: Bool) {
+        guard waiting.add(1, ordering: .relaxed).newValue <= Self.maxWaiting else {
+            waiting.subtract(1, ordering: .relaxed)
+            logger.warning("zones: play \(play.id) from \(play.from) refused: \(Self.maxWaiting) plays are waiting already")
+            if answered {
+                answer(play.id, [Outcome(.failed, reason: "\(Self.maxWaiting) plays are waiting on \(host) already",
+                                         code: AnnounceError.unavailable("").exitCode)])
+            }
+            return
+        }
+        do {
+            let (client, ids) = try enqueue(play)
+            seen.record(play.id, ids: ids)
+            let note = waited > 0 ? " (it waited \(Int(waited)) s at the broker)" : ""
+            logger.info("zones: play \(play.id) from \(play.from) on \(topic) queued as \(ids.joined(separator: ", "))\(note)")
+            let handoff = Handoff(client), request = play.id
+            pthread_detach(startThread(named: "announce-zwait") { [self] in
+                wait(for: request, ids: ids, on: handoff.client, answered: answered)
+                waiting.subtract(1, ordering: .relaxed)
+            })
+        } catch {
+            waiting.subtract(1, ordering: .relaxed)
+            logger.warning("zones: play \(play.id) from \(play.from) not queued: \(error.description)")
+            if answered { answer(play.id, [Outcome(.failed, reason: error.description, code: error.exitCode)]) }
+        }
+    }
+
+    /// Queues `play` on this host's daemon: its audio into the media directory first, as `play -` does.
+    private func enqueue(_ play: RemotePlay) throws(AnnounceError) -> (DaemonClient, [String]) {
+        let media = MediaDirectory(runtime: runtime)
+        var files: [MediaFile?] = []
+        defer { for file in files { file?.release() } }
+        var items: [ItemRequest] = []
+        do {
+            for entry in play.items {
+                guard let audio = entry.audio else {
+                    files.append(nil)
+                    items.append(entry.local(media: nil))
+                    continue
+                }
+                let writer = try media.begin(label: entry.item.clip.path, limit: ZoneLimits.maxAudioBytes,
+                                             overLimit: "the most a zone message carries")
+                let appended: Result<Void, AnnounceError> = audio.withUnsafeBytes { bytes in
+                    Result { () throws(AnnounceError) in try writer.append(bytes) }
+                }
+                try appended.get()
+                let file = try writer.finish()
+                files.append(file)
+                items.append(entry.local(media: file.name))
+            }
+        } catch {
+            for file in files { file?.discard() }  // a full disk: nothing of it stays
+            throw error
+        }
+        guard let client = try DaemonClient.connect(autoStart: false, runtime: runtime) else {
+            for file in files { file?.discard() }
+            throw .unavailable("the daemon does not answer at \(runtime.socketPath)")
+        }
+        do {
+            let reply = try client.call(.play(items: items, wait: true))
+            return (client, reply.ids ?? [])
+        } catch {
+            // Refused: nothing of it is queued. Otherwise the answer was lost and the daemon may
+            // have spooled it (a daemon sweeps at start the media no item names).
+            if case .daemon = error { for file in files { file?.discard() } }
+            throw error
+        }
+    }
+
+    /// Waits for the outcomes of `ids` on `client` (which asked to wait for those `known`; the
+    /// others the daemon forgot), then answers `request`.
+    func wait(for request: String, ids: [String], known: [String]? = nil, on client: DaemonClient, answered: Bool = true) {
+        var outcomes: [String: Outcome] = [:]
+        for id in ids where !(known ?? ids).contains(id) {
+            outcomes[id] = Outcome(.failed, reason: "the daemon lost track of item \(id)", code: AnnounceError.internalExitCode)
+        }
+        do {
+            while outcomes.count < ids.count, let message = try client.next(watching: false) {
+                if case .event(let event) = message, event.event == .finished, let id = event.id, ids.contains(id) {
+                    outcomes[id] = event.outcome
+                }
+            }
+        } catch {
+            logger.warning("zones: lost the outcome of play \(request): \(error.description)")
+        }
+        // The daemon stopped first: the items stay spooled, and the next bridge waits for them.
+        guard outcomes.count == ids.count else { return }
+        if answered { answer(request, ids.map { outcomes[$0] ?? Outcome(.failed, reason: "no outcome", code: AnnounceError.internalExitCode) }) }
+        seen.record(request, ids: ids, answered: true)
+    }
+
+    /// Home Assistant's discovery messages, retained: the host's notify entity and its zones'.
+    private func announceToHomeAssistant() {
+        for entity in HomeAssistant.entities(host: host, zones: zones) {
+            do { try link.publish(entity.topic, JSONCoding.encode(entity, orElse: "{}"), retain: true) } catch {
+                logger.error("zones: \(error.description)")
+            }
+        }
+    }
+
+    /// Publishes this host's result of play `request`.
+    func answer(_ request: String, _ outcomes: [Outcome]) {
+        let result = RemoteResult(id: request, host: host, outcomes: outcomes, time: clock())
+        do {
+            try link.publish(ZoneTopic.result(request: request, host: host).name, JSONCoding.encode(result, orElse: "{}"))
+        } catch {
+            logger.error("zones: \(error.description)")
+        }
+    }
+
+    func clock() -> Double { SystemClock.wall() }
+}
+
+/// A connection handed to the thread that waits on it; nobody else touches it after.
+struct Handoff: @unchecked Sendable {
+    let client: DaemonClient
+    init(_ client: DaemonClient) { self.client = client }
+}
