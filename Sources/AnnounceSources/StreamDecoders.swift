@@ -21,7 +21,7 @@ extension DecoderRegistry {
         switch sniffed {
         case .mpeg where head.starts(with: Array("ID3".utf8)):
             return try MPG123Decoder(fileName: FileName(name), fd: fd)
-        case .mpeg, .unknown where frames != nil:
+        case _ where sniffed == .mpeg || (sniffed == .unknown && frames != nil):
             // A connection joined mid-stream starts mid-frame, where bytes may read as a frame
             // header of another rate: the decoder starts at a chain of frames instead.
             guard let frames, skip(frames, of: fd) else { throw refuse("no chain of MPEG audio frames in its first bytes") }

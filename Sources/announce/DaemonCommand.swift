@@ -150,6 +150,6 @@ struct DaemonLogHandler: LogHandler {
         strftime(&stamp, stamp.count, "%Y-%m-%dT%H:%M:%S", &fields)
         let millis = Int(now.tv_nsec / 1_000_000)
         let fraction = (millis < 10 ? "00" : millis < 100 ? "0" : "") + String(millis)
-        writeToStderr("\(String(cString: stamp)).\(fraction)Z [\(getpid())] \(event.level): \(escapedForLog(event.message.description))\n")
+        writeToStderr("\(String(decoding: stamp.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)).\(fraction)Z [\(getpid())] \(event.level): \(escapedForLog(event.message.description))\n")
     }
 }

@@ -182,7 +182,7 @@ func localTimeText(_ seconds: Double, withSeconds: Bool = false) -> String {
     let sameDay = fields.tm_year == today.tm_year && fields.tm_yday == today.tm_yday
     var text = [CChar](repeating: 0, count: 40)
     strftime(&text, text.count, (sameDay ? "" : "%Y-%m-%d ") + (withSeconds ? "%H:%M:%S" : "%H:%M"), &fields)
-    return String(cString: text)
+    return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
 }
 
 /// The log level `ANNOUNCE_LOG` names (debug, info, warning, error...), else `fallback`:
