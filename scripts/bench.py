@@ -1238,17 +1238,17 @@ class Bench:
                     if time.monotonic() > deadline or not alive(d.pid):
                         raise RuntimeError(f"zones: a daemon did not subscribe within 30 s: {d.tail()}")
                     time.sleep(0.02)
-            while True:  # every host's retained status is at the broker: `--zone all` reaches them all
-                h = subprocess.run([self.bin, "hosts", "--json"], env=sender, capture_output=True, text=True)
+            while True:  # every host's retained status is at the broker (as mosquitto_sub reads it)
+                h = subprocess.run(["mosquitto_sub", "-h", "127.0.0.1", "-p", str(port), "-q", "1", "-t", "announce/v1/status/+",
+                                    "-C", str(count), "-W", "2"], capture_output=True, text=True)
                 if sum(json.loads(line).get("state") == "online" for line in h.stdout.splitlines()) == count:
                     break
                 if time.monotonic() > deadline:
-                    raise RuntimeError(f"zones: `announce hosts` does not show {count} hosts online (exit {h.returncode}): "
-                                       f"{(h.stderr + h.stdout)[-300:]}")
-                time.sleep(0.1)
+                    raise RuntimeError(f"zones: the broker does not hold {count} online statuses: {h.stdout[-300:]}")
 
             rng = random.Random(7)
             r = {k: [] for k in ("all", "spread", "client", "delivery", "late", "exit")}
+            reported = []
             for i in range(1 + rounds):  # the first uncounted
                 time.sleep(rng.uniform(0, 0.060))  # not always at the same phase of the hosts' timers
                 t0 = time.time()
@@ -1256,15 +1256,15 @@ class Bench:
                                    capture_output=True, text=True)
                 exit_s = time.time() - t0
                 results = [json.loads(line) for line in p.stdout.splitlines()]
-                played = sum(x.get("result") == "played" for x in results)
-                if p.returncode != 0 or played != count:
-                    raise RuntimeError(f"zones: play --zone all exited {p.returncode}, played on {played} of {count} hosts: "
-                                       f"{(p.stderr or p.stdout)[-300:]}")
+                if p.returncode != 0 or any(x.get("result") != "played" for x in results):
+                    raise RuntimeError(f"zones: play --zone all exited {p.returncode}: {(p.stderr or p.stdout)[-300:]}")
                 queued, started = [], []
-                for d in daemons:
+                for d in daemons:  # what each host did, from its own events (the client's report is checked below)
                     q = d.until(is_event("queued"), "the zone play queued")
                     started.append(d.until(is_event("started", q["id"]), "start of the zone play")["time"])
-                    d.until(is_event("finished", q["id"]), "end of the zone play")
+                    f = d.until(is_event("finished", q["id"]), "end of the zone play")
+                    if f["outcome"]["kind"] != "played":
+                        raise RuntimeError(f"zones: a host did not play the zone play: {f['outcome']}")
                     queued.append(q["time"])
                 deadline = time.monotonic() + 5
                 while not (m := [x for x in plays if t0 <= x[0] <= t0 + exit_s]) and time.monotonic() < deadline:
@@ -1281,6 +1281,7 @@ class Bench:
                 r["late"].append(max(started) - at)
                 r["exit"].append(exit_s)
                 r["lead"] = at - sent
+                reported.append(len(results))
             for d in daemons:
                 d.wait_closed()
                 d.drain()
@@ -1302,7 +1303,7 @@ class Bench:
                         name = thread_name(d.pid, tid)
                         by_thread[name] = by_thread.get(name, 0) + n - sw.get(tid, 0)
             broker_log = open(os.path.join(work, "broker.log"), errors="replace").read().strip()
-            return {"hosts": count, "rounds": rounds, "lead": r.pop("lead"), "broker_log": broker_log[-300:],
+            return {"hosts": count, "rounds": rounds, "lead": r.pop("lead"), "broker_log": broker_log[-300:], "reported": reported,
                     **{k: stats_ms(v) for k, v in r.items()},
                     "idle": {"seconds": secs, "cpu_us": cpu_us, "wakeups": wakeups, "by_thread": by_thread}}
         finally:
@@ -1766,6 +1767,9 @@ def ratio_rows(res):
                   f"{r['client']['p50']:.0f} ms: connect, read the statuses) + the last host's first frame after the "
                   f"common start time (p50 {late['p50']:.1f} ms, p99 {late['p99']:.1f} ms); client exit p50 "
                   f"{r['exit']['p50']:.0f} ms"))
+        V.append((f"zones: `play --zone all` reports every host ({n} hosts)", "PASS" if min(r["reported"]) == n else "FAIL",
+                  f"{min(r['reported'])} of {n} hosts in its worst play ({sum(x == n for x in r['reported'])} of "
+                  f"{len(r['reported'])} plays complete); every host played every play (its own events)"))
         V.append((f"zones: the play queued on every host within the {lead:.0f} ms lead, p99 ({n} hosts)",
                   "PASS" if dl["p99"] < lead else "FAIL",
                   f"p99 {dl['p99']:.0f} ms (p50 {dl['p50']:.0f}, max {dl['max']:.0f}) from the send (the play's `sent`) "
@@ -1952,9 +1956,10 @@ def render(res, out):
           "  and config (`[mqtt]` broker, host, zones), and a sending host without a daemon; one uncounted play",
           "  first. `announce play --json --zone all` of a 0.2 s WAV (it travels in the message): from the spawn",
           "  to the last host's `started` event time (the daemon's clock when the first frames are written);",
-          "  every host must answer `played`. The play as the broker carried it (`mosquitto_sub`) gives its send",
-          "  time and common start time (send + 300 ms, `ZoneLimits.startLead`), which split the figure into the",
-          "  client's part, the lead, and the hosts' lateness after the common time. Spread: the latest minus",
+          "  every host must play it (its `finished` event), and the client must list them all. The play as",
+          "  the broker carried it (`mosquitto_sub`) gives its send time and common start time (send + 300 ms,",
+          "  `ZoneLimits.startLead`), which split the figure into the client's part, the lead, and the hosts'",
+          "  lateness after the common time. Spread: the latest minus",
           "  the earliest host's first frame; one machine shows the hosts' own jitter, not the clocks' offset",
           "  (NTP adds that across machines). Targets: 500 ms for 3 hosts is the lead plus 200 ms; 1 s for 30",
           "  daemons that share this machine's cores; a spread under 30 ms, as speakers in neighbouring rooms",
