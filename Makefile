@@ -93,8 +93,8 @@ piper-venv: deps-test
 run: release
 	@scripts/demo.sh "$$($(SWIFT) build $(RELEASE_FLAGS) --show-bin-path)/announce"
 
-# announce beside mpg123, aplay and sox on the same inputs, its daemon's, alert and mixing targets,
-# instruction counts and the micro-benchmarks (Benchmarks/, a package of its own); writes
+# announce beside mpg123, aplay and sox on the same inputs, its daemon's, alert, mixing and zone
+# (mosquitto on loopback, 3 and 30 daemons) targets, instruction counts and the micro-benchmarks (Benchmarks/, a package of its own); writes
 # BENCHMARKS.md. Quick look at one part: scripts/bench.py BIN --smoke --only daemon
 BENCH_T0 := $(shell date +%s)
 bench: deps-bench release

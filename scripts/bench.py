@@ -6,7 +6,7 @@ micro-benchmarks (Benchmarks/, ordo-one/benchmark). Writes BENCHMARKS.md. Standa
     scripts/bench.py PATH-TO-announce [--smoke] [--only SECTIONS] [--out FILE]
     scripts/bench.py --render [--out FILE]     BENCHMARKS.md again from .bench-cache/results.json
 
-Sections: players tempo daemon alert speech network mixing duck callgrind micro (all by default). --smoke runs each with
+Sections: players tempo daemon alert speech network mixing duck zones callgrind micro (all by default). --smoke runs each with
 few repetitions and short windows (a few minutes; for developing the harness, not for figures)
 and writes .bench-cache/BENCHMARKS.smoke.md unless --out is given. Counts can be set one by one
 with BENCH_<NAME>=N, NAME as in COUNTS below (e.g. BENCH_RUNS=9).
@@ -19,6 +19,7 @@ import json
 import math
 import os
 import platform
+import pwd
 import random
 import re
 import resource
@@ -64,6 +65,9 @@ COUNTS = {
     "RUNS_URL": (5, 1),        # the 60-minute MP3 over http: announce and mpg123
     "MIX_SECONDS": (10, 2),    # mixing window
     "DUCK_ROUNDS": (15, 3),    # --duck-others clips over another application's tone, per sound server
+    "ZONE_ROUNDS": (40, 4),    # `play --zone all` on 3 hosts
+    "ZONE_ROUNDS_MANY": (30, 3),  # ... on 30 hosts
+    "ZONE_IDLE": (30, 5),      # seconds idle with the bridge connected (it wakes every 15 s for the keepalive)
     "MICRO_SECONDS": (2, 1),   # ordo-one/benchmark: at most this long per benchmark
 }
 
@@ -72,6 +76,9 @@ MP3_VS_MPG123, WAV_MARGINAL_VS_APLAY, RSS_MB, RSS_GROWTH_MIB = 1.05, 1.0, 20.0, 
 ENQUEUE_P99_MS, CLIENT_CPU_MS, PREEMPT_P99_MS, IDLE_CPU_MS = 5.0, 10.0, 20.0, 1.0
 ALERT_P50_MS, MIX_PER_STREAM_PCT = 15.0, 0.5
 SAY_P50_MS = 60.0
+# Zones: spawn of `play --zone all` to the first frame on every host, p99, by number of hosts (the
+# 300 ms common start lead included); the hosts' start spread, p99 (3 hosts); idle wake-ups a minute.
+ZONE_ALL_P99_MS, ZONE_SPREAD_P99_MS, ZONE_WAKEUPS_PER_MIN = {3: 500.0, 30: 1000.0}, 30.0, 10
 
 
 def log(msg):
@@ -99,6 +106,13 @@ def switches(pid):
         except OSError:
             pass
     return out
+
+
+def thread_name(pid, tid):
+    try:
+        return open(f"/proc/{pid}/task/{tid}/comm").read().strip()
+    except OSError:
+        return "?"
 
 
 def switches_since(before, after):
@@ -1152,6 +1166,151 @@ class Bench:
             out["references"].append(dict(r, command=" ".join(["aplay", "-q", "-D", "pulse", *extra, "FILE"])))
 
     # -------------------------------------------------------------------------------------
+    # zones: N daemons (3, then 30) with [mqtt] on one mosquitto on loopback, each on `null`;
+    # `announce play --zone all` from a host without a daemon, spawn to the first frame
+    # (`started` event time) on every host; the spread of the hosts' first frames; the play as
+    # the broker carried it (mosquitto_sub), for its send time and common start time; then
+    # the idle daemons' CPU with the bridge connected.
+
+    def zones(self):
+        mosquitto = next((p for p in ("/usr/sbin/mosquitto", "/usr/bin/mosquitto") if os.access(p, os.X_OK)), None)
+        if not mosquitto or not shutil.which("mosquitto_sub"):
+            log("zones: mosquitto or mosquitto_sub is not installed (make deps-bench installs them): no figures")
+            return
+        tone = write_tone(self.path("tone-48k-0.2s-523.wav"), 48000, 0.2, 523, amplitude=0.3)
+        out = self.res.setdefault("zones", [])
+        for hosts, rounds in ((3, self.n["ZONE_ROUNDS"]), (30, self.n["ZONE_ROUNDS_MANY"])):
+            out.append(self.zones_with(mosquitto, tone, hosts, rounds))
+            r = out[-1]
+            log(f"zones, {hosts} hosts: first frame on every host p50 {r['all']['p50']:.0f} ms, p99 {r['all']['p99']:.0f} ms; "
+                f"spread p50 {r['spread']['p50']:.1f} ms; idle CPU at most {max(r['idle']['cpu_us']):.0f} µs per daemon")
+
+    def zones_with(self, mosquitto, tone, count, rounds):
+        work = fresh_dir(os.path.join(TMPFS, f"ab{os.getpid()}-zones-{count}"))
+        procs, daemons = [], []
+
+        def config(name, host):
+            home = os.path.join(work, name)
+            os.makedirs(os.path.join(home, "announce"))
+            with open(os.path.join(home, "announce", "config"), "w") as f:
+                f.write(f"[mqtt]\nbroker = mqtt://127.0.0.1:{port}\nhost = {host}\nzones = bench\n")
+            return home
+
+        def cleanup():
+            for d in daemons:  # first: they say goodbye to the broker
+                try:
+                    d.stop()
+                except Exception as e:  # noqa: BLE001 (the others are still stopped)
+                    log(f"zones: {e}")
+            for p in reversed(procs):
+                if p.poll() is None:
+                    p.terminate()  # `timeout` passes SIGTERM on to mosquitto
+                    try:
+                        p.wait(10)
+                    except subprocess.TimeoutExpired:
+                        p.kill()
+                        p.wait()
+            shutil.rmtree(work, ignore_errors=True)
+        self.cleanups.append(cleanup)
+        try:
+            port = start_mosquitto(mosquitto, work, procs)
+            # What the broker carries: each play's send time and common start time.
+            sub = subprocess.Popen(["stdbuf", "-oL", "mosquitto_sub", "-h", "127.0.0.1", "-p", str(port), "-q", "1",
+                                    "-t", "announce/v1/zone/all/play"], stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                                   stderr=subprocess.DEVNULL, text=True)
+            procs.append(sub)
+            plays = []
+
+            def read_plays():
+                for line in sub.stdout:
+                    m = json.loads(line)
+                    plays.append((m["sent"], m["items"][0]["item"].get("at")))
+            threading.Thread(target=read_plays, daemon=True).start()
+            for i in range(count):
+                env = dict(os.environ, XDG_CONFIG_HOME=config(f"config-{i}", f"bench-{i:02}"))
+                daemons.append(Daemon(self, f"zone-{count}-{i:02}", env=env))
+                self.cleanups.remove(daemons[-1].stop)  # cleanup() stops it
+            sender = dict(os.environ, XDG_CONFIG_HOME=config("sender", "bench-sender"),
+                          ANNOUNCE_RUNTIME_DIR=fresh_dir(os.path.join(work, "sender-runtime")))
+            deadline = time.monotonic() + 30
+            for d in daemons:
+                while "zones: subscribed to" not in open(d.log, errors="replace").read():
+                    if time.monotonic() > deadline or not alive(d.pid):
+                        raise RuntimeError(f"zones: a daemon did not subscribe within 30 s: {d.tail()}")
+                    time.sleep(0.02)
+            while True:  # every host's retained status is at the broker (as mosquitto_sub reads it)
+                h = subprocess.run(["mosquitto_sub", "-h", "127.0.0.1", "-p", str(port), "-q", "1", "-t", "announce/v1/status/+",
+                                    "-C", str(count), "-W", "2"], capture_output=True, text=True)
+                if sum(json.loads(line).get("state") == "online" for line in h.stdout.splitlines()) == count:
+                    break
+                if time.monotonic() > deadline:
+                    raise RuntimeError(f"zones: the broker does not hold {count} online statuses: {h.stdout[-300:]}")
+
+            rng = random.Random(7)
+            r = {k: [] for k in ("all", "spread", "client", "delivery", "late", "exit")}
+            reported = []
+            for i in range(1 + rounds):  # the first uncounted
+                time.sleep(rng.uniform(0, 0.060))  # not always at the same phase of the hosts' timers
+                t0 = time.time()
+                p = subprocess.run([self.bin, "play", "--json", "--zone", "all", tone], env=sender, stdin=subprocess.DEVNULL,
+                                   capture_output=True, text=True)
+                exit_s = time.time() - t0
+                results = [json.loads(line) for line in p.stdout.splitlines()]
+                if p.returncode != 0 or any(x.get("result") != "played" for x in results):
+                    raise RuntimeError(f"zones: play --zone all exited {p.returncode}: {(p.stderr or p.stdout)[-300:]}")
+                queued, started = [], []
+                for d in daemons:  # what each host did, from its own events (the client's report is checked below)
+                    q = d.until(is_event("queued"), "the zone play queued")
+                    started.append(d.until(is_event("started", q["id"]), "start of the zone play")["time"])
+                    f = d.until(is_event("finished", q["id"]), "end of the zone play")
+                    if f["outcome"]["kind"] != "played":
+                        raise RuntimeError(f"zones: a host did not play the zone play: {f['outcome']}")
+                    queued.append(q["time"])
+                deadline = time.monotonic() + 5
+                while not (m := [x for x in plays if t0 <= x[0] <= t0 + exit_s]) and time.monotonic() < deadline:
+                    time.sleep(0.01)
+                if len(m) != 1 or m[0][1] is None:
+                    raise RuntimeError(f"zones: mosquitto_sub saw {len(m)} plays sent in the round ({m}), not one with a start time")
+                sent, at = m[0]
+                if i == 0:
+                    continue
+                r["all"].append(max(started) - t0)
+                r["spread"].append(max(started) - min(started))
+                r["client"].append(sent - t0)
+                r["delivery"].append(max(queued) - sent)
+                r["late"].append(max(started) - at)
+                r["exit"].append(exit_s)
+                r["lead"] = at - sent
+                reported.append(len(results))
+            for d in daemons:
+                d.wait_closed()
+                d.drain()
+
+            # Idle, the bridge connected: each daemon's CPU clock and context switches (by thread name).
+            time.sleep(1.0)
+            secs = self.n["ZONE_IDLE"]
+            before = [(proc_cpu_ns(d.pid), switches(d.pid)) for d in daemons]
+            t0 = time.perf_counter()
+            time.sleep(secs)
+            secs = time.perf_counter() - t0
+            cpu_us, wakeups, by_thread = [], [], {}
+            for d, (cpu, sw) in zip(daemons, before):
+                cpu_us.append((proc_cpu_ns(d.pid) - cpu) / 1e3)
+                now = switches(d.pid)
+                wakeups.append(switches_since(sw, now))
+                for tid, n in now.items():
+                    if n - sw.get(tid, 0):
+                        name = thread_name(d.pid, tid)
+                        by_thread[name] = by_thread.get(name, 0) + n - sw.get(tid, 0)
+            broker_log = open(os.path.join(work, "broker.log"), errors="replace").read().strip()
+            return {"hosts": count, "rounds": rounds, "lead": r.pop("lead"), "broker_log": broker_log[-300:], "reported": reported,
+                    **{k: stats_ms(v) for k, v in r.items()},
+                    "idle": {"seconds": secs, "cpu_us": cpu_us, "wakeups": wakeups, "by_thread": by_thread}}
+        finally:
+            cleanup()
+            self.cleanups.remove(cleanup)
+
+    # -------------------------------------------------------------------------------------
     # callgrind: instructions (user space, all threads) of announce (client + daemon from just
     # before the client starts until the device is closed) and the reference player.
 
@@ -1285,6 +1444,32 @@ class Bench:
 
 # =========================================================================================
 # Set-up: tools, ALSA configuration, machine.
+
+def start_mosquitto(program, work, procs):
+    """mosquitto on 127.0.0.1 at a free port with a generated config in work, at most 10 minutes
+    (`timeout`), appended to procs (stopped by pid); its port."""
+    log_path = os.path.join(work, "broker.log")
+    for _ in range(5):  # a port the kernel had free a moment ago: mosquitto cannot say which one it took
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
+        conf = os.path.join(work, "mosquitto.conf")
+        with open(conf, "w") as f:  # `user`: started as root, mosquitto would become the user `mosquitto`
+            f.write(f"listener {port} 127.0.0.1\nallow_anonymous true\npersistence false\n"
+                    f"user {pwd.getpwuid(os.getuid()).pw_name}\nlog_dest stderr\nlog_type error\nlog_type warning\n")
+        with open(log_path, "ab") as logf:
+            broker = subprocess.Popen(["timeout", "600", program, "-c", conf], stdin=subprocess.DEVNULL, stdout=logf, stderr=logf)
+        procs.append(broker)
+        deadline = time.monotonic() + 10
+        while broker.poll() is None and time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    return port
+            time.sleep(0.01)
+        broker.terminate()
+        broker.wait()
+    raise RuntimeError(f"mosquitto did not start: {open(log_path, errors='replace').read()[-300:]}")
+
 
 def wait_for_dump(path, limit=30.0):
     """A callgrind dump once it is whole (its last line is `totals:`): under load the daemon
@@ -1571,6 +1756,44 @@ def ratio_rows(res):
                   f"{r['pactl_db_max']:.3f} dB; seen back {r['restore_seen']['p50']:.0f} ms after the play returned, p50); "
                   f"level after vs before on the monitor {min(r['after_db']):+.3f} to {max(r['after_db']):+.3f} dB"))
 
+    for r in res.get("zones", []):
+        n, lead = r["hosts"], r["lead"] * 1e3
+        a, sp, late, dl = r["all"], r["spread"], r["late"], r["delivery"]
+        limit = ZONE_ALL_P99_MS.get(n)
+        V.append((f"zones: `play --zone all` → first frame on every host p99 ≤ {limit:.0f} ms ({n} hosts, the "
+                  f"{lead:.0f} ms common start lead included)", "PASS" if a["p99"] <= limit else "FAIL",
+                  f"p99 {a['p99']:.0f} ms (p50 {a['p50']:.0f}, max {a['max']:.0f}; {a['n']} plays); without the lead: "
+                  f"p50 {a['p50'] - lead:.0f} ms, p99 {a['p99'] - lead:.0f} ms = the client to its send (p50 "
+                  f"{r['client']['p50']:.0f} ms: connect, read the statuses) + the last host's first frame after the "
+                  f"common start time (p50 {late['p50']:.1f} ms, p99 {late['p99']:.1f} ms); client exit p50 "
+                  f"{r['exit']['p50']:.0f} ms"))
+        V.append((f"zones: `play --zone all` reports every host ({n} hosts)", "PASS" if min(r["reported"]) == n else "FAIL",
+                  f"{min(r['reported'])} of {n} hosts in its worst play ({sum(x == n for x in r['reported'])} of "
+                  f"{len(r['reported'])} plays complete); every host played every play (its own events)"))
+        V.append((f"zones: the play queued on every host within the {lead:.0f} ms lead, p99 ({n} hosts)",
+                  "PASS" if dl["p99"] < lead else "FAIL",
+                  f"p99 {dl['p99']:.0f} ms (p50 {dl['p50']:.0f}, max {dl['max']:.0f}) from the send (the play's `sent`) "
+                  f"to the last host's `queued` event: through the broker, stored and spooled"))
+        shown = (f"p99 {sp['p99']:.1f} ms (p50 {sp['p50']:.1f}, max {sp['max']:.1f}; {sp['n']} plays): max − min of "
+                 f"the hosts' first frames, one machine and one clock, so the hosts' own jitter, not clock error")
+        if n <= 3:
+            V.append((f"zones: start spread between hosts p99 ≤ {ZONE_SPREAD_P99_MS:.0f} ms ({n} hosts)",
+                      "PASS" if sp["p99"] <= ZONE_SPREAD_P99_MS else "FAIL", shown))
+        else:
+            V.append((f"zones: start spread between hosts ({n} hosts)", "INFO",
+                      shown + f" ({n} daemons woken at once on this machine's cores); no target set"))
+        idle = r["idle"]
+        secs, cpu, wk = idle["seconds"], idle["cpu_us"], idle["wakeups"]
+        V.append((f"zones: idle CPU < 1 ms per daemon over {secs:.0f} s, the bridge connected ({n} hosts)",
+                  "PASS" if max(cpu) < IDLE_CPU_MS * 1e3 else "FAIL",
+                  f"at most {max(cpu):.0f} µs (median {med(cpu):.0f} µs, the {n} together {sum(cpu):.0f} µs; each process's CPU clock, every thread)"))
+        limit = max(2, math.ceil(ZONE_WAKEUPS_PER_MIN * secs / 60))
+        threads = sorted(idle["by_thread"].items(), key=lambda t: -t[1])
+        V.append((f"zones: idle wake-ups ≤ {ZONE_WAKEUPS_PER_MIN} a minute per daemon, the bridge connected ({n} hosts)",
+                  "PASS" if max(wk) <= limit else "FAIL",
+                  f"at most {max(wk)} in {secs:.0f} s (limit {limit}; median {med(wk):g}); by thread, all daemons: "
+                  + (", ".join(f"{k} {v}" for k, v in threads) or "none")))
+
     C = res.get("callgrind")
     for kind in ("mp3", "wav"):
         if f"{kind}-1min" in (C or {}):
@@ -1728,6 +1951,22 @@ def render(res, out):
           "  within 1 dB of its duck level; the ramps' 10–90 % times; the tone's level 0.9–1.3 s after the clip",
           "  against 0.1–0.6 s before it; and the stream's volume in `pactl list sink-inputs` after each round",
           "  against before (exact means the same integers).",
+          "- **Zones**: mosquitto on 127.0.0.1 at a free port (generated config, `timeout`, stopped by pid), N",
+          "  `announce daemon --device null` (3, then 30, a fresh broker each), each with its own runtime directory",
+          "  and config (`[mqtt]` broker, host, zones), and a sending host without a daemon; one uncounted play",
+          "  first. `announce play --json --zone all` of a 0.2 s WAV (it travels in the message): from the spawn",
+          "  to the last host's `started` event time (the daemon's clock when the first frames are written);",
+          "  every host must play it (its `finished` event), and the client must list them all. The play as",
+          "  the broker carried it (`mosquitto_sub`) gives its send time and common start time (send + 300 ms,",
+          "  `ZoneLimits.startLead`), which split the figure into the client's part, the lead, and the hosts'",
+          "  lateness after the common time. Spread: the latest minus",
+          "  the earliest host's first frame; one machine shows the hosts' own jitter, not the clocks' offset",
+          "  (NTP adds that across machines). Targets: 500 ms for 3 hosts is the lead plus 200 ms; 1 s for 30",
+          "  daemons that share this machine's cores; a spread under 30 ms, as speakers in neighbouring rooms",
+          "  heard less than about 30 ms apart are heard as one (the precedence effect). Idle: after the plays,",
+          "  each daemon's CPU clock and context switches over the window, the bridge connected; the bridge",
+          "  wakes for the keepalive (a loop timeout every 15 s, a PINGREQ every 30 s and its PINGRESP), hence",
+          "  wake-ups, unlike a daemon without `[mqtt]`.",
           "- **Instructions**: callgrind, user space, every thread; announce = client + daemon from just",
           "  before the client starts until the device closed. 1 min − 0.1 s is the cost of one minute of",
           "  audio; announce's own code is told from the static Swift runtime by the mangled module name.",
@@ -1780,7 +2019,7 @@ def micro_tables(output):
 
 # =========================================================================================
 
-SECTIONS = ["players", "tempo", "daemon", "alert", "speech", "network", "mixing", "duck", "callgrind", "micro"]
+SECTIONS = ["players", "tempo", "daemon", "alert", "speech", "network", "mixing", "duck", "zones", "callgrind", "micro"]
 
 
 def main():
