@@ -170,9 +170,11 @@ struct ZoneTests {
             #expect(away.status == 69 && away.stdout == "kitchen: no answer (offline)\n", "\(away)")
             let expired = try await desk.runtime.announce(["play", expiring, "--host", "kitchen", "--expire", "1s", "--wait-timeout", "30"])
             #expect(expired.status == 69, "\(expired)")
-            // MQTT 5 message expiry: the broker drops it once its last second is past (it counts
-            // whole seconds). The time passing is what is tested: nothing else to wait on.
-            try await Task.sleep(nanoseconds: 2_500_000_000)
+            // MQTT 5 message expiry (2 s: its 1 s after the 0.3 s lead, rounded up): the broker drops
+            // it once that is past on its clock of whole seconds, up to a second late; at 2.5 s it was
+            // once still there with 1 s left, and then played within its last 0.3 s. The time passing
+            // is what is tested: nothing else to wait on.
+            try await Task.sleep(nanoseconds: 4_500_000_000)
 
             let back = try await kitchen.runtime.startDaemon(device: Harness.fileDevice(kitchen.capture))
             hosts.append(ZoneHost(name: "kitchen", zones: ["downstairs"], runtime: kitchen.runtime, capture: kitchen.capture, daemon: back))
