@@ -134,7 +134,7 @@ public final class Daemon {
                                          spool: spool, driver: driver, probeDevice: probeDevice, downloads: downloads,
                                          otherAudio: otherAudio)
         let now = clock()
-        let otherApps = ducksOtherAudio ? try OtherAudioWatcher(logger: logger) { mailbox.post(.otherAudio($0)) } : nil
+        let otherApps = ducksOtherAudio ? try OtherAudioWatcher(logger: logger) { mailbox.post($0) } : nil
         defer { otherApps?.stop() }
         controller.otherApps = otherApps
         controller.restore(now: now)

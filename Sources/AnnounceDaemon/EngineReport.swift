@@ -15,6 +15,8 @@ enum EngineReport: Sendable, Equatable {
     case title(id: String, title: String?)
     /// What other applications play changed (the watcher's, `OtherAudioWatcher`; nil: not watched, or no sound server).
     case otherAudio(OtherAudioScene?)
+    /// One look the control thread asked for (`OtherAudioWatcher.lookSoon`) while it does not watch.
+    case otherAudioLooked(OtherAudioScene?)
 }
 
 /// How a play went, for the finished event and the client's debug line.

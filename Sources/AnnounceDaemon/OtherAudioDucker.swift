@@ -178,7 +178,9 @@ final class OtherAudioDucker: Sendable {
     /// WirePlumber can save an ended stream's last (lowered) volume after its entry was put back: it reads a
     /// stream's changed properties with a round trip of its own, late on a loaded machine (seen in a test run
     /// where the daemon put the entry back within 0.1 s of the stream's end). So the entries are written
-    /// again 1 s and 3 s later, from a thread of their own; on PulseAudio that changes nothing.
+    /// again 1 s and 3 s later, from a thread of their own, on PipeWire only: PulseAudio keeps what was
+    /// written, and a volume its user set meanwhile must stay. (pipewire-pulse cannot read back what
+    /// WirePlumber saved, so a volume set there within those 3 s is replaced.)
     private func writeAgainLater(_ entries: [RestoreEntry], environment: [String: String]?) {
         guard !entries.isEmpty else { return }
         // Detached: nobody waits for it (a daemon that stops meanwhile needs no second write).
@@ -187,6 +189,7 @@ final class OtherAudioDucker: Sendable {
                 sleep(delay)
                 do throws(AnnounceError) {
                     let server = try SoundServerStreams(environment: environment)
+                    guard try server.isPipeWire() else { return }
                     for entry in entries { try server.writeRestore(entry) }
                 } catch {
                     logger.info("duck others: restore entries not written again (\(error.description))")

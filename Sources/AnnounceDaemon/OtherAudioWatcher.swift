@@ -12,8 +12,8 @@ import AnnounceOutput
 /// (`announce-others`) with its own connection: the server tells of every sink input that
 /// appears, changes (a cork) or goes, the watcher lists them again and, when the
 /// `OtherAudioScene` changed, tells the control thread (`report`). It watches only while the
-/// control thread wants it to (announce has something to play); `look` answers a question at
-/// once when it does not.
+/// control thread wants it to (announce has something to play); `lookSoon` answers a question
+/// (`.otherAudioLooked`) when it does not, and `look` one that cannot wait.
 final class OtherAudioWatcher: Sendable {
     /// What the control thread wants watched: the server `environment` reaches.
     private struct Wish: Equatable {
@@ -31,22 +31,25 @@ final class OtherAudioWatcher: Sendable {
     private struct Shared {
         var wish: Wish?
         var seen: Seen?
+        /// A look asked for by `lookSoon`.
+        var lookFor: Wish?
         var stopping = false
     }
 
     private let shared = Mutex(Shared())
     private let wake: EventFD
     private let logger: Logger
-    private let report: @Sendable (OtherAudioScene?) -> Void
+    private let post: @Sendable (EngineReport) -> Void
     private let finished = CountingSemaphore()
     /// How long a wait for news lasts before the wish is looked at again.
     static let sliceMilliseconds: Int32 = 200
     static let retryMilliseconds: Int32 = 1000
 
-    init(logger: Logger, report: @escaping @Sendable (OtherAudioScene?) -> Void) throws(AnnounceError) {
+    /// `post`: `.otherAudio` when the scene watched changed, `.otherAudioLooked` after `lookSoon`.
+    init(logger: Logger, post: @escaping @Sendable (EngineReport) -> Void) throws(AnnounceError) {
         wake = try EventFD()
         self.logger = logger
-        self.report = report
+        self.post = post
         _ = startThread(named: "announce-others") { [self] in run() }
     }
 
@@ -67,6 +70,13 @@ final class OtherAudioWatcher: Sendable {
             guard let seen = shared.seen, seen.wish == shared.wish, seen.wish.environment == environment else { return nil }
             return .some(seen.scene)
         }
+    }
+
+    /// One look at the server `environment` reaches, on the watcher's thread, told with
+    /// `.otherAudioLooked` (within a slice when it watches; each look bounded as `look`).
+    func lookSoon(environment: [String: String]?, interruptingRoles: [String]) {
+        shared.withLock { $0.lookFor = Wish(environment: environment, interruptingRoles: interruptingRoles) }
+        wake.signal()
     }
 
     /// Looks once, on the calling thread (each call bounded by `SoundServerStreams.timeoutMilliseconds`):
@@ -92,8 +102,14 @@ final class OtherAudioWatcher: Sendable {
         var server: SoundServerStreams?
         var serverWish: Wish?
         while true {
-            let (wish, stopping) = shared.withLock { ($0.wish, $0.stopping) }
+            let (wish, stopping, lookFor) = shared.withLock { shared in
+                defer { shared.lookFor = nil }
+                return (shared.wish, shared.stopping, shared.lookFor)
+            }
             if stopping { break }
+            if let lookFor {
+                post(.otherAudioLooked(Self.look(environment: lookFor.environment, interruptingRoles: lookFor.interruptingRoles)))
+            }
             guard let wish else {
                 if server != nil { publish(nil, wish: nil) }
                 server = nil
@@ -139,6 +155,6 @@ final class OtherAudioWatcher: Sendable {
             shared.seen = wish.map { Seen(wish: $0, scene: scene) }
             return before?.scene != scene || (before == nil) != (wish == nil)
         }
-        if changed { report(scene) }
+        if changed { post(.otherAudio(scene)) }
     }
 }

@@ -185,6 +185,8 @@ extension QueueController {
             streamTitleChanged(id, title: title, now: now)
         case .otherAudio(let scene):
             otherAudioChanged(scene, now: now)
+        case .otherAudioLooked(let scene):
+            answerStatus(otherAudio: scene)
         }
     }
 

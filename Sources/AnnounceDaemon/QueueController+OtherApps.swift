@@ -149,13 +149,38 @@ extension QueueController {
         if scheduler.holds.contains(.call) { apply(scheduler.release(.call, now: now), now: now) }
     }
 
-    /// `status`: whether other audio plays, and the call that holds announce.
-    func addOtherAudio(to status: inout DaemonStatus) {
+    /// `status`, with whether other audio plays and the call that holds announce: at once from
+    /// what the watcher sees, else once its look comes (`answerStatus(otherAudio:)`): the control
+    /// thread never waits for a sound server.
+    func answerStatus(_ connection: Connection) {
         let item = scheduler.playing ?? scheduler.ready.first ?? mixed.all.first(where: { !$0.isAlert })?.item
-        guard let scene = otherAudioNow(for: item?.clip.environment) else { return }
+        guard let otherApps else { return connection.send(WireProtocol.encode(Reply.status(status()))) }
+        if let seen = otherApps.scene(for: item?.clip.environment) {
+            return connection.send(WireProtocol.encode(Reply.status(status(otherAudio: seen))))
+        }
+        statusWaiting.append(connection)
+        if statusWaiting.count == 1 {
+            otherApps.lookSoon(environment: item?.clip.environment, interruptingRoles: configuration.interruptingRoles)
+        }
+    }
+
+    /// The look `answerStatus` asked for came: every status waiting for it is answered.
+    func answerStatus(otherAudio scene: OtherAudioScene?) {
+        let waiting = statusWaiting
+        statusWaiting = []
+        guard !waiting.isEmpty else { return }
+        let reply = WireProtocol.encode(Reply.status(status(otherAudio: scene)))
+        for connection in waiting { connection.send(reply) }
+    }
+
+    /// The status with `scene` (nil: no sound server answers) and the call that holds announce.
+    private func status(otherAudio scene: OtherAudioScene?) -> DaemonStatus {
+        var status = status()
+        guard let scene else { return status }
         status.otherAudioPlaying = scene.isOtherAudioPlaying
         status.otherAudioStreams = scene.playing.isEmpty ? nil : scene.playing
         status.call = otherScene?.call
+        return status
     }
 
     /// A mixed stream a call keeps paused.

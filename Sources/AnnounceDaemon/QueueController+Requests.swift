@@ -29,10 +29,7 @@ extension QueueController {
         case .play(let play): handlePlay(play, from: connection, now: now)
         case .alert(let alert, let wait): handleAlert(alert, wait: wait, from: connection, now: now)
         case .wait(let ids, let progress): wait(for: ids, progress: progress, connection: connection)
-        case .status:
-            var status = status()
-            addOtherAudio(to: &status)
-            connection.send(WireProtocol.encode(Reply.status(status)))
+        case .status: answerStatus(connection)
         case .skip, .pause, .resume, .stop:
             controlQueue(request, now: now)
             connection.send(WireProtocol.encode(Reply.done))

@@ -56,6 +56,9 @@ final class QueueController {
     var otherApps: OtherAudioWatcher?
     /// What other applications play, as last seen (nil: not watched now, or no sound server).
     var otherScene: OtherAudioScene?
+    /// `status` requests waiting for the watcher's look at other audio (the control thread does
+    /// not wait for a sound server).
+    var statusWaiting: [Connection] = []
     /// Items the call in progress paused or keeps from starting (both lanes).
     var callInterrupted: Set<String> = []
     /// The main lane's last playing item's `--notify-others` (DESIGN §3, Other players).

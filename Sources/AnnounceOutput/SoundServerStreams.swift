@@ -60,6 +60,13 @@ public final class SoundServerStreams {
         return StreamRestore(stream: Self.entry(&stream), saved: hasSaved != 0 ? Self.entry(&saved) : nil)
     }
 
+    /// Whether the server is PipeWire (through pipewire-pulse) rather than PulseAudio.
+    public func isPipeWire() throws(AnnounceError) -> Bool {
+        let result = announce_pulse_is_pipewire(pulse, Self.timeoutMilliseconds)
+        guard result >= 0 else { throw .unavailable("the sound server stopped answering") }
+        return result == 1
+    }
+
     /// Replaces the restore database's entry of `entry.name`; false when the server refused it.
     @discardableResult
     public func writeRestore(_ entry: RestoreEntry) throws(AnnounceError) -> Bool {

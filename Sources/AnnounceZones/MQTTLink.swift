@@ -20,6 +20,11 @@ final class MQTTLink: @unchecked Sendable {
         case lost(String)
         /// `expiry`: the seconds left of its MQTT 5 message expiry; nil: it has none.
         case message(topic: String, payload: [UInt8], retained: Bool, expiry: Double?)
+        /// A message over `ZoneLimits.maxMessageBytes`, not taken (the broker should not have sent it).
+        case oversized(topic: String, bytes: Int)
+        /// The inbox was full (`Inbox.maxBytes`): 0, messages are being dropped; N, it has room again
+        /// after dropping N.
+        case overflow(dropped: Int)
         case subscribed(Int32)
         case published(Int32, accepted: Bool)
         /// `close` was called: the owner's loop ends.
@@ -27,6 +32,8 @@ final class MQTTLink: @unchecked Sendable {
     }
 
     private let session: OpaquePointer
+    /// Held while the session is used from the owner's threads: `close` frees it under the lock,
+    /// so a late publish (a waiting thread's result) finds the link closed instead of freed memory.
     private let open = Mutex(true)
     private let inbox = Inbox()
     private let box: Unmanaged<Inbox>
@@ -50,14 +57,19 @@ final class MQTTLink: @unchecked Sendable {
                 if reason != 0 { MQTTLink.inbox(context).put(.lost(why.map { String(cString: $0) } ?? "lost")) }
             },
             message: { context, topic, payload, length, retained, expiry in
+                let inbox = MQTTLink.inbox(context)
+                let topic = topic.map { String(cString: $0) } ?? ""
+                guard inbox.hasRoom(for: length) else { return inbox.drop() }
                 let bytes = payload.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) } ?? []
-                MQTTLink.inbox(context).put(.message(topic: topic.map { String(cString: $0) } ?? "", payload: bytes, retained: retained,
-                                                     expiry: expiry >= 0 ? Double(expiry) : nil))
+                inbox.put(.message(topic: topic, payload: bytes, retained: retained, expiry: expiry >= 0 ? Double(expiry) : nil))
+            },
+            oversized: { context, topic, length in
+                MQTTLink.inbox(context).put(.oversized(topic: topic.map { String(cString: $0) } ?? "", bytes: length))
             },
             subscribed: { context, mid in MQTTLink.inbox(context).put(.subscribed(mid)) },
             published: { context, mid, reason in MQTTLink.inbox(context).put(.published(mid, accepted: reason < 128)) })
-        guard let session = announce_mqtt_new(clientID, !persistent, persistent ? ZoneLimits.sessionExpiry : 0, callbacks,
-                                              box.toOpaque(), &why) else {
+        guard let session = announce_mqtt_new(clientID, !persistent, persistent ? ZoneLimits.sessionExpiry : 0,
+                                              UInt32(ZoneLimits.maxMessageBytes), callbacks, box.toOpaque(), &why) else {
             box.release()
             throw .unavailable("MQTT: \(why.map { String(cString: $0) } ?? "cannot make a session")")
         }
@@ -65,8 +77,7 @@ final class MQTTLink: @unchecked Sendable {
         do {
             try configure(settings, will: will)
         } catch {
-            announce_mqtt_free(session)
-            box.release()
+            close()
             throw error
         }
     }
@@ -79,9 +90,18 @@ final class MQTTLink: @unchecked Sendable {
     /// Disconnects (after what was queued went out), stops the link's thread and tells the owner
     /// (`.closed`). Once.
     func close() {
-        guard open.withLock({ let was = $0; $0 = false; return was }) else { return }
-        announce_mqtt_free(session)
-        inbox.put(.closed)
+        let wasOpen = open.withLock { isOpen in
+            defer { isOpen = false }
+            if isOpen { announce_mqtt_free(session) }
+            return isOpen
+        }
+        if wasOpen { inbox.put(.closed) }
+    }
+
+    /// `call`'s code with the session, while the link is open; a closed link is an error.
+    private func using(_ what: String, _ call: (OpaquePointer) -> Int32) throws(AnnounceError) {
+        guard let code = open.withLock({ $0 ? call(session) : nil }) else { throw .unavailable("MQTT \(what): the link is closed") }
+        try check(code, what)
     }
 
     private static func inbox(_ context: UnsafeMutableRawPointer?) -> Inbox {
@@ -108,10 +128,11 @@ final class MQTTLink: @unchecked Sendable {
         try check(announce_mqtt_start(session, broker.host, Int32(broker.port), keepalive), "connect to \(broker)")
     }
 
+    /// `qos` 1, or 0 for what is taken at most once (say texts).
     @discardableResult
-    func subscribe(_ pattern: String) throws(AnnounceError) -> Int32 {
+    func subscribe(_ pattern: String, qos: Int32 = 1) throws(AnnounceError) -> Int32 {
         var mid: Int32 = 0
-        try check(announce_mqtt_subscribe(session, pattern, 1, &mid), "subscribe to \(pattern)")
+        try using("subscribe to \(pattern)") { announce_mqtt_subscribe($0, pattern, qos, &mid) }
         return mid
     }
 
@@ -120,9 +141,9 @@ final class MQTTLink: @unchecked Sendable {
     func publish(_ topic: String, _ payload: [UInt8], retain: Bool = false, expiry: Double? = nil) throws(AnnounceError) -> Int32 {
         var mid: Int32 = 0
         let seconds = expiry.map { UInt32(min(max(1, $0.rounded(.up)), Double(UInt32.max))) } ?? 0
-        try check(payload.withUnsafeBytes {
-            announce_mqtt_publish(session, topic, $0.baseAddress, $0.count, 1, retain, seconds, &mid)
-        }, "publish to \(topic)")
+        try using("publish to \(topic)") { session in
+            payload.withUnsafeBytes { announce_mqtt_publish(session, topic, $0.baseAddress, $0.count, 1, retain, seconds, &mid) }
+        }
         return mid
     }
 
@@ -161,27 +182,67 @@ final class MQTTLink: @unchecked Sendable {
         return String(decoding: bytes.prefix { $0 != 10 && $0 != 13 }, as: UTF8.self)
     }
 
-    /// Happenings from the link's thread to its owner.
+    /// Happenings from the link's thread to its owner. Messages waiting hold at most `maxBytes`
+    /// of payload: a flood is dropped (and said once per run of drops), not kept in memory.
     final class Inbox: Sendable {
-        private let queue = Mutex<[Happening]>([])
+        private struct Queue {
+            var happenings: [Happening] = []
+            var bytes = 0
+            /// Messages dropped since the last one queued: one `.dropped` says how many.
+            var dropped = 0
+        }
+
+        private let queue = Mutex(Queue())
         private let ready = CountingSemaphore()
         var wake: UnsafeMutablePointer<sem_t> { ready.posix }
+        /// Four of the largest messages.
+        static let maxBytes = 4 * ZoneLimits.maxMessageBytes
+
+        func hasRoom(for length: Int) -> Bool {
+            queue.withLock { $0.bytes + length <= Self.maxBytes }
+        }
 
         func put(_ happening: Happening) {
-            queue.withLock { $0.append(happening) }
+            queue.withLock { queue in
+                if case .message(_, let payload, _, _) = happening {
+                    if queue.dropped > 0 { queue.happenings.append(.overflow(dropped: queue.dropped)) }
+                    queue.dropped = 0
+                    queue.bytes += payload.count
+                }
+                queue.happenings.append(happening)
+            }
             ready.signal()
+        }
+
+        /// A message that found the inbox full: the first of a run is said at once.
+        func drop() {
+            let first = queue.withLock { queue in
+                queue.dropped += 1
+                if queue.dropped == 1 { queue.happenings.append(.overflow(dropped: 0)) }
+                return queue.dropped == 1
+            }
+            if first { ready.signal() }
         }
 
         func take(until deadline: Double?, interruptible: Bool) -> Happening? {
             while true {
                 if interruptible && announce_interrupted() != 0 { return nil }
-                if let first = queue.withLock({ $0.isEmpty ? nil : $0.removeFirst() }) { return first }
+                if let first = next() { return first }
                 if let deadline {
                     let left = deadline - SystemClock.monotonic()
-                    if left <= 0 || !ready.wait(seconds: left) { return queue.withLock { $0.isEmpty ? nil : $0.removeFirst() } }
+                    if left <= 0 || !ready.wait(seconds: left) { return next() }
                 } else {
                     ready.wait()
                 }
+            }
+        }
+
+        private func next() -> Happening? {
+            queue.withLock { queue in
+                guard !queue.happenings.isEmpty else { return nil }
+                let first = queue.happenings.removeFirst()
+                if case .message(_, let payload, _, _) = first { queue.bytes -= payload.count }
+                return first
             }
         }
     }

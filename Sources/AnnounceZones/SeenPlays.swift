@@ -11,7 +11,8 @@ import AnnounceClient
 /// before the play is queued: QoS 1 may deliver a message again, even after a restart, and an id
 /// seen before is never played again. A record keeps the local item ids and whether the result
 /// went out, so that a daemon killed mid-item still answers once it is back. Records are
-/// forgotten when they expire (the play's own expiry plus `ZoneLimits.seenRetention`).
+/// forgotten when they expire (the play's own expiry plus `ZoneLimits.seenRetention`; a refused
+/// play's after `ZoneLimits.refusedRetention`), or beyond `ZoneLimits.maxSeenRecords` (`SeenRecords`).
 final class SeenPlays: @unchecked Sendable {
     struct Record: Codable {
         var expires: Double
@@ -22,33 +23,34 @@ final class SeenPlays: @unchecked Sendable {
     }
 
     let directory: String
-    /// When expired records were last forgotten (at start, then at most hourly as plays come).
-    private let lastSweep = Mutex(0.0)
+    /// When expired records were last forgotten (at start, then at most hourly as plays come),
+    /// and how many records there are since (about: a record written twice counts twice).
+    private let sweep = Mutex((last: 0.0, records: 0))
 
     init(directory zones: String) throws(AnnounceError) {
         directory = zones + "/seen"
         for path in [zones, directory] where mkdir(path, 0o700) != 0 && errno != EEXIST {
             throw .unavailable("cannot make \(path): \(systemErrorMessage(errno))")
         }
-        let now = SystemClock.wall()
-        forgetExpired(now: now)
-        lastSweep.withLock { $0 = now }
+        forgetExpired(now: SystemClock.wall())
     }
 
     private func path(_ id: String) -> String { directory + "/" + id }
 
     /// True when `id` is new (and now remembered); false when it was seen before. A record that
     /// cannot be written counts as new: better a play than none, and the log says why.
-    func remember(_ id: String, expires: Double, cancelled: Bool = false) -> Bool {
+    /// `durable` false: not synced (a refusal's: lost in a crash, a copy is only refused again).
+    func remember(_ id: String, expires: Double, cancelled: Bool = false, durable: Bool = true) -> Bool {
         let now = SystemClock.wall()
-        if lastSweep.withLock({ let due = now - $0 > 3600; if due { $0 = now }; return due }) { forgetExpired(now: now) }
+        if sweep.withLock({ now - $0.last > 3600 || $0.records >= ZoneLimits.maxSeenRecords }) { forgetExpired(now: now) }
         let fd = open(path(id), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         if fd < 0 { return errno != EEXIST }
         let bytes = JSONCoding.encode(Record(expires: expires, cancelled: cancelled ? true : nil), orElse: "{}")
         _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        fsync(fd)
+        if durable { fsync(fd) }
         close(fd)
-        syncDirectory()
+        if durable { syncDirectory() }
+        sweep.withLock { $0.records += 1 }
         return true
     }
 
@@ -114,8 +116,15 @@ final class SeenPlays: @unchecked Sendable {
         return names
     }
 
-    private func forgetExpired(now: Double) {
-        for name in names() where (load(name)?.expires ?? 0) < now { unlink(path(name)) }
+    /// Forgets the records `SeenRecords` says (expired, or beyond the most kept).
+    func forgetExpired(now: Double) {
+        let entries = names().map { name in
+            let record = load(name)
+            return SeenRecords.Entry(name: name, expires: record?.expires ?? 0, pending: record?.ids != nil && record?.answered != true)
+        }
+        let forgotten = SeenRecords.toForget(entries, now: now)
+        for name in forgotten { unlink(path(name)) }
+        sweep.withLock { $0 = (now, entries.count - forgotten.count) }
     }
 
     private func syncDirectory() {

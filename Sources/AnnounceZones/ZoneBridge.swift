@@ -104,7 +104,9 @@ public final class ZoneBridge: @unchecked Sendable {
             case .connected:
                 logger.info("zones: connected to \(link.broker)")
                 for topic in playTopics {
-                    do { lastSubscription = try link.subscribe(topic) } catch { logger.error("zones: \(error.description)") }
+                    // Texts are taken at most once (QoS 0), as Home Assistant sends them.
+                    let qos: Int32 = topic.hasSuffix("/say") ? 0 : 1
+                    do { lastSubscription = try link.subscribe(topic, qos: qos) } catch { logger.error("zones: \(error.description)") }
                 }
                 status.publish(force: true)
                 if discovery { announceToHomeAssistant() }
@@ -112,7 +114,15 @@ public final class ZoneBridge: @unchecked Sendable {
                 logger.info("zones: subscribed to \(playTopics.count) topics")
             case .refused(let reason): logger.error("zones: \(link.broker) refused the connection: \(reason)")
             case .lost(let reason): logger.warning("zones: lost \(link.broker) (\(reason)); connecting again")
-            case .message(let topic, let payload, _, let expiry): receive(topic: topic, payload: payload, expiryLeft: expiry)
+            case .message(let topic, _, true, _):
+                // A retained play, text or cancel would come again at every (re)subscription, and
+                // a text (no id) would be spoken again each time: none is taken.
+                logger.warning("zones: ignored a retained message on \(topic): plays, texts and cancels are never retained")
+            case .message(let topic, let payload, false, let expiry): receive(topic: topic, payload: payload, expiryLeft: expiry)
+            case .oversized(let topic, let bytes):
+                logger.warning("zones: dropped a message on \(topic): \(bytes) bytes is over \(ZoneLimits.maxMessageBytes)")
+            case .overflow(0): logger.warning("zones: messages come faster than this host takes them: dropping them")
+            case .overflow(let dropped): logger.warning("zones: dropped \(dropped) message(s) that came while the inbox was full")
             case .subscribed, .published: break
             case .closed: return
             }
@@ -137,7 +147,7 @@ public final class ZoneBridge: @unchecked Sendable {
         case .success(let decoded): play = decoded
         case .failure(let refusal):
             logger.warning("zones: dropped a message on \(topic): \(refusal.reason)")
-            if let id = refusal.id, seen.remember(id, expires: clock() + ZoneLimits.seenRetention) {
+            if let id = refusal.id, seen.remember(id, expires: clock() + ZoneLimits.refusedRetention, durable: false) {
                 answer(id, [Outcome(.failed, reason: refusal.reason, code: AnnounceError.usage(refusal.reason).exitCode)])
             }
             return
@@ -149,7 +159,7 @@ public final class ZoneBridge: @unchecked Sendable {
         }
         // The time it waited at the broker counts against its delays and expiries, as a local
         // play's waiting in the queue does (whole seconds, on the broker's clock alone).
-        let waited = expiryLeft.flatMap { left in play.expiry.map { max(0, $0.rounded(.up) - left) } } ?? 0
+        let waited = play.waitedAtBroker(expiryLeft: expiryLeft)
         play.age(by: waited)
         accept(play, topic: topic, waited: waited, answered: true)
     }
@@ -183,8 +193,8 @@ public final class ZoneBridge: @unchecked Sendable {
             let speech = Speech(text: text, engine: speechEngine, voice: speechVoice)
             if let problem = speech.problem { return logger.warning("zones: dropped a message on \(topic): \(problem)") }
             let item = ItemRequest(clip: Clip(path: speech.label, speech: speech))
+            // A new id that nobody can send again: nothing to remember (no record is written).
             let play = RemotePlay(id: RemotePlay.newID(), from: "text", sent: clock(), items: [RemoteItem(item: item)])
-            guard seen.remember(play.id, expires: clock() + ZoneLimits.seenRetention) else { return }
             accept(play, topic: topic, waited: 0, answered: false)
         }
     }

@@ -83,6 +83,8 @@ struct announce_mqtt {
     announce_mqtt_callbacks callbacks;
     void *context;
     uint32_t session_expiry;
+    /// The largest message payload taken; the broker is asked for packets no larger than this plus headroom.
+    uint32_t max_payload;
     char *host;
     int port;
     int keepalive;
@@ -110,6 +112,12 @@ static void on_message(struct mosquitto *mosq, void *object, const struct mosqui
                        const mosquitto_property *properties) {
     (void)mosq;
     announce_mqtt *session = object;
+    // The broker was asked for no larger packet (MQTT 5 Maximum Packet Size); one that still
+    // comes is not copied.
+    if (message->payloadlen < 0 || (uint32_t)message->payloadlen > session->max_payload) {
+        session->callbacks.oversized(session->context, message->topic, (size_t)(message->payloadlen < 0 ? 0 : message->payloadlen));
+        return;
+    }
     uint32_t left = 0;
     int64_t expiry = lib.property_read_int32(properties, MQTT_PROP_MESSAGE_EXPIRY_INTERVAL, &left, false) ? (int64_t)left : -1;
     session->callbacks.message(session->context, message->topic, message->payload, (size_t)message->payloadlen, message->retain,
@@ -128,13 +136,14 @@ static void on_publish(struct mosquitto *mosq, void *object, int mid, int reason
     session->callbacks.published(session->context, mid, reason);
 }
 
-announce_mqtt *announce_mqtt_new(const char *client_id, bool clean_start, uint32_t session_expiry,
+announce_mqtt *announce_mqtt_new(const char *client_id, bool clean_start, uint32_t session_expiry, uint32_t max_payload,
                                  announce_mqtt_callbacks callbacks, void *context, const char **why) {
     announce_mqtt *session = calloc(1, sizeof *session);
     if (!session) { *why = "out of memory"; return NULL; }
     session->callbacks = callbacks;
     session->context = context;
     session->session_expiry = session_expiry;
+    session->max_payload = max_payload;
     session->mosq = lib.new_(client_id, clean_start, session);
     if (!session->mosq) {
         *why = "mosquitto_new failed (a client id is needed to keep a session)";
@@ -210,6 +219,14 @@ static int connect_once(announce_mqtt *session) {
         int code = lib.property_add_int32(&properties, MQTT_PROP_SESSION_EXPIRY_INTERVAL, session->session_expiry);
         if (code != MOSQ_ERR_SUCCESS) return code;
     }
+    // The broker sends no larger packet (it drops the message for this client instead): a
+    // message is never read into memory whole only to be refused. 64 KiB for topic and properties.
+    uint32_t max_packet = session->max_payload > UINT32_MAX - 65536 ? UINT32_MAX : session->max_payload + 65536;
+    int added = lib.property_add_int32(&properties, MQTT_PROP_MAXIMUM_PACKET_SIZE, max_packet);
+    if (added != MOSQ_ERR_SUCCESS) {
+        lib.property_free_all(&properties);
+        return added;
+    }
     int code = lib.connect_bind_v5(session->mosq, session->host, session->port, session->keepalive, NULL, properties);
     lib.property_free_all(&properties);
     return code;
@@ -230,9 +247,17 @@ static void *run(void *argument) {
             continue;
         }
         // select() wakes for the socket, for a packet another thread queued (the socket pair
-        // threaded mode uses), and at half the keepalive to send a PINGREQ.
-        int code;
-        while ((code = lib.loop(session->mosq, session->keepalive * 500, 1)) == MOSQ_ERR_SUCCESS) {
+        // threaded mode uses), and at half the keepalive to send a PINGREQ. Stopping is checked at
+        // every turn: announce_mqtt_free's DISCONNECT finds no connection while one is being made,
+        // so once connected the loop says goodbye itself, then flushes what was queued (2 s at most).
+        bool goodbye = false;
+        int flushes = 0;
+        while (true) {
+            if (is_stopping(session)) {
+                if (!goodbye) { lib.disconnect(session->mosq); goodbye = true; }
+                else if (++flushes > 20) break;
+            }
+            if (lib.loop(session->mosq, goodbye ? 100 : session->keepalive * 500, 1) != MOSQ_ERR_SUCCESS) break;
             backoff = 1;
         }
         if (is_stopping(session)) break;

@@ -110,6 +110,14 @@ static void on_server(pa_context *context, const pa_server_info *info, void *use
     lookup->done = 1;
 }
 
+int announce_pulse_is_pipewire(announce_pulse *pulse, int timeout_ms) {
+    if (!ready()) return 0;
+    struct server_lookup server = {0, 0};
+    if (announce_pulse_finish(pulse, ext.get_server_info(announce_pulse_context(pulse), on_server, &server), &server.done, timeout_ms) < 0)
+        return -1;
+    return server.pipewire;
+}
+
 struct database_lookup {
     const char *name;
     announce_pulse_restore_entry *entry;

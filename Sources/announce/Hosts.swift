@@ -44,6 +44,7 @@ struct Hosts: ParsableCommand {
             if status.quiet == true { words.append("quiet") }
             if status.paused == true { words.append("paused") }
         }
-        return words.joined(separator: "  ")
+        // What a host says of itself comes from the broker: its control characters are not the terminal's.
+        return escapedForLog(words.joined(separator: "  "))
     }
 }

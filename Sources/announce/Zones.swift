@@ -138,6 +138,7 @@ struct HostLine: Encodable {
 
     var text: String {
         let word = result == "no-answer" ? "no answer" : result
-        return reason.map { "\(word) (\($0))" } ?? word
+        // A host's reason comes from the broker: its control characters are not the terminal's.
+        return reason.map { "\(word) (\(escapedForLog($0)))" } ?? word
     }
 }

@@ -46,6 +46,38 @@ extension OtherAudioDuckChecks {
         return record
     }
 
+    /// On PulseAudio the entry put back is kept as written: a volume its user sets right after (here
+    /// straight into the database, as a mixer's stream restore does) is not replaced by announce's late
+    /// rewrites (PipeWire's, 1 s and 3 s after the stream ended). The entry of `before` is written back after.
+    static func userVolumeStays(_ world: World, before: String) async throws {
+        func write(_ entry: [String: Any]) throws {
+            let file = world.directory + "/user-entry.json"
+            try JSONSerialization.data(withJSONObject: entry).write(to: URL(fileURLWithPath: file))
+            let child = try world.server.start(["/usr/bin/python3", "-c", """
+                import json, sys, pulsectl
+                e = json.load(open(sys.argv[2]))
+                with pulsectl.Pulse("announce-test-user") as pulse:
+                    pulse.stream_restore_write(sys.argv[1], mode="replace", volume=[v / 65536 for v in e["volume"]],
+                                               channel_list=e["channels"], device=e["device"], mute=e["mute"])
+                """, restoreName(world), file], stdout: world.directory + "/user-entry.out")
+            guard child.waitForExit(timeout: 10) == 0 else { throw HarnessError("writing the user's entry failed (python3-pulsectl)") }
+        }
+        guard let original = try JSONSerialization.jsonObject(with: Data(before.utf8)) as? [String: Any] else {
+            throw HarnessError("no entry before the duck: \(before)")
+        }
+        // The player's stream is stereo; before the duck its entry may have kept no volume.
+        var entry = original
+        entry["channels"] = ["front-left", "front-right"]
+        entry["volume"] = [32768, 32768]
+        try write(entry)
+        let set = try restoreRecord(world)
+        // Past the last late rewrite (3 s after the stream's end): a rewrite is what this looks for.
+        try await Task.sleep(for: .seconds(3.5))
+        let kept = try restoreRecord(world)
+        #expect(kept == set && set.contains("32768"), "the user's volume was replaced: \(set), then \(kept)")
+        try write(original)
+    }
+
     /// PulseAudio started with `-n` has no module-stream-restore; a desktop's has. Loaded at run time, as
     /// the default configuration does.
     static func ensureStreamRestore(_ server: OtherAudioServer) async throws {
@@ -114,6 +146,7 @@ extension OtherAudioDuckChecks {
             }
             let after = try await waitForRecord(world, timeout: 5) { $0 == before }
             #expect(after == before, "the restore database after the duck: \(after); before: \(before)")
+            if server.kind == .pulseAudio && !killed { try await userVolumeStays(world, before: before) }
             // The application's next stream, after the duck.
             var state: String?
             for _ in 0..<200 where state != "idle" {

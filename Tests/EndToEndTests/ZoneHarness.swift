@@ -131,9 +131,9 @@ final class TestBroker: @unchecked Sendable {
         return false
     }
 
-    /// `mosquitto_pub` of `file`'s bytes to `topic` (QoS 1).
-    func publish(_ topic: String, file: String) async throws {
-        let outcome = try await Runner.run("mosquitto_pub", ["-h", "127.0.0.1", "-p", String(port), "-q", "1", "-t", topic, "-f", file])
+    /// `mosquitto_pub` of `file`'s bytes to `topic` (QoS 1), with `options` (`-r`: retained; MQTT 5 properties).
+    func publish(_ topic: String, file: String, options: [String] = []) async throws {
+        let outcome = try await Runner.run("mosquitto_pub", ["-h", "127.0.0.1", "-p", String(port), "-q", "1", "-t", topic, "-f", file] + options)
         try #require(outcome.status == 0, "mosquitto_pub: \(outcome)")
     }
 }

@@ -55,6 +55,13 @@ public struct RemotePlay: Codable, Equatable, Sendable {
         }
     }
 
+    /// How long it waited at the broker, from what the broker says is left of its expiry
+    /// (`expiryLeft`, whole seconds on the broker's clock; nil: it has none): 0 to its expiry.
+    public func waitedAtBroker(expiryLeft: Double?) -> Double {
+        guard let left = expiryLeft, let expiry, left.isFinite, expiry.isFinite else { return 0 }
+        return min(max(0, expiry.rounded(.up) - left), expiry, Limits.latestTime)
+    }
+
     /// The play as it is `waited` seconds after it was sent (the time it waited at the broker:
     /// MQTT 5 says what is left of its expiry). An item not yet due keeps its `at` (a time of
     /// day, which every host keeps on its own clock) or has its `delay` shortened; one that
@@ -190,6 +197,11 @@ public enum ZoneLimits {
     /// A play id is remembered this long when its items never expire (QoS 1 redelivery comes
     /// within a session's life; a week covers a host away that long).
     public static let seenRetention = 7 * 86400.0
+    /// A refused play's id is remembered this long (its refusal is not sent twice for a
+    /// redelivery); after that a copy is refused, and answered, again.
+    public static let refusedRetention = 3600.0
+    /// Most play records a host keeps (`SeenRecords`): a flood of ids does not fill its disk.
+    public static let maxSeenRecords = 10_000
     /// How long after it is sent a zone's hosts start a play together: the time it takes to
     /// reach them and for each to open its device (measured on loopback: docs/ZONES.md).
     public static let startLead = 0.3

@@ -27,6 +27,8 @@ extension RemotePlay {
     public var problem: String? {
         if v != WireProtocol.version { return "unsupported version \(v); this host speaks \(WireProtocol.version)" }
         if let problem = ZoneName.problem(from, kind: "host") { return "from: \(problem)" }
+        // Its times are counted from `sent`: an absurd one would make absurd waits and expiries.
+        if !(0...Limits.latestTime).contains(sent) { return "sent must be 0 to \(Limits.latestTime), not \(sent)" }
         if items.isEmpty { return "a play needs at least one item" }
         let audioBytes = items.reduce(0) { $0 + ($1.audio?.count ?? 0) }
         if audioBytes > ZoneLimits.maxAudioBytes { return "audio of \(audioBytes) bytes is over \(ZoneLimits.maxAudioBytes)" }
@@ -46,10 +48,21 @@ extension RemoteItem {
         if clip.proxies != nil { return "clip.proxies: not taken from another host" }
         if clip.media != nil || clip.pathBytes != nil { return "clip.media: names a file of the sender" }
         if let url = clip.url, Clip.urlScheme(of: url) == "file" { return "clip.url: a file:// URL names a file of the sender" }
+        if let speech = clip.speech {
+            for (field, value) in [("voice", speech.voice), ("lang", speech.language)] {
+                if let value, !Self.isVoiceName(value) { return "speech.\(field): '\(value)' is a path or URL, not a voice name" }
+            }
+        }
         let kinds = [audio != nil, clip.url != nil, clip.speech != nil, clip.stream != nil].filter { $0 }.count
         if kinds != 1 { return "needs exactly one of audio, clip.url, clip.speech, clip.stream" }
         if let audio, audio.isEmpty { return "audio is empty" }
         return nil
+    }
+
+    /// A voice or language as another host may give it: a name, never a path or URL (piper loads
+    /// a `.onnx` file named with a `/`, flite's `-voice` takes a path or URL, espeak-ng a voice file).
+    static func isVoiceName(_ name: String) -> Bool {
+        !name.hasPrefix(".") && !name.contains(where: { $0 == "/" || $0 == ":" || $0 == "\\" })
     }
 
     /// The item as this host queues it: its audio in media file `media` (the clip's path is then

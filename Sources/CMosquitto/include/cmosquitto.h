@@ -23,6 +23,8 @@ typedef struct {
     /// A message on a subscribed topic. The pointers are valid only during the call. `expiry`:
     /// the seconds left of its MQTT 5 message expiry as the broker forwards it, or -1 for none.
     void (*message)(void *context, const char *topic, const void *payload, size_t length, bool retained, int64_t expiry);
+    /// A message larger than the session's `max_payload` (the broker should have dropped it): not copied.
+    void (*oversized)(void *context, const char *topic, size_t length);
     /// The broker acknowledged the subscription with this message id.
     void (*subscribed)(void *context, int mid);
     /// The broker acknowledged the publication (QoS 1) with this message id; reason 0: accepted.
@@ -33,9 +35,10 @@ typedef struct {
 const char *announce_mqtt_load(void);
 
 /// A session for `client_id`; `clean_start` false with a `session_expiry` (seconds) asks the
-/// broker to keep the subscriptions and the QoS 1 messages queued for it while it is away.
-/// NULL on failure (`problem` says why).
-announce_mqtt *announce_mqtt_new(const char *client_id, bool clean_start, uint32_t session_expiry,
+/// broker to keep the subscriptions and the QoS 1 messages queued for it while it is away. The
+/// broker is asked (MQTT 5 Maximum Packet Size) for no message over `max_payload` bytes (plus
+/// 64 KiB for topic and properties). NULL on failure (`problem` says why).
+announce_mqtt *announce_mqtt_new(const char *client_id, bool clean_start, uint32_t session_expiry, uint32_t max_payload,
                                  announce_mqtt_callbacks callbacks, void *context, const char **problem);
 /// Stops the loop (after a clean DISCONNECT when connected) and frees the session.
 void announce_mqtt_free(announce_mqtt *session);

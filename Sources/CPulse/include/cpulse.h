@@ -78,6 +78,9 @@ typedef struct {
 int announce_pulse_restore_entry_of(announce_pulse *pulse, uint32_t index, announce_pulse_restore_entry *stream,
                                     announce_pulse_restore_entry *saved, int *has_saved, int timeout_ms);
 
+/// 1 when the server is PipeWire (pipewire-pulse), 0 when not, -1 when the connection failed or timed out.
+int announce_pulse_is_pipewire(announce_pulse *pulse, int timeout_ms);
+
 /// Replaces the database's entry of `entry->name` (streams playing keep their volumes): 0 when the server
 /// accepted it, 1 when it refused, -1 when the connection failed or timed out.
 int announce_pulse_restore_write(announce_pulse *pulse, const announce_pulse_restore_entry *entry, int timeout_ms);
