@@ -1,4 +1,7 @@
 import CPulse
+#if canImport(Glibc)
+import Glibc
+#endif
 import AnnounceModel
 
 /// A connection to the sound server an item's device reaches (PulseAudio, or PipeWire through
@@ -14,7 +17,10 @@ public final class SoundServerStreams {
     public init(environment: [String: String]?) throws(AnnounceError) {
         var reason = [CChar](repeating: 0, count: 256)
         let connected = try AudioEnvironment.whileApplied(environment) { () throws(AnnounceError) -> OpaquePointer? in
-            announce_pulse_connect(Self.timeoutMilliseconds, &reason, reason.count)
+            guard Self.serverMayListen() else {
+                throw .unavailable("no sound server (no PULSE_SERVER, no pulse/native socket in the runtime directory)")
+            }
+            return announce_pulse_connect(Self.timeoutMilliseconds, &reason, reason.count)
         }
         guard let connected else {
             throw .unavailable(String(decoding: reason.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self))
@@ -23,6 +29,21 @@ public final class SoundServerStreams {
     }
 
     deinit { announce_pulse_disconnect(pulse) }
+
+    /// Whether libpulse could find a server in the environment in force: PULSE_SERVER, a client
+    /// configuration (which may name one), or a native socket where libpulse looks. Without any,
+    /// libpulse is neither loaded nor asked: on plain ALSA it and its libraries would cost the
+    /// daemon ~3 MB, and each look a connection attempt.
+    static func serverMayListen() -> Bool {
+        func variable(_ name: String) -> String? { getenv(name).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } }
+        if variable("PULSE_SERVER") != nil || variable("PULSE_CLIENTCONFIG") != nil { return true }
+        var sockets = ["/run/user/\(getuid())/pulse/native", "/run/pulse/native", "/var/run/pulse/native"]
+        if let runtime = variable("PULSE_RUNTIME_PATH") { sockets.append(runtime + "/native") }
+        if let runtime = variable("XDG_RUNTIME_DIR") { sockets.append(runtime + "/pulse/native") }
+        let home = variable("HOME") ?? ""
+        let configs = [(variable("XDG_CONFIG_HOME") ?? home + "/.config") + "/pulse/client.conf", home + "/.pulse/client.conf"]
+        return (sockets + configs).contains { access($0, F_OK) == 0 }
+    }
 
     /// Every playback stream on the server, announce's own included.
     public func streams() throws(AnnounceError) -> [OtherStream] {
