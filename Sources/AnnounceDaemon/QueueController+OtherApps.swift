@@ -18,11 +18,11 @@ extension QueueController {
     /// has something to play, and stops when it has nothing. Called each time the control thread wakes.
     func watchOtherApplications() {
         guard let otherApps else { return }
-        let item = scheduler.playing ?? scheduler.ready.first ?? mixed.all.first(where: { !$0.isAlert })?.item
+        let item = scheduler.playing ?? scheduler.nextReady ?? mixed.all.first(where: { !$0.isAlert })?.item
         otherApps.watch(item != nil, environment: item?.clip.environment, interruptingRoles: configuration.interruptingRoles)
         // An item that waited for other audio to stop is no longer first (it expired, was cancelled, or
         // one of higher priority came): the hold was its, and goes.
-        if scheduler.holds.contains(.otherAudio), scheduler.ready.first?.ifOtherAudio != .wait {
+        if scheduler.holds.contains(.otherAudio), scheduler.nextReady?.ifOtherAudio != .wait {
             let now = clock()
             apply(scheduler.release(.otherAudio, now: now), now: now)
         }
@@ -153,7 +153,7 @@ extension QueueController {
     /// what the watcher sees, else once its look comes (`answerStatus(otherAudio:)`): the control
     /// thread never waits for a sound server.
     func answerStatus(_ connection: Connection) {
-        let item = scheduler.playing ?? scheduler.ready.first ?? mixed.all.first(where: { !$0.isAlert })?.item
+        let item = scheduler.playing ?? scheduler.nextReady ?? mixed.all.first(where: { !$0.isAlert })?.item
         guard let otherApps else { return connection.send(WireProtocol.encode(Reply.status(status()))) }
         if let seen = otherApps.scene(for: item?.clip.environment) {
             return connection.send(WireProtocol.encode(Reply.status(status(otherAudio: seen))))

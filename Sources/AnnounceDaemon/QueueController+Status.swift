@@ -50,7 +50,7 @@ extension QueueController {
     func showOnSessionBus() {
         guard let sessionBus, sessionBus.isOnBus else { return }
         let active = OtherPlayers.nonMixableActive(mainLanePlaying: scheduler.playing != nil, queuePaused: scheduler.isPaused,
-                                                   mainLaneWaiting: !scheduler.ready.isEmpty)
+                                                   mainLaneWaiting: scheduler.nextReady != nil)
         if let playing = scheduler.playing { mainLaneNotifiesOthers = playing.audioSession.options.notifyOthersOnDeactivation }
         sessionBus.show(NowPlaying(status()), nonMixableActive: active, notifyOthers: mainLaneNotifiesOthers)
     }

@@ -37,26 +37,25 @@ public struct Scheduler: Sendable {
     // MARK: - Reading
 
     /// The item playing now (also while it is being stopped), if any.
-    public var playing: QueueItem? {
-        playingID.flatMap { entries[$0]?.item }
-    }
+    public var playing: QueueItem? { playingID.flatMap { entries[$0]?.item } }
 
     /// A stop was requested for the playing item and playbackEnded has not come yet.
     var isStopping: Bool { pendingStop != nil }
 
     /// Earliest time `advance(now:)` has something to do (eligibility or expiry); nil when none.
     public var nextDeadline: Double? {
-        switch (scheduledHeap.min?.time, expiryHeap.min?.time) {
-        case let (eligible?, expiry?): min(eligible, expiry)
-        case let (eligible?, nil): eligible
-        case let (nil, expiry?): expiry
-        case (nil, nil): nil
-        }
+        [scheduledHeap.min?.time, expiryHeap.min?.time].compactMap { $0 }.min()
     }
 
     /// Ready items in play order.
     public var ready: [QueueItem] {
         entries.values.filter { $0.place == .ready }.map(\.item).sorted { ReadyKey($0) < ReadyKey($1) }
+    }
+
+    /// `ready.first` without sorting them all (for what runs at each wake): the live top of the heap, else a scan.
+    public var nextReady: QueueItem? {
+        if let top = readyHeap.min, isLiveReady(top) { return entries[top.id]?.item }
+        return entries.values.lazy.filter { $0.place == .ready }.map(\.item).min { ReadyKey($0) < ReadyKey($1) }
     }
 
     /// Scheduled items by eligibility time.
@@ -374,18 +373,15 @@ public struct Scheduler: Sendable {
     }
 
     private func isLiveReady(_ key: ReadyKey) -> Bool {
-        guard let entry = entries[key.id] else { return false }
-        return entry.place == .ready && entry.item.sequence == key.sequence
+        entries[key.id].map { $0.place == .ready && $0.item.sequence == key.sequence } ?? false
     }
 
     private func isLiveScheduled(_ key: TimedKey) -> Bool {
-        guard let entry = entries[key.id] else { return false }
-        return entry.place == .scheduled && entry.item.sequence == key.sequence
+        entries[key.id].map { $0.place == .scheduled && $0.item.sequence == key.sequence } ?? false
     }
 
     private func isLiveExpiry(_ key: TimedKey) -> Bool {
-        guard let entry = entries[key.id] else { return false }
-        return entry.place != .playing && !entry.item.started && entry.item.sequence == key.sequence
+        entries[key.id].map { $0.place != .playing && !$0.item.started && $0.item.sequence == key.sequence } ?? false
     }
 
     private mutating func pruneReadyTop() {
