@@ -20,8 +20,6 @@ final class OtherPlayersWatcher {
     private var journalled: PausedPlayersJournal?
     /// The players the journal on disk names.
     private var written: Set<String> = []
-    /// Players just sent Pause, while the signals queued before its answer are dispatched.
-    private var pausing: Set<String> = []
 
     init(bus: Bus, journalPath: String?, log: @escaping (String) -> Void) throws(AnnounceError) {
         self.bus = bus
@@ -39,11 +37,9 @@ final class OtherPlayersWatcher {
         try bus.addMatch("type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',"
                          + "path='/org/mpris/MediaPlayer2',arg0='org.mpris.MediaPlayer2.Player'") { [unowned self] signal in
             if let sender = signal.sender, let status = try? Self.playbackStatus(inChange: signal) {
-                if status != .paused && pausing.contains(sender) { return false }  // older than the pause: see setActive
-                if status != .paused && players.pausedByAnnounce.contains(sender) {
+                if players.changed(sender, to: status) {
                     log("MPRIS player \(names[sender] ?? sender) is \(status.rawValue): its user took it over")
                 }
-                players.changed(sender, to: status)
                 persist()
             }
             return false
@@ -84,12 +80,6 @@ final class OtherPlayersWatcher {
             case .pause(let names):
                 persist()
                 for name in names { send("Pause", to: name) }
-                // What a player said before its Pause's answer came (sd-bus queued it meanwhile: D-Bus
-                // keeps each sender's order) is older than the pause: a Playing from its start must not
-                // take it out of announce's keeping (seen under load).
-                pausing = Set(names)
-                try? bus.process()
-                pausing = []
             case .resume(let names):
                 // Read once more: a change whose signal has not come yet still counts. One that
                 // does not answer is asked to play anyway (Play on a playing player does nothing).

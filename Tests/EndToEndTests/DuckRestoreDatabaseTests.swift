@@ -10,7 +10,7 @@ import Glibc
 /// restore-stream on PipeWire), and announce puts the entry back, so the application's next stream
 /// starts at its own volume. Run from the duck suites (OtherAudioDuckTests.swift), on their servers.
 extension OtherAudioDuckChecks {
-    /// paplay's entry name in the restore database (module-stream-restore's `pa_proplist_get_stream_group`).
+    /// The other player's entry name in the restore database (module-stream-restore's `pa_proplist_get_stream_group`).
     static func restoreName(_ world: World) -> String { "sink-input-by-application-name:" + world.otherName }
 
     /// The restore database's record of `world`'s player, read with tools not ours: on PulseAudio its
@@ -154,8 +154,7 @@ extension OtherAudioDuckChecks {
                 if state != "idle" { try await Task.sleep(for: .milliseconds(10)) }
             }
             #expect(state == "idle", "the duck did not end: \(String(describing: state))")
-            let again = try server.start(["timeout", "60", "paplay", "--client-name=" + world.otherName, "--latency-msec=20",
-                                          world.directory + "/other-440.wav"], stdout: world.directory + "/again.out")
+            let again = try server.startTone(client: world.otherName, frequency: 440, output: world.directory + "/again.out")
             defer { again.stop() }
             let first = try await waitForOtherStream(server, name: world.otherName)
             // WirePlumber sets a restored volume just after the stream appears: look again a second later.

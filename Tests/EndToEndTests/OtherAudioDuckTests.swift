@@ -6,7 +6,7 @@ import Glibc
 #endif
 
 /// `--duck-others` lowers other applications (issue 15, DESIGN §3) on a real PulseAudio and a real
-/// PipeWire (pipewire-pulse): another program's tone (paplay, no media.role) is measured on the
+/// PipeWire (pipewire-pulse): another program's tone (pacat, no media.role) is measured on the
 /// sink's monitor while announce plays over it, and its volume is read back with pactl.
 @Suite("Duck other applications: PulseAudio", .serialized, OtherAudioServerTrait(kind: .pulseAudio, name: "duck-pa"),
        .timeLimit(.minutes(4)))
@@ -98,15 +98,11 @@ enum OtherAudioDuckChecks {
             try? FileManager.default.removeItem(atPath: directory)
             try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
             let runtime = try DaemonRuntime(path: directory + "/rt", environment: server.processEnvironment)
-            let tone = directory + "/other-440.wav"
-            try Sox.tone(tone, frequency: 440, seconds: 30, rate: Int(rate), channels: 2)
-            // `timeout`: a player left behind by a killed test run ends by itself.
             let otherName = "other-" + label
-            let other = try server.start(["timeout", "60", "paplay", "--client-name=" + otherName, "--latency-msec=20", tone],
-                                         stdout: directory + "/paplay.out")
+            let other = try server.startTone(client: otherName, frequency: 440, output: directory + "/other.out")
             defer { other.stop() }
             do {
-                // paplay's pid is the child of timeout: find its stream by application name.
+                // pacat's pid is a grandchild: find its stream by application name.
                 let original = try await waitForOtherStream(server, name: otherName)
                 try #require(original == [65536, 65536], "the other player starts at \(original), not 100 %")
                 try await body(World(server: server, directory: directory, runtime: runtime, other: other, original: original,
@@ -119,24 +115,24 @@ enum OtherAudioDuckChecks {
         }
     }
 
-    /// paplay's stream, once the server lists it with a volume (pipewire-pulse lists a new stream at
+    /// The other player's stream, once the server lists it with a volume (pipewire-pulse lists a new stream at
     /// volume 0 until its node reports one): its volume.
     static func waitForOtherStream(_ server: OtherAudioServer, name: String) async throws -> [Int] {
         let start = monotonicNow()
-        while monotonicNow() - start < 30 {  // a loaded machine starts paplay slowly
+        while monotonicNow() - start < 30 {  // a loaded machine starts a player slowly
             if let stream = try server.streams().first(where: { $0.application == name }), stream.volume.contains(where: { $0 > 0 }) {
                 return stream.volume
             }
             try await Task.sleep(for: .milliseconds(10))
         }
-        throw HarnessError("paplay's stream did not appear on \(server.kind.rawValue) within 30 s")
+        throw HarnessError("the other player's stream did not appear on \(server.kind.rawValue) within 30 s")
     }
 
     static func otherVolume(_ world: World) throws -> [Int]? {
         try world.server.streams().first { $0.application == world.otherName }?.volume
     }
 
-    /// Polls pactl until paplay's volume passes `accept`; the seconds it took, nil at `timeout`.
+    /// Polls pactl until the other player's volume passes `accept`; the seconds it took, nil at `timeout`.
     static func waitForOtherVolume(_ world: World, timeout: Double, _ accept: ([Int]) -> Bool) async throws -> Double? {
         try await waitForVolume(world, of: world.otherName, timeout: timeout, accept)
     }
@@ -270,8 +266,7 @@ enum OtherAudioDuckChecks {
             let own = try world.server.streams().filter { $0.pid == Int(daemon.pid) }
             #expect(!own.isEmpty && own.allSatisfy { $0.volume.allSatisfy { $0 == 65536 } }, "announce's own streams: \(own)")
             // A player that starts during the duck is lowered too; once its user sets its volume, it is theirs.
-            let late = try world.server.start(["timeout", "60", "paplay", "--client-name=late-player", "--latency-msec=20",
-                                               world.directory + "/other-440.wav"], stdout: world.directory + "/late.out")
+            let late = try world.server.startTone(client: "late-player", frequency: 440, output: world.directory + "/late.out")
             defer { late.stop() }
             let lateLowered = try await waitForVolume(world, of: "late-player", timeout: 5) { $0.allSatisfy { (41185...41385).contains($0) } }
             #expect(lateLowered != nil, "the player that started during the duck was not lowered to 63 %")

@@ -66,6 +66,15 @@ struct OtherAudioServer: Sendable {
                          stdout: stdout, stderr: stdout + ".err")
     }
 
+    /// Another application playing a steady tone until stopped: sox's endless synth into pacat. A
+    /// fixed-length file ran out when the full run's load stretched a test past it.
+    func startTone(client: String, frequency: Double, output: String) throws -> ChildProcess {
+        let sox = "sox -R -D -V1 -n -r 48000 -c 2 -b 16 -e signed -t raw - synth sine \(frequency) gain -6"
+        let pacat = "pacat --playback --raw --format=s16le --rate=48000 --channels=2 --latency-msec=20 --client-name=\(client)"
+        // `timeout`: a player left behind by a killed test run ends by itself.
+        return try start(["timeout", "300", "sh", "-c", sox + " | " + pacat], stdout: output)
+    }
+
     /// `pactl list sink-inputs`: each stream's application name, process id and per-channel volume.
     /// (Its text, not `-f json`: pipewire-pulse's JSON has values JSONSerialization refuses.)
     func streams() throws -> [(index: Int, application: String, pid: Int?, volume: [Int])] {

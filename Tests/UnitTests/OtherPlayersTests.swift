@@ -27,6 +27,19 @@ import Testing
         #expect(players.deactivate() == [])
     }
 
+    @Test func aPlayingSaidBeforeThePauseTookEffectIsNoTakeOver() {
+        var players = OtherPlayers()
+        _ = players.activate(statuses: [":1.4": .playing, ":1.5": .playing])
+        // mpv-mpris answered Pause, then still reported Playing before its Paused (seen in CI).
+        let early = [players.changed(":1.4", to: .playing), players.changed(":1.4", to: .paused)]
+        // Stopped before its pause took effect: it is not paused, not announce's to resume.
+        let stopped = players.changed(":1.5", to: .stopped)
+        #expect(early == [false, false] && stopped && players.pausedByAnnounce == [":1.4"])
+        // Once seen Paused, a Playing is its user's.
+        let late = players.changed(":1.4", to: .playing)
+        #expect(late && players.deactivate() == [])
+    }
+
     @Test func aKilledDaemonsPlayersStillPausedOnTheSameConnectionAreTakenBack() {
         let journal = PausedPlayersJournal(players: [
             .init(unique: ":1.4", name: "org.mpris.MediaPlayer2.mpv"),

@@ -10,6 +10,8 @@ public struct OtherPlayers: Sendable {
 
     /// Players (by unique bus name) that announce paused and that have stayed paused since.
     public private(set) var pausedByAnnounce: Set<String> = []
+    /// Of those, the ones not yet seen Paused: what they say meanwhile predates the pause.
+    private var pausePending: Set<String> = []
     public private(set) var active = false
 
     public init() {}
@@ -28,6 +30,7 @@ public struct OtherPlayers: Sendable {
         active = true
         let playing = statuses.filter { $0.value == .playing }.keys.sorted()
         pausedByAnnounce = Set(playing)
+        pausePending = Set(playing)
         return playing.isEmpty ? [] : [.pause(playing)]
     }
 
@@ -38,18 +41,34 @@ public struct OtherPlayers: Sendable {
         active = false
         let resumed = pausedByAnnounce.sorted()
         pausedByAnnounce = []
+        pausePending = []
         return resumed.isEmpty || !notifyOthers ? [] : [.resume(resumed)]
     }
 
-    /// A player's PlaybackStatus changed. Anything but Paused after announce paused it means
-    /// someone else took it over (played or stopped it, even if they paused it again later):
-    /// it is no longer announce's to resume.
-    public mutating func changed(_ player: String, to status: PlaybackStatus) {
-        if status != .paused { pausedByAnnounce.remove(player) }
+    /// A player's PlaybackStatus changed; true when that took it out of announce's keeping.
+    /// Anything but Paused once announce's pause took effect means someone else took it over
+    /// (played or stopped it, even if they paused it again later). A Playing before its Paused
+    /// is older than the pause: a player may report its state as it was until it acts on the
+    /// Pause (mpv-mpris does, after answering it).
+    @discardableResult
+    public mutating func changed(_ player: String, to status: PlaybackStatus) -> Bool {
+        switch status {
+        case .paused:
+            pausePending.remove(player)
+            return false
+        case .playing where pausePending.contains(player):
+            return false
+        default:
+            pausePending.remove(player)
+            return pausedByAnnounce.remove(player) != nil
+        }
     }
 
     /// The player left the bus, or did not take the pause.
-    public mutating func forget(_ player: String) { pausedByAnnounce.remove(player) }
+    public mutating func forget(_ player: String) {
+        pausedByAnnounce.remove(player)
+        pausePending.remove(player)
+    }
 
     /// A daemon killed (SIGKILL) while it kept players paused left their journal; of those, the
     /// ones still on the bus as the same connection (`owners`: each well-known name's unique one
