@@ -136,10 +136,14 @@ private final class Once: @unchecked Sendable {
     func claim() -> Bool { lock.withLock { defer { done = true }; return !done } }
 }
 
-/// Runs blocking work (socket reads, waits on processes) off the cooperative pool.
+/// Runs blocking work (socket reads, waits on processes) off the cooperative pool, on a thread of
+/// its own: Dispatch's global queue adds a thread for blocked work only about once a second, so in
+/// the full run (dozens of tests waiting at once) a wait there started seconds late.
 func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
     try await withCheckedThrowingContinuation { continuation in
-        DispatchQueue.global().async { continuation.resume(with: Result { try body() }) }
+        let thread = Thread { continuation.resume(with: Result { try body() }) }
+        thread.stackSize = 1 << 20
+        thread.start()
     }
 }
 

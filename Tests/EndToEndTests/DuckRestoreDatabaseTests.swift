@@ -102,16 +102,7 @@ extension OtherAudioDuckChecks {
                 world.server.kind == .pulseAudio ? record != "null" : record.contains("channelVolumes")
             }
             PacedAudio.report("restore database on \(server.kind.rawValue) before the duck: \(before)")
-            let daemon = try await world.runtime.startDaemon(device: "pulse", arguments: ["--idle-exit", "60s"])
-            let clip = world.directory + "/announce-long.wav"
-            try Sox.tone(clip, frequency: 1000, seconds: 20, rate: Int(rate), channels: 2)
-            let queued = try await world.runtime.announce(["play", clip, "--duck-others", "--no-wait"])
-            #expect(queued.status == 0, "play --no-wait: \(queued)")
-            let lowered = try await waitForOtherVolume(world, timeout: 5) { volume in
-                zip(volume, world.original).allSatisfy { Double($0) <= Double($1) * 0.65 }
-            }
-            let seen = try otherVolume(world)
-            try #require(lowered != nil, "the other stream was not lowered: \(String(describing: seen))")
+            let daemon = try await startLongDuck(world)
             let during = try await waitForRecord(world, timeout: 5) { $0 != before }
             #expect(during != before, "the server did not save the lowered volume; nothing for announce to put back")
             if killed {
@@ -121,7 +112,7 @@ extension OtherAudioDuckChecks {
             world.other.stop()
             var gone = false
             for _ in 0..<500 where !gone {
-                gone = try otherVolume(world) == nil
+                gone = try await otherVolume(world) == nil
                 if !gone { try await Task.sleep(for: .milliseconds(10)) }
             }
             try #require(gone, "the player's stream did not end")
@@ -159,7 +150,7 @@ extension OtherAudioDuckChecks {
             let first = try await waitForOtherStream(server, name: world.otherName)
             // WirePlumber sets a restored volume just after the stream appears: look again a second later.
             try await Task.sleep(for: .seconds(1))
-            let settled = try otherVolume(world)
+            let settled = try await otherVolume(world)
             PacedAudio.report("duck others on \(server.kind.rawValue), a stream that ended while lowered"
                 + "\(killed ? " (daemon killed)" : ""): the player's next stream starts at \(first), then \(String(describing: settled))")
             #expect(first == world.original && settled == world.original,

@@ -251,7 +251,7 @@ enum OtherAudioCallChecks {
             let ended = rest.first { $0.event == "interruption-ended" }
             #expect(ended?.shouldResume == true, "interruption-ended: \(rest)")
             #expect(rest.last?.outcome?.kind == "played", "finished: \(String(describing: rest.last))")
-            let still = try server.streams().contains { $0.application == "call-mpv" }
+            let still = try await server.streams().contains { $0.application == "call-mpv" }
             #expect(still, "mpv's stream went away: the interruption ended by its end, not by its cork")
             PacedAudio.report("call on \(server.kind.rawValue): mpv asked to pause (its stream corks) → interruption-ended "
                 + "\(String(format: "%.0f", ((ended?.time ?? 0) - pauseAsked) * 1000)) ms (python3's start included)")

@@ -120,7 +120,7 @@ enum OtherAudioDuckChecks {
     static func waitForOtherStream(_ server: OtherAudioServer, name: String) async throws -> [Int] {
         let start = monotonicNow()
         while monotonicNow() - start < 30 {  // a loaded machine starts a player slowly
-            if let stream = try server.streams().first(where: { $0.application == name }), stream.volume.contains(where: { $0 > 0 }) {
+            if let stream = try await server.streams().first(where: { $0.application == name }), stream.volume.contains(where: { $0 > 0 }) {
                 return stream.volume
             }
             try await Task.sleep(for: .milliseconds(10))
@@ -128,8 +128,8 @@ enum OtherAudioDuckChecks {
         throw HarnessError("the other player's stream did not appear on \(server.kind.rawValue) within 30 s")
     }
 
-    static func otherVolume(_ world: World) throws -> [Int]? {
-        try world.server.streams().first { $0.application == world.otherName }?.volume
+    static func otherVolume(_ world: World) async throws -> [Int]? {
+        try await world.server.streams().first { $0.application == world.otherName }?.volume
     }
 
     /// Polls pactl until the other player's volume passes `accept`; the seconds it took, nil at `timeout`.
@@ -143,7 +143,7 @@ enum OtherAudioDuckChecks {
                               _ accept: ([Int]) -> Bool) async throws -> Double? {
         let start = monotonicNow()
         while monotonicNow() - start < timeout {
-            if let volume = try world.server.streams().first(where: { $0.application == application })?.volume, accept(volume) {
+            if let volume = try await world.server.streams().first(where: { $0.application == application })?.volume, accept(volume) {
                 return monotonicNow() - start
             }
             try await Task.sleep(for: .milliseconds(5))
@@ -189,7 +189,7 @@ enum OtherAudioDuckChecks {
             let size = (try FileManager.default.attributesOfItem(atPath: recording)[.size] as? Int) ?? 0
             try await waitForBytes(recording, atLeast: size + 3 * bytesPerSecond / 2)
             recorder.stop()
-            let final = try otherVolume(world)
+            let final = try await otherVolume(world)
             #expect(final == world.original, "pactl: the other stream's volume \(String(describing: final)), before \(world.original)")
             #expect(restoredAfter != nil, "the other stream's volume did not come back to \(world.original) within 3 s")
             try analyse(try PacedAudio.monoSamples(ofRecording: recording), server: server.kind)
@@ -250,27 +250,33 @@ enum OtherAudioDuckChecks {
 
     // MARK: a duck never persists
 
+    /// A daemon playing a 20 s clip with --duck-others, once the other stream is lowered.
+    static func startLongDuck(_ world: World) async throws -> DaemonProcess {
+        let daemon = try await world.runtime.startDaemon(device: "pulse", arguments: ["--idle-exit", "60s"])
+        let clip = world.directory + "/announce-long.wav"
+        try Sox.tone(clip, frequency: 1000, seconds: 20, rate: Int(rate), channels: 2)
+        let queued = try await world.runtime.announce(["play", clip, "--duck-others", "--no-wait"])
+        #expect(queued.status == 0, "play --no-wait: \(queued)")
+        let lowered = try await waitForOtherVolume(world, timeout: 5) { volume in
+            zip(volume, world.original).allSatisfy { Double($0) <= Double($1) * 0.65 }
+        }
+        let seen = try await otherVolume(world)
+        try #require(lowered != nil, "the other stream was not lowered: \(String(describing: seen))")
+        return daemon
+    }
+
     static func restoreAfterKill() async throws {
         try await withWorld("kill") { world in
-            let daemon = try await world.runtime.startDaemon(device: "pulse", arguments: ["--idle-exit", "60s"])
-            let clip = world.directory + "/announce-long.wav"
-            try Sox.tone(clip, frequency: 1000, seconds: 20, rate: Int(rate), channels: 2)
-            let queued = try await world.runtime.announce(["play", clip, "--duck-others", "--no-wait"])
-            #expect(queued.status == 0, "play --no-wait: \(queued)")
-            let lowered = try await waitForOtherVolume(world, timeout: 5) { volume in
-                zip(volume, world.original).allSatisfy { Double($0) <= Double($1) * 0.65 }
-            }
-            let seen = try otherVolume(world)
-            try #require(lowered != nil, "the other stream was not lowered: \(String(describing: seen))")
+            let daemon = try await startLongDuck(world)
             // announce's own stream is never ducked by itself.
-            let own = try world.server.streams().filter { $0.pid == Int(daemon.pid) }
+            let own = try await world.server.streams().filter { $0.pid == Int(daemon.pid) }
             #expect(!own.isEmpty && own.allSatisfy { $0.volume.allSatisfy { $0 == 65536 } }, "announce's own streams: \(own)")
             // A player that starts during the duck is lowered too; once its user sets its volume, it is theirs.
             let late = try world.server.startTone(client: "late-player", frequency: 440, output: world.directory + "/late.out")
             defer { late.stop() }
             let lateLowered = try await waitForVolume(world, of: "late-player", timeout: 5) { $0.allSatisfy { (41185...41385).contains($0) } }
             #expect(lateLowered != nil, "the player that started during the duck was not lowered to 63 %")
-            let lateIndex = try #require(try world.server.streams().first { $0.application == "late-player" }?.index)
+            let lateIndex = try await #require(try await world.server.streams().first { $0.application == "late-player" }?.index)
             // A change in a stream's first half second is taken as the server's own policy (WirePlumber's
             // restore-stream sets a new stream's volume just after it appears), not the user's: past it.
             try await Task.sleep(for: .milliseconds(600))
@@ -285,7 +291,7 @@ enum OtherAudioDuckChecks {
             #expect(FileManager.default.fileExists(atPath: world.runtime.path + "/ducked-others"), "no journal while ducking")
             daemon.signal(SIGKILL)
             #expect(await daemon.waitForExit(timeout: 5), "the daemon survived SIGKILL")
-            let stuck = try otherVolume(world)
+            let stuck = try await otherVolume(world)
             #expect(stuck != world.original, "the server put the volume back by itself; nothing for the journal to prove")
             // Paused, the item the spool kept does not play (and duck) again: only the restore is seen.
             try await world.runtime.control("pause")
@@ -293,13 +299,13 @@ enum OtherAudioDuckChecks {
             try await world.runtime.startDaemon(device: "pulse", arguments: ["--idle-exit", "60s"])
             let restored = try await waitForOtherVolume(world, timeout: 3) { $0 == world.original } != nil
             let total = monotonicNow() - started
-            PacedAudio.report("duck others on \(world.server.kind.rawValue): after SIGKILL, \(String(describing: try otherVolume(world))) "
+            PacedAudio.report("duck others on \(world.server.kind.rawValue): after SIGKILL, \(String(describing: try await otherVolume(world))) "
                 + "(before the duck \(world.original)) \(String(format: "%.0f", total * 1000)) ms after the next daemon was started")
-            let now = try otherVolume(world)
+            let now = try await otherVolume(world)
             #expect(restored, "after SIGKILL the next daemon did not restore \(world.original): \(String(describing: now))")
             #expect(total <= 1.0, "restored \(total) s after the next daemon was started, not within 1 s")
             #expect(!FileManager.default.fileExists(atPath: world.runtime.path + "/ducked-others"), "the journal outlived the restore")
-            let lateNow = try world.server.streams().first { $0.application == "late-player" }?.volume
+            let lateNow = try await world.server.streams().first { $0.application == "late-player" }?.volume
             #expect(lateNow == [30000, 30000], "the late player's volume, as its user set it: \(String(describing: lateNow))")
         }
     }

@@ -77,11 +77,11 @@ struct OtherAudioServer: Sendable {
 
     /// `pactl list sink-inputs`: each stream's application name, process id and per-channel volume.
     /// (Its text, not `-f json`: pipewire-pulse's JSON has values JSONSerialization refuses.)
-    func streams() throws -> [(index: Int, application: String, pid: Int?, volume: [Int])] {
+    func streams() async throws -> [(index: Int, application: String, pid: Int?, volume: [Int])] {
         let out = directory + "/pactl.txt"
         unlink(out)  // ChildProcess appends
         let child = try start(["pactl", "list", "sink-inputs"], stdout: out)
-        guard child.waitForExit(timeout: 10) == 0, let text = try? String(contentsOfFile: out, encoding: .utf8) else {
+        guard await child.exited(within: 10), child.exitStatus == 0, let text = try? String(contentsOfFile: out, encoding: .utf8) else {
             throw HarnessError("pactl list sink-inputs failed: \((try? String(contentsOfFile: out + ".err", encoding: .utf8)) ?? "")")
         }
         var result: [(index: Int, application: String, pid: Int?, volume: [Int])] = []
@@ -115,8 +115,8 @@ struct OtherAudioServer: Sendable {
     }
 
     /// The volume of stream `pid` as pactl reports it, or nil when it has no stream.
-    func volume(ofProcess pid: pid_t) throws -> [Int]? {
-        try streams().first { $0.pid == Int(pid) }?.volume
+    func volume(ofProcess pid: pid_t) async throws -> [Int]? {
+        try await streams().first { $0.pid == Int(pid) }?.volume
     }
 
     /// Polls pactl until `accept` takes stream `pid`'s volume (each look takes a pactl run, ~10 ms);
@@ -124,7 +124,7 @@ struct OtherAudioServer: Sendable {
     func waitForVolume(ofProcess pid: pid_t, timeout: Double, _ accept: ([Int]) -> Bool) async throws -> Double? {
         let start = monotonicNow()
         while monotonicNow() - start < timeout {
-            if let volume = try volume(ofProcess: pid), accept(volume) { return monotonicNow() - start }
+            if let volume = try await volume(ofProcess: pid), accept(volume) { return monotonicNow() - start }
             try await Task.sleep(for: .milliseconds(5))
         }
         return nil

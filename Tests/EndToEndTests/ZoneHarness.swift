@@ -140,6 +140,34 @@ final class TestBroker: @unchecked Sendable {
 
 /// One host of a zone test: its own runtime directory, config file ([mqtt] with its name and
 /// zones) and file: capture device, and its daemon.
+/// The hosts of one test: every daemon started through it is stopped when the test ends, also
+/// when it fails (a restarted host's daemon too: its runtime knows each one it started).
+final class ZoneHosts {
+    private(set) var all: [ZoneHost] = []
+    private var runtimes: [DaemonRuntime] = []
+
+    static func with(_ body: (ZoneHosts) async throws -> Void) async throws {
+        let hosts = ZoneHosts()
+        do {
+            try await body(hosts)
+        } catch {
+            for runtime in hosts.runtimes { await runtime.cleanup() }
+            throw error
+        }
+        for runtime in hosts.runtimes { await runtime.cleanup() }
+    }
+
+    @discardableResult
+    func start(_ name: String, zones: [String], broker: TestBroker, daemon: Bool = true,
+               extraConfig: String = "") async throws -> ZoneHost {
+        let host = try await ZoneHost.start(name, zones: zones, broker: broker, daemon: daemon, extraConfig: extraConfig) {
+            runtimes.append($0)
+        }
+        all.append(host)
+        return host
+    }
+}
+
 struct ZoneHost: Sendable {
     let name: String
     let zones: [String]
@@ -149,8 +177,8 @@ struct ZoneHost: Sendable {
 
     /// A runtime whose config file names `broker`, `name` and `zones`; with `daemon`, its
     /// daemon runs on a file: device capturing to `capture`.
-    static func start(_ name: String, zones: [String], broker: TestBroker, daemon: Bool = true,
-                      extraConfig: String = "") async throws -> ZoneHost {
+    static func start(_ name: String, zones: [String], broker: TestBroker, daemon: Bool = true, extraConfig: String = "",
+                      created: (DaemonRuntime) -> Void = { _ in }) async throws -> ZoneHost {
         let home = try Harness.workResult.get().path + "/zone-config-\(name)-\(UUID().uuidString.prefix(6))"
         try FileManager.default.createDirectory(atPath: home + "/announce", withIntermediateDirectories: true)
         try """
@@ -162,6 +190,7 @@ struct ZoneHost: Sendable {
             """.write(toFile: home + "/announce/config", atomically: true, encoding: .utf8)
         let capture = try Harness.capturePath("zone-\(name)-\(UUID().uuidString.prefix(6))")
         let runtime = try DaemonRuntime(environment: ["XDG_CONFIG_HOME": home])
+        created(runtime)
         let process = daemon ? try await runtime.startDaemon(device: Harness.fileDevice(capture)) : nil
         // The broker acknowledged its subscriptions: what is published from now on reaches it.
         if let process { try await waitForLog(process, "zones: subscribed to") }

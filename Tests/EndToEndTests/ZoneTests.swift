@@ -14,13 +14,11 @@ struct ZoneTests {
     func zonePlay() async throws {
         let broker = try TestBroker()
         defer { broker.stop() }
-        var hosts: [ZoneHost] = []
-        do {
+        try await ZoneHosts.with { hosts in
             for (name, zones) in [("kitchen", ["downstairs"]), ("garage", ["downstairs"]), ("office", ["upstairs"])] {
-                hosts.append(try await ZoneHost.start(name, zones: zones, broker: broker))
+                try await hosts.start(name, zones: zones, broker: broker)
             }
-            let desk = try await ZoneHost.start("desk", zones: [], broker: broker, daemon: false)
-            hosts.append(desk)
+            let desk = try await hosts.start("desk", zones: [], broker: broker, daemon: false)
 
             // Every host's retained status, read by python's json.
             let listed = try await desk.runtime.announce(["hosts", "--json"])
@@ -30,7 +28,7 @@ struct ZoneTests {
                     == ["garage online downstairs 0", "kitchen online downstairs 0", "office online upstairs 0"])
 
             let tone = try Tones.clip(440, seconds: 0.5)
-            let kitchenEvents = try await hosts[0].runtime.subscribe(), garageEvents = try await hosts[1].runtime.subscribe()
+            let kitchenEvents = try await hosts.all[0].runtime.subscribe(), garageEvents = try await hosts.all[1].runtime.subscribe()
             let played = try await desk.runtime.announce(["play", tone, "--zone", "downstairs", "--wait-timeout", "30"])
             #expect(played.status == 0 && played.stdout == "garage: played\nkitchen: played\n", "\(played)")
             // Both start together (a common start time, ZoneLimits.startLead after sending): their
@@ -40,14 +38,14 @@ struct ZoneTests {
             }
             #expect(abs(starts[0] - starts[1]) < 0.25, "started at \(starts)")
             let source = try await ZoneHost.rawSamples(tone)
-            for host in hosts where host.name == "kitchen" || host.name == "garage" {
+            for host in hosts.all where host.name == "kitchen" || host.name == "garage" {
                 let captured = try await host.captured()
                 // The file device pads the last period with silence: the source, then zeros only.
                 #expect(captured.count >= source.count && Array(captured.prefix(source.count)) == source
                         && captured.dropFirst(source.count).allSatisfy { $0 == 0 },
                         "\(host.name): \(captured.count) bytes captured for \(source.count)")
             }
-            let office = hosts.first { $0.name == "office" }!
+            let office = hosts.all.first { $0.name == "office" }!
             #expect(!FileManager.default.fileExists(atPath: office.capture), "office is not downstairs, yet it played")
 
             // A named host and one nobody has seen: per-host JSON, exit 69 (no answer).
@@ -71,23 +69,17 @@ struct ZoneTests {
             // say: each host renders the text itself.
             let said = try await desk.runtime.announce(["say", "hello", "--zone", "upstairs", "--wait-timeout", "30"])
             #expect(said.status == 0 && said.stdout == "office: played\n", "\(said)")
-        } catch {
-            for host in hosts { await host.runtime.cleanup() }
-            throw error
         }
-        for host in hosts { await host.runtime.cleanup() }
     }
 
     @Test("the same play twice plays once; garbage and oversized messages are dropped and every daemon stays up")
     func duplicatesAndGarbage() async throws {
         let broker = try TestBroker()
         defer { broker.stop() }
-        var hosts: [ZoneHost] = []
-        do {
-            let kitchen = try await ZoneHost.start("kitchen", zones: ["downstairs"], broker: broker)
-            let garage = try await ZoneHost.start("garage", zones: ["downstairs"], broker: broker)
-            let desk = try await ZoneHost.start("desk", zones: [], broker: broker, daemon: false)
-            hosts = [kitchen, garage, desk]
+        try await ZoneHosts.with { hosts in
+            let kitchen = try await hosts.start("kitchen", zones: ["downstairs"], broker: broker)
+            let garage = try await hosts.start("garage", zones: ["downstairs"], broker: broker)
+            let desk = try await hosts.start("desk", zones: [], broker: broker, daemon: false)
             let kitchenEvents = try await kitchen.runtime.subscribe()
             let work = try Harness.workResult.get().path
 
@@ -145,22 +137,16 @@ struct ZoneTests {
             #expect(kitchenLog.contains("dropped a message on announce/v1/host/kitchen/play: malformed play: items[0]"), "\(kitchenLog)")
             #expect(!kitchenLog.contains("\nFAKE LINE"), "\(kitchenLog)")
             #expect(kitchenLog.contains("dropped a message on announce/v1/host/kitchen/play: sent must be 0 to"), "\(kitchenLog)")
-        } catch {
-            for host in hosts { await host.runtime.cleanup() }
-            throw error
         }
-        for host in hosts { await host.runtime.cleanup() }
     }
 
     @Test("a host away gets its plays when it is back (persistent session), except those that expired meanwhile")
     func offlineHost() async throws {
         let broker = try TestBroker()
         defer { broker.stop() }
-        var hosts: [ZoneHost] = []
-        do {
-            let kitchen = try await ZoneHost.start("kitchen", zones: ["downstairs"], broker: broker)
-            let desk = try await ZoneHost.start("desk", zones: [], broker: broker, daemon: false)
-            hosts = [kitchen, desk]
+        try await ZoneHosts.with { hosts in
+            let kitchen = try await hosts.start("kitchen", zones: ["downstairs"], broker: broker)
+            let desk = try await hosts.start("desk", zones: [], broker: broker, daemon: false)
             kitchen.daemon?.signal(SIGTERM)
             try #require(await kitchen.daemon?.waitForExit(timeout: 10) == true)
 
@@ -177,7 +163,6 @@ struct ZoneTests {
             try await Task.sleep(nanoseconds: 4_500_000_000)
 
             let back = try await kitchen.runtime.startDaemon(device: Harness.fileDevice(kitchen.capture))
-            hosts.append(ZoneHost(name: "kitchen", zones: ["downstairs"], runtime: kitchen.runtime, capture: kitchen.capture, daemon: back))
             // A play sent now comes after the kept ones: once it is answered, they were handled.
             let marker = try Tones.clip(880, seconds: 0.3)
             let now = try await desk.runtime.announce(["play", marker, "--host", "kitchen", "--wait-timeout", "30"])
@@ -187,22 +172,16 @@ struct ZoneTests {
             let outcomes = try await playedPaths(kitchen)
             #expect(outcomes.filter { $0 != "tone-660-300ms.wav expired" } == ["tone-440-300ms.wav played", "tone-880-300ms.wav played"],
                      "\(outcomes); log: \(back.log)")
-        } catch {
-            for host in hosts { await host.runtime.cleanup() }
-            throw error
         }
-        for host in hosts { await host.runtime.cleanup() }
     }
 
     @Test("a host killed (SIGKILL) with a play pending: the client says so at once; the host plays and answers it once back")
     func killedHost() async throws {
         let broker = try TestBroker()
         defer { broker.stop() }
-        var hosts: [ZoneHost] = []
-        do {
-            let kitchen = try await ZoneHost.start("kitchen", zones: ["downstairs"], broker: broker)
-            let desk = try await ZoneHost.start("desk", zones: [], broker: broker, daemon: false)
-            hosts = [kitchen, desk]
+        try await ZoneHosts.with { hosts in
+            let kitchen = try await hosts.start("kitchen", zones: ["downstairs"], broker: broker)
+            let desk = try await hosts.start("desk", zones: [], broker: broker, daemon: false)
             let tone = try Tones.clip(440, seconds: 0.3)
             let sender = try Runner.launch(["play", tone, "--zone", "downstairs", "--delay", "2s", "--wait-timeout", "60"],
                                            environment: desk.runtime.environment, killAfter: 90)
@@ -216,7 +195,6 @@ struct ZoneTests {
             let outcome = await sender.outcome()
             #expect(outcome.status == 69 && outcome.stdout == "kitchen: no answer (offline)\n", "\(outcome)")
             let back = try await kitchen.runtime.startDaemon(device: Harness.fileDevice(kitchen.capture))
-            hosts.append(ZoneHost(name: "kitchen", zones: ["downstairs"], runtime: kitchen.runtime, capture: kitchen.capture, daemon: back))
             // Restored from its spool, it plays at its time (2 s after it came), and the bridge
             // waits for it again to publish its result. (A `wait` gets its outcome even if it is final already.)
             let waiter = try kitchen.runtime.client()
@@ -224,23 +202,17 @@ struct ZoneTests {
             _ = try await offPool { try waiter.events(until: { $0.event == "finished" }) }
             try await ZoneHost.waitForLog(back, "waiting again for play")
             #expect(try await playedPaths(kitchen) == ["tone-440-300ms.wav played"], "log: \(back.log)")
-        } catch {
-            for host in hosts { await host.runtime.cleanup() }
-            throw error
         }
-        for host in hosts { await host.runtime.cleanup() }
     }
 
     @Test("a broker stopped for 10 s loses nothing and plays nothing twice: senders are told, hosts reconnect, a host away still gets its play")
     func brokerRestart() async throws {
         let broker = try TestBroker(persistent: true)
         defer { broker.stop() }
-        var hosts: [ZoneHost] = []
-        do {
-            let kitchen = try await ZoneHost.start("kitchen", zones: ["downstairs"], broker: broker)
-            let garage = try await ZoneHost.start("garage", zones: ["downstairs"], broker: broker)
-            let desk = try await ZoneHost.start("desk", zones: [], broker: broker, daemon: false)
-            hosts = [kitchen, garage, desk]
+        try await ZoneHosts.with { hosts in
+            let kitchen = try await hosts.start("kitchen", zones: ["downstairs"], broker: broker)
+            let garage = try await hosts.start("garage", zones: ["downstairs"], broker: broker)
+            let desk = try await hosts.start("desk", zones: [], broker: broker, daemon: false)
             garage.daemon?.signal(SIGTERM)
             try #require(await garage.daemon?.waitForExit(timeout: 10) == true)
             let first = try Tones.clip(440, seconds: 0.3)
@@ -257,7 +229,6 @@ struct ZoneTests {
             let kitchenDaemon = try #require(kitchen.daemon)
             try await ZoneHost.waitForLog(kitchenDaemon, "zones: subscribed to", count: 2)
             let back = try await garage.runtime.startDaemon(device: Harness.fileDevice(garage.capture))
-            hosts.append(ZoneHost(name: "garage", zones: ["downstairs"], runtime: garage.runtime, capture: garage.capture, daemon: back))
             let second = try Tones.clip(880, seconds: 0.3)
             let both = try await desk.runtime.announce(["play", second, "--zone", "downstairs", "--wait-timeout", "30"])
             #expect(both.status == 0 && both.stdout == "garage: played\nkitchen: played\n", "\(both)")
@@ -265,11 +236,7 @@ struct ZoneTests {
                 let played = try await playedPaths(host)
                 #expect(played == ["tone-440-300ms.wav played", "tone-880-300ms.wav played"], "\(host.name): \(played); \(host.name == "garage" ? back.log : kitchenDaemon.log)")
             }
-        } catch {
-            for host in hosts { await host.runtime.cleanup() }
-            throw error
         }
-        for host in hosts { await host.runtime.cleanup() }
     }
 
     /// An XDG_CONFIG_HOME whose announce/config is `text`.
@@ -304,37 +271,29 @@ struct ZoneTests {
             cert-file = \(pki.clientCertificate)
             key-file = \(pki.clientKey)
             """
-        var hosts: [ZoneHost] = []
-        do {
-            let kitchen = try await ZoneHost.start("kitchen", zones: ["downstairs"], broker: broker, extraConfig: tls)
-            let desk = try await ZoneHost.start("desk", zones: [], broker: broker, daemon: false, extraConfig: tls)
-            let stranger = try await ZoneHost.start("stranger", zones: [], broker: broker, daemon: false,
+        try await ZoneHosts.with { hosts in
+            let kitchen = try await hosts.start("kitchen", zones: ["downstairs"], broker: broker, extraConfig: tls)
+            let desk = try await hosts.start("desk", zones: [], broker: broker, daemon: false, extraConfig: tls)
+            let stranger = try await hosts.start("stranger", zones: [], broker: broker, daemon: false,
                                                     extraConfig: tls.replacingOccurrences(of: "password-file = \(pki.passwordFile)",
                                                                                           with: "password = wrong"))
-            hosts = [kitchen, desk, stranger]
             let tone = try Tones.clip(440, seconds: 0.3)
             let played = try await desk.runtime.announce(["play", tone, "--zone", "downstairs", "--wait-timeout", "30"])
             #expect(played.status == 0 && played.stdout == "kitchen: played\n", "\(played)")
             let refused = try await stranger.runtime.announce(["hosts", "--timeout", "5"])
             #expect(refused.status == 69 && refused.stderr == "announce: MQTT: the broker refused the connection: Not authorized\n",
                     "\(refused)")
-        } catch {
-            for host in hosts { await host.runtime.cleanup() }
-            throw error
         }
-        for host in hosts { await host.runtime.cleanup() }
     }
 
     @Test("Ctrl-C on a zone play cancels its items on every host (130), also on a host that gets it later")
     func interrupted() async throws {
         let broker = try TestBroker()
         defer { broker.stop() }
-        var hosts: [ZoneHost] = []
-        do {
-            let kitchen = try await ZoneHost.start("kitchen", zones: ["downstairs"], broker: broker)
-            let garage = try await ZoneHost.start("garage", zones: ["downstairs"], broker: broker)
-            let desk = try await ZoneHost.start("desk", zones: [], broker: broker, daemon: false)
-            hosts = [kitchen, garage, desk]
+        try await ZoneHosts.with { hosts in
+            let kitchen = try await hosts.start("kitchen", zones: ["downstairs"], broker: broker)
+            let garage = try await hosts.start("garage", zones: ["downstairs"], broker: broker)
+            let desk = try await hosts.start("desk", zones: [], broker: broker, daemon: false)
             let kitchenDaemon = try #require(kitchen.daemon), garageDaemon = try #require(garage.daemon)
             garageDaemon.signal(SIGTERM)
             try #require(await garageDaemon.waitForExit(timeout: 10))
@@ -353,16 +312,11 @@ struct ZoneTests {
             #expect(finished?.outcome?.kind == "cancelled", "\(String(describing: finished))")
 
             let back = try await garage.runtime.startDaemon(device: Harness.fileDevice(garage.capture))
-            hosts.append(ZoneHost(name: "garage", zones: ["downstairs"], runtime: garage.runtime, capture: garage.capture, daemon: back))
             try await ZoneHost.waitForLog(back, "cancelled by desk")
             // The play came first (it is queued, due in its 5 s), then its cancel.
             #expect(try await playedPaths(garage) == ["tone-440-300ms.wav cancelled"], "\(back.log)")
             #expect(!FileManager.default.fileExists(atPath: garage.capture), "garage played it")
-        } catch {
-            for host in hosts { await host.runtime.cleanup() }
-            throw error
         }
-        for host in hosts { await host.runtime.cleanup() }
     }
 
     @Test("the broker ACL of docs/ZONES.md: a host plays what the announcer sends; a play the host itself sends is refused (69)")
@@ -382,24 +336,18 @@ struct ZoneTests {
         try #require(users.status == 0, "\(users)")
         let broker = try TestBroker(extra: "allow_anonymous false\npassword_file \(work)/passwords\nacl_file \(work)/acl")
         defer { broker.stop() }
-        var hosts: [ZoneHost] = []
-        do {
-            let kitchen = try await ZoneHost.start("kitchen", zones: ["downstairs"], broker: broker,
+        try await ZoneHosts.with { hosts in
+            let kitchen = try await hosts.start("kitchen", zones: ["downstairs"], broker: broker,
                                                    extraConfig: "username = kitchen\npassword = kitchen-secret")
-            let desk = try await ZoneHost.start("desk", zones: [], broker: broker, daemon: false,
+            let desk = try await hosts.start("desk", zones: [], broker: broker, daemon: false,
                                                 extraConfig: "username = announcer\npassword = announcer-secret")
-            hosts = [kitchen, desk]
             let tone = try Tones.clip(440, seconds: 0.3)
             let played = try await desk.runtime.announce(["play", tone, "--zone", "downstairs", "--wait-timeout", "30"])
             #expect(played.status == 0 && played.stdout == "kitchen: played\n", "\(played)")
             // The kitchen's own credentials may not make a speaker talk, not even its own.
             let own = try await kitchen.runtime.announce(["play", tone, "--host", "kitchen", "--wait-timeout", "5"])
             #expect(own.status == 69 && own.stderr.contains("the broker refused the play on announce/v1/host/kitchen/play"), "\(own)")
-        } catch {
-            for host in hosts { await host.runtime.cleanup() }
-            throw error
         }
-        for host in hosts { await host.runtime.cleanup() }
     }
 
     @Test("a sender sees every host's retained status, more than the broker sends before acknowledgements (20)")
@@ -427,8 +375,7 @@ struct ZoneTests {
     func homeAssistant() async throws {
         let broker = try TestBroker()
         defer { broker.stop() }
-        var hosts: [ZoneHost] = []
-        do {
+        try await ZoneHosts.with { hosts in
             // Retained texts would be spoken again at every (re)subscription: a host takes none.
             let work = try Harness.workResult.get().path
             let retained = work + "/retained-\(UUID().uuidString.prefix(6)).txt"
@@ -439,14 +386,12 @@ struct ZoneTests {
             try #"{"v":1,"host":"evil","zones":["z\u001b[2J"],"state":"online","playing":"\u001b]0;owned\u0007x.wav","queued":0}"#
                 .write(toFile: evil, atomically: true, encoding: .utf8)
             try await broker.publish("announce/v1/status/evil", file: evil, options: ["-r"])
-            let kitchen = try await ZoneHost.start("kitchen", zones: ["downstairs"], broker: broker)
-            hosts = [kitchen]
+            let kitchen = try await hosts.start("kitchen", zones: ["downstairs"], broker: broker)
             if let daemon = kitchen.daemon { try await ZoneHost.waitForLog(daemon, "ignored a retained message on announce/v1/host/kitchen/say") }
             let listed = try await kitchen.runtime.announce(["hosts"])
             #expect(listed.status == 0 && !listed.stdout.contains("\u{1b}") && !listed.stdout.contains("\u{07}")
                     && listed.stdout.contains(#"evil  online  zones z\x1b[2J  playing \x1b]0;owned\x07x.wav"#), "\(listed)")
-            let office = try await ZoneHost.start("office", zones: ["upstairs"], broker: broker)
-            hosts = [kitchen, office]
+            let office = try await hosts.start("office", zones: ["upstairs"], broker: broker)
             let sub = try await Runner.run("mosquitto_sub", ["-h", "127.0.0.1", "-p", String(broker.port), "-C", "1", "-W", "10",
                                                             "-t", "homeassistant/notify/announce_zone_downstairs/config"])
             try #require(sub.status == 0, "\(sub)")
@@ -468,11 +413,7 @@ struct ZoneTests {
             #expect(records.isEmpty, "records of texts: \(records)")
             #expect(kitchen.daemon?.log.contains("Retained words") == false && kitchen.daemon?.log.contains("say: \"Retained") == false)
             #expect(!FileManager.default.fileExists(atPath: office.capture), "office is not downstairs, yet it spoke")
-        } catch {
-            for host in hosts { await host.runtime.cleanup() }
-            throw error
         }
-        for host in hosts { await host.runtime.cleanup() }
     }
 
     @Test("without [mqtt] a daemon loads no libmosquitto and the binary does not link it; with [mqtt] it is loaded")
@@ -487,14 +428,15 @@ struct ZoneTests {
         }
         let broker = try TestBroker()
         defer { broker.stop() }
-        let kitchen = try await ZoneHost.start("kitchen", zones: [], broker: broker)
-        // A broker that is not there: the command says so at once (69), with the reason.
-        let nowhere = try await kitchen.runtime.announce(["hosts"], environment: ["XDG_CONFIG_HOME": try Self.configHome(
-            "[mqtt]\nbroker = mqtt://127.0.0.1:\(try TestBroker.freePort())\n")])
-        #expect(nowhere.status == 69 && nowhere.stderr.hasSuffix(": Connection refused\n"), "\(nowhere)")
-        let maps = try await Runner.run("/bin/cat", ["/proc/\(try #require(kitchen.daemon).pid)/maps"]).stdout
-        #expect(maps.contains("/libmosquitto.so."), "\(maps)")
-        await kitchen.runtime.cleanup()
+        try await ZoneHosts.with { hosts in
+            let kitchen = try await hosts.start("kitchen", zones: [], broker: broker)
+            // A broker that is not there: the command says so at once (69), with the reason.
+            let nowhere = try await kitchen.runtime.announce(["hosts"], environment: ["XDG_CONFIG_HOME": try Self.configHome(
+                "[mqtt]\nbroker = mqtt://127.0.0.1:\(try TestBroker.freePort())\n")])
+            #expect(nowhere.status == 69 && nowhere.stderr.hasSuffix(": Connection refused\n"), "\(nowhere)")
+            let maps = try await Runner.run("/bin/cat", ["/proc/\(try #require(kitchen.daemon).pid)/maps"]).stdout
+            #expect(maps.contains("/libmosquitto.so."), "\(maps)")
+        }
     }
 
     /// `lines` (JSON objects, one a line) read by python's json, each turned into text by `expression` (of `h`), sorted.

@@ -99,7 +99,10 @@ up() {
     for _ in $(seq 1 250); do pactl info >/dev/null 2>&1 && break; sleep 0.02; done
     pactl info >/dev/null 2>&1 || fail "pipewire-pulse did not answer within 5 s"
     pactl load-module module-null-sink sink_name=$SINK rate=$RATE channels=2 >/dev/null || fail "no null sink"
-    pactl set-default-sink $SINK
+    # pipewire-pulse keeps the default sink in WirePlumber's "default" metadata: until WirePlumber
+    # has made it (slow on a loaded machine), set-default-sink fails with "Not supported".
+    for _ in $(seq 1 500); do pactl set-default-sink $SINK 2>/dev/null && break; sleep 0.02; done
+    pactl set-default-sink $SINK || fail "WirePlumber took no default sink within 10 s"
     cat > "$DIR/env" <<ENV
 export XDG_RUNTIME_DIR=$DIR/xdg
 export PULSE_SERVER=unix:$DIR/xdg/pulse/native
