@@ -147,6 +147,20 @@ func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thro
     }
 }
 
+/// `body` with what `up` brings up, taken down by `down` after it, also when it throws; both
+/// blocking steps (a sound server's start, its stop) run off the cooperative pool.
+func withServer<Server: Sendable>(up: @escaping @Sendable () throws -> Server, down: @escaping @Sendable (Server) -> Void,
+                                  _ body: (Server) async throws -> Void) async throws {
+    let server = try await offPool(up)
+    do {
+        try await body(server)
+    } catch {
+        _ = try? await offPool { down(server) }
+        throw error
+    }
+    try await offPool { down(server) }
+}
+
 /// Seconds on the monotonic clock.
 func monotonicNow() -> Double {
     var now = timespec()

@@ -141,8 +141,8 @@ struct OtherAudioServerTrait: SuiteTrait, TestScoping {
     @TaskLocal static var current: OtherAudioServer?
 
     func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
-        let server = try OtherAudioServer.up(kind, name: name)
-        defer { server.down() }
-        try await Self.$current.withValue(server) { try await function() }
+        try await withServer(up: { [kind, name] in try OtherAudioServer.up(kind, name: name) }, down: { $0.down() }) { server in
+            try await Self.$current.withValue(server) { try await function() }
+        }
     }
 }

@@ -154,9 +154,9 @@ struct PacedAudioTrait: SuiteTrait, TestScoping {
     func provideScope(for test: Test, testCase: Test.Case?,
                       performing function: @Sendable () async throws -> Void) async throws {
         PacedAudio.downAtExit
-        let paced = try PacedAudio.up(name: name)
-        defer { paced.down() }
-        try await PacedAudio.$current.withValue(paced) { try await function() }
+        try await withServer(up: { [name] in try PacedAudio.up(name: name) }, down: { $0.down() }) { paced in
+            try await PacedAudio.$current.withValue(paced) { try await function() }
+        }
     }
 }
 
