@@ -223,8 +223,13 @@ enum OtherAudioDuckChecks {
         }
         let before = median(onset - 0.6, onset - 0.1), during = median(onset + 0.5, end - 0.1), after = median(end + 0.9, end + 1.3)
         let depth = before - during
+        // Held for 40 ms: a dip of the other player's own (an underrun of it on a loaded machine,
+        // seen in CI as a "ramp" of 14 ms before announce was heard) is no ramp.
         func firstTime(from start: Double, where test: (Double) -> Bool) -> Double? {
-            (index(start)..<other.count).first { test(other[$0]) }.map { time($0) }
+            let held = 40
+            return (index(start)..<max(index(start), other.count - held)).first { first in
+                (first..<first + held).allSatisfy { test(other[$0]) }
+            }.map { time($0) }
         }
         // From the start of `before`: the duck begins when the item activates, before its device opens,
         // which on a loaded machine can be over 100 ms before announce is heard.

@@ -70,7 +70,9 @@ struct OtherAudioServer: Sendable {
     /// fixed-length file ran out when the full run's load stretched a test past it.
     func startTone(client: String, frequency: Double, output: String) throws -> ChildProcess {
         let sox = "sox -R -D -V1 -n -r 48000 -c 2 -b 16 -e signed -t raw - synth sine \(frequency) gain -6"
-        let pacat = "pacat --playback --raw --format=s16le --rate=48000 --channels=2 --latency-msec=20 --client-name=\(client)"
+        // 200 ms of buffer: a loaded machine does not starve it (the server applies a volume as it
+        // mixes, after the buffer, so the duck's timing is the same).
+        let pacat = "pacat --playback --raw --format=s16le --rate=48000 --channels=2 --latency-msec=200 --client-name=\(client)"
         // `timeout`: a player left behind by a killed test run ends by itself.
         return try start(["timeout", "300", "sh", "-c", sox + " | " + pacat], stdout: output)
     }
