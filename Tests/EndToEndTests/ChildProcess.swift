@@ -113,6 +113,11 @@ final class ChildProcess: @unchecked Sendable {
         }
     }
 
+    /// Suspends until it exits: its status (as `waitForExit`'s), or nil after `timeout` seconds; blocks no thread.
+    func status(within timeout: Double) async -> Int32? {
+        await exited(within: timeout) ? waitForExit(timeout: 0) : nil
+    }
+
     /// Sends `number` while it runs (never to a pid it no longer owns).
     func signal(_ number: Int32) {
         if isRunning { kill(pid, number) }

@@ -16,14 +16,14 @@ extension OtherAudioDuckChecks {
     /// The restore database's record of `world`'s player, read with tools not ours: on PulseAudio its
     /// ext-stream-restore entry (pulsectl); on PipeWire WirePlumber's saved state (its state file's lines
     /// for the player: pipewire-pulse reads back only the entries written through it).
-    static func restoreRecord(_ world: World) throws -> String {
+    static func restoreRecord(_ world: World) async throws -> String {
         switch world.server.kind {
         case .pulseAudio:
             let out = world.directory + "/restore-entry.json"
             unlink(out)
             let script = Harness.repoRoot.appendingPathComponent("Tests/Shell/restore-entry.py").path
             let child = try world.server.start(["/usr/bin/python3", script, restoreName(world)], stdout: out)
-            guard child.waitForExit(timeout: 10) == 0, let text = try? String(contentsOfFile: out, encoding: .utf8) else {
+            guard await child.status(within: 10) == 0, let text = try? String(contentsOfFile: out, encoding: .utf8) else {
                 throw HarnessError("restore-entry.py failed (python3-pulsectl): \((try? String(contentsOfFile: out + ".err", encoding: .utf8)) ?? "")")
             }
             return text.trimmingCharacters(in: .whitespacesAndNewlines)
@@ -38,10 +38,10 @@ extension OtherAudioDuckChecks {
     /// Polls the record until `accept` takes it (WirePlumber writes its state a second after a change).
     static func waitForRecord(_ world: World, timeout: Double, _ accept: (String) -> Bool) async throws -> String {
         let start = monotonicNow()
-        var record = try restoreRecord(world)
+        var record = try await restoreRecord(world)
         while !accept(record) && monotonicNow() - start < timeout {
             try await Task.sleep(for: .milliseconds(100))
-            record = try restoreRecord(world)
+            record = try await restoreRecord(world)
         }
         return record
     }
@@ -50,7 +50,7 @@ extension OtherAudioDuckChecks {
     /// straight into the database, as a mixer's stream restore does) is not replaced by announce's late
     /// rewrites (PipeWire's, 1 s and 3 s after the stream ended). The entry of `before` is written back after.
     static func userVolumeStays(_ world: World, before: String) async throws {
-        func write(_ entry: [String: Any]) throws {
+        func write(_ entry: [String: Any]) async throws {
             let file = world.directory + "/user-entry.json"
             try JSONSerialization.data(withJSONObject: entry).write(to: URL(fileURLWithPath: file))
             let child = try world.server.start(["/usr/bin/python3", "-c", """
@@ -60,7 +60,7 @@ extension OtherAudioDuckChecks {
                     pulse.stream_restore_write(sys.argv[1], mode="replace", volume=[v / 65536 for v in e["volume"]],
                                                channel_list=e["channels"], device=e["device"], mute=e["mute"])
                 """, restoreName(world), file], stdout: world.directory + "/user-entry.out")
-            guard child.waitForExit(timeout: 10) == 0 else { throw HarnessError("writing the user's entry failed (python3-pulsectl)") }
+            guard await child.status(within: 10) == 0 else { throw HarnessError("writing the user's entry failed (python3-pulsectl)") }
         }
         guard let original = try JSONSerialization.jsonObject(with: Data(before.utf8)) as? [String: Any] else {
             throw HarnessError("no entry before the duck: \(before)")
@@ -69,13 +69,13 @@ extension OtherAudioDuckChecks {
         var entry = original
         entry["channels"] = ["front-left", "front-right"]
         entry["volume"] = [32768, 32768]
-        try write(entry)
-        let set = try restoreRecord(world)
+        try await write(entry)
+        let set = try await restoreRecord(world)
         // Past the last late rewrite (3 s after the stream's end): a rewrite is what this looks for.
         try await Task.sleep(for: .seconds(3.5))
-        let kept = try restoreRecord(world)
+        let kept = try await restoreRecord(world)
         #expect(kept == set && set.contains("32768"), "the user's volume was replaced: \(set), then \(kept)")
-        try write(original)
+        try await write(original)
     }
 
     /// PulseAudio started with `-n` has no module-stream-restore; a desktop's has. Loaded at run time, as
@@ -85,7 +85,7 @@ extension OtherAudioDuckChecks {
         let out = server.directory + "/modules.txt"
         unlink(out)
         let child = try server.start(["pactl", "list", "modules", "short"], stdout: out)
-        guard child.waitForExit(timeout: 10) == 0 else { throw HarnessError("pactl list modules failed") }
+        guard await child.status(within: 10) == 0 else { throw HarnessError("pactl list modules failed") }
         let modules = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
         if !modules.contains("module-stream-restore") { try await server.pactl(["load-module", "module-stream-restore"]) }
     }

@@ -83,7 +83,7 @@ struct OtherAudioServer: Sendable {
         let out = directory + "/pactl.txt"
         unlink(out)  // ChildProcess appends
         let child = try start(["pactl", "list", "sink-inputs"], stdout: out)
-        guard await child.exited(within: 10), child.exitStatus == 0, let text = try? String(contentsOfFile: out, encoding: .utf8) else {
+        guard await child.status(within: 10) == 0, let text = try? String(contentsOfFile: out, encoding: .utf8) else {
             throw HarnessError("pactl list sink-inputs failed: \((try? String(contentsOfFile: out + ".err", encoding: .utf8)) ?? "")")
         }
         var result: [(index: Int, application: String, pid: Int?, volume: [Int])] = []
@@ -111,7 +111,7 @@ struct OtherAudioServer: Sendable {
         let out = directory + "/pactl-command.txt"
         unlink(out)
         let child = try start(["pactl"] + arguments, stdout: out)
-        guard await child.exited(within: 10), child.exitStatus == 0 else {
+        guard await child.status(within: 10) == 0 else {
             throw HarnessError("pactl \(arguments.joined(separator: " ")) failed: \((try? String(contentsOfFile: out + ".err", encoding: .utf8)) ?? "")")
         }
     }
