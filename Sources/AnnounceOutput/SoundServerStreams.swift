@@ -3,6 +3,7 @@ import CPulse
 import Glibc
 #endif
 import AnnounceModel
+import AnnounceSystem
 
 /// A connection to the sound server an item's device reaches (PulseAudio, or PipeWire through
 /// pipewire-pulse), to read and set other applications' stream volumes (DESIGN §3, duckOthers).
@@ -30,11 +31,15 @@ public final class SoundServerStreams {
 
     deinit { announce_pulse_disconnect(pulse) }
 
-    /// Whether libpulse could find a server in the environment in force: PULSE_SERVER, a client
-    /// configuration (which may name one), or a native socket where libpulse looks. Without any,
-    /// libpulse is neither loaded nor asked: on plain ALSA it and its libraries would cost the
-    /// daemon ~3 MB, and each look a connection attempt.
-    static func serverMayListen() -> Bool {
+    /// libpulse's system-wide client configuration, read when the user has none of their own.
+    static let systemClientConfig = "/etc/pulse/client.conf"
+
+    /// Whether libpulse could find a server in the environment in force: PULSE_SERVER, a user's
+    /// client configuration (which may name one), a native socket where libpulse looks, or a
+    /// default-server in the system's configuration (a network server). Without any, libpulse is
+    /// neither loaded nor asked: on plain ALSA it and its libraries would cost the daemon ~3 MB,
+    /// and each look a connection attempt.
+    static func serverMayListen(systemClientConfig: String = systemClientConfig) -> Bool {
         func variable(_ name: String) -> String? { getenv(name).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } }
         if variable("PULSE_SERVER") != nil || variable("PULSE_CLIENTCONFIG") != nil { return true }
         var sockets = ["/run/user/\(getuid())/pulse/native", "/run/pulse/native", "/var/run/pulse/native"]
@@ -42,7 +47,24 @@ public final class SoundServerStreams {
         if let runtime = variable("XDG_RUNTIME_DIR") { sockets.append(runtime + "/pulse/native") }
         let home = variable("HOME") ?? ""
         let configs = [(variable("XDG_CONFIG_HOME") ?? home + "/.config") + "/pulse/client.conf", home + "/.pulse/client.conf"]
-        return (sockets + configs).contains { access($0, F_OK) == 0 }
+        if (sockets + configs).contains(where: { access($0, F_OK) == 0 }) { return true }
+        return namesServer(clientConfig: systemClientConfig)
+    }
+
+    /// Whether a client.conf, or a `.conf` file of its `.d` directory (libpulse reads both), sets
+    /// default-server. The system's file exists wherever libpulse does, usually all comments: only
+    /// a setting counts.
+    static func namesServer(clientConfig path: String) -> Bool {
+        let dropIns = directoryEntries(path + ".d").filter { $0.hasSuffix(".conf") }.map { path + ".d/" + $0 }
+        return ([path] + dropIns).contains { file in
+            guard let bytes = readWholeFile(file, limit: 1 << 16) else { return false }
+            return String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline).contains { line in
+                let setting = line.drop { $0 == " " || $0 == "\t" }
+                guard setting.hasPrefix("default-server") else { return false }  // '#' and ';' start comments
+                let rest = setting.dropFirst("default-server".count).drop { $0 == " " || $0 == "\t" }
+                return rest.first == "=" && rest.dropFirst().contains { $0 != " " && $0 != "\t" }
+            }
+        }
     }
 
     /// Every playback stream on the server, announce's own included.
