@@ -3,7 +3,7 @@
 
     scripts/stress.py BINARY [--files N] [--kills N] [--seed N] [--json OUT]
 
-Five parts, each printing its figures and failing the run (exit 1) when a promise breaks:
+Six parts, each printing its figures and failing the run (exit 1) when a promise breaks:
 
   decoder   N mutated files (byte flips, truncation, huge header fields, duplicated chunks,
             inserted garbage) of every format sox/ffmpeg can write: `announce info` on each,
@@ -20,6 +20,10 @@ Five parts, each printing its figures and failing the run (exit 1) when a promis
             lost (also across a kill and restart while full), recovery when space returns.
   users     another local user (setpriv, root only) can neither connect, read the spool,
             nor block or hijack the runtime directory (/tmp/announce-UID squatted 4 ways).
+  cold      N cold starts, two at a time: a 0.1 s clip played on `null` by a client that
+            starts its own daemon (a new runtime directory each), then SIGTERM: every play
+            exits 0 and every daemon.log has the item's `started on` and `played` lines (a
+            device open sends stderr elsewhere for a moment while other threads log).
 
 Python 3 standard library only; sox and ffmpeg make the seed files.
 """
@@ -598,6 +602,43 @@ def full_disk(binary, work, clip):
     check(figures["drained"] and figures["played"] == 6, f"fulldisk: {figures['played']} of 6 played")
 
 
+# ---------------------------------------------------------------- cold starts
+
+def cold_starts(binary, work, count, workers):
+    print(f"cold starts: {count}, {workers} at a time", flush=True)
+    clip = os.path.join(work, "cold.wav")
+    subprocess.run(["sox", "-n", "-r", "44100", "-c", "2", "-b", "16", clip, "synth", "0.1", "sine", "440"], check=True)
+
+    def one(index):
+        directory = os.path.join(work, f"rt-cold-{index}")
+        os.makedirs(directory, mode=0o700)
+        env = dict(os.environ, ANNOUNCE_RUNTIME_DIR=directory)
+        status, _, err = run([binary, "play", "-q", "-d", "null", clip], env=env, timeout=30)
+        log_path = os.path.join(directory, "daemon.log")
+        try:
+            os.kill(int(open(os.path.join(directory, "daemon.lock")).read().strip()), signal.SIGTERM)
+        except (OSError, ValueError):
+            pass
+        log = open(log_path, errors="replace").read() if os.path.exists(log_path) else ""
+        problem = None
+        if status != 0:
+            problem = f"exit {status}: {err.strip()}"
+        elif ": started on null" not in log or ": played" not in log:
+            problem = "daemon.log lacks a line: " + " | ".join(log.splitlines())
+        if problem is None:
+            shutil.rmtree(directory, ignore_errors=True)
+        return problem
+
+    started = time.monotonic()
+    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+        problems = [p for p in pool.map(one, range(count)) if p]
+    figures = {"starts": count, "failed": len(problems), "seconds": round(time.monotonic() - started)}
+    for problem in problems[:5]:
+        check(False, f"cold starts: {problem}")
+    RESULTS["cold"] = figures
+    print(f"  {json.dumps(figures)}", flush=True)
+
+
 # ---------------------------------------------------------------- other users
 
 def other_users(binary, work, clip):
@@ -680,9 +721,10 @@ def main():
     parser.add_argument("binary")
     parser.add_argument("--files", type=int, default=10000, help="mutated files for the decoder fuzz")
     parser.add_argument("--kills", type=int, default=20)
+    parser.add_argument("--cold", type=int, default=5000, help="cold starts")
     parser.add_argument("--seed", type=int, default=int(time.time()))
     parser.add_argument("--workers", type=int, default=2)
-    parser.add_argument("--only", default="decoder,protocol,kills,fulldisk,users")
+    parser.add_argument("--only", default="decoder,protocol,kills,fulldisk,users,cold")
     parser.add_argument("--json", help="write the figures here")
     args = parser.parse_args()
     binary = os.path.abspath(args.binary)
@@ -699,7 +741,8 @@ def main():
              "protocol": lambda: protocol_fuzz(binary, work, rng, clip),
              "kills": lambda: kill_campaign(binary, work, rng, args.kills, clip),
              "fulldisk": lambda: full_disk(binary, work, clip),
-             "users": lambda: other_users(binary, work, clip)}
+             "users": lambda: other_users(binary, work, clip),
+             "cold": lambda: cold_starts(binary, work, args.cold, args.workers)}
     for name in args.only.split(","):
         part_started = time.monotonic()
         try:

@@ -74,14 +74,7 @@ public enum AudioEnvironment {
             }
             announce_set_environ(array)
             defer { announce_set_environ(state.own) }
-            let capture = LibraryNoise.begin()
-            do throws(AnnounceError) {
-                let opened = try open()
-                LibraryNoise.end(capture)
-                return opened
-            } catch {
-                throw LibraryNoise.explained(error, by: LibraryNoise.end(capture))
-            }
+            return try LibraryNoise.captured(open)
         }
     }
 

@@ -6,18 +6,31 @@ import AnnounceSystem
 
 /// What sound libraries print straight to stderr while a device is opened (JACK's `Cannot connect
 /// to server socket`, OSS's complaints). In the daemon stderr is daemon.log: for the length of the
-/// open it goes to a scratch file instead; the daemon's own log lines written meanwhile (other
-/// threads) are put back, the rest is dropped, and serves as the reason when the open fails with
-/// no better one than `no such device` (the name is defined: its plugin failed).
+/// open it goes to a scratch file instead, and is dropped, or serves as the reason when the open
+/// fails with no better one than `no such device` (the name is defined: its plugin failed). The
+/// daemon's own lines go through a descriptor of their own (LogOutput), so none is taken meanwhile.
 enum LibraryNoise {
-    /// Where stderr went, and the scratch file it goes to until `end`.
-    struct Capture {
-        fileprivate var scratch: UnsafeMutablePointer<FILE>
-        fileprivate var saved: Int32
+    /// Runs `open` with stderr going to a scratch file (left as it is when that cannot be made).
+    static func captured<Result>(_ open: () throws(AnnounceError) -> Result) throws(AnnounceError) -> sending Result {
+        try LogOutput.stderrChange.withLock { _ throws(AnnounceError) -> Result in
+            let capture = begin()
+            do throws(AnnounceError) {
+                let opened = try open()
+                end(capture)
+                return opened
+            } catch {
+                throw explained(error, by: end(capture))
+            }
+        }
     }
 
-    /// Sends stderr to a scratch file (nil when that cannot be done: stderr stays as it is).
-    static func begin() -> Capture? {
+    /// Where stderr went, and the scratch file it goes to until `end`.
+    private struct Capture {
+        var scratch: UnsafeMutablePointer<FILE>
+        var saved: Int32
+    }
+
+    private static func begin() -> Capture? {
         guard let scratch = tmpfile() else { return nil }
         fflush(nil)
         let saved = dup(STDERR_FILENO)
@@ -29,32 +42,23 @@ enum LibraryNoise {
         return Capture(scratch: scratch, saved: saved)
     }
 
-    /// Puts stderr back, with the daemon's own log lines written meanwhile, and returns the rest.
+    /// Puts stderr back and returns what was printed meanwhile, a line each.
     @discardableResult
-    static func end(_ capture: Capture?) -> [String] {
+    private static func end(_ capture: Capture?) -> [String] {
         guard let capture else { return [] }
         fflush(nil)
         dup2(capture.saved, STDERR_FILENO)
         close(capture.saved)
         defer { fclose(capture.scratch) }
-        var noise: [String] = []
-        for line in written(to: capture.scratch) where !line.isEmpty {
-            if isLogLine(line) { writeAll(line + "\n") } else { noise.append(line) }
-        }
-        return noise
+        return written(to: capture.scratch).filter { !$0.isEmpty }
     }
 
     /// `no such device` for a defined name says nothing: the library's own words say more
     /// (`jack server is not running or cannot be started`).
-    static func explained(_ error: AnnounceError, by noise: [String]) -> AnnounceError {
+    private static func explained(_ error: AnnounceError, by noise: [String]) -> AnnounceError {
         guard case .deviceUnavailable(let device, "no such device") = error,
               let line = noise.first(where: { $0.contains("not running") }) ?? noise.first else { return error }
         return .deviceUnavailable(device: device, reason: String(line.prefix(200)))
-    }
-
-    /// A daemon log line: `2026-11-25T05:51:43.169Z [8223] info: …`.
-    private static func isLogLine(_ line: String) -> Bool {
-        line.wholeMatch(of: /\d{4}-\d\d-\d\dT[\d:.]+Z \[\d+\] \w+: .*/) != nil
     }
 
     private static func written(to file: UnsafeMutablePointer<FILE>) -> [String] {
@@ -69,14 +73,5 @@ enum LibraryNoise {
             offset += off_t(count)
         }
         return String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
-    }
-
-    private static func writeAll(_ text: String) {
-        var bytes = Array(text.utf8)[...]
-        while !bytes.isEmpty {
-            let count = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
-            guard count > 0 else { return }
-            bytes = bytes.dropFirst(count)
-        }
     }
 }

@@ -93,6 +93,10 @@ int announce_eventfd(void) {
     return fd < 0 ? -errno : fd;
 }
 
+int announce_dup_cloexec(int old_fd, int new_fd) {
+    return dup3(old_fd, new_fd, O_CLOEXEC) < 0 ? -errno : 0;
+}
+
 int announce_cloexec_pipe(int fds[2]) {
     return pipe2(fds, O_CLOEXEC) == 0 ? 0 : -errno;
 }

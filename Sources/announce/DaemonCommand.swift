@@ -45,6 +45,7 @@ struct DaemonCommand: ParsableCommand {
 
     func run() throws {
         let quiet = quiet
+        _ = LogOutput.descriptor  // before any thread can send stderr elsewhere
         LoggingSystem.bootstrap { _ in DaemonLogHandler(quiet: quiet) }
         let logger = Logger(label: "announce-daemon")
         ALSALogBridge.install(logger)
@@ -125,8 +126,8 @@ private func takeOver(_ pid: Int32, runtime: RuntimeDirectory) -> Bool {
     return false
 }
 
-/// Timestamped lines on stderr (the log file when auto-started), one per message: names in
-/// a message are escaped (escapedForLog), so a file name cannot forge a line.
+/// Timestamped lines on stderr (the log file when auto-started; through LogOutput), one per
+/// message: names in a message are escaped (escapedForLog), so a file name cannot forge a line.
 struct DaemonLogHandler: LogHandler {
     var logLevel: Logger.Level
     var metadata: Logger.Metadata = [:]
@@ -150,6 +151,6 @@ struct DaemonLogHandler: LogHandler {
         strftime(&stamp, stamp.count, "%Y-%m-%dT%H:%M:%S", &fields)
         let millis = Int(now.tv_nsec / 1_000_000)
         let fraction = (millis < 10 ? "00" : millis < 100 ? "0" : "") + String(millis)
-        writeToStderr("\(String(decoding: stamp.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)).\(fraction)Z [\(getpid())] \(event.level): \(escapedForLog(event.message.description))\n")
+        LogOutput.write("\(String(decoding: stamp.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)).\(fraction)Z [\(getpid())] \(event.level): \(escapedForLog(event.message.description))\n")
     }
 }

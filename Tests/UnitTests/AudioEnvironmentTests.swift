@@ -47,6 +47,22 @@ struct AudioEnvironmentRuleTests {
         #expect(AudioEnvironment.caller { environment[$0] } == ["PULSE_SERVER": "unix:/p"])
         #expect(AudioEnvironment.caller { _ in nil } == nil)
     }
+
+    @Test("while a device opens, stderr goes to a scratch file and the log's descriptor does not: another thread's line stays in the log")
+    func logBypassesTheCapture() throws {
+        func identity(_ fd: Int32) -> [UInt64] {
+            var info = stat()
+            return fstat(fd, &info) == 0 ? [UInt64(info.st_dev), UInt64(info.st_ino)] : []
+        }
+        // Read under the lock that captures hold: another test's device may be opening meanwhile.
+        let (log, stderr) = LogOutput.stderrChange.withLock { _ in (identity(LogOutput.descriptor), identity(STDERR_FILENO)) }
+        let inside = try AudioEnvironment.whileApplied(nil) { () throws(AnnounceError) in
+            (stderr: identity(STDERR_FILENO), log: identity(LogOutput.descriptor))
+        }
+        #expect(!log.isEmpty && inside.log == log)
+        #expect(inside.stderr != stderr && inside.stderr != log, "stderr was not sent to a scratch file")
+        #expect(LogOutput.stderrChange.withLock { _ in identity(STDERR_FILENO) } == stderr, "stderr is back after the open")
+    }
 }
 
 @Suite("DeviceProbe: file: names are the caller's")

@@ -4,6 +4,7 @@ import Logging
 import Glibc
 #endif
 import AnnounceModel
+import CPosix
 
 /// The per-user directory holding the daemon's socket, lock, spool and log.
 /// cron and a login shell of the same user resolve the same one.
@@ -31,13 +32,14 @@ public struct RuntimeDirectory: Sendable {
     /// at most twice this on disk.
     public static let logLimitBytes = 1 << 20
 
-    /// When stderr is this directory's daemon.log and has grown past `logLimitBytes`, the file
-    /// becomes daemon.log.1 (replacing the previous one) and a new daemon.log takes over stdout
-    /// and stderr. A daemon logging elsewhere (a terminal, the journal) is left alone.
+    /// When the log (`LogOutput`) is this directory's daemon.log and has grown past
+    /// `logLimitBytes`, the file becomes daemon.log.1 (replacing the previous one) and a new
+    /// daemon.log takes over the log, stdout and stderr. A daemon logging elsewhere (a
+    /// terminal, the journal) is left alone.
     @discardableResult
     public func rotateLogIfNeeded() -> Bool {
-        var current = stat(), named = stat(), output = stat()
-        guard fstat(STDERR_FILENO, &current) == 0, stat(logPath, &named) == 0,
+        var current = stat(), named = stat()
+        guard fstat(LogOutput.descriptor, &current) == 0, stat(logPath, &named) == 0,
               current.st_dev == named.st_dev, current.st_ino == named.st_ino,
               current.st_size >= Self.logLimitBytes else { return false }
         // The new file first: when it cannot be made, the old one simply goes on.
@@ -49,10 +51,14 @@ public struct RuntimeDirectory: Sendable {
             unlink(fresh)
             return false
         }
-        if fstat(STDOUT_FILENO, &output) == 0, output.st_dev == current.st_dev, output.st_ino == current.st_ino {
-            _ = dup2(fd, STDOUT_FILENO)
+        func isOldLog(_ descriptor: Int32) -> Bool {
+            var other = stat()
+            return fstat(descriptor, &other) == 0 && other.st_dev == current.st_dev && other.st_ino == current.st_ino
         }
-        _ = dup2(fd, STDERR_FILENO)
+        LogOutput.stderrChange.withLock { _ in
+            for standard in [STDOUT_FILENO, STDERR_FILENO] where isOldLog(standard) { _ = dup2(fd, standard) }
+        }
+        if LogOutput.descriptor != STDERR_FILENO { _ = announce_dup_cloexec(fd, LogOutput.descriptor) }
         close(fd)
         return true
     }

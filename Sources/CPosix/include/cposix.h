@@ -24,6 +24,8 @@ int announce_read_signal(int fd);
 int announce_eventfd(void);
 /// pipe2(fds, O_CLOEXEC); 0 or -errno.
 int announce_cloexec_pipe(int fds[2]);
+/// dup3(old_fd, new_fd, O_CLOEXEC): new_fd becomes old_fd's file, closed on exec; 0 or -errno.
+int announce_dup_cloexec(int old_fd, int new_fd);
 /// Starts argv[0]=path in a new session: stdin from /dev/null, stdout and stderr
 /// appended to log_path, ready_fd as descriptor 3, every other descriptor closed.
 pid_t announce_spawn_detached(const char *path, char *const argv[], const char *log_path, int ready_fd);
