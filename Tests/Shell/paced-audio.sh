@@ -40,52 +40,13 @@ DIR=$2
 RATE=48000
 SINK=announce_paced
 
-# detach CMD...: CMD in the background in its own session, with no inherited descriptor above 2.
-# (A caller that learns of this script's exit from EOF on an inherited pipe or socket, as
-# Foundation's Process does, would otherwise wait for PulseAudio's exit.) $! is CMD's pid.
-detach() {
-    (
-        for fd in /proc/self/fd/*; do
-            fd=${fd##*/}
-            if (( fd > 2 && fd != 255 )); then { eval "exec $fd>&-"; } 2>/dev/null; fi
-        done
-        exec setsid "$@"
-    ) &
-}
-
-# running PID: true while PID runs; an exited child of init that is not reaped yet (a zombie;
-# some container inits reap only every few seconds) counts as gone.
-running() {
-    local stat
-    kill -0 "$1" 2>/dev/null || return 1
-    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
-    stat=${stat##*) }
-    [[ ${stat:0:1} != Z ]]
-}
-alive() { [[ -f $1 ]] && running "$(cat "$1")"; }
+# shellcheck source=processes.sh
+source "$(dirname "${BASH_SOURCE[0]}")/processes.sh"
 now_ms() { echo $(( $(date +%s%N) / 1000000 )); }
-
-# stop PIDFILE COMM: TERM (then KILL) the pid in PIDFILE if it still runs COMM.
-stop() {
-    local pidfile=$1 comm=$2 pid
-    [[ -f $pidfile ]] || return 0
-    pid=$(cat "$pidfile")
-    if running "$pid" && [[ $(cat "/proc/$pid/comm" 2>/dev/null) == "$comm" ]]; then
-        kill -TERM "$pid" 2>/dev/null || true
-        for _ in $(seq 1 100); do running "$pid" || break; sleep 0.02; done
-        if running "$pid"; then kill -KILL "$pid" 2>/dev/null || true; echo "killed $comm $pid"
-        else echo "stopped $comm $pid"; fi
-    fi
-    rm -f "$pidfile"
-}
 
 down() {
     [[ -d $DIR ]] || return 0
-    local watchdog=""
-    [[ -f $DIR/watchdog.pid ]] && watchdog=$(cat "$DIR/watchdog.pid")
-    # Not the watchdog when it is the one running `down`.
-    if [[ -n $watchdog && $watchdog != "${PACED_SELF_PID:-}" ]]; then stop "$DIR/watchdog.pid" bash; fi
-    rm -f "$DIR/watchdog.pid"
+    stop_watchdog
     stop "$DIR/recorder.pid" parec
     stop "$DIR/keepalive.pid" parec
     stop "$DIR/pulseaudio.pid" pulseaudio
@@ -172,13 +133,7 @@ EOF
     t0=$(now_ms)
 
     launch_server "$DIR/native"
-    if [[ -n ${PACED_WATCH_PID:-} ]]; then
-        # The watchdog: `down` once the watched process is gone (it may be killed without cleaning up).
-        detach bash -c 'while kill -0 "$1" 2>/dev/null && [[ -f "$3/pulseaudio.pid" ]]; do sleep 0.5; done
-                        PACED_SELF_PID=$$ exec bash "$2" down "$3"' watchdog "$PACED_WATCH_PID" "$(realpath "$0")" "$DIR" \
-            </dev/null >>"$DIR/watchdog.log" 2>&1
-        echo $! > "$DIR/watchdog.pid"
-    fi
+    start_watchdog pulseaudio.pid
     fail() { echo "$0: $*" >&2; tail -5 "$DIR/pulseaudio.log" >&2 2>/dev/null; down >&2; exit 1; }
 
     await_server

@@ -18,45 +18,13 @@ DIR=$2
 RATE=48000
 SINK=announce_pw
 
-detach() {
-    (
-        for fd in /proc/self/fd/*; do
-            fd=${fd##*/}
-            if (( fd > 2 && fd != 255 )); then { eval "exec $fd>&-"; } 2>/dev/null; fi
-        done
-        exec setsid "$@"
-    ) &
-}
-
-running() {
-    local stat
-    kill -0 "$1" 2>/dev/null || return 1
-    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
-    stat=${stat##*) }
-    [[ ${stat:0:1} != Z ]]
-}
-
-# stop NAME: TERM (then KILL) the pid in DIR/NAME.pid if it still runs NAME.
-stop() {
-    local pidfile=$DIR/$1.pid pid
-    [[ -f $pidfile ]] || return 0
-    pid=$(cat "$pidfile")
-    if running "$pid" && [[ $(cat "/proc/$pid/comm" 2>/dev/null) == "${2:-$1}" ]]; then
-        kill -TERM "$pid" 2>/dev/null || true
-        for _ in $(seq 1 100); do running "$pid" || break; sleep 0.02; done
-        running "$pid" && kill -KILL "$pid" 2>/dev/null || true
-    fi
-    rm -f "$pidfile"
-}
+# shellcheck source=processes.sh
+source "$(dirname "${BASH_SOURCE[0]}")/processes.sh"
 
 down() {
     [[ -d $DIR ]] || return 0
-    if [[ -f $DIR/watchdog.pid && $(cat "$DIR/watchdog.pid") != "${PACED_SELF_PID:-}" ]]; then stop watchdog bash; fi
-    rm -f "$DIR/watchdog.pid"
-    stop pipewire-pulse
-    stop wireplumber
-    stop pipewire
-    stop dbus-daemon
+    stop_watchdog
+    for server in pipewire-pulse wireplumber pipewire dbus-daemon; do stop "$DIR/$server.pid" $server; done
 }
 
 fail() { echo "$0: $*" >&2; tail -5 "$DIR"/*.log >&2 2>/dev/null || true; down; exit 1; }
@@ -77,12 +45,7 @@ up() {
     export XDG_RUNTIME_DIR=$DIR/xdg HOME=$DIR/home XDG_CONFIG_HOME=$DIR/config XDG_STATE_HOME=$DIR/state
     unset PIPEWIRE_REMOTE PULSE_SERVER PULSE_CLIENTCONFIG PULSE_COOKIE PULSE_RUNTIME_PATH
     export DBUS_SESSION_BUS_ADDRESS=unix:path=$DIR/bus
-    if [[ -n ${PACED_WATCH_PID:-} ]]; then
-        detach bash -c 'while kill -0 "$1" 2>/dev/null && [[ -f "$3/pipewire.pid" || ! -f "$3/env" ]]; do sleep 0.5; done
-                        PACED_SELF_PID=$$ exec bash "$2" down "$3"' watchdog "$PACED_WATCH_PID" "$(realpath "$0")" "$DIR" \
-            </dev/null >>"$DIR/watchdog.log" 2>&1
-        echo $! > "$DIR/watchdog.pid"
-    fi
+    start_watchdog pipewire.pid
     detach dbus-daemon --session --nofork --nopidfile --address="$DBUS_SESSION_BUS_ADDRESS" </dev/null >>"$DIR/dbus.log" 2>&1
     echo $! > "$DIR/dbus-daemon.pid"
     for _ in $(seq 1 250); do [[ -S $DIR/bus ]] && break; sleep 0.02; done
