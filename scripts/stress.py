@@ -15,7 +15,8 @@ Six parts, each printing its figures and failing the run (exit 1) when a promise
   kills     SIGKILL of the daemon N times at random moments, 10 items queued, one request
             being enqueued (10 files; every other kill aimed within 10 ms of its first item's
             `queued` event): every acknowledged item plays exactly once, none of a request that
-            was not acknowledged plays.
+            was not acknowledged plays (a client cut off sends its request once more, to the
+            daemon it starts: counted, with those found restored and those discarded).
   fulldisk  the spool on a full tmpfs (root only): a clear error on enqueue, nothing queued
             lost (also across a kill and restart while full), recovery when space returns.
   users     another local user (setpriv, root only) can neither connect, read the spool,
@@ -522,14 +523,18 @@ def kill_campaign(binary, work, rng, rounds, clip):
         runtime.start_daemon(fg_log)
     runtime.request(b'{"v":1,"op":"resume"}')
     drained = runtime.wait_drained(timeout=300)
-    counts, outcomes = played_paths(runtime, [fg_log, os.path.join(runtime.path, "daemon.log")])
+    logs = [fg_log, os.path.join(runtime.path, "daemon.log")]
+    counts, outcomes = played_paths(runtime, logs)
     runtime.stop()
+    text = "".join(open(path, errors="replace").read() for path in logs if os.path.exists(path))
     lost = [p for p in acknowledged if counts.get(p, 0) == 0 and p not in outcomes]
     twice = [p for p in acknowledged + refused if counts.get(p, 0) > 1]
     ghosts = [p for p in refused if counts.get(p, 0) > 0 or p in outcomes]
     figures = {"kills": rounds, "acknowledged": len(acknowledged), "not_acknowledged": len(refused),
                "lost": len(lost), "played_twice": len(twice), "unacknowledged_played": len(ghosts),
-               "enqueues_cut_by_the_kill": len(answers), "unacknowledged_answers": sorted(set(answers)), "drained": drained, "kill_moments_s": [round(m, 3) for m in moments]}
+               "enqueues_cut_by_the_kill": len(answers),
+               "requests_sent_again_found_restored": text.count("a play request sent again after a restart"),
+               "requests_discarded_at_restart": text.count("of a request interrupted before it was accepted"), "unacknowledged_answers": sorted(set(answers)), "drained": drained, "kill_moments_s": [round(m, 3) for m in moments]}
     RESULTS["kills"] = figures
     print(f"  {json.dumps(figures)}", flush=True)
     check(not lost, f"kills: lost {lost[:5]}")

@@ -170,6 +170,13 @@ public final class DaemonClient {
     // MARK: messages
 
     public func send(_ request: Request) throws(AnnounceError) {
+        if let error = try deliver(request) {
+            throw .unavailable("lost the daemon at \(runtime.socketPath): \(systemErrorMessage(error))")
+        }
+    }
+
+    /// Sends `request`; the errno when the connection is gone (the daemon died), else nil.
+    private func deliver(_ request: Request) throws(AnnounceError) -> Int32? {
         let bytes = WireProtocol.encode(request)
         var offset = 0
         let started = SystemClock.monotonic()
@@ -180,9 +187,10 @@ public final class DaemonClient {
                 try Self.checkAnswering(runtime, waited: SystemClock.monotonic() - started, limit: Self.answerTimeout)
                 continue
             }
-            guard sent > 0 else { throw .unavailable("lost the daemon at \(runtime.socketPath): \(systemErrorMessage(errno))") }
+            guard sent > 0 else { return errno }
             offset += sent
         }
+        return nil
     }
 
     /// The next reply or event; nil when the daemon closed the connection. Waits as long
@@ -235,12 +243,37 @@ public final class DaemonClient {
     /// Sends `request` and returns its reply (events before it are skipped);
     /// a failed reply becomes an error with the daemon's code and message.
     public func call(_ request: Request) throws(AnnounceError) -> Reply {
-        try send(request)
+        guard let reply = try reply(to: request) else { throw Self.closedWithoutAnswer }
+        return reply
+    }
+
+    /// Queues `request`'s items and returns the reply. When the daemon ends the connection
+    /// without answering (it died, maybe right after it spooled them), the request goes once
+    /// more under the same key to the daemon that starts next (`client` becomes that
+    /// connection), which answers with the items it restored for that key, or queues them now:
+    /// either way they are queued once (docs/RELIABILITY.md).
+    public static func play(_ request: PlayRequest, on client: inout DaemonClient) throws(AnnounceError) -> Reply {
+        var request = request
+        if request.key == nil {
+            request.key = (0..<2).map { _ in String(UInt64.random(in: 0...UInt64.max) | 1 << 63, radix: 16) }.joined()
+        }
+        if let reply = try client.reply(to: .play(request)) { return reply }
+        guard let again = try connect(autoStart: true, runtime: client.runtime) else { throw closedWithoutAnswer }
+        client = again
+        guard let reply = try client.reply(to: .play(request)) else { throw closedWithoutAnswer }
+        return reply
+    }
+
+    private static let closedWithoutAnswer = AnnounceError.unavailable("the daemon closed the connection without answering")
+
+    /// The reply to `request`; nil when the daemon is gone before it answered.
+    private func reply(to request: Request) throws(AnnounceError) -> Reply? {
+        if try deliver(request) != nil { return nil }
         while let message = try next(replyWithin: Self.answerTimeout) {
             guard case .reply(let reply) = message else { continue }
             if case .failure(let error) = reply { throw .daemon(code: error.code, message: error.message) }
             return reply
         }
-        throw .unavailable("the daemon closed the connection without answering")
+        return nil
     }
 }

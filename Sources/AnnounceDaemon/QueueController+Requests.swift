@@ -110,6 +110,15 @@ extension QueueController {
 
     /// `play`, its values already checked (`Request.problem`).
     private func handlePlay(_ request: PlayRequest, from connection: Connection, now: Double) {
+        // Sent again: the daemon before this one spooled it, and died before it answered.
+        if let key = request.key, let ids = restoredRequests[key] {
+            logger.info("a play request sent again after a restart: its \(ids.count) item(s) were restored")
+            let pending = pendingIDs
+            let waitsForResume = scheduler.isPaused && ids.contains { mixed[$0] == nil && pending.contains($0) }
+            connection.send(WireProtocol.encode(Reply.ids(ids, pausedSince: waitsForResume ? runtime.pausedSince ?? now : nil)))
+            if request.wait { subscribe(connection, to: ids, progress: request.progress) }
+            return
+        }
         var items: [(QueueItem, Bool)] = []
         var passed: Set<String> = []  // devices checked for this request: each once, not per item
         for (index, itemRequest) in request.items.enumerated() {
@@ -123,6 +132,7 @@ extension QueueController {
                 return connection.sendAndClose(WireProtocol.encode(Reply.failure(failure.exitCode, failure.description)))
             }
             var item = QueueItem(request: itemRequest, id: newID(), now: now)
+            item.requestKey = request.key
             // A URL's body is downloaded into the media directory under a name the daemon gives.
             if item.clip.url != nil { item.clip.media = MediaDirectory.newName() }
             // `play --tag T --replace a b` replaces older T items, not its own first file.

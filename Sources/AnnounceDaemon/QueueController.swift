@@ -65,6 +65,9 @@ final class QueueController {
     var mainLaneNotifiesOthers = true
     /// Mixed-lane items the spool kept, started once the socket listens.
     private var restoredMixed: [QueueItem] = []
+    /// The ids of each play request the spool kept, by the request's key: a request that a
+    /// daemon spooled and died before answering is sent again, and is answered with these.
+    var restoredRequests: [String: [String]] = [:]
 
     init(runtime: RuntimeDirectory, configuration: Configuration, logger: Logger, clock: @escaping WallClock,
          spool: Spool, driver: EngineDriver, probeDevice: @escaping Daemon.DeviceProber, downloads: Downloads? = nil,
@@ -92,6 +95,9 @@ final class QueueController {
         restoredMixed = restored.items.filter { $0.audioSession.lane == .mixed }
         scheduler = Scheduler(restoring: restored.items.filter { $0.audioSession.lane == .main })
         for item in restored.items { lives[item.id] = ItemLifecycle(interrupted: item.interrupted) }
+        for item in restored.items.sorted(by: { $0.sequence < $1.sequence }) {
+            if let key = item.requestKey { restoredRequests[key, default: []].append(item.id) }
+        }
         // Downloads a restart cut short go on (with a Range where the server takes one).
         for item in restored.items { downloads?.ensure(item) }
         // A queue the user paused stays paused across a crash or a restart.

@@ -73,6 +73,9 @@ final class Spool {
     func commitRequest() {
         if recordWritten { unlink(uncommittedPath) }
         recordWritten = false
+        #if DEBUG
+        CrashInjection.atCommit()
+        #endif
     }
 
     /// Commits the request if it still is open (a failed one: its items were cancelled, nothing
@@ -175,6 +178,13 @@ enum CrashInjection {
         }
         return nil
     }()
+
+    /// ANNOUNCE_TEST_KILL_AT_COMMIT: a kill between the commit point and the reply.
+    private static let killAtCommit = getenv("ANNOUNCE_TEST_KILL_AT_COMMIT") != nil
+
+    static func atCommit() {
+        if killAtCommit { raise(SIGKILL) }
+    }
 
     static func afterSpoolWrite() {
         guard let (left, signal) = plan else { return }

@@ -74,11 +74,11 @@ func submit(names: [String], paths: [String], delivery: DeliveryFlags, session: 
             if status != 0 { throw ExitCode(status) }
             return
         }
-        guard let client = try DaemonClient.connect(autoStart: true) else { return }
+        guard var client = try DaemonClient.connect(autoStart: true) else { return }
         display = !delivery.noWait && !delivery.json && !delivery.quiet ? ProgressLine.forTerminal() : nil
         let reply: Reply
         do {
-            reply = try client.call(.play(items: requests, wait: !delivery.noWait, progress: display != nil))
+            reply = try DaemonClient.play(PlayRequest(items: requests, wait: !delivery.noWait, progress: display != nil), on: &client)
         } catch {
             if case .daemon = error { handover(.refused) } else { handover(.unknown) }
             throw error

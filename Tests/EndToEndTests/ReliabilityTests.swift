@@ -20,31 +20,53 @@ struct ReliabilityTests {
         throw HarnessError("no log line containing \(text.debugDescription) within \(timeout) s: \(log())")
     }
 
-    @Test("a daemon killed between two items' spool writes keeps none of that request; the client exits 69")
+    @Test("a daemon killed between two items' spool writes keeps none of that request; the client sends it again to the daemon it starts, which queues it once")
     func halfARequestDoesNotSurviveACrash() async throws {
         try await withDaemonRuntime { runtime in
             let device = Harness.fileDevice(try Harness.capturePath("half"))
             let first = try await runtime.startDaemon(device: device)
             try await runtime.control("pause")
-            let earlier = try await runtime.announce(["play", "--no-wait", try Tones.clip(300)])
+            let earlier = try await runtime.announce(["play", "--no-wait", "-d", device, try Tones.clip(300)])
             try #require(earlier.status == 0, "\(earlier)")
             // The injected crash (debug builds): a new daemon SIGKILLs itself after its 2nd item write.
             first.signal(SIGTERM)
             #expect(await first.waitForExit(timeout: 10))
             let crashing = try await runtime.startDaemon(device: device, environment: ["ANNOUNCE_TEST_KILL_AFTER_SPOOL_WRITES": "2"])
             let clips = [try Tones.clip(400), try Tones.clip(500), try Tones.clip(600)]
-            let play = try await runtime.announce(["play", "--no-wait"] + clips)
+            let play = try await runtime.announce(["play", "--no-wait", "-d", device] + clips)
             #expect(await crashing.waitForExit(timeout: 10))
             #expect(crashing.terminatingSignal == SIGKILL, "\(crashing.child.endDescription)")
-            #expect(play.status == 69, "\(play)")
+            #expect(play.status == 0 && play.stderr.isEmpty, "sent again to the daemon the client started: \(play)")
 
-            let restarted = try await runtime.startDaemon(device: device)
             let status = try await runtime.status()
-            #expect(status.pid == restarted.pid)
-            #expect(status.queued.map(\.path) == [try Tones.clip(300)], "only the earlier, acknowledged item: \(status.queued.map(\.path))")
-            #expect(runtime.spoolEntries() == [earlier.stdout.trimmingCharacters(in: .whitespacesAndNewlines) + ".json"],
-                    "\(runtime.spoolEntries())")
-            #expect(restarted.log.contains("discarded 2 of 3 item(s) of a request interrupted before it was accepted"), "\(restarted.log)")
+            #expect(status.pid == runtime.lockPID && status.pid != crashing.pid)
+            #expect(status.queued.map(\.path) == [try Tones.clip(300)] + clips, "the earlier item, then the request once: \(status.queued.map(\.path))")
+            let ids = [earlier.stdout, play.stdout].flatMap { $0.split(separator: "\n").map(String.init) }
+            #expect(status.queued.map(\.id) == ids, "\(status.queued.map(\.id)) \(ids)")
+            let log = runtime.daemonLogLines()
+            #expect(log.contains { $0.contains("discarded 2 of 3 item(s) of a request interrupted before it was accepted") }, "\(log)")
+            #expect(!log.contains { $0.contains("sent again") }, "nothing of it was restored, so it was queued anew: \(log)")
+        }
+    }
+
+    @Test("a daemon killed between accepting a request and answering it: the client sends it again under its key, the next daemon answers with the items it restored, and each plays once")
+    func aRequestAcceptedByADyingDaemonPlaysOnce() async throws {
+        try await withDaemonRuntime { runtime in
+            let device = Harness.fileDevice(try Harness.capturePath("commit"))
+            let dying = try await runtime.startDaemon(device: device, environment: ["ANNOUNCE_TEST_KILL_AT_COMMIT": "1"])
+            let clips = [try Tones.clip(400, seconds: 0.1), try Tones.clip(500, seconds: 0.1), try Tones.clip(600, seconds: 0.1)]
+            let play = try await runtime.announce(["play", "-d", device] + clips)
+            #expect(await dying.waitForExit(timeout: 10))
+            #expect(dying.terminatingSignal == SIGKILL, "\(dying.child.endDescription)")
+            #expect(play.status == 0 && play.stderr.isEmpty, "\(play)")
+
+            let log = runtime.daemonLogLines()
+            #expect(log.contains { $0.hasSuffix("restored 3 item(s) from \(runtime.spoolPath)") }, "\(log)")
+            #expect(log.contains { $0.contains("a play request sent again after a restart: its 3 item(s) were restored") }, "\(log)")
+            for clip in clips {
+                #expect(log.filter { $0.hasSuffix("\(clip): played") }.count == 1, "\(clip) plays once: \(log)")
+            }
+            #expect(runtime.spoolEntries().filter { $0.hasSuffix(".json") }.isEmpty, "\(runtime.spoolEntries())")
         }
     }
 

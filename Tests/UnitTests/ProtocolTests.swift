@@ -245,6 +245,19 @@ import Testing
         #expect(Request.status.problem == nil)
     }
 
+    @Test func aPlayRequestsKeyIsSentOnlyWhenGivenAndReadBack() throws {
+        let good = ItemRequest(clip: Clip(path: "/a.wav"))
+        #expect(try object(line(Request.play(items: [good])))["key"] == nil)
+        let keyed = Request.play(PlayRequest(items: [good], key: "8f3a-K_9"))
+        #expect(try object(line(keyed))["key"] as? String == "8f3a-K_9")
+        #expect(try request(line(keyed)) == keyed)
+        #expect(keyed.problem == nil)
+        for bad in ["", String(repeating: "a", count: 65), "a b", "é", "a/b", "{"] {
+            #expect(Request.play(PlayRequest(items: [good], key: bad)).problem == "key: 1 to 64 letters, digits, '-' or '_'", "\(bad)")
+        }
+        #expect(refusal(line(keyed).replacingOccurrences(of: #""key":"8f3a-K_9""#, with: #""key":7"#)) == "malformed request: key: expected String")
+    }
+
     @Test func quietUntilMustLieAheadWithinTheLongestSpan() throws {
         #expect(try QuietRequest.on.setting(at: 100) == .on)
         #expect(try QuietRequest.off.setting(at: 100) == .off(since: 100))

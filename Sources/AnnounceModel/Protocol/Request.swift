@@ -66,11 +66,15 @@ public struct PlayRequest: Equatable, Sendable {
     public var wait: Bool
     /// Also stream progress events (a terminal's progress line).
     public var progress: Bool
+    /// The client's name for this request, the same when it sends it again: a daemon restarted
+    /// after it spooled the request but before it answered finds its items by it (DESIGN §5).
+    public var key: String?
 
-    public init(items: [ItemRequest], wait: Bool = false, progress: Bool = false) {
+    public init(items: [ItemRequest], wait: Bool = false, progress: Bool = false, key: String? = nil) {
         self.items = items
         self.wait = wait
         self.progress = progress
+        self.key = key
     }
 }
 
@@ -103,7 +107,7 @@ struct RequestRefusal: Error {
 
 extension Request: Codable {
     private enum Key: String, CodingKey {
-        case v, op, items, wait, progress, ids, tag, state, until, alert
+        case v, op, items, wait, progress, key, ids, tag, state, until, alert
     }
 
     public init(from decoder: any Decoder) throws {
@@ -120,6 +124,7 @@ extension Request: Codable {
         let items = try container.decodeIfPresent([ItemRequest].self, forKey: .items)
         let wait = try container.decodeIfPresent(Bool.self, forKey: .wait) ?? false
         let progress = try container.decodeIfPresent(Bool.self, forKey: .progress) ?? false
+        let key = try container.decodeIfPresent(String.self, forKey: .key)
         let ids = try container.decodeIfPresent([String].self, forKey: .ids)
         let tag = try container.decodeIfPresent(String.self, forKey: .tag)
         let state = try container.decodeIfPresent(QuietSwitch.self, forKey: .state)
@@ -128,7 +133,7 @@ extension Request: Codable {
         switch operation {
         case .play:
             guard let items, !items.isEmpty else { throw RequestRefusal(message: "play needs at least one item") }
-            self = .play(PlayRequest(items: items, wait: wait, progress: progress))
+            self = .play(PlayRequest(items: items, wait: wait, progress: progress, key: key))
         case .alert:
             guard let alert else { throw RequestRefusal(message: "alert needs an \"alert\"") }
             self = .alert(alert, wait: wait)
@@ -166,6 +171,7 @@ extension Request: Codable {
             try container.encode(play.items, forKey: .items)
             try container.encode(play.wait, forKey: .wait)
             try container.encode(play.progress, forKey: .progress)
+            try container.encodeIfPresent(play.key, forKey: .key)
         case .alert(let alert, let wait):
             try container.encode(alert, forKey: .alert)
             try container.encode(wait, forKey: .wait)

@@ -17,10 +17,20 @@ extension PlayRequest {
     /// one is a decoding rule, Request.swift).
     public var problem: String? {
         if items.count > Limits.maxItemsPerPlay { return "at most \(Limits.maxItemsPerPlay) items per request" }
+        if let key, !Self.isKey(key) { return "key: 1 to 64 letters, digits, '-' or '_'" }
         for (index, item) in items.enumerated() {
             if let problem = item.problem { return "items[\(index)]: \(problem)" }
         }
         return nil
+    }
+
+    /// 1 to 64 ASCII letters, digits, `-` or `_`.
+    static func isKey(_ text: String) -> Bool {
+        (1...64).contains(text.utf8.count) && text.utf8.allSatisfy { byte in
+            let letter = byte | 0x20  // lower case
+            return (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(letter) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+        }
     }
 }
 

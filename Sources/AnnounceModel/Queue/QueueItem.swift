@@ -177,6 +177,8 @@ public struct QueueItem: Codable, Equatable, Sendable {
     /// plays; spooled, so after a restart the order holds and the item's `ItemLifecycle` begins
     /// interrupted. Whether clients hear of it as interrupted is the lifecycle's alone.
     public var interrupted = false
+    /// The key of the play request that queued it (`PlayRequest.key`), if its client gave one.
+    public var requestKey: String?
 
     public init(id: String, sequence: UInt64 = 0, clip: Clip, priority: Priority = .default, interrupts: Bool = QueueItem.defaultInterrupts,
                 onInterrupt: InterruptAction = .default, dropAfter: Double = QueueItem.defaultDropAfter, tag: String? = nil,
@@ -216,7 +218,7 @@ public struct QueueItem: Codable, Equatable, Sendable {
 
     private enum CodingKeys: String, CodingKey {
         case id, sequence, clip, priority, interrupts, onInterrupt, dropAfter, tag, arrival, eligibleAt, expireAfter
-        case session, duckLevel, ifBusy, ifOtherAudio, heardFrames, totalFrames, heardFraction, started, interrupted
+        case session, duckLevel, ifBusy, ifOtherAudio, heardFrames, totalFrames, heardFraction, started, interrupted, requestKey
     }
 
     public init(from decoder: any Decoder) throws {
@@ -241,6 +243,7 @@ public struct QueueItem: Codable, Equatable, Sendable {
         heardFraction = try container.decodeIfPresent(Double.self, forKey: .heardFraction)
         started = try container.decode(Bool.self, forKey: .started)
         interrupted = try container.decode(Bool.self, forKey: .interrupted)
+        requestKey = try container.decodeIfPresent(String.self, forKey: .requestKey)
     }
 }
 
