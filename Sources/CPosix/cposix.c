@@ -46,6 +46,13 @@ int announce_unix_listen(const char *path, int backlog) {
     return fd;
 }
 
+int announce_peer_pid(int fd) {
+    struct ucred credentials;
+    socklen_t length = sizeof credentials;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return -errno;
+    return credentials.pid;
+}
+
 int announce_unix_connect(const char *path, int timeout_ms) {
     struct sockaddr_un address;
     int status = fill_address(&address, path);

@@ -54,8 +54,9 @@ struct AudioEnvironmentRuleTests {
             var info = stat()
             return fstat(fd, &info) == 0 ? [UInt64(info.st_dev), UInt64(info.st_ino)] : []
         }
+        let log = identity(LogOutput.descriptor)
         // Read under the lock that captures hold: another test's device may be opening meanwhile.
-        let (log, stderr) = LogOutput.stderrChange.withLock { _ in (identity(LogOutput.descriptor), identity(STDERR_FILENO)) }
+        let stderr = LogOutput.stderrChange.withLock { _ in identity(STDERR_FILENO) }
         let inside = try AudioEnvironment.whileApplied(nil) { () throws(AnnounceError) in
             (stderr: identity(STDERR_FILENO), log: identity(LogOutput.descriptor))
         }

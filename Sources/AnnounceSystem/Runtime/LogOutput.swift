@@ -7,13 +7,14 @@ import Glibc
 /// descriptor of their own. Libraries print to stderr too, and while a device opens stderr is
 /// sent to a scratch file (LibraryNoise): a line another thread logs meanwhile must not go there.
 public enum LogOutput {
-    /// A duplicate of stderr, made on first use: the daemon makes it before it starts a thread.
-    public static let descriptor: Int32 = {
+    /// A duplicate of stderr, made on first use (the daemon makes it before it starts a thread;
+    /// never while a capture has stderr). Where stderr goes back to after a capture.
+    public static let descriptor: Int32 = stderrChange.withLock { _ in
         let fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3)
         return fd >= 0 ? fd : STDERR_FILENO
-    }()
+    }
 
-    /// Held while stderr points elsewhere (a capture) and while the log's rotation moves it.
+    /// Held while stderr points elsewhere (a capture).
     public static let stderrChange = Mutex(())
 
     /// One line, in one write: appends of several threads never interleave.

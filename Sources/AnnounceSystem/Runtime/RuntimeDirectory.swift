@@ -55,10 +55,13 @@ public struct RuntimeDirectory: Sendable {
             var other = stat()
             return fstat(descriptor, &other) == 0 && other.st_dev == current.st_dev && other.st_ino == current.st_ino
         }
-        LogOutput.stderrChange.withLock { _ in
-            for standard in [STDOUT_FILENO, STDERR_FILENO] where isOldLog(standard) { _ = dup2(fd, standard) }
-        }
+        // The log first: a capture that ends now puts stderr back there. Stderr itself is moved
+        // unless a capture has it (then its end does), so this never waits for a device.
         if LogOutput.descriptor != STDERR_FILENO { _ = announce_dup_cloexec(fd, LogOutput.descriptor) }
+        if isOldLog(STDOUT_FILENO) { _ = dup2(fd, STDOUT_FILENO) }
+        LogOutput.stderrChange.withLockIfAvailable { _ in
+            if isOldLog(STDERR_FILENO) { _ = dup2(fd, STDERR_FILENO) }
+        }
         close(fd)
         return true
     }

@@ -13,6 +13,8 @@ int announce_unix_listen(const char *path, int backlog);
 /// A blocking, close-on-exec connection to the socket at path. With timeout_ms > 0,
 /// connecting (on a full backlog) and each send give up after that long (-EAGAIN).
 int announce_unix_connect(const char *path, int timeout_ms);
+/// The pid of the process at the other end of a connected Unix socket (SO_PEERCRED), or -errno.
+int announce_peer_pid(int fd);
 /// Accepts one connection, non-blocking and close-on-exec; -EAGAIN when none waits.
 int announce_unix_accept(int listener);
 /// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread (threads started later
@@ -35,8 +37,8 @@ int announce_memory_file(const char *name);
 /// Starts argv[0]=path with stdin, stdout and stderr on the given descriptors, in a process
 /// group of its own, every other descriptor closed and every signal at its default.
 pid_t announce_spawn_piped(const char *path, char *const argv[], int in_fd, int out_fd, int err_fd);
-/// Waits up to timeout_ms for the child pid to end, without reaping it (a pidfd polled):
-/// 1 when it has ended, 0 at the timeout, -errno.
+/// Waits up to timeout_ms for the process pid (a child or not) to end, every thread of it,
+/// without reaping it (a pidfd polled): 1 when it has ended, 0 at the timeout, -errno.
 int announce_wait_exit(pid_t pid, int timeout_ms);
 
 /// From now on SIGINT, SIGTERM and SIGHUP send `request` (one line) over a new
