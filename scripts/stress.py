@@ -532,7 +532,7 @@ def kill_campaign(binary, work, rng, rounds, clip):
     ghosts = [p for p in refused if counts.get(p, 0) > 0 or p in outcomes]
     figures = {"kills": rounds, "acknowledged": len(acknowledged), "not_acknowledged": len(refused),
                "lost": len(lost), "played_twice": len(twice), "unacknowledged_played": len(ghosts),
-               "enqueues_cut_by_the_kill": len(answers),
+               "enqueue_clients_failed": len(answers),
                "requests_sent_again_found_restored": text.count("a play request sent again after a restart"),
                "requests_discarded_at_restart": text.count("of a request interrupted before it was accepted"), "unacknowledged_answers": sorted(set(answers)), "drained": drained, "kill_moments_s": [round(m, 3) for m in moments]}
     RESULTS["kills"] = figures
@@ -621,7 +621,12 @@ def cold_starts(binary, work, count, workers):
         status, _, err = run([binary, "play", "-q", "-d", "null", clip], env=env, timeout=30)
         log_path = os.path.join(directory, "daemon.log")
         try:
-            os.kill(int(open(os.path.join(directory, "daemon.lock")).read().strip()), signal.SIGTERM)
+            pid = int(open(os.path.join(directory, "daemon.lock")).read().strip())
+            os.kill(pid, signal.SIGTERM)
+            for _ in range(500):  # until it has exited (a zombie: not our child, init reaps it)
+                if not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().rsplit(") ", 1)[1][0] == "Z":
+                    break
+                time.sleep(0.01)
         except (OSError, ValueError):
             pass
         log = open(log_path, errors="replace").read() if os.path.exists(log_path) else ""

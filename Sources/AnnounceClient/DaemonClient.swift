@@ -261,7 +261,8 @@ public final class DaemonClient {
         if let reply = try client.reply(to: .play(request)) { return reply }
         // Its listening socket may outlive the connection by a moment as its threads exit (its
         // main thread a zombie already): once all are gone, a connection reaches the next daemon.
-        if daemon > 0 { _ = announce_wait_exit(daemon, 5000) }
+        // One that lives on closed the connection on purpose: it is not asked twice.
+        if daemon > 0, announce_wait_exit(daemon, 5000) == 0 { throw closedWithoutAnswer }
         guard let again = try connect(autoStart: true, runtime: client.runtime) else { throw closedWithoutAnswer }
         client = again
         guard let reply = try client.reply(to: .play(request)) else { throw closedWithoutAnswer }

@@ -140,7 +140,7 @@ extension QueueController {
             items.append((item, replaces))
         }
         // All or nothing across a crash too: uncommitted until every item is spooled.
-        do { try spool.beginRequest(items.map(\.0.id)) } catch {
+        do { try spool.beginRequest(items.map(\.0.id), key: request.key) } catch {
             logger.error("\(error.description)")
             return connection.send(WireProtocol.encode(Reply.failure(error.exitCode, "cannot spool the request: \(error.description)")))
         }

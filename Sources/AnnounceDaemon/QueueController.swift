@@ -95,9 +95,10 @@ final class QueueController {
         restoredMixed = restored.items.filter { $0.audioSession.lane == .mixed }
         scheduler = Scheduler(restoring: restored.items.filter { $0.audioSession.lane == .main })
         for item in restored.items { lives[item.id] = ItemLifecycle(interrupted: item.interrupted) }
-        for item in restored.items.sorted(by: { $0.sequence < $1.sequence }) {
-            if let key = item.requestKey { restoredRequests[key, default: []].append(item.id) }
-        }
+        // A single item's own entry says its request; a request of several, its committed record
+        // (in order, with the items that ended before the commit).
+        for item in restored.items { if let key = item.requestKey { restoredRequests[key, default: []].append(item.id) } }
+        if let committed = restored.committed { restoredRequests[committed.key] = committed.ids }
         // Downloads a restart cut short go on (with a Range where the server takes one).
         for item in restored.items { downloads?.ensure(item) }
         // A queue the user paused stays paused across a crash or a restart.

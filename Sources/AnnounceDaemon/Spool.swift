@@ -26,6 +26,9 @@ final class Spool {
     private let outcomesFD: Int32
     /// The ids of a request being spooled, not yet acknowledged.
     private var uncommittedPath: String { directory + "/request.uncommitted" }
+    /// The same record once committed, until the reply is out: left by a daemon that died in
+    /// between, it tells the next one the whole request, in order, for its client's resend.
+    private var committedPath: String { directory + "/request.committed" }
     private var requestOpen = false
     private var recordWritten = false
     /// Outcomes older than this are pruned at start.
@@ -59,11 +62,13 @@ final class Spool {
         #endif
     }
 
-    /// Opens a request of `ids`: with several, until `commitRequest` a crash discards every
-    /// one of them that was spooled (one item needs no record: its rename is atomic).
-    func beginRequest(_ ids: [String]) throws(AnnounceError) {
+    /// Opens a request of `ids` (`key`: its client's name for it): with several, until
+    /// `commitRequest` a crash discards every one of them that was spooled (one item needs no
+    /// record: its rename is atomic, and its entry keeps the key).
+    func beginRequest(_ ids: [String], key: String?) throws(AnnounceError) {
         if ids.count > 1 {
-            try writeFileAtomically(Array(ids.joined(separator: "\n").utf8), to: uncommittedPath, directoryFD: directoryFD)
+            let lines = (key.map { ["key=" + $0] } ?? []) + ids
+            try writeFileAtomically(Array(lines.joined(separator: "\n").utf8), to: uncommittedPath, directoryFD: directoryFD)
             recordWritten = true
         }
         requestOpen = true
@@ -71,7 +76,7 @@ final class Spool {
 
     /// The commit point: the request's items are accepted; acknowledge them next, then `endRequest`.
     func commitRequest() {
-        if recordWritten { unlink(uncommittedPath) }
+        if recordWritten { rename(uncommittedPath, committedPath) }
         recordWritten = false
         #if DEBUG
         CrashInjection.atCommit()
@@ -85,6 +90,7 @@ final class Spool {
         commitRequest()
         requestOpen = false
         fsync(directoryFD)
+        unlink(committedPath)  // answered
     }
 
     /// Records the item's final event, then forgets the item and deletes its media. The entry
@@ -113,11 +119,21 @@ final class Spool {
     /// (moved aside to `NAME.corrupt` so it is reported once). Items that already
     /// have an outcome (the daemon died between the two writes) are dropped, and so
     /// are the items of a request that was never committed (it was never acknowledged).
-    func load() -> (items: [QueueItem], problems: [String]) {
+    /// `committed`: the request a daemon committed and died before answering, if any (its key
+    /// and every id, in order); read once.
+    func load() -> (items: [QueueItem], problems: [String], committed: (key: String, ids: [String])?) {
         var items: [QueueItem] = []
         var problems: [String] = []
+        var committed: (key: String, ids: [String])?
+        if let record = readWholeFile(committedPath) {
+            unlink(committedPath)
+            let lines = Self.lines(record)
+            if let key = lines.first(where: { $0.hasPrefix("key=") })?.dropFirst(4) {
+                committed = (String(key), lines.filter(Self.isValidID))
+            }
+        }
         if let record = readWholeFile(uncommittedPath) {
-            let ids = record.split(separator: UInt8(ascii: "\n")).map { String(decoding: $0, as: UTF8.self) }.filter(Self.isValidID)
+            let ids = Self.lines(record).filter(Self.isValidID)
             let dropped = ids.filter { unlink(directory + "/" + Self.fileName($0)) == 0 }
             unlink(uncommittedPath)
             fsync(directoryFD)
@@ -147,7 +163,11 @@ final class Spool {
         // A client killed before its item was acknowledged, or an item whose media outlived it.
         let removed = media.sweep(keeping: Set(items.compactMap(\.clip.media).flatMap(MediaDirectory.files)))
         if removed > 0 { problems.append("removed \(removed) media file(s) of no queued item from \(media.path)") }
-        return (items, problems)
+        return (items, problems, committed)
+    }
+
+    private static func lines(_ record: [UInt8]) -> [String] {
+        record.split(separator: UInt8(ascii: "\n")).map { String(decoding: $0, as: UTF8.self) }
     }
 
     /// Removes outcomes older than an hour.

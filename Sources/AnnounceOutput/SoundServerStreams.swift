@@ -51,16 +51,19 @@ public final class SoundServerStreams {
         return namesServer(clientConfig: systemClientConfig)
     }
 
-    /// Whether a client.conf, or a `.conf` file of its `.d` directory (libpulse reads both), sets
-    /// default-server. The system's file exists wherever libpulse does, usually all comments: only
-    /// a setting counts.
+    /// Whether a client.conf, or a `.conf` file of its `.d` directory (read as libpulse does: only
+    /// when the file itself is there), sets default-server. The system's file exists wherever
+    /// libpulse does, usually all comments: only a setting with a value counts.
     static func namesServer(clientConfig path: String) -> Bool {
-        let dropIns = directoryEntries(path + ".d").filter { $0.hasSuffix(".conf") }.map { path + ".d/" + $0 }
-        return ([path] + dropIns).contains { file in
-            guard let bytes = readWholeFile(file, limit: 1 << 16) else { return false }
-            return String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline).contains { line in
-                let setting = line.drop { $0 == " " || $0 == "\t" }
-                guard setting.hasPrefix("default-server") else { return false }  // '#' and ';' start comments
+        guard let main = readWholeFile(path, limit: 1 << 16) else { return false }
+        let dropIns = directoryEntries(path + ".d").filter { $0.hasSuffix(".conf") }.sorted().compactMap {
+            readWholeFile(path + ".d/" + $0, limit: 1 << 16)
+        }
+        return ([main] + dropIns).contains { bytes in
+            String(decoding: bytes, as: UTF8.self).split(whereSeparator: \.isNewline).contains { line in
+                let setting = line.prefix { $0 != "#" && $0 != ";" }  // a comment runs to the line's end
+                    .drop { $0 == " " || $0 == "\t" }
+                guard setting.hasPrefix("default-server") else { return false }
                 let rest = setting.dropFirst("default-server".count).drop { $0 == " " || $0 == "\t" }
                 return rest.first == "=" && rest.dropFirst().contains { $0 != " " && $0 != "\t" }
             }

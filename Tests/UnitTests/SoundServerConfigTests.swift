@@ -30,6 +30,8 @@ final class SoundServerConfigTests {
             autospawn = no
             default-server-extra = x
             default-server =
+            default-server = # tcp:10.0.0.3
+            default-server = ;
             """)
         #expect(!SoundServerStreams.namesServer(clientConfig: path))
     }
@@ -40,12 +42,16 @@ final class SoundServerConfigTests {
         #expect(SoundServerStreams.namesServer(clientConfig: try clientConfig("default-server=unix:/run/pulse/native")))
     }
 
-    @Test("a .conf file in client.conf.d names one; other files there do not count")
+    @Test("a .conf file in client.conf.d names one; other files there, or the directory without its client.conf, do not")
     func dropIn() throws {
         #expect(SoundServerStreams.namesServer(clientConfig: try clientConfig("; stock\n", dropIn: "default-server = tcp:speaker.local\n")))
         let path = try clientConfig("; stock\n")
         try Data("default-server = tcp:x\n".utf8).write(to: URL(fileURLWithPath: path + ".d/README"))
         #expect(!SoundServerStreams.namesServer(clientConfig: path))
+        // libpulse reads the .d directory only after the file itself.
+        let orphan = try clientConfig("", dropIn: "default-server = tcp:speaker.local\n")
+        try FileManager.default.removeItem(atPath: orphan)
+        #expect(!SoundServerStreams.namesServer(clientConfig: orphan))
     }
 
     @Test("a missing file names none")

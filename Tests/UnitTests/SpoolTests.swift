@@ -31,7 +31,7 @@ import Glibc
         try withRuntime { runtime in
             let spool = try Spool(runtime: runtime)
             try spool.save(item("0000000000a0"))  // an earlier, acknowledged request
-            try spool.beginRequest(["0000000000a1", "0000000000a2", "0000000000a3"])
+            try spool.beginRequest(["0000000000a1", "0000000000a2", "0000000000a3"], key: "k1")
             try spool.save(item("0000000000a1"))
             try spool.save(item("0000000000a2"))
             // The daemon dies here: a restarted one loads what is on disk.
@@ -45,7 +45,7 @@ import Glibc
     @Test func aCommittedRequestLoadsWhole() throws {
         try withRuntime { runtime in
             let spool = try Spool(runtime: runtime)
-            try spool.beginRequest(["0000000000b1", "0000000000b2"])
+            try spool.beginRequest(["0000000000b1", "0000000000b2"], key: "k2")
             try spool.save(item("0000000000b1"))
             try spool.save(item("0000000000b2"))
             spool.commitRequest()  // the reply would go here
@@ -53,6 +53,22 @@ import Glibc
             let restored = try Spool(runtime: runtime).load()
             #expect(Set(restored.items.map(\.id)) == ["0000000000b1", "0000000000b2"])
             #expect(restored.problems.isEmpty)
+            #expect(restored.committed == nil, "answered: nothing for a resend")
+        }
+    }
+
+    @Test func aRequestCommittedButNotAnsweredLoadsWithItsKeyAndEveryIdInOrder() throws {
+        try withRuntime { runtime in
+            let spool = try Spool(runtime: runtime)
+            try spool.beginRequest(["0000000000c3", "0000000000c1", "0000000000c2"], key: "8f3a")
+            try spool.save(item("0000000000c3"))
+            try spool.save(item("0000000000c1"))  // c2 ended before the commit (silenced): no entry
+            spool.commitRequest()
+            // The daemon dies before the reply: the next one learns the whole request, once.
+            let restored = try Spool(runtime: runtime).load()
+            #expect(Set(restored.items.map(\.id)) == ["0000000000c1", "0000000000c3"])
+            #expect(restored.committed?.key == "8f3a" && restored.committed?.ids == ["0000000000c3", "0000000000c1", "0000000000c2"])
+            #expect(try Spool(runtime: runtime).load().committed == nil)
         }
     }
 
