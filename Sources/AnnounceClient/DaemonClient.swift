@@ -257,11 +257,12 @@ public final class DaemonClient {
         if request.key == nil {
             request.key = (0..<2).map { _ in String(UInt64.random(in: 0...UInt64.max) | 1 << 63, radix: 16) }.joined()
         }
-        let daemon = announce_peer_pid(client.fd)
         if let reply = try client.reply(to: .play(request)) { return reply }
         // Its listening socket may outlive the connection by a moment as its threads exit (its
         // main thread a zombie already): once all are gone, a connection reaches the next daemon.
-        // One that lives on closed the connection on purpose: it is not asked twice.
+        // One that lives on closed the connection on purpose: it is not asked twice. (The pid is
+        // the one the connection was made with, still known after the close.)
+        let daemon = announce_peer_pid(client.fd)
         if daemon > 0, announce_wait_exit(daemon, 5000) == 0 { throw closedWithoutAnswer }
         guard let again = try connect(autoStart: true, runtime: client.runtime) else { throw closedWithoutAnswer }
         client = again

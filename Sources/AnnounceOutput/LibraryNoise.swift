@@ -12,39 +12,45 @@ import AnnounceSystem
 enum LibraryNoise {
     /// Runs `open` with stderr going to a scratch file (left as it is when that cannot be made).
     static func captured<Result>(_ open: () throws(AnnounceError) -> Result) throws(AnnounceError) -> sending Result {
-        let log = LogOutput.descriptor  // made before stderr goes anywhere
-        return try LogOutput.stderrChange.withLock { _ throws(AnnounceError) -> Result in
-            let scratch = log == STDERR_FILENO ? nil : begin()
+        try LogOutput.stderrChange.withLock { _ throws(AnnounceError) -> Result in
+            let capture = begin()
             do throws(AnnounceError) {
                 let opened = try open()
-                end(scratch, log: log)
+                end(capture)
                 return opened
             } catch {
-                throw explained(error, by: end(scratch, log: log))
+                throw explained(error, by: end(capture))
             }
         }
     }
 
-    /// Sends stderr to a new scratch file, returned; nil when that cannot be done.
-    private static func begin() -> UnsafeMutablePointer<FILE>? {
+    /// Where stderr went, and the scratch file it goes to until `end`.
+    private struct Capture {
+        var scratch: UnsafeMutablePointer<FILE>
+        var saved: Int32
+    }
+
+    private static func begin() -> Capture? {
         guard let scratch = tmpfile() else { return nil }
         fflush(nil)
-        guard dup2(fileno(scratch), STDERR_FILENO) >= 0 else {
+        let saved = dup(STDERR_FILENO)
+        guard saved >= 0, dup2(fileno(scratch), STDERR_FILENO) >= 0 else {
+            if saved >= 0 { close(saved) }
             fclose(scratch)
             return nil
         }
-        return scratch
+        return Capture(scratch: scratch, saved: saved)
     }
 
-    /// Puts stderr back where the log goes (moved there if the log was rotated meanwhile) and
-    /// returns what was printed to the scratch file, a line each.
+    /// Puts stderr back and returns what was printed meanwhile, a line each.
     @discardableResult
-    private static func end(_ scratch: UnsafeMutablePointer<FILE>?, log: Int32) -> [String] {
-        guard let scratch else { return [] }
+    private static func end(_ capture: Capture?) -> [String] {
+        guard let capture else { return [] }
         fflush(nil)
-        dup2(log, STDERR_FILENO)
-        defer { fclose(scratch) }
-        return written(to: scratch).filter { !$0.isEmpty }
+        dup2(capture.saved, STDERR_FILENO)
+        close(capture.saved)
+        defer { fclose(capture.scratch) }
+        return written(to: capture.scratch).filter { !$0.isEmpty }
     }
 
     /// `no such device` for a defined name says nothing: the library's own words say more

@@ -55,10 +55,16 @@ struct ReliabilityTests {
             let device = Harness.fileDevice(try Harness.capturePath("commit"))
             let dying = try await runtime.startDaemon(device: device, environment: ["ANNOUNCE_TEST_KILL_AT_COMMIT": "1"])
             let clips = [try Tones.clip(400, seconds: 0.1), try Tones.clip(500, seconds: 0.1), try Tones.clip(600, seconds: 0.1)]
-            let play = try await runtime.announce(["play", "-d", device] + clips)
+            let play = try await runtime.announce(["play", "--json", "-d", device] + clips)
             #expect(await dying.waitForExit(timeout: 10))
             #expect(dying.terminatingSignal == SIGKILL, "\(dying.child.endDescription)")
             #expect(play.status == 0 && play.stderr.isEmpty, "\(play)")
+            // The answer to the resend pairs each id with its file: each outcome names its own.
+            let outcomes = try play.stdout.split(separator: "\n").map { line in
+                try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? NSDictionary, "\(line)")
+            }
+            #expect(outcomes.map { $0["path"] as? String } == clips, "\(play.stdout)")
+            #expect(outcomes.allSatisfy { ($0["outcome"] as? NSDictionary)?["kind"] as? String == "played" }, "\(play.stdout)")
 
             let log = runtime.daemonLogLines()
             #expect(log.contains { $0.hasSuffix("restored 3 item(s) from \(runtime.spoolPath)") }, "\(log)")

@@ -8,7 +8,7 @@ import Glibc
 /// sent to a scratch file (LibraryNoise): a line another thread logs meanwhile must not go there.
 public enum LogOutput {
     /// A duplicate of stderr, made on first use (the daemon makes it before it starts a thread;
-    /// never while a capture has stderr). Where stderr goes back to after a capture.
+    /// never while a capture has stderr).
     public static let descriptor: Int32 = stderrChange.withLock { _ in
         let fd = fcntl(STDERR_FILENO, F_DUPFD_CLOEXEC, 3)
         return fd >= 0 ? fd : STDERR_FILENO

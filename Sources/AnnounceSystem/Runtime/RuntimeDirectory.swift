@@ -55,8 +55,8 @@ public struct RuntimeDirectory: Sendable {
             var other = stat()
             return fstat(descriptor, &other) == 0 && other.st_dev == current.st_dev && other.st_ino == current.st_ino
         }
-        // The log first: a capture that ends now puts stderr back there. Stderr itself is moved
-        // unless a capture has it (then its end does), so this never waits for a device.
+        // Stderr is moved too unless a capture has it: this never waits for a device. Then it
+        // stays on daemon.log.1 (what libraries print, not log lines) until the next rotation.
         if LogOutput.descriptor != STDERR_FILENO { _ = announce_dup_cloexec(fd, LogOutput.descriptor) }
         if isOldLog(STDOUT_FILENO) { _ = dup2(fd, STDOUT_FILENO) }
         LogOutput.stderrChange.withLockIfAvailable { _ in
