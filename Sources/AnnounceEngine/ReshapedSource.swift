@@ -1,11 +1,7 @@
-import CSonic
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 
 /// Any source with `--rate`, `--pitch` and `--skip-silence` applied: silence is cut first
-/// (`SilenceSkipper`), then libsonic changes tempo and pitch. It runs where the source is read,
+/// (`SilenceSkipper`), then tempo and pitch change (`TimeStretcher`). It runs where the source is read,
 /// on the play's decode thread, never on the real-time one. It gives float frames at the
 /// source's rate and channels; its length, seeks and resume points stay the source's, and
 /// `sourceFrames(forRead:)` maps what it gave back to source time (`ReshapedTimeline`).
@@ -15,26 +11,21 @@ public final class ReshapedSource: Source {
     public let format: SourceFormat
     public let readableFormats: Set<SampleFormat> = [.float32]
     private let channels: Int
-    private var sonic: sonicStream?
+    private var stretcher: TimeStretcher?
     private let skipper: SilenceSkipper?
     private var timeline: ReshapedTimeline
     /// One read of the source.
     private let chunk: UnsafeMutablePointer<Float>
-    /// Kept frames waiting to be read, when libsonic is not used (silence skipping alone).
+    /// Kept frames waiting to be read, when tempo and pitch stay (silence skipping alone).
     private var fifo: [Float] = []
     private var fifoOffset = 0
     /// Frames given out since it was made.
     private var given: Int64 = 0
-    /// The source's pass ended: what is left is libsonic's flushed tail.
+    /// The source's pass ended: what is left is the stretcher's flushed tail.
     private var passEnded = false
 
     /// Source frames per read.
     static let chunkFrames = 4096
-    /// Input libsonic holds unprocessed, on average: it works while two of its longest pitch
-    /// periods (1/65 s) are left, so between one and two of them stay (measured:
-    /// `ReshapedSourceTests.aPositionOutMapsToTheSameSoundIn`).
-    private var held: Int64 { Int64(Double(format.sampleRate) / 65 * Self.heldPeriods) }
-    static let heldPeriods = 1.5
     /// How far back `sourceFrames(forRead:)` may be asked, in seconds: far more than the engine's
     /// ring and the device's buffer hold.
     static let memorySeconds = 600
@@ -55,13 +46,10 @@ public final class ReshapedSource: Source {
         skipper = reshaping.silence.map { SilenceSkipper(channels: input.channels, sampleRate: input.sampleRate, rule: $0) }
         timeline = ReshapedTimeline(tempo: reshaping.rate, memory: Int64(input.sampleRate * Self.memorySeconds))
         chunk = .allocate(capacity: Self.chunkFrames * input.channels)
-        sonic = try makeSonic()
+        stretcher = try makeStretcher()
     }
 
-    deinit {
-        if let sonic { sonicDestroyStream(sonic) }
-        chunk.deallocate()
-    }
+    deinit { chunk.deallocate() }
 
     public var name: String { inner.name }
     public var duration: SourceDuration { inner.duration }
@@ -96,33 +84,27 @@ public final class ReshapedSource: Source {
         try inner.seek(toFrame: frame)
         // What was in flight belongs to the old position: dropped, and the new one starts afresh.
         skipper?.endPass(timeline: &timeline)
-        if let sonic { sonicDestroyStream(sonic) }
-        sonic = nil
-        sonic = try makeSonic()
+        stretcher = nil
+        stretcher = try makeStretcher()
         fifo.removeAll(keepingCapacity: true)
         fifoOffset = 0
         passEnded = false
         timeline.observe(output: given)
     }
 
-    /// libsonic set to the tempo and pitch; nil when neither changes.
-    private func makeSonic() throws(AnnounceError) -> sonicStream? {
+    /// The tempo and pitch stage; nil when neither changes.
+    private func makeStretcher() throws(AnnounceError) -> TimeStretcher? {
         guard reshaping.changesTempoOrPitch else { return nil }
-        guard let stream = sonicCreateStream(Int32(format.sampleRate), Int32(channels)) else {
-            throw .internal("libsonic could not allocate a stream for \(name)")
-        }
-        sonicSetSpeed(stream, Float(reshaping.rate))
-        // Its pitch factor resamples after a matching time stretch: the length stays the rate's.
-        sonicSetPitch(stream, Float(pow(2, reshaping.semitones / 12)))
-        return stream
+        return try TimeStretcher(channels: channels, sampleRate: format.sampleRate, rate: reshaping.rate,
+                                 semitones: reshaping.semitones, name: name)
     }
 
-    /// Reads the source once, through the silence skipper, into libsonic or the fifo.
+    /// Reads the source once, through the silence skipper, into the stretcher or the fifo.
     private func pull() throws(AnnounceError) {
         let got = try inner.read(into: chunk, frames: Self.chunkFrames, as: .float32)
         guard got > 0 else {
             skipper?.endPass(timeline: &timeline)
-            if let sonic, sonicFlushStream(sonic) == 0 { throw .internal("libsonic ran out of memory flushing \(name)") }
+            try stretcher?.finish()
             passEnded = true
             return
         }
@@ -134,27 +116,23 @@ public final class ReshapedSource: Source {
             timeline.keep(Int64(got))
             try feed(chunk, got)
         }
-        // What libsonic has given for what it has taken: it holds back up to two of its longest
-        // pitch periods of input (`held`, on average) that it has not turned into output yet.
-        if let sonic {
-            let output = given + Int64(sonicSamplesAvailable(sonic))
-            timeline.observe(output: output, kept: timeline.kept - held)
+        // What the stretcher has given for what it has taken, less what it still holds.
+        if let stretcher {
+            timeline.observe(output: given + Int64(stretcher.readyFrames), kept: timeline.kept - stretcher.heldSourceFrames)
         }
     }
 
     private func feed(_ frames: UnsafePointer<Float>, _ count: Int) throws(AnnounceError) {
-        if let sonic {
-            guard sonicWriteFloatToStream(sonic, UnsafeMutablePointer(mutating: frames), Int32(count)) != 0 else {
-                throw .internal("libsonic ran out of memory reading \(name)")
-            }
+        if let stretcher {
+            try stretcher.write(frames, count)
         } else {
             fifo.append(contentsOf: UnsafeBufferPointer(start: frames, count: count * channels))
         }
     }
 
-    /// Frames ready to give out: libsonic's, or the fifo's.
+    /// Frames ready to give out: the stretcher's, or the fifo's.
     private func drain(into output: UnsafeMutablePointer<Float>, frames: Int) -> Int {
-        if let sonic { return Int(sonicReadFloatFromStream(sonic, output, Int32(frames))) }
+        if let stretcher { return stretcher.read(into: output, frames: frames) }
         let count = min(frames, (fifo.count - fifoOffset) / channels)
         guard count > 0 else { return 0 }
         fifo.withUnsafeBufferPointer { fifo in

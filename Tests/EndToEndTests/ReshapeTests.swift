@@ -56,6 +56,43 @@ struct ReshapeTests {
         #expect(abs(measure.frequency - 880) <= 2, "\(measure.frequency) Hz")
     }
 
+    /// What numpy measures in a capture (Tests/Shell/tone-measure.py): length, and each
+    /// channel's frequency.
+    struct Spectrum: Decodable {
+        var rate: Int
+        var channels: Int
+        var seconds: Double
+        var frequencies: [Double]
+    }
+
+    static func spectrum(_ path: String) async throws -> Spectrum {
+        let script = Harness.repoRoot.appendingPathComponent("Tests/Shell/tone-measure.py").path
+        let outcome = try await Runner.run("/usr/bin/python3", [script, path])
+        try #require(outcome.status == 0, "tone-measure.py (python3-numpy): \(outcome)")
+        return try JSONDecoder().decode(Spectrum.self, from: Data(outcome.stdout.utf8))
+    }
+
+    /// Every rate and channel count, each channel a sine of its own (300, 400, ... Hz, 3 s):
+    /// libsonic 0.2.0's own pitch step put stereo an octave off and 6 channels further.
+    @Test("--pitch, --rate and both: every channel's frequency and the length, at every rate and channel count",
+          arguments: [8000, 22050, 44100, 48000, 96000], [1, 2, 6])
+    func everyFormat(rate: Int, channels: Int) async throws {
+        for (options, tempo, semitones) in [(["--pitch", "12"], 1.0, 12.0), (["--pitch", "-7"], 1, -7), (["--rate", "2"], 2, 0),
+                                             (["--rate", "0.5", "--pitch", "5"], 0.5, 5)] {
+            let play = try await Playback.run([try Harness.fixture("reshape/tone-\(rate)-\(channels).wav")], options,
+                                              debug: false, label: "reshape-\(rate)-\(channels)")
+            try #require(play.outcome.status == 0 && play.capture != nil, "\(options): \(play.outcome)")
+            let heard = try await Self.spectrum(play.capturePath)
+            #expect(heard.rate == rate && heard.channels == channels, "\(options): \(heard)")
+            #expect(abs(heard.seconds - 3 / tempo) <= 3 / tempo * 0.01, "\(options): \(heard.seconds) s")
+            let expected = (0..<channels).map { (300 + 100 * Double($0)) * pow(2, semitones / 12) }
+            for (channel, frequency) in heard.frequencies.enumerated() {
+                #expect(abs(frequency - expected[channel]) <= expected[channel] * 0.005,
+                        "\(options), channel \(channel): \(frequency) Hz, not \(expected[channel])")
+            }
+        }
+    }
+
     /// 1 s of tone, 2 s of silence, 1 s of tone: the pause is cut to the default silence-gap
     /// (300 ms), so the play is 1.7 s shorter; with --rate 2 as well, half that.
     @Test("a clip with 2 s of silence inside, with --skip-silence, is shorter by about that much",

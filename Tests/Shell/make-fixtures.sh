@@ -118,6 +118,14 @@ ref "$OUT/speech.wav" s16
 # A steady 440 Hz tone for --rate and --pitch, and a clip with 2 s of digital silence inside
 # (1 s of 440 Hz, 2 s of nothing, 1 s of 660 Hz) for --skip-silence.
 tone "$OUT/tone440-4s.wav" 48000 1 16 signed-integer 4 440
+# --rate and --pitch at every rate and channel count announce plays: a sine of its own per
+# channel (300, 400, ... Hz), so a channel mixed into another shows.
+mkdir -p "$OUT/reshape"
+for rate in 8000 22050 44100 48000 96000; do
+    tone "$OUT/reshape/tone-$rate-1.wav" "$rate" 1 16 signed-integer 3 300
+    tone "$OUT/reshape/tone-$rate-2.wav" "$rate" 2 16 signed-integer 3 300 400
+    tone "$OUT/reshape/tone-$rate-6.wav" "$rate" 6 16 signed-integer 3 300 400 500 600 700 800
+done
 tone "$WORK/pause-a.wav" 48000 1 16 signed-integer 1 440
 tone "$WORK/pause-b.wav" 48000 1 16 signed-integer 1 660
 "${SOX[@]}" -n -r 48000 -c 1 -b 16 "$WORK/pause-silence.wav" trim 0 2
