@@ -35,7 +35,7 @@ public enum SniffedContainer: Equatable, Sendable {
         if ascii(0, "fLaC") { return .flac }
         if ascii(0, "OggS") { return oggCodec(bytes) }
         if ascii(0, "ID3") { return .mpeg }
-        if ascii(4, "ftyp") { return .mp4 }
+        if ascii(4, "ftyp") || isQuickTimeWithoutType(bytes, ascii: ascii) { return .mp4 }
         if let named = unsupportedFormat(bytes, ascii: ascii, starts: starts) { return .unsupported(named) }
         if isSndFileContainer(ascii: ascii, starts: starts) { return .sndfile }
         if let named = nonAudioFormat(bytes, ascii: ascii, starts: starts) { return .notAudio(named) }
@@ -106,6 +106,8 @@ public enum SniffedContainer: Equatable, Sendable {
         if ascii(0, "MAC ") { return "Monkey's Audio (APE)" }
         if ascii(0, "wvpk") { return "WavPack" }
         if ascii(0, "TTA1") { return "TTA" }
+        if ascii(0, "tBaK") { return "TAK" }
+        if ascii(0, "OFR ") { return "OptimFROG" }
         if ascii(0, "MPCK") || ascii(0, "MP+") { return "Musepack" }
         if starts([0x0B, 0x77]) {
             // bsid above 10 is Enhanced AC-3.
@@ -127,6 +129,15 @@ public enum SniffedContainer: Equatable, Sendable {
             return "MOD tracker module"
         }
         return nil
+    }
+
+    /// An ISO base media file without the `ftyp` box (older QuickTime, and MP4 writers that put
+    /// `moov` first): its first box is one of the top-level ones and its size fits. A size of
+    /// 1 means a 64-bit size follows the type.
+    private static func isQuickTimeWithoutType(_ bytes: [UInt8], ascii: (Int, String) -> Bool) -> Bool {
+        guard bytes.count >= 16, ["moov", "mdat", "wide", "free", "skip", "pnot"].contains(where: { ascii(4, $0) }) else { return false }
+        let size = bytes[0..<4].reduce(0) { $0 << 8 | Int($1) }
+        return size == 1 || size >= 8
     }
 
     /// Ogg Vorbis and Opus are libsndfile's, Ogg FLAC libFLAC's; other codecs in Ogg are named.

@@ -6,6 +6,8 @@ public enum DecoderRegistry {
     /// How a reason starts when the bytes are of no format the registry knows (a downloaded
     /// page may then be named by its Content-Type instead).
     public static let unknownFormat = "unknown format"
+    /// The reason for a file whose headers parse and of which no frame decodes.
+    static let noAudioFrames = "holds no audio frames"
 
     public static func open(_ path: String) throws(AnnounceError) -> any AudioDecoder {
         try open(FileName(path))

@@ -122,7 +122,8 @@ public final class MPG123Decoder: AudioDecoder {
             throw .undecodable(path: path, reason: "scan failed (\(Self.errorText(handle)))")
         }
         let length = Int64(mpg123_length(handle))
-        if let promised = promisedFrames, length != promised {
+        // No length at all (headers and no frame, as in a stub) is counted the same way.
+        if length <= 0 || promisedFrames.map({ length != $0 }) == true {
             // The scan also switched this handle's gapless trimming off: count on a fresh one.
             let fresh = try MPG123Decoder(input: try cursor.input.reopen(), skipsLeadingDamage: damage == .skipped)
             let chunk = 4096
@@ -132,7 +133,7 @@ public final class MPG123Decoder: AudioDecoder {
             while case let got = try fresh.read(into: scratch, frames: chunk, as: .float32), got > 0 { counted += Int64(got) }
             info.frames = counted
             info.damage = fresh.damage
-        } else if length > 0 {
+        } else {
             info.frames = length
         }
         // A damaged file's size counts bytes that never decode: its average bitrate says nothing.
@@ -155,6 +156,8 @@ public final class MPG123Decoder: AudioDecoder {
             if !inOtherFormat { filled += done }
             if status == Int32(MPG123_OK.rawValue) { continue }
             if status == Int32(MPG123_DONE.rawValue) {
+                // Headers only (an Info frame and nothing after it): mpg123 decodes nothing either.
+                if position == 0 && filled == 0 && !inOtherFormat { throw .undecodable(path: path, reason: DecoderRegistry.noAudioFrames) }
                 if inOtherFormat {
                     damage = damage ?? .formatChange
                 }

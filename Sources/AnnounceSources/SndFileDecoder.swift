@@ -55,6 +55,9 @@ public final class SndFileDecoder: AudioDecoder {
             if container == .caf, let codec = Self.cafCodec(header) {
                 throw .undecodable(path: path, reason: "\(codec) is not supported")
             }
+            if container == .wav || container == .rf64, let codec = Self.wavCodec(header) {
+                throw .undecodable(path: path, reason: "\(container == .wav ? "WAV" : "RF64") with \(codec) is not supported")
+            }
             throw .undecodable(path: path, reason: "not decodable audio (\(reason))")
         }
         self.file = file
@@ -168,13 +171,39 @@ public final class SndFileDecoder: AudioDecoder {
         return names[String(decoding: header[28..<32], as: UTF8.self)].map { $0 == "ALAC" ? "ALAC in CAF (as ffmpeg writes it)" : "\($0) in CAF" }
     }
 
+    /// What a WAV's `fmt ` chunk holds, for a refusal: "64-bit integer samples", "MP3 audio".
+    /// WAVE_FORMAT_EXTENSIBLE's sub-format GUID starts with the format tag it stands for.
+    static func wavCodec(_ header: [UInt8]) -> String? {
+        func little(_ at: Int, _ count: Int) -> Int { header[at..<at + count].reversed().reduce(0) { $0 << 8 | Int($1) } }
+        var chunk = 12
+        while chunk + 8 <= header.count {
+            let size = little(chunk + 4, 4)
+            guard header[chunk..<chunk + 4].elementsEqual("fmt ".utf8) else {
+                chunk += 8 + size + size % 2
+                continue
+            }
+            guard size >= 16, chunk + 24 <= header.count else { return nil }
+            var tag = little(chunk + 8, 2)
+            let bits = little(chunk + 22, 2)
+            if tag == 0xFFFE, size >= 40, chunk + 34 <= header.count { tag = little(chunk + 32, 2) }
+            let names = [0x50: "MPEG audio", 0x55: "MP3 audio", 0xFF: "AAC audio", 0x1610: "AAC audio", 0x161: "WMA audio",
+                         0x162: "WMA audio", 0x2000: "AC-3 audio", 0x2001: "DTS audio", 0x674F: "Vorbis audio"]
+            return switch tag {
+            case 1: "\(bits)-bit integer samples"
+            case 3: "\(bits)-bit float samples"
+            default: names[tag] ?? "codec 0x\(String(tag, radix: 16))"
+            }
+        }
+        return nil
+    }
+
     /// A file of which not one frame decodes is refused at once, not played as silence.
     private func ensureSomethingDecodes() throws(AnnounceError) {
         var sample = [Float](repeating: 0, count: info.channels * 64)
         let got = sample.withUnsafeMutableBytes { sf_readf_float(file, $0.baseAddress!.assumingMemoryBound(to: Float.self), 64) }
         try view?.cursor.check()
         guard got > 0 else {
-            throw .undecodable(path: path, reason: oggCut ? "cut before its first audio page" : "holds no audio frames")
+            throw .undecodable(path: path, reason: oggCut ? "cut before its first audio page" : DecoderRegistry.noAudioFrames)
         }
         try seek(toFrame: 0)
     }

@@ -56,6 +56,22 @@ struct BadInputTests {
         Self.expectOneError(outcome, status: test.status, naming: "\(path): ")
     }
 
+    /// Headers that parse and no frame that decodes (mpg123 decodes none either): not a
+    /// silent success.
+    @Test("an MP3 whose frames all trim away → 65 'holds no audio frames', from play, info and info --json")
+    func noAudioFrames() async throws {
+        let path = try Harness.fixture("bad/no-audio-frames.mp3")
+        let line = "announce: \(path): holds no audio frames"
+        let play = try await Playback.run([path], debug: false, label: "no-frames")
+        Self.expectOneError(play.outcome, status: 65, naming: "\(path): ")
+        #expect(play.outcome.stderrLines == [line])
+        for arguments in [["info", path], ["info", "--json", path]] {
+            let outcome = try await Runner.announce(arguments)
+            Self.expectOneError(outcome, status: 65, naming: "\(path): ")
+            #expect(outcome.stderrLines == [line], "\(arguments)")
+        }
+    }
+
     @Test("a file without read permission → 66 (run as an unprivileged user when root)")
     func noPermission() async throws {
         let path = try Harness.fixture("bad/no-permission.wav")

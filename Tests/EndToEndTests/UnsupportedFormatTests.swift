@@ -10,7 +10,8 @@ struct UnsupportedFormatTests {
         ("eac3", "E-AC-3"), ("wma", "WMA/ASF"), ("wavpack", "WavPack"), ("tta", "TTA"), ("webm", "Matroska/WebM"),
 ("speex-ogg", "Speex in Ogg"), ("midi", "MIDI"), ("ape", "Monkey's Audio (APE)"),
         ("musepack", "Musepack"), ("dsf", "DSD (DSF)"), ("dff", "DSD (DSDIFF)"), ("amr", "AMR"), ("mod", "MOD tracker module"),
-        ("aac-id3", "AAC (ADTS)"), ("mp3-mp4", "MP3 in MP4"),
+        ("aac-id3", "AAC (ADTS)"), ("mp3-mp4", "MP3 in MP4"), ("tak", "TAK"), ("optimfrog", "OptimFROG"),
+        ("s64-wav", "WAV with 64-bit integer samples"), ("moov64-mp4", "AAC in MP4"),
         // CAF as ffmpeg writes it: libsndfile refuses these encodings.
         ("alac-caf", "ALAC in CAF (as ffmpeg writes it)"), ("ima-caf", "IMA ADPCM in CAF"), ("opus-caf", "Opus in CAF"),
     ]

@@ -294,10 +294,27 @@ put('musepack', b'MPCK')
 put('dsf', b'DSD ' + struct.pack('<Q', 28))
 put('dff', b'FRM8' + struct.pack('>Q', 0) + b'DSD ')
 put('amr', b'#!AMR\n')
+put('tak', b'tBaK' + bytes([0x00, 0x0d, 0x00, 0x00]))
+put('optimfrog', b'OFR ' + struct.pack('<I', 15))
 mod = bytearray(1084)
 mod[0:10] = b'song name\x00'
 mod[1080:1084] = b'M.K.'
 put('mod', bytes(mod))
+EOF
+# 64-bit integer PCM in WAV (libsndfile has no such format).
+"${FF[@]}" -i "$WORK/containers.wav" -c:a pcm_s64le -f wav "${FFOUT[@]}" "$UNS/s64-wav.wav"
+# MP4 whose first box is `moov` with a 64-bit size (no `ftyp`), as some writers leave it.
+python3 - "$UNS/aac-mp4.wav" "$UNS/moov64-mp4.wav" <<'EOF'
+import struct, sys
+data = open(sys.argv[1], 'rb').read()
+boxes, at = {}, 0
+while at + 8 <= len(data):
+    size, kind = struct.unpack('>I4s', data[at:at + 8])
+    boxes[kind] = data[at + 8:at + size]
+    at += size
+body = boxes[b'moov']
+open(sys.argv[2], 'wb').write(struct.pack('>I4sQ', 1, b'moov', 16 + len(body)) + body
+                              + struct.pack('>I4s', 8 + len(boxes[b'mdat']), b'mdat') + boxes[b'mdat'])
 EOF
 # AAC behind an ID3v2 tag (as taggers leave it), and MP3 in MP4 (not AAC).
 printf 'ID3\3\0\0\0\0\0\20%016d' 0 | cat - "$UNS/aac-adts.wav" >"$UNS/aac-id3.wav"
@@ -317,6 +334,21 @@ python3 -c 'import sys, zipfile; zipfile.ZipFile(sys.argv[1], "w").write(sys.arg
 "${FF[@]}" -f lavfi -i color=red:s=16x16 -frames:v 1 -f image2 -c:v mjpeg "$NOT/jpeg.wav"
 printf '%%PDF-1.4\n%%\342\343\317\323\n1 0 obj\n<< /Type /Catalog >>\nendobj\ntrailer\n<< /Root 1 0 R >>\n%%%%EOF\n' >"$NOT/pdf.wav"
 printf 'hello, this is text.\n' | iconv -f UTF-8 -t UTF-16 >"$NOT/utf16-text.wav"
+
+# An MP3 whose LAME tag trims all of its three frames (encoder delay and padding, as in
+# mutagen's lame397v9short.mp3): headers that parse, and nothing that mpg123 plays.
+"${FF[@]}" -f lavfi -i sine=f=440:d=0.01 -ar 24000 -ac 2 -c:a libmp3lame -b:a 64k -f mp3 -id3v2_version 0 \
+    "${FFOUT[@]}" "$WORK/short.mp3"
+python3 - "$WORK/short.mp3" "$BAD/no-audio-frames.mp3" <<'EOF'
+import sys
+data = bytearray(open(sys.argv[1], 'rb').read())
+info = data.find(b'Info')
+assert info > 0 and int.from_bytes(data[info + 4:info + 8], 'big') == 15, 'an Info header with frames, bytes, TOC, quality'
+delay_padding = info + 8 + 4 + 4 + 100 + 4 + 21  # the LAME tag's 12-bit delay and padding
+delay, padding = 576, 1452
+data[delay_padding:delay_padding + 3] = bytes([delay >> 4, (delay & 15) << 4 | padding >> 8, padding & 255])
+open(sys.argv[2], 'wb').write(data)
+EOF
 
 # Binary data whose first bytes happen to be printable: never "text".
 printf 'FORM\0\0\1\0MAUDjunk\0\0\0' >"$BAD/printable-binary.wav"
