@@ -22,6 +22,7 @@ BUILD_PKGS := pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libflac-de
 # pulseaudio & co.: the real-time paced device the timing tests play on (Tests/Shell/paced-audio.sh).
 # alsa-utils and sound-theme-freedesktop also bring real sound files the decoding tests play.
 # tmux: the progress-line tests read a real terminal. python3-numpy: Tests/Shell/tone-measure.py measures captures.
+# tinyproxy-bin: a real HTTP proxy on loopback for the proxy tests (ProxyTests).
 # groff-base, man-db, zsh, fish, binutils: Tests/Shell/install-test.sh checks the man page and the completions with them.
 # dbus-daemon, mpv, mpv-mpris, playerctl: the MPRIS tests (a private session bus, a real player, a real controller).
 # python3-pulsectl: the duck tests read the sound server's restore database (Tests/Shell/restore-entry.py).
@@ -29,7 +30,7 @@ BUILD_PKGS := pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libflac-de
 # pipewire, pipewire-pulse, wireplumber, dbus-daemon: the private PipeWire the duck-others tests also
 # run on (Tests/Shell/pipewire-audio.sh). mosquitto (with mosquitto_passwd), mosquitto-clients (mosquitto_pub)
 # and openssl (a test CA): the broker the zone tests start on loopback, and what they send it.
-TEST_PKGS  := $(BUILD_PKGS) python3-numpy alsa-utils sox libsox-fmt-all mpg123 espeak-ng ffmpeg sound-theme-freedesktop \
+TEST_PKGS  := $(BUILD_PKGS) python3-numpy tinyproxy-bin alsa-utils sox libsox-fmt-all mpg123 espeak-ng ffmpeg sound-theme-freedesktop \
               pulseaudio pulseaudio-utils libasound2-plugins groff-base man-db zsh fish binutils tmux flite python3-venv \
               dbus-daemon mpv mpv-mpris playerctl pipewire pipewire-pulse wireplumber python3-pulsectl mosquitto mosquitto-clients openssl
 # valgrind: the instruction counts (callgrind) of make bench.

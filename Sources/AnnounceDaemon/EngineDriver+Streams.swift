@@ -12,8 +12,9 @@ extension EngineDriver {
                            titles: @escaping @Sendable (String, String?) -> Void) throws(AnnounceError) -> any Source {
         let id = item.id
         let logger = Logger(label: "announce-daemon")
+        // The caller's proxy variables alone, as for a download: the daemon's own never count.
         let receiver = try StreamReceiver(url: stream.url, settings: StreamReceiver.Settings(UserConfiguration.load().configuration),
-                                          titleChanged: { titles(id, $0) }, note: { logger.info("\(id) \($0)") })
+                                          proxies: item.clip.proxies ?? [:], titleChanged: { titles(id, $0) }, note: { logger.info("\(id) \($0)") })
         return try StreamSource(stream: stream, input: receiver, heard: item.heardFrames, cancellation: cancellation)
     }
 }

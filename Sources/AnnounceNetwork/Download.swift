@@ -6,7 +6,7 @@ import AnnounceModel
 import AnnounceSystem
 
 /// `announce play URL`: one URL's body, through libcurl, into a sink (`ProgressiveDownload`).
-/// libcurl's defaults stay: the system's CAs; the proxy is the caller's (`DownloadRequest.proxies`).
+/// libcurl's defaults stay: the system's CAs; the proxy is the caller's (`CurlTransfer`).
 /// Every failure is one line naming the URL: 66 when it cannot be read, 65 over the limit, the
 /// sink's own errors (69 a full disk) as they are.
 public enum Download {
@@ -26,27 +26,14 @@ public enum Download {
         defer { announce_curl_slist_free_all(UnsafeMutablePointer(headers)) }
         var message = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         let context = Unmanaged.passUnretained(transfer).toOpaque()
-        let scheme = Clip.urlScheme(of: request.url) ?? ""
+        let shared = CurlTransfer(url: request.url, protocols: Clip.urlSchemes.joined(separator: ","),
+                                  connectTimeout: request.connectTimeout, stallTimeout: request.stallTimeout, proxies: request.proxies)
         let code = message.withUnsafeMutableBufferPointer { buffer -> CURLcode in
             var settings: [CURLcode] = [
-                announce_curl_set_string(curl, CURLOPT_URL, request.url),
-                announce_curl_set_pointer(curl, CURLOPT_ERRORBUFFER, buffer.baseAddress),
-                announce_curl_set_string(curl, CURLOPT_PROTOCOLS_STR, Clip.urlSchemes.joined(separator: ",")),
-                announce_curl_set_string(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"),
-                announce_curl_set_long(curl, CURLOPT_FOLLOWLOCATION, 1),
-                announce_curl_set_long(curl, CURLOPT_MAXREDIRS, maxRedirects),
-                // 4xx and 5xx fail before their body (an error page) is stored.
-                announce_curl_set_long(curl, CURLOPT_FAILONERROR, 1),
-                announce_curl_set_long(curl, CURLOPT_NOSIGNAL, 1),
-                announce_curl_set_long(curl, CURLOPT_CONNECTTIMEOUT_MS, milliseconds(request.connectTimeout)),
-                // Less than a byte a second for the stall timeout, from the request on (a server
-                // that accepts and never answers too).
-                announce_curl_set_long(curl, CURLOPT_LOW_SPEED_LIMIT, 1),
-                announce_curl_set_long(curl, CURLOPT_LOW_SPEED_TIME, max(1, Int(request.stallTimeout.rounded(.up)))),
+                shared.apply(to: curl, errorBuffer: buffer.baseAddress),
                 // A Content-Length over the limit is refused before any of the body is read.
                 // (The whole body's limit also for a resume: a 200 to it is the whole body.)
                 announce_curl_set_offset(curl, CURLOPT_MAXFILESIZE_LARGE, curl_off_t(request.limit)),
-                announce_curl_set_string(curl, CURLOPT_USERAGENT, "announce"),
                 announce_curl_set_callback(curl, CURLOPT_WRITEFUNCTION, receiveBody),
                 announce_curl_set_pointer(curl, CURLOPT_WRITEDATA, context),
                 announce_curl_set_callback(curl, CURLOPT_HEADERFUNCTION, receiveHeader),
@@ -57,11 +44,6 @@ public enum Download {
             ]
             // A Range the server may ignore (a 200 then rewrites the body from its start).
             if request.resumeFrom > 0 { settings.append(announce_curl_set_string(curl, CURLOPT_RANGE, "\(request.resumeFrom)-")) }
-            if let proxies = request.proxies {
-                let proxy = Self.proxy(for: scheme, in: proxies)
-                settings.append(announce_curl_set_string(curl, CURLOPT_PROXY, proxy))
-                settings.append(announce_curl_set_string(curl, CURLOPT_NOPROXY, proxies["no_proxy"] ?? proxies["NO_PROXY"] ?? ""))
-            }
             if let failed = settings.first(where: { $0 != CURLE_OK }) { return failed }
             return announce_curl_easy_perform(curl)
         }
@@ -78,14 +60,6 @@ public enum Download {
         // A body of no bytes (a 304, an empty file) still has a head.
         if !transfer.begun { try sink.begin(transfer.head) }
         return transfer.head
-    }
-
-    /// The proxy the caller's variables name for `scheme`, curl's way: `http_proxy` (lowercase
-    /// only: a CGI program's HTTP_PROXY is a request header), `https_proxy` or `HTTPS_PROXY`,
-    /// else `all_proxy` or `ALL_PROXY`; "" for none (the daemon's own variables never count).
-    static func proxy(for scheme: String, in variables: [String: String]) -> String {
-        let names = scheme == "http" ? ["http_proxy"] : [scheme + "_proxy", scheme.uppercased() + "_PROXY"]
-        return (names + ["all_proxy", "ALL_PROXY"]).lazy.compactMap { variables[$0] }.first { !$0.isEmpty } ?? ""
     }
 
     /// What a failed transfer says, in the user's words (a live stream's too): `message` is
@@ -153,8 +127,6 @@ public enum Download {
         let most = limit % (1 << 20) == 0 ? "\(limit >> 20) MiB" : "\(limit) bytes"
         return .undecodable(path: url, reason: "more than \(most), the most announce downloads for one clip")
     }
-
-    private static func milliseconds(_ seconds: Double) -> Int { max(1, Int((seconds * 1000).rounded())) }
 
     private static func seconds(_ value: Double) -> String {
         value == value.rounded() ? "\(Int(value)) s" : "\(value) s"

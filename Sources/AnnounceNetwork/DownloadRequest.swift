@@ -18,8 +18,7 @@ public struct DownloadRequest: Sendable {
     /// Revalidating a kept copy (`DownloadCache`): its ETag and Last-Modified; a 304 keeps it.
     public var ifNoneMatch: String?
     public var ifModifiedSince: String?
-    /// The caller's proxy variables (`Clip.proxyVariables`): they alone choose the proxy (none
-    /// when empty). nil only outside the daemon: libcurl then reads the process's.
+    /// The caller's proxy variables (`CurlTransfer.proxies`).
     public var proxies: [String: String]?
 
     public init(url: String, connectTimeout: Double, stallTimeout: Double, limit: Int) {

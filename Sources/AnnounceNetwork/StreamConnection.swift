@@ -76,19 +76,10 @@ final class StreamConnection {
         var done: Int32 = 0
         var code = CURLE_OK
         message.withUnsafeMutableBufferPointer { buffer in
+            let shared = CurlTransfer(url: url, protocols: "http,https", connectTimeout: settings.connectTimeout,
+                                      stallTimeout: settings.stallTimeout, proxies: receiver.proxies)
             let settingsApplied: [CURLcode] = [
-                announce_curl_set_string(curl, CURLOPT_URL, url),
-                announce_curl_set_pointer(curl, CURLOPT_ERRORBUFFER, buffer.baseAddress),
-                announce_curl_set_string(curl, CURLOPT_PROTOCOLS_STR, "http,https"),
-                announce_curl_set_string(curl, CURLOPT_REDIR_PROTOCOLS_STR, "http,https"),
-                announce_curl_set_long(curl, CURLOPT_FOLLOWLOCATION, 1),
-                announce_curl_set_long(curl, CURLOPT_MAXREDIRS, Download.maxRedirects),
-                announce_curl_set_long(curl, CURLOPT_FAILONERROR, 1),
-                announce_curl_set_long(curl, CURLOPT_NOSIGNAL, 1),
-                announce_curl_set_long(curl, CURLOPT_CONNECTTIMEOUT_MS, max(1, Int((settings.connectTimeout * 1000).rounded()))),
-                announce_curl_set_long(curl, CURLOPT_LOW_SPEED_LIMIT, 1),
-                announce_curl_set_long(curl, CURLOPT_LOW_SPEED_TIME, max(1, Int(settings.stallTimeout.rounded(.up)))),
-                announce_curl_set_string(curl, CURLOPT_USERAGENT, "announce"),
+                shared.apply(to: curl, errorBuffer: buffer.baseAddress),
                 announce_curl_set_pointer(curl, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headers)),
                 announce_curl_set_pointer(curl, CURLOPT_HTTP200ALIASES, UnsafeMutableRawPointer(aliases)),
                 announce_curl_set_callback(curl, CURLOPT_WRITEFUNCTION, receiveStreamBody),

@@ -29,6 +29,8 @@ public final class StreamReceiver: LiveInput, @unchecked Sendable {
 
     public let url: String
     let settings: Settings
+    /// The caller's proxy variables (`CurlTransfer.proxies`).
+    let proxies: [String: String]?
     /// Signalled by `stop`: among the descriptors every wait of the thread polls.
     let stopSignal: EventFD
     private let titleChanged: @Sendable (String?) -> Void
@@ -47,11 +49,12 @@ public final class StreamReceiver: LiveInput, @unchecked Sendable {
 
     /// Starts connecting. `titleChanged`: the stream's title (ICY, an Ogg link's comments) as it
     /// changes, from the network thread; `note`: a line for the daemon's log (a drop, a retry).
-    public init(url: String, settings: Settings, titleChanged: @escaping @Sendable (String?) -> Void,
+    public init(url: String, settings: Settings, proxies: [String: String]?, titleChanged: @escaping @Sendable (String?) -> Void,
                 note: @escaping @Sendable (String) -> Void) throws(AnnounceError) {
         if let problem = announce_curl_load() { throw .unavailable(String(cString: problem)) }
         self.url = url
         self.settings = settings
+        self.proxies = proxies
         self.titleChanged = titleChanged
         self.note = note
         stopSignal = try EventFD()

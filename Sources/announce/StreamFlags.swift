@@ -40,6 +40,7 @@ struct StreamFlags: ParsableArguments {
                         gain: options.gain, pan: options.pan, environment: AudioEnvironment.caller(), stream: stream(url))
         playback.reshape(&clip)
         clip.seconds = duration?.seconds
+        clip.proxies = callerProxies()
         return clip
     }
 

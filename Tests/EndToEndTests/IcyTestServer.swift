@@ -88,6 +88,12 @@ final class IcyTestServer: @unchecked Sendable {
         }
     }
 
+    /// The connections whose requests came through a proxy (`proxied N`), of those told so far:
+    /// call after `connections(atLeast:)` (the line comes before its connection's).
+    func proxiedConnections() -> [Int] {
+        lock.withLock { lines.compactMap { $0.hasPrefix("proxied ") ? Int($0.dropFirst(8)) : nil } }
+    }
+
     /// Waits for one more line from the server and keeps it; nil when none came in time.
     @discardableResult
     private static func nextLine(_ fd: Int32, _ pending: inout [UInt8], _ lines: inout [String], timeout: Double) throws -> String? {

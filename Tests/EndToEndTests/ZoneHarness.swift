@@ -111,7 +111,7 @@ final class TestBroker: @unchecked Sendable {
     }
 
     /// Connects until the broker listens (at most 10 s) or its process ends.
-    private static func waitForListener(port: Int, child: ChildProcess) -> Bool {
+    static func waitForListener(port: Int, child: ChildProcess) -> Bool {
         let deadline = monotonicNow() + 10
         var pause: useconds_t = 2000
         while monotonicNow() < deadline && child.isRunning {

@@ -15,7 +15,8 @@ Files (also under /gate/) are served with an ETag and Last-Modified; `Range: byt
 (honoured unless an If-Range does not match) gets a 206, a matching If-None-Match (or, without
 one, an If-Modified-Since not before the file's time) a 304. With LOG given, each request appends
 one line to it: `GET PATH range=H if-range=H if-none-match=H -> STATUS`, and a file's body sent to
-its end appends `sent PATH`, and a client that hangs up on a gated body `closed PATH`.
+its end appends `sent PATH`, and a client that hangs up on a gated body `closed PATH`. A request
+that came through a proxy (it has a Via header) is first logged `proxied PATH`.
 
 It exits after LIFETIME seconds whatever happens, so a test that dies leaves no server behind.
 usage: httpd.py DIRECTORY LIFETIME [LOG]
@@ -90,6 +91,8 @@ class Handler(http.server.SimpleHTTPRequestHandler):
                     status = 304
             except (TypeError, ValueError):
                 pass
+        if self.headers.get("Via"):
+            log(f"proxied {self.path}")
         log(f"GET {self.path} range={self.headers.get('Range')} if-range={if_range} "
             f"if-none-match={if_none_match} -> {status}")
         self.send_response(status)

@@ -7,7 +7,8 @@ block: a length byte (x16), then `StreamTitle='...';` padded with NULs, or a lon
 title did not change since the last block on that connection.
 
 Each connection is a line on stdout, `connection N OFFSET` (OFFSET: where in the endless body it
-started), and its end `closed N BYTES` (audio bytes sent).
+started), and its end `closed N BYTES` (audio bytes sent). A connection whose request came
+through a proxy (it has a Via header) is first told `proxied N`.
 
 It exits after LIFETIME seconds whatever happens, so a test that dies leaves no server behind.
 
@@ -69,6 +70,8 @@ def main():
                 request += chunk
             wants_metadata = any(line.lower().replace(b" ", b"") == b"icy-metadata:1" for line in request.split(b"\r\n"))
             metaint = options.metaint if wants_metadata and options.metaint > 0 else 0
+            if any(line.lower().startswith(b"via:") for line in request.split(b"\r\n")):
+                say("proxied %d" % number)
             header = "HTTP/1.0 200 OK\r\nContent-Type: %s\r\nicy-name: announce test radio\r\n" % options.content_type
             if metaint:
                 header += "icy-metaint: %d\r\n" % metaint

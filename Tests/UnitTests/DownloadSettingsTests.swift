@@ -44,11 +44,11 @@ import AnnounceModel
 
     @Test func theCallersVariablesAloneChooseTheProxy() {
         let variables = ["http_proxy": "http://p:1", "HTTP_PROXY": "http://cgi:2", "HTTPS_PROXY": "http://s:3", "ALL_PROXY": "socks5://a:4"]
-        #expect(Download.proxy(for: "http", in: variables) == "http://p:1")
-        #expect(Download.proxy(for: "https", in: variables) == "http://s:3")
-        #expect(Download.proxy(for: "http", in: ["HTTP_PROXY": "http://cgi:2"]) == "", "HTTP_PROXY is a request header under CGI")
-        #expect(Download.proxy(for: "https", in: ["ALL_PROXY": "socks5://a:4"]) == "socks5://a:4")
-        #expect(Download.proxy(for: "https", in: [:]) == "", "none: the daemon's own variables never count")
+        #expect(CurlTransfer.proxy(for: "http", in: variables) == "http://p:1")
+        #expect(CurlTransfer.proxy(for: "https", in: variables) == "http://s:3")
+        #expect(CurlTransfer.proxy(for: "http", in: ["HTTP_PROXY": "http://cgi:2"]) == "", "HTTP_PROXY is a request header under CGI")
+        #expect(CurlTransfer.proxy(for: "https", in: ["ALL_PROXY": "socks5://a:4"]) == "socks5://a:4")
+        #expect(CurlTransfer.proxy(for: "https", in: [:]) == "", "none: the daemon's own variables never count")
     }
 
     @Test func aResponseHeadKeepsWhatAResumeNeeds() {

@@ -80,7 +80,7 @@ public enum ItemProblem: Equatable, Sendable, CustomStringConvertible {
     /// `clip.media` not a `Clip.isValidMediaName`, or given with `clip.speech`.
     case media
     /// `clip.url` not of `Clip.urlSchemes`, too long, with a control character or with `media`;
-    /// `clip.proxies` or `clip.cache` without it.
+    /// `clip.cache` without it, `clip.proxies` without it or a `clip.stream`.
     case url
     /// `clip.proxies`: not one of `Clip.proxyVariables`, or a value too long or with a NUL.
     case proxy(String)
@@ -120,7 +120,7 @@ public enum ItemProblem: Equatable, Sendable, CustomStringConvertible {
         case .rate(let rate): "rate must be \(Limits.rate.lowerBound) to \(Limits.rate.upperBound), not \(rate)"
         case .pitch(let pitch): "pitch must be \(text(Limits.pitch)) semitones, not \(pitch)"
         case .media: "media must be 1 to 64 lowercase hex digits, without speech"
-        case .url: "url must be an http, https or file URL of at most \(Limits.maxPathBytes) bytes without spaces or control characters, and without media; proxies and cache need it"
+        case .url: "url must be an http, https or file URL of at most \(Limits.maxPathBytes) bytes without spaces or control characters, and without media; cache needs it, proxies need it or a stream"
         case .proxy(let name): "proxies: \(name) is not a proxy variable, or its value is too long or has a NUL byte"
         case .stream(let problem): problem.description
         }
@@ -218,13 +218,14 @@ extension ItemRequest {
         session.lane == .mixed && timed ? .timedMixable(session) : nil
     }
 
-    /// A URL item's `url` and `proxies`; the daemon names its media.
+    /// A URL item's `url` and `proxies` (a live stream's proxies too); the daemon names its media.
     static func urlProblem(_ clip: Clip) -> ItemProblem? {
         for (name, value) in clip.proxies ?? [:]
         where !Clip.proxyVariables.contains(name) || value.utf8.count > Limits.maxPathBytes || value.utf8.contains(0) {
             return .proxy(name)
         }
-        guard let url = clip.url else { return clip.proxies != nil || clip.cache != nil ? .url : nil }
+        // A live stream's URL is `clip.stream`'s (`LiveStream.problem` checks it).
+        guard let url = clip.url else { return (clip.proxies != nil && clip.stream == nil) || clip.cache != nil ? .url : nil }
         guard clip.media == nil, clip.speech == nil, let scheme = Clip.urlScheme(of: url), Clip.urlSchemes.contains(scheme),
               url.utf8.count <= Limits.maxPathBytes, !url.unicodeScalars.contains(where: { $0.value <= 32 || $0.value == 127 })
         else { return .url }

@@ -35,7 +35,7 @@ public struct Clip: Codable, Equatable, Sendable, NamedFile {
     /// `announce play URL`: the daemon downloads it into media `media` (a name it gives when
     /// it accepts the item) and plays it as it arrives; `path` is the same URL, its label.
     public var url: String?
-    /// The caller's proxy variables (`Clip.proxyVariables`) for `url`; nil or empty: no proxy.
+    /// The caller's proxy variables (`Clip.proxyVariables`) for `url` or `stream`; nil or empty: no proxy.
     public var proxies: [String: String]?
     /// `play --cache` / `--no-cache`: `url`'s body is kept in (and first looked for in) the
     /// download cache; nil: the daemon's config file (`[download] cache`).
