@@ -39,10 +39,11 @@ final class MQTTLink: @unchecked Sendable {
     private let box: Unmanaged<Inbox>
     let broker: MQTTSettings.Broker
 
-    /// A link for `clientID`; `persistent`: the broker keeps its subscriptions and queued QoS 1
-    /// messages while it is away (clean start off, a session expiry). `will`: published
-    /// (retained) by the broker when the connection is lost without a goodbye.
-    init(settings: MQTTSettings, clientID: String, persistent: Bool,
+    /// A link for `clientID`; `sessionExpiry` (seconds): the broker keeps its subscriptions and
+    /// queued QoS 1 messages while it is away, for that long (clean start off); nil: a clean
+    /// session, gone with the connection. `will`: published (retained) by the broker when the
+    /// connection is lost without a goodbye.
+    init(settings: MQTTSettings, clientID: String, sessionExpiry: UInt32?,
          will: (topic: String, payload: [UInt8])? = nil) throws(AnnounceError) {
         if let problem = announce_mqtt_load() { throw .unavailable(String(cString: problem)) }
         broker = settings.broker
@@ -68,7 +69,7 @@ final class MQTTLink: @unchecked Sendable {
             },
             subscribed: { context, mid in MQTTLink.inbox(context).put(.subscribed(mid)) },
             published: { context, mid, reason in MQTTLink.inbox(context).put(.published(mid, accepted: reason < 128)) })
-        guard let session = announce_mqtt_new(clientID, !persistent, persistent ? ZoneLimits.sessionExpiry : 0,
+        guard let session = announce_mqtt_new(clientID, sessionExpiry == nil, sessionExpiry ?? 0,
                                               UInt32(ZoneLimits.maxMessageBytes), callbacks, box.toOpaque(), &why) else {
             box.release()
             throw .unavailable("MQTT: \(why.map { String(cString: $0) } ?? "cannot make a session")")

@@ -64,15 +64,18 @@ final class StatusPublisher: @unchecked Sendable {
         if changed { send(now) }
     }
 
-    func publishOffline() {
-        send(HostStatus(host: host, zones: zones, state: .offline))
+    /// The goodbye: its message id, nil when it could not be queued.
+    func publishOffline() -> Int32? {
+        send(HostStatus(host: host, zones: zones, state: .offline, stopped: true))
     }
 
-    private func send(_ status: HostStatus) {
+    @discardableResult
+    private func send(_ status: HostStatus) -> Int32? {
         do {
-            try bridge?.link.publish(ZoneTopic.status(host).name, JSONCoding.encode(status, orElse: "{}"), retain: true)
+            return try bridge?.link.publish(ZoneTopic.status(host).name, JSONCoding.encode(status, orElse: "{}"), retain: true)
         } catch {
             bridge?.logger.error("zones: \(error.description)")
+            return nil
         }
     }
 }

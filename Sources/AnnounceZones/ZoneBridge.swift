@@ -36,6 +36,13 @@ public final class ZoneBridge: @unchecked Sendable {
     private let waiting = Atomic<Int>(0)
     /// More than this many plays waiting at once are refused (69): each holds a thread and a connection.
     static let maxWaiting = 256
+    /// Connected to the broker now (the worker's view).
+    private let connected = Atomic<Bool>(false)
+    /// Once stopping, what the broker acknowledged: the goodbye status is waited for.
+    private let goodbye = Mutex<(stopping: Bool, acknowledged: Set<Int32>)>((false, []))
+    private let goodbyeNews = CountingSemaphore()
+    /// Longest wait for the goodbye's acknowledgement.
+    static let goodbyeWait = 2.0
 
     /// The bridge for `settings`, connecting in the background; nil (with the reason logged)
     /// when it cannot run: no libmosquitto, a host name that cannot be a topic.
@@ -68,16 +75,24 @@ public final class ZoneBridge: @unchecked Sendable {
         self.runtime = runtime
         self.logger = logger
         let offline = HostStatus(host: host, zones: settings.zones, state: .offline)
-        link = try MQTTLink(settings: settings, clientID: "announce-\(host)", persistent: true,
+        link = try MQTTLink(settings: settings, clientID: "announce-\(host)", sessionExpiry: ZoneLimits.sessionExpiry,
                             will: (ZoneTopic.status(host).name, JSONCoding.encode(offline, orElse: "{}")))
         seen = try SeenPlays(directory: runtime.path + "/zones")
         status = StatusPublisher(host: host, zones: settings.zones, runtime: runtime)
         status.bridge = self
     }
 
-    /// Says `offline` (a clean disconnect sends no last will) and disconnects.
+    /// Says `offline` (a clean disconnect sends no last will) and disconnects once the broker
+    /// has it: a DISCONNECT right behind it could overtake it, and the broker then published the
+    /// last will, which senders take for a host that may be reconnecting.
     public func stop() {
-        status.publishOffline()
+        goodbye.withLock { $0.stopping = true }
+        if let mid = status.publishOffline(), connected.load(ordering: .relaxed) {
+            let until = SystemClock.monotonic() + Self.goodbyeWait
+            while !goodbye.withLock({ $0.acknowledged.contains(mid) }), case let left = until - SystemClock.monotonic(), left > 0 {
+                _ = goodbyeNews.wait(seconds: left)
+            }
+        }
         link.close()
         if let worker { pthread_join(worker, nil) }
     }
@@ -102,6 +117,7 @@ public final class ZoneBridge: @unchecked Sendable {
         while let happening = link.next(until: nil) {
             switch happening {
             case .connected:
+                connected.store(true, ordering: .relaxed)
                 logger.info("zones: connected to \(link.broker)")
                 for topic in playTopics {
                     // Texts are taken at most once (QoS 0), as Home Assistant sends them.
@@ -113,7 +129,9 @@ public final class ZoneBridge: @unchecked Sendable {
             case .subscribed(let mid) where mid == lastSubscription:
                 logger.info("zones: subscribed to \(playTopics.count) topics")
             case .refused(let reason): logger.error("zones: \(link.broker) refused the connection: \(reason)")
-            case .lost(let reason): logger.warning("zones: lost \(link.broker) (\(reason)); connecting again")
+            case .lost(let reason):
+                connected.store(false, ordering: .relaxed)
+                logger.warning("zones: lost \(link.broker) (\(reason)); connecting again")
             case .message(let topic, _, true, _):
                 // A retained play, text or cancel would come again at every (re)subscription, and
                 // a text (no id) would be spoken again each time: none is taken.
@@ -123,7 +141,9 @@ public final class ZoneBridge: @unchecked Sendable {
                 logger.warning("zones: dropped a message on \(topic): \(bytes) bytes is over \(ZoneLimits.maxMessageBytes)")
             case .overflow(0): logger.warning("zones: messages come faster than this host takes them: dropping them")
             case .overflow(let dropped): logger.warning("zones: dropped \(dropped) message(s) that came while the inbox was full")
-            case .subscribed, .published: break
+            case .published(let mid, _):
+                if goodbye.withLock({ $0.stopping ? $0.acknowledged.insert(mid).inserted : false }) { goodbyeNews.signal() }
+            case .subscribed: break
             case .closed: return
             }
         }

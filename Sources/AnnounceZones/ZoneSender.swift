@@ -5,8 +5,11 @@ import AnnounceModel
 import AnnounceSystem
 
 /// The sending side of zones, for `play --zone/--host`, `say --zone/--host` and `announce
-/// hosts`: a short connection of the client's own to the broker (clean start), which learns
-/// the hosts from their retained status, publishes the play and collects each host's result.
+/// hosts`: a short connection of the client's own to the broker, which learns the hosts from
+/// their retained status, publishes the play and collects each host's result. A play's sender
+/// keeps a session at the broker while it waits: results published while it was away (the
+/// broker restarted, the network dropped) are queued for it, and it subscribes again after
+/// every reconnection (a broker that lost its sessions).
 public final class ZoneSender {
     /// Which hosts a play goes to.
     public struct Targets: Equatable, Sendable {
@@ -26,6 +29,8 @@ public final class ZoneSender {
         public var result: RemoteResult?
         /// Its last status (nil: it never said one).
         public var status: HostStatus?
+        /// The sender had lost the broker when it stopped waiting.
+        public var brokerLost = false
     }
 
     private let link: MQTTLink
@@ -37,28 +42,39 @@ public final class ZoneSender {
     /// Publications the broker acknowledged with a refusal (MQTT 5: not authorized, by its ACL).
     private var refused: Set<Int32> = []
     private let request: String?
+    /// Connected now; false from a loss until the link is back.
+    private var isConnected = false
+    /// Connected before: a `.connected` now is a reconnection.
+    private var wasConnected = false
 
     /// Connected to the broker and caught up on the retained statuses (and subscribed to the
-    /// results of `request`), or an error (69) once `timeout` seconds have passed.
-    public init(settings: MQTTSettings, request: String? = nil, timeout: Double) throws(AnnounceError) {
+    /// results of `request`), or an error (69) once `timeout` seconds have passed. A sender
+    /// with a `request` keeps its session at the broker for `waitsFor` seconds and a minute.
+    public init(settings: MQTTSettings, request: String? = nil, timeout: Double, waitsFor: Double = 0) throws(AnnounceError) {
         deadline = SystemClock.monotonic() + timeout
         self.request = request
         let clientID = "announce-send-\(getpid())-\(RemotePlay.newID().prefix(8))"
-        link = try MQTTLink(settings: settings, clientID: clientID, persistent: false)
+        let expiry = request == nil ? nil : UInt32(min(waitsFor.rounded(.up), Double(ZoneLimits.sessionExpiry))) + 60
+        link = try MQTTLink(settings: settings, clientID: clientID, sessionExpiry: expiry)
         try link.start()
         try waitFor("connect to \(settings.broker)") { happening throws(AnnounceError) in
             // A command does not wait for a broker that is not there: it says why at once.
             if case .lost(let why) = happening { throw .unavailable("MQTT: cannot connect to \(settings.broker): \(why)") }
             if case .connected = happening { return true } else { return false }
         }
+        let last = try subscribe()
+        try waitFor("subscribe at \(settings.broker)") { if case .subscribed(last) = $0 { return true } else { return false } }
+    }
+
+    /// Subscribes to the statuses (and the results); the last subscription's id.
+    private func subscribe() throws(AnnounceError) -> Int32 {
         // Retained messages follow their subscription's SUBACK, before the broker reads the next
         // SUBSCRIBE: once the last one is acknowledged, every status is in. At QoS 0: at QoS 1 the
         // broker sends only as many as the client's receive maximum (20) before their PUBACKs, and
         // the rest came after that SUBACK (a sender saw 20 of 30 hosts).
         try link.subscribe(ZoneTopic.statusPattern, qos: 0)
-        let last = if let request { try link.subscribe(ZoneTopic.resultPattern(request: request)) }
+        return if let request { try link.subscribe(ZoneTopic.resultPattern(request: request)) }
             else { try link.subscribe(ZoneTopic.statusPattern, qos: 0) }
-        try waitFor("subscribe at \(settings.broker)") { if case .subscribed(last) = $0 { return true } else { return false } }
     }
 
     deinit { link.close() }
@@ -89,15 +105,16 @@ public final class ZoneSender {
         }
     }
 
-    /// Each of `hosts`' results, waiting until each answered or is offline (its play waits at the
-    /// broker for its return), or `until` (monotonic seconds) passed, or a signal came
-    /// (`interruption`). A host that comes back meanwhile says `online` before it plays: it is
-    /// waited for again.
+    /// Each of `hosts`' results, waiting until each answered, or its daemon said it stopped
+    /// (its play waits at the broker for its return), or `until` (monotonic seconds) passed, or
+    /// a signal came (`interruption`). A host the broker lost (its last will) is waited for: it
+    /// may be reconnecting, and plays what waited for it once back. So is a host that stopped
+    /// and comes back meanwhile: it says `online` before it plays.
     public func reports(of hosts: [String], until: Double) -> [Report] {
         link.wakeOnInterrupt()
-        func settled(_ host: String) -> Bool { results[host] != nil || statuses[host]?.state == .offline }
+        func settled(_ host: String) -> Bool { results[host] != nil || statuses[host]?.hasStopped == true }
         while !hosts.allSatisfy(settled), let happening = link.next(until: until) { take(happening) }
-        return hosts.map { Report(host: $0, result: results[$0], status: statuses[$0]) }
+        return hosts.map { Report(host: $0, result: results[$0], status: statuses[$0], brokerLost: !isConnected) }
     }
 
     /// The signal (SIGINT, SIGTERM, SIGHUP) that ended `reports`, if one did: the caller sends
@@ -128,6 +145,12 @@ public final class ZoneSender {
 
     private func take(_ happening: MQTTLink.Happening) {
         switch happening {
+        case .connected:
+            // Again: a broker that lost the session has no subscriptions for it.
+            if wasConnected { _ = try? subscribe() }
+            (isConnected, wasConnected) = (true, true)
+        case .lost:
+            isConnected = false
         case .message(let topic, let payload, _, _):
             switch ZoneTopic(topic) {
             case .status(let host)?:

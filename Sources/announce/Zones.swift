@@ -46,7 +46,7 @@ func submitToZones(_ requests: [ItemRequest], zones: ZoneFlags, delivery: Delive
     var play = RemotePlay(id: RemotePlay.newID(), from: settings.host ?? ZoneBridge.machineName(), sent: SystemClock.wall(), items: items)
     if let problem = play.problem { throw .usage(problem) }
     let timeout = zones.waitTimeout?.seconds ?? ZoneFlags.defaultWaitTimeout
-    let sender = try ZoneSender(settings: settings, request: play.id, timeout: min(timeout, 30))
+    let sender = try ZoneSender(settings: settings, request: play.id, timeout: min(timeout, 30), waitsFor: timeout)
     let hosts = try sender.hosts(of: zones.targets)
     // The common start time counts from now, once connected (TLS may take a while).
     play.sent = SystemClock.wall()
@@ -129,7 +129,8 @@ struct HostLine: Encodable {
             outcomes = result.outcomes
         } else {
             self.result = "no-answer"
-            reason = report.status == nil ? "never seen on the broker" : report.status?.state == .offline ? "offline" : nil
+            reason = report.brokerLost ? "the broker was lost" : report.status == nil ? "never seen on the broker"
+                : report.status?.state == .offline ? "offline" : nil
             code = AnnounceError.unavailable("").exitCode
         }
     }

@@ -166,9 +166,12 @@ public struct HostStatus: Codable, Equatable, Sendable {
     public var paused: Bool?
     /// When it was said; absent from the `offline` one (the last will is written at connection).
     public var time: Double?
+    /// `offline` said by a daemon that stopped, as a goodbye; absent from the last will, which
+    /// the broker publishes when it lost the host (it may be reconnecting).
+    public var stopped: Bool?
 
     public init(host: String, zones: [String], state: State, playing: String? = nil, queued: Int? = nil,
-                quiet: Bool? = nil, paused: Bool? = nil, time: Double? = nil) {
+                quiet: Bool? = nil, paused: Bool? = nil, time: Double? = nil, stopped: Bool? = nil) {
         self.v = WireProtocol.version
         self.host = host
         self.zones = zones
@@ -178,7 +181,11 @@ public struct HostStatus: Codable, Equatable, Sendable {
         self.quiet = quiet
         self.paused = paused
         self.time = time
+        self.stopped = stopped
     }
+
+    /// Offline because its daemon stopped, not because the broker lost it: not coming back soon.
+    public var hasStopped: Bool { state == .offline && stopped == true }
 
     /// The same state, whatever the time: a status is published again only when this changes.
     public func sameState(as other: HostStatus) -> Bool {
