@@ -55,7 +55,7 @@ extension QueueController {
             apply(resumeAwaiting(now: now) + scheduler.resume(now: now), now: now)
             hub.emit(Event(.resumed, time: now))
         case .stop:
-            for id in mixed.ids.sorted() { endMixed(id, Outcome(.cancelled, reason: "stopped"), now: now) }
+            for id in mixed.ids.sorted() { endMixed(id, .stopped, now: now) }
             apply(scheduler.stop(now: now), now: now)
         default: break
         }
@@ -72,10 +72,10 @@ extension QueueController {
     private func handleCancel(_ target: CancelTarget, from connection: Connection, now: Double) {
         switch target {
         case .tag(let tag):
-            carryOut(mixed.end(where: { $0.tag == tag }, Outcome(.cancelled, reason: "cancelled")), now: now)
+            carryOut(mixed.end(where: { $0.tag == tag }, .cancelled), now: now)
             control(connection, scheduler.cancel(tag: tag, now: now), now: now)
         case .ids(let ids):
-            for id in ids where mixed[id] != nil { endMixed(id, Outcome(.cancelled, reason: "cancelled"), now: now) }
+            for id in ids where mixed[id] != nil { endMixed(id, .cancelled, now: now) }
             let (effects, unknown) = scheduler.cancel(ids: ids.filter { mixed[$0] == nil }, now: now)
             apply(effects, now: now)
             connection.send(WireProtocol.encode(Reply.cancelled(unknown: unknown)))
@@ -161,7 +161,7 @@ extension QueueController {
                 } catch {
                     logger.error("\(error.description)")
                     apply(scheduler.cancel(ids: ids, now: now).effects, now: now)
-                    for id in ids where mixed[id] != nil { endMixed(id, Outcome(.cancelled, reason: "cancelled"), now: now) }
+                    for id in ids where mixed[id] != nil { endMixed(id, .cancelled, now: now) }
                     return connection.send(WireProtocol.encode(Reply.failure(error.exitCode, "cannot spool the item: \(error.description)")))
                 }
                 ids.append(item.id)
@@ -191,7 +191,7 @@ extension QueueController {
         // Its client left meanwhile (it gave up on a daemon frozen mid-request, saying "not played"): undone.
         if connection.peerHungUp {
             logger.warning("a play request whose client left before it was accepted is undone")
-            for id in ids where mixed[id] != nil { endMixed(id, Outcome(.cancelled, reason: "cancelled"), now: now) }
+            for id in ids where mixed[id] != nil { endMixed(id, .cancelled, now: now) }
             return apply(scheduler.cancel(ids: ids, now: now).effects, now: now)
         }
         spool.commitRequest()  // right before the acknowledgement (the fsync comes after it)

@@ -26,7 +26,7 @@ extension QueueController {
         connection.send(WireProtocol.encode(Reply.ids([item.id])))
         if wait { subscribe(connection, to: [item.id], progress: false) }
         if quiet.isQuiet(at: now) && !(alert.ignoreQuiet ?? false) {
-            return endMixed(item.id, Outcome(.silenced, reason: "quiet mode"), now: now)
+            return endMixed(item.id, .quietMode, now: now)
         }
         playMixed(item.id)
     }
@@ -36,7 +36,7 @@ extension QueueController {
     func startMixed(_ item: QueueItem, alert: Bool, now: Double) {
         mixed.add(item, alert: alert)
         if item.sessionCategory.silencedByQuietMode && quiet.isQuiet(at: now) {
-            return endMixed(item.id, Outcome(.silenced, reason: "quiet mode"), now: now)
+            return endMixed(item.id, .quietMode, now: now)
         }
         let (chosen, silenced) = otherAudioStartMixed(item)
         if let silenced { return endMixed(item.id, Outcome(.silenced, reason: silenced), now: now) }

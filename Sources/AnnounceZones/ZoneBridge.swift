@@ -307,7 +307,7 @@ public final class ZoneBridge: @unchecked Sendable {
         }
         // The daemon stopped first: the items stay spooled, and the next bridge waits for them.
         guard outcomes.count == ids.count else { return }
-        if answered { answer(request, ids.map { outcomes[$0] ?? Outcome(.failed, reason: "no outcome", code: AnnounceError.internalExitCode) }) }
+        if answered { answer(request, ids.map { outcomes[$0] ?? Outcome.none }) }
         seen.record(request, ids: ids, answered: true)
     }
 

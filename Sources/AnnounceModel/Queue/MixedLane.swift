@@ -120,7 +120,7 @@ public struct MixedLane: Sendable {
         case (_, .end(let outcome)?):
             return self.end(id, outcome)
         case (.finished, _):
-            return self.end(id, Outcome(.played))
+            return self.end(id, .played)
         case (.stopped, _), (.held, _):
             // Interrupted (or the daemon is stopping): it keeps what was heard and waits.
             if stopping { return persist }

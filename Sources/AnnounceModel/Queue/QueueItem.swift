@@ -277,6 +277,16 @@ public struct Outcome: Codable, Equatable, Sendable {
     /// Not played to the end (dropped, cancelled, replaced, expired, silenced), or for
     /// `cancel` an id that was unknown or already final (75).
     public static let notPlayedExitCode: Int32 = 75
+
+    // The outcomes said the same way wherever they are given.
+    public static let played = Outcome(.played)
+    /// `cancel`, a tag's replace in the mixing lane, a client that left before its commit.
+    public static let cancelled = Outcome(.cancelled, reason: "cancelled")
+    /// `stop`: the queue emptied.
+    public static let stopped = Outcome(.cancelled, reason: "stopped")
+    public static let quietMode = Outcome(.silenced, reason: "quiet mode")
+    /// A host whose daemon gave no outcome for an item it took (zones).
+    public static let none = Outcome(.failed, reason: "no outcome", code: AnnounceError.internalExitCode)
 }
 
 /// Why the scheduler asks for the current item to stop.

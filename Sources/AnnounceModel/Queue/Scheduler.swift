@@ -126,7 +126,7 @@ public struct Scheduler: Sendable {
         var effects: [SchedulerEffect] = []
         switch end {
         case .finished:
-            finish(item, Outcome(.played), into: &effects)
+            finish(item, .played, into: &effects)
         case let .failed(code, message):
             finish(item, Outcome(.failed, reason: message, code: code), into: &effects)
         case let .silenced(reason):
@@ -156,11 +156,11 @@ public struct Scheduler: Sendable {
             case .skipped?:
                 finish(item, Outcome(.cancelled, reason: "skipped"), into: &effects)
             case .cancelled?:
-                finish(item, Outcome(.cancelled, reason: "cancelled"), into: &effects)
+                finish(item, .cancelled, into: &effects)
             case let .replaced(by: newer)?:
                 finish(item, Outcome(.replaced, reason: "replaced by \(newer)"), into: &effects)
             case .stopped?:
-                finish(item, Outcome(.cancelled, reason: "stopped"), into: &effects)
+                finish(item, .stopped, into: &effects)
             }
         }
         runTimersAndStart(now: now, into: &effects)
@@ -180,7 +180,7 @@ public struct Scheduler: Sendable {
             if entry.place == .playing {
                 requestStop(.cancelled, into: &effects)
             } else {
-                finish(entry.item, Outcome(.cancelled, reason: "cancelled"), into: &effects)
+                finish(entry.item, .cancelled, into: &effects)
             }
         }
         return (effects, unknown)
@@ -191,7 +191,7 @@ public struct Scheduler: Sendable {
         defer { pruneHeapTops() }
         var effects: [SchedulerEffect] = []
         for item in waitingItems(where: { $0.tag == tag }) {
-            finish(item, Outcome(.cancelled, reason: "cancelled"), into: &effects)
+            finish(item, .cancelled, into: &effects)
         }
         if let playing, playing.tag == tag {
             requestStop(.cancelled, into: &effects)

@@ -144,7 +144,7 @@ public struct RemoteResult: Codable, Equatable, Sendable {
 
     /// The first outcome that did not play, else the first: what the host's line says.
     public var summary: Outcome {
-        outcomes.first { $0.kind != .played } ?? outcomes.first ?? Outcome(.failed, reason: "no outcome", code: AnnounceError.internalExitCode)
+        outcomes.first { $0.kind != .played } ?? outcomes.first ?? Outcome.none
     }
 }
 
