@@ -29,19 +29,21 @@ let package = Package(
         .systemLibrary(name: "CMpg123", pkgConfig: "libmpg123", providers: [.apt(["libmpg123-dev"])]),
         .systemLibrary(name: "CFLAC", pkgConfig: "flac", providers: [.apt(["libflac-dev"])]),
         // libcurl's headers (libcurl4-openssl-dev); the library itself is loaded on first use.
-        .target(name: "CCurl"),
+        // The one loader of the libraries below that are opened on first use (dlopen).
+        .target(name: "CLoader"),
+        .target(name: "CCurl", dependencies: ["CLoader"]),
         // libpulse's headers (libpulse-dev); the library itself is loaded by the daemon when it first
         // ducks other applications.
-        .target(name: "CPulse"),
+        .target(name: "CPulse", dependencies: ["CLoader"]),
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
         // libsonic ships no pkg-config file: the module map links it by name.
         .systemLibrary(name: "CSonic", providers: [.apt(["libsonic-dev"])]),
         .target(name: "CPosix"),
         // sd-bus's headers (libsystemd-dev); libsystemd itself is loaded on first use, as libcurl is.
-        .target(name: "CSDBus"),
+        .target(name: "CSDBus", dependencies: ["CLoader"]),
         // libmosquitto's headers (libmosquitto-dev); the library is loaded on first use: only a
         // daemon with [mqtt] and the zone commands (`play --zone`, `announce hosts`) pay for it.
-        .target(name: "CMosquitto"),
+        .target(name: "CMosquitto", dependencies: ["CLoader"]),
         // The layers, each depending only on those below it (docs/ARCHITECTURE.md); the layering
         // test (Tests/EndToEndTests/LayeringTests.swift) fails a change that breaks them.
         // Model: queue, session policy, item lifecycle, protocol messages. Pure: no C, no I/O.

@@ -1,8 +1,8 @@
 #include "ccurl.h"
 
-#include <dlfcn.h>
+#include "cloader.h"
+
 #include <pthread.h>
-#include <stdio.h>
 
 static struct {
     CURLcode (*global_init)(long);
@@ -23,42 +23,27 @@ static struct {
     void (*slist_free_all)(struct curl_slist *);
 } curl;
 
+#define SYMBOL(field, name) {name, (void **)&curl.field}
+static const announce_symbol symbols[] = {
+    SYMBOL(global_init, "curl_global_init"), SYMBOL(easy_init, "curl_easy_init"), SYMBOL(easy_cleanup, "curl_easy_cleanup"),
+    SYMBOL(easy_perform, "curl_easy_perform"), SYMBOL(easy_strerror, "curl_easy_strerror"),
+    SYMBOL(easy_setopt, "curl_easy_setopt"), SYMBOL(easy_getinfo, "curl_easy_getinfo"), SYMBOL(multi_init, "curl_multi_init"),
+    SYMBOL(multi_cleanup, "curl_multi_cleanup"), SYMBOL(multi_add_handle, "curl_multi_add_handle"),
+    SYMBOL(multi_remove_handle, "curl_multi_remove_handle"), SYMBOL(multi_perform, "curl_multi_perform"),
+    SYMBOL(multi_poll, "curl_multi_poll"),  // libcurl 7.66 and later
+    SYMBOL(multi_info_read, "curl_multi_info_read"), SYMBOL(slist_append, "curl_slist_append"),
+    SYMBOL(slist_free_all, "curl_slist_free_all"),
+};
+
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static const char *problem;
 static char problem_text[512];
 
 static void load(void) {
     // The soname of libcurl 7.16 and later (Debian's libcurl4, whichever TLS flavour).
-    void *library = dlopen("libcurl.so.4", RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-        snprintf(problem_text, sizeof problem_text, "libcurl is not installed (%s): install the Debian package libcurl4", dlerror());
-        problem = problem_text;
-        return;
-    }
-    *(void **)&curl.global_init = dlsym(library, "curl_global_init");
-    *(void **)&curl.easy_init = dlsym(library, "curl_easy_init");
-    *(void **)&curl.easy_cleanup = dlsym(library, "curl_easy_cleanup");
-    *(void **)&curl.easy_perform = dlsym(library, "curl_easy_perform");
-    *(void **)&curl.easy_strerror = dlsym(library, "curl_easy_strerror");
-    *(void **)&curl.easy_setopt = dlsym(library, "curl_easy_setopt");
-    *(void **)&curl.easy_getinfo = dlsym(library, "curl_easy_getinfo");
-    *(void **)&curl.multi_init = dlsym(library, "curl_multi_init");
-    *(void **)&curl.multi_cleanup = dlsym(library, "curl_multi_cleanup");
-    *(void **)&curl.multi_add_handle = dlsym(library, "curl_multi_add_handle");
-    *(void **)&curl.multi_remove_handle = dlsym(library, "curl_multi_remove_handle");
-    *(void **)&curl.multi_perform = dlsym(library, "curl_multi_perform");
-    *(void **)&curl.multi_poll = dlsym(library, "curl_multi_poll");  // libcurl 7.66 and later
-    *(void **)&curl.multi_info_read = dlsym(library, "curl_multi_info_read");
-    *(void **)&curl.slist_append = dlsym(library, "curl_slist_append");
-    *(void **)&curl.slist_free_all = dlsym(library, "curl_slist_free_all");
-    if (!curl.global_init || !curl.easy_init || !curl.easy_cleanup || !curl.easy_perform || !curl.easy_strerror
-        || !curl.easy_setopt || !curl.easy_getinfo || !curl.multi_init || !curl.multi_cleanup || !curl.multi_add_handle
-        || !curl.multi_remove_handle || !curl.multi_perform || !curl.multi_poll || !curl.multi_info_read
-        || !curl.slist_append || !curl.slist_free_all) {
-        problem = "libcurl.so.4 lacks functions announce needs (it needs libcurl 7.66 or later)";
-        return;
-    }
-    if (curl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) problem = "libcurl cannot start (curl_global_init failed)";
+    problem = announce_library_open("libcurl.so.4", "libcurl4", symbols, sizeof symbols / sizeof *symbols, problem_text,
+                                    sizeof problem_text);
+    if (!problem && curl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) problem = "libcurl cannot start (curl_global_init failed)";
 }
 
 const char *announce_curl_load(void) {

@@ -1,7 +1,8 @@
 #define _GNU_SOURCE
 #include "cmosquitto.h"
 
-#include <dlfcn.h>
+#include "cloader.h"
+
 #include <errno.h>
 #include <mosquitto.h>
 #include <mqtt_protocol.h>
@@ -43,34 +44,29 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static const char *problem;
 static char problem_text[512];
 
-#define FIND(field, name) (*(void **)&lib.field = dlsym(library, name))
+#define SYMBOL(field, name) {name, (void **)&lib.field}
+static const announce_symbol symbols[] = {
+    SYMBOL(lib_init, "mosquitto_lib_init"), SYMBOL(new_, "mosquitto_new"), SYMBOL(destroy, "mosquitto_destroy"),
+    SYMBOL(int_option, "mosquitto_int_option"), SYMBOL(tls_set, "mosquitto_tls_set"),
+    SYMBOL(username_pw_set, "mosquitto_username_pw_set"), SYMBOL(will_set, "mosquitto_will_set"),
+    SYMBOL(connect_bind_v5, "mosquitto_connect_bind_v5"), SYMBOL(disconnect, "mosquitto_disconnect"),
+    SYMBOL(loop, "mosquitto_loop"), SYMBOL(threaded_set, "mosquitto_threaded_set"), SYMBOL(subscribe, "mosquitto_subscribe"),
+    SYMBOL(publish_v5, "mosquitto_publish_v5"), SYMBOL(property_add_int32, "mosquitto_property_add_int32"),
+    SYMBOL(property_free_all, "mosquitto_property_free_all"),
+    SYMBOL(connect_v5_callback_set, "mosquitto_connect_v5_callback_set"),
+    SYMBOL(disconnect_v5_callback_set, "mosquitto_disconnect_v5_callback_set"),
+    SYMBOL(message_v5_callback_set, "mosquitto_message_v5_callback_set"),
+    SYMBOL(property_read_int32, "mosquitto_property_read_int32"),
+    SYMBOL(subscribe_callback_set, "mosquitto_subscribe_callback_set"),
+    SYMBOL(publish_v5_callback_set, "mosquitto_publish_v5_callback_set"), SYMBOL(strerror, "mosquitto_strerror"),
+    SYMBOL(reason_string, "mosquitto_reason_string"),
+};
 
 static void load(void) {
-    void *library = dlopen("libmosquitto.so.1", RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-        snprintf(problem_text, sizeof problem_text, "libmosquitto is not installed (%s): install the Debian package libmosquitto1", dlerror());
-        problem = problem_text;
-        return;
-    }
-    bool found = FIND(lib_init, "mosquitto_lib_init") && FIND(new_, "mosquitto_new") && FIND(destroy, "mosquitto_destroy")
-        && FIND(int_option, "mosquitto_int_option") && FIND(tls_set, "mosquitto_tls_set")
-        && FIND(username_pw_set, "mosquitto_username_pw_set") && FIND(will_set, "mosquitto_will_set")
-        && FIND(connect_bind_v5, "mosquitto_connect_bind_v5") && FIND(disconnect, "mosquitto_disconnect")
-        && FIND(loop, "mosquitto_loop") && FIND(threaded_set, "mosquitto_threaded_set")
-        && FIND(subscribe, "mosquitto_subscribe") && FIND(publish_v5, "mosquitto_publish_v5")
-        && FIND(property_add_int32, "mosquitto_property_add_int32") && FIND(property_free_all, "mosquitto_property_free_all")
-        && FIND(connect_v5_callback_set, "mosquitto_connect_v5_callback_set")
-        && FIND(disconnect_v5_callback_set, "mosquitto_disconnect_v5_callback_set")
-        && FIND(message_v5_callback_set, "mosquitto_message_v5_callback_set")
-        && FIND(property_read_int32, "mosquitto_property_read_int32")
-        && FIND(subscribe_callback_set, "mosquitto_subscribe_callback_set")
-        && FIND(publish_v5_callback_set, "mosquitto_publish_v5_callback_set")
-        && FIND(strerror, "mosquitto_strerror") && FIND(reason_string, "mosquitto_reason_string");
-    if (!found) {
-        problem = "libmosquitto.so.1 lacks functions announce needs (it needs libmosquitto 1.6 or later, for MQTT 5)";
-        return;
-    }
-    lib.lib_init();
+    // MQTT 5 needs libmosquitto 1.6 or later: an older one lacks the _v5 functions.
+    problem = announce_library_open("libmosquitto.so.1", "libmosquitto1", symbols, sizeof symbols / sizeof *symbols, problem_text,
+                                    sizeof problem_text);
+    if (!problem) lib.lib_init();
 }
 
 const char *announce_mqtt_load(void) {

@@ -1,6 +1,7 @@
 #include "cpulse.h"
 
-#include <dlfcn.h>
+#include "cloader.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,45 +29,31 @@ static struct {
     void (*operation_unref)(pa_operation *);
     void (*operation_cancel)(pa_operation *);
     const char *(*proplist_gets)(const pa_proplist *, const char *);
+    void (*set_subscribe_callback)(pa_context *, pa_context_subscribe_cb_t, void *);
+    pa_operation *(*subscribe)(pa_context *, pa_subscription_mask_t, pa_context_success_cb_t, void *);
 } pa;
+
+#define SYMBOL(field, name) {name, (void **)&pa.field}
+static const announce_symbol symbols[] = {
+    SYMBOL(mainloop_new, "pa_mainloop_new"), SYMBOL(mainloop_free, "pa_mainloop_free"),
+    SYMBOL(mainloop_get_api, "pa_mainloop_get_api"), SYMBOL(mainloop_prepare, "pa_mainloop_prepare"),
+    SYMBOL(mainloop_poll, "pa_mainloop_poll"), SYMBOL(mainloop_dispatch, "pa_mainloop_dispatch"),
+    SYMBOL(context_new, "pa_context_new"), SYMBOL(context_unref, "pa_context_unref"), SYMBOL(context_connect, "pa_context_connect"),
+    SYMBOL(context_disconnect, "pa_context_disconnect"), SYMBOL(context_set_state_callback, "pa_context_set_state_callback"),
+    SYMBOL(context_get_state, "pa_context_get_state"), SYMBOL(context_errno, "pa_context_errno"), SYMBOL(strerror, "pa_strerror"),
+    SYMBOL(get_sink_input_info_list, "pa_context_get_sink_input_info_list"),
+    SYMBOL(set_sink_input_volume, "pa_context_set_sink_input_volume"), SYMBOL(operation_unref, "pa_operation_unref"),
+    SYMBOL(operation_cancel, "pa_operation_cancel"), SYMBOL(proplist_gets, "pa_proplist_gets"),
+    SYMBOL(set_subscribe_callback, "pa_context_set_subscribe_callback"), SYMBOL(subscribe, "pa_context_subscribe"),
+};
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static const char *problem;
 static char problem_text[512];
 
-#define LOAD(field, name) \
-    if (!(*(void **)&pa.field = dlsym(library, name))) { \
-        snprintf(problem_text, sizeof problem_text, "libpulse.so.0 lacks %s", name); \
-        problem = problem_text; \
-        return; \
-    }
-
 static void load(void) {
-    void *library = dlopen("libpulse.so.0", RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-        snprintf(problem_text, sizeof problem_text, "libpulse is not installed (%s): install the Debian package libpulse0", dlerror());
-        problem = problem_text;
-        return;
-    }
-    LOAD(mainloop_new, "pa_mainloop_new")
-    LOAD(mainloop_free, "pa_mainloop_free")
-    LOAD(mainloop_get_api, "pa_mainloop_get_api")
-    LOAD(mainloop_prepare, "pa_mainloop_prepare")
-    LOAD(mainloop_poll, "pa_mainloop_poll")
-    LOAD(mainloop_dispatch, "pa_mainloop_dispatch")
-    LOAD(context_new, "pa_context_new")
-    LOAD(context_unref, "pa_context_unref")
-    LOAD(context_connect, "pa_context_connect")
-    LOAD(context_disconnect, "pa_context_disconnect")
-    LOAD(context_set_state_callback, "pa_context_set_state_callback")
-    LOAD(context_get_state, "pa_context_get_state")
-    LOAD(context_errno, "pa_context_errno")
-    LOAD(strerror, "pa_strerror")
-    LOAD(get_sink_input_info_list, "pa_context_get_sink_input_info_list")
-    LOAD(set_sink_input_volume, "pa_context_set_sink_input_volume")
-    LOAD(operation_unref, "pa_operation_unref")
-    LOAD(operation_cancel, "pa_operation_cancel")
-    LOAD(proplist_gets, "pa_proplist_gets")
+    problem = announce_library_open("libpulse.so.0", "libpulse0", symbols, sizeof symbols / sizeof *symbols, problem_text,
+                                    sizeof problem_text);
 }
 
 const char *announce_pulse_load(void) {
@@ -228,22 +215,6 @@ int announce_pulse_set_volume(announce_pulse *pulse, uint32_t index, uint32_t ch
 
 // MARK: news of sink inputs (the watcher of calls and other audio)
 
-static struct {
-    void (*set_subscribe_callback)(pa_context *, pa_context_subscribe_cb_t, void *);
-    pa_operation *(*subscribe)(pa_context *, pa_subscription_mask_t, pa_context_success_cb_t, void *);
-} news_api;
-static pthread_once_t news_once = PTHREAD_ONCE_INIT;
-static int news_loaded;
-
-// The library `load` opened: looked up again, so that loading stays as it was for the duck.
-static void load_news(void) {
-    void *library = dlopen("libpulse.so.0", RTLD_NOW | RTLD_LOCAL | RTLD_NOLOAD);
-    if (!library) return;
-    *(void **)&news_api.set_subscribe_callback = dlsym(library, "pa_context_set_subscribe_callback");
-    *(void **)&news_api.subscribe = dlsym(library, "pa_context_subscribe");
-    news_loaded = news_api.set_subscribe_callback && news_api.subscribe;
-}
-
 static void on_news(pa_context *context, pa_subscription_event_type_t type, uint32_t index, void *userdata) {
     (void)context;
     (void)type;
@@ -252,11 +223,9 @@ static void on_news(pa_context *context, pa_subscription_event_type_t type, uint
 }
 
 int announce_pulse_subscribe_streams(announce_pulse *pulse, int timeout_ms) {
-    pthread_once(&news_once, load_news);
-    if (!news_loaded) return -1;
-    news_api.set_subscribe_callback(pulse->context, on_news, pulse);
+    pa.set_subscribe_callback(pulse->context, on_news, pulse);
     struct setting setting = {0, 0};
-    pa_operation *operation = news_api.subscribe(pulse->context, PA_SUBSCRIPTION_MASK_SINK_INPUT, on_set, &setting);
+    pa_operation *operation = pa.subscribe(pulse->context, PA_SUBSCRIPTION_MASK_SINK_INPUT, on_set, &setting);
     if (finish(pulse, operation, &setting.done, timeout_ms) < 0 || !setting.success) return -1;
     return 0;
 }

@@ -4,7 +4,8 @@
 #include "internal.h"
 #include <pulse/ext-stream-restore.h>
 
-#include <dlfcn.h>
+#include "cloader.h"
+
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,14 +25,15 @@ static int loaded;
 
 static void load(void) {
     // announce_pulse_load opened it: this only finds the same library again.
-    void *library = dlopen("libpulse.so.0", RTLD_NOW | RTLD_LOCAL);
-    if (!library) return;
-    *(void **)&ext.get_sink_input_info = dlsym(library, "pa_context_get_sink_input_info");
-    *(void **)&ext.restore_read = dlsym(library, "pa_ext_stream_restore_read");
-    *(void **)&ext.restore_write = dlsym(library, "pa_ext_stream_restore_write");
-    *(void **)&ext.proplist_gets = dlsym(library, "pa_proplist_gets");
-    *(void **)&ext.get_server_info = dlsym(library, "pa_context_get_server_info");
-    loaded = ext.get_sink_input_info && ext.restore_read && ext.restore_write && ext.proplist_gets && ext.get_server_info;
+    static const announce_symbol symbols[] = {
+        {"pa_context_get_sink_input_info", (void **)&ext.get_sink_input_info},
+        {"pa_ext_stream_restore_read", (void **)&ext.restore_read},
+        {"pa_ext_stream_restore_write", (void **)&ext.restore_write},
+        {"pa_proplist_gets", (void **)&ext.proplist_gets},
+        {"pa_context_get_server_info", (void **)&ext.get_server_info},
+    };
+    char problem[256];
+    loaded = !announce_library_open("libpulse.so.0", "libpulse0", symbols, sizeof symbols / sizeof *symbols, problem, sizeof problem);
 }
 
 static int ready(void) {

@@ -1,6 +1,7 @@
 #include "csdbus.h"
 
-#include <dlfcn.h>
+#include "cloader.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -25,16 +26,12 @@ static pthread_once_t once = PTHREAD_ONCE_INIT;
 static const char *problem;
 static char problem_text[512];
 
+#define SYMBOL(name) {#name, (void **)&p_##name},
+static const announce_symbol symbols[] = {FUNCTIONS(SYMBOL)};
+
 static void load(void) {
-    void *library = dlopen("libsystemd.so.0", RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
-        snprintf(problem_text, sizeof problem_text, "libsystemd is not installed (%s): install the Debian package libsystemd0", dlerror());
-        problem = problem_text;
-        return;
-    }
-#define LOOK_UP(name) \
-    if (!(*(void **)&p_##name = dlsym(library, #name))) { problem = "libsystemd.so.0 lacks " #name; return; }
-    FUNCTIONS(LOOK_UP)
+    problem = announce_library_open("libsystemd.so.0", "libsystemd0", symbols, sizeof symbols / sizeof *symbols, problem_text,
+                                    sizeof problem_text);
 }
 
 const char *announce_bus_load(void) {
