@@ -124,7 +124,7 @@ dist: $(if $(BIN),,release)
 	    contrib/systemd/announce.service > $(DIST)/announce.service
 
 SOUNDS := chime.flac done.mp3 attention.wav
-DOCS := README.md LICENSE docs/protocol.md docs/json.md docs/DESIGN.md docs/ARCHITECTURE.md
+DOCS := README.md LICENSE docs/USAGE.md docs/protocol.md docs/json.md docs/DESIGN.md docs/ARCHITECTURE.md
 
 # The stripped binary, the man page, completions for bash, zsh and fish, the sounds (which
 # `announce play NAME` and `announce alert NAME` find there), the docs and the systemd user unit.

@@ -25,7 +25,7 @@ struct DaemonCommand: ParsableCommand {
             a permanent one is left alone, with `announce: already running (pid N)` and exit 0.
 
             The config file ($XDG_CONFIG_HOME/announce/config, else ~/.config/announce/config) \
-            is read at start: `device`, `duck-level` and `quiet-hours` (see README); it is read \
+            is read at start: `device`, `duck-level` and `quiet-hours` (docs/USAGE.md); it is read \
             again whenever it changes, and new quiet hours and duck level apply from the next \
             item (a new device, from the next start). Problems in it are logged as warnings, \
             never fatal.

@@ -1,8 +1,8 @@
 import Foundation
 import Testing
 
-/// The daemon's audio environment does not depend on who started it (README, "Who starts the
-/// daemon"): each play request carries its caller's sound-server variables.
+/// The daemon's audio environment does not depend on who started it (docs/USAGE.md, "From
+/// cron"): each play request carries its caller's sound-server variables.
 @Suite("Paced device: one daemon for every caller", .serialized, PacedAudioTrait(name: "paced-env"), .timeLimit(.minutes(2)))
 struct AudioEnvironmentTests {
     @Test("a daemon auto-started from cron's empty environment plays a desktop client's item on that client's sound server")

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 /// Devices are checked when an item is accepted, and `file:` names are the caller's; the pause
-/// is a file that outlives the daemon (README, "Other commands").
+/// is a file that outlives the daemon (docs/USAGE.md, "Other commands").
 @Suite("Devices checked at once; the pause without a daemon", .serialized, .timeLimit(.minutes(2)))
 struct DeviceCheckTests {
     @Test("a misspelt device fails at once, 69, one line naming it: nothing is queued, the queued item stays")

@@ -43,7 +43,8 @@ installed=(bin/announce share/man/man1/announce.1 share/bash-completion/completi
            share/zsh/site-functions/_announce share/fish/vendor_completions.d/announce.fish
            lib/systemd/user/announce.service share/announce/sounds/chime.flac
            share/announce/sounds/done.mp3 share/announce/sounds/attention.wav
-           share/doc/announce/README.md share/doc/announce/LICENSE share/doc/announce/json.md
+           share/doc/announce/README.md share/doc/announce/LICENSE share/doc/announce/USAGE.md
+           share/doc/announce/json.md
            share/doc/announce/DESIGN.md share/doc/announce/ARCHITECTURE.md)
 for file in "${installed[@]}"; do check "installed $file" test -s "$prefix/$file"; done
 check "the binary is stripped" bash -c "! readelf -S '$prefix/bin/announce' | grep -q '\.symtab'"
