@@ -47,7 +47,7 @@ RELEASE_FLAGS := -c release --static-swift-stdlib \
 	-Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors \
 	-Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs
 
-.PHONY: deps deps-test deps-bench deps-stress build release test test-duck piper-venv run bench stress install uninstall dist clean
+.PHONY: deps deps-test deps-bench deps-stress build release test unit test-duck piper-venv run bench stress install uninstall dist clean
 
 define apt_install
 	@missing=$$(for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
@@ -82,6 +82,11 @@ test: deps-test build
 	fixtures=$$(mktemp -d) && Tests/Shell/make-fixtures.sh "$$fixtures" && \
 	ANNOUNCE_TEST_FIXTURES="$$fixtures" SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=32 $(SWIFT) test --skip-build
 	Tests/Shell/install-test.sh .build/debug/announce
+
+# The unit tests alone (Tests/UnitTests): no apt, no servers, about 20 s on a built tree.
+unit:
+	$(SWIFT) build --build-tests
+	$(SWIFT) test --skip-build --filter '^UnitTests\.'
 
 # Only the tests of ducking other applications, and of calls and other audio, on a private
 # PulseAudio and a private PipeWire (about 60 s; `make test` runs them too).

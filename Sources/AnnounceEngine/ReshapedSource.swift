@@ -17,8 +17,7 @@ public final class ReshapedSource: Source {
     /// One read of the source.
     private let chunk: UnsafeMutablePointer<Float>
     /// Kept frames waiting to be read, when tempo and pitch stay (silence skipping alone).
-    private var fifo: [Float] = []
-    private var fifoOffset = 0
+    private var fifo: FrameFIFO
     /// Frames given out since it was made.
     private var given: Int64 = 0
     /// The source's pass ended: what is left is the stretcher's flushed tail.
@@ -46,6 +45,7 @@ public final class ReshapedSource: Source {
         skipper = reshaping.silence.map { SilenceSkipper(channels: input.channels, sampleRate: input.sampleRate, rule: $0) }
         timeline = ReshapedTimeline(tempo: reshaping.rate, memory: Int64(input.sampleRate * Self.memorySeconds))
         chunk = .allocate(capacity: Self.chunkFrames * input.channels)
+        fifo = FrameFIFO(channels: input.channels)
         stretcher = try makeStretcher()
     }
 
@@ -86,8 +86,7 @@ public final class ReshapedSource: Source {
         skipper?.endPass(timeline: &timeline)
         stretcher = nil
         stretcher = try makeStretcher()
-        fifo.removeAll(keepingCapacity: true)
-        fifoOffset = 0
+        fifo.removeAll()
         passEnded = false
         timeline.observe(output: given)
     }
@@ -126,23 +125,13 @@ public final class ReshapedSource: Source {
         if let stretcher {
             try stretcher.write(frames, count)
         } else {
-            fifo.append(contentsOf: UnsafeBufferPointer(start: frames, count: count * channels))
+            fifo.append(frames, count: count)
         }
     }
 
     /// Frames ready to give out: the stretcher's, or the fifo's.
     private func drain(into output: UnsafeMutablePointer<Float>, frames: Int) -> Int {
         if let stretcher { return stretcher.read(into: output, frames: frames) }
-        let count = min(frames, (fifo.count - fifoOffset) / channels)
-        guard count > 0 else { return 0 }
-        fifo.withUnsafeBufferPointer { fifo in
-            output.update(from: fifo.baseAddress! + fifoOffset, count: count * channels)
-        }
-        fifoOffset += count * channels
-        if fifoOffset == fifo.count {
-            fifo.removeAll(keepingCapacity: true)
-            fifoOffset = 0
-        }
-        return count
+        return fifo.read(into: output, frames: frames)
     }
 }

@@ -29,8 +29,7 @@ final class TimeStretcher {
     private let resampled: UnsafeMutablePointer<Float>
     private let resampledCapacity: Int
     /// Output ready to be read, when `downsample` makes it.
-    private var ready: [Float] = []
-    private var readyOffset = 0
+    private var ready: FrameFIFO
     private let sourceRate: Int
     /// The source's name, for errors.
     private let name: String
@@ -47,6 +46,7 @@ final class TimeStretcher {
     init(channels: Int, sampleRate: Int, rate: Double, semitones: Double, name: String) throws(AnnounceError) {
         self.channels = channels
         self.name = name
+        ready = FrameFIFO(channels: channels)
         sourceRate = sampleRate
         let factor = pow(2, semitones / 12)
         let multiple = (Self.lowestWorkRate + sampleRate - 1) / sampleRate
@@ -91,7 +91,7 @@ final class TimeStretcher {
 
     /// Output frames ready to read.
     var readyFrames: Int {
-        downsample == nil ? Int(sonicSamplesAvailable(sonic)) : (ready.count - readyOffset) / channels
+        downsample == nil ? Int(sonicSamplesAvailable(sonic)) : ready.frames
     }
 
     /// Takes `count` source frames.
@@ -120,17 +120,7 @@ final class TimeStretcher {
     /// Up to `frames` ready frames into `output`; 0 when none are ready.
     func read(into output: UnsafeMutablePointer<Float>, frames: Int) -> Int {
         guard downsample != nil else { return Int(sonicReadFloatFromStream(sonic, output, Int32(frames))) }
-        let count = min(frames, (ready.count - readyOffset) / channels)
-        guard count > 0 else { return 0 }
-        ready.withUnsafeBufferPointer { ready in
-            output.update(from: ready.baseAddress! + readyOffset, count: count * channels)
-        }
-        readyOffset += count * channels
-        if readyOffset == ready.count {
-            ready.removeAll(keepingCapacity: true)
-            readyOffset = 0
-        }
-        return count
+        return ready.read(into: output, frames: frames)
     }
 
     private func stretch(_ frames: UnsafePointer<Float>, _ count: Int) throws(AnnounceError) {
@@ -149,13 +139,13 @@ final class TimeStretcher {
             while consumed < count {
                 let (taken, made) = downsample.process(stretched + consumed * channels, frames: count - consumed,
                                                        into: resampled, capacity: resampledCapacity)
-                ready.append(contentsOf: UnsafeBufferPointer(start: resampled, count: made * channels))
+                ready.append(resampled, count: made)
                 consumed += taken
             }
         }
         guard finishing else { return }
         while case let made = downsample.finish(into: resampled, capacity: resampledCapacity), made > 0 {
-            ready.append(contentsOf: UnsafeBufferPointer(start: resampled, count: made * channels))
+            ready.append(resampled, count: made)
         }
     }
 }
