@@ -73,46 +73,6 @@ public struct MQTTSettings: Equatable, Sendable {
 
     public init(broker: Broker) { self.broker = broker }
 
-    /// The keys of `[mqtt]`, for the unknown-key warning.
-    static let keys = ["broker", "host", "zones", "username", "password", "password-file", "ca-file", "cert-file", "key-file",
-                        "discovery"]
-
-    /// One `[mqtt]` line into `draft` (the broker may come after the other keys).
-    static func parse(key: String, value: String, into draft: inout Draft, warn: (String) -> Void) {
-        switch key {
-        case "broker":
-            if let broker = Broker(parsing: value) { draft.broker = broker }
-            else { warn("broker must be mqtt://HOST[:PORT] or mqtts://HOST[:PORT], not '\(value)'") }
-        case "host":
-            if let problem = ZoneName.problem(value, kind: "host") { warn("host: \(problem)") } else { draft.settings.host = value }
-        case "zones":
-            var zones: [String] = []
-            for zone in value.split(separator: ",").map({ String($0).trimming(" \t") }) where !zone.isEmpty {
-                if let problem = ZoneName.problem(zone, kind: "zone") { return warn("zones: \(problem)") }
-                if !zones.contains(zone) { zones.append(zone) }
-            }
-            draft.settings.zones = zones
-        case "discovery":
-            switch value.lowercased() {
-            case "yes", "true", "on": draft.settings.discovery = true
-            case "no", "false", "off": draft.settings.discovery = false
-            default: warn("discovery must be yes or no, not '\(value)'")
-            }
-        case "username": draft.settings.username = value
-        case "password": draft.settings.password = value
-        case "password-file", "ca-file", "cert-file", "key-file":
-            guard value.hasPrefix("/") || value.hasPrefix("~/") else { return warn("\(key) must be an absolute path, not '\(value)'") }
-            switch key {
-            case "password-file": draft.settings.passwordFile = value
-            case "ca-file": draft.settings.caFile = value
-            case "cert-file": draft.settings.certFile = value
-            default: draft.settings.keyFile = value
-            }
-        default:
-            warn("unknown key '\(key)' in [mqtt] (known: \(keys.joined(separator: ", ")))")
-        }
-    }
-
     /// `[mqtt]` as read so far.
     struct Draft {
         var broker: Broker?

@@ -31,7 +31,8 @@
 /// cache's limit: bytes, or with K, M or G; 0 turns it off). `[mqtt]`: zones over a broker
 /// (`MQTTSettings`). Unknown keys and bad values are skipped, each with one warning
 /// `CONFIG:LINE: reason`; nothing in the file is ever fatal. A missing file means the defaults.
-/// Parsing lives here; reading the file is in AnnounceSystem (UserConfiguration+File).
+/// Each key is one row of `ConfigKey.all` (its section, parser and bounds); parsing lives here,
+/// reading the file in AnnounceSystem (UserConfiguration+File).
 public struct UserConfiguration: Equatable, Sendable {
     public var device: String?
     /// The level other streams are ducked to, in dB (negative).
@@ -78,7 +79,7 @@ public struct UserConfiguration: Equatable, Sendable {
     public static let defaultDevice = "default"
     public static let duckLevelRange = -60.0...0.0
     /// What a duck level must be, for the messages of the config file and `--duck-level`.
-    public static let duckLevelRule = "a level in dB from \(Int(duckLevelRange.lowerBound)) to \(Int(duckLevelRange.upperBound)), like -12dB"
+    public static let duckLevelRule = ConfigKey.levelRule(duckLevelRange, like: defaultDuckLevel)
 
     public init(device: String? = nil, duckLevel: Double = UserConfiguration.defaultDuckLevel, quietHours: [QuietHours] = [],
                 silence: SilenceRule = .default) {
@@ -90,12 +91,11 @@ public struct UserConfiguration: Equatable, Sendable {
 
     /// Parses config text; `name` prefixes each warning (`name:LINE: reason`).
     public static func parse(_ text: String, name: String) -> (configuration: UserConfiguration, warnings: [String]) {
-        var configuration = UserConfiguration()
+        var draft = ConfigDraft()
         var warnings: [String] = []
         // "\r\n" is one Character, so splitting on "\n" alone would leave a CRLF file one line.
         let lines = text.split(omittingEmptySubsequences: false) { $0 == "\n" || $0 == "\r\n" }
         var section = ""
-        var mqtt = MQTTSettings.Draft()
         var mqttLine = 0
         for (index, rawLine) in lines.enumerated() {
             func warn(_ reason: String) { warnings.append("\(name):\(index + 1): \(reason)") }
@@ -103,10 +103,8 @@ public struct UserConfiguration: Equatable, Sendable {
             if line.isEmpty { continue }
             if line.hasPrefix("[") && line.hasSuffix("]") {
                 section = String(line.dropFirst().dropLast()).trimming(" \t").lowercased()
-                if !["", "speech", "download", "session", "mqtt"].contains(section) {
-                    warn("unknown section [\(section)] (known: [speech], [download], [session], [mqtt])")
-                }
-                if section == "mqtt" && !mqtt.seen { mqtt.seen = true; mqttLine = index + 1 }
+                if !ConfigKey.sections.contains(section) { warn(ConfigKey.unknownSection(section)) }
+                if section == "mqtt" && !draft.mqtt.seen { draft.mqtt.seen = true; mqttLine = index + 1 }
                 continue
             }
             guard let equals = line.firstIndex(of: "=") else {
@@ -119,118 +117,17 @@ public struct UserConfiguration: Equatable, Sendable {
                 warn("'\(key)' has no value")
                 continue
             }
-            if section == "speech" {
-                parseSpeech(key: key, value: value, into: &configuration, warn: warn)
+            // An unknown section's keys: warned once, at its header.
+            guard ConfigKey.sections.contains(section) else { continue }
+            guard let known = ConfigKey.key(key, in: section) else {
+                warn(ConfigKey.unknown(key, in: section))
                 continue
             }
-            if section == "download" {
-                parseDownload(key: key, value: value, into: &configuration, warn: warn)
-                continue
-            }
-            if section == "session" {
-                parseSession(key: key, value: value, into: &configuration, warn: warn)
-                continue
-            }
-            if section == "mqtt" {
-                MQTTSettings.parse(key: key, value: value, into: &mqtt, warn: warn)
-                continue
-            }
-            if !section.isEmpty { continue }  // an unknown section's keys: warned once, at its header
-            switch key {
-            case "device":
-                if value.utf8.count > Limits.maxDeviceNameBytes {
-                    warn("device name is longer than \(Limits.maxDeviceNameBytes) bytes")
-                } else {
-                    configuration.device = value
-                }
-            case "duck-level":
-                if let level = parseDecibels(value) {
-                    configuration.duckLevel = level
-                } else {
-                    warn("duck-level must be \(duckLevelRule), not '\(value)'")
-                }
-            case "quiet-hours":
-                for window in value.split(separator: ",") {
-                    do {
-                        let hours = try QuietHours(parsing: String(window))
-                        if !configuration.quietHours.contains(hours) { configuration.quietHours.append(hours) }
-                    } catch {
-                        warn(error.description)
-                    }
-                }
-            case "silence-gap":
-                if let gap = TimeSpan(parsing: value)?.seconds, Limits.silenceGap.contains(gap) {
-                    configuration.silence.gap = gap
-                } else {
-                    warn("silence-gap must be a pause of 50ms to 10s, like 300ms, not '\(value)'")
-                }
-            case "silence-level":
-                if let level = parseAnyDecibels(value), Limits.silenceLevel.contains(level) {
-                    configuration.silence.level = level
-                } else {
-                    warn("silence-level must be a level in dB from -90 to -20, like -50dB, not '\(value)'")
-                }
-            case "connect-timeout", "stall-timeout":
-                if let seconds = TimeSpan(parsing: value)?.seconds, downloadTimeoutRange.contains(seconds) {
-                    if key == "connect-timeout" { configuration.connectTimeout = seconds } else { configuration.stallTimeout = seconds }
-                } else {
-                    warn("\(key) must be a time of 1s to 10m, like 30s, not '\(value)'")
-                }
-            case "reconnect-limit":
-                if let seconds = TimeSpan(parsing: value)?.seconds, reconnectLimitRange.contains(seconds) {
-                    configuration.reconnectLimit = seconds
-                } else {
-                    warn("reconnect-limit must be a time of 1s to 1h, like 1m, not '\(value)'")
-                }
-            default:
-                warn("unknown key '\(key)' (known: device, duck-level, quiet-hours, silence-gap, silence-level, connect-timeout, stall-timeout, reconnect-limit)")
-            }
+            known.take(value, &draft, warn)
         }
-        configuration.mqtt = mqtt.finish { warnings.append("\(name):\(mqttLine): \($0)") }
+        var configuration = draft.configuration
+        configuration.mqtt = draft.mqtt.finish { warnings.append("\(name):\(mqttLine): \($0)") }
         return (configuration, warnings)
-    }
-
-    private static func parseSpeech(key: String, value: String, into configuration: inout UserConfiguration,
-                                    warn: (String) -> Void) {
-        switch key {
-        case "engine":
-            if let engine = SpeechEngine(rawValue: value) { configuration.speechEngine = engine }
-            else { warn("engine must be one of \(SpeechEngine.allCases.map(\.rawValue).joined(separator: ", ")), not '\(value)'") }
-        case "voice":
-            if let problem = Speech.nameProblem(value) { warn("voice \(problem)") } else { configuration.speechVoice = value }
-        case "cache-size":
-            if let bytes = parseBytes(value) { configuration.speechCacheBytes = bytes }
-            else { warn("cache-size must be a size like 64MB or 0, not '\(value)'") }
-        default:
-            warn("unknown key '\(key)' in [speech] (known: engine, voice, cache-size)")
-        }
-    }
-
-    private static func parseDownload(key: String, value: String, into configuration: inout UserConfiguration,
-                                      warn: (String) -> Void) {
-        switch key {
-        case "cache":
-            switch value.lowercased() {
-            case "yes", "true", "on": configuration.cacheDownloads = true
-            case "no", "false", "off": configuration.cacheDownloads = false
-            default: warn("cache must be yes or no, not '\(value)'")
-            }
-        case "cache-size":
-            if let bytes = parseBytes(value) { configuration.downloadCacheBytes = bytes }
-            else { warn("cache-size must be a size like 256MB or 0, not '\(value)'") }
-        default:
-            warn("unknown key '\(key)' in [download] (known: cache, cache-size)")
-        }
-    }
-
-    private static func parseSession(key: String, value: String, into configuration: inout UserConfiguration,
-                                     warn: (String) -> Void) {
-        guard key == "interrupting-roles" else { return warn("unknown key '\(key)' in [session] (known: interrupting-roles)") }
-        let roles = value.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimming(" \t").lowercased() }
-        if roles == ["none"] { return configuration.interruptingRoles = [] }
-        guard !roles.isEmpty, roles.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 63 && $0.allSatisfy { $0.isASCII && !$0.isWhitespace } })
-        else { return warn("interrupting-roles must be media roles separated by commas, like phone, communication, or none; not '\(value)'") }
-        configuration.interruptingRoles = roles
     }
 
     /// `1048576`, `512K`, `64MB`, `1 GiB`: bytes (powers of 1024).
