@@ -48,9 +48,9 @@ public final class Daemon {
         public var interruptingRoles = OtherAudioScene.defaultInterruptingRoles
         /// The limit of the speech render cache (`[speech] cache-size`; 0: no cache).
         public var speechCacheBytes = UserConfiguration.defaultSpeechCacheBytes
-        /// Called once the socket listens, on a thread of the caller's (zones' bridge starts
-        /// then: it is a client of this socket).
-        public var whenListening: (@Sendable () -> Void)?
+        /// The caller's services, started once the socket listens (zones' bridge: it is a client
+        /// of this socket), stopped before it closes.
+        public var services: [(name: String, start: @Sendable () -> (any DaemonService)?)] = []
 
         public init(device: String = UserConfiguration.defaultDevice, idleExit: Double? = nil, ready: ReadyPipe? = nil,
                     quietHours: [QuietHours] = [], duckLevel: Double = UserConfiguration.defaultDuckLevel) {
@@ -123,43 +123,44 @@ public final class Daemon {
         // setenv is not thread-safe: done before the engine driver and playback threads exist.
         ALSAOutput.processEnvironment
         let mailbox = try Mailbox()
-        let speechCache = SpeechCache.user(limitBytes: configuration.speechCacheBytes)
+        let now = clock()
+        // The services in start order; stopped in the reverse order when the loop returns.
+        let services = ServiceGroup(logger: logger)
+        defer { services.stopAll() }
         let downloads = Downloads(media: spool.media)
-        let driver = EngineDriver(openOutput: openOutput, makeSource: makeSource, speechCache: speechCache,
-                                  media: spool.media, downloads: downloads) { mailbox.post($0) }
+        let driver = try services.start("engine") {
+            EngineDriver(openOutput: openOutput, makeSource: makeSource, speechCache: SpeechCache.user(limitBytes: configuration.speechCacheBytes),
+                         media: spool.media, downloads: downloads) { mailbox.post($0) }
+        }!
         // Started before the socket listens: it first restores what a daemon killed mid-duck lowered.
-        let otherAudio = ducksOtherAudio ? try OtherAudioDucker(journalPath: runtime.otherAudioJournalPath, logger: logger) : nil
-        defer { otherAudio?.stop() }
+        let otherAudio = try services.start("other-audio ducker") { () throws(AnnounceError) in
+            ducksOtherAudio ? try OtherAudioDucker(journalPath: runtime.otherAudioJournalPath, logger: logger) : nil
+        }
         let controller = QueueController(runtime: runtime, configuration: configuration, logger: logger, clock: clock,
                                          spool: spool, driver: driver, probeDevice: probeDevice, downloads: downloads,
                                          otherAudio: otherAudio)
-        let now = clock()
-        let otherApps = ducksOtherAudio ? try OtherAudioWatcher(logger: logger) { mailbox.post($0) } : nil
-        defer { otherApps?.stop() }
-        controller.otherApps = otherApps
-        controller.restore(now: now)
-        unlink(runtime.socketPath)  // stale: we hold the lock
-        let listener = announce_unix_listen(runtime.socketPath, 1024)
-        guard listener >= 0 else {
-            throw .unavailable("cannot listen on \(runtime.socketPath): \(systemErrorMessage(-listener))")
+        controller.otherApps = try services.start("other-audio watcher") { () throws(AnnounceError) in
+            ducksOtherAudio ? try OtherAudioWatcher(logger: logger) { mailbox.post($0) } : nil
         }
+        controller.restore(now: now)
+        try services.start("clients") { controller.hub }
+        let listener = try services.start("socket") { () throws(AnnounceError) in try SocketListener(path: runtime.socketPath) }!
         logger.info("listening on \(runtime.socketPath), device '\(configuration.device)', pid \(getpid())")
         notifyReady("ready")
-        configuration.whenListening?()
+        // The caller's (zones' bridge: a client of this socket).
+        for service in configuration.services {
+            if let started = service.start() { services.add(service.name, started) }
+        }
         controller.start(now: now)
-        let bus = try SessionBusPresence(environment: RuntimeDirectory.processEnvironment("DBUS_SESSION_BUS_ADDRESS"),
-                                         journalPath: runtime.pausedPlayersJournalPath, logger: logger)
-        controller.sessionBus = bus
-        ControlLoop(listener: listener, signals: signals, mailbox: mailbox, controller: controller,
+        controller.sessionBus = try services.start("session bus") { () throws(AnnounceError) in
+            try SessionBusPresence(environment: RuntimeDirectory.processEnvironment("DBUS_SESSION_BUS_ADDRESS"),
+                                   journalPath: runtime.pausedPlayersJournalPath, logger: logger)
+        }
+        // Stopped first: the playing items keep the positions heard, as if paused.
+        try services.start("plays") { PlaysAtStop(controller: controller, mailbox: mailbox) }
+        ControlLoop(listener: listener.fd, signals: signals, mailbox: mailbox, controller: controller,
                     idleExit: configuration.idleExit, clock: clock, skipTo: skipTo).run()
-
         logger.info("stopping: the spool keeps \(controller.scheduler.count) item(s)")
-        controller.stopPlays(mailbox: mailbox)
-        bus.stop()
-        driver.shutdown()
-        close(listener)
-        unlink(runtime.socketPath)
-        controller.hub.closeAll()
         return true
     }
 
@@ -185,3 +186,48 @@ public final class Daemon {
     }
 
 }
+
+/// The daemon's listening socket: closed, and its path removed, when the daemon stops.
+final class SocketListener: DaemonService {
+    let fd: Int32
+    private let path: String
+
+    init(path: String) throws(AnnounceError) {
+        unlink(path)  // stale: the daemon holds the lock
+        let fd = announce_unix_listen(path, 1024)
+        guard fd >= 0 else { throw .unavailable("cannot listen on \(path): \(systemErrorMessage(-fd))") }
+        self.fd = fd
+        self.path = path
+    }
+
+    func stop() {
+        close(fd)
+        unlink(path)
+    }
+}
+
+/// What plays when the daemon stops: paused where it was heard, so the spool keeps it there.
+private final class PlaysAtStop: DaemonService {
+    let controller: QueueController
+    let mailbox: Mailbox
+
+    init(controller: QueueController, mailbox: Mailbox) {
+        self.controller = controller
+        self.mailbox = mailbox
+    }
+
+    func stop() { controller.stopPlays(mailbox: mailbox) }
+}
+
+extension EngineDriver: DaemonService {
+    func stop() { shutdown() }
+}
+
+extension EventHub: DaemonService {
+    /// Sends what is still buffered and forgets every client.
+    func stop() { closeAll() }
+}
+
+extension OtherAudioDucker: DaemonService {}
+extension OtherAudioWatcher: DaemonService {}
+extension SessionBusPresence: DaemonService {}

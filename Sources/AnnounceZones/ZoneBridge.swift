@@ -18,7 +18,7 @@ import AnnounceClient
 /// in turn (check, remember the id, store the audio, queue); one `announce-zwait` per accepted
 /// play waits for its outcomes; `announce-zstat` follows the daemon's events for the status.
 /// The daemon's control thread never waits on the network: it sees only socket clients.
-public final class ZoneBridge: @unchecked Sendable {
+public final class ZoneBridge: DaemonService, @unchecked Sendable {
     public let host: String
     let zones: [String]
     /// Home Assistant discovery (`[mqtt] discovery`).

@@ -75,16 +75,14 @@ struct DaemonCommand: ParsableCommand {
                 logger.info("took over from the auto-started daemon (pid \(running.pid))")
             }
             // A host in zones stays up: a play may come from another host at any time.
-            let bridge = ZoneBridgeHolder()
             if let mqtt = user.mqtt {
                 if configuration.idleExit != nil { logger.info("[mqtt] is configured: this daemon does not exit when idle") }
                 configuration.idleExit = nil
                 let (engine, voice) = (user.speechEngine, user.speechVoice)
-                configuration.whenListening = {
-                    bridge.set(ZoneBridge.start(mqtt, speechEngine: engine, speechVoice: voice, runtime: runtime, logger: logger))
-                }
+                configuration.services.append(("zones", {
+                    ZoneBridge.start(mqtt, speechEngine: engine, speechVoice: voice, runtime: runtime, logger: logger)
+                }))
             }
-            defer { bridge.stop() }
             let daemon = Daemon(runtime: runtime, configuration: configuration, logger: logger)
             if try !daemon.run(), readyFd == nil {
                 // Another one won the race to the lock meanwhile.
@@ -95,13 +93,6 @@ struct DaemonCommand: ParsableCommand {
             throw reportedExit(error)
         }
     }
-}
-
-/// The zones' bridge, once the daemon listens: stopped (saying `offline`) when the daemon returns.
-private final class ZoneBridgeHolder: @unchecked Sendable {
-    private var bridge: ZoneBridge?
-    func set(_ bridge: ZoneBridge?) { self.bridge = bridge }
-    func stop() { bridge?.stop() }
 }
 
 /// The daemon answering on `runtime`'s socket, if one does.
