@@ -88,20 +88,15 @@ final class SeenPlays: @unchecked Sendable {
         }
     }
 
-    /// Waits again for the plays a stopped daemon left unanswered (each on its own thread).
+    /// Waits again for the plays a stopped daemon left unanswered.
     func resumeWaits(_ bridge: ZoneBridge) {
         for (request, ids) in unanswered {
-            pthread_detach(startThread(named: "announce-zwait") {
-                do throws(AnnounceError) {
-                    guard let client = try DaemonClient.connect(autoStart: false, runtime: bridge.runtime) else { return }
-                    let reply = try client.call(.wait(ids: ids, progress: false))
-                    let known = reply.ids ?? []
-                    bridge.logger.info("zones: waiting again for play \(request) (\(known.count) of \(ids.count) item(s) known)")
-                    bridge.wait(for: request, ids: ids, known: known, on: client)
-                } catch {
-                    bridge.logger.warning("zones: cannot wait again for play \(request): \(error.description)")
-                }
-            })
+            do throws(AnnounceError) {
+                try bridge.waiter.wait(for: request, ids: ids, answered: true)
+                bridge.logger.info("zones: waiting again for play \(request) (\(ids.count) item(s))")
+            } catch {
+                bridge.logger.warning("zones: cannot wait again for play \(request): \(error.description)")
+            }
         }
     }
 

@@ -15,8 +15,9 @@ import AnnounceClient
 /// sender on the result topic; the host's state is kept, retained, on its status topic.
 ///
 /// Threads: `announce-mqtt` (the link) only fills an inbox; `announce-zones` takes the messages
-/// in turn (check, remember the id, store the audio, queue); one `announce-zwait` per accepted
-/// play waits for its outcomes; `announce-zstat` follows the daemon's events for the status.
+/// in turn (check, remember the id, store the audio, queue); `announce-zwait` (`ZoneWaiter`)
+/// waits for the outcomes of every play taken, on one connection to the daemon;
+/// `announce-zstat` follows the daemon's events for the status.
 /// The daemon's control thread never waits on the network: it sees only socket clients.
 public final class ZoneBridge: DaemonService, @unchecked Sendable {
     public let host: String
@@ -32,9 +33,9 @@ public final class ZoneBridge: DaemonService, @unchecked Sendable {
     let seen: SeenPlays
     let status: StatusPublisher
     private var worker: pthread_t?
-    /// Plays queued here whose outcomes a thread waits for.
-    private let waiting = Atomic<Int>(0)
-    /// More than this many plays waiting at once are refused (69): each holds a thread and a connection.
+    /// Waits for the outcomes of the plays taken here.
+    let waiter: ZoneWaiter
+    /// More than this many plays waiting at once are refused (69): each keeps its items' outcomes.
     static let maxWaiting = 256
     /// Connected to the broker now (the worker's view).
     private let connected = Atomic<Bool>(false)
@@ -79,7 +80,9 @@ public final class ZoneBridge: DaemonService, @unchecked Sendable {
                             will: (ZoneTopic.status(host).name, JSONCoding.encode(offline, orElse: "{}")))
         seen = try SeenPlays(directory: runtime.path + "/zones")
         status = StatusPublisher(host: host, zones: settings.zones, runtime: runtime)
+        waiter = ZoneWaiter(runtime: runtime)
         status.bridge = self
+        waiter.bridge = self
     }
 
     /// Says `offline` (a clean disconnect sends no last will) and disconnects once the broker
@@ -221,8 +224,7 @@ public final class ZoneBridge: DaemonService, @unchecked Sendable {
 
     /// Queues `play` (its id remembered already) and, when `answered`, publishes its outcome.
     private func accept(_ play: RemotePlay, topic: String, waited: Double, answered: Bool) {
-        guard waiting.add(1, ordering: .relaxed).newValue <= Self.maxWaiting else {
-            waiting.subtract(1, ordering: .relaxed)
+        guard waiter.count < Self.maxWaiting else {
             logger.warning("zones: play \(play.id) from \(play.from) refused: \(Self.maxWaiting) plays are waiting already")
             if answered {
                 answer(play.id, [Outcome(.failed, reason: "\(Self.maxWaiting) plays are waiting on \(host) already",
@@ -231,24 +233,19 @@ public final class ZoneBridge: DaemonService, @unchecked Sendable {
             return
         }
         do {
-            let (client, ids) = try enqueue(play)
+            let ids = try enqueue(play)
             seen.record(play.id, ids: ids)
             let note = waited > 0 ? " (it waited \(Int(waited)) s at the broker)" : ""
             logger.info("zones: play \(play.id) from \(play.from) on \(topic) queued as \(ids.joined(separator: ", "))\(note)")
-            let handoff = Handoff(client), request = play.id
-            pthread_detach(startThread(named: "announce-zwait") { [self] in
-                wait(for: request, ids: ids, on: handoff.client, answered: answered)
-                waiting.subtract(1, ordering: .relaxed)
-            })
+            try waiter.wait(for: play.id, ids: ids, answered: answered)
         } catch {
-            waiting.subtract(1, ordering: .relaxed)
             logger.warning("zones: play \(play.id) from \(play.from) not queued: \(error.description)")
             if answered { answer(play.id, [Outcome(.failed, reason: error.description, code: error.exitCode)]) }
         }
     }
 
     /// Queues `play` on this host's daemon: its audio into the media directory first, as `play -` does.
-    private func enqueue(_ play: RemotePlay) throws(AnnounceError) -> (DaemonClient, [String]) {
+    private func enqueue(_ play: RemotePlay) throws(AnnounceError) -> [String] {
         let media = MediaDirectory(runtime: runtime)
         var files: [MediaFile?] = []
         defer { for file in files { file?.release() } }
@@ -279,36 +276,14 @@ public final class ZoneBridge: DaemonService, @unchecked Sendable {
             throw .unavailable("the daemon does not answer at \(runtime.socketPath)")
         }
         do {
-            let reply = try client.call(.play(items: items, wait: true))
-            return (client, reply.ids ?? [])
+            let reply = try client.call(.play(items: items, wait: false))
+            return reply.ids ?? []
         } catch {
             // Refused: nothing of it is queued. Otherwise the answer was lost and the daemon may
             // have spooled it (a daemon sweeps at start the media no item names).
             if case .daemon = error { for file in files { file?.discard() } }
             throw error
         }
-    }
-
-    /// Waits for the outcomes of `ids` on `client` (which asked to wait for those `known`; the
-    /// others the daemon forgot), then answers `request`.
-    func wait(for request: String, ids: [String], known: [String]? = nil, on client: DaemonClient, answered: Bool = true) {
-        var outcomes: [String: Outcome] = [:]
-        for id in ids where !(known ?? ids).contains(id) {
-            outcomes[id] = Outcome(.failed, reason: "the daemon lost track of item \(id)", code: AnnounceError.internalExitCode)
-        }
-        do {
-            while outcomes.count < ids.count, let message = try client.next(watching: false) {
-                if case .event(let event) = message, event.event == .finished, let id = event.id, ids.contains(id) {
-                    outcomes[id] = event.outcome
-                }
-            }
-        } catch {
-            logger.warning("zones: lost the outcome of play \(request): \(error.description)")
-        }
-        // The daemon stopped first: the items stay spooled, and the next bridge waits for them.
-        guard outcomes.count == ids.count else { return }
-        if answered { answer(request, ids.map { outcomes[$0] ?? Outcome.none }) }
-        seen.record(request, ids: ids, answered: true)
     }
 
     /// Home Assistant's discovery messages, retained: the host's notify entity and its zones'.
