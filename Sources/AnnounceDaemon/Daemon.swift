@@ -133,13 +133,13 @@ public final class Daemon {
                          media: spool.media, downloads: downloads) { mailbox.post($0) }
         }!
         // Started before the socket listens: it first restores what a daemon killed mid-duck lowered.
-        let otherAudio = try services.start("other-audio ducker") { () throws(AnnounceError) in
+        let ducker = try services.start("other-audio ducker") { () throws(AnnounceError) in
             ducksOtherAudio ? try OtherAudioDucker(journalPath: runtime.otherAudioJournalPath, logger: logger) : nil
         }
         let controller = QueueController(runtime: runtime, configuration: configuration, logger: logger, clock: clock,
                                          spool: spool, driver: driver, probeDevice: probeDevice, downloads: downloads,
-                                         otherAudio: otherAudio)
-        controller.otherApps = try services.start("other-audio watcher") { () throws(AnnounceError) in
+                                         ducker: ducker)
+        controller.otherAudioWatcher = try services.start("other-audio watcher") { () throws(AnnounceError) in
             ducksOtherAudio ? try OtherAudioWatcher(logger: logger) { mailbox.post($0) } : nil
         }
         controller.restore(now: now)

@@ -46,7 +46,7 @@ extension QueueController {
                 devices.playStarts()
                 meter.playingTotal = item.totalFrames
                 meter.playingFrames = 0
-                lives[item.id]?.start()
+                lifecycles[item.id]?.start()
                 driver.play(item, devices: item.clip.devices(default: configuration.device), gain: startingGain(item.id),
                             watched: hub.isProgressWatched(item.id), silence: configuration.silence)
                 // Started items never expire, also after a crash; saved after the play began.
@@ -62,10 +62,10 @@ extension QueueController {
                 default: break
                 }
                 // Interruptions the daemon announced itself (sessions, the device) are not repeated.
-                if lives[item.id]?.interrupt() == true {
+                if lifecycles[item.id]?.interrupt() == true {
                     hub.emit(Event(.interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
                                reason: Self.describe(reason), heard: seconds(item.heardFrames, of: item.id),
-                               warning: reason == .held(.call) ? otherScene?.call : nil))
+                               warning: reason == .held(.call) ? otherAudioScene?.call : nil))
                 }
             case .finish(let item, let outcome):
                 // The lifecycle alone decides that this is its one outcome.
@@ -100,10 +100,10 @@ extension QueueController {
     /// Ends `id`'s lifecycle with `outcome`: true once, when it is to be announced. The final
     /// lifecycle goes at once: ids are never reused (`newID` skips the spool's outcomes, and
     /// lifecycles are made only as items are accepted or restored), so an id without one is
-    /// final or unknown, and every event asks `lives` first: nothing follows the outcome.
+    /// final or unknown, and every event asks `lifecycles` first: nothing follows the outcome.
     func finish(_ id: String, _ outcome: Outcome) -> Bool {
-        guard lives[id]?.finish(outcome) == true else { return false }
-        lives[id] = nil
+        guard lifecycles[id]?.finish(outcome) == true else { return false }
+        lifecycles[id] = nil
         return true
     }
 
@@ -122,7 +122,7 @@ extension QueueController {
                 hub.emit(Event(.deviceOpened, time: now, device: device, format: format))
             }
             // Announced once per play: a multi-route play reports a start per device.
-            guard let item = item(id), let heard = lives[id]?.heard(stillInterrupted: policy[id]?.isInterrupted == true) else {
+            guard let item = item(id), let heard = lifecycles[id]?.heard(stillInterrupted: policy[id]?.isInterrupted == true) else {
                 return
             }
             if scheduler.playing?.id == id {
@@ -164,7 +164,7 @@ extension QueueController {
         case .ended(let id, let heard, let total, let rate, var end, let played):
             Self.rotateLog(runtime, logger)
             meter.ended(id, rate: rate, details: played)
-            lives[id]?.playEnded()
+            lifecycles[id]?.playEnded()
             if case .failed(_, let message) = end { logger.warning("\(message)") }
             if mixed[id] != nil {
                 return mixedEnded(id, heard: heard, total: total, end: end, details: played, now: now)

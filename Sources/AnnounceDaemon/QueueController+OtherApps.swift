@@ -17,9 +17,9 @@ extension QueueController {
     /// The watcher watches the server the item that plays (or plays next) reaches while announce
     /// has something to play, and stops when it has nothing. Called each time the control thread wakes.
     func watchOtherApplications() {
-        guard let otherApps else { return }
+        guard let otherAudioWatcher else { return }
         let item = scheduler.playing ?? scheduler.nextReady ?? mixed.all.first(where: { !$0.isAlert })?.item
-        otherApps.watch(item != nil, environment: item?.clip.environment, interruptingRoles: configuration.interruptingRoles)
+        otherAudioWatcher.watch(item != nil, environment: item?.clip.environment, interruptingRoles: configuration.interruptingRoles)
         // An item that waited for other audio to stop is no longer first (it expired, was cancelled, or
         // one of higher priority came): the hold was its, and goes.
         if scheduler.holds.contains(.otherAudio), scheduler.nextReady?.ifOtherAudio != .wait {
@@ -31,15 +31,15 @@ extension QueueController {
     /// What other applications play now on the server `environment` reaches: the watcher's when it
     /// watches that server, else one look (bounded, as a device check). Nil: no sound server answers.
     func otherAudioNow(for environment: [String: String]?) -> OtherAudioScene? {
-        guard let otherApps else { return nil }
-        if let seen = otherApps.scene(for: environment) { return seen }
+        guard let otherAudioWatcher else { return nil }
+        if let seen = otherAudioWatcher.scene(for: environment) { return seen }
         return OtherAudioWatcher.look(environment: environment, interruptingRoles: configuration.interruptingRoles)
     }
 
     /// The watcher saw a change (nil: it stopped watching, or no sound server answers).
     func otherAudioChanged(_ scene: OtherAudioScene?, now: Double) {
-        let before = otherScene
-        otherScene = scene
+        let before = otherAudioScene
+        otherAudioScene = scene
         switch (scene ?? OtherAudioScene()).callChange(from: before) {
         case .began(let by)?: beginCall(by: by, now: now)
         case .ended?: endCall(now: now)
@@ -54,11 +54,11 @@ extension QueueController {
     /// call announce did not know of yet holds it; otherwise, on its first start, its
     /// `--if-other-audio` decides.
     func otherAudioStart(_ item: QueueItem, now: Double) -> StartChoice {
-        guard otherApps != nil else { return .play(item) }
+        guard otherAudioWatcher != nil else { return .play(item) }
         let scene = otherAudioNow(for: item.clip.environment)
         if let call = scene?.call {
-            if otherScene?.call == nil {
-                otherScene = scene
+            if otherAudioScene?.call == nil {
+                otherAudioScene = scene
                 beginCall(by: call, now: now, starting: item)
             }
             return .decline(scheduler.playbackEnded(id: item.id, heardFrames: 0, totalFrames: nil, end: .held(.call), now: now))
@@ -73,7 +73,7 @@ extension QueueController {
             ducking.session?.options.duckOthers = true
             return .play(ducking)
         case .wait:
-            if otherScene == nil { otherScene = scene }  // for the waiting clients, before the watcher's first look
+            if otherAudioScene == nil { otherAudioScene = scene }  // for the waiting clients, before the watcher's first look
             logger.info("\(item.id) \(item.clip.path): waits, other audio plays (\(scene?.playing.joined(separator: ", ") ?? ""))")
             return .decline(scheduler.playbackEnded(id: item.id, heardFrames: 0, totalFrames: nil, end: .held(.otherAudio), now: now))
         case .silence(let reason):
@@ -85,10 +85,10 @@ extension QueueController {
     /// A mixable item is about to start: as `otherAudioStart` (its `wait` is refused on acceptance).
     /// Nil: it plays (ducking others when `duck` says so, the item returned); a reason: it ends silenced.
     func otherAudioStartMixed(_ item: QueueItem) -> (item: QueueItem, silenced: String?) {
-        guard otherApps != nil else { return (item, nil) }
+        guard otherAudioWatcher != nil else { return (item, nil) }
         let scene = otherAudioNow(for: item.clip.environment)
-        if let call = scene?.call, otherScene?.call == nil {
-            otherScene = scene
+        if let call = scene?.call, otherAudioScene?.call == nil {
+            otherAudioScene = scene
             beginCall(by: call, now: clock())
         }
         switch (item.ifOtherAudio ?? .play).start(otherAudioPlaying: scene?.isOtherAudioPlaying) {
@@ -109,7 +109,7 @@ extension QueueController {
         logger.info("a call plays (\(call)): announce waits until it ends")
         func announce(_ item: QueueItem, heard: Int64) {
             callInterrupted.insert(item.id)
-            guard lives[item.id]?.interrupt() == true else { return }
+            guard lifecycles[item.id]?.interrupt() == true else { return }
             hub.emit(Event(.interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
                            reason: .call, heard: seconds(heard, of: item.id), warning: call))
         }
@@ -138,7 +138,7 @@ extension QueueController {
             guard let item = anyItem(id) ?? mixed[id]?.item else { continue }
             let isMixed = mixed[id] != nil
             let resumes = isMixed ? policy[id].map { !$0.isInterrupted && !$0.awaitsResume } ?? true : !scheduler.isPaused
-            if lives[id]?.endInterruption() == true {
+            if lifecycles[id]?.endInterruption() == true {
                 hub.emit(Event(.interruptionEnded, time: now, id: id, path: item.clip.path, priority: item.priority,
                                shouldResume: resumes))
             }
@@ -154,13 +154,13 @@ extension QueueController {
     /// thread never waits for a sound server.
     func answerStatus(_ connection: Connection) {
         let item = scheduler.playing ?? scheduler.nextReady ?? mixed.all.first(where: { !$0.isAlert })?.item
-        guard let otherApps else { return connection.send(WireProtocol.encode(Reply.status(status()))) }
-        if let seen = otherApps.scene(for: item?.clip.environment) {
+        guard let otherAudioWatcher else { return connection.send(WireProtocol.encode(Reply.status(status()))) }
+        if let seen = otherAudioWatcher.scene(for: item?.clip.environment) {
             return connection.send(WireProtocol.encode(Reply.status(status(otherAudio: seen))))
         }
         statusWaiting.append(connection)
         if statusWaiting.count == 1 {
-            otherApps.lookSoon(environment: item?.clip.environment, interruptingRoles: configuration.interruptingRoles)
+            otherAudioWatcher.lookSoon(environment: item?.clip.environment, interruptingRoles: configuration.interruptingRoles)
         }
     }
 
@@ -179,7 +179,7 @@ extension QueueController {
         guard let scene else { return status }
         status.otherAudioPlaying = scene.isOtherAudioPlaying
         status.otherAudioStreams = scene.playing.isEmpty ? nil : scene.playing
-        status.call = otherScene?.call
+        status.call = otherAudioScene?.call
         return status
     }
 

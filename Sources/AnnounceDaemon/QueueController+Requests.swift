@@ -165,12 +165,12 @@ extension QueueController {
                     return connection.send(WireProtocol.encode(Reply.failure(error.exitCode, "cannot spool the item: \(error.description)")))
                 }
                 ids.append(item.id)
-                lives[item.id] = ItemLifecycle()
+                lifecycles[item.id] = ItemLifecycle()
                 hub.emit(Event(.queued, time: now, id: item.id, path: item.clip.path, priority: item.priority))
                 startMixed(item, alert: false, now: now)
                 continue
             }
-            lives[item.id] = ItemLifecycle()  // before its effects: it may end at once (`--expire 0s`)
+            lifecycles[item.id] = ItemLifecycle()  // before its effects: it may end at once (`--expire 0s`)
             var effects = scheduler.enqueue(item, replace: replace, now: now)
             // Spooled before it is acknowledged; if that fails, it was never accepted.
             if case .persist(let spooled)? = effects.first {
@@ -195,7 +195,7 @@ extension QueueController {
             return apply(scheduler.cancel(ids: ids, now: now).effects, now: now)
         }
         spool.commitRequest()  // right before the acknowledgement (the fsync comes after it)
-        for (item, _) in items where lives[item.id] != nil { downloads?.ensure(item) }
+        for (item, _) in items where lifecycles[item.id] != nil { downloads?.ensure(item) }
         // Main-lane items wait for `announce resume`: the client says so.
         let waitsForResume = scheduler.isPaused && items.contains { $0.0.audioSession.lane == .main }
         connection.send(WireProtocol.encode(Reply.ids(ids, pausedSince: waitsForResume ? runtime.pausedSince ?? now : nil)))

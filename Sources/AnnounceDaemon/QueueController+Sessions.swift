@@ -21,7 +21,7 @@ extension QueueController {
         var clip = Clip(path: alert.path, device: alert.device, gain: alert.gain, environment: alert.environment)
         clip.pathBytes = alert.pathBytes
         let item = QueueItem(id: newID(), clip: clip, priority: .high, arrival: now, session: AudioSession(category: .ambient), ifBusy: .fail)
-        lives[item.id] = ItemLifecycle()
+        lifecycles[item.id] = ItemLifecycle()
         mixed.add(item, alert: true)
         connection.send(WireProtocol.encode(Reply.ids([item.id])))
         if wait { subscribe(connection, to: [item.id], progress: false) }
@@ -41,7 +41,7 @@ extension QueueController {
         let (chosen, silenced) = otherAudioStartMixed(item)
         if let silenced { return endMixed(item.id, Outcome(.silenced, reason: silenced), now: now) }
         apply(activate(chosen, preempting: nil, now: now), now: now)
-        if otherScene?.call != nil {
+        if otherAudioScene?.call != nil {
             // A call is on: it waits, silent, until the call ends.
             callInterrupted.insert(item.id)
             applyDucking(policy.setSuspended(item.id, true))
@@ -74,7 +74,7 @@ extension QueueController {
             case .play(let item, let alert):
                 applyDucking(policy.setSuspended(item.id, false))
                 devices.playStarts()
-                lives[item.id]?.start()
+                lifecycles[item.id]?.start()
                 driver.play(item, devices: item.clip.devices(default: configuration.device), gain: startingGain(item.id),
                             alert: alert, watched: hub.isProgressWatched(item.id), silence: configuration.silence)
             case .stop(let id):
@@ -121,7 +121,7 @@ extension QueueController {
         var effects: [SchedulerEffect] = []
         for interruption in decision.interrupted where interruption.reason != .preempted {
             let id = interruption.id
-            if let other = anyItem(id), lives[id]?.interrupt() == true {
+            if let other = anyItem(id), lifecycles[id]?.interrupt() == true {
                 hub.emit(Event(.interruptionBegan, time: now, id: id, path: other.clip.path, priority: other.priority,
                            reason: EventReason(interruption.reason), heard: seconds(other.heardFrames, of: id)))
             }
@@ -141,7 +141,7 @@ extension QueueController {
         guard policy[id] != nil else { return [] }
         let decision = policy.deactivate(id)
         for end in decision.ended {
-            if let other = anyItem(end.id), lives[end.id]?.endInterruption() == true {
+            if let other = anyItem(end.id), lifecycles[end.id]?.endInterruption() == true {
                 hub.emit(Event(.interruptionEnded, time: now, id: end.id, path: other.clip.path, priority: other.priority,
                            shouldResume: end.shouldResume))
             }
@@ -172,10 +172,10 @@ extension QueueController {
     /// Other applications are lowered while a duck-others session plays, on the sound server
     /// its device reaches (the first such session's), and let go when none does.
     func duckOtherAudio() {
-        guard let otherAudio else { return }
-        let ducker = policy.duckers.lazy.compactMap { self.item($0) }.first
-        otherAudio.want(gain: ducker.map { _ in Double(duckGain) }, environment: ducker?.clip.environment,
-                        sparedRoles: configuration.interruptingRoles)
+        guard let ducker else { return }
+        let ducking = policy.duckers.lazy.compactMap { self.item($0) }.first
+        ducker.want(gain: ducking.map { _ in Double(duckGain) }, environment: ducking?.clip.environment,
+                    sparedRoles: configuration.interruptingRoles)
     }
 
     // MARK: device trouble
@@ -187,7 +187,7 @@ extension QueueController {
               let wait = devices.failed(trouble, failsWhenBusy: item.ifBusy == .fail, now: now) else { return nil }
         let device = trouble.device
         func interrupted(_ reason: InterruptionReason, _ warning: String) {
-            if lives[item.id]?.interrupt() == true {
+            if lifecycles[item.id]?.interrupt() == true {
                 hub.emit(Event(.interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
                                reason: EventReason(reason), heard: seconds(item.heardFrames, of: item.id),
                                device: device, warning: warning))

@@ -26,12 +26,12 @@ extension QueueController {
         }
         var status = DaemonStatus(pid: getpid(), device: configuration.device, deviceOpen: !devices.open.isEmpty,
                             paused: scheduler.isPaused, playing: playing,
-                            queued: scheduler.ready.map { describe($0, lives[$0.id]?.isInterrupted == true ? .interrupted : .queued) },
+                            queued: scheduler.ready.map { describe($0, lifecycles[$0.id]?.isInterrupted == true ? .interrupted : .queued) },
                             scheduled: scheduler.scheduled.map { describe($0, .scheduled) },
                             quiet: quiet.state(at: clock()))
         let streams = mixed.all.map { stream in
             // A mixed stream is never queued: when it does not play, it waits, interrupted.
-            var entry = describe(stream.item, lives[stream.item.id]?.isPlaying == true ? .playing : .interrupted)
+            var entry = describe(stream.item, lifecycles[stream.item.id]?.isPlaying == true ? .playing : .interrupted)
             entry.heard = seconds(stream.item.heardFrames + stream.frames, of: stream.item.id)
             entry.duration = seconds(stream.item.totalFrames, of: stream.item.id)
             return entry
@@ -42,7 +42,7 @@ extension QueueController {
         status.idleExit = configuration.idleExit
         status.autoStarted = configuration.ready != nil ? true : nil  // clients start daemons with a ready pipe
         status.sessionBus = sessionBus?.description
-        status.otherAudio = otherAudio?.status
+        status.otherAudio = ducker?.status
         return status
     }
 
@@ -81,7 +81,7 @@ extension QueueController {
             case nil: return nil
             case .interrupted? where heldByCall(id):
                 var event = waiting(.call, stream.item)
-                event.warning = otherScene?.call
+                event.warning = otherAudioScene?.call
                 return event
             case .interrupted?: return waiting(.held, stream.item)
             case .device?:
@@ -107,11 +107,11 @@ extension QueueController {
         case .deviceLost?: return waiting(.deviceLost, item)
         case .call?:
             var event = waiting(.call, item)
-            event.warning = otherScene?.call
+            event.warning = otherAudioScene?.call
             return event
         case .otherAudio?:
             var event = waiting(.otherAudioPlaying, item)
-            event.warning = otherScene?.playing.joined(separator: ", ")
+            event.warning = otherAudioScene?.playing.joined(separator: ", ")
             return event
         case let hold?:
             var event = waiting(.held, item)

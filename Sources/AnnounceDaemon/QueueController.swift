@@ -27,7 +27,7 @@ final class QueueController {
     let hub = EventHub()
     /// Lowers other applications while a duck-others session plays; nil where the daemon must
     /// not touch a sound server (in-process tests).
-    let otherAudio: OtherAudioDucker?
+    let ducker: OtherAudioDucker?
     typealias Configuration = Daemon.Configuration
 
     var scheduler = Scheduler()
@@ -43,7 +43,7 @@ final class QueueController {
     var meter = PlayMeter()
     /// Each live item's state, made as it is accepted or restored (a final one leaves, `finish`):
     /// it alone decides what is announced of it: its start, its interruptions, its one outcome.
-    var lives: [String: ItemLifecycle] = [:]
+    var lifecycles: [String: ItemLifecycle] = [:]
     var terminating = false
     /// The main-lane item the scheduler preempted for each id about to play.
     var preemptedFor: [String: String] = [:]
@@ -53,9 +53,9 @@ final class QueueController {
     var sessionBus: SessionBusPresence?
     /// Watches other applications' streams for calls and other audio (DESIGN §3); nil where the
     /// daemon must not touch a sound server (in-process tests).
-    var otherApps: OtherAudioWatcher?
+    var otherAudioWatcher: OtherAudioWatcher?
     /// What other applications play, as last seen (nil: not watched now, or no sound server).
-    var otherScene: OtherAudioScene?
+    var otherAudioScene: OtherAudioScene?
     /// `status` requests waiting for the watcher's look at other audio (the control thread does
     /// not wait for a sound server).
     var statusWaiting: [Connection] = []
@@ -71,10 +71,10 @@ final class QueueController {
 
     init(runtime: RuntimeDirectory, configuration: Configuration, logger: Logger, clock: @escaping WallClock,
          spool: Spool, driver: EngineDriver, probeDevice: @escaping Daemon.DeviceProber, downloads: Downloads? = nil,
-         otherAudio: OtherAudioDucker? = nil) {
+         ducker: OtherAudioDucker? = nil) {
         self.downloads = downloads
         self.runtime = runtime
-        self.otherAudio = otherAudio
+        self.ducker = ducker
         self.configuration = configuration
         self.logger = logger
         self.clock = clock
@@ -94,7 +94,7 @@ final class QueueController {
         restored.items = endUnpersistedStreams(restored.items, now: now)
         restoredMixed = restored.items.filter { $0.audioSession.lane == .mixed }
         scheduler = Scheduler(restoring: restored.items.filter { $0.audioSession.lane == .main })
-        for item in restored.items { lives[item.id] = ItemLifecycle(interrupted: item.interrupted) }
+        for item in restored.items { lifecycles[item.id] = ItemLifecycle(interrupted: item.interrupted) }
         // A single item's own entry says its request; a request of several, its committed record
         // (in order, with the items that ended before the commit).
         for item in restored.items { if let key = item.requestKey { restoredRequests[key, default: []].append(item.id) } }
