@@ -86,11 +86,9 @@ public final class Daemon {
     /// and the loop would only wait for it (backoff, expiry and idle exit cost no real time).
     init(runtime: RuntimeDirectory, configuration: Configuration, logger: Logger,
          clock: @escaping WallClock, skipTo: (@Sendable (Double) -> Void)? = nil,
-         openOutput: @escaping PlaybackEngine.OutputOpener = { device, request throws(AnnounceError) in
-             try ALSAOutput(device: device, request: request)
-         },
+         openOutput: @escaping PlaybackEngine.OutputOpener = PlaybackEngine.defaultOpener,
          probeDevice: @escaping DeviceProber = { device, environment throws(AnnounceError) in
-             try BoundedProbe.check { () throws(AnnounceError) in try DeviceProbe.check(device, environment: environment) }
+             try BoundedProbe.check { () throws(AnnounceError) in try Outputs.backend.probe(device, environment: environment) }
          },
          makeSource: EngineDriver.SourceMaker? = nil, ducksOtherAudio: Bool = false) {
         self.runtime = runtime

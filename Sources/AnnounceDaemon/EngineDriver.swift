@@ -51,9 +51,7 @@ final class EngineDriver: @unchecked Sendable {
     private let standby = EngineStandby(clock: { SystemClock.monotonic() })
 
     /// `makeSource`: nil for files, speech and streams (`sources`).
-    init(openOutput: @escaping PlaybackEngine.OutputOpener = { device, request throws(AnnounceError) in
-        try ALSAOutput(device: device, request: request)
-    }, makeSource: SourceMaker? = nil, speechCache: SpeechCache? = nil, media: MediaDirectory? = nil,
+    init(openOutput: @escaping PlaybackEngine.OutputOpener = PlaybackEngine.defaultOpener, makeSource: SourceMaker? = nil, speechCache: SpeechCache? = nil, media: MediaDirectory? = nil,
          downloads: Downloads? = nil, post: @escaping @Sendable (EngineReport) -> Void) {
         let alertCache = AlertCache()
         self.alertCache = alertCache
@@ -287,7 +285,7 @@ final class EngineDriver: @unchecked Sendable {
                 let message = AnnounceError.deviceUnavailable(device: device, reason: failure.message).description
                 // A file that cannot be written (a full disk, EIO) does not come back as a device
                 // does: the item fails (69) instead of waiting for it as lost.
-                if failure.isDeviceLoss && DeviceProbe.fileArgument(device) == nil {
+                if failure.isDeviceLoss && DeviceName.fileArgument(device) == nil {
                     details.deviceTrouble = .lost(device: device, reason: message)
                 }
                 // The engine gave the failed device up: it is closed as far as anyone can tell.

@@ -208,7 +208,7 @@ extension QueueController {
     /// A `file:` device is checked every time: that costs a stat, and its directory may have gone.
     /// Within one request each device is checked once (`passed`), not once per item.
     func deviceFailure(_ devices: [String], environment: [String: String]?, passed: inout Set<String>) -> AnnounceError? {
-        for device in devices where !passed.contains(device) && (DeviceProbe.fileArgument(device) != nil || !self.devices.isKnown(device)) {
+        for device in devices where !passed.contains(device) && (DeviceName.fileArgument(device) != nil || !self.devices.isKnown(device)) {
             do { try probeDevice(device, environment) } catch { return error }
             passed.insert(device)
         }

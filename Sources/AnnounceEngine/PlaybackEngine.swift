@@ -52,9 +52,12 @@ public final class PlaybackEngine: @unchecked Sendable {
     /// How often progress is reported, in seconds of audio played, unless the control says otherwise.
     public static let progressInterval = 0.1
 
-    public init(device: String, openOutput: @escaping OutputOpener = { device, request throws(AnnounceError) in
-        try ALSAOutput(device: device, request: request)
-    }) {
+    /// Opens a device through the output backend (`Outputs.backend`): every engine's default.
+    public static func defaultOpener(_ device: String, request: OutputRequest) throws(AnnounceError) -> any AudioOutput {
+        try Outputs.backend.open(device, request: request)
+    }
+
+    public init(device: String, openOutput: @escaping OutputOpener = PlaybackEngine.defaultOpener) {
         self.device = device
         self.openOutput = openOutput
     }

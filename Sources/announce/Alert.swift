@@ -49,7 +49,7 @@ struct Alert: ParsableCommand {
     var quiet = false
 
     func validate() throws {
-        // The client makes a relative file: device absolute (DeviceProbe.resolvingFile).
+        // The client makes a relative file: device absolute (OutputBackend.resolvingFile).
         if let device, let problem = DeviceName.problem(device, relativeFileAllowed: true) { throw ValidationError(optionText(problem)) }
     }
 
@@ -64,7 +64,7 @@ struct Alert: ParsableCommand {
             if let refusal = SystemSound.refusal(of: decoder.info, path: file) { throw refusal }
             var alert = AlertRequest(path: file, gain: level.linearGain, ignoreQuiet: ignoreQuiet ? true : nil,
                                      device: try device.map { name throws(AnnounceError) in
-                                         try DeviceProbe.resolvingFile(name, absolute: absolutePath)
+                                         try Outputs.backend.resolvingFile(name, absolute: absolutePath)
                                      },
                                      environment: AudioEnvironment.caller())
             alert.file = absoluteFile(fileName)

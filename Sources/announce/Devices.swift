@@ -20,9 +20,8 @@ struct Devices: ParsableCommand {
     func run() throws {
         _ = CLILogHandler.bootstrap(quiet: verbosity.quiet)
         do {
-            let devices = try withoutStderr { () throws(AnnounceError) in try DeviceCatalog.playbackDevices(probing: true) }
-            let busy = DeviceHolders.find()
-            let holders = devices.map { DeviceHolders.exactHolders(ofDevice: $0.name, among: busy) }
+            let devices = try withoutStderr { () throws(AnnounceError) in try Outputs.backend.devices(probing: true) }
+            let holders = Outputs.backend.holders(of: devices.map(\.name))
             if json {
                 let listed = zip(devices, holders).map {
                     ListedDevice(name: $0.name, description: $0.description, holders: $1, problem: $0.problem)

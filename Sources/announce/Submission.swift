@@ -30,7 +30,7 @@ struct DeviceFlags: ParsableArguments {
 
     /// The devices, a file: device's FILE made absolute (the daemon's working directory is /).
     func resolved() throws(AnnounceError) -> [String] {
-        try device.map { name throws(AnnounceError) in try DeviceProbe.resolvingFile(name, absolute: absolutePath) }
+        try device.map { name throws(AnnounceError) in try Outputs.backend.resolvingFile(name, absolute: absolutePath) }
     }
 }
 
