@@ -18,7 +18,8 @@ SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 # libpulse-dev: the headers of CPulse (the daemon loads libpulse to duck other applications);
 # libsystemd-dev: sd-bus's, for CSDBus (the daemon loads libsystemd to join the session bus);
 # libmosquitto-dev: CMosquitto's (zones over MQTT load libmosquitto1, which it brings).
-BUILD_PKGS := pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libflac-dev libspeexdsp-dev libsonic-dev libcurl4-openssl-dev libsystemd-dev libpulse-dev libmosquitto-dev libmosquitto1 python3
+# libebur128-dev: EBU R128 loudness (CEBUR128; `announce info` measures every file with it).
+BUILD_PKGS := pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libflac-dev libspeexdsp-dev libsonic-dev libebur128-dev libcurl4-openssl-dev libsystemd-dev libpulse-dev libmosquitto-dev libmosquitto1 python3
 # pulseaudio & co.: the real-time paced device the timing tests play on (Tests/Shell/paced-audio.sh).
 # alsa-utils and sound-theme-freedesktop also bring real sound files the decoding tests play.
 # tmux: the progress-line tests read a real terminal. python3-numpy: Tests/Shell/tone-measure.py measures captures.

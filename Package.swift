@@ -35,6 +35,8 @@ let package = Package(
         // libpulse's headers (libpulse-dev); the library itself is loaded by the daemon when it first
         // ducks other applications.
         .target(name: "CPulse", dependencies: ["CLoader"]),
+        // libebur128: EBU R128 loudness (a clip's, for `info` and a loudness stage).
+        .systemLibrary(name: "CEBUR128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
         // libsonic ships no pkg-config file: the module map links it by name.
         .systemLibrary(name: "CSonic", providers: [.apt(["libsonic-dev"])]),
@@ -57,7 +59,7 @@ let package = Package(
             dependencies: ["AnnounceModel", "CPosix", .product(name: "Logging", package: "swift-log")]
         ),
         // Sources: the decoders and the registry that sniffs bytes to choose one.
-        .target(name: "AnnounceSources", dependencies: ["AnnounceModel", "AnnounceSystem", "CSndFile", "CMpg123", "CFLAC"]),
+        .target(name: "AnnounceSources", dependencies: ["AnnounceModel", "AnnounceSystem", "CSndFile", "CMpg123", "CFLAC", "CEBUR128"]),
         // Output: ALSA devices, their catalog, probes and holders; the sound server's other streams.
         .target(
             name: "AnnounceOutput",
