@@ -158,7 +158,7 @@ public final class Daemon {
         try services.start("plays") { PlaysAtStop(controller: controller, mailbox: mailbox) }
         ControlLoop(listener: listener.fd, signals: signals, mailbox: mailbox, controller: controller,
                     idleExit: configuration.idleExit, clock: clock, skipTo: skipTo).run()
-        logger.info("stopping: the spool keeps \(controller.scheduler.count) item(s)")
+        logger.info("stopping: the spool keeps \(controller.lanes.main.count) item(s)")
         return true
     }
 

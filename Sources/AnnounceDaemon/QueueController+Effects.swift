@@ -6,7 +6,7 @@ import AnnounceEngine
 extension QueueController {
     func apply(_ effects: [SchedulerEffect], now: Double) {
         // A worklist rather than recursion: an item silenced by quiet mode brings the
-        // scheduler's next effects, which may silence the next item, and so on.
+        // the scheduler's next effects, which may silence the next item, and so on.
         var effects = effects
         var next = 0
         while next < effects.count {
@@ -17,14 +17,14 @@ extension QueueController {
                 do { try spool.save(item) } catch { logger.error("\(error.description)") }
             case .play(let item) where item.sessionCategory.silencedByQuietMode && quiet.isQuiet(at: now):
                 // Never reaches the engines: it ends `silenced` and the next item is offered.
-                effects += scheduler.playbackEnded(id: item.id, heardFrames: 0, totalFrames: nil,
+                effects += lanes.main.playbackEnded(id: item.id, heardFrames: 0, totalFrames: nil,
                                                    end: .silenced(reason: "quiet mode"), now: now)
             case .play(let item):
                 applyDucking(policy.setSuspended(item.id, false))
                 if let stream = policy[item.id], !stream.isPlaying {
                     // Left paused by a --no-notify-others session (or still interrupted): it waits
                     // at the head of the queue for `announce resume`.
-                    effects += scheduler.playbackEnded(id: item.id, heardFrames: 0, totalFrames: nil,
+                    effects += lanes.main.playbackEnded(id: item.id, heardFrames: 0, totalFrames: nil,
                                                        end: .held(.awaitingResume), now: now)
                     continue
                 }
@@ -41,7 +41,7 @@ extension QueueController {
                     }
                 }
                 if policy[item.id] == nil {
-                    effects += activate(item, preempting: preemptedFor.removeValue(forKey: item.id), now: now)
+                    effects += activate(item, preempting: lanes.preemptedFor.removeValue(forKey: item.id), now: now)
                 }
                 devices.playStarts()
                 meter.playingTotal = item.totalFrames
@@ -55,7 +55,7 @@ extension QueueController {
                 driver.stop(id)
             case .interrupted(let item, let reason):
                 switch reason {
-                case .preempted(let by): preemptedFor[by] = item.id
+                case .preempted(let by): lanes.preemptedFor[by] = item.id
                 case .held, .paused:
                     // Silent until it plays again: it ducks no one meanwhile.
                     applyDucking(policy.setSuspended(item.id, true))
@@ -71,7 +71,7 @@ extension QueueController {
                 // The lifecycle alone decides that this is its one outcome.
                 guard finish(item.id, outcome) else { continue }
                 effects += deactivate(item.id, now: now)
-                preemptedFor = preemptedFor.filter { $0.value != item.id && $0.key != item.id }
+                lanes.preemptedFor = lanes.preemptedFor.filter { $0.value != item.id && $0.key != item.id }
                 let played = meter.lastPlay(of: item.id)
                 let event = Event(.finished, time: now, id: item.id, path: item.clip.path, priority: item.priority,
                                   reason: outcome.reason.map { EventReason($0) }, heard: seconds(item.heardFrames, of: item.id),
@@ -90,7 +90,7 @@ extension QueueController {
                 }
             }
         }
-        if let playing = scheduler.playing {
+        if let playing = lanes.main.playing {
             // The device stays open for the next item, so nothing is left to wait for.
             hub.release(playing.clip.device ?? configuration.device)
         }
@@ -109,105 +109,5 @@ extension QueueController {
 
     func seconds(_ frames: Int64?, of id: String) -> Double? {
         meter.seconds(frames, of: id)
-    }
-
-    /// One report from the engine driver.
-    func handle(_ report: EngineReport) {
-        let now = clock()
-        switch report {
-        case .started(let id, let device, let format, let buffering, let rate, let total):
-            meter.started(id, rate: rate)
-            if devices.opened(device) {
-                logger.info("device '\(device)' opened as \(format), \(buffering)")
-                hub.emit(Event(.deviceOpened, time: now, device: device, format: format))
-            }
-            // Announced once per play: a multi-route play reports a start per device.
-            guard let item = item(id), let heard = lifecycles[id]?.heard(stillInterrupted: policy[id]?.isInterrupted == true) else {
-                return
-            }
-            if scheduler.playing?.id == id {
-                meter.playingTotal = total
-            } else if mixed[id] != nil, let total {
-                mixed.progress(id, frames: 0, counted: total)  // its length for status and the quarter marks
-            }
-            // The device works: whatever waited for it is over.
-            if devices.works(device) {
-                logger.info("device '\(device)' is back")
-                hub.emit(Event(.routeChange, time: now, reason: .newDeviceAvailable, device: device, format: format))
-            }
-            if heard.endsInterruption {
-                hub.emit(Event(.interruptionEnded, time: now, id: id, path: item.clip.path, priority: item.priority, shouldResume: true))
-            }
-            logger.info("\(id) \(item.clip.path): started on \(device) as \(format)")
-            hub.emit(Event(.started, time: now, id: id, path: item.clip.path, priority: item.priority,
-                       heard: seconds(item.heardFrames, of: id), duration: seconds(total, of: id), device: device, format: format))
-        case .progress(let id, let frames, _, let counted):
-            // An estimated length, counted exactly after the start.
-            if let counted, scheduler.playing?.id == id { meter.playingTotal = counted }
-            // Ten reports a second per stream: nothing is built unless someone listens.
-            let heardBefore: Int64, total: Int64?
-            if let stream = mixed[id] {
-                mixed.progress(id, frames: frames, counted: counted)
-                (heardBefore, total) = (stream.item.heardFrames, counted ?? stream.item.totalFrames)
-            } else if let playing = scheduler.playing, playing.id == id {
-                meter.playingFrames = frames
-                (heardBefore, total) = (playing.heardFrames, meter.playingTotal)
-                if meter.checkpointDue(id, now: now) { checkpoint(playing, heard: playing.heardFrames + frames) }
-            } else {
-                return
-            }
-            let heard = heardBefore + frames
-            let milestone = meter.newMark(id, heard: heard, total: total)
-            hub.publishProgress(of: id, milestone: milestone) {
-                Event(.progress, time: now, id: id, heard: seconds(heard, of: id), duration: seconds(total, of: id))
-            }
-        case .ended(let id, let heard, let total, let rate, var end, let played):
-            Self.rotateLog(runtime, logger)
-            meter.ended(id, rate: rate, details: played)
-            lifecycles[id]?.playEnded()
-            if case .failed(_, let message) = end { logger.warning("\(message)") }
-            if mixed[id] != nil {
-                return mixedEnded(id, heard: heard, total: total, end: end, details: played, now: now)
-            }
-            meter.playingFrames = heard
-            if case .failed = end, let item = scheduler.playing, item.id == id,
-               let hold = deviceTrouble(played, item: item, now: now) {
-                end = .held(hold)  // back to the head of the queue; the device is tried again
-            }
-            apply(scheduler.playbackEnded(id: id, heardFrames: heard, totalFrames: total, heardFraction: played.heardFraction,
-                                          end: end, now: now), now: now)
-        case .devicesClosed(let closed):
-            for device in closed where devices.closed(device) {
-                hub.emit(Event(.deviceClosed, time: now, device: device))
-                hub.release(device)
-            }
-        case .title(let id, let title):
-            streamTitleChanged(id, title: title, now: now)
-        case .otherAudio(let scene):
-            otherAudioChanged(scene, now: now)
-        case .otherAudioLooked(let scene):
-            answerStatus(otherAudio: scene)
-        }
-    }
-
-    static func describe(_ reason: StopReason) -> EventReason {
-        switch reason {
-        case .preempted(let by): .preempted(by: by)
-        case .paused: .paused
-        case .held(let why): why.reason
-        case .skipped: .other("skipped")
-        case .cancelled: .other("cancelled")
-        case .replaced(let by): .other("replaced by \(by)")
-        case .stopped: .other("stopped")
-        }
-    }
-
-    /// The playing item's position, written to the spool as if it had been interrupted there:
-    /// what a restart after a SIGKILL resumes from. The scheduler's own copy is unchanged.
-    private func checkpoint(_ item: QueueItem, heard: Int64) {
-        var spooled = item
-        spooled.heardFrames = heard
-        spooled.interrupted = true
-        do { try spool.save(spooled) } catch { logger.error("\(error.description)") }
     }
 }

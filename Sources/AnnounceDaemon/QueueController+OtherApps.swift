@@ -18,13 +18,13 @@ extension QueueController {
     /// has something to play, and stops when it has nothing. Called each time the control thread wakes.
     func watchOtherApplications() {
         guard let otherAudioWatcher else { return }
-        let item = scheduler.playing ?? scheduler.nextReady ?? mixed.all.first(where: { !$0.isAlert })?.item
+        let item = lanes.main.playing ?? lanes.main.nextReady ?? lanes.mixed.all.first(where: { !$0.isAlert })?.item
         otherAudioWatcher.watch(item != nil, environment: item?.clip.environment, interruptingRoles: configuration.interruptingRoles)
         // An item that waited for other audio to stop is no longer first (it expired, was cancelled, or
         // one of higher priority came): the hold was its, and goes.
-        if scheduler.holds.contains(.otherAudio), scheduler.nextReady?.ifOtherAudio != .wait {
+        if lanes.main.holds.contains(.otherAudio), lanes.main.nextReady?.ifOtherAudio != .wait {
             let now = clock()
-            apply(scheduler.release(.otherAudio, now: now), now: now)
+            apply(lanes.main.release(.otherAudio, now: now), now: now)
         }
     }
 
@@ -45,8 +45,8 @@ extension QueueController {
         case .ended?: endCall(now: now)
         case nil: break
         }
-        if scene?.isOtherAudioPlaying != true, scheduler.holds.contains(.otherAudio) {
-            apply(scheduler.release(.otherAudio, now: now), now: now)
+        if scene?.isOtherAudioPlaying != true, lanes.main.holds.contains(.otherAudio) {
+            apply(lanes.main.release(.otherAudio, now: now), now: now)
         }
     }
 
@@ -61,7 +61,7 @@ extension QueueController {
                 otherAudioScene = scene
                 beginCall(by: call, now: now, starting: item)
             }
-            return .decline(scheduler.playbackEnded(id: item.id, heardFrames: 0, totalFrames: nil, end: .held(.call), now: now))
+            return .decline(lanes.main.playbackEnded(id: item.id, heardFrames: 0, totalFrames: nil, end: .held(.call), now: now))
         }
         guard item.heardFrames == 0 else { return .play(item) }
         switch (item.ifOtherAudio ?? .play).start(otherAudioPlaying: scene?.isOtherAudioPlaying) {
@@ -75,9 +75,9 @@ extension QueueController {
         case .wait:
             if otherAudioScene == nil { otherAudioScene = scene }  // for the waiting clients, before the watcher's first look
             logger.info("\(item.id) \(item.clip.path): waits, other audio plays (\(scene?.playing.joined(separator: ", ") ?? ""))")
-            return .decline(scheduler.playbackEnded(id: item.id, heardFrames: 0, totalFrames: nil, end: .held(.otherAudio), now: now))
+            return .decline(lanes.main.playbackEnded(id: item.id, heardFrames: 0, totalFrames: nil, end: .held(.otherAudio), now: now))
         case .silence(let reason):
-            return .decline(scheduler.playbackEnded(id: item.id, heardFrames: 0, totalFrames: nil,
+            return .decline(lanes.main.playbackEnded(id: item.id, heardFrames: 0, totalFrames: nil,
                                                     end: .silenced(reason: reason), now: now))
         }
     }
@@ -113,18 +113,18 @@ extension QueueController {
             hub.emit(Event(.interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
                            reason: .call, heard: seconds(heard, of: item.id), warning: call))
         }
-        for stream in mixed.all where !stream.isAlert {
+        for stream in lanes.mixed.all where !stream.isAlert {
             announce(stream.item, heard: stream.item.heardFrames + stream.frames)
             applyDucking(policy.setSuspended(stream.item.id, true))
-            carryOut(mixed.interrupt(stream.item.id), now: now)
+            carryOut(lanes.mixed.interrupt(stream.item.id), now: now)
         }
         if let starting {
             announce(starting, heard: starting.heardFrames)
         } else {
             // Its interruption-began comes with the scheduler's `.interrupted`, once its play has
             // stopped: with the frame it was heard to.
-            if let playing = scheduler.playing { callInterrupted.insert(playing.id) }
-            apply(scheduler.hold(.call, now: now), now: now)
+            if let playing = lanes.main.playing { callInterrupted.insert(playing.id) }
+            apply(lanes.main.hold(.call, now: now), now: now)
         }
     }
 
@@ -135,25 +135,25 @@ extension QueueController {
         let ids = callInterrupted.sorted()
         callInterrupted = []
         for id in ids {
-            guard let item = anyItem(id) ?? mixed[id]?.item else { continue }
-            let isMixed = mixed[id] != nil
-            let resumes = isMixed ? policy[id].map { !$0.isInterrupted && !$0.awaitsResume } ?? true : !scheduler.isPaused
+            guard let item = anyItem(id) else { continue }
+            let isMixed = lanes.isMixed(id)
+            let resumes = isMixed ? policy[id].map { !$0.isInterrupted && !$0.awaitsResume } ?? true : !lanes.main.isPaused
             if lifecycles[id]?.endInterruption() == true {
                 hub.emit(Event(.interruptionEnded, time: now, id: id, path: item.clip.path, priority: item.priority,
                                shouldResume: resumes))
             }
             guard isMixed && resumes else { continue }
             applyDucking(policy.setSuspended(id, false))
-            carryOut(mixed.resume(id), now: now)
+            carryOut(lanes.mixed.resume(id), now: now)
         }
-        if scheduler.holds.contains(.call) { apply(scheduler.release(.call, now: now), now: now) }
+        if lanes.main.holds.contains(.call) { apply(lanes.main.release(.call, now: now), now: now) }
     }
 
     /// `status`, with whether other audio plays and the call that holds announce: at once from
     /// what the watcher sees, else once its look comes (`answerStatus(otherAudio:)`): the control
     /// thread never waits for a sound server.
     func answerStatus(_ connection: Connection) {
-        let item = scheduler.playing ?? scheduler.nextReady ?? mixed.all.first(where: { !$0.isAlert })?.item
+        let item = lanes.main.playing ?? lanes.main.nextReady ?? lanes.mixed.all.first(where: { !$0.isAlert })?.item
         guard let otherAudioWatcher else { return connection.send(WireProtocol.encode(Reply.status(status()))) }
         if let seen = otherAudioWatcher.scene(for: item?.clip.environment) {
             return connection.send(WireProtocol.encode(Reply.status(status(otherAudio: seen))))

@@ -22,7 +22,7 @@ extension QueueController {
         clip.pathBytes = alert.pathBytes
         let item = QueueItem(id: newID(), clip: clip, priority: .high, arrival: now, session: AudioSession(category: .ambient), ifBusy: .fail)
         lifecycles[item.id] = ItemLifecycle()
-        mixed.add(item, alert: true)
+        lanes.mixed.add(item, alert: true)
         connection.send(WireProtocol.encode(Reply.ids([item.id])))
         if wait { subscribe(connection, to: [item.id], progress: false) }
         if quiet.isQuiet(at: now) && !(alert.ignoreQuiet ?? false) {
@@ -34,7 +34,7 @@ extension QueueController {
     /// A mixable session starts: quiet mode may silence it; otherwise the policy decides whom
     /// it interrupts and ducks, and it plays at once.
     func startMixed(_ item: QueueItem, alert: Bool, now: Double) {
-        mixed.add(item, alert: alert)
+        lanes.mixed.add(item, alert: alert)
         if item.sessionCategory.silencedByQuietMode && quiet.isQuiet(at: now) {
             return endMixed(item.id, .quietMode, now: now)
         }
@@ -46,21 +46,21 @@ extension QueueController {
             callInterrupted.insert(item.id)
             applyDucking(policy.setSuspended(item.id, true))
         }
-        carryOut((policy[item.id]?.isPlaying ?? true) && !heldByCall(item.id) ? mixed.play(item.id) : mixed.interrupt(item.id),
+        carryOut((policy[item.id]?.isPlaying ?? true) && !heldByCall(item.id) ? lanes.mixed.play(item.id) : lanes.mixed.interrupt(item.id),
                  now: now)
     }
 
     func playMixed(_ id: String) {
-        carryOut(mixed.play(id), now: clock())
+        carryOut(lanes.mixed.play(id), now: clock())
     }
 
     /// Ends a mixed stream for good with `outcome`: at once when it does not play, else after its stop.
     func endMixed(_ id: String, _ outcome: Outcome, now: Double) {
-        carryOut(mixed.end(id, outcome), now: now)
+        carryOut(lanes.mixed.end(id, outcome), now: now)
     }
 
     func mixedEnded(_ id: String, heard: Int64, total: Int64?, end: PlaybackEnd, details: PlayDetails, now: Double) {
-        let effects = mixed.playEnded(id, heard: heard, total: total, end: end,
+        let effects = lanes.mixed.playEnded(id, heard: heard, total: total, end: end,
                                       mayPlay: (policy[id]?.isPlaying ?? true) && !heldByCall(id),
                                       stopping: terminating) { deviceTrouble(details, item: $0, now: now) != nil }
         carryOut(effects, now: now)
@@ -102,20 +102,14 @@ extension QueueController {
         return Gain.decibels(Float(level))
     }
 
-    /// A playing item: on the mixed lane or the main lane's.
-    func item(_ id: String) -> QueueItem? {
-        if let stream = mixed[id] { return stream.item }
-        if let playing = scheduler.playing, playing.id == id { return playing }
-        return nil
-    }
+    /// A playing item, on either lane.
+    func item(_ id: String) -> QueueItem? { lanes.playing(id) }
 
     /// Any live item, also one waiting in the queue.
-    func anyItem(_ id: String) -> QueueItem? {
-        item(id) ?? scheduler.ready.first { $0.id == id } ?? scheduler.scheduled.first { $0.id == id }
-    }
+    func anyItem(_ id: String) -> QueueItem? { lanes.item(id) }
 
     /// A session starts playing: pause whom it interrupts, duck whom it ducks. Returns the
-    /// scheduler's effects (a main-lane item it interrupts is held).
+    /// the scheduler's effects (a main-lane item it interrupts is held).
     func activate(_ item: QueueItem, preempting: String?, now: Double) -> [SchedulerEffect] {
         let decision = policy.activate(item.id, session: item.audioSession, preempting: preempting)
         var effects: [SchedulerEffect] = []
@@ -125,10 +119,10 @@ extension QueueController {
                 hub.emit(Event(.interruptionBegan, time: now, id: id, path: other.clip.path, priority: other.priority,
                            reason: EventReason(interruption.reason), heard: seconds(other.heardFrames, of: id)))
             }
-            if mixed[id] != nil {
-                carryOut(mixed.interrupt(id), now: now)
-            } else if scheduler.playing?.id == id {
-                effects += scheduler.hold(.interruptedBy(item.id), now: now)
+            if lanes.isMixed(id) {
+                carryOut(lanes.mixed.interrupt(id), now: now)
+            } else if lanes.main.playing?.id == id {
+                effects += lanes.main.hold(.interruptedBy(item.id), now: now)
             }
         }
         applyDucking(decision.ducking)
@@ -145,11 +139,11 @@ extension QueueController {
                 hub.emit(Event(.interruptionEnded, time: now, id: end.id, path: other.clip.path, priority: other.priority,
                            shouldResume: end.shouldResume))
             }
-            if end.shouldResume && !heldByCall(end.id) { carryOut(mixed.resume(end.id), now: now) }
+            if end.shouldResume && !heldByCall(end.id) { carryOut(lanes.mixed.resume(end.id), now: now) }
         }
         applyDucking(decision.ducking)
         var effects: [SchedulerEffect] = []
-        if scheduler.holds.contains(.interruptedBy(id)) { effects += scheduler.release(.interruptedBy(id), now: now) }
+        if lanes.main.holds.contains(.interruptedBy(id)) { effects += lanes.main.release(.interruptedBy(id), now: now) }
         return effects
     }
 
@@ -157,9 +151,9 @@ extension QueueController {
     func resumeAwaiting(now: Double) -> [SchedulerEffect] {
         for id in policy.awaitingResume {
             applyDucking(policy.resume(id))
-            if !heldByCall(id) { carryOut(mixed.resume(id), now: now) }
+            if !heldByCall(id) { carryOut(lanes.mixed.resume(id), now: now) }
         }
-        return scheduler.holds.contains(.awaitingResume) ? scheduler.release(.awaitingResume, now: now) : []
+        return lanes.main.holds.contains(.awaitingResume) ? lanes.main.release(.awaitingResume, now: now) : []
     }
 
     func applyDucking(_ changes: DuckChanges) {
@@ -176,50 +170,5 @@ extension QueueController {
         let ducking = policy.duckers.lazy.compactMap { self.item($0) }.first
         ducker.want(gain: ducking.map { _ in Double(duckGain) }, environment: ducking?.clip.environment,
                     sparedRoles: configuration.interruptingRoles)
-    }
-
-    // MARK: device trouble
-
-    /// A play failed on its device: the hold that waits for it (with the events that say so
-    /// the first time), or nil when the failure is final. `DeviceSupervisor` decides.
-    func deviceTrouble(_ details: PlayDetails, item: QueueItem, now: Double) -> QueueHold? {
-        guard let trouble = details.deviceTrouble,
-              let wait = devices.failed(trouble, failsWhenBusy: item.ifBusy == .fail, now: now) else { return nil }
-        let device = trouble.device
-        func interrupted(_ reason: InterruptionReason, _ warning: String) {
-            if lifecycles[item.id]?.interrupt() == true {
-                hub.emit(Event(.interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
-                               reason: EventReason(reason), heard: seconds(item.heardFrames, of: item.id),
-                               device: device, warning: warning))
-            }
-        }
-        switch wait {
-        case .busy(let reason):
-            interrupted(.deviceBusy, reason)
-        case .lost(let reason, let newlyLost):
-            if newlyLost {
-                logger.warning("device '\(device)' lost: \(reason); \(item.id) keeps its place and resumes when it is back")
-                hub.emit(Event(.routeChange, time: now, reason: .oldDeviceUnavailable, device: device, warning: reason))
-            }
-            interrupted(.deviceLost, reason)
-        case .stillLost:
-            break
-        }
-        return wait.hold
-    }
-
-    /// Per-item devices close as soon as nothing plays on them (the engine driver closes only idle
-    /// ones); the daemon's own device after its grace, once nothing plays at all.
-    func scheduleDeviceClose(now: Double) {
-        if devices.open.contains(where: { $0 != configuration.device }) {
-            // Not the devices an item is about to play on (the next one may share its device).
-            var inUse: Set<String> = [configuration.device]
-            for item in [scheduler.playing].compactMap({ $0 }) + mixed.all.filter(\.playing).map(\.item) {
-                inUse.formUnion(item.clip.devices(default: configuration.device))
-            }
-            driver.closeDevices(except: inUse)
-        }
-        guard !isPlaying else { return }
-        devices.nothingPlays(own: configuration.device, grace: configuration.deviceGrace, now: now)
     }
 }

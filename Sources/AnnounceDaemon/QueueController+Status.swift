@@ -19,17 +19,17 @@ extension QueueController {
             status.title = meter.titles[item.id]
             return status
         }
-        var playing = scheduler.playing.map { describe($0, .playing) }
-        if let item = scheduler.playing {
+        var playing = lanes.main.playing.map { describe($0, .playing) }
+        if let item = lanes.main.playing {
             playing?.heard = seconds(item.heardFrames + meter.playingFrames, of: item.id)
             playing?.duration = seconds(meter.playingTotal, of: item.id)
         }
         var status = DaemonStatus(pid: getpid(), device: configuration.device, deviceOpen: !devices.open.isEmpty,
-                            paused: scheduler.isPaused, playing: playing,
-                            queued: scheduler.ready.map { describe($0, lifecycles[$0.id]?.isInterrupted == true ? .interrupted : .queued) },
-                            scheduled: scheduler.scheduled.map { describe($0, .scheduled) },
+                            paused: lanes.main.isPaused, playing: playing,
+                            queued: lanes.main.ready.map { describe($0, lifecycles[$0.id]?.isInterrupted == true ? .interrupted : .queued) },
+                            scheduled: lanes.main.scheduled.map { describe($0, .scheduled) },
                             quiet: quiet.state(at: clock()))
-        let streams = mixed.all.map { stream in
+        let streams = lanes.mixed.all.map { stream in
             // A mixed stream is never queued: when it does not play, it waits, interrupted.
             var entry = describe(stream.item, lifecycles[stream.item.id]?.isPlaying == true ? .playing : .interrupted)
             entry.heard = seconds(stream.item.heardFrames + stream.frames, of: stream.item.id)
@@ -37,8 +37,8 @@ extension QueueController {
             return entry
         }
         status.mixing = streams.isEmpty ? nil : streams
-        status.holds = scheduler.holds.isEmpty ? nil : scheduler.holds.sorted().map(\.reason)
-        if scheduler.isPaused { status.pausedSince = runtime.pausedSince }
+        status.holds = lanes.main.holds.isEmpty ? nil : lanes.main.holds.sorted().map(\.reason)
+        if lanes.main.isPaused { status.pausedSince = runtime.pausedSince }
         status.idleExit = configuration.idleExit
         status.autoStarted = configuration.ready != nil ? true : nil  // clients start daemons with a ready pipe
         status.sessionBus = sessionBus?.description
@@ -49,16 +49,16 @@ extension QueueController {
     /// Tells the bus thread what announce shows as a player and whether other players stay paused.
     func showOnSessionBus() {
         guard let sessionBus, sessionBus.isOnBus else { return }
-        let active = OtherPlayers.nonMixableActive(mainLanePlaying: scheduler.playing != nil, queuePaused: scheduler.isPaused,
-                                                   mainLaneWaiting: scheduler.nextReady != nil)
-        if let playing = scheduler.playing { mainLaneNotifiesOthers = playing.audioSession.options.notifyOthersOnDeactivation }
+        let active = OtherPlayers.nonMixableActive(mainLanePlaying: lanes.main.playing != nil, queuePaused: lanes.main.isPaused,
+                                                   mainLaneWaiting: lanes.main.nextReady != nil)
+        if let playing = lanes.main.playing { mainLaneNotifiesOthers = playing.audioSession.options.notifyOthersOnDeactivation }
         sessionBus.show(NowPlaying(status()), nonMixableActive: active, notifyOthers: mainLaneNotifiesOthers)
     }
 
     func reportWaits(now: Double) {
         let watchers = hub.waitWatchers
         guard !watchers.isEmpty else { return }
-        let ready = scheduler.ready, scheduled = scheduler.scheduled
+        let ready = lanes.main.ready, scheduled = lanes.main.scheduled
         for connection in watchers {
             connection.reportedWaits = connection.reportedWaits.filter { connection.waiting.contains($0.key) }
             for id in connection.waiting {
@@ -76,7 +76,7 @@ extension QueueController {
         func waiting(_ reason: EventReason, _ item: QueueItem) -> Event {
             Event(.waiting, time: now, id: id, path: item.clip.path, priority: item.priority, reason: reason)
         }
-        if let stream = mixed[id] {
+        if let stream = lanes.mixed[id] {
             switch stream.waiting {
             case nil: return nil
             case .interrupted? where heldByCall(id):
@@ -98,8 +98,8 @@ extension QueueController {
         }
         guard let position = ready.firstIndex(where: { $0.id == id }) else { return nil }
         let item = ready[position]
-        if scheduler.isPaused { return waiting(.paused, item) }
-        switch scheduler.holds.min() {  // the hold told first (QueueHold's order)
+        if lanes.main.isPaused { return waiting(.paused, item) }
+        switch lanes.main.holds.min() {  // the hold told first (QueueHold's order)
         case .deviceBusy?:
             var event = waiting(.deviceBusy, item)
             event.warning = devices.busyReason
@@ -121,7 +121,7 @@ extension QueueController {
         }
         var event = waiting(.queued, item)
         let ahead = ready[..<position]
-        event.ahead = ahead.count + (scheduler.playing == nil ? 0 : 1)
+        event.ahead = ahead.count + (lanes.main.playing == nil ? 0 : 1)
         event.wait = secondsLeft(ahead)
         return event
     }
@@ -130,7 +130,7 @@ extension QueueController {
     /// source time, `clip.seconds` wall time: --rate tells them apart); nil when one's length is unknown.
     private func secondsLeft(_ ahead: ArraySlice<QueueItem>) -> Double? {
         var total = 0.0
-        if let playing = scheduler.playing {
+        if let playing = lanes.main.playing {
             let clip = playing.clip
             // The engine's length once known (counted, or what decoded) over the client's.
             guard let length = seconds(meter.playingTotal, of: playing.id).map(clip.wallSeconds) ?? clip.seconds else { return nil }

@@ -15,72 +15,44 @@ import AnnounceEngine
 /// rules are the models' (`Scheduler`, `MixedLane`, `SessionPolicy`, `ItemLifecycle`,
 /// `DeviceSupervisor`).
 final class QueueController {
-    let runtime: RuntimeDirectory
+    /// The parts of the daemon it works through (QueueController+Parts.swift).
+    let parts: Parts
     var configuration: Configuration
-    let logger: Logger
-    let clock: WallClock
-    let probeDevice: Daemon.DeviceProber
-    let spool: Spool
-    let driver: EngineDriver
-    /// URL items' bodies, downloading from acceptance (or restart) to outcome.
-    let downloads: Downloads?
     let hub = EventHub()
-    /// Lowers other applications while a duck-others session plays; nil where the daemon must
-    /// not touch a sound server (in-process tests).
-    let ducker: OtherAudioDucker?
     typealias Configuration = Daemon.Configuration
 
-    var scheduler = Scheduler()
+    /// The main lane (the scheduler) and the mixed lane (mixable sessions and alerts, which start
+    /// at once over it), behind one interface.
+    var lanes = Lanes()
     /// The quiet switch and quiet hours; consulted whenever an item is about to start.
     var quiet = QuietMode(localMinutes: QuietMode.systemLocalMinutes)
     /// Who mixes, who is interrupted, who is ducked (DESIGN §3).
     var policy = SessionPolicy()
-    /// Mixable sessions and alerts: they start at once, mixed over the main lane.
-    var mixed = MixedLane()
     var devices = DeviceSupervisor()
-
     /// Rates, frames heard and quarter marks of the plays, from the engine driver's reports.
     var meter = PlayMeter()
     /// Each live item's state, made as it is accepted or restored (a final one leaves, `finish`):
     /// it alone decides what is announced of it: its start, its interruptions, its one outcome.
     var lifecycles: [String: ItemLifecycle] = [:]
     var terminating = false
-    /// The main-lane item the scheduler preempted for each id about to play.
-    var preemptedFor: [String: String] = [:]
     /// The config file as last read: a request rereads it when this changes (one stat).
     private var configStamp: FileStamp?
     /// The daemon on the session bus (MPRIS); nil in tests that run without one.
     var sessionBus: SessionBusPresence?
-    /// Watches other applications' streams for calls and other audio (DESIGN §3); nil where the
-    /// daemon must not touch a sound server (in-process tests).
-    var otherAudioWatcher: OtherAudioWatcher?
-    /// What other applications play, as last seen (nil: not watched now, or no sound server).
-    var otherAudioScene: OtherAudioScene?
-    /// `status` requests waiting for the watcher's look at other audio (the control thread does
-    /// not wait for a sound server).
-    var statusWaiting: [Connection] = []
-    /// Items the call in progress paused or keeps from starting (both lanes).
-    var callInterrupted: Set<String> = []
+    /// Other applications' audio: who lowers it, who watches it, what it plays.
+    var otherAudio: OtherAudioParts
     /// The main lane's last playing item's `--notify-others` (DESIGN §3, Other players).
     var mainLaneNotifiesOthers = true
-    /// Mixed-lane items the spool kept, started once the socket listens.
-    private var restoredMixed: [QueueItem] = []
-    /// The ids of each play request the spool kept, by the request's key: a request that a
-    /// daemon spooled and died before answering is sent again, and is answered with these.
-    var restoredRequests: [String: [String]] = [:]
+    /// What the spool kept, until it is taken back.
+    var restored = Restored()
 
     init(runtime: RuntimeDirectory, configuration: Configuration, logger: Logger, clock: @escaping WallClock,
          spool: Spool, driver: EngineDriver, probeDevice: @escaping Daemon.DeviceProber, downloads: Downloads? = nil,
          ducker: OtherAudioDucker? = nil) {
-        self.downloads = downloads
-        self.runtime = runtime
-        self.ducker = ducker
+        parts = Parts(runtime: runtime, logger: logger, clock: clock, probeDevice: probeDevice, spool: spool, driver: driver,
+                      downloads: downloads)
+        otherAudio = OtherAudioParts(ducker: ducker)
         self.configuration = configuration
-        self.logger = logger
-        self.clock = clock
-        self.spool = spool
-        self.driver = driver
-        self.probeDevice = probeDevice
     }
 
     // MARK: lifecycle
@@ -92,18 +64,18 @@ final class QueueController {
         var restored = spool.load()
         for problem in restored.problems { logger.warning("\(problem)") }
         restored.items = endUnpersistedStreams(restored.items, now: now)
-        restoredMixed = restored.items.filter { $0.audioSession.lane == .mixed }
-        scheduler = Scheduler(restoring: restored.items.filter { $0.audioSession.lane == .main })
+        self.restored.mixed = restored.items.filter { $0.audioSession.lane == .mixed }
+        lanes.main = Scheduler(restoring: restored.items.filter { $0.audioSession.lane == .main })
         for item in restored.items { lifecycles[item.id] = ItemLifecycle(interrupted: item.interrupted) }
         // A single item's own entry says its request; a request of several, its committed record
         // (in order, with the items that ended before the commit).
-        for item in restored.items { if let key = item.requestKey { restoredRequests[key, default: []].append(item.id) } }
-        if let committed = restored.committed { restoredRequests[committed.key] = committed.ids }
+        for item in restored.items { if let key = item.requestKey { self.restored.requests[key, default: []].append(item.id) } }
+        if let committed = restored.committed { self.restored.requests[committed.key] = committed.ids }
         // Downloads a restart cut short go on (with a Range where the server takes one).
         for item in restored.items { downloads?.ensure(item) }
         // A queue the user paused stays paused across a crash or a restart.
         if access(runtime.pausedMarkerPath, F_OK) == 0 {
-            _ = scheduler.pause(now: now)
+            _ = lanes.main.pause(now: now)
             logger.info("the queue is paused (announce resume lets it go on)")
         }
         quiet = QuietMode(setting: runtime.loadQuietSetting(), hours: configuration.quietHours,
@@ -118,8 +90,8 @@ final class QueueController {
 
     /// Starts what was restored.
     func start(now: Double) {
-        for item in restoredMixed.sorted(by: { ($0.arrival, $0.id) < ($1.arrival, $1.id) }) { startMixed(item, alert: false, now: now) }
-        apply(scheduler.advance(now: now), now: now)
+        for item in restored.mixed.sorted(by: { ($0.arrival, $0.id) < ($1.arrival, $1.id) }) { startMixed(item, alert: false, now: now) }
+        apply(lanes.main.advance(now: now), now: now)
     }
 
     /// The daemon is stopping: the playing items keep their heard positions, as if paused.
@@ -127,9 +99,9 @@ final class QueueController {
         let now = clock()
         terminating = true
         if isPlaying {
-            apply(scheduler.pause(now: now), now: now)
-            if let id = scheduler.playing?.id { driver.stop(id) }
-            carryOut(mixed.stopAll(), now: now)
+            apply(lanes.main.pause(now: now), now: now)
+            if let id = lanes.main.playing?.id { driver.stop(id) }
+            carryOut(lanes.mixed.stopAll(), now: now)
             while isPlaying, mailbox.wakeup.wait(milliseconds: 2000) {
                 for report in mailbox.take() { handle(report) }
             }
@@ -142,40 +114,40 @@ final class QueueController {
 
     // MARK: time
 
-    /// The scheduler's next deadline, the device's idle grace or its retry.
+    /// The the scheduler's next deadline, the device's idle grace or its retry.
     var nextDeadline: Double? {
-        [scheduler.nextDeadline, devices.closeAt, devices.retryAt].compactMap { $0 }.min()
+        [lanes.main.nextDeadline, devices.closeAt, devices.retryAt].compactMap { $0 }.min()
     }
 
-    /// The scheduler's deadlines, the device's idle grace and its retry.
+    /// The the scheduler's deadlines, the device's idle grace and its retry.
     func handleTimers(now: Double) {
-        if let deadline = scheduler.nextDeadline, deadline <= now {
-            apply(scheduler.advance(now: now), now: now)
+        if let deadline = lanes.main.nextDeadline, deadline <= now {
+            apply(lanes.main.advance(now: now), now: now)
         }
         if devices.closeIsDue(now: now) {
             if !isPlaying { driver.closeDevices() }
         }
         if devices.retryIsDue(now: now) {
             // Try the device again: the held item, then the mixed streams that wait for it.
-            var effects = scheduler.release(.deviceBusy, now: now)
-            effects += scheduler.release(.deviceLost, now: now)
+            var effects = lanes.main.release(.deviceBusy, now: now)
+            effects += lanes.main.release(.deviceLost, now: now)
             apply(effects, now: now)
-            carryOut(mixed.retryDevice(now: now) { policy[$0].map { $0.isInterrupted || $0.awaitsResume } == true || heldByCall($0) },
+            carryOut(lanes.mixed.retryDevice(now: now) { policy[$0].map { $0.isInterrupted || $0.awaitsResume } == true || heldByCall($0) },
                      now: now)
         }
     }
 
     /// Nothing queued, mixing or held for a device to close.
-    var isIdle: Bool { scheduler.count == 0 && mixed.isEmpty && !hub.isHolding }
+    var isIdle: Bool { lanes.main.count == 0 && lanes.mixed.isEmpty && !hub.isHolding }
 
     var pendingIDs: Set<String> {
-        Set(([scheduler.playing].compactMap { $0 } + scheduler.ready + scheduler.scheduled).map(\.id))
-            .union(mixed.ids)
+        Set(([lanes.main.playing].compactMap { $0 } + lanes.main.ready + lanes.main.scheduled).map(\.id))
+            .union(lanes.mixed.ids)
             .union(hub.heldIDs)
     }
 
     /// Something is playing (or being stopped) on some device.
-    var isPlaying: Bool { scheduler.playing != nil || mixed.isPlaying }
+    var isPlaying: Bool { lanes.main.playing != nil || lanes.mixed.isPlaying }
 
     /// The config file's quiet hours, duck level and silence rule apply from the next item on.
     func rereadConfigurationIfChanged() {

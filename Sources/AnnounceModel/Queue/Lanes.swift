@@ -1,0 +1,45 @@
+/// Both lanes behind one interface (DESIGN §2, §3): the main lane (`Scheduler`: one item plays
+/// at a time, by priority; the others wait) and the mixed lane (`MixedLane`: mixable sessions
+/// and alerts, each starting at once over it). Which lane an id is on, and its item, are asked
+/// here rather than of each lane in turn. Pure, like the lanes.
+public struct Lanes: Sendable {
+    public enum Lane: Equatable, Sendable { case main, mixed }
+
+    public var main: Scheduler
+    public var mixed = MixedLane()
+    /// The main-lane item the scheduler preempted for each id about to play.
+    public var preemptedFor: [String: String] = [:]
+
+    public init(main: Scheduler = Scheduler()) { self.main = main }
+
+    /// The lane `id` is on now: a mixed stream, or a main-lane item playing, ready or scheduled.
+    public func lane(of id: String) -> Lane? {
+        if mixed[id] != nil { return .mixed }
+        return item(id) != nil ? .main : nil
+    }
+
+    /// Whether `id` is a stream of the mixed lane.
+    public func isMixed(_ id: String) -> Bool { mixed[id] != nil }
+
+    /// A playing item: a mixed stream (playing, or waiting in the lane), or the main lane's.
+    public func playing(_ id: String) -> QueueItem? {
+        if let stream = mixed[id] { return stream.item }
+        if let playing = main.playing, playing.id == id { return playing }
+        return nil
+    }
+
+    /// Any live item, also one waiting in the main lane's queue.
+    public func item(_ id: String) -> QueueItem? {
+        playing(id) ?? main.ready.first { $0.id == id } ?? main.scheduled.first { $0.id == id }
+    }
+
+    /// The items on the engines now: the main lane's and every mixed stream that plays.
+    public var onEngines: [QueueItem] {
+        [main.playing].compactMap { $0 } + mixed.all.filter(\.playing).map(\.item)
+    }
+
+    /// `ids` split by lane: the mixed lane's, and the rest (the main lane's, or unknown).
+    public func split(_ ids: [String]) -> (mixed: [String], rest: [String]) {
+        (ids.filter(isMixed), ids.filter { !isMixed($0) })
+    }
+}
