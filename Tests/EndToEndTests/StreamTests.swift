@@ -181,7 +181,8 @@ struct StreamTests {
             let environment = runtime.environment.merging(Self.direct) { $1 }
             let plain = try Runner.launch(["play", "--stream", server.url("plain"), "-d", "null"], environment: environment, killAfter: 90)
             _ = try await server.connections(atLeast: 1)
-            let kept = try Runner.launch(["play", "--stream", server.url("kept"), "--persist", "--duration", "3s", "--category", "ambient",
+            // 6 s: the stopping daemon must not hear all of it first (a loaded CI machine took 3 s once).
+            let kept = try Runner.launch(["play", "--stream", server.url("kept"), "--persist", "--duration", "6s", "--category", "ambient",
                                           "-d", "null", "--json"], environment: environment, killAfter: 90)
             _ = try await server.connections(atLeast: 2)
             let first = try #require(runtime.signalLockHolder(SIGTERM), "no daemon holds the lock")
@@ -191,7 +192,7 @@ struct StreamTests {
             let resumed = await kept.outcome()
             #expect(resumed.status == 0, "\(resumed); daemon.log: \(runtime.daemonLogLines().suffix(40))")
             let finished = resumed.stdout.split(separator: "\n").compactMap { WireEvent(line: $0) }.first
-            #expect(finished?.outcome?.kind == "played" && finished?.heard == 3, "\(resumed)")
+            #expect(finished?.outcome?.kind == "played" && finished?.heard == 6, "\(resumed)")
             // The kept stream connected again (live), the plain one did not.
             #expect(try await server.connections(atLeast: 3).count == 3)
             #expect(runtime.lockPID != first)
