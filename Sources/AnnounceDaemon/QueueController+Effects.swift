@@ -4,7 +4,7 @@ import AnnounceEngine
 
 /// The models' effects carried out, and the engine driver's reports taken in.
 extension QueueController {
-    func apply(_ effects: [SchedulerEffect], now: Double) {
+    func carryOut(_ effects: [SchedulerEffect], now: Double) {
         // A worklist rather than recursion: an item silenced by quiet mode brings the
         // the scheduler's next effects, which may silence the next item, and so on.
         var effects = effects

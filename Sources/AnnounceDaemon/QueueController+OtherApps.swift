@@ -24,7 +24,7 @@ extension QueueController {
         // one of higher priority came): the hold was its, and goes.
         if lanes.main.holds.contains(.otherAudio), lanes.main.nextReady?.ifOtherAudio != .wait {
             let now = clock()
-            apply(lanes.main.release(.otherAudio, now: now), now: now)
+            carryOut(lanes.main.release(.otherAudio, now: now), now: now)
         }
     }
 
@@ -46,7 +46,7 @@ extension QueueController {
         case nil: break
         }
         if scene?.isOtherAudioPlaying != true, lanes.main.holds.contains(.otherAudio) {
-            apply(lanes.main.release(.otherAudio, now: now), now: now)
+            carryOut(lanes.main.release(.otherAudio, now: now), now: now)
         }
     }
 
@@ -124,7 +124,7 @@ extension QueueController {
             // Its interruption-began comes with the scheduler's `.interrupted`, once its play has
             // stopped: with the frame it was heard to.
             if let playing = lanes.main.playing { callInterrupted.insert(playing.id) }
-            apply(lanes.main.hold(.call, now: now), now: now)
+            carryOut(lanes.main.hold(.call, now: now), now: now)
         }
     }
 
@@ -146,7 +146,7 @@ extension QueueController {
             applyDucking(policy.setSuspended(id, false))
             carryOut(lanes.mixed.resume(id), now: now)
         }
-        if lanes.main.holds.contains(.call) { apply(lanes.main.release(.call, now: now), now: now) }
+        if lanes.main.holds.contains(.call) { carryOut(lanes.main.release(.call, now: now), now: now) }
     }
 
     /// `status`, with whether other audio plays and the call that holds announce: at once from

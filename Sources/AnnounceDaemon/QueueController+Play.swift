@@ -75,14 +75,14 @@ extension QueueController {
                 } catch {
                     logger.error("\(error.description)")
                     // None of the request is accepted: its items spooled so far go too.
-                    apply(effects, now: now)
+                    carryOut(effects, now: now)
                     cancel(ids + [item.id], now: now)
                     return connection.send(WireProtocol.encode(Reply.failure(error.exitCode, "cannot spool the item: \(error.description)")))
                 }
             }
             ids.append(item.id)
             hub.emit(Event(.queued, time: now, id: item.id, path: item.clip.path, priority: item.priority))
-            apply(effects, now: now)
+            carryOut(effects, now: now)
         }
         // Its client left meanwhile (it gave up on a daemon frozen mid-request, saying "not played"): undone.
         if connection.peerHungUp {

@@ -68,7 +68,7 @@ extension QueueController {
                let hold = deviceTrouble(played, item: item, now: now) {
                 end = .held(hold)  // back to the head of the queue; the device is tried again
             }
-            apply(lanes.main.playbackEnded(id: id, heardFrames: heard, totalFrames: total, heardFraction: played.heardFraction,
+            carryOut(lanes.main.playbackEnded(id: id, heardFrames: heard, totalFrames: total, heardFraction: played.heardFraction,
                                           end: end, now: now), now: now)
         case .devicesClosed(let closed):
             for device in closed where devices.closed(device) {

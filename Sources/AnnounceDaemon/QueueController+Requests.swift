@@ -45,18 +45,18 @@ extension QueueController {
     /// skip, pause, resume and stop, asked by a client or over the session bus (MPRIS).
     func controlQueue(_ request: Request, now: Double) {
         switch request {
-        case .skip: apply(lanes.main.skip(now: now), now: now)
+        case .skip: carryOut(lanes.main.skip(now: now), now: now)
         case .pause:
             setPausedMarker(true)
-            apply(lanes.main.pause(now: now), now: now)
+            carryOut(lanes.main.pause(now: now), now: now)
             hub.emit(Event(.paused, time: now))
         case .resume:
             setPausedMarker(false)
-            apply(resumeAwaiting(now: now) + lanes.main.resume(now: now), now: now)
+            carryOut(resumeAwaiting(now: now) + lanes.main.resume(now: now), now: now)
             hub.emit(Event(.resumed, time: now))
         case .stop:
             for id in lanes.mixed.ids.sorted() { endMixed(id, .stopped, now: now) }
-            apply(lanes.main.stop(now: now), now: now)
+            carryOut(lanes.main.stop(now: now), now: now)
         default: break
         }
     }
@@ -86,7 +86,7 @@ extension QueueController {
         let (mixed, rest) = lanes.split(ids)
         for id in mixed { endMixed(id, .cancelled, now: now) }
         let (effects, unknown) = lanes.main.cancel(ids: rest, now: now)
-        apply(effects, now: now)
+        carryOut(effects, now: now)
         return unknown
     }
 
@@ -112,7 +112,7 @@ extension QueueController {
     }
 
     private func control(_ connection: Connection, _ effects: [SchedulerEffect], now: Double) {
-        apply(effects, now: now)
+        carryOut(effects, now: now)
         connection.send(WireProtocol.encode(Reply.done))
     }
 

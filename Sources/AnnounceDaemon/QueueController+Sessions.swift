@@ -40,7 +40,7 @@ extension QueueController {
         }
         let (chosen, silenced) = otherAudioStartMixed(item)
         if let silenced { return endMixed(item.id, Outcome(.silenced, reason: silenced), now: now) }
-        apply(activate(chosen, preempting: nil, now: now), now: now)
+        carryOut(activate(chosen, preempting: nil, now: now), now: now)
         if otherAudioScene?.call != nil {
             // A call is on: it waits, silent, until the call ends.
             callInterrupted.insert(item.id)
@@ -84,7 +84,7 @@ extension QueueController {
             case .suspend(let id):
                 applyDucking(policy.setSuspended(id, true))
             case .finish(let item, let outcome):
-                apply([.finish(item, outcome)], now: now)
+                carryOut([SchedulerEffect.finish(item, outcome)], now: now)
             }
         }
     }

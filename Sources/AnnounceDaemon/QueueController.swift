@@ -91,7 +91,7 @@ final class QueueController {
     /// Starts what was restored.
     func start(now: Double) {
         for item in restored.mixed.sorted(by: { ($0.arrival, $0.id) < ($1.arrival, $1.id) }) { startMixed(item, alert: false, now: now) }
-        apply(lanes.main.advance(now: now), now: now)
+        carryOut(lanes.main.advance(now: now), now: now)
     }
 
     /// The daemon is stopping: the playing items keep their heard positions, as if paused.
@@ -99,7 +99,7 @@ final class QueueController {
         let now = clock()
         terminating = true
         if isPlaying {
-            apply(lanes.main.pause(now: now), now: now)
+            carryOut(lanes.main.pause(now: now), now: now)
             if let id = lanes.main.playing?.id { driver.stop(id) }
             carryOut(lanes.mixed.stopAll(), now: now)
             while isPlaying, mailbox.wakeup.wait(milliseconds: 2000) {
@@ -122,7 +122,7 @@ final class QueueController {
     /// The the scheduler's deadlines, the device's idle grace and its retry.
     func handleTimers(now: Double) {
         if let deadline = lanes.main.nextDeadline, deadline <= now {
-            apply(lanes.main.advance(now: now), now: now)
+            carryOut(lanes.main.advance(now: now), now: now)
         }
         if devices.closeIsDue(now: now) {
             if !isPlaying { driver.closeDevices() }
@@ -131,7 +131,7 @@ final class QueueController {
             // Try the device again: the held item, then the mixed streams that wait for it.
             var effects = lanes.main.release(.deviceBusy, now: now)
             effects += lanes.main.release(.deviceLost, now: now)
-            apply(effects, now: now)
+            carryOut(effects, now: now)
             carryOut(lanes.mixed.retryDevice(now: now) { policy[$0].map { $0.isInterrupted || $0.awaitsResume } == true || heldByCall($0) },
                      now: now)
         }
