@@ -35,8 +35,9 @@ let package = Package(
         // libpulse's headers (libpulse-dev); the library itself is loaded by the daemon when it first
         // ducks other applications.
         .target(name: "CPulse", dependencies: ["CLoader"]),
-        // libebur128: EBU R128 loudness (a clip's, for `info` and a loudness stage).
-        .systemLibrary(name: "CEBUR128", pkgConfig: "libebur128", providers: [.apt(["libebur128-dev"])]),
+        // libebur128's headers (libebur128-dev): EBU R128 loudness, for `info` and a loudness stage;
+        // the library is loaded on first use, as libcurl is.
+        .target(name: "CEBUR128", dependencies: ["CLoader"]),
         .systemLibrary(name: "CSpeexDSP", pkgConfig: "speexdsp", providers: [.apt(["libspeexdsp-dev"])]),
         // libsonic ships no pkg-config file: the module map links it by name.
         .systemLibrary(name: "CSonic", providers: [.apt(["libsonic-dev"])]),

@@ -4,7 +4,7 @@ import Glibc
 #endif
 import AnnounceModel
 
-/// EBU R128 measurement through libebur128 (a library made for it): integrated loudness,
+/// EBU R128 measurement through libebur128 (a library made for it; CEBUR128 loads it on first use): integrated loudness,
 /// true peak, loudness range and the loudest momentary loudness of interleaved float frames.
 /// Channels map as libebur128 and ffmpeg's `ebur128` both map WAV order: left, right, centre,
 /// LFE (not counted), left and right surround (weighted 1.41); a mono clip counts as one
@@ -18,8 +18,9 @@ public final class LoudnessMeter {
     private let readingEvery: Int
 
     public init(channels: Int, sampleRate: Int) throws(AnnounceError) {
+        if let problem = announce_ebur128_load() { throw .unavailable(String(cString: problem)) }
         let mode = Int32(EBUR128_MODE_I.rawValue | EBUR128_MODE_LRA.rawValue | EBUR128_MODE_TRUE_PEAK.rawValue)
-        guard channels > 0, sampleRate > 0, let state = ebur128_init(UInt32(channels), UInt(sampleRate), mode) else {
+        guard channels > 0, sampleRate > 0, let state = announce_ebur128_init(UInt32(channels), UInt(sampleRate), mode) else {
             throw .internal("libebur128 cannot measure \(channels) channel(s) at \(sampleRate) Hz")
         }
         self.state = state
@@ -29,7 +30,7 @@ public final class LoudnessMeter {
 
     deinit {
         var state: UnsafeMutablePointer<ebur128_state>? = state
-        ebur128_destroy(&state)
+        announce_ebur128_destroy(&state)
     }
 
     /// Takes `count` interleaved frames.
@@ -38,7 +39,7 @@ public final class LoudnessMeter {
         while offset < count {
             // In steps of at most 100 ms, so the momentary loudness is read as it slides.
             let step = min(count - offset, readingEvery - sinceReading)
-            guard ebur128_add_frames_float(state, frames + offset * channels, step) == 0 else {
+            guard announce_ebur128_add_frames_float(state, frames + offset * channels, step) == 0 else {
                 throw .internal("libebur128 could not take frames")
             }
             offset += step
@@ -46,7 +47,7 @@ public final class LoudnessMeter {
             if sinceReading == readingEvery {
                 sinceReading = 0
                 var momentary = 0.0
-                if ebur128_loudness_momentary(state, &momentary) == 0, momentary.isFinite { momentaryMax = max(momentaryMax, momentary) }
+                if announce_ebur128_loudness_momentary(state, &momentary) == 0, momentary.isFinite { momentaryMax = max(momentaryMax, momentary) }
             }
         }
     }
@@ -57,11 +58,11 @@ public final class LoudnessMeter {
         var peak = 0.0
         for channel in 0..<channels {
             var channelPeak = 0.0
-            if ebur128_true_peak(state, UInt32(channel), &channelPeak) == 0 { peak = max(peak, channelPeak) }
+            if announce_ebur128_true_peak(state, UInt32(channel), &channelPeak) == 0 { peak = max(peak, channelPeak) }
         }
-        return Loudness(integrated: ebur128_loudness_global(state, &integrated) == 0 ? Loudness.finite(integrated) : nil,
+        return Loudness(integrated: announce_ebur128_loudness_global(state, &integrated) == 0 ? Loudness.finite(integrated) : nil,
                         truePeak: peak > 0 ? 20 * log10(peak) : nil,
-                        range: ebur128_loudness_range(state, &range) == 0 ? Loudness.finite(range) : nil,
+                        range: announce_ebur128_loudness_range(state, &range) == 0 ? Loudness.finite(range) : nil,
                         momentaryMax: Loudness.finite(momentaryMax))
     }
 

@@ -1,0 +1,47 @@
+#include "cebur128.h"
+#include "cloader.h"
+
+#include <pthread.h>
+
+static struct {
+    ebur128_state *(*init)(unsigned int, unsigned long, int);
+    void (*destroy)(ebur128_state **);
+    int (*add_frames_float)(ebur128_state *, const float *, size_t);
+    int (*loudness_global)(ebur128_state *, double *);
+    int (*loudness_momentary)(ebur128_state *, double *);
+    int (*loudness_range)(ebur128_state *, double *);
+    int (*true_peak)(ebur128_state *, unsigned int, double *);
+} lib;
+
+#define SYMBOL(field, name) {name, (void **)&lib.field}
+static const announce_symbol symbols[] = {
+    SYMBOL(init, "ebur128_init"), SYMBOL(destroy, "ebur128_destroy"), SYMBOL(add_frames_float, "ebur128_add_frames_float"),
+    SYMBOL(loudness_global, "ebur128_loudness_global"), SYMBOL(loudness_momentary, "ebur128_loudness_momentary"),
+    SYMBOL(loudness_range, "ebur128_loudness_range"), SYMBOL(true_peak, "ebur128_true_peak"),
+};
+
+static pthread_once_t once = PTHREAD_ONCE_INIT;
+static const char *problem;
+static char problem_text[512];
+
+static void load(void) {
+    problem = announce_library_open("libebur128.so.1", "libebur128-1", symbols, sizeof symbols / sizeof *symbols, problem_text,
+                                    sizeof problem_text);
+}
+
+const char *announce_ebur128_load(void) {
+    pthread_once(&once, load);
+    return problem;
+}
+
+ebur128_state *announce_ebur128_init(unsigned int channels, unsigned long samplerate, int mode) {
+    return lib.init(channels, samplerate, mode);
+}
+void announce_ebur128_destroy(ebur128_state **state) { lib.destroy(state); }
+int announce_ebur128_add_frames_float(ebur128_state *state, const float *frames, size_t count) {
+    return lib.add_frames_float(state, frames, count);
+}
+int announce_ebur128_loudness_global(ebur128_state *state, double *out) { return lib.loudness_global(state, out); }
+int announce_ebur128_loudness_momentary(ebur128_state *state, double *out) { return lib.loudness_momentary(state, out); }
+int announce_ebur128_loudness_range(ebur128_state *state, double *out) { return lib.loudness_range(state, out); }
+int announce_ebur128_true_peak(ebur128_state *state, unsigned int channel, double *out) { return lib.true_peak(state, channel, out); }
