@@ -7,82 +7,23 @@ extension QueueController {
     /// `play`, its values already checked (`Request.problem`).
     func handlePlay(_ request: PlayRequest, from connection: Connection, now: Double) {
         // Sent again: the daemon before this one spooled it, and died before it answered.
-        if let key = request.key, let ids = restored.requests[key] {
-            logger.info("a play request sent again after a restart: its \(ids.count) item(s) were restored")
-            let pending = pendingIDs
-            let waitsForResume = lanes.main.isPaused && ids.contains { !lanes.isMixed($0) && pending.contains($0) }
-            connection.send(WireProtocol.encode(Reply.ids(ids, pausedSince: waitsForResume ? runtime.pausedSince ?? now : nil)))
-            if request.wait { subscribe(connection, to: ids, progress: request.progress) }
-            return
-        }
-        var items: [(QueueItem, Bool)] = []
-        var passed: Set<String> = []  // devices checked for this request: each once, not per item
-        for (index, itemRequest) in request.items.enumerated() {
-            // A missing device is the daemon's own: it must not come twice either.
-            let devices = itemRequest.clip.devices(default: configuration.device)
-            if Set(devices).count != devices.count {
-                return reject(connection, "items[\(index)]: device \(configuration.device) (the daemon's) is given twice")
-            }
-            // A device that cannot play fails the request now: nothing queued, nothing preempted.
-            if let failure = deviceFailure(devices, environment: itemRequest.clip.environment, passed: &passed) {
-                return connection.sendAndClose(WireProtocol.encode(Reply.failure(failure.exitCode, failure.description)))
-            }
-            var item = QueueItem(request: itemRequest, id: newID(), now: now)
-            item.requestKey = request.key
-            // A URL's body is downloaded into the media directory under a name the daemon gives.
-            if item.clip.url != nil { item.clip.media = MediaDirectory.newName() }
-            // `play --tag T --replace a b` replaces older T items, not its own first file.
-            let replaces = (itemRequest.replace ?? false) && !items.contains { $0.0.tag == item.tag && $0.1 }
-            items.append((item, replaces))
-        }
+        if let key = request.key, let ids = restored.requests[key] { return answerResent(ids, request, connection, now: now) }
+        guard let items = newItems(request, connection, now: now) else { return }
         // All or nothing across a crash too: uncommitted until every item is spooled.
-        do { try spool.beginRequest(items.map(\.0.id), key: request.key) } catch {
+        do { try spool.beginRequest(items.map(\.item.id), key: request.key) } catch {
             logger.error("\(error.description)")
             return connection.send(WireProtocol.encode(Reply.failure(error.exitCode, "cannot spool the request: \(error.description)")))
         }
         defer { spool.endRequest() }
         var ids: [String] = []
-        for (item, replace) in items {
-            if replace, let tag = item.tag {
-                // Playing mixing streams with the tag are replaced too (the scheduler has the queue's).
-                carryOut(lanes.mixed.end(where: { $0.tag == tag && !ids.contains($0.id) },
-                                   Outcome(.replaced, reason: "replaced by \(item.id)")), now: now)
-            }
-            if item.audioSession.lane == .mixed {
-                // Mixable: never queued, it starts now over whatever plays.
-                var item = item
-                item.sequence = lanes.main.nextSequence
-                do {
-                    try spool.save(item)
-                } catch {
-                    logger.error("\(error.description)")
-                    cancel(ids, now: now)
-                    return connection.send(WireProtocol.encode(Reply.failure(error.exitCode, "cannot spool the item: \(error.description)")))
-                }
-                ids.append(item.id)
-                lifecycles[item.id] = ItemLifecycle()
-                hub.emit(Event(.queued, time: now, id: item.id, path: item.clip.path, priority: item.priority))
-                startMixed(item, alert: false, now: now)
-                continue
-            }
-            lifecycles[item.id] = ItemLifecycle()  // before its effects: it may end at once (`--expire 0s`)
-            var effects = lanes.main.enqueue(item, replace: replace, now: now)
-            // Spooled before it is acknowledged; if that fails, it was never accepted.
-            if case .persist(let spooled)? = effects.first {
-                effects.removeFirst()
-                do {
-                    try spool.save(spooled)
-                } catch {
-                    logger.error("\(error.description)")
-                    // None of the request is accepted: its items spooled so far go too.
-                    carryOut(effects, now: now)
-                    cancel(ids + [item.id], now: now)
-                    return connection.send(WireProtocol.encode(Reply.failure(error.exitCode, "cannot spool the item: \(error.description)")))
-                }
+        for (item, replaces) in items {
+            do { try admit(item, replacing: replaces, after: ids, now: now) } catch {
+                logger.error("\(error.description)")
+                // None of the request is accepted: its items spooled so far go too.
+                cancel(ids + [item.id], now: now)
+                return connection.send(WireProtocol.encode(Reply.failure(error.exitCode, "cannot spool the item: \(error.description)")))
             }
             ids.append(item.id)
-            hub.emit(Event(.queued, time: now, id: item.id, path: item.clip.path, priority: item.priority))
-            carryOut(effects, now: now)
         }
         // Its client left meanwhile (it gave up on a daemon frozen mid-request, saying "not played"): undone.
         if connection.peerHungUp {
@@ -93,9 +34,75 @@ extension QueueController {
         spool.commitRequest()  // right before the acknowledgement (the fsync comes after it)
         for (item, _) in items where lifecycles[item.id] != nil { downloads?.ensure(item) }
         // Main-lane items wait for `announce resume`: the client says so.
-        let waitsForResume = lanes.main.isPaused && items.contains { $0.0.audioSession.lane == .main }
+        let waitsForResume = lanes.main.isPaused && items.contains { $0.item.audioSession.lane == .main }
         connection.send(WireProtocol.encode(Reply.ids(ids, pausedSince: waitsForResume ? runtime.pausedSince ?? now : nil)))
         if request.wait { subscribe(connection, to: ids, progress: request.progress) }
+    }
+
+    /// A request sent again after a restart: answered with the items the spool kept for it.
+    private func answerResent(_ ids: [String], _ request: PlayRequest, _ connection: Connection, now: Double) {
+        logger.info("a play request sent again after a restart: its \(ids.count) item(s) were restored")
+        let pending = pendingIDs
+        let waitsForResume = lanes.main.isPaused && ids.contains { !lanes.isMixed($0) && pending.contains($0) }
+        connection.send(WireProtocol.encode(Reply.ids(ids, pausedSince: waitsForResume ? runtime.pausedSince ?? now : nil)))
+        if request.wait { subscribe(connection, to: ids, progress: request.progress) }
+    }
+
+    /// The request's items, each with whether it replaces its tag's older ones; nil when a device
+    /// cannot play (the client is answered: nothing queued, nothing preempted).
+    private func newItems(_ request: PlayRequest, _ connection: Connection, now: Double) -> [(item: QueueItem, replaces: Bool)]? {
+        var items: [(item: QueueItem, replaces: Bool)] = []
+        var passed: Set<String> = []  // devices checked for this request: each once, not per item
+        for (index, itemRequest) in request.items.enumerated() {
+            // A missing device is the daemon's own: it must not come twice either.
+            let devices = itemRequest.clip.devices(default: configuration.device)
+            if Set(devices).count != devices.count {
+                reject(connection, "items[\(index)]: device \(configuration.device) (the daemon's) is given twice")
+                return nil
+            }
+            if let failure = deviceFailure(devices, environment: itemRequest.clip.environment, passed: &passed) {
+                connection.sendAndClose(WireProtocol.encode(Reply.failure(failure.exitCode, failure.description)))
+                return nil
+            }
+            var item = QueueItem(request: itemRequest, id: newID(), now: now)
+            item.requestKey = request.key
+            // A URL's body is downloaded into the media directory under a name the daemon gives.
+            if item.clip.url != nil { item.clip.media = MediaDirectory.newName() }
+            // `play --tag T --replace a b` replaces older T items, not its own first file.
+            let replaces = (itemRequest.replace ?? false) && !items.contains { $0.item.tag == item.tag && $0.replaces }
+            items.append((item, replaces))
+        }
+        return items
+    }
+
+    /// One item of the request into its lane: spooled before it is accepted (a failure throws,
+    /// nothing of it left), then queued on the main lane or started on the mixed one.
+    private func admit(_ item: QueueItem, replacing replaces: Bool, after ids: [String], now: Double) throws(AnnounceError) {
+        if replaces, let tag = item.tag {
+            // Playing mixing streams with the tag are replaced too (the scheduler has the queue's).
+            carryOut(lanes.mixed.end(where: { $0.tag == tag && !ids.contains($0.id) },
+                                     Outcome(.replaced, reason: "replaced by \(item.id)")), now: now)
+        }
+        if item.audioSession.lane == .mixed {
+            // Mixable: never queued, it starts now over whatever plays.
+            var item = item
+            item.sequence = lanes.main.nextSequence
+            try spool.save(item)
+            lifecycles[item.id] = ItemLifecycle()
+            hub.emit(Event(.queued, time: now, id: item.id, path: item.clip.path, priority: item.priority))
+            return startMixed(item, alert: false, now: now)
+        }
+        lifecycles[item.id] = ItemLifecycle()  // before its effects: it may end at once (`--expire 0s`)
+        var effects = lanes.main.enqueue(item, replace: replaces, now: now)
+        if case .persist(let spooled)? = effects.first {
+            effects.removeFirst()
+            do { try spool.save(spooled) } catch {
+                carryOut(effects, now: now)
+                throw error
+            }
+        }
+        hub.emit(Event(.queued, time: now, id: item.id, path: item.clip.path, priority: item.priority))
+        carryOut(effects, now: now)
     }
 
     /// The first of `devices` that cannot be opened here, as its error. Devices that have played
