@@ -171,7 +171,9 @@ public final class SndFileDecoder: AudioDecoder {
         return names[String(decoding: header[28..<32], as: UTF8.self)].map { $0 == "ALAC" ? "ALAC in CAF (as ffmpeg writes it)" : "\($0) in CAF" }
     }
 
-    /// What a WAV's `fmt ` chunk holds, for a refusal: "64-bit integer samples", "MP3 audio".
+    /// What a WAV's `fmt ` chunk holds that libsndfile does not decode, for a refusal: "64-bit
+    /// integer samples", "MP3 audio"; nil when it is a kind libsndfile reads (it failed for
+    /// another reason: 0 channels, a malformed chunk) or another codec it may know.
     /// WAVE_FORMAT_EXTENSIBLE's sub-format GUID starts with the format tag it stands for.
     static func wavCodec(_ header: [UInt8]) -> String? {
         func little(_ at: Int, _ count: Int) -> Int { header[at..<at + count].reversed().reduce(0) { $0 << 8 | Int($1) } }
@@ -189,9 +191,9 @@ public final class SndFileDecoder: AudioDecoder {
             let names = [0x50: "MPEG audio", 0x55: "MP3 audio", 0xFF: "AAC audio", 0x1610: "AAC audio", 0x161: "WMA audio",
                          0x162: "WMA audio", 0x2000: "AC-3 audio", 0x2001: "DTS audio", 0x674F: "Vorbis audio"]
             return switch tag {
-            case 1: "\(bits)-bit integer samples"
-            case 3: "\(bits)-bit float samples"
-            default: names[tag] ?? "codec 0x\(String(tag, radix: 16))"
+            case 1 where ![8, 16, 24, 32].contains(bits): "\(bits)-bit integer samples"
+            case 3 where ![32, 64].contains(bits): "\(bits)-bit float samples"
+            default: names[tag]
             }
         }
         return nil

@@ -56,6 +56,20 @@ struct BadInputTests {
         Self.expectOneError(outcome, status: test.status, naming: "\(path): ")
     }
 
+    /// A WAV of a kind libsndfile reads that fails for another reason keeps libsndfile's own words:
+    /// it is not called an unsupported format.
+    @Test("a WAV with 0 channels or 0 Hz: 65 with libsndfile's reason, from play and info",
+          arguments: [("bad/zero-channels.wav", "Channel count is zero."), ("bad/zero-rate.wav", "SF_INFO struct incomplete.")])
+    func malformedWAV(_ file: String, _ reason: String) async throws {
+        let path = try Harness.fixture(file)
+        let play = try await Playback.run([path], debug: false, label: "malformed")
+        let info = try await Runner.announce(["info", path])
+        for outcome in [play.outcome, info] {
+            Self.expectOneError(outcome, status: 65, naming: "\(path): ")
+            #expect(outcome.stderr.hasPrefix("announce: \(path): not decodable audio (") && outcome.stderr.contains(reason), "\(outcome)")
+        }
+    }
+
     /// Headers that parse and no frame that decodes (mpg123 decodes none either): not a
     /// silent success.
     @Test("an MP3 whose frames all trim away → 65 'holds no audio frames', from play, info and info --json")
