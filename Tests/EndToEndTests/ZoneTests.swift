@@ -77,9 +77,7 @@ struct ZoneTests {
         let broker = try TestBroker()
         defer { broker.stop() }
         try await ZoneHosts.with { hosts in
-            let kitchen = try await hosts.start("kitchen", zones: ["downstairs"], broker: broker)
-            let garage = try await hosts.start("garage", zones: ["downstairs"], broker: broker)
-            let desk = try await hosts.start("desk", zones: [], broker: broker, daemon: false)
+            let (kitchen, garage, desk) = try await hosts.downstairs(broker)
             let kitchenEvents = try await kitchen.runtime.subscribe()
             let work = try Harness.workResult.get().path
 
@@ -216,9 +214,7 @@ struct ZoneTests {
         let broker = try TestBroker(persistent: true)
         defer { broker.stop() }
         try await ZoneHosts.with { hosts in
-            let kitchen = try await hosts.start("kitchen", zones: ["downstairs"], broker: broker)
-            let garage = try await hosts.start("garage", zones: ["downstairs"], broker: broker)
-            let desk = try await hosts.start("desk", zones: [], broker: broker, daemon: false)
+            let (kitchen, garage, desk) = try await hosts.downstairs(broker)
             let kitchenDaemon = try #require(kitchen.daemon), garageDaemon = try #require(garage.daemon)
             let early = try Tones.clip(440, seconds: 1), late = try Tones.clip(660, seconds: 0.3)
             let inFlight = try Runner.launch(["play", early, "--zone", "downstairs", "--delay", "1s", "--wait-timeout", "40"],
@@ -247,9 +243,7 @@ struct ZoneTests {
         let broker = try TestBroker(persistent: true)
         defer { broker.stop() }
         try await ZoneHosts.with { hosts in
-            let kitchen = try await hosts.start("kitchen", zones: ["downstairs"], broker: broker)
-            let garage = try await hosts.start("garage", zones: ["downstairs"], broker: broker)
-            let desk = try await hosts.start("desk", zones: [], broker: broker, daemon: false)
+            let (kitchen, garage, desk) = try await hosts.downstairs(broker)
             garage.daemon?.signal(SIGTERM)
             try #require(await garage.daemon?.waitForExit(timeout: 10) == true)
             let first = try Tones.clip(440, seconds: 0.3)
@@ -328,9 +322,7 @@ struct ZoneTests {
         let broker = try TestBroker()
         defer { broker.stop() }
         try await ZoneHosts.with { hosts in
-            let kitchen = try await hosts.start("kitchen", zones: ["downstairs"], broker: broker)
-            let garage = try await hosts.start("garage", zones: ["downstairs"], broker: broker)
-            let desk = try await hosts.start("desk", zones: [], broker: broker, daemon: false)
+            let (kitchen, garage, desk) = try await hosts.downstairs(broker)
             let kitchenDaemon = try #require(kitchen.daemon), garageDaemon = try #require(garage.daemon)
             garageDaemon.signal(SIGTERM)
             try #require(await garageDaemon.waitForExit(timeout: 10))
@@ -484,5 +476,14 @@ struct ZoneTests {
         let outcome = try await Runner.run("python3", ["-c", script, file])
         try #require(outcome.status == 0, "python3: \(outcome)")
         return outcome.stdout.split(separator: "\n").map(String.init).sorted()
+    }
+}
+
+extension ZoneHosts {
+    /// kitchen and garage in zone downstairs, each with a daemon, and desk, a sender without one.
+    func downstairs(_ broker: TestBroker) async throws -> (kitchen: ZoneHost, garage: ZoneHost, desk: ZoneHost) {
+        (try await start("kitchen", zones: ["downstairs"], broker: broker),
+         try await start("garage", zones: ["downstairs"], broker: broker),
+         try await start("desk", zones: [], broker: broker, daemon: false))
     }
 }

@@ -24,7 +24,7 @@ private func item(_ id: String, _ priority: Priority = .normal, session: AudioSe
 
     @Test func eachIdIsOnOneLaneOrNone() {
         let lanes = lanes()
-        #expect(["a", "b", "c", "m", "w", "x"].map { lanes.lane(of: $0) } == [.main, .main, .main, .mixed, .mixed, nil])
+        #expect(["a", "b", "c", "m", "w", "x"].map(lanes.isMixed) == [false, false, false, true, true, false])
         #expect(lanes.split(["a", "m", "x", "w"]) == (mixed: ["m", "w"], rest: ["a", "x"]))
     }
 

@@ -3,20 +3,12 @@
 /// and alerts, each starting at once over it). Which lane an id is on, and its item, are asked
 /// here rather than of each lane in turn. Pure, like the lanes.
 public struct Lanes: Sendable {
-    public enum Lane: Equatable, Sendable { case main, mixed }
-
     public var main: Scheduler
     public var mixed = MixedLane()
     /// The main-lane item the scheduler preempted for each id about to play.
     public var preemptedFor: [String: String] = [:]
 
     public init(main: Scheduler = Scheduler()) { self.main = main }
-
-    /// The lane `id` is on now: a mixed stream, or a main-lane item playing, ready or scheduled.
-    public func lane(of id: String) -> Lane? {
-        if mixed[id] != nil { return .mixed }
-        return item(id) != nil ? .main : nil
-    }
 
     /// Whether `id` is a stream of the mixed lane.
     public func isMixed(_ id: String) -> Bool { mixed[id] != nil }
