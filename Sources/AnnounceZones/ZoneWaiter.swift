@@ -83,13 +83,16 @@ final class ZoneWaiter: @unchecked Sendable {
         state.withLock { $0 = State() }
     }
 
-    /// The reply to the oldest `wait`: the ids the daemon does not know never finish.
+    /// The reply to the oldest `wait`: the ids the daemon does not know never finish, nor do any
+    /// of a refused wait.
     private func replied(_ reply: Reply) {
         let done: Pending? = state.withLock { state in
             guard !state.unreplied.isEmpty else { return nil }
             var pending = state.unreplied.removeFirst()
-            for id in reply.unknown ?? [] where pending.ids.contains(id) {
-                pending.outcomes[id] = Outcome(.failed, reason: "the daemon lost track of item \(id)", code: AnnounceError.internalExitCode)
+            let refused: Outcome? = if case .failure(let error) = reply { Outcome(.failed, reason: error.message, code: error.code) } else { nil }
+            for id in refused == nil ? reply.unknown ?? [] : pending.ids where pending.ids.contains(id) && pending.outcomes[id] == nil {
+                pending.outcomes[id] = refused
+                    ?? Outcome(.failed, reason: "the daemon lost track of item \(id)", code: AnnounceError.internalExitCode)
             }
             if pending.outcomes.count == pending.ids.count { return pending }
             state.waiting[pending.request] = pending
