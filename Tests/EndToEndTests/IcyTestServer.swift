@@ -71,6 +71,15 @@ final class IcyTestServer: @unchecked Sendable {
         try await offPool { try self.waitForConnections(atLeast: count, timeout: timeout) }
     }
 
+    /// `connections(atLeast:)`, then `next` on the same thread: for a step that must follow the
+    /// connection at once, even while a loaded run's cooperative pool has no thread free.
+    func connections<T: Sendable>(atLeast count: Int, timeout: Double = 20, then next: @escaping @Sendable () -> T) async throws -> T {
+        try await offPool {
+            _ = try self.waitForConnections(atLeast: count, timeout: timeout)
+            return next()
+        }
+    }
+
     private func waitForConnections(atLeast count: Int, timeout: Double) throws -> [Connection] {
         try lock.withLock {
             let deadline = monotonicNow() + timeout
