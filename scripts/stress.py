@@ -37,12 +37,17 @@ import random
 import resource
 import shutil
 import signal
-import socket
 import struct
 import subprocess
 import sys
 import tempfile
 import time
+
+# The daemon's client (its socket protocol, runtime directories, starting and stopping daemons)
+# is scripts/announce_tools/, the one bench.py uses too.
+from announce_tools.client import Closed
+from announce_tools.daemons import Runtime, lock_pid
+from announce_tools.proc import run, wait_exit
 
 RESULTS = {}
 FAILURES = []
@@ -53,110 +58,6 @@ def check(condition, message):
         FAILURES.append(message)
         print(f"  FAIL: {message}", flush=True)
     return condition
-
-
-def run(argv, env=None, timeout=20, user=None):
-    """(status, stdout, stderr); status None on a timeout (the process is killed)."""
-    if user is not None:
-        argv = ["setpriv", f"--reuid={user}", f"--regid={user}", "--clear-groups", "--"] + argv
-    try:
-        done = subprocess.run(argv, env=env, capture_output=True, timeout=timeout, stdin=subprocess.DEVNULL)
-        return done.returncode, done.stdout.decode(errors="replace"), done.stderr.decode(errors="replace")
-    except subprocess.TimeoutExpired as expired:
-        return None, "", (expired.stderr or b"").decode(errors="replace")
-
-
-class Runtime:
-    """A private ANNOUNCE_RUNTIME_DIR, and the daemons started in it."""
-
-    def __init__(self, binary, path, extra_env=None):
-        self.binary, self.path = binary, path
-        os.makedirs(path, mode=0o700, exist_ok=True)
-        os.chmod(path, 0o700)
-        config = os.path.join(os.path.dirname(path), "config-" + os.path.basename(path))
-        os.makedirs(config, exist_ok=True)
-        self.env = {k: v for k, v in os.environ.items() if not k.startswith(("ANNOUNCE_", "XDG_", "PULSE"))}
-        self.env.update({"ANNOUNCE_RUNTIME_DIR": path, "XDG_CONFIG_HOME": config}, **(extra_env or {}))
-        self.daemons = []
-
-    @property
-    def socket_path(self):
-        return os.path.join(self.path, "socket")
-
-    def announce(self, *args, timeout=30):
-        return run([self.binary, *args], env=self.env, timeout=timeout)
-
-    def start_daemon(self, log):
-        with open(log, "ab") as out:
-            daemon = subprocess.Popen([self.binary, "daemon", "--device", "null"], env=self.env,
-                                      stdin=subprocess.DEVNULL, stdout=out, stderr=out)
-        self.daemons.append(daemon)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline:
-            status = self.status()
-            if status and status["pid"] == daemon.pid:
-                return daemon
-            if daemon.poll() is not None:
-                raise RuntimeError(f"announce daemon exited {daemon.returncode}; see {log}")
-            time.sleep(0.02)
-        raise RuntimeError(f"announce daemon did not answer within 30 s; see {log}")
-
-    def request(self, line, timeout=10):
-        """One request on a fresh connection: the decoded reply, or None."""
-        try:
-            with socket.socket(socket.AF_UNIX) as client:
-                client.settimeout(timeout)
-                client.connect(self.socket_path)
-                client.sendall(line + b"\n")
-                return json.loads(read_line(client))
-        except (OSError, ValueError):
-            return None
-
-    def status(self):
-        reply = self.request(b'{"v":1,"op":"status"}', timeout=5)
-        return reply.get("status") if reply and reply.get("ok") else None
-
-    def pending(self):
-        status = self.status()
-        if status is None:
-            return None
-        return ([status["playing"]] if status.get("playing") else []) + status["queued"] + status["scheduled"]
-
-    def wait_drained(self, timeout=120):
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            pending = self.pending()
-            if pending == []:
-                return True
-            time.sleep(0.1)
-        return False
-
-    def stop(self):
-        # The daemon answering now may be one a client auto-started: ours too.
-        status = self.status()
-        if status and all(daemon.pid != status["pid"] for daemon in self.daemons):
-            os.kill(status["pid"], signal.SIGTERM)
-        for daemon in self.daemons:
-            if daemon.poll() is None:
-                daemon.send_signal(signal.SIGCONT)
-                daemon.terminate()
-                try:
-                    daemon.wait(10)
-                except subprocess.TimeoutExpired:
-                    daemon.kill()
-                    daemon.wait()
-
-
-def read_line(client, limit=1 << 20):
-    data = b""
-    while not data.endswith(b"\n"):
-        chunk = client.recv(65536)
-        if not chunk:
-            break
-        data += chunk
-        if len(data) > limit:
-            break
-    return data.split(b"\n", 1)[0]
 
 
 # ---------------------------------------------------------------- decoder fuzz
@@ -244,7 +145,7 @@ def decoder_fuzz(binary, work, count, rng, workers):
     failures_dir = os.path.join(work, "failures")
     os.makedirs(files_dir)
     os.makedirs(failures_dir)
-    runtime = Runtime(binary, os.path.join(work, "rt-decoder"))
+    runtime = Runtime.isolated(binary, os.path.join(work, "rt-decoder"))
     daemon = runtime.start_daemon(os.path.join(work, "decoder-daemon.log"))
     counts = {"crash": 0, "hang": 0, "exit": {}, "kinds": {}, "formats": {}}
     plays = {"queued": 0, "refused": 0, "crash": 0, "hang": 0}
@@ -256,10 +157,10 @@ def decoder_fuzz(binary, work, count, rng, workers):
         path = os.path.join(files_dir, f"m{index:05d}{extension}")
         with open(path, "wb") as out:
             out.write(data)
-        status, _, _ = run([binary, "info", path], env=runtime.env, timeout=10)
+        status, _, _ = runtime.announce("info", path, timeout=10)
         played = "not played"
         if index % 10 == 0:
-            played = run([binary, "play", "--no-wait", "-q", "-d", "null", path], env=runtime.env, timeout=20)[0]
+            played = runtime.announce("play", "--no-wait", "-q", "-d", "null", path, timeout=20)[0]
         return index, path, extension, kind, status, played
 
     started = time.monotonic()
@@ -349,7 +250,7 @@ def protocol_lines(rng):
 
 def protocol_fuzz(binary, work, rng, clip):
     print("protocol fuzz", flush=True)
-    runtime = Runtime(binary, os.path.join(work, "rt-protocol"))
+    runtime = Runtime.isolated(binary, os.path.join(work, "rt-protocol"))
     daemon = runtime.start_daemon(os.path.join(work, "protocol-daemon.log"))
     runtime.announce("pause")
     for _ in range(10):
@@ -369,46 +270,39 @@ def protocol_fuzz(binary, work, rng, clip):
             figures["error_replies"] += 1
 
     # A 10 MB line: an error reply, then the daemon closes the connection.
-    with socket.socket(socket.AF_UNIX) as client:
-        client.settimeout(30)
-        client.connect(runtime.socket_path)
+    with runtime.connect(timeout=30) as client:
         try:
-            client.sendall(b'{"v":1,"op":"status","x":"' + b"a" * (10 << 20) + b'"}\n')
+            client.send_raw(b'{"v":1,"op":"status","x":"' + b"a" * (10 << 20) + b'"}\n')
         except OSError:
             pass  # the daemon may close before taking it all
-        reply = read_line(client)
+        reply = client.line()
         figures["10MB_line"] = json.loads(reply).get("error", {}).get("message") if reply else "connection closed"
 
     # Slow half-lines: 20 clients dribble a status request a few bytes at a time; meanwhile a
     # normal client is answered at once.
     slow = []
     for _ in range(20):
-        client = socket.socket(socket.AF_UNIX)
-        client.settimeout(30)
-        client.connect(runtime.socket_path)
-        client.sendall(b'{"v":1,"op":')
+        client = runtime.connect(timeout=30)
+        client.send_raw(b'{"v":1,"op":')
         slow.append(client)
     started = time.monotonic()
     answered_meanwhile = runtime.status() is not None
     figures["answer_during_half_lines_ms"] = round((time.monotonic() - started) * 1000)
     for piece in [b'"sta', b'tus"', b"}", b"\n"]:
         for client in slow:
-            client.sendall(piece)
+            client.send_raw(piece)
         time.sleep(0.05)
-    figures["slow_replies_ok"] = sum(1 for client in slow if json.loads(read_line(client)).get("ok"))
+    figures["slow_replies_ok"] = sum(1 for client in slow if json.loads(client.line()).get("ok"))
     for client in slow:
         client.close()
 
     # 500 connections at once, each asking for the status.
     many = []
     for _ in range(500):
-        client = socket.socket(socket.AF_UNIX)
-        client.settimeout(60)
-        client.connect(runtime.socket_path)
-        many.append(client)
+        many.append(runtime.connect(timeout=60))
     for client in many:
-        client.sendall(b'{"v":1,"op":"status"}\n')
-    figures["500_connections_ok"] = sum(1 for client in many if json.loads(read_line(client) or b"{}").get("ok"))
+        client.send_raw(b'{"v":1,"op":"status"}\n')
+    figures["500_connections_ok"] = sum(1 for client in many if json.loads(client.line() or b"{}").get("ok"))
     for client in many:
         client.close()
 
@@ -453,7 +347,7 @@ def played_paths(runtime, logs):
 
 def kill_campaign(binary, work, rng, rounds, clip):
     print(f"kills: SIGKILL x{rounds}", flush=True)
-    runtime = Runtime(binary, os.path.join(work, "rt-kills"))
+    runtime = Runtime.isolated(binary, os.path.join(work, "rt-kills"))
     files = os.path.join(work, "kill-clips")
     os.makedirs(files)
     fg_log = os.path.join(work, "kills-daemon.log")
@@ -486,21 +380,18 @@ def kill_campaign(binary, work, rng, rounds, clip):
         # moment after the resume (even rounds), or within 10 ms of the daemon announcing the
         # request's first item queued, while it spools the rest (odd rounds).
         batch = clips(10)
-        events = socket.socket(socket.AF_UNIX)
-        events.settimeout(30)
-        events.connect(runtime.socket_path)
-        events.sendall(b'{"v":1,"op":"events"}\n')
-        read_line(events)
+        events = runtime.connect(timeout=30)
+        events.send({"op": "events"})
+        events.line()
         enqueue = subprocess.Popen([binary, "play", "--no-wait", "-d", "null", *batch], env=runtime.env,
                                    stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
         runtime.request(b'{"v":1,"op":"resume"}')
         if round_index % 2:
-            pending = b""
-            while batch[0].encode() not in pending:
-                chunk = events.recv(65536)
-                if not chunk:
-                    break
-                pending = pending[-4096:] + chunk
+            try:  # the first event that names the request's first item: its `queued`
+                while events.next().get("path") != batch[0]:
+                    pass
+            except Closed:
+                pass  # the daemon is gone already
             moment = rng.uniform(0, 0.01)
         else:
             moment = rng.uniform(0, 0.25)
@@ -512,10 +403,7 @@ def kill_campaign(binary, work, rng, rounds, clip):
         (acknowledged if enqueue.returncode == 0 else refused).extend(batch)
         if enqueue.returncode != 0:
             answers.append(f"{enqueue.returncode}: {err.decode(errors='replace').strip()}")
-        for _ in range(500):  # until the kernel has reaped it (it may not be our child)
-            if not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().split(") ")[1][0] == "Z":
-                break
-            time.sleep(0.01)
+        wait_exit(pid, 5)  # until the kernel has reaped it (it may not be our child)
         for daemon in runtime.daemons:
             daemon.poll()
     # Whatever answers now (restarted by us, or auto-started by a client) plays the rest.
@@ -556,7 +444,7 @@ def full_disk(binary, work, clip):
     subprocess.run(["mount", "-t", "tmpfs", "-o", "size=256k,mode=0700", "tmpfs", mount], check=True)
     figures = {}
     try:
-        runtime = Runtime(binary, os.path.join(mount, "rt"))
+        runtime = Runtime.isolated(binary, os.path.join(mount, "rt"))
         log = os.path.join(work, "fulldisk-daemon.log")
         daemon = runtime.start_daemon(log)
         runtime.announce("pause")
@@ -616,17 +504,12 @@ def cold_starts(binary, work, count, workers):
 
     def one(index):
         directory = os.path.join(work, f"rt-cold-{index}")
-        os.makedirs(directory, mode=0o700)
-        env = dict(os.environ, ANNOUNCE_RUNTIME_DIR=directory)
-        status, _, err = run([binary, "play", "-q", "-d", "null", clip], env=env, timeout=30)
+        status, _, err = Runtime(binary, directory).announce("play", "-q", "-d", "null", clip, timeout=30)
         log_path = os.path.join(directory, "daemon.log")
         try:
-            pid = int(open(os.path.join(directory, "daemon.lock")).read().strip())
+            pid = lock_pid(directory)
             os.kill(pid, signal.SIGTERM)
-            for _ in range(500):  # until it has exited (a zombie: not our child, init reaps it)
-                if not os.path.exists(f"/proc/{pid}") or open(f"/proc/{pid}/stat").read().rsplit(") ", 1)[1][0] == "Z":
-                    break
-                time.sleep(0.01)
+            wait_exit(pid, 5)  # until it has exited (a zombie: not our child, init reaps it)
         except (OSError, ValueError):
             pass
         log = open(log_path, errors="replace").read() if os.path.exists(log_path) else ""
@@ -682,7 +565,7 @@ def other_users(binary, work, clip):
             for root, _, names in os.walk(directory) if os.path.isdir(directory) and not os.path.islink(directory) else []:
                 if "daemon.lock" in names:
                     try:
-                        return int(open(os.path.join(root, "daemon.lock")).read().strip())
+                        return lock_pid(root)
                     except ValueError:
                         pass
         return None
