@@ -36,10 +36,12 @@ public final class Daemon {
         public var duckLevel: Double
         /// What `--skip-silence` cuts, from the config file.
         public var silence: SilenceRule = .default
+        /// What a play's loudness is brought to when it does not say, from the config file.
+        public var loudness = LoudnessTarget.standard
         /// Local time of day, for quiet hours (injectable for tests).
         public var localMinutes: QuietMode.LocalMinutes = QuietMode.systemLocalMinutes
         /// The user's config file, reread when it has changed (checked each time the daemon
-        /// wakes): its quiet hours, duck level and silence rule apply from then on (its device, at
+        /// wakes): its quiet hours, duck level, silence rule and loudness apply from then on (its device, at
         /// the next start).
         public var configPath: String?
         /// The file as it was when the configuration above was read from it.
@@ -128,7 +130,10 @@ public final class Daemon {
         let downloads = Downloads(media: spool.media)
         let driver = try services.start("engine") {
             EngineDriver(openOutput: openOutput, makeSource: makeSource, speechCache: SpeechCache.user(limitBytes: configuration.speechCacheBytes),
-                         media: spool.media, downloads: downloads) { mailbox.post($0) }
+                         media: spool.media, downloads: downloads,
+                         leveler: Leveler(cache: LoudnessCache.user { [logger] in logger.warning("\($0)") }) { [logger] in logger.info("\($0)") }) {
+                mailbox.post($0)
+            }
         }!
         // Started before the socket listens: it first restores what a daemon killed mid-duck lowered.
         let ducker = try services.start("other-audio ducker") { () throws(AnnounceError) in
@@ -229,3 +234,10 @@ extension EventHub: DaemonService {
 extension OtherAudioDucker: DaemonService {}
 extension OtherAudioWatcher: DaemonService {}
 extension SessionBusPresence: DaemonService {}
+
+extension Daemon.Configuration {
+    /// How the config file has `item` play: its silence rule, and its loudness unless the item says.
+    func tuning(for item: QueueItem) -> EngineDriver.Tuning {
+        EngineDriver.Tuning(silence: silence, loudness: item.clip.loudness ?? loudness)
+    }
+}

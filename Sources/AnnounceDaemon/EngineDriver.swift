@@ -47,13 +47,17 @@ final class EngineDriver: @unchecked Sendable {
     private var housekeeper = pthread_t()
     /// Decoded alert sounds.
     let alertCache: AlertCache
+    /// Brings plays to their loudness, measuring each clip once.
+    let leveler: Leveler
     /// A speech engine started ahead of the next say.
     private let standby = EngineStandby(clock: { SystemClock.monotonic() })
 
     /// `makeSource`: nil for files, speech and streams (`sources`).
     init(openOutput: @escaping PlaybackEngine.OutputOpener = PlaybackEngine.defaultOpener, makeSource: SourceMaker? = nil, speechCache: SpeechCache? = nil, media: MediaDirectory? = nil,
-         downloads: Downloads? = nil, post: @escaping @Sendable (EngineReport) -> Void) {
+         downloads: Downloads? = nil, leveler: Leveler = Leveler(cache: LoudnessCache(path: nil) { _ in }),
+         post: @escaping @Sendable (EngineReport) -> Void) {
         let alertCache = AlertCache()
+        self.leveler = leveler
         self.alertCache = alertCache
         self.openOutput = openOutput
         self.makeSource = makeSource ?? Self.sources(alertCache: alertCache, speechCache: speechCache, media: media,
@@ -62,12 +66,19 @@ final class EngineDriver: @unchecked Sendable {
         housekeeper = startThread(named: "announce-house") { [self] in houseKeep() }
     }
 
+    /// What the config file decides about how a play sounds.
+    struct Tuning: Sendable {
+        /// What `--skip-silence` cuts.
+        var silence = SilenceRule.default
+        /// What its loudness is brought to.
+        var loudness = LoudnessTarget.standard
+    }
+
     /// Plays `item` from its resume point on `devices` (several for multi-route, all at once,
     /// reported as one play), at mixer gain `gain` (ducked). `alert`: from the alert cache.
-    /// `watched`: someone shows its progress (else it comes once a second). `silence`: what
-    /// `--skip-silence` cuts (the config file's). Control side.
+    /// `watched`: someone shows its progress (else it comes once a second). Control side.
     func play(_ item: QueueItem, devices: [String], gain: Float = 1, alert: Bool = false, watched: Bool = false,
-              silence: SilenceRule = .default) {
+              tuning: Tuning = Tuning()) {
         let group = RouteGroup(count: devices.count, post: post)
         let plays = devices.map { device in
             let control = PlaybackControl(gain: gain)
@@ -78,7 +89,7 @@ final class EngineDriver: @unchecked Sendable {
         for (index, (device, control)) in plays.enumerated() {
             running.add(1, ordering: .relaxed)
             let thread = startThread(named: "announce-play") { [self] in
-                play(item, device: device, control: control, alert: alert, silence: silence, route: index, group: group)
+                play(item, device: device, control: control, alert: alert, tuning: tuning, route: index, group: group)
                 controls.withLock { controls in
                     if controls[item.id]?.contains(where: { $0 === control }) == true {
                         controls[item.id]?.removeAll { $0 === control }
@@ -180,7 +191,7 @@ final class EngineDriver: @unchecked Sendable {
         }
     }
 
-    private func play(_ item: QueueItem, device: String, control: PlaybackControl, alert: Bool, silence: SilenceRule,
+    private func play(_ item: QueueItem, device: String, control: PlaybackControl, alert: Bool, tuning: Tuning,
                       route: Int, group: RouteGroup) {
         var details = PlayDetails(devices: DeviceList([device]))
         // Frames played again (a sentence's start up to where it was heard) are not heard twice.
@@ -196,8 +207,9 @@ final class EngineDriver: @unchecked Sendable {
         }
         let source: any Source
         do {
-            // Any source, a file's or another kind's, reshaped alike; its frames stay source time.
-            source = try ReshapedSource.applying(Reshaping(item.clip, silence: silence), to: makeSource(item, alert, control.cancellation))
+            // Any source, a file's or another kind's, leveled and reshaped alike; its frames stay source time.
+            let leveled = try leveler.level(makeSource(item, alert, control.cancellation), of: item, target: tuning.loudness)
+            source = try ReshapedSource.applying(Reshaping(item.clip, silence: tuning.silence), to: leveled)
             opened = source
         } catch {
             // Stopped while the source was being made (a speech engine killed by the stop).

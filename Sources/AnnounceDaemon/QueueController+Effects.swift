@@ -48,7 +48,7 @@ extension QueueController {
                 meter.playingFrames = 0
                 lifecycles[item.id]?.start()
                 driver.play(item, devices: item.clip.devices(default: configuration.device), gain: startingGain(item.id),
-                            watched: hub.isProgressWatched(item.id), silence: configuration.silence)
+                            watched: hub.isProgressWatched(item.id), tuning: configuration.tuning(for: item))
                 // Started items never expire, also after a crash; saved after the play began.
                 do { try spool.save(item) } catch { logger.error("\(error.description)") }
             case .stopPlayback(let id, _):

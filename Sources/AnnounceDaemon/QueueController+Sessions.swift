@@ -20,6 +20,7 @@ extension QueueController {
         // At once or not at all: a busy device fails it (69) instead of making it wait.
         var clip = Clip(path: alert.path, device: alert.device, gain: alert.gain, environment: alert.environment)
         clip.pathBytes = alert.pathBytes
+        clip.loudness = alert.loudness
         let item = QueueItem(id: newID(), clip: clip, priority: .high, arrival: now, session: AudioSession(category: .ambient), ifBusy: .fail)
         lifecycles[item.id] = ItemLifecycle()
         lanes.mixed.add(item, alert: true)
@@ -76,7 +77,7 @@ extension QueueController {
                 devices.playStarts()
                 lifecycles[item.id]?.start()
                 driver.play(item, devices: item.clip.devices(default: configuration.device), gain: startingGain(item.id),
-                            alert: alert, watched: hub.isProgressWatched(item.id), silence: configuration.silence)
+                            alert: alert, watched: hub.isProgressWatched(item.id), tuning: configuration.tuning(for: item))
             case .stop(let id):
                 driver.stop(id)
             case .persist(let item):

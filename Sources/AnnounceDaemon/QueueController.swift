@@ -149,7 +149,7 @@ final class QueueController {
     /// Something is playing (or being stopped) on some device.
     var isPlaying: Bool { lanes.main.playing != nil || lanes.mixed.isPlaying }
 
-    /// The config file's quiet hours, duck level and silence rule apply from the next item on.
+    /// The config file's quiet hours, duck level, silence rule and loudness apply from the next item on.
     func rereadConfigurationIfChanged() {
         guard let path = configuration.configPath else { return }
         let stamp = FileStamp(path)
@@ -161,6 +161,7 @@ final class QueueController {
         configuration.quietHours = user.quietHours
         configuration.duckLevel = user.duckLevel
         configuration.silence = user.silence
+        configuration.loudness = user.loudness
         configuration.interruptingRoles = user.interruptingRoles
         quiet.hours = user.quietHours
         let hours = user.quietHours.map(\.description).joined(separator: ", ")

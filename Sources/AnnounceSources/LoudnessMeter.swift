@@ -17,9 +17,14 @@ public final class LoudnessMeter {
     private var sinceReading = 0
     private let readingEvery: Int
 
-    public init(channels: Int, sampleRate: Int) throws(AnnounceError) {
+    /// `full`: true peak and loudness range too (`announce info`); else integrated and
+    /// momentary loudness only, what a gain is set by (the limiter holds the peaks), at a
+    /// third of the cost.
+    public init(channels: Int, sampleRate: Int, full: Bool = true) throws(AnnounceError) {
         if let problem = announce_ebur128_load() { throw .unavailable(String(cString: problem)) }
-        let mode = Int32(EBUR128_MODE_I.rawValue | EBUR128_MODE_LRA.rawValue | EBUR128_MODE_TRUE_PEAK.rawValue)
+        // Block energies in a histogram (0.01 LU steps) rather than a list: no allocation per block.
+        let extra = (full ? EBUR128_MODE_LRA.rawValue | EBUR128_MODE_TRUE_PEAK.rawValue : 0) | EBUR128_MODE_HISTOGRAM.rawValue
+        let mode = Int32(EBUR128_MODE_I.rawValue | EBUR128_MODE_S.rawValue | extra)
         guard channels > 0, sampleRate > 0, let state = announce_ebur128_init(UInt32(channels), UInt(sampleRate), mode) else {
             throw .internal("libebur128 cannot measure \(channels) channel(s) at \(sampleRate) Hz")
         }
@@ -52,10 +57,22 @@ public final class LoudnessMeter {
         }
     }
 
-    /// What the frames taken so far measure.
+    /// The short-term loudness (the last 3 s), LUFS; nil under the gate or before any frame.
+    public var shortTerm: Double? {
+        var value = 0.0
+        return announce_ebur128_loudness_shortterm(state, &value) == 0 ? Loudness.finite(value) : nil
+    }
+
+    /// What the frames taken so far measure. A clip shorter than a gating block is measured by
+    /// the momentary window holding all of it (as ffmpeg's `ebur128` reads it padded to 400 ms).
     public var measurement: Loudness {
         var integrated = 0.0, range = 0.0
         var peak = 0.0
+        var momentaryMax = momentaryMax
+        var momentary = 0.0
+        if sinceReading > 0, announce_ebur128_loudness_momentary(state, &momentary) == 0, momentary.isFinite {
+            momentaryMax = max(momentaryMax, momentary)
+        }
         for channel in 0..<channels {
             var channelPeak = 0.0
             if announce_ebur128_true_peak(state, UInt32(channel), &channelPeak) == 0 { peak = max(peak, channelPeak) }

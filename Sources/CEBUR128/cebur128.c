@@ -9,6 +9,7 @@ static struct {
     int (*add_frames_float)(ebur128_state *, const float *, size_t);
     int (*loudness_global)(ebur128_state *, double *);
     int (*loudness_momentary)(ebur128_state *, double *);
+    int (*loudness_shortterm)(ebur128_state *, double *);
     int (*loudness_range)(ebur128_state *, double *);
     int (*true_peak)(ebur128_state *, unsigned int, double *);
 } lib;
@@ -17,7 +18,7 @@ static struct {
 static const announce_symbol symbols[] = {
     SYMBOL(init, "ebur128_init"), SYMBOL(destroy, "ebur128_destroy"), SYMBOL(add_frames_float, "ebur128_add_frames_float"),
     SYMBOL(loudness_global, "ebur128_loudness_global"), SYMBOL(loudness_momentary, "ebur128_loudness_momentary"),
-    SYMBOL(loudness_range, "ebur128_loudness_range"), SYMBOL(true_peak, "ebur128_true_peak"),
+    SYMBOL(loudness_shortterm, "ebur128_loudness_shortterm"),    SYMBOL(loudness_range, "ebur128_loudness_range"), SYMBOL(true_peak, "ebur128_true_peak"),
 };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -43,5 +44,6 @@ int announce_ebur128_add_frames_float(ebur128_state *state, const float *frames,
 }
 int announce_ebur128_loudness_global(ebur128_state *state, double *out) { return lib.loudness_global(state, out); }
 int announce_ebur128_loudness_momentary(ebur128_state *state, double *out) { return lib.loudness_momentary(state, out); }
+int announce_ebur128_loudness_shortterm(ebur128_state *state, double *out) { return lib.loudness_shortterm(state, out); }
 int announce_ebur128_loudness_range(ebur128_state *state, double *out) { return lib.loudness_range(state, out); }
 int announce_ebur128_true_peak(ebur128_state *state, unsigned int channel, double *out) { return lib.true_peak(state, channel, out); }

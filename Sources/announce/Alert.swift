@@ -68,6 +68,7 @@ struct Alert: ParsableCommand {
                                      },
                                      environment: AudioEnvironment.caller())
             alert.file = absoluteFile(fileName)
+            alert.loudness = level.target
             let request = Request.alert(alert, wait: wait)
             // The daemon's own rules, so a request it would refuse never starts one.
             if let problem = request.problem { throw AnnounceError.usage(problem) }

@@ -59,6 +59,7 @@ struct DaemonCommand: ParsableCommand {
                 device: device ?? user.device ?? UserConfiguration.defaultDevice, idleExit: idleExit?.seconds, ready: readyFd.map { ReadyPipe(fd: $0) },
                 quietHours: user.quietHours, duckLevel: user.duckLevel)
             configuration.silence = user.silence
+            configuration.loudness = user.loudness
             configuration.configPath = configPath
             configuration.speechCacheBytes = user.speechCacheBytes
             configuration.interruptingRoles = user.interruptingRoles

@@ -12,7 +12,7 @@ struct AudioEnvironmentTests {
             // cron: `env -i` with cron's PATH; its play auto-starts the daemon with no audio variables.
             let cron = try await Runner.run("/usr/bin/env", [
                 "-i", "HOME=\(session.directory)", "PATH=/usr/bin:/bin", "ANNOUNCE_RUNTIME_DIR=\(session.runtime.path)",
-                "XDG_CONFIG_HOME=\(Harness.noConfigHome)", try Harness.binary(), "play", "-d", "null", paced.clips.silence,
+                "XDG_CONFIG_HOME=\(Harness.baseConfigHome)", try Harness.binary(), "play", "-d", "null", paced.clips.silence,
             ])
             #expect(cron.status == 0, "the cron job's play: \(cron)")
             let daemonEnvironment = try String(contentsOfFile: "/proc/\(try #require(Harness.daemonPID(runtime: session.runtime.path)))/environ",

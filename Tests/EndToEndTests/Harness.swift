@@ -161,10 +161,17 @@ enum Harness {
 
     static func fileDevice(_ capture: String) -> String { "file:FILE=\(capture),FORMAT=wav" }
 
-    /// An XDG_CONFIG_HOME with no announce config in it, so every command sees the defaults.
-    static var noConfigHome: String {
-        ((try? workResult.get().path) ?? "/nonexistent") + "/no-config-home"
-    }
+    /// What every test's config file holds first: plays keep the files' own level, so that
+    /// captures compare with the files sample for sample (the loudness tests give their own).
+    static let baseConfig = "loudness = off\n"
+
+    /// An XDG_CONFIG_HOME whose announce config is `baseConfig` alone: every other default holds.
+    static let baseConfigHome: String = {
+        let home = ((try? workResult.get().path) ?? "/nonexistent") + "/base-config-home"
+        try? FileManager.default.createDirectory(atPath: home + "/announce", withIntermediateDirectories: true)
+        try? baseConfig.write(toFile: home + "/announce/config", atomically: true, encoding: .utf8)
+        return home
+    }()
 
     /// The environment of every process a test starts: this process's without ANNOUNCE_LOG, the
     /// shared runtime directory, no user config; then `overrides` (a nil value removes a variable).
@@ -174,7 +181,7 @@ enum Harness {
         // One daemon for this test process, in its own runtime directory, stopped at exit.
         env["ANNOUNCE_RUNTIME_DIR"] = try sharedRuntimeDirectory()
         // Hermetic: the user's own config file (quiet hours, device) must not reach the tests.
-        env["XDG_CONFIG_HOME"] = noConfigHome
+        env["XDG_CONFIG_HOME"] = baseConfigHome
         // Hermetic too: a daemon under test joins no user's session bus (it would pause their
         // players); the MPRIS tests give their private bus's address.
         env["DBUS_SESSION_BUS_ADDRESS"] = "unix:path=/nonexistent/announce-tests-have-no-session-bus"

@@ -115,6 +115,7 @@ struct QuietTests {
                 quiet-hours = \(window)
                 colour = blue
                 quiet-hours = 7:00
+                \(Harness.baseConfig)
                 """.write(toFile: home + "/announce/config", atomically: true, encoding: .utf8)
             let environment: [String: String?] = ["XDG_CONFIG_HOME": home]
 

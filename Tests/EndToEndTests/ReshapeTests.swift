@@ -111,7 +111,7 @@ struct ReshapeTests {
         try await withDaemonRuntime { runtime in
             let home = runtime.path + "/config-home"
             try FileManager.default.createDirectory(atPath: home + "/announce", withIntermediateDirectories: true)
-            try "silence-gap = 1s\nsilence-level = -40dB\n".write(toFile: home + "/announce/config", atomically: true, encoding: .utf8)
+            try (Harness.baseConfig + "silence-gap = 1s\nsilence-level = -40dB\n").write(toFile: home + "/announce/config", atomically: true, encoding: .utf8)
             try await runtime.startDaemon(device: nil, environment: ["XDG_CONFIG_HOME": home])
             let capture = try Harness.capturePath("silence-gap")
             let outcome = try await runtime.announce(["play", try Harness.fixture("pause-inside.wav"), "--skip-silence",

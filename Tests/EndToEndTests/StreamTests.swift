@@ -130,7 +130,7 @@ struct StreamTests {
         defer { server.stop() }
         let home = try Harness.workResult.get().path + "/stream-config-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: home + "/announce", withIntermediateDirectories: true)
-        try "reconnect-limit = 2s\n".write(toFile: home + "/announce/config", atomically: true, encoding: .utf8)
+        try (Harness.baseConfig + "reconnect-limit = 2s\n").write(toFile: home + "/announce/config", atomically: true, encoding: .utf8)
         try await withDaemonRuntime { runtime in
             try await runtime.startDaemon(device: "null", environment: Self.direct.merging(["XDG_CONFIG_HOME": home]) { $1 })
             let events = try await runtime.subscribe()

@@ -110,7 +110,7 @@ struct URLTests {
         try await withDaemonRuntime { runtime in
             let home = try Harness.workResult.get().path + "/stall-config-\(UUID().uuidString)"
             try FileManager.default.createDirectory(atPath: home + "/announce", withIntermediateDirectories: true)
-            try "stall-timeout = 1s\n".write(toFile: home + "/announce/config", atomically: true, encoding: .utf8)
+            try (Harness.baseConfig + "stall-timeout = 1s\n").write(toFile: home + "/announce/config", atomically: true, encoding: .utf8)
             // Timed on a thread of its own from a client started at once: the cooperative pool of a
             // loaded full run can be busy for many seconds, which is not the daemon's time.
             let started = monotonicNow()

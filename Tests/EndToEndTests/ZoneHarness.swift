@@ -182,6 +182,7 @@ struct ZoneHost: Sendable {
         let home = try Harness.workResult.get().path + "/zone-config-\(name)-\(UUID().uuidString.prefix(6))"
         try FileManager.default.createDirectory(atPath: home + "/announce", withIntermediateDirectories: true)
         try """
+            \(Harness.baseConfig)
             [mqtt]
             broker = \(broker.url)
             host = \(name)

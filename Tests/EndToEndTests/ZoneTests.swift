@@ -274,7 +274,7 @@ struct ZoneTests {
     private static func configHome(_ text: String) throws -> String {
         let home = try Harness.workResult.get().path + "/config-\(UUID().uuidString.prefix(6))"
         try FileManager.default.createDirectory(atPath: home + "/announce", withIntermediateDirectories: true)
-        try text.write(toFile: home + "/announce/config", atomically: true, encoding: .utf8)
+        try (Harness.baseConfig + text).write(toFile: home + "/announce/config", atomically: true, encoding: .utf8)
         return home
     }
 

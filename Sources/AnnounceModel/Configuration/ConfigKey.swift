@@ -13,6 +13,10 @@ struct ConfigKey: Sendable {
             guard value.utf8.count <= Limits.maxDeviceNameBytes else { return warn("device name is longer than \(Limits.maxDeviceNameBytes) bytes") }
             draft.configuration.device = value
         },
+        ConfigKey(section: "", name: "loudness") { value, draft, warn in
+            guard let target = LoudnessTarget(parsing: value) else { return warn("loudness must be \(LoudnessTarget.rule), not '\(value)'") }
+            draft.configuration.loudness = target
+        },
         level("duck-level", UserConfiguration.duckLevelRange, like: UserConfiguration.defaultDuckLevel, \.duckLevel),
         ConfigKey(section: "", name: "quiet-hours") { value, draft, warn in
             for window in value.split(separator: ",") {

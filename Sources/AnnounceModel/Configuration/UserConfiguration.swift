@@ -3,6 +3,7 @@
 /// ```
 /// # announce
 /// device = plughw:0
+/// loudness = -16
 /// duck-level = -12dB
 /// quiet-hours = 22:00-07:00
 /// quiet-hours = 12:30-13:30
@@ -20,7 +21,8 @@
 ///
 /// One `key = value` per line; `#` starts a comment (a whole line, or after a space); blank
 /// lines are ignored. Keys: `device` (the daemon's device when `announce daemon` has no
-/// `--device`), `duck-level` (dB, -60 to 0), `quiet-hours` (repeatable; a line may also list
+/// `--device`), `loudness` (what every play's loudness is brought to: LUFS from -40 to -5, or
+/// off; `LoudnessTarget`), `duck-level` (dB, -60 to 0), `quiet-hours` (repeatable; a line may also list
 /// several windows separated by commas), `silence-gap` (the longest pause `--skip-silence`
 /// leaves, 50ms to 10s) and `silence-level` (below it a frame is silence, -90 to -20 dB; both
 /// `SilenceRule`), `connect-timeout` and `stall-timeout` (`play URL`'s downloads: how long connecting,
@@ -35,6 +37,8 @@
 /// reading the file in AnnounceSystem (UserConfiguration+File).
 public struct UserConfiguration: Equatable, Sendable {
     public var device: String?
+    /// `loudness`: what a play's loudness is brought to when it does not say.
+    public var loudness = LoudnessTarget.standard
     /// The level other streams are ducked to, in dB (negative).
     public var duckLevel: Double
     public var quietHours: [QuietHours]

@@ -25,3 +25,106 @@ public struct Loudness: Codable, Equatable, Sendable {
         value.isFinite ? value : nil
     }
 }
+
+extension Loudness {
+    /// The highest true peak a normalised play may reach, dBTP (EBU R128's streaming ceiling).
+    public static let ceiling = -1.0
+    /// Below this a clip is silence or near it, LUFS: never amplified.
+    public static let silenceFloor = -70.0
+    /// How much of a clip its first play is measured by, seconds: a longer clip starts with the
+    /// gain of its start, and is measured whole as it plays (`LoudnessCache`).
+    public static let openingSeconds = 30.0
+
+    /// The one figure a clip is brought to its target by: its integrated loudness, or for a
+    /// clip shorter than one gating block (400 ms) its loudest momentary loudness.
+    public var level: Double? { integrated ?? momentaryMax }
+
+    /// The gain in dB that brings it to `target` LUFS: 0 for silence and near-silence.
+    public func gain(toward target: Double) -> Double {
+        guard let level, level >= Self.silenceFloor else { return 0 }
+        return target - level
+    }
+}
+
+/// What a play's loudness is brought to (`--loudness`, the config file's `loudness`): a target
+/// integrated loudness in LUFS, or `off`, the file's own level sample for sample. On the wire a
+/// number or the string "off".
+public enum LoudnessTarget: Codable, Equatable, Sendable, CustomStringConvertible {
+    case off
+    case lufs(Double)
+
+    /// Every clip's level unless told otherwise: -16 LUFS, as streaming services and AES TD1008
+    /// set speech and music on small devices.
+    public static let standard = LoudnessTarget.lufs(-16)
+
+    /// What a target must be, in a warning's or an option's words.
+    public static let rule = "a loudness in LUFS from \(Int(Limits.loudness.lowerBound)) to \(Int(Limits.loudness.upperBound)), like -16, or off"
+
+    /// "-16", "-16LUFS", "-16 LUFS" or "off"; nil for anything else, a target outside `Limits.loudness` too.
+    public init?(parsing text: String) {
+        let text = text.trimming(" \t").lowercased()
+        if text == "off" {
+            self = .off
+            return
+        }
+        let number = text.hasSuffix("lufs") ? String(text.dropLast(4)).trimming(" \t") : text
+        guard let lufs = Double(number), Limits.loudness.contains(lufs) else { return nil }
+        self = .lufs(lufs)
+    }
+
+    /// The target in LUFS, nil for off.
+    public var lufs: Double? {
+        if case .lufs(let value) = self { return value }
+        return nil
+    }
+
+    /// Within `Limits.loudness` (always for off).
+    public var isValid: Bool { lufs.map { Limits.loudness.contains($0) } ?? true }
+
+    public var description: String {
+        guard let lufs else { return "off" }
+        return lufs == lufs.rounded() ? "\(Int(lufs)) LUFS" : "\(lufs) LUFS"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let text = try? container.decode(String.self) {
+            guard text == "off" else {
+                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "a loudness is a number of LUFS or \"off\""))
+            }
+            self = .off
+        } else {
+            self = .lufs(try container.decode(Double.self))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .off: try container.encode("off")
+        case .lufs(let value): try container.encode(value)
+        }
+    }
+}
+
+/// A live stream's gain (`--stream` at a loudness target): it follows the stream's short-term
+/// (3 s) loudness toward the target, never faster than `rate` dB a second, so a level that
+/// changes is met slowly and no word is pumped. It starts at 0 dB; silence and near-silence
+/// leave it where it is.
+public struct SlowGain: Equatable, Sendable {
+    /// The fastest it moves, dB a second.
+    public static let rate = 1.0
+    public let target: Double
+    /// The gain now, dB.
+    public private(set) var decibels = 0.0
+
+    public init(target: Double) { self.target = target }
+
+    /// The gain after `seconds` more of the stream, whose short-term loudness is now `shortTerm`.
+    public mutating func follow(shortTerm: Double?, over seconds: Double) -> Double {
+        guard let shortTerm, shortTerm >= Loudness.silenceFloor else { return decibels }
+        let step = Self.rate * seconds
+        decibels += max(-step, min(step, target - shortTerm - decibels))
+        return decibels
+    }
+}

@@ -109,8 +109,10 @@ public struct AlertRequest: Codable, Equatable, Sendable, NamedFile {
     public var path: String
     /// As `Clip.pathBytes`: the path's bytes when they are not UTF-8.
     public var pathBytes: FileName?
-    /// Linear gain, 0 to 16.
+    /// Linear gain, 0 to 16, on top of the normalised level.
     public var gain: Float
+    /// As `Clip.loudness`.
+    public var loudness: LoudnessTarget?
     /// `--ignore-quiet`: plays in quiet mode (nil or false: silenced while quiet mode is on).
     public var ignoreQuiet: Bool?
     /// ALSA PCM; nil plays on the daemon's device.

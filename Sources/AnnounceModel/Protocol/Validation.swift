@@ -48,6 +48,8 @@ public enum ItemProblem: Equatable, Sendable, CustomStringConvertible {
     case gain(Float)
     /// Outside `Limits.pan`.
     case pan(Float)
+    /// A target outside `Limits.loudness`.
+    case loudness(Double)
     /// Below -1 or above `Limits.maxLoops`.
     case loops(Int)
     /// `clip.start` outside 0 to `TimeSpan.longest`.
@@ -103,6 +105,7 @@ public enum ItemProblem: Equatable, Sendable, CustomStringConvertible {
         case .pathBytes(let reason): "pathBytes \(reason)"
         case .gain(let gain): "gain must be \(text(Limits.gain)), not \(gain)"
         case .pan(let pan): "pan must be \(text(Limits.pan)), not \(pan)"
+        case .loudness(let lufs): "loudness must be \(text(Limits.loudness)) LUFS or off, not \(lufs)"
         case .loops(let loops): "loops must be -1 to \(Limits.maxLoops), not \(loops)"
         case .start: "start must be 0 to \(longest) seconds"
         case .device(let problem): problem.description
@@ -140,7 +143,7 @@ extension ItemRequest {
         } else if let problem = Self.pathProblem(clip.path) { return problem }
         if let problem = Self.pathBytesProblem(clip.pathBytes, speech: clip.speech != nil) { return problem }
         if let problem = Self.gainProblem(clip.gain) ?? Self.panProblem(clip.pan)
-            ?? Self.loopsProblem(clip.loops) { return problem }
+            ?? Self.loopsProblem(clip.loops) ?? clip.loudness.flatMap(Self.loudnessProblem) { return problem }
         if let problem = clip.rate.flatMap(Self.rateProblem) ?? clip.pitch.flatMap(Self.pitchProblem) { return problem }
         let longest = TimeSpan.longest.seconds
         if let start = clip.start, !start.isFinite || start < 0 || start > longest { return .start }
@@ -191,6 +194,10 @@ extension ItemRequest {
 
     public static func panProblem(_ pan: Float) -> ItemProblem? {
         Limits.pan.contains(pan) ? nil : .pan(pan)
+    }
+
+    public static func loudnessProblem(_ target: LoudnessTarget) -> ItemProblem? {
+        target.isValid ? nil : target.lufs.map(ItemProblem.loudness)
     }
 
     public static func tagProblem(_ tag: String) -> ItemProblem? {
@@ -252,7 +259,7 @@ extension AlertRequest {
     /// Whether the file is a PCM WAV/CAF/AIFF of at most 30 s is for the decoder (`SystemSound.refusal`).
     public var problem: ItemProblem? {
         if let problem = ItemRequest.pathProblem(path) ?? ItemRequest.pathBytesProblem(pathBytes)
-            ?? ItemRequest.gainProblem(gain) { return problem }
+            ?? ItemRequest.gainProblem(gain) ?? loudness.flatMap(ItemRequest.loudnessProblem) { return problem }
         if let device, let problem = DeviceName.problem(device) { return .device(problem) }
         return ItemRequest.environmentProblem(environment)
     }

@@ -49,8 +49,11 @@ public struct Clip: Codable, Equatable, Sendable, NamedFile {
     /// Category multi-route only: further devices the clip plays on at the same time, after
     /// `device` (or the daemon's device when `device` is nil). At most `Limits.maxDevices` in all.
     public var extraDevices: [String]?
+    /// Linear gain, applied on top of the normalised level.
     public var gain: Float
     public var pan: Float
+    /// What its loudness is brought to (`--loudness`); nil: the daemon's config file's.
+    public var loudness: LoudnessTarget?
     /// Extra passes after the first; -1 repeats until stopped.
     public var loops: Int
     /// Where the first pass starts, in seconds.

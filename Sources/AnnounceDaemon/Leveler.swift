@@ -1,0 +1,163 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import AnnounceModel
+import AnnounceSystem
+import AnnounceSources
+import AnnounceEngine
+
+/// Brings each play to its loudness target (`LoudnessTarget`, DESIGN §4, Loudness) with one
+/// gain, kept in `cache` by its file or its voice and the target, so a clip is measured once.
+/// Unknown, its first `Loudness.openingSeconds` are measured before it plays (all of it, for
+/// most announcements). Where the gain lifts peaks into the limiter, the opening is played
+/// through it unheard and the loudness the limiter took is made up. A longer clip goes on being
+/// measured as it plays, and its gain is kept once it has been read to its end. Runs on the
+/// play's decode thread.
+final class Leveler: Sendable {
+    let cache: LoudnessCache
+    /// Says what a clip measured (daemon.log), once per measurement.
+    private let log: @Sendable (String) -> Void
+    /// The opening kept in memory for the rehearsal, in samples (16 MB).
+    static let rehearsalSamples = 1 << 22
+    /// Rehearsals at most: the third lands within a tenth of a LU in practice.
+    static let rehearsals = 3
+
+    init(cache: LoudnessCache, log: @escaping @Sendable (String) -> Void = { _ in }) {
+        self.cache = cache
+        self.log = log
+    }
+
+    /// `source` at `target`: itself when off; a live stream's gain follows it slowly.
+    func level(_ source: any Source, of item: QueueItem, target: LoudnessTarget) throws(AnnounceError) -> any Source {
+        guard let lufs = target.lufs else { return source }
+        if source.resumption == .liveRejoin {
+            let meter = try LoudnessMeter(channels: source.format.channels, sampleRate: source.format.sampleRate, full: false)
+            return LeveledSource(source, following: lufs) { frames, count in
+                (try? meter.add(frames, count: count)) == nil ? nil : meter.shortTerm
+            }
+        }
+        guard source.canSeek else { return source }
+        let key = Self.key(of: item, target: lufs)
+        if let key, let gain = cache.gain(for: key) { return LeveledSource(source, gain: gain) }
+        let format = source.format
+        let began = SystemClock.monotonic()
+        let meter = try LoudnessMeter(channels: format.channels, sampleRate: format.sampleRate, full: false)
+        var opening = Opening(format: format)
+        try opening.read(source, into: meter)
+        try source.seek(toFrame: 0)
+        let measured = meter.measurement
+        let makeUp = try opening.makeUp(gain: measured.gain(toward: lufs), target: lufs)
+        let gain = measured.gain(toward: lufs) + makeUp
+        log("loudness of \(source.name): \(Self.text(measured.level)) LUFS\(opening.ended ? "" : " (its first \(Int(Loudness.openingSeconds)) s)"), "
+            + "played at \(Self.text(gain, signed: true)) dB\(makeUp > 0 ? " (\(Self.text(makeUp, signed: true)) dB made up for the limiter)" : ""); "
+            + "measured in \(Int(((SystemClock.monotonic() - began) * 1000).rounded())) ms")
+        guard let key else { return LeveledSource(source, gain: gain) }
+        if opening.ended {
+            cache.store(gain: gain, for: key)
+            return LeveledSource(source, gain: gain)
+        }
+        let rest = Completion(meter: meter, key: key, cache: cache) { $0.gain(toward: lufs) + makeUp }
+        return LeveledSource(source, gain: gain, tap: rest, tapFrom: opening.frames)
+    }
+
+    private static func text(_ value: Double?, signed: Bool = false) -> String {
+        guard let value else { return "none" }
+        let rounded = (value * 10).rounded() / 10
+        return (signed && rounded >= 0 ? "+" : "") + "\(rounded)"
+    }
+
+    /// What a clip is kept by: its file as it is now, or its voice (every sentence of every
+    /// utterance of one voice gets one gain); nil for what is played once (stdin, a download).
+    static func key(of item: QueueItem, target: Double) -> String? {
+        if let speech = item.clip.speech { return LoudnessCache.key(ofVoice: speech, target: target) }
+        guard item.clip.media == nil, item.clip.url == nil, item.clip.stream == nil else { return nil }
+        return LoudnessCache.key(of: item.clip.file, target: target)
+    }
+
+    /// A clip's first seconds: measured, their sample peak, and as many as fit kept for the rehearsal.
+    private struct Opening {
+        let format: SourceFormat
+        var frames: Int64 = 0
+        var ended = false
+        var peak: Float = 0
+        var kept: [Float] = []
+
+        init(format: SourceFormat) { self.format = format }
+
+        mutating func read(_ source: any Source, into meter: LoudnessMeter) throws(AnnounceError) {
+            let channels = format.channels
+            // One frame over: a clip of exactly the opening's length is seen to end, and kept.
+            let limit = Int64(Loudness.openingSeconds * Double(format.sampleRate)) + 1
+            let chunk = 4096
+            let buffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: chunk * channels)
+            defer { buffer.deallocate() }
+            let expected = min(source.duration.frames ?? limit, limit)
+            kept.reserveCapacity(min(Int(expected) * channels, Leveler.rehearsalSamples))
+            while frames < limit {
+                let got = try source.read(into: buffer.baseAddress!, frames: Int(min(Int64(chunk), limit - frames)), as: .float32)
+                if got == 0 {
+                    ended = true
+                    return
+                }
+                try meter.add(buffer.baseAddress!, count: got)
+                let samples = UnsafeBufferPointer(rebasing: buffer[0..<got * channels])
+                for sample in samples { peak = max(peak, abs(sample)) }
+                if kept.count + samples.count <= Leveler.rehearsalSamples { kept.append(contentsOf: samples) }
+                frames += Int64(got)
+            }
+        }
+
+        /// The dB the limiter would take off at `gain`, played back through it: none when the
+        /// peaks stay a dB clear of it (true peaks sit at most a little over sample peaks).
+        func makeUp(gain: Double, target: Double) throws(AnnounceError) -> Double {
+            guard peak > 0, 20 * log10(Double(peak)) + gain > LeveledSource.defaultCeiling - 1, !kept.isEmpty else { return 0 }
+            // Secant steps: each dB more lifts the clip by less, as more of it meets the limiter.
+            var tried: (makeUp: Double, heard: Double)?
+            var makeUp = 0.0
+            for _ in 0..<Leveler.rehearsals {
+                let meter = try LoudnessMeter(channels: format.channels, sampleRate: format.sampleRate, full: false)
+                let tap = MeterTap(meter)
+                kept.withUnsafeBufferPointer { LeveledSource.rehearse($0, format: format, gain: gain + makeUp, into: tap) }
+                guard let heard = meter.measurement.level, heard >= Loudness.silenceFloor else { break }
+                if abs(target - heard) < 0.1 { break }
+                let slope = tried.map { heard > $0.heard ? (heard - $0.heard) / (makeUp - $0.makeUp) : 1 } ?? 1
+                tried = (makeUp, heard)
+                makeUp += (target - heard) / max(slope, 0.2)
+            }
+            // Never more than the limiter could give back: past 6 dB it would only flatten the clip.
+            return min(max(makeUp, 0), 6)
+        }
+    }
+
+    /// Frames told to a meter.
+    private final class MeterTap: SourceTap {
+        let meter: LoudnessMeter
+        init(_ meter: LoudnessMeter) { self.meter = meter }
+        func take(_ frames: UnsafePointer<Float>, count: Int) { try? meter.add(frames, count: count) }
+        func passEnded() {}
+    }
+
+    /// The rest of a long clip, measured as its first play reads it; its gain kept once read to its end.
+    private final class Completion: SourceTap {
+        let meter: LoudnessMeter
+        let key: String
+        let cache: LoudnessCache
+        let gain: (Loudness) -> Double
+        var failed = false
+
+        init(meter: LoudnessMeter, key: String, cache: LoudnessCache, gain: @escaping (Loudness) -> Double) {
+            self.meter = meter
+            self.key = key
+            self.cache = cache
+            self.gain = gain
+        }
+
+        func take(_ frames: UnsafePointer<Float>, count: Int) {
+            do throws(AnnounceError) { try meter.add(frames, count: count) } catch { failed = true }
+        }
+
+        func passEnded() {
+            if !failed { cache.store(gain: gain(meter.measurement), for: key) }
+        }
+    }
+}
