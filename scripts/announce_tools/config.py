@@ -24,7 +24,8 @@ COUNTS = {
     "PLAYS_MORE": (5000, 200),  # ... and on to this many
     "ALERT_ROUNDS": (10, 2),   # rounds of 1 cold + 5 warm + 5 daemon-alone alerts on null
     "ALERT_ROUNDS_PACED": (4, 1),
-    "SAY": (60, 6),            # `announce say` commands per case (fresh text, cached text)
+    "SAY": (60, 6),
+    "LOUDNESS": (12, 2),       # plays per clip and case of the loudness stage (never measured, cached, off)            # `announce say` commands per case (fresh text, cached text)
     "URL": (60, 6),            # `announce play URL` and the same file by path, to the first frame
     "RUNS_URL": (5, 1),        # the 60-minute MP3 over http: announce and mpg123
     "MIX_SECONDS": (10, 2),    # mixing window

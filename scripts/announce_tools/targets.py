@@ -9,6 +9,9 @@ MP3_VS_MPG123, WAV_MARGINAL_VS_APLAY, RSS_MB, RSS_GROWTH_MIB = 1.05, 1.0, 20.0, 
 ENQUEUE_P99_MS, CLIENT_CPU_MS, PREEMPT_P99_MS, IDLE_CPU_MS = 5.0, 10.0, 20.0, 1.0
 ALERT_P50_MS, MIX_PER_STREAM_PCT = 15.0, 0.5
 SAY_P50_MS = 60.0
+# Loudness: a never-measured 30 s clip's first frame at most this much later than with loudness
+# off (p50), a measured one's under LOUDNESS_CACHED_MS later; analysis CPU below ffmpeg's.
+LOUDNESS_FRESH_MS, LOUDNESS_CACHED_MS = 30.0, 1.0
 # Zones: spawn of `play --zone all` to the first frame on every host, p99, by number of hosts (the
 # 300 ms common start lead included); the hosts' start spread, p99 (3 hosts); idle wake-ups a minute.
 ZONE_ALL_P99_MS, ZONE_SPREAD_P99_MS, ZONE_WAKEUPS_PER_MIN = {3: 500.0, 30: 1000.0}, 30.0, 10
@@ -150,6 +153,26 @@ def ratio_rows(res):
                   f"client CPU p50 {S['cpu']['p50']:.1f} ms"))
         V.append(("speech: `announce say` of a sentence just said (the render cache) to first frame (`null`)", "INFO",
                   f"p50 {k['p50']:.1f} ms, p90 {k['p90']:.1f} ms, max {k['max']:.1f} ms; no engine runs; no target set"))
+
+    L = res.get("loudness")
+    if L:
+        for f in L["first"]:
+            fresh, cached, off = (f[k]["p50"] for k in ("fresh", "cached", "off"))
+            what = f"{f['kind'].upper()} {f['seconds']} s"
+            V.append((f"loudness: a {what} clip never measured, first frame later than with loudness off (p50)"
+                      + (f" ≤ {LOUDNESS_FRESH_MS:.0f} ms" if f["seconds"] == 30 else ""),
+                      "PASS" if f["seconds"] == 30 and fresh - off <= LOUDNESS_FRESH_MS else "FAIL" if f["seconds"] == 30 else "INFO",
+                      f"+{fresh - off:.1f} ms (p50 {fresh:.1f} ms, p90 {f['fresh']['p90']:.1f} ms; off {off:.1f} ms; {f['fresh']['n']} plays)"))
+            V.append((f"loudness: the {what} clip measured (the cache), first frame later than with loudness off (p50) < {LOUDNESS_CACHED_MS:.0f} ms",
+                      "PASS" if cached - off < LOUDNESS_CACHED_MS else "FAIL",
+                      f"{cached - off:+.2f} ms (p50 {cached:.2f} ms, off {off:.2f} ms)"))
+        for a in L["analysis"]:
+            cpu = a["per_minute_s"]
+            V.append((f"loudness: the stage's CPU per minute of audio (measuring, gain, limiter) ÷ `ffmpeg -af ebur128=peak=true`'s < 1 ({a['file']})",
+                      "PASS" if cpu["stage"] < cpu["ffmpeg"] else "FAIL",
+                      f"{cpu['stage'] / cpu['ffmpeg']:.2f}× ({cpu['stage'] * 1e3:.0f} ms vs {cpu['ffmpeg'] * 1e3:.0f} ms per minute)"))
+            V.append((f"loudness: `announce info` (integrated, range and true peak) CPU per minute ÷ ffmpeg's ({a['file']})", "INFO",
+                      f"{cpu['info'] / cpu['ffmpeg']:.2f}× ({cpu['info'] * 1e3:.0f} ms vs {cpu['ffmpeg'] * 1e3:.0f} ms per minute); no target set"))
 
     N = res.get("network")
     if N:

@@ -42,7 +42,7 @@ def zones_with(b, mosquitto, tone, count, rounds):
         home = os.path.join(work, name)
         os.makedirs(os.path.join(home, "announce"))
         with open(os.path.join(home, "announce", "config"), "w") as f:
-            f.write(f"[mqtt]\nbroker = mqtt://127.0.0.1:{port}\nhost = {host}\nzones = bench\n")
+            f.write(f"loudness = off\n[mqtt]\nbroker = mqtt://127.0.0.1:{port}\nhost = {host}\nzones = bench\n")
         return home
 
     def cleanup():
