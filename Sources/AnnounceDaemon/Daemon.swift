@@ -32,6 +32,10 @@ public final class Daemon {
         public var deviceGrace: Double = 0.1
         /// Quiet hours from the config file.
         public var quietHours: [QuietHours]
+        /// What quiet mode does, from the config file: silences, or plays lower (a night level).
+        public var quietLevel = QuietLevel.silent
+        /// Silence before the first item when the device opens, seconds (`wake-up`).
+        public var wakeUp = 0.0
         /// The duck level from the config file, in dB (for the mixer's ducking).
         public var duckLevel: Double
         /// What `--skip-silence` cuts, from the config file.
@@ -236,8 +240,9 @@ extension OtherAudioWatcher: DaemonService {}
 extension SessionBusPresence: DaemonService {}
 
 extension Daemon.Configuration {
-    /// How the config file has `item` play: its silence rule, and its loudness unless the item says.
-    func tuning(for item: QueueItem) -> EngineDriver.Tuning {
-        EngineDriver.Tuning(silence: silence, loudness: item.clip.loudness ?? loudness)
+    /// How the config file has `item` play: its silence rule, its loudness unless the item says,
+    /// and `nightLevel` dB lower when quiet mode lowers it.
+    func tuning(for item: QueueItem, nightLevel: Double? = nil) -> EngineDriver.Tuning {
+        EngineDriver.Tuning(silence: silence, loudness: item.clip.loudness ?? loudness, nightLevel: nightLevel, wakeUp: wakeUp)
     }
 }

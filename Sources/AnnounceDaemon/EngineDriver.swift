@@ -72,6 +72,10 @@ final class EngineDriver: @unchecked Sendable {
         var silence = SilenceRule.default
         /// What its loudness is brought to.
         var loudness = LoudnessTarget.standard
+        /// Quiet mode's night level: dB lower than it would play (nil: as it is).
+        var nightLevel: Double?
+        /// Silence before it when its device opens, seconds.
+        var wakeUp = 0.0
     }
 
     /// Plays `item` from its resume point on `devices` (several for multi-route, all at once,
@@ -244,10 +248,11 @@ final class EngineDriver: @unchecked Sendable {
         if !closed.isEmpty { post(.devicesClosed(closed)) }
         openEnvironments[device] = item.clip.environment
         let engine = acquireEngine(device)
-        let options = PlaybackOptions(
-            gain: item.clip.gain, pan: item.clip.pan, loops: position.loops,
+        var options = PlaybackOptions(
+            gain: item.clip.gain * (tuning.nightLevel.map { Float(pow(10, $0 / 20)) } ?? 1), pan: item.clip.pan, loops: position.loops,
             start: position.offset > 0 ? TimeSpan(seconds: Double(position.offset) / Double(info.sampleRate)) : nil,
             fadeIn: item.heardFrames > 0 ? Self.resumeFade : nil)
+        options.wakeUp = tuning.wakeUp > 0 ? TimeSpan(seconds: tuning.wakeUp) : nil
         var announced = false
         let result = Result { () throws(AnnounceError) -> PlaybackReport in
             try engine.play(source, options: options, control: control) { progress in

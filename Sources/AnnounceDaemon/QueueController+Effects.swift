@@ -4,6 +4,16 @@ import AnnounceEngine
 
 /// The models' effects carried out, and the engine driver's reports taken in.
 extension QueueController {
+    /// Quiet mode silences `item` now (it ends `silenced`): on, silent, and for its category.
+    func quietSilences(_ item: QueueItem, now: Double) -> Bool {
+        item.sessionCategory.silencedByQuietMode && quiet.treatment(at: now) == .silent
+    }
+
+    /// How many dB quiet mode's night level lowers `item` now; nil: it plays as it is.
+    func nightLevel(_ item: QueueItem, now: Double) -> Double? {
+        item.sessionCategory.silencedByQuietMode ? quiet.treatment(at: now)?.decibels : nil
+    }
+
     func carryOut(_ effects: [SchedulerEffect], now: Double) {
         // A worklist rather than recursion: an item silenced by quiet mode brings the
         // the scheduler's next effects, which may silence the next item, and so on.
@@ -15,7 +25,7 @@ extension QueueController {
             switch effect {
             case .persist(let item):
                 do { try spool.save(item) } catch { logger.error("\(error.description)") }
-            case .play(let item) where item.sessionCategory.silencedByQuietMode && quiet.isQuiet(at: now):
+            case .play(let item) where quietSilences(item, now: now):
                 // Never reaches the engines: it ends `silenced` and the next item is offered.
                 effects += lanes.main.playbackEnded(id: item.id, heardFrames: 0, totalFrames: nil,
                                                    end: .silenced(reason: "quiet mode"), now: now)
@@ -48,7 +58,7 @@ extension QueueController {
                 meter.playingFrames = 0
                 lifecycles[item.id]?.start()
                 driver.play(item, devices: item.clip.devices(default: configuration.device), gain: startingGain(item.id),
-                            watched: hub.isProgressWatched(item.id), tuning: configuration.tuning(for: item))
+                            watched: hub.isProgressWatched(item.id), tuning: configuration.tuning(for: item, nightLevel: nightLevel(item, now: now)))
                 // Started items never expire, also after a crash; saved after the play began.
                 do { try spool.save(item) } catch { logger.error("\(error.description)") }
             case .stopPlayback(let id, _):

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import AnnounceModel
 import AnnounceSystem
 import AnnounceEngine
@@ -18,7 +21,11 @@ extension QueueController {
             return connection.sendAndClose(WireProtocol.encode(Reply.failure(failure.exitCode, failure.description)))
         }
         // At once or not at all: a busy device fails it (69) instead of making it wait.
-        var clip = Clip(path: alert.path, device: alert.device, gain: alert.gain, environment: alert.environment)
+        // A night level lowers it here: it is not spooled, and --ignore-quiet is not kept.
+        let quietNow = alert.ignoreQuiet == true ? nil : quiet.treatment(at: now)
+        let night = quietNow?.decibels.map { Float(pow(10, $0 / 20)) } ?? 1
+        var clip = Clip(path: alert.path, device: alert.device, gain: min(alert.gain * night, Limits.gain.upperBound),
+                        environment: alert.environment)
         clip.pathBytes = alert.pathBytes
         clip.loudness = alert.loudness
         let item = QueueItem(id: newID(), clip: clip, priority: .high, arrival: now, session: AudioSession(category: .ambient), ifBusy: .fail)
@@ -26,9 +33,7 @@ extension QueueController {
         lanes.mixed.add(item, alert: true)
         connection.send(WireProtocol.encode(Reply.ids([item.id])))
         if wait { subscribe(connection, to: [item.id], progress: false) }
-        if quiet.isQuiet(at: now) && !(alert.ignoreQuiet ?? false) {
-            return endMixed(item.id, .quietMode, now: now)
-        }
+        if quietNow == .silent { return endMixed(item.id, .quietMode, now: now) }
         playMixed(item.id)
     }
 
@@ -36,9 +41,7 @@ extension QueueController {
     /// it interrupts and ducks, and it plays at once.
     func startMixed(_ item: QueueItem, alert: Bool, now: Double) {
         lanes.mixed.add(item, alert: alert)
-        if item.sessionCategory.silencedByQuietMode && quiet.isQuiet(at: now) {
-            return endMixed(item.id, .quietMode, now: now)
-        }
+        if quietSilences(item, now: now) { return endMixed(item.id, .quietMode, now: now) }
         let (chosen, silenced) = otherAudioStartMixed(item)
         if let silenced { return endMixed(item.id, Outcome(.silenced, reason: silenced), now: now) }
         carryOut(activate(chosen, preempting: nil, now: now), now: now)
@@ -77,7 +80,7 @@ extension QueueController {
                 devices.playStarts()
                 lifecycles[item.id]?.start()
                 driver.play(item, devices: item.clip.devices(default: configuration.device), gain: startingGain(item.id),
-                            alert: alert, watched: hub.isProgressWatched(item.id), tuning: configuration.tuning(for: item))
+                            alert: alert, watched: hub.isProgressWatched(item.id), tuning: configuration.tuning(for: item, nightLevel: alert ? nil : nightLevel(item, now: now)))
             case .stop(let id):
                 driver.stop(id)
             case .persist(let item):

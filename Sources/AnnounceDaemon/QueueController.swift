@@ -78,7 +78,7 @@ final class QueueController {
             _ = lanes.main.pause(now: now)
             logger.info("the queue is paused (announce resume lets it go on)")
         }
-        quiet = QuietMode(setting: runtime.loadQuietSetting(), hours: configuration.quietHours,
+        quiet = QuietMode(setting: runtime.loadQuietSetting(), hours: configuration.quietHours, level: configuration.quietLevel,
                           localMinutes: configuration.localMinutes)
         let quietNow = quiet.state(at: now)
         if quietNow.quiet || !quietNow.hours.isEmpty {
@@ -149,7 +149,7 @@ final class QueueController {
     /// Something is playing (or being stopped) on some device.
     var isPlaying: Bool { lanes.main.playing != nil || lanes.mixed.isPlaying }
 
-    /// The config file's quiet hours, duck level, silence rule and loudness apply from the next item on.
+    /// The config file's quiet hours and level, duck level, silence rule and loudness apply from the next item on.
     func rereadConfigurationIfChanged() {
         guard let path = configuration.configPath else { return }
         let stamp = FileStamp(path)
@@ -162,6 +162,9 @@ final class QueueController {
         configuration.duckLevel = user.duckLevel
         configuration.silence = user.silence
         configuration.loudness = user.loudness
+        configuration.quietLevel = user.quietLevel
+        configuration.wakeUp = user.wakeUp
+        quiet.level = user.quietLevel
         configuration.interruptingRoles = user.interruptingRoles
         quiet.hours = user.quietHours
         let hours = user.quietHours.map(\.description).joined(separator: ", ")

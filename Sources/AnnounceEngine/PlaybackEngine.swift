@@ -73,7 +73,7 @@ public final class PlaybackEngine: @unchecked Sendable {
         let input = source.format
         let startFrame = try source.startFrame(options.start, loops: options.loops)
         let channels = input.channels == 1 && options.pan != 0 ? 2 : input.channels
-        let (device, slot, alone) = try acquire(rate: input.sampleRate, channels: channels, exactFormat: input.exactSampleFormat)
+        let (device, slot, alone, opened) = try acquire(rate: input.sampleRate, channels: channels, exactFormat: input.exactSampleFormat)
         var failed = false
         defer { release(slot, device, failed: failed) }
         let output = device.output
@@ -114,14 +114,20 @@ public final class PlaybackEngine: @unchecked Sendable {
         control?.attach(job)
         defer { control?.detach() }
 
-        // Device frames back to the source's timeline, for progress and the resume point: at
-        // its rate when resampled, and through its own map when it reshapes (tempo, silence).
+        // A device this play opened gets the wake-up silence first, in the ring before the clip.
+        let wakeFrames = opened ? Int(options.wakeUp?.frames(atRate: format.sampleRate) ?? 0) : 0
+        var wakeLeft = wakeFrames
+        // Device frames back to the source's timeline, for progress and the resume point: past
+        // the wake-up silence, at its rate when resampled, and through its own map when it
+        // reshapes (tempo, silence).
         let ratio = Double(input.sampleRate) / Double(format.sampleRate)
         let sourceFrames: (Int) -> Int64 = {
-            source.sourceFrames(forRead: resampler == nil ? Int64($0) : Int64((Double($0) * ratio).rounded()))
+            let own = max(0, $0 - wakeFrames)
+            return source.sourceFrames(forRead: resampler == nil ? Int64(own) : Int64((Double(own) * ratio).rounded()))
         }
         let totalFrames = PlaybackOptions.programFrames(fileFrames: source.duration.frames, startFrame: startFrame, loops: options.loops)
-        var reporter = ProgressReporter(total: totalFrames, sampleRate: input.sampleRate, sourceFrames: sourceFrames, callback: progress)
+        var reporter = ProgressReporter(total: totalFrames, sampleRate: input.sampleRate, sourceFrames: sourceFrames, callback: progress,
+                                        startsAfter: wakeFrames)
         var submitted = false
         func submit() {
             if !submitted { thread.submit(job, slot: slot) }
@@ -139,6 +145,15 @@ public final class PlaybackEngine: @unchecked Sendable {
                 submit()
                 job.waitForSpace(seenTicks: reporter.seenTicks)
                 reporter.report(job)
+                continue
+            }
+            if wakeLeft > 0 {
+                let silence = min(room, wakeLeft)
+                destination.initializeMemory(as: UInt8.self, repeating: 0, count: silence * bytesPerFrame)
+                ring.commitWrite(silence)
+                wakeLeft -= silence
+                submit()
+                job.notifyData()
                 continue
             }
             let frames: Int?
@@ -217,8 +232,11 @@ public final class PlaybackEngine: @unchecked Sendable {
     /// A slot and the open device, and whether the clip starts alone on it: an idle device is
     /// reused when rate and channels match and reopened for this clip otherwise; a busy one is
     /// shared as it is.
-    private func acquire(rate: Int, channels: Int, exactFormat: SampleFormat) throws(AnnounceError) -> (OpenDevice, Int, Bool) {
-        try state.withLock { state throws(AnnounceError) -> (OpenDevice, Int, Bool) in
+    /// A slot on the device, opened at this format when idle at another; whether the play is
+    /// alone on it, and whether it opened it.
+    private func acquire(rate: Int, channels: Int, exactFormat: SampleFormat) throws(AnnounceError) -> (OpenDevice, Int, Bool, Bool) {
+        try state.withLock { state throws(AnnounceError) -> (OpenDevice, Int, Bool, Bool) in
+            var opened = false
             guard state.freeSlots != 0 else {
                 throw .deviceUnavailable(device: device, reason: "\(OpenDevice.maxStreams) streams already play on it")  // the 33rd is refused
             }
@@ -231,6 +249,7 @@ public final class PlaybackEngine: @unchecked Sendable {
                 for format in [SampleFormat.float32, .int32, .int16] where !formats.contains(format) { formats.append(format) }
                 let request = OutputRequest(sampleRate: rate, channels: channels, sampleFormats: formats)
                 state.open = OpenDevice(output: try openOutput(device, request))
+                opened = true
             }
             guard let open = state.open else {
                 throw .deviceUnavailable(device: device, reason: "it failed and other streams are still winding down")
@@ -238,7 +257,7 @@ public final class PlaybackEngine: @unchecked Sendable {
             let alone = state.isIdle
             let slot = state.freeSlots.trailingZeroBitCount
             state.freeSlots &= ~(1 << UInt64(slot))
-            return (open, slot, alone)
+            return (open, slot, alone, opened)
         }
     }
 
@@ -262,14 +281,18 @@ private struct ProgressReporter {
     /// Device frames to the file's.
     let sourceFrames: (Int) -> Int64
     let callback: ((PlaybackProgress) -> Void)?
+    /// Device frames heard before the clip's own (the wake-up silence): it starts after them.
+    let startsAfter: Int
     private(set) var seenTicks = 0
     private var lastFrames: Int64?
 
-    init(total: Int64?, sampleRate: Int, sourceFrames: @escaping (Int) -> Int64, callback: ((PlaybackProgress) -> Void)?) {
+    init(total: Int64?, sampleRate: Int, sourceFrames: @escaping (Int) -> Int64, callback: ((PlaybackProgress) -> Void)?,
+         startsAfter: Int = 0) {
         self.total = total
         self.sampleRate = sampleRate
         self.sourceFrames = sourceFrames
         self.callback = callback
+        self.startsAfter = startsAfter
     }
 
     mutating func report(_ job: PlaybackJob) {
@@ -277,11 +300,13 @@ private struct ProgressReporter {
         let ticks = job.progressTicks.load(ordering: .acquiring)
         guard ticks != seenTicks || job.isDone.load(ordering: .acquiring) else { return }
         seenTicks = ticks
-        let played = sourceFrames(job.framesPlayed.load(ordering: .acquiring))
+        let heard = job.framesPlayed.load(ordering: .acquiring)
+        let played = sourceFrames(heard)
         guard played != lastFrames else { return }
         lastFrames = played
+        let started = startsAfter == 0 ? ticks > 0 || played > 0 : heard > startsAfter
         callback(PlaybackProgress(framesPlayed: played, totalFrames: total, sampleRate: sampleRate,
-                                  started: ticks > 0 || played > 0, totalIsFinal: totalIsFinal))
+                                  started: started, totalIsFinal: totalIsFinal))
     }
 
     /// Every frame has been decoded: the play lasts `total`, whatever the header said.

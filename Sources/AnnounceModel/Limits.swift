@@ -48,6 +48,8 @@ public enum Limits {
     public static let pitch: ClosedRange<Double> = -12...12
     /// A play's loudness target in LUFS (`--loudness`, `clip.loudness`, the config file's `loudness`).
     public static let loudness: ClosedRange<Double> = -40...(-5)
+    /// `wake-up` (seconds): the silence before the first item when the device opens.
+    public static let wakeUp: ClosedRange<Double> = 0...5
     /// `silence-gap` (seconds): the longest pause `--skip-silence` leaves inside a clip.
     public static let silenceGap: ClosedRange<Double> = 0.05...10
     /// `silence-level` (dBFS): below it, on every channel, a frame counts as silence.

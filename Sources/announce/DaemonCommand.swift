@@ -25,9 +25,9 @@ struct DaemonCommand: ParsableCommand {
             a permanent one is left alone, with `announce: already running (pid N)` and exit 0.
 
             The config file ($XDG_CONFIG_HOME/announce/config, else ~/.config/announce/config) \
-            is read at start: `device`, `duck-level` and `quiet-hours` (docs/USAGE.md); it is read \
-            again whenever it changes, and new quiet hours and duck level apply from the next \
-            item (a new device, from the next start). Problems in it are logged as warnings, \
+            is read at start: `device`, `loudness`, `duck-level`, `quiet-hours`, `quiet-level`, \
+            `wake-up` and the rest (docs/USAGE.md); it is read again whenever it changes, and \
+            what changed applies from the next item (a new device, from the next start). Problems in it are logged as warnings, \
             never fatal.
             """)
 
@@ -60,6 +60,8 @@ struct DaemonCommand: ParsableCommand {
                 quietHours: user.quietHours, duckLevel: user.duckLevel)
             configuration.silence = user.silence
             configuration.loudness = user.loudness
+            configuration.quietLevel = user.quietLevel
+            configuration.wakeUp = user.wakeUp
             configuration.configPath = configPath
             configuration.speechCacheBytes = user.speechCacheBytes
             configuration.interruptingRoles = user.interruptingRoles

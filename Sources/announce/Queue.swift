@@ -46,7 +46,7 @@ private func showStatus(json: Bool, listItems: Bool, quiet: Bool) throws {
         guard let status = try client.call(.status).status else { throw AnnounceError.internal("status reply without status") }
         if json { return print(jsonLine(Versioned(status, running: true))) }
         let paused = status.paused ? ", paused" + (status.pausedSince.map { " (since \(localTimeText($0)))" } ?? "") : ""
-        output("daemon pid \(status.pid), device '\(status.device)' (\(status.deviceOpen ? "open" : "closed"))\(paused)\(status.quiet ? ", quiet" : "")")
+        output("daemon pid \(status.pid), device '\(status.device)' (\(status.deviceOpen ? "open" : "closed"))\(paused)\(status.quiet ? ", quiet" + (status.quietLevel?.decibels.map { " (night level \(QuietLevel.lowered($0)))" } ?? "") : "")")
         if let playing = status.playing { output(line(playing)) } else { output("nothing playing") }
         if let holds = status.holds { output("the queue waits: \(holds.map(\.description).joined(separator: "; "))") }
         if let call = status.call { output("call: \(call) (announce waits until it ends)") }

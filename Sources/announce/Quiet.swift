@@ -15,8 +15,9 @@ struct Quiet: ParsableCommand {
         abstract: "The silent switch: quiet on, off, until a time; alone, show whether it is quiet.",
         discussion: """
             In quiet mode items of category ambient and solo-ambient (the default) end as \
-            `silenced` (exit 75) instead of playing; playback and multi-route still play. An item \
-            already playing finishes. Quiet mode is on with `announce quiet on`, until a time \
+            `silenced` (exit 75) instead of playing; playback and multi-route still play. With \
+            the config file's quiet-level (a night level such as -15dB) they play that much lower \
+            instead, and exit 0. An item already playing finishes. Quiet mode is on with `announce quiet on`, until a time \
             with `announce quiet until HH:MM` (then the quiet hours apply again), or during the \
             config file's quiet-hours. `announce quiet off` means sound now, even inside quiet \
             hours, until the next quiet-hours window starts. The switch is kept in the runtime \
@@ -91,7 +92,7 @@ struct Quiet: ParsableCommand {
             let runtime = try RuntimeDirectory.prepare()
             let (user, warnings) = UserConfiguration.load()
             for warning in warnings { logger.warning("\(warning)") }
-            let mode = QuietMode(setting: runtime.loadQuietSetting(), hours: user.quietHours, localMinutes: QuietMode.systemLocalMinutes)
+            let mode = QuietMode(setting: runtime.loadQuietSetting(), hours: user.quietHours, level: user.quietLevel, localMinutes: QuietMode.systemLocalMinutes)
             show(mode.state(at: SystemClock.wall()))
         } catch let error as AnnounceError {
             throw reportedExit(error)
@@ -104,6 +105,9 @@ struct Quiet: ParsableCommand {
         var reason = state.reason
         if state.setting == .until, let until = state.until { reason = "announce quiet until \(localTimeText(until))" }
         output("quiet: \(state.quiet ? "on" : "off") (\(reason))")
+        if case .lowered(let decibels)? = state.level {
+            output("night level: \(QuietLevel.lowered(decibels)): ambient items and alerts play that much lower, not silenced")
+        }
         if !state.hours.isEmpty { output("quiet hours: \(state.hours.map(\.description).joined(separator: ", "))") }
     }
 }

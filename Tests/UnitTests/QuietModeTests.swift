@@ -257,7 +257,7 @@ private func mode(_ setting: QuietSetting? = nil, _ windows: [QuietHours] = []) 
         #expect(prefixes == ["/home/u/.config/announce/config:2", "/home/u/.config/announce/config:3",
                              "/home/u/.config/announce/config:4", "/home/u/.config/announce/config:5",
                              "/home/u/.config/announce/config:6"])
-        #expect(warnings[0].hasSuffix("unknown key 'volume' (known: device, loudness, duck-level, quiet-hours, silence-gap, silence-level, connect-timeout, stall-timeout, reconnect-limit)"))
+        #expect(warnings[0].hasSuffix("unknown key 'volume' (known: device, loudness, duck-level, quiet-hours, quiet-level, wake-up, silence-gap, silence-level, connect-timeout, stall-timeout, reconnect-limit)"))
         #expect(warnings[1].contains("duck-level"))
         #expect(warnings[2].contains("'25:00' is not a time of day"))
         // The good values around the bad ones still count.

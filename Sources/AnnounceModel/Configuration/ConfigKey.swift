@@ -28,6 +28,13 @@ struct ConfigKey: Sendable {
                 }
             }
         },
+        ConfigKey(section: "", name: "quiet-level") { value, draft, warn in
+            guard let level = QuietLevel(parsing: value) else {
+                return warn("quiet-level must be silent or \(levelRule(QuietLevel.range, like: -15)), not '\(value)'")
+            }
+            draft.configuration.quietLevel = level
+        },
+        time("wake-up", "a time", Limits.wakeUp, like: 0.3, \.wakeUp),
         time("silence-gap", "a pause", Limits.silenceGap, like: SilenceRule.default.gap, \.silence.gap),
         level("silence-level", Limits.silenceLevel, like: SilenceRule.default.level, \.silence.level),
         time("connect-timeout", "a time", UserConfiguration.downloadTimeoutRange, like: UserConfiguration.defaultStallTimeout, \.connectTimeout),

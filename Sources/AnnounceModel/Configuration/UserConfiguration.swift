@@ -7,6 +7,8 @@
 /// duck-level = -12dB
 /// quiet-hours = 22:00-07:00
 /// quiet-hours = 12:30-13:30
+/// quiet-level = -15dB
+/// wake-up = 300ms
 /// silence-gap = 300ms
 /// silence-level = -50dB
 /// connect-timeout = 10s
@@ -23,7 +25,9 @@
 /// lines are ignored. Keys: `device` (the daemon's device when `announce daemon` has no
 /// `--device`), `loudness` (what every play's loudness is brought to: LUFS from -40 to -5, or
 /// off; `LoudnessTarget`), `duck-level` (dB, -60 to 0), `quiet-hours` (repeatable; a line may also list
-/// several windows separated by commas), `silence-gap` (the longest pause `--skip-silence`
+/// several windows separated by commas), `quiet-level` (`silent`, the default, or a night level
+/// in dB, -60 to -1, that quiet mode plays its items at instead; `QuietLevel`), `wake-up` (0 to
+/// 5 s of silence written before the first item when the device opens, for a sink that sleeps), `silence-gap` (the longest pause `--skip-silence`
 /// leaves, 50ms to 10s) and `silence-level` (below it a frame is silence, -90 to -20 dB; both
 /// `SilenceRule`), `connect-timeout` and `stall-timeout` (`play URL`'s downloads: how long connecting,
 /// and a transfer receiving nothing, may take; 1s to 10m; live streams use them too), and
@@ -42,6 +46,10 @@ public struct UserConfiguration: Equatable, Sendable {
     /// The level other streams are ducked to, in dB (negative).
     public var duckLevel: Double
     public var quietHours: [QuietHours]
+    /// `quiet-level`: what quiet mode does to what it applies to.
+    public var quietLevel = QuietLevel.silent
+    /// `wake-up`, seconds: silence written before the first item when the device opens.
+    public var wakeUp = 0.0
     /// What `--skip-silence` cuts.
     public var silence: SilenceRule
     /// `connect-timeout`, seconds: `play URL` gives up connecting after it (DNS included).

@@ -10,6 +10,9 @@ public struct PlaybackOptions: Equatable, Sendable {
     public var start: TimeSpan?
     /// A linear ramp up from silence at the start (a resumed clip).
     public var fadeIn: TimeSpan?
+    /// Silence written first when the play opens its device (`wake-up`): a sink that sleeps
+    /// wakes before the first syllable. It counts in no position; `started` waits for the clip.
+    public var wakeUp: TimeSpan?
 
     public init(gain: Float = 1, pan: Float = 0, loops: Int = 0, start: TimeSpan? = nil, fadeIn: TimeSpan? = nil) {
         self.gain = gain

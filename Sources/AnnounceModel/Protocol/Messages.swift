@@ -201,6 +201,8 @@ public struct DaemonStatus: Codable, Equatable, Sendable {
     public var quietHours: [QuietHours]
     /// Why quiet mode is on or off now.
     public var quietReason: String?
+    /// What quiet mode does: `silent`, or the night level in dB (the config file's `quiet-level`).
+    public var quietLevel: QuietLevel?
     /// The daemon on the session bus (its MPRIS name and the bus's address), or why it is not.
     public var sessionBus: String?
     /// Other applications' audio lowered by a duck-others item; absent from a daemon that never ducks others (tests).
@@ -227,11 +229,12 @@ public struct DaemonStatus: Codable, Equatable, Sendable {
         quietUntil = quiet.until
         quietHours = quiet.hours
         quietReason = quiet.reason.isEmpty ? nil : quiet.reason
+        quietLevel = quiet.level
     }
 
     /// The quiet fields as one value.
     public var quietState: QuietState {
-        QuietState(quiet: quiet, setting: quietSetting, until: quietUntil, hours: quietHours, reason: quietReason ?? "")
+        QuietState(quiet: quiet, setting: quietSetting, until: quietUntil, hours: quietHours, reason: quietReason ?? "", level: quietLevel)
     }
 }
 
@@ -259,6 +262,7 @@ extension DaemonStatus {
         quietUntil = try container.decodeIfPresent(Double.self, forKey: .quietUntil)
         quietHours = try container.decode([String].self, forKey: .quietHours).compactMap { try? QuietHours(parsing: $0) }
         quietReason = try container.decodeIfPresent(String.self, forKey: .quietReason)
+        quietLevel = (try? container.decodeIfPresent(QuietLevel.self, forKey: .quietLevel)) ?? nil
         sessionBus = try container.decodeIfPresent(String.self, forKey: .sessionBus)
         // A state this version does not know (a newer daemon's) leaves it out, as above.
         otherAudio = (try? container.decodeIfPresent(OtherAudioStatus.self, forKey: .otherAudio)) ?? nil

@@ -20,14 +20,21 @@ public struct QuietMode: Sendable {
 
     public var setting: QuietSetting?
     public var hours: [QuietHours]
+    /// What quiet mode does to what it applies to: silences it, or plays it lower (`quiet-level`).
+    public var level: QuietLevel
     public var localMinutes: LocalMinutes
 
-    public init(setting: QuietSetting? = nil, hours: [QuietHours] = [],
+    public init(setting: QuietSetting? = nil, hours: [QuietHours] = [], level: QuietLevel = .silent,
                 localMinutes: @escaping LocalMinutes) {
         self.setting = setting
         self.hours = hours
+        self.level = level
         self.localMinutes = localMinutes
     }
+
+    /// What quiet mode does now to an item it applies to (ambient, solo-ambient, an alert
+    /// without --ignore-quiet): nil, nothing (it is not on); else `level`.
+    public func treatment(at now: Double) -> QuietLevel? { isQuiet(at: now) ? level : nil }
 
     /// Quiet mode is in effect at `now`.
     public func isQuiet(at now: Double) -> Bool { state(at: now).quiet }
@@ -71,7 +78,7 @@ public struct QuietMode: Sendable {
         }
         var until: Double?
         if case .until(let end)? = active { until = end }
-        return QuietState(quiet: quiet, setting: active?.kind, until: until, hours: hours, reason: reason)
+        return QuietState(quiet: quiet, setting: active?.kind, until: until, hours: hours, reason: reason, level: level)
     }
 
     /// A quiet-hours window started in (since, now], on the local clock.
@@ -142,6 +149,58 @@ public enum QuietSetting: Codable, Equatable, Sendable {
 }
 
 /// The three positions of the switch, as the `quiet` request and `status` name them.
+/// What quiet mode does to an item it applies to (`quiet-level`): silences it (`silent`, the
+/// default: it ends `silenced`), or plays it that many dB lower (a night level: it ends `played`).
+/// On the wire "silent" or the level in dB, a negative number.
+public enum QuietLevel: Codable, Equatable, Sendable, CustomStringConvertible {
+    case silent
+    case lowered(Double)
+
+    /// How low a night level may go, dB.
+    public static let range: ClosedRange<Double> = -60...(-1)
+
+    /// "silent", or a level in dB as `duck-level` takes it ("-15dB", "-15", "-15 dB").
+    public init?(parsing text: String) {
+        if text.trimming(" \t").lowercased() == "silent" {
+            self = .silent
+            return
+        }
+        guard let decibels = UserConfiguration.parseAnyDecibels(text), Self.range.contains(decibels) else { return nil }
+        self = .lowered(decibels)
+    }
+
+    /// How much lower it plays, dB; nil for silent.
+    public var decibels: Double? {
+        guard case .lowered(let decibels) = self else { return nil }
+        return decibels
+    }
+
+    public var description: String {
+        guard case .lowered(let decibels) = self else { return "silent" }
+        return decibels == decibels.rounded() ? "\(Int(decibels)) dB" : "\(decibels) dB"
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.singleValueContainer()
+        if let text = try? container.decode(String.self) {
+            guard text == "silent" else {
+                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "a quiet level is silent or dB"))
+            }
+            self = .silent
+        } else {
+            self = .lowered(try container.decode(Double.self))
+        }
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        switch self {
+        case .silent: try container.encode("silent")
+        case .lowered(let decibels): try container.encode(decibels)
+        }
+    }
+}
+
 public enum QuietSwitch: String, Codable, CaseIterable, Sendable {
     case on, off, until
 }
@@ -158,13 +217,17 @@ public struct QuietState: Codable, Equatable, Sendable {
     public var hours: [QuietHours]
     /// Why, in a few words: "quiet hours 22:00-07:00", "announce quiet on".
     public var reason: String
+    /// What quiet mode does (the config file's `quiet-level`); absent from an older daemon: silent.
+    public var level: QuietLevel?
 
-    public init(quiet: Bool, setting: QuietSwitch? = nil, until: Double? = nil, hours: [QuietHours] = [], reason: String) {
+    public init(quiet: Bool, setting: QuietSwitch? = nil, until: Double? = nil, hours: [QuietHours] = [], reason: String,
+                level: QuietLevel? = nil) {
         self.quiet = quiet
         self.setting = setting
         self.until = until
         self.hours = hours
         self.reason = reason
+        self.level = level
     }
 }
 
