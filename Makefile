@@ -129,7 +129,7 @@ dist: $(if $(BIN),,release)
 	    -e 's|^Documentation=.*|Documentation=man:announce(1) file://$(DOCDIR)/README.md|' \
 	    contrib/systemd/announce.service > $(DIST)/announce.service
 
-SOUNDS := chime.flac done.mp3 attention.wav
+SOUNDS := chime.flac done.mp3 attention.wav closing.flac
 DOCS := README.md LICENSE docs/USAGE.md docs/protocol.md docs/json.md docs/DESIGN.md docs/ARCHITECTURE.md
 
 # The stripped binary, the man page, completions for bash, zsh and fish, the sounds (which

@@ -20,3 +20,10 @@ rm -f /tmp/announce-attention.wav
 sox -q -n -r 48000 -c 1 -b 16 /tmp/announce-done.wav synth 0.18 sine 660 : synth 0.3 sine 990 fade q 0.005 0.3 0.2 gain -8
 ffmpeg -loglevel error -y -i /tmp/announce-done.wav -c:a libmp3lame -b:a 96k done.mp3
 rm -f /tmp/announce-done.wav
+
+# closing.flac: the chime's two bell-like partials falling (C6 then G5), shorter and softer: the
+# closing tone `--chime-after` plays after an announcement. 48 kHz mono.
+sox -q -n -r 48000 -c 1 -b 16 /tmp/announce-closing-a.wav synth 0.6 sine 1046.5 sine 2093 remix 1-2 fade q 0.005 0.6 0.55 gain -6
+sox -q -n -r 48000 -c 1 -b 16 /tmp/announce-closing-b.wav synth 0.9 sine 784 sine 1568 remix 1-2 fade q 0.005 0.9 0.85 gain -6
+sox -q /tmp/announce-closing-a.wav /tmp/announce-closing-b.wav -C 8 closing.flac splice 0.3 norm -6
+rm -f /tmp/announce-closing-a.wav /tmp/announce-closing-b.wav

@@ -174,6 +174,15 @@ final class EngineDriver: @unchecked Sendable {
         }
     }
 
+    /// A chime's frames in the item's format, at the item's loudness; none for no chime.
+    private func chime(_ path: String?, as format: SourceFormat, target: LoudnessTarget) throws(AnnounceError) -> [Float] {
+        guard let path else { return [] }
+        let file = FileName(path)
+        let sound = try leveler.level(FileSource(file: file), key: target.lufs.flatMap { LoudnessCache.key(of: file, target: $0) },
+                                      target: target)
+        return try Chimes.render(sound, as: format)
+    }
+
     private func acquireEngine(_ device: String) -> PlaybackEngine {
         engines.withLock { engines in
             engines.users[device, default: 0] += 1
@@ -210,11 +219,14 @@ final class EngineDriver: @unchecked Sendable {
             group.ended(.ended(id: item.id, heardFrames: heard, totalFrames: total, sampleRate: rate, end: end, details: details))
         }
         let source: any Source
+        let chimes: Chimes
         do {
             // Any source, a file's or another kind's, leveled and reshaped alike; its frames stay source time.
             let leveled = try leveler.level(makeSource(item, alert, control.cancellation), of: item, target: tuning.loudness)
             source = try ReshapedSource.applying(Reshaping(item.clip, silence: tuning.silence), to: leveled)
             opened = source
+            chimes = Chimes(before: try chime(item.clip.chime, as: source.format, target: tuning.loudness),
+                            after: try chime(item.clip.chimeAfter, as: source.format, target: tuning.loudness))
         } catch {
             // Stopped while the source was being made (a speech engine killed by the stop).
             if control.isStopped { return ended(.stopped) }
@@ -255,7 +267,7 @@ final class EngineDriver: @unchecked Sendable {
         options.wakeUp = tuning.wakeUp > 0 ? TimeSpan(seconds: tuning.wakeUp) : nil
         var announced = false
         let result = Result { () throws(AnnounceError) -> PlaybackReport in
-            try engine.play(source, options: options, control: control) { progress in
+            try engine.play(source, options: options, chimes: chimes, control: control) { progress in
                 // One rule for the length shown during and after the play: the header's, or the
                 // exact count once known, or what decoded once the input has ended.
                 var counted: Int64?

@@ -27,8 +27,13 @@ final class Leveler: Sendable {
         self.log = log
     }
 
-    /// `source` at `target`: itself when off; a live stream's gain follows it slowly.
+    /// `source`, the clip of `item`, at `target`: itself when off; a live stream's gain follows it slowly.
     func level(_ source: any Source, of item: QueueItem, target: LoudnessTarget) throws(AnnounceError) -> any Source {
+        try level(source, key: target.lufs.flatMap { Self.key(of: item, target: $0) }, target: target)
+    }
+
+    /// `source` at `target`, its gain kept by `key` (nil: measured each time).
+    func level(_ source: any Source, key: String?, target: LoudnessTarget) throws(AnnounceError) -> any Source {
         guard let lufs = target.lufs else { return source }
         if source.resumption == .liveRejoin {
             let meter = try LoudnessMeter(channels: source.format.channels, sampleRate: source.format.sampleRate, full: false)
@@ -37,7 +42,6 @@ final class Leveler: Sendable {
             }
         }
         guard source.canSeek else { return source }
-        let key = Self.key(of: item, target: lufs)
         if let key, let gain = cache.gain(for: key) { return LeveledSource(source, gain: gain) }
         let format = source.format
         let began = SystemClock.monotonic()

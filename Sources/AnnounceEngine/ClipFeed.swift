@@ -1,9 +1,11 @@
 import AnnounceModel
 import AnnounceSystem
 import AnnounceOutput
-/// The decode side's supply of ring frames: every pass of the source (`--loops`) in order,
-/// resampled to the device's rate when it differs. Resampling runs across a loop's seam
-/// (one stream), and its tail is flushed once, after the last pass.
+/// The decode side's supply of ring frames: the chime (`prelude`), every pass of the source
+/// (`--loops`) in order, then the closing tone (`coda`), resampled to the device's rate when it
+/// differs. Resampling runs across every seam (one stream), and its tail is flushed once, at
+/// the end. The chimes are float frames in the source's rate and channels: a play with one has
+/// a float ring.
 final class ClipFeed {
     private let source: any Source
     private let channels: Int
@@ -18,6 +20,12 @@ final class ClipFeed {
     private var framesThisPass: Int64 = 0
     /// Source frames read over every pass: once the program is out, what it lasts.
     private(set) var framesDecoded: Int64 = 0
+    private let prelude: [Float]
+    private let coda: [Float]
+    /// Frames of the chime given, and of the closing tone.
+    private var preludeGiven = 0
+    private var codaGiven = 0
+    private var programEnded = false
 
     /// Frames asked of the source per read: a small first one, so the play starts at once.
     static let chunkFrames = 8192
@@ -25,16 +33,22 @@ final class ClipFeed {
     /// then takes an eighth of the reads (256 KB of 16-bit stereo; each read is a system call).
     static let directChunkFrames = 65536
 
-    init(source: any Source, ringFormat: SampleFormat, resampler: Resampler?, loops: Int) {
+    init(source: any Source, ringFormat: SampleFormat, resampler: Resampler?, loops: Int, prelude: [Float] = [], coda: [Float] = []) {
         self.source = source
         channels = source.format.channels
-        self.ringFormat = ringFormat  // float32 when resampling
+        self.ringFormat = ringFormat  // float32 when resampling or chiming
+        precondition(ringFormat == .float32 || prelude.isEmpty && coda.isEmpty, "chimes go to a float ring")
         self.resampler = resampler
         scratch = resampler == nil ? nil : .allocate(capacity: Self.chunkFrames * channels)
         loopsLeft = loops
+        self.prelude = prelude
+        self.coda = coda
     }
 
     deinit { scratch?.deallocate() }
+
+    /// Frames of the chime before the program, in the source's rate.
+    var preludeFrames: Int { prelude.count / channels }
 
     /// Writes up to `room` frames to `destination`; returns how many (0 is possible while
     /// the resampler fills), or nil once the whole program is out.
@@ -42,14 +56,7 @@ final class ClipFeed {
         while true {
             guard let resampler, let scratch else {
                 let chunk = framesThisPass == 0 || source.arrivesWhileRead ? Self.chunkFrames : Self.directChunkFrames
-                let got = try source.read(into: destination, frames: min(room, chunk), as: ringFormat)
-                if got > 0 {
-                    framesThisPass += Int64(got)
-                    framesDecoded += Int64(got)
-                    return got
-                }
-                if try !nextPass() { return nil }
-                continue
+                return try input(into: destination, frames: min(room, chunk), as: ringFormat)
             }
             let output = destination.assumingMemoryBound(to: Float.self)
             if flushing {
@@ -57,13 +64,10 @@ final class ClipFeed {
                 return tail > 0 ? tail : nil
             }
             if pendingFrames == 0 {
-                let got = try source.read(into: scratch, frames: Self.chunkFrames, as: .float32)
-                if got == 0 {
-                    if try !nextPass() { flushing = true }
+                guard let got = try input(into: scratch, frames: Self.chunkFrames, as: .float32) else {
+                    flushing = true
                     continue
                 }
-                framesThisPass += Int64(got)
-                framesDecoded += Int64(got)
                 pendingFrames = got
                 pendingOffset = 0
             }
@@ -73,6 +77,33 @@ final class ClipFeed {
             pendingFrames -= step.consumed
             return step.produced
         }
+    }
+
+    /// The next frames in order: the chime's, the program's, the closing tone's; nil at the end.
+    private func input(into buffer: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError) -> Int? {
+        if preludeGiven < preludeFrames {
+            return copy(prelude, from: &preludeGiven, into: buffer, frames: frames)
+        }
+        while !programEnded {
+            let got = try source.read(into: buffer, frames: frames, as: format)
+            if got > 0 {
+                framesThisPass += Int64(got)
+                framesDecoded += Int64(got)
+                return got
+            }
+            if try !nextPass() { programEnded = true }
+        }
+        guard codaGiven < coda.count / channels else { return nil }
+        return copy(coda, from: &codaGiven, into: buffer, frames: frames)
+    }
+
+    private func copy(_ frames: [Float], from given: inout Int, into buffer: UnsafeMutableRawPointer, frames wanted: Int) -> Int {
+        let count = min(wanted, frames.count / channels - given)
+        frames.withUnsafeBufferPointer { frames in
+            buffer.assumingMemoryBound(to: Float.self).update(from: frames.baseAddress! + given * channels, count: count * channels)
+        }
+        given += count
+        return count
     }
 
     /// Starts another pass, unless none is left or this one was empty (nothing would ever end).

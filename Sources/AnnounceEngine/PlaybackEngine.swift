@@ -67,7 +67,8 @@ public final class PlaybackEngine: @unchecked Sendable {
 
     /// Plays `source` to the end (or until stopped through `control`), mixed with
     /// whatever else plays on the device, returning what was heard.
-    public func play(_ source: any Source, options: PlaybackOptions = PlaybackOptions(),
+    /// `chimes`: sounds before and after it in the same stream (the source's format), in no position.
+    public func play(_ source: any Source, options: PlaybackOptions = PlaybackOptions(), chimes: Chimes = Chimes(),
                      control: PlaybackControl? = nil,
                      progress: ((PlaybackProgress) -> Void)? = nil) throws(AnnounceError) -> PlaybackReport {
         let input = source.format
@@ -87,7 +88,7 @@ public final class PlaybackEngine: @unchecked Sendable {
         // A clip at another rate than the open device is resampled here, on the decode side.
         let resampler = format.sampleRate == input.sampleRate ? nil
             : try Resampler(channels: input.channels, inputRate: input.sampleRate, outputRate: format.sampleRate)
-        let ringFormat = resampler == nil && source.readableFormats.contains(format.sampleFormat) ? format.sampleFormat : .float32
+        let ringFormat = resampler == nil && chimes.isEmpty && source.readableFormats.contains(format.sampleFormat) ? format.sampleFormat : .float32
         // Each side sleeps until half the ring is free or filled, so the threads wake each other
         // once per half ring. A clip that starts alone gets 2 MiB (at most 16 s; 11.9 s of 16-bit
         // stereo at 44.1 kHz): on an unpaced device (`null`, a file) the playback thread empties
@@ -120,10 +121,14 @@ public final class PlaybackEngine: @unchecked Sendable {
         // Device frames back to the source's timeline, for progress and the resume point: past
         // the wake-up silence, at its rate when resampled, and through its own map when it
         // reshapes (tempo, silence).
+        let feed = ClipFeed(source: source, ringFormat: ringFormat, resampler: resampler, loops: options.loops,
+                            prelude: chimes.before, coda: chimes.after)
         let ratio = Double(input.sampleRate) / Double(format.sampleRate)
         let sourceFrames: (Int) -> Int64 = {
+            // Past the chime, and no further than the program read (the closing tone follows it).
             let own = max(0, $0 - wakeFrames)
-            return source.sourceFrames(forRead: resampler == nil ? Int64(own) : Int64((Double(own) * ratio).rounded()))
+            let read = resampler == nil ? Int64(own) : Int64((Double(own) * ratio).rounded())
+            return source.sourceFrames(forRead: min(max(0, read - Int64(feed.preludeFrames)), feed.framesDecoded))
         }
         let totalFrames = PlaybackOptions.programFrames(fileFrames: source.duration.frames, startFrame: startFrame, loops: options.loops)
         var reporter = ProgressReporter(total: totalFrames, sampleRate: input.sampleRate, sourceFrames: sourceFrames, callback: progress,
@@ -138,7 +143,6 @@ public final class PlaybackEngine: @unchecked Sendable {
                            outputFormat: format, recoveries: output.recoveries - recoveriesBefore,
                            truncationWarning: source.warning, stopped: stopped, deviceFailure: job.failure)
         }
-        let feed = ClipFeed(source: source, ringFormat: ringFormat, resampler: resampler, loops: options.loops)
         while !job.isDone.load(ordering: .acquiring) {
             let (destination, room) = ring.writable()
             if room == 0 {
@@ -270,50 +274,6 @@ public final class PlaybackEngine: @unchecked Sendable {
                 state.open = nil
             }
         }
-    }
-}
-
-/// Calls back on each progress tick the playback thread publishes, and at the end.
-private struct ProgressReporter {
-    private(set) var total: Int64?
-    private var totalIsFinal = false
-    let sampleRate: Int
-    /// Device frames to the file's.
-    let sourceFrames: (Int) -> Int64
-    let callback: ((PlaybackProgress) -> Void)?
-    /// Device frames heard before the clip's own (the wake-up silence): it starts after them.
-    let startsAfter: Int
-    private(set) var seenTicks = 0
-    private var lastFrames: Int64?
-
-    init(total: Int64?, sampleRate: Int, sourceFrames: @escaping (Int) -> Int64, callback: ((PlaybackProgress) -> Void)?,
-         startsAfter: Int = 0) {
-        self.total = total
-        self.sampleRate = sampleRate
-        self.sourceFrames = sourceFrames
-        self.callback = callback
-        self.startsAfter = startsAfter
-    }
-
-    mutating func report(_ job: PlaybackJob) {
-        guard let callback else { return }
-        let ticks = job.progressTicks.load(ordering: .acquiring)
-        guard ticks != seenTicks || job.isDone.load(ordering: .acquiring) else { return }
-        seenTicks = ticks
-        let heard = job.framesPlayed.load(ordering: .acquiring)
-        let played = sourceFrames(heard)
-        guard played != lastFrames else { return }
-        lastFrames = played
-        let started = startsAfter == 0 ? ticks > 0 || played > 0 : heard > startsAfter
-        callback(PlaybackProgress(framesPlayed: played, totalFrames: total, sampleRate: sampleRate,
-                                  started: started, totalIsFinal: totalIsFinal))
-    }
-
-    /// Every frame has been decoded: the play lasts `total`, whatever the header said.
-    mutating func inputEnded(total: Int64) {
-        self.total = total
-        totalIsFinal = true
-        lastFrames = nil  // the next report carries it even at the same position
     }
 }
 

@@ -79,6 +79,7 @@ struct Play: ParsableCommand {
 
     @OptionGroup var output: DeviceFlags
     @OptionGroup var playback: PlaybackFlags
+    @OptionGroup var chimes: ChimeFlags
     @OptionGroup var session: SessionFlags
     @OptionGroup var queue: QueueFlags
     @OptionGroup var delivery: DeliveryFlags
@@ -125,6 +126,7 @@ struct Play: ParsableCommand {
                 }
                 var request = queue.request(for: clip)
                 try session.apply(to: &request)
+                try chimes.apply(to: &request)
                 return request
             }
         }

@@ -219,3 +219,29 @@ struct QueueFlags: ParsableArguments {
                     delay: delay?.seconds, expire: expire?.seconds)
     }
 }
+
+/// `--chime` and `--chime-after`, for `play` and `say`: sounds played before and after the item,
+/// in the same item (DESIGN §4, Chimes).
+struct ChimeFlags: ParsableArguments {
+    @Option(name: .customLong("chime"), help: ArgumentHelp("A sound played first, in the same item: a name as play finds sounds (chime, attention) or a file; none turns off the config file's [chime] default for the priority.", valueName: "sound|none"))
+    var chime: String?
+
+    @Option(name: .customLong("chime-after"), help: ArgumentHelp("A sound played after it, in the same item (closing, or a file).", valueName: "sound"))
+    var chimeAfter: String?
+
+    /// `request`'s chimes: the options', else the config file's for its priority; each resolved
+    /// to an absolute path and opened as the daemon will (66, 65 naming it) before anything is queued.
+    func apply(to request: inout ItemRequest) throws(AnnounceError) {
+        let before = chime ?? UserConfiguration.load().configuration.chimes[request.priority ?? .default]
+        request.clip.chime = try Self.checked(before, option: "--chime")
+        request.clip.chimeAfter = try Self.checked(chimeAfter, option: "--chime-after")
+    }
+
+    /// The sound's absolute path; nil for none. Its errors name it as given: `--chime ding: no such file`.
+    private static func checked(_ sound: String?, option: String) throws(AnnounceError) -> String? {
+        guard let sound, sound != "none" else { return nil }
+        let path = absolutePath(SoundNames.resolve(sound))
+        do throws(AnnounceError) { _ = try DecoderRegistry.open(FileName(path)) } catch { throw error.naming(path, as: "\(option) \(sound)") }
+        return path
+    }
+}

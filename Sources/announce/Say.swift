@@ -77,6 +77,7 @@ struct Say: ParsableCommand {
     @OptionGroup var voice: VoiceFlags
     @OptionGroup var output: DeviceFlags
     @OptionGroup var playback: PlaybackFlags
+    @OptionGroup var chimes: ChimeFlags
     @OptionGroup var session: SessionFlags
     @OptionGroup var queue: QueueFlags
     @OptionGroup var delivery: DeliveryFlags
@@ -118,6 +119,7 @@ struct Say: ParsableCommand {
             playback.reshape(&clip)
             var request = queue.request(for: clip)
             try session.apply(to: &request)
+            try chimes.apply(to: &request)
             return [request]
         }
     }

@@ -42,7 +42,7 @@ make -s -C "$root" install BIN="$bin" PREFIX="$prefix" >"$scratch/install.log" 2
 installed=(bin/announce share/man/man1/announce.1 share/bash-completion/completions/announce
            share/zsh/site-functions/_announce share/fish/vendor_completions.d/announce.fish
            lib/systemd/user/announce.service share/announce/sounds/chime.flac
-           share/announce/sounds/done.mp3 share/announce/sounds/attention.wav
+           share/announce/sounds/done.mp3 share/announce/sounds/attention.wav share/announce/sounds/closing.flac
            share/doc/announce/README.md share/doc/announce/LICENSE share/doc/announce/USAGE.md
            share/doc/announce/json.md
            share/doc/announce/DESIGN.md share/doc/announce/ARCHITECTURE.md)

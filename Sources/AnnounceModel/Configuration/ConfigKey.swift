@@ -42,6 +42,8 @@ struct ConfigKey: Sendable {
         time("reconnect-limit", "a time", UserConfiguration.reconnectLimitRange, like: UserConfiguration.defaultReconnectLimit,
              \.reconnectLimit),
 
+        chime(.low), chime(.normal), chime(.high), chime(.critical),
+
         ConfigKey(section: "speech", name: "engine") { value, draft, warn in
             guard let engine = SpeechEngine(rawValue: value) else {
                 return warn("engine must be one of \(SpeechEngine.allCases.map(\.rawValue).joined(separator: ", ")), not '\(value)'")
@@ -139,6 +141,16 @@ struct ConfigKey: Sendable {
     /// What a level must be, in a warning's or an option's words.
     static func levelRule(_ range: ClosedRange<Double>, like example: Double) -> String {
         "a level in dB from \(Int(range.lowerBound)) to \(Int(range.upperBound)), like \(Int(example))dB"
+    }
+
+    /// `[chime]`: the default chime of items of one priority, a sound's name or a file.
+    private static func chime(_ priority: Priority) -> ConfigKey {
+        ConfigKey(section: "chime", name: priority.rawValue) { value, draft, warn in
+            guard !value.isEmpty, value.utf8.count <= Limits.maxPathBytes, !value.utf8.contains(0) else {
+                return warn("\(priority.rawValue) must be a sound's name or a file, not '\(value)'")
+            }
+            draft.configuration.chimes[priority] = value
+        }
     }
 
     /// `cache-size`: bytes, K, M or G; 0 keeps none.

@@ -15,6 +15,10 @@
 /// stall-timeout = 30s
 /// reconnect-limit = 1m
 ///
+/// [chime]
+/// high = chime
+/// critical = attention
+///
 /// [speech]
 /// engine = piper
 /// voice = en_US-joe-medium
@@ -32,8 +36,9 @@
 /// `SilenceRule`), `connect-timeout` and `stall-timeout` (`play URL`'s downloads: how long connecting,
 /// and a transfer receiving nothing, may take; 1s to 10m; live streams use them too), and
 /// `reconnect-limit` (how long a live stream that dropped is tried again before it fails, 1s
-/// to 1h; `ReconnectBackoff`). A later value of any key but `quiet-hours` replaces an earlier one. A `[speech]`
-/// line starts the keys of `announce say`: `engine`, `voice` and `cache-size` (the render
+/// to 1h; `ReconnectBackoff`). A later value of any key but `quiet-hours` replaces an earlier one. A `[chime]`
+/// line starts the default `--chime` of each priority (`low`, `normal`, `high`, `critical`: a
+/// sound's name or a file), a `[speech]` line the keys of `announce say`: `engine`, `voice` and `cache-size` (the render
 /// cache's limit: bytes, or with K, M or G; 0 turns it off). `[mqtt]`: zones over a broker
 /// (`MQTTSettings`). Unknown keys and bad values are skipped, each with one warning
 /// `CONFIG:LINE: reason`; nothing in the file is ever fatal. A missing file means the defaults.
@@ -50,6 +55,9 @@ public struct UserConfiguration: Equatable, Sendable {
     public var quietLevel = QuietLevel.silent
     /// `wake-up`, seconds: silence written before the first item when the device opens.
     public var wakeUp = 0.0
+    /// `[chime]`: the sound (a name, or a file) played before an item of each priority that
+    /// gives no `--chime`; none without the section.
+    public var chimes: [Priority: String] = [:]
     /// What `--skip-silence` cuts.
     public var silence: SilenceRule
     /// `connect-timeout`, seconds: `play URL` gives up connecting after it (DNS included).

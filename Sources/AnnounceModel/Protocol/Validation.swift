@@ -50,6 +50,9 @@ public enum ItemProblem: Equatable, Sendable, CustomStringConvertible {
     case pan(Float)
     /// A target outside `Limits.loudness`.
     case loudness(Double)
+    /// `clip.chime` or `clip.chimeAfter` (the field) not an absolute path of at most
+    /// `Limits.maxPathBytes` without NUL.
+    case chime(String)
     /// Below -1 or above `Limits.maxLoops`.
     case loops(Int)
     /// `clip.start` outside 0 to `TimeSpan.longest`.
@@ -106,6 +109,7 @@ public enum ItemProblem: Equatable, Sendable, CustomStringConvertible {
         case .gain(let gain): "gain must be \(text(Limits.gain)), not \(gain)"
         case .pan(let pan): "pan must be \(text(Limits.pan)), not \(pan)"
         case .loudness(let lufs): "loudness must be \(text(Limits.loudness)) LUFS or off, not \(lufs)"
+        case .chime(let field): "\(field) must be an absolute path of at most \(Limits.maxPathBytes) bytes without NUL"
         case .loops(let loops): "loops must be -1 to \(Limits.maxLoops), not \(loops)"
         case .start: "start must be 0 to \(longest) seconds"
         case .device(let problem): problem.description
@@ -145,6 +149,9 @@ extension ItemRequest {
         if let problem = Self.gainProblem(clip.gain) ?? Self.panProblem(clip.pan)
             ?? Self.loopsProblem(clip.loops) ?? clip.loudness.flatMap(Self.loudnessProblem) { return problem }
         if let problem = clip.rate.flatMap(Self.rateProblem) ?? clip.pitch.flatMap(Self.pitchProblem) { return problem }
+        for (field, path) in [("chime", clip.chime), ("chimeAfter", clip.chimeAfter)] {
+            if let path, Self.pathProblem(path) != nil { return .chime(field) }
+        }
         let longest = TimeSpan.longest.seconds
         if let start = clip.start, !start.isFinite || start < 0 || start > longest { return .start }
         if let problem = devicesProblem { return .device(problem) }

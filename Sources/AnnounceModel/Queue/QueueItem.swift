@@ -54,6 +54,10 @@ public struct Clip: Codable, Equatable, Sendable, NamedFile {
     public var pan: Float
     /// What its loudness is brought to (`--loudness`); nil: the daemon's config file's.
     public var loudness: LoudnessTarget?
+    /// Absolute paths of sounds played before and after it in the same item (`--chime`,
+    /// `--chime-after`; the client resolves names and the config's defaults): in no position.
+    public var chime: String?
+    public var chimeAfter: String?
     /// Extra passes after the first; -1 repeats until stopped.
     public var loops: Int
     /// Where the first pass starts, in seconds.

@@ -1,0 +1,65 @@
+import AnnounceModel
+
+/// The sounds an item plays before and after itself (`--chime`, `--chime-after`): float frames
+/// in the rate and channels of the item's source, joined to it in one stream by `ClipFeed`.
+/// They count in none of the item's positions or lengths.
+public struct Chimes: Sendable {
+    public var before: [Float] = []
+    public var after: [Float] = []
+
+    public init(before: [Float] = [], after: [Float] = []) {
+        self.before = before
+        self.after = after
+    }
+
+    public var isEmpty: Bool { before.isEmpty && after.isEmpty }
+
+    /// The longest chime taken, in seconds: more of a file is not read.
+    public static let longestSeconds = 30.0
+
+    /// All of `sound` (at most `longestSeconds`) as float frames in `format`'s rate and channels:
+    /// a mono chime on every channel, a wider one's first channels (averaged into mono).
+    public static func render(_ sound: any Source, as format: SourceFormat) throws(AnnounceError) -> [Float] {
+        let from = sound.format.channels, to = format.channels
+        let limit = Int(longestSeconds * Double(sound.format.sampleRate))
+        var frames: [Float] = []
+        let chunk = 4096
+        let buffer = UnsafeMutablePointer<Float>.allocate(capacity: chunk * from)
+        defer { buffer.deallocate() }
+        var total = 0
+        while total < limit {
+            let got = try sound.read(into: buffer, frames: min(chunk, limit - total), as: .float32)
+            if got == 0 { break }
+            total += got
+            for frame in 0..<got {
+                let base = frame * from
+                if to == 1 {
+                    frames.append((0..<from).reduce(Float(0)) { $0 + buffer[base + $1] } / Float(from))
+                } else {
+                    for channel in 0..<to { frames.append(from == 1 ? buffer[base] : channel < from ? buffer[base + channel] : 0) }
+                }
+            }
+        }
+        guard sound.format.sampleRate != format.sampleRate, total > 0 else { return frames }
+        let resampler = try Resampler(channels: to, inputRate: sound.format.sampleRate, outputRate: format.sampleRate)
+        let capacity = resampler.outputCapacity(forInputFrames: total)
+        var resampled = [Float](repeating: 0, count: capacity * to)
+        var produced = 0
+        frames.withUnsafeBufferPointer { input in
+            resampled.withUnsafeMutableBufferPointer { output in
+                var consumed = 0
+                while consumed < total, produced < capacity {
+                    let step = resampler.process(input.baseAddress! + consumed * to, frames: total - consumed,
+                                                 into: output.baseAddress! + produced * to, capacity: capacity - produced)
+                    consumed += step.consumed
+                    produced += step.produced
+                    if step.consumed == 0 && step.produced == 0 { break }
+                }
+                while case let tail = resampler.finish(into: output.baseAddress! + produced * to, capacity: capacity - produced), tail > 0 {
+                    produced += tail
+                }
+            }
+        }
+        return Array(resampled.prefix(produced * to))
+    }
+}
