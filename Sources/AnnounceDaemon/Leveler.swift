@@ -29,11 +29,17 @@ final class Leveler: Sendable {
 
     /// `source`, the clip of `item`, at `target`: itself when off; a live stream's gain follows it slowly.
     func level(_ source: any Source, of item: QueueItem, target: LoudnessTarget) throws(AnnounceError) -> any Source {
-        try level(source, key: target.lufs.flatMap { Self.key(of: item, target: $0) }, target: target)
+        let plainFile = item.clip.speech == nil && item.clip.media == nil && item.clip.url == nil && item.clip.stream == nil
+        let file = item.clip.file
+        let twin: @Sendable () throws(AnnounceError) -> any Source = { () throws(AnnounceError) -> any Source in try FileSource(file: file) }
+        let key = target.lufs.flatMap { Self.key(of: item, target: $0) }
+        return try level(source, key: key, target: target, twin: plainFile ? twin : nil)
     }
 
-    /// `source` at `target`, its gain kept by `key` (nil: measured each time).
-    func level(_ source: any Source, key: String?, target: LoudnessTarget) throws(AnnounceError) -> any Source {
+    /// `source` at `target`, its gain kept by `key` (nil: measured each time). `twin` opens the
+    /// same audio again: a long opening is then measured in two halves side by side.
+    func level(_ source: any Source, key: String?, target: LoudnessTarget,
+               twin: (@Sendable () throws(AnnounceError) -> any Source)? = nil) throws(AnnounceError) -> any Source {
         guard let lufs = target.lufs else { return source }
         if source.resumption == .liveRejoin {
             let meter = try LoudnessMeter(channels: source.format.channels, sampleRate: source.format.sampleRate, full: false)
@@ -47,9 +53,25 @@ final class Leveler: Sendable {
         let began = SystemClock.monotonic()
         let meter = try LoudnessMeter(channels: format.channels, sampleRate: format.sampleRate, full: false)
         var opening = Opening(format: format)
-        try opening.read(source, into: meter)
+        var meters = [meter]
+        if let twin, let total = source.duration.exactFrames, total >= Int64(Self.splitSeconds * Double(format.sampleRate)) {
+            // Two halves on two threads: the second on a source of its own, sought to the middle.
+            let half = min(total, opening.limit) / 2
+            let second = SecondHalf(format: format, from: half, until: opening.limit - half)
+            let thread = startThread(named: "announce-level") { second.measure(twin) }
+            try opening.read(source, into: meter, until: half)
+            pthread_join(thread, nil)
+            if let part = second.opening, let other = second.meter {
+                opening.append(part)
+                meters.append(other)
+            } else {
+                try opening.read(source, into: meter, until: opening.limit)  // the twin failed: on alone
+            }
+        } else {
+            try opening.read(source, into: meter, until: opening.limit)
+        }
         try source.seek(toFrame: 0)
-        let measured = meter.measurement
+        let measured = meters.count == 1 ? meter.measurement : LoudnessMeter.combined(meters)
         let makeUp = try opening.makeUp(gain: measured.gain(toward: lufs), target: lufs)
         let gain = measured.gain(toward: lufs) + makeUp
         log("loudness of \(source.name): \(Self.text(measured.level)) LUFS\(opening.ended ? "" : " (its first \(Int(Loudness.openingSeconds)) s)"), "
@@ -60,7 +82,7 @@ final class Leveler: Sendable {
             cache.store(gain: gain, for: key)
             return LeveledSource(source, gain: gain)
         }
-        let rest = Completion(meter: meter, key: key, cache: cache) { $0.gain(toward: lufs) + makeUp }
+        let rest = try Completion(measured: meters, format: format, key: key, cache: cache) { $0.gain(toward: lufs) + makeUp }
         return LeveledSource(source, gain: gain, tap: rest, tapFrom: opening.frames)
     }
 
@@ -88,10 +110,13 @@ final class Leveler: Sendable {
 
         init(format: SourceFormat) { self.format = format }
 
-        mutating func read(_ source: any Source, into meter: LoudnessMeter) throws(AnnounceError) {
+        /// Frames measured before a clip plays: one over the opening, so that a clip of exactly
+        /// its length is seen to end, and kept.
+        var limit: Int64 { Int64(Loudness.openingSeconds * Double(format.sampleRate)) + 1 }
+
+        /// Reads `source` from where it is into `meter` until `frames` reaches `until` or it ends.
+        mutating func read(_ source: any Source, into meter: LoudnessMeter, until limit: Int64) throws(AnnounceError) {
             let channels = format.channels
-            // One frame over: a clip of exactly the opening's length is seen to end, and kept.
-            let limit = Int64(Loudness.openingSeconds * Double(format.sampleRate)) + 1
             let chunk = 4096
             let buffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: chunk * channels)
             defer { buffer.deallocate() }
@@ -109,6 +134,14 @@ final class Leveler: Sendable {
                 if kept.count + samples.count <= Leveler.rehearsalSamples { kept.append(contentsOf: samples) }
                 frames += Int64(got)
             }
+        }
+
+        /// Another part's, measured after this one's.
+        mutating func append(_ other: Opening) {
+            frames += other.frames
+            ended = other.ended
+            peak = max(peak, other.peak)
+            if kept.count + other.kept.count <= Leveler.rehearsalSamples { kept += other.kept }
         }
 
         /// The dB the limiter would take off at `gain`, played back through it: none when the
@@ -133,6 +166,38 @@ final class Leveler: Sendable {
         }
     }
 
+    /// A clip's opening is measured in two halves from this length, seconds.
+    static let splitSeconds = 4.0
+
+    /// The second half of an opening, measured on a thread of its own from a source of its own.
+    private final class SecondHalf: @unchecked Sendable {
+        let format: SourceFormat
+        let from: Int64
+        let until: Int64
+        private(set) var opening: Opening?
+        private(set) var meter: LoudnessMeter?
+
+        init(format: SourceFormat, from: Int64, until: Int64) {
+            self.format = format
+            self.from = from
+            self.until = until
+        }
+
+        func measure(_ twin: () throws(AnnounceError) -> any Source) {
+            do throws(AnnounceError) {
+                let source = try twin()
+                guard source.format == format else { return }
+                let meter = try LoudnessMeter(channels: format.channels, sampleRate: format.sampleRate, full: false)
+                try source.seek(toFrame: from)
+                var part = Opening(format: format)
+                try part.read(source, into: meter, until: until)
+                (opening, self.meter) = (part, meter)
+            } catch {
+                return  // measured on the play's own thread instead
+            }
+        }
+    }
+
     /// Frames told to a meter.
     private final class MeterTap: SourceTap {
         let meter: LoudnessMeter
@@ -143,14 +208,21 @@ final class Leveler: Sendable {
 
     /// The rest of a long clip, measured as its first play reads it; its gain kept once read to its end.
     private final class Completion: SourceTap {
+        /// The opening's meters, and the rest's (the one meter, when the opening had one).
+        let earlier: [LoudnessMeter]
         let meter: LoudnessMeter
         let key: String
         let cache: LoudnessCache
         let gain: (Loudness) -> Double
         var failed = false
 
-        init(meter: LoudnessMeter, key: String, cache: LoudnessCache, gain: @escaping (Loudness) -> Double) {
-            self.meter = meter
+        init(measured: [LoudnessMeter], format: SourceFormat, key: String, cache: LoudnessCache,
+             gain: @escaping (Loudness) -> Double) throws(AnnounceError) {
+            if measured.count == 1 {
+                (earlier, meter) = ([], measured[0])
+            } else {
+                (earlier, meter) = (measured, try LoudnessMeter(channels: format.channels, sampleRate: format.sampleRate, full: false))
+            }
             self.key = key
             self.cache = cache
             self.gain = gain
@@ -161,7 +233,7 @@ final class Leveler: Sendable {
         }
 
         func passEnded() {
-            if !failed { cache.store(gain: gain(meter.measurement), for: key) }
+            if !failed { cache.store(gain: gain(earlier.isEmpty ? meter.measurement : LoudnessMeter.combined(earlier + [meter])), for: key) }
         }
     }
 }

@@ -57,6 +57,16 @@ public final class LoudnessMeter {
         }
     }
 
+    /// What several meters measure as one: parts of one clip measured side by side (integrated
+    /// loudness over every part's blocks, the loudest momentary of any).
+    public static func combined(_ meters: [LoudnessMeter]) -> Loudness {
+        var states: [UnsafeMutablePointer<ebur128_state>?] = meters.map(\.state)
+        var integrated = 0.0
+        let global = states.withUnsafeMutableBufferPointer { announce_ebur128_loudness_global_multiple($0.baseAddress, $0.count, &integrated) }
+        return Loudness(integrated: global == 0 ? Loudness.finite(integrated) : nil,
+                        momentaryMax: meters.compactMap { $0.measurement.momentaryMax }.max())
+    }
+
     /// The short-term loudness (the last 3 s), LUFS; nil under the gate or before any frame.
     public var shortTerm: Double? {
         var value = 0.0

@@ -8,6 +8,7 @@ static struct {
     void (*destroy)(ebur128_state **);
     int (*add_frames_float)(ebur128_state *, const float *, size_t);
     int (*loudness_global)(ebur128_state *, double *);
+    int (*loudness_global_multiple)(ebur128_state **, size_t, double *);
     int (*loudness_momentary)(ebur128_state *, double *);
     int (*loudness_shortterm)(ebur128_state *, double *);
     int (*loudness_range)(ebur128_state *, double *);
@@ -18,7 +19,8 @@ static struct {
 static const announce_symbol symbols[] = {
     SYMBOL(init, "ebur128_init"), SYMBOL(destroy, "ebur128_destroy"), SYMBOL(add_frames_float, "ebur128_add_frames_float"),
     SYMBOL(loudness_global, "ebur128_loudness_global"), SYMBOL(loudness_momentary, "ebur128_loudness_momentary"),
-    SYMBOL(loudness_shortterm, "ebur128_loudness_shortterm"),    SYMBOL(loudness_range, "ebur128_loudness_range"), SYMBOL(true_peak, "ebur128_true_peak"),
+    SYMBOL(loudness_shortterm, "ebur128_loudness_shortterm"),
+    SYMBOL(loudness_global_multiple, "ebur128_loudness_global_multiple"),    SYMBOL(loudness_range, "ebur128_loudness_range"), SYMBOL(true_peak, "ebur128_true_peak"),
 };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
@@ -43,6 +45,9 @@ int announce_ebur128_add_frames_float(ebur128_state *state, const float *frames,
     return lib.add_frames_float(state, frames, count);
 }
 int announce_ebur128_loudness_global(ebur128_state *state, double *out) { return lib.loudness_global(state, out); }
+int announce_ebur128_loudness_global_multiple(ebur128_state **states, size_t count, double *out) {
+    return lib.loudness_global_multiple(states, count, out);
+}
 int announce_ebur128_loudness_momentary(ebur128_state *state, double *out) { return lib.loudness_momentary(state, out); }
 int announce_ebur128_loudness_shortterm(ebur128_state *state, double *out) { return lib.loudness_shortterm(state, out); }
 int announce_ebur128_loudness_range(ebur128_state *state, double *out) { return lib.loudness_range(state, out); }

@@ -14,6 +14,7 @@ void announce_ebur128_destroy(ebur128_state **state);
 int announce_ebur128_add_frames_float(ebur128_state *state, const float *frames, size_t count);
 int announce_ebur128_loudness_global(ebur128_state *state, double *out);
 int announce_ebur128_loudness_momentary(ebur128_state *state, double *out);
+int announce_ebur128_loudness_global_multiple(ebur128_state **states, size_t count, double *out);
 int announce_ebur128_loudness_shortterm(ebur128_state *state, double *out);
 int announce_ebur128_loudness_range(ebur128_state *state, double *out);
 int announce_ebur128_true_peak(ebur128_state *state, unsigned int channel, double *out);
