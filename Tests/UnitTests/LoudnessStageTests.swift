@@ -112,6 +112,22 @@ import Testing
         #expect(broken.ended == 0, "a seek mid-way: the measurement is not whole")
     }
 
+    @Test func twoHalvesMeasuredSideBySideMeasureAsTheWhole() throws {
+        // A level that changes halfway (6 dB, inside the relative gate), so that each half alone
+        // would be far from the whole.
+        let quiet = Self.stereo(seconds: 4, left: 440, right: 550, amplitude: 0.15)
+        let loud = Self.stereo(seconds: 4, left: 330, right: 660, amplitude: 0.3)
+        let whole = try Self.measure(quiet + loud, channels: 2)
+        let first = try LoudnessMeter(channels: 2, sampleRate: Self.rate, full: false)
+        let second = try LoudnessMeter(channels: 2, sampleRate: Self.rate, full: false)
+        try quiet.withUnsafeBufferPointer { try first.add($0.baseAddress!, count: $0.count / 2) }
+        try loud.withUnsafeBufferPointer { try second.add($0.baseAddress!, count: $0.count / 2) }
+        let joined = LoudnessMeter.combined([first, second])
+        let (a, b) = (try #require(whole.integrated), try #require(joined.integrated))
+        #expect(abs(a - b) < 0.2, "whole \(a) LUFS, halves joined \(b)")
+        #expect(abs((second.measurement.integrated ?? 0) - b) > 1, "each half alone is another figure")
+    }
+
     @Test func theCacheKeepsGainsAcrossRestartsAndRebuildsWhatDoesNotRead() throws {
         let directory = NSTemporaryDirectory() + "loudness-\(UUID().uuidString)"
         defer { try? FileManager.default.removeItem(atPath: directory) }
