@@ -15,7 +15,7 @@ public protocol SourceTap: AnyObject {
 /// where the source is read, on the play's decode thread, never on the real-time one. It gives
 /// float frames, as many as the source, each where it was: lengths, seeks and resume points
 /// stay the source's.
-public final class LeveledSource: Source {
+public final class LeveledSource: WrappingSource {
     private let inner: any Source
     /// The gain applied now, linear: fixed for a clip; a live stream's follows `slowGain`.
     private var gain: Float
@@ -82,15 +82,7 @@ public final class LeveledSource: Source {
     /// The lowest gain the limiter applied so far, in dB (0: it never acted).
     public var deepestLimiting: Double { 20 * log10(Double(limiter.deepestGain)) }
 
-    public var name: String { inner.name }
-    public var duration: SourceDuration { inner.duration }
-    public func settledDuration() -> SourceDuration { inner.settledDuration() }
-    public var canSeek: Bool { inner.canSeek }
-    public var resumption: Resumption { inner.resumption }
-    public var arrivesWhileRead: Bool { inner.arrivesWhileRead }
-    public func resumeFrame(forHeard frame: Int64) -> Int64 { inner.resumeFrame(forHeard: frame) }
-    public func heardFraction(forHeard frame: Int64) -> Double? { inner.heardFraction(forHeard: frame) }
-    public var warning: String? { inner.warning }
+    public var wrapped: any Source { inner }
     public func sourceFrames(forRead frames: Int64) -> Int64 { inner.sourceFrames(forRead: frames) }
 
     /// `frames` (interleaved) as a play at `gain` dB gives them, limited, told to `tap`: what the

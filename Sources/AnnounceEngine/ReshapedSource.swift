@@ -5,7 +5,7 @@ import AnnounceModel
 /// on the play's decode thread, never on the real-time one. It gives float frames at the
 /// source's rate and channels; its length, seeks and resume points stay the source's, and
 /// `sourceFrames(forRead:)` maps what it gave back to source time (`ReshapedTimeline`).
-public final class ReshapedSource: Source {
+public final class ReshapedSource: WrappingSource {
     private let inner: any Source
     private let reshaping: Reshaping
     public let format: SourceFormat
@@ -51,15 +51,7 @@ public final class ReshapedSource: Source {
 
     deinit { chunk.deallocate() }
 
-    public var name: String { inner.name }
-    public var duration: SourceDuration { inner.duration }
-    public func settledDuration() -> SourceDuration { inner.settledDuration() }
-    public var canSeek: Bool { inner.canSeek }
-    public var resumption: Resumption { inner.resumption }
-    public var arrivesWhileRead: Bool { inner.arrivesWhileRead }
-    public func resumeFrame(forHeard frame: Int64) -> Int64 { inner.resumeFrame(forHeard: frame) }
-    public func heardFraction(forHeard frame: Int64) -> Double? { inner.heardFraction(forHeard: frame) }
-    public var warning: String? { inner.warning }
+    public var wrapped: any Source { inner }
 
     public func sourceFrames(forRead frames: Int64) -> Int64 { timeline.sourceFrames(forOutput: frames) }
 

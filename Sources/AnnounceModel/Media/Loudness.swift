@@ -81,29 +81,37 @@ public enum LoudnessTarget: Codable, Equatable, Sendable, CustomStringConvertibl
     /// Within `Limits.loudness` (always for off).
     public var isValid: Bool { lufs.map { Limits.loudness.contains($0) } ?? true }
 
-    public var description: String {
-        guard let lufs else { return "off" }
-        return lufs == lufs.rounded() ? "\(Int(lufs)) LUFS" : "\(lufs) LUFS"
-    }
+    public var description: String { NumberOrWord.text(lufs, unit: "LUFS", word: "off") }
 
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if let text = try? container.decode(String.self) {
-            guard text == "off" else {
-                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "a loudness is a number of LUFS or \"off\""))
-            }
-            self = .off
-        } else {
-            self = .lufs(try container.decode(Double.self))
-        }
+        self = try NumberOrWord.decode(from: decoder, word: "off").map(LoudnessTarget.lufs) ?? .off
     }
 
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch self {
-        case .off: try container.encode("off")
-        case .lufs(let value): try container.encode(value)
+    public func encode(to encoder: any Encoder) throws { try NumberOrWord.encode(lufs, word: "off", to: encoder) }
+}
+
+/// A setting that is a number or one word (`-16` or `"off"`, `-15` or `"silent"`), as the wire,
+/// messages and the config file give it.
+enum NumberOrWord {
+    /// The number, or nil for the word; anything else fails to decode.
+    static func decode(from decoder: any Decoder, word: String) throws -> Double? {
+        let container = try decoder.singleValueContainer()
+        guard let text = try? container.decode(String.self) else { return try container.decode(Double.self) }
+        guard text == word else {
+            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "a number or \"\(word)\""))
         }
+        return nil
+    }
+
+    static func encode(_ number: Double?, word: String, to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        if let number { try container.encode(number) } else { try container.encode(word) }
+    }
+
+    /// "-16 LUFS", "-14.5 LUFS", or the word.
+    static func text(_ number: Double?, unit: String, word: String) -> String {
+        guard let number else { return word }
+        return number == number.rounded() ? "\(Int(number)) \(unit)" : "\(number) \(unit)"
     }
 }
 

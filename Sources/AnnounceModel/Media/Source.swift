@@ -44,6 +44,24 @@ public protocol Source: AnyObject {
     func sourceFrames(forRead frames: Int64) -> Int64
 }
 
+/// A source that gives another's frames changed (leveled, reshaped): what it does not say of
+/// itself is the wrapped source's.
+public protocol WrappingSource: Source {
+    var wrapped: any Source { get }
+}
+
+extension WrappingSource {
+    public var name: String { wrapped.name }
+    public var duration: SourceDuration { wrapped.duration }
+    public func settledDuration() -> SourceDuration { wrapped.settledDuration() }
+    public var canSeek: Bool { wrapped.canSeek }
+    public var resumption: Resumption { wrapped.resumption }
+    public var arrivesWhileRead: Bool { wrapped.arrivesWhileRead }
+    public func resumeFrame(forHeard frame: Int64) -> Int64 { wrapped.resumeFrame(forHeard: frame) }
+    public func heardFraction(forHeard frame: Int64) -> Double? { wrapped.heardFraction(forHeard: frame) }
+    public var warning: String? { wrapped.warning }
+}
+
 /// A source's PCM as it comes out, and what it was coded as.
 public struct SourceFormat: Equatable, Sendable {
     public var sampleRate: Int

@@ -175,30 +175,13 @@ public enum QuietLevel: Codable, Equatable, Sendable, CustomStringConvertible {
         return decibels
     }
 
-    public var description: String {
-        guard case .lowered(let decibels) = self else { return "silent" }
-        return decibels == decibels.rounded() ? "\(Int(decibels)) dB" : "\(decibels) dB"
-    }
+    public var description: String { NumberOrWord.text(decibels, unit: "dB", word: "silent") }
 
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if let text = try? container.decode(String.self) {
-            guard text == "silent" else {
-                throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "a quiet level is silent or dB"))
-            }
-            self = .silent
-        } else {
-            self = .lowered(try container.decode(Double.self))
-        }
+        self = try NumberOrWord.decode(from: decoder, word: "silent").map(QuietLevel.lowered) ?? .silent
     }
 
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.singleValueContainer()
-        switch self {
-        case .silent: try container.encode("silent")
-        case .lowered(let decibels): try container.encode(decibels)
-        }
-    }
+    public func encode(to encoder: any Encoder) throws { try NumberOrWord.encode(decibels, word: "silent", to: encoder) }
 }
 
 public enum QuietSwitch: String, Codable, CaseIterable, Sendable {
