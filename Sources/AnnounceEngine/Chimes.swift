@@ -14,11 +14,16 @@ public struct Chimes: Sendable {
 
     public var isEmpty: Bool { before.isEmpty && after.isEmpty }
 
+    /// 1/√2: one channel made two, or two made one, at the same loudness.
+    static let minus3dB: Float = 0.70710678
+
     /// The longest chime taken, in seconds: more of a file is not read.
     public static let longestSeconds = 30.0
 
-    /// All of `sound` (at most `longestSeconds`) as float frames in `format`'s rate and channels:
-    /// a mono chime on every channel, a wider one's first channels (averaged into mono).
+    /// All of `sound` (at most `longestSeconds`) as float frames in `format`'s rate and channels,
+    /// as loud as it was measured: a mono chime on the front pair 3 dB down (two equal channels
+    /// measure 3 dB over one), a wider one's front pair summed 3 dB down into mono, else its
+    /// channels in order and silence on the rest.
     public static func render(_ sound: any Source, as format: SourceFormat) throws(AnnounceError) -> [Float] {
         let from = sound.format.channels, to = format.channels
         let limit = Int(longestSeconds * Double(sound.format.sampleRate))
@@ -34,9 +39,11 @@ public struct Chimes: Sendable {
             for frame in 0..<got {
                 let base = frame * from
                 if to == 1 {
-                    frames.append((0..<from).reduce(Float(0)) { $0 + buffer[base + $1] } / Float(from))
+                    frames.append(from == 1 ? buffer[base] : (buffer[base] + buffer[base + 1]) * Self.minus3dB)
+                } else if from == 1 {
+                    for channel in 0..<to { frames.append(channel < 2 ? buffer[base] * Self.minus3dB : 0) }
                 } else {
-                    for channel in 0..<to { frames.append(from == 1 ? buffer[base] : channel < from ? buffer[base + channel] : 0) }
+                    for channel in 0..<to { frames.append(channel < from ? buffer[base + channel] : 0) }
                 }
             }
         }

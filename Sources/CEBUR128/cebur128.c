@@ -20,7 +20,8 @@ static const announce_symbol symbols[] = {
     SYMBOL(init, "ebur128_init"), SYMBOL(destroy, "ebur128_destroy"), SYMBOL(add_frames_float, "ebur128_add_frames_float"),
     SYMBOL(loudness_global, "ebur128_loudness_global"), SYMBOL(loudness_momentary, "ebur128_loudness_momentary"),
     SYMBOL(loudness_shortterm, "ebur128_loudness_shortterm"),
-    SYMBOL(loudness_global_multiple, "ebur128_loudness_global_multiple"),    SYMBOL(loudness_range, "ebur128_loudness_range"), SYMBOL(true_peak, "ebur128_true_peak"),
+    SYMBOL(loudness_global_multiple, "ebur128_loudness_global_multiple"),
+    SYMBOL(loudness_range, "ebur128_loudness_range"), SYMBOL(true_peak, "ebur128_true_peak"),
 };
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
