@@ -27,9 +27,10 @@ public final class Daemon {
         /// The clients' spawn lock, held by `announce daemon` across a takeover and released once
         /// the socket listens: a client that finds no daemon meanwhile waits, then finds this one.
         public var spawnLock: SpawnLock?
-        /// How long the device stays open after the queue empties: short, because an open
-        /// stream keeps the desktop's role ducking (and other programs) waiting.
-        public var deviceGrace: Double = 0.1
+        /// How long the device stays open after the queue empties (`keep-open`). The default is
+        /// short and writes nothing, because an open stream keeps the desktop's role ducking (and
+        /// other programs) waiting; longer, it plays silence meanwhile.
+        public var keepOpen = UserConfiguration.defaultKeepOpen
         /// Quiet hours from the config file.
         public var quietHours: [QuietHours]
         /// What quiet mode does, from the config file: silences, or plays lower (a night level).
@@ -243,6 +244,8 @@ extension Daemon.Configuration {
     /// How the config file has `item` play: its silence rule, its loudness unless the item says,
     /// and `nightLevel` dB lower when quiet mode lowers it.
     func tuning(for item: QueueItem, nightLevel: Double? = nil) -> EngineDriver.Tuning {
-        EngineDriver.Tuning(silence: silence, loudness: item.clip.loudness ?? loudness, nightLevel: nightLevel, wakeUp: wakeUp)
+        EngineDriver.Tuning(silence: silence, loudness: item.clip.loudness ?? loudness, nightLevel: nightLevel, wakeUp: wakeUp,
+                            keepsDeviceOpen: keepOpen > UserConfiguration.defaultKeepOpen
+                                && item.clip.devices(default: device).contains(device))
     }
 }

@@ -76,6 +76,8 @@ final class EngineDriver: @unchecked Sendable {
         var nightLevel: Double?
         /// Silence before it when its device opens, seconds.
         var wakeUp = 0.0
+        /// Its device, once it opens, stays open writing silence until told to close (`keep-open`).
+        var keepsDeviceOpen = false
     }
 
     /// Plays `item` from its resume point on `devices` (several for multi-route, all at once,
@@ -265,6 +267,7 @@ final class EngineDriver: @unchecked Sendable {
             start: position.offset > 0 ? TimeSpan(seconds: Double(position.offset) / Double(info.sampleRate)) : nil,
             fadeIn: item.heardFrames > 0 ? Self.resumeFade : nil)
         options.wakeUp = tuning.wakeUp > 0 ? TimeSpan(seconds: tuning.wakeUp) : nil
+        options.keepsDeviceOpen = tuning.keepsDeviceOpen
         var announced = false
         let result = Result { () throws(AnnounceError) -> PlaybackReport in
             try engine.play(source, options: options, chimes: chimes, control: control) { progress in

@@ -46,6 +46,6 @@ extension QueueController {
             driver.closeDevices(except: inUse)
         }
         guard !isPlaying else { return }
-        devices.nothingPlays(own: configuration.device, grace: configuration.deviceGrace, now: now)
+        devices.nothingPlays(own: configuration.device, grace: configuration.keepOpen, now: now)
     }
 }

@@ -164,6 +164,7 @@ final class QueueController {
         configuration.loudness = user.loudness
         configuration.quietLevel = user.quietLevel
         configuration.wakeUp = user.wakeUp
+        configuration.keepOpen = user.keepOpen
         quiet.level = user.quietLevel
         configuration.interruptingRoles = user.interruptingRoles
         quiet.hours = user.quietHours

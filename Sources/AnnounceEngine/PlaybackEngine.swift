@@ -44,6 +44,8 @@ public final class PlaybackEngine: @unchecked Sendable {
     private let thread = PlaybackThread()
     private struct State {
         var open: OpenDevice?
+        /// A device that failed while other streams still played on it: closed when they are done.
+        var failed: OpenDevice?
         /// Job slots not in use; a play holds its slot until its job is done.
         var freeSlots: UInt64 = OpenDevice.maxStreams == 64 ? .max : (1 << UInt64(OpenDevice.maxStreams)) - 1
         var isIdle: Bool { freeSlots.nonzeroBitCount == OpenDevice.maxStreams }
@@ -74,7 +76,8 @@ public final class PlaybackEngine: @unchecked Sendable {
         let input = source.format
         let startFrame = try source.startFrame(options.start, loops: options.loops)
         let channels = input.channels == 1 && options.pan != 0 ? 2 : input.channels
-        let (device, slot, alone, opened) = try acquire(rate: input.sampleRate, channels: channels, exactFormat: input.exactSampleFormat)
+        let (device, slot, alone, opened) = try acquire(rate: input.sampleRate, channels: channels, exactFormat: input.exactSampleFormat,
+                                                        keepOpen: options.keepsDeviceOpen)
         var failed = false
         defer { release(slot, device, failed: failed) }
         let output = device.output
@@ -95,6 +98,8 @@ public final class PlaybackEngine: @unchecked Sendable {
         // the ring at once and sleeps until the next half, so each wake-up (two context switches)
         // moves about 6 s instead of 1. Clips that join get 2 s (at most 4 MB), so many streams
         // stay within a few MB.
+        // A device this play opened gets the wake-up silence first, in the ring before the clip.
+        let wakeFrames = opened ? Int(options.wakeUp?.frames(atRate: format.sampleRate) ?? 0) : 0
         let bytesPerFrame = ringFormat.bytesPerSample * input.channels
         let ringFrames = alone ? min(format.sampleRate * 16, (2 << 20) / bytesPerFrame)
                                : min(format.sampleRate * 2, (4 << 20) / bytesPerFrame)
@@ -111,12 +116,10 @@ public final class PlaybackEngine: @unchecked Sendable {
             // The control's own interval, if any, is applied as it attaches the job.
             progressStepFrames: progress == nil ? 0 : PlaybackControl.stepFrames(Self.progressInterval, rate: format.sampleRate),
             gain: 1, fadeInFrames: options.fadeIn.map { Int($0.frames(atRate: format.sampleRate)) } ?? 0,
-            arrivesWhileRead: source.arrivesWhileRead)
+            fadeInAfter: wakeFrames, arrivesWhileRead: source.arrivesWhileRead)
         control?.attach(job)
         defer { control?.detach() }
 
-        // A device this play opened gets the wake-up silence first, in the ring before the clip.
-        let wakeFrames = opened ? Int(options.wakeUp?.frames(atRate: format.sampleRate) ?? 0) : 0
         var wakeLeft = wakeFrames
         // Device frames back to the source's timeline, for progress and the resume point: past
         // the wake-up silence, at its rate when resampled, and through its own map when it
@@ -209,6 +212,7 @@ public final class PlaybackEngine: @unchecked Sendable {
     public func closeOutputIfIdle() -> Bool {
         state.withLock { state in
             guard state.isIdle, let open = state.open else { return false }
+            thread.letGo(open)
             open.output.close()
             state.open = nil
             return true
@@ -238,7 +242,9 @@ public final class PlaybackEngine: @unchecked Sendable {
     /// shared as it is.
     /// A slot on the device, opened at this format when idle at another; whether the play is
     /// alone on it, and whether it opened it.
-    private func acquire(rate: Int, channels: Int, exactFormat: SampleFormat) throws(AnnounceError) -> (OpenDevice, Int, Bool, Bool) {
+    private func acquire(rate: Int, channels: Int, exactFormat: SampleFormat, keepOpen: Bool) throws(AnnounceError)
+        -> (OpenDevice, Int, Bool, Bool)
+    {
         try state.withLock { state throws(AnnounceError) -> (OpenDevice, Int, Bool, Bool) in
             var opened = false
             guard state.freeSlots != 0 else {
@@ -246,13 +252,14 @@ public final class PlaybackEngine: @unchecked Sendable {
             }
             if state.isIdle, state.open.map({ $0.output.format.sampleRate != rate || $0.output.format.channels != channels }) ?? true {
                 // Closed now, before reopening (a hw device opens once), whoever still holds the object.
+                if let open = state.open { thread.letGo(open) }
                 state.open?.output.close()
                 state.open = nil
                 // The file's own format first: a clip alone then reaches the device untouched.
                 var formats = [exactFormat]
                 for format in [SampleFormat.float32, .int32, .int16] where !formats.contains(format) { formats.append(format) }
                 let request = OutputRequest(sampleRate: rate, channels: channels, sampleFormats: formats)
-                state.open = OpenDevice(output: try openOutput(device, request))
+                state.open = OpenDevice(output: try openOutput(device, request), keptOpen: keepOpen)
                 opened = true
             }
             guard let open = state.open else {
@@ -268,10 +275,15 @@ public final class PlaybackEngine: @unchecked Sendable {
     private func release(_ slot: Int, _ device: OpenDevice, failed: Bool) {
         state.withLock { state in
             state.freeSlots |= 1 << UInt64(slot)
-            // A failed device is reopened by the next play.
+            // A failed device is reopened by the next play; closed once nothing plays on it.
             if failed, state.open === device {
-                if state.isIdle { device.output.close() }
+                state.failed = device
                 state.open = nil
+            }
+            if state.isIdle, let failed = state.failed {
+                thread.letGo(failed)
+                failed.output.close()
+                state.failed = nil
             }
         }
     }

@@ -15,17 +15,24 @@ final class OpenDevice: @unchecked Sendable {
     let busProcessor: FrameProcessor
     /// Frames written since the device opened (playback thread only).
     var written = 0
+    /// A period of zeros when the device is kept open (`keep-open`): the playback thread feeds
+    /// it once nothing plays, until the decode side closes the device.
+    let silence: UnsafeMutableRawPointer?
 
     /// Streams mixed at once on one device; more are refused (69).
     static let maxStreams = 32
 
-    init(output: any AudioOutput) {
+    init(output: any AudioOutput, keptOpen: Bool = false) {
         self.output = output
         blockFrames = max(output.bufferFrames, output.periodFrames, 1)
         let format = output.format
         mixer = StreamMixer(channels: format.channels, maxStreams: Self.maxStreams, maxFrames: blockFrames)
         busProcessor = FrameProcessor(input: .float32, inputChannels: format.channels, output: format, maxFrames: blockFrames)
+        silence = keptOpen ? UnsafeMutableRawPointer.allocate(byteCount: max(output.periodFrames, 1) * format.bytesPerFrame, alignment: 16) : nil
+        silence?.initializeMemory(as: UInt8.self, repeating: 0, count: max(output.periodFrames, 1) * format.bytesPerFrame)
     }
+
+    deinit { silence?.deallocate() }
 }
 
 /// One stream on its way to the device: the ring the decode side fills, the
@@ -59,6 +66,8 @@ final class PlaybackJob: @unchecked Sendable {
     private let gainRequest: Atomic<UInt64>
     /// Frames of the fade from silence when the stream starts (a resumed clip).
     let fadeInFrames: Int
+    /// Frames of it before the fade begins: the wake-up silence, which it does not fade over.
+    let fadeInAfter: Int
 
     // Playback thread only.
     var mixID: StreamMixer.StreamID?
@@ -70,6 +79,8 @@ final class PlaybackJob: @unchecked Sendable {
     var inputEnded = false
     /// Stopped while others play: ramping to silence, then done.
     var fadingOut = false
+    /// Silent until `fadeInAfter` frames are mixed, then fading in.
+    var fadeWaiting = false
     var appliedGainRequest: UInt64 = 0
     var nextTick = 0
     /// The step `nextTick` was counted in.
@@ -88,7 +99,8 @@ final class PlaybackJob: @unchecked Sendable {
 
     init(ring: PCMRing, device: OpenDevice, directProcessor: FrameProcessor, playsDirect: Bool,
          mixProcessor: FrameProcessor, mixChannels: Int, progressStepFrames: Int, gain: Float, fadeInFrames: Int,
-         arrivesWhileRead: Bool = false) {
+         fadeInAfter: Int = 0, arrivesWhileRead: Bool = false) {
+        self.fadeInAfter = fadeInAfter
         self.arrivesWhileRead = arrivesWhileRead
         wakeFrames = arrivesWhileRead ? min(ring.capacityFrames / 2 + 1, device.output.bufferFrames) : ring.capacityFrames / 2 + 1
         self.ring = ring

@@ -32,6 +32,8 @@ final class PlaybackThread: @unchecked Sendable {
     /// The device's delay at the last sleep before a drain; a delay that stops shrinking is drained.
     private var lastPending = Int.max
     private var lastWaitInterrupted = false
+    /// Feeds a device kept open between streams (`keep-open`).
+    private let keptOpen = KeptOpenDevice()
 
     /// A stopped stream that others play over fades out this long, not to click.
     static let stopFadeSeconds = 0.010
@@ -68,6 +70,12 @@ final class PlaybackThread: @unchecked Sendable {
         released[slot].wait()
     }
 
+    /// Decode side, before it closes or reopens `device`: returns once the thread no longer
+    /// feeds it silence.
+    func letGo(_ device: OpenDevice) {
+        keptOpen.letGo(device, wake: wake)
+    }
+
     /// Ends the thread once it has no jobs; waits for it.
     func shutdown() {
         shuttingDown.store(true, ordering: .releasing)
@@ -80,10 +88,18 @@ final class PlaybackThread: @unchecked Sendable {
         while true {
             let incoming = submitted.exchange(0, ordering: .acquiring)
             if incoming != 0 { adopt(incoming) }
+            keptOpen.answer()
             retire()  // also a job `adopt` could not mix, before the idle wait below
             if owned == 0 {
                 if shuttingDown.load(ordering: .acquiring) { return }
-                wake.wait { submitted.load(ordering: .acquiring) != 0 || shuttingDown.load(ordering: .acquiring) }
+                if let device = keptOpen.toFeed {
+                    keptOpen.feed(device, ahead: device.output.delay())
+                    continue
+                }
+                wake.wait {
+                    submitted.load(ordering: .acquiring) != 0 || shuttingDown.load(ordering: .acquiring)
+                        || keptOpen.isAsked
+                }
                 continue
             }
             // Every job shares the device: the decode side reopens only when none plays.
@@ -106,7 +122,7 @@ final class PlaybackThread: @unchecked Sendable {
     }
 
     @inline(__always)
-    private func forEachJob(_ body: (Int, PlaybackJob) -> Void) {
+    func forEachJob(_ body: (Int, PlaybackJob) -> Void) {
         var mask = owned
         while mask != 0 {
             let slot = mask.trailingZeroBitCount
@@ -122,6 +138,7 @@ final class PlaybackThread: @unchecked Sendable {
             mask &= mask - 1
             let job = slots[slot]!
             owned |= 1 << UInt64(slot)
+            keptOpen.adopt(job.device)
             let request = job.requestedGain
             let gain = PlaybackJob.unpack(request).gain
             job.appliedGainRequest = request
@@ -133,12 +150,16 @@ final class PlaybackThread: @unchecked Sendable {
                 continue
             }
             job.mixID = id
-            if job.fadeInFrames > 0 { job.device.mixer.setGain(gain, of: id, overFrames: job.fadeInFrames) }
+            if job.fadeInFrames > 0 && job.fadeInAfter > 0 {
+                job.fadeWaiting = true
+            } else if job.fadeInFrames > 0 {
+                job.device.mixer.setGain(gain, of: id, overFrames: job.fadeInFrames)
+            }
         }
         lastPending = .max
     }
 
-    private func finish(_ slot: Int, _ job: PlaybackJob, heard: Int, failure: OutputFailure? = nil) {
+    func finish(_ slot: Int, _ job: PlaybackJob, heard: Int, failure: OutputFailure? = nil) {
         if let id = job.mixID { job.device.mixer.removeStream(id) }
         owned &= ~(1 << UInt64(slot))
         retiring |= 1 << UInt64(slot)  // the slot keeps its reference until `retire`
@@ -166,6 +187,15 @@ final class PlaybackThread: @unchecked Sendable {
                     if job.inputEnded && job.lastEnd <= played { finish(slot, job, heard: job.mixed) }
                 }
                 retire()  // before this cycle's write and wait: their plays end now, not a period later
+            } else if device.silence != nil {
+                // Kept open: silence follows the tails, each done once the device has played it.
+                let played = device.written - pending
+                forEachJob { slot, job in
+                    if job.lastEnd <= played { finish(slot, job, heard: job.mixed) }
+                }
+                retire()
+                if owned != 0 { keptOpen.feed(device, ahead: pending) }
+                return
             } else {
                 // Only tails are left: sleep while the device plays all but its last period,
                 // so a stop or a new stream still cuts in; a delay that does not shrink is drained.
@@ -269,92 +299,6 @@ final class PlaybackThread: @unchecked Sendable {
         }
     }
 
-    /// Several streams, or one being ducked or faded: one block through the mixer.
-    private func mix(_ device: OpenDevice, room: Int) throws(OutputFailure) {
-        let output = device.output
-        var block = min(room, device.blockFrames)
-        var starving = false
-        var live = 0
-        var ongoing = 0
-        var arrivingEmpty = 0
-        var longestEnding = 0
-        forEachJob { _, job in
-            guard !job.inputEnded else { return }
-            let filled = job.ring.filledFrames
-            if job.endOfInput.load(ordering: .acquiring) {
-                // Every frame of it was mixed: from here on only its tail is waited for.
-                if filled == 0 { job.inputEnded = true } else { live += 1 }
-                longestEnding = max(longestEnding, filled)
-                return
-            }
-            live += 1
-            ongoing += 1
-            if filled > 0 { block = min(block, filled) } else if job.arrivesWhileRead { arrivingEmpty += 1 } else { starving = true }
-        }
-        if live == 0 { return }
-        // A download behind leaves a gap in itself, not in every stream; alone, it is waited for.
-        if ongoing > 0 && arrivingEmpty == ongoing { starving = true }
-        // Only endings left: no block longer than the longest of them, so no silence is padded on.
-        if ongoing == 0 { block = min(block, longestEnding) }
-        if starving {
-            // A stream's decoding is late (it runs seconds ahead, so the disk stalled): wait for
-            // it rather than leave a gap in it. Stops, gains and new streams still interrupt.
-            forEachJob { _, job in
-                if !job.inputEnded && !job.endOfInput.load(ordering: .acquiring) && job.ring.filledFrames == 0 {
-                    job.wantsData.store(true, ordering: .sequentiallyConsistent)
-                }
-            }
-            atomicMemoryFence(ordering: .sequentiallyConsistent)
-            var arrived = false
-            forEachJob { _, job in
-                if job.wantsData.load(ordering: .relaxed)
-                    && (job.ring.filledFrames > 0 || job.endOfInput.load(ordering: .acquiring)) { arrived = true }
-            }
-            if !arrived { output.waitForInterrupt(milliseconds: -1) }
-            forEachJob { _, job in job.wantsData.store(false, ordering: .relaxed) }
-            return
-        }
-        let mixer = device.mixer
-        mixer.beginBlock(frames: block)
-        forEachJob { _, job in
-            guard !job.inputEnded, let id = job.mixID else { return }
-            var taken = 0
-            while taken < block {
-                let (source, available) = job.ring.readable()
-                let count = min(available, block - taken)
-                if count == 0 { break }
-                let floats = job.mixProcessor.process(source, frames: count).assumingMemoryBound(to: Float.self)
-                mixer.accumulate(id, floats, frames: count)
-                job.ring.commitRead(count)
-                taken += count
-            }
-            if taken > 0 {
-                job.mixed += taken
-                job.lastEnd = device.written + taken
-            }
-            if taken < block, job.endOfInput.load(ordering: .acquiring), job.ring.readable().frames == 0 {
-                job.inputEnded = true
-            }
-        }
-        let frames = device.busProcessor.process(UnsafeRawPointer(mixer.finishBlock()), frames: block)
-        var offset = 0
-        while offset < block {
-            let taken = try output.write(frames + offset * output.format.bytesPerFrame, frames: block - offset)
-            if taken == 0 { try output.waitUntilWritable() }
-            offset += taken
-        }
-        device.written += block
-        afterWrite(device)
-        // A stopped stream that has faded to silence is done (the delay asked once, before any finish).
-        var pending: Int?
-        forEachJob { slot, job in
-            guard job.fadingOut, let id = job.mixID, mixer.ramp(of: id)?.isSettled ?? true else { return }
-            let delay = pending ?? output.delay()
-            pending = delay
-            finish(slot, job, heard: job.heard(pending: delay))
-        }
-    }
-
     /// Sleeps until `job` has a good chunk or its input ended (`hasDataToWake`), or the device
     /// is interrupted.
     private func waitForData(_ job: PlaybackJob, _ device: OpenDevice) {
@@ -369,7 +313,8 @@ final class PlaybackThread: @unchecked Sendable {
     }
 
     /// Publishes what each stream has been heard, and ticks progress.
-    private func afterWrite(_ device: OpenDevice) {
+    func afterWrite(_ device: OpenDevice) {
+        keptOpen.soundWritten()
         let pending = device.output.delay()
         var clock = timespec()
         clock_gettime(CLOCK_MONOTONIC, &clock)  // the vDSO: no system call

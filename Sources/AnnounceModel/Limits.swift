@@ -50,6 +50,8 @@ public enum Limits {
     public static let loudness: ClosedRange<Double> = -40...(-5)
     /// `wake-up` (seconds): the silence before the first item when the device opens.
     public static let wakeUp: ClosedRange<Double> = 0...5
+    /// `keep-open`: the default grace (100 ms, writing nothing) up to an hour of silence.
+    public static let keepOpen: ClosedRange<Double> = 0.1...3600
     /// `silence-gap` (seconds): the longest pause `--skip-silence` leaves inside a clip.
     public static let silenceGap: ClosedRange<Double> = 0.05...10
     /// `silence-level` (dBFS): below it, on every channel, a frame counts as silence.

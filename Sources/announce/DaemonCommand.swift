@@ -26,7 +26,7 @@ struct DaemonCommand: ParsableCommand {
 
             The config file ($XDG_CONFIG_HOME/announce/config, else ~/.config/announce/config) \
             is read at start: `device`, `loudness`, `duck-level`, `quiet-hours`, `quiet-level`, \
-            `wake-up` and the rest (docs/USAGE.md); it is read again whenever it changes, and \
+            `wake-up`, `keep-open` and the rest (docs/USAGE.md); it is read again whenever it changes, and \
             what changed applies from the next item (a new device, from the next start). Problems in it are logged as warnings, \
             never fatal.
             """)
@@ -62,6 +62,7 @@ struct DaemonCommand: ParsableCommand {
             configuration.loudness = user.loudness
             configuration.quietLevel = user.quietLevel
             configuration.wakeUp = user.wakeUp
+            configuration.keepOpen = user.keepOpen
             configuration.configPath = configPath
             configuration.speechCacheBytes = user.speechCacheBytes
             configuration.interruptingRoles = user.interruptingRoles

@@ -42,11 +42,12 @@ struct LoudnessTests {
 
     /// A daemon with the defaults (or `config`) and its own loudness cache; `body` gets the runtime
     /// and the cache directory.
-    static func withDefaults(config: String = "", _ body: (DaemonRuntime, DaemonProcess, String) async throws -> Void) async throws {
+    static func withDefaults(config: String = "", device: String = "null",
+                             _ body: (DaemonRuntime, DaemonProcess, String) async throws -> Void) async throws {
         let cache = try Harness.workResult.get().path + "/loudness-cache-\(UUID().uuidString.prefix(8))"
         try await withDaemonRuntime { runtime in
             let environment: [String: String?] = ["XDG_CONFIG_HOME": try configHome(config), "XDG_CACHE_HOME": cache]
-            let daemon = try await runtime.startDaemon(device: "null", environment: environment)
+            let daemon = try await runtime.startDaemon(device: device, environment: environment)
             try await body(runtime, daemon, cache)
         }
     }

@@ -43,4 +43,18 @@ import Testing
         #expect(report.framesPlayed == 2_000, "the silence is no part of the clip")
         #expect(started.first.map { $0 > 0 } == true, "started once the clip's own frames were heard: \(started)")
     }
+
+    @Test func aResumedPlayThatOpensTheDeviceFadesInAfterTheWakeUpSilenceNotOverIt() throws {
+        let clip = [Int16](repeating: 16_384, count: 2_000)  // a constant half scale, mono
+        let (engine, outputs) = makeEngine(formats: [.float32])
+        var options = PlaybackOptions(fadeIn: TimeSpan(seconds: 0.005))  // 240 frames
+        options.wakeUp = TimeSpan(seconds: 0.01)  // 480 frames
+        _ = try engine.play(MemorySource(samples: clip, channels: 1), options: options)
+        let played = outputs()[0].floatSamples
+        #expect(played.count == 480 + 2_000)
+        #expect(played[..<480].allSatisfy { $0 == 0 }, "the wake-up silence")
+        #expect(played[480] < 0.01, "the clip's first frame starts the fade: \(played[480])")
+        #expect(played[480 + 120] > 0.1 && played[480 + 120] < 0.4, "half way up: \(played[480 + 120])")
+        #expect(played[(480 + 240)...].allSatisfy { $0 == 0.5 }, "at its own level once the fade is over")
+    }
 }

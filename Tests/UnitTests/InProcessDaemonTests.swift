@@ -68,7 +68,7 @@ import Testing
         var ends: [Int32] = [0, 0]
         #expect(pipe(&ends) == 0)
         var configuration = Daemon.Configuration(device: "fake", idleExit: 0.2, ready: ReadyPipe(fd: ends[1]))
-        configuration.deviceGrace = 0.01
+        configuration.keepOpen = 0.01
         configuration.configPath = configPath
         // The scripted device's frames are compared with the clips' own.
         configuration.loudness = .off

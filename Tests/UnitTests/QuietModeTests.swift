@@ -235,6 +235,15 @@ private func mode(_ setting: QuietSetting? = nil, _ windows: [QuietHours] = []) 
         #expect(problems.suffix(2).allSatisfy { $0.contains("silence-level must be a level in dB from -90 to -20") }, "\(problems)")
     }
 
+    @Test func keepOpenIsAGraceOf100msTo1h() {
+        #expect(UserConfiguration().keepOpen == 0.1, "the documented default: a grace that writes nothing")
+        let (configuration, warnings) = UserConfiguration.parse("keep-open = 10s\n", name: "cfg")
+        #expect(warnings.isEmpty && configuration.keepOpen == 10, "\(warnings)")
+        let (kept, problems) = UserConfiguration.parse("keep-open = 50ms\nkeep-open = 2h\nkeep-open = long\n", name: "cfg")
+        #expect(kept.keepOpen == 0.1, "a bad value leaves the default")
+        #expect(problems.count == 3 && problems.allSatisfy { $0.contains("keep-open must be a time of 100ms to 1h, like 10s") }, "\(problems)")
+    }
+
     @Test func emptyTextMeansTheDefaults() {
         let (configuration, warnings) = UserConfiguration.parse("\n# nothing\n   \n", name: "cfg")
         #expect(configuration == UserConfiguration() && warnings.isEmpty)
@@ -257,7 +266,7 @@ private func mode(_ setting: QuietSetting? = nil, _ windows: [QuietHours] = []) 
         #expect(prefixes == ["/home/u/.config/announce/config:2", "/home/u/.config/announce/config:3",
                              "/home/u/.config/announce/config:4", "/home/u/.config/announce/config:5",
                              "/home/u/.config/announce/config:6"])
-        #expect(warnings[0].hasSuffix("unknown key 'volume' (known: device, loudness, duck-level, quiet-hours, quiet-level, wake-up, silence-gap, silence-level, connect-timeout, stall-timeout, reconnect-limit)"))
+        #expect(warnings[0].hasSuffix("unknown key 'volume' (known: device, loudness, duck-level, quiet-hours, quiet-level, wake-up, keep-open, silence-gap, silence-level, connect-timeout, stall-timeout, reconnect-limit)"))
         #expect(warnings[1].contains("duck-level"))
         #expect(warnings[2].contains("'25:00' is not a time of day"))
         // The good values around the bad ones still count.

@@ -35,6 +35,7 @@ struct ConfigKey: Sendable {
             draft.configuration.quietLevel = level
         },
         time("wake-up", "a time", Limits.wakeUp, like: 0.3, \.wakeUp),
+        time("keep-open", "a time", Limits.keepOpen, like: 10, \.keepOpen),
         time("silence-gap", "a pause", Limits.silenceGap, like: SilenceRule.default.gap, \.silence.gap),
         level("silence-level", Limits.silenceLevel, like: SilenceRule.default.level, \.silence.level),
         time("connect-timeout", "a time", UserConfiguration.downloadTimeoutRange, like: UserConfiguration.defaultStallTimeout, \.connectTimeout),

@@ -9,6 +9,7 @@
 /// quiet-hours = 12:30-13:30
 /// quiet-level = -15dB
 /// wake-up = 300ms
+/// keep-open = 10s
 /// silence-gap = 300ms
 /// silence-level = -50dB
 /// connect-timeout = 10s
@@ -31,7 +32,10 @@
 /// off; `LoudnessTarget`), `duck-level` (dB, -60 to 0), `quiet-hours` (repeatable; a line may also list
 /// several windows separated by commas), `quiet-level` (`silent`, the default, or a night level
 /// in dB, -60 to -1, that quiet mode plays its items at instead; `QuietLevel`), `wake-up` (0 to
-/// 5 s of silence written before the first item when the device opens, for a sink that sleeps), `silence-gap` (the longest pause `--skip-silence`
+/// 5 s of silence written before the first item when the device opens, for a sink that sleeps), `keep-open`
+/// (how long the device stays open after the queue empties: the default 100 ms writes nothing;
+/// longer, up to 1h, plays silence at most a period ahead, so back-to-back items do not wake the
+/// sink twice), `silence-gap` (the longest pause `--skip-silence`
 /// leaves, 50ms to 10s) and `silence-level` (below it a frame is silence, -90 to -20 dB; both
 /// `SilenceRule`), `connect-timeout` and `stall-timeout` (`play URL`'s downloads: how long connecting,
 /// and a transfer receiving nothing, may take; 1s to 10m; live streams use them too), and
@@ -55,6 +59,8 @@ public struct UserConfiguration: Equatable, Sendable {
     public var quietLevel = QuietLevel.silent
     /// `wake-up`, seconds: silence written before the first item when the device opens.
     public var wakeUp = 0.0
+    /// `keep-open`, seconds: how long the device stays open after the queue empties.
+    public var keepOpen = UserConfiguration.defaultKeepOpen
     /// `[chime]`: the sound (a name, or a file) played before an item of each priority that
     /// gives no `--chime`; none without the section.
     public var chimes: [Priority: String] = [:]
@@ -95,6 +101,8 @@ public struct UserConfiguration: Equatable, Sendable {
     public static let reconnectLimitRange = 1.0...3600.0
 
     public static let defaultDuckLevel = -12.0
+    /// `keep-open`: a short close grace that writes nothing.
+    public static let defaultKeepOpen = 0.1
     /// The daemon's device when neither `--device` nor the file names one: ALSA's default PCM.
     public static let defaultDevice = "default"
     public static let duckLevelRange = -60.0...0.0

@@ -13,6 +13,9 @@ public struct PlaybackOptions: Equatable, Sendable {
     /// Silence written first when the play opens its device (`wake-up`): a sink that sleeps
     /// wakes before the first syllable. It counts in no position; `started` waits for the clip.
     public var wakeUp: TimeSpan?
+    /// The device this play opens stays open writing silence once nothing plays (`keep-open`),
+    /// until the engine is told to close it: a sink that sleeps is not woken twice.
+    public var keepsDeviceOpen = false
 
     public init(gain: Float = 1, pan: Float = 0, loops: Int = 0, start: TimeSpan? = nil, fadeIn: TimeSpan? = nil) {
         self.gain = gain
