@@ -105,7 +105,7 @@ final class Spool {
         }
         unlink(directory + "/" + Self.fileName(item.id))
         fsync(directoryFD)
-        if let name = item.clip.media { media.remove(name) }
+        for name in media.names(ownedBy: item.clip) { media.remove(name) }
         if let failure { throw failure }
     }
 
@@ -161,7 +161,7 @@ final class Spool {
             items.append(item)
         }
         // A client killed before its item was acknowledged, or an item whose media outlived it.
-        let removed = media.sweep(keeping: Set(items.compactMap(\.clip.media).flatMap(MediaDirectory.files)))
+        let removed = media.sweep(keeping: Set(items.flatMap { media.names(ownedBy: $0.clip) }.flatMap(MediaDirectory.files)))
         if removed > 0 { problems.append("removed \(removed) media file(s) of no queued item from \(media.path)") }
         return (items, problems, committed)
     }

@@ -244,35 +244,37 @@ public final class ZoneBridge: DaemonService, @unchecked Sendable {
         }
     }
 
-    /// Queues `play` on this host's daemon: its audio into the media directory first, as `play -` does.
+    /// Queues `play` on this host's daemon: its audio and chimes into the media directory first,
+    /// as `play -` does.
     private func enqueue(_ play: RemotePlay) throws(AnnounceError) -> [String] {
         let media = MediaDirectory(runtime: runtime)
-        var files: [MediaFile?] = []
-        defer { for file in files { file?.release() } }
+        var files: [MediaFile] = []
+        defer { for file in files { file.release() } }
+        func store(_ bytes: Data?, label: String) throws(AnnounceError) -> MediaFile? {
+            guard let bytes else { return nil }
+            let writer = try media.begin(label: label, limit: ZoneLimits.maxAudioBytes, overLimit: "the most a zone message carries")
+            let appended: Result<Void, AnnounceError> = bytes.withUnsafeBytes { bytes in
+                Result { () throws(AnnounceError) in try writer.append(bytes) }
+            }
+            try appended.get()
+            let file = try writer.finish()
+            files.append(file)
+            return file
+        }
         var items: [ItemRequest] = []
         do {
             for entry in play.items {
-                guard let audio = entry.audio else {
-                    files.append(nil)
-                    items.append(entry.local(media: nil))
-                    continue
-                }
-                let writer = try media.begin(label: entry.item.clip.path, limit: ZoneLimits.maxAudioBytes,
-                                             overLimit: "the most a zone message carries")
-                let appended: Result<Void, AnnounceError> = audio.withUnsafeBytes { bytes in
-                    Result { () throws(AnnounceError) in try writer.append(bytes) }
-                }
-                try appended.get()
-                let file = try writer.finish()
-                files.append(file)
-                items.append(entry.local(media: file.name))
+                let audio = try store(entry.audio, label: entry.item.clip.path)
+                let chime = try store(entry.chime, label: "chime"), chimeAfter = try store(entry.chimeAfter, label: "chime-after")
+                items.append(entry.local(media: audio?.name, chime: chime.map { media.filePath($0.name) },
+                                         chimeAfter: chimeAfter.map { media.filePath($0.name) }))
             }
         } catch {
-            for file in files { file?.discard() }  // a full disk: nothing of it stays
+            for file in files { file.discard() }  // a full disk: nothing of it stays
             throw error
         }
         guard let client = try DaemonClient.connect(autoStart: false, runtime: runtime) else {
-            for file in files { file?.discard() }
+            for file in files { file.discard() }
             throw .unavailable("the daemon does not answer at \(runtime.socketPath)")
         }
         do {
@@ -281,7 +283,7 @@ public final class ZoneBridge: DaemonService, @unchecked Sendable {
         } catch {
             // Refused: nothing of it is queued. Otherwise the answer was lost and the daemon may
             // have spooled it (a daemon sweeps at start the media no item names).
-            if case .daemon = error { for file in files { file?.discard() } }
+            if case .daemon = error { for file in files { file.discard() } }
             throw error
         }
     }

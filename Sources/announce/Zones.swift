@@ -71,33 +71,44 @@ func submitToZones(_ requests: [ItemRequest], zones: ZoneFlags, delivery: Delive
     return status
 }
 
-/// An item as it travels: a file's bytes in the message; a URL, speech or a stream as they are.
+/// An item as it travels: a file's bytes in the message; a URL, speech or a stream as they
+/// are; its chimes' bytes.
 private func remoteItem(_ request: ItemRequest) throws(AnnounceError) -> RemoteItem {
     var item = request
     item.clip.device = nil
     item.clip.extraDevices = nil
     item.clip.environment = nil
     item.clip.proxies = nil
+    item.clip.chime = nil
+    item.clip.chimeAfter = nil
+    let chime = try request.clip.chime.map { path throws(AnnounceError) in try messageBytes(path, label: path) }
+    let chimeAfter = try request.clip.chimeAfter.map { path throws(AnnounceError) in try messageBytes(path, label: path) }
     if item.clip.url != nil || item.clip.speech != nil || item.clip.stream != nil {
         if let url = item.clip.url, Clip.urlScheme(of: url) == "file" {
             throw .usage("\(url): a file:// URL names a file of this host; play the file itself with --zone or --host")
         }
-        return RemoteItem(item: item)
+        return RemoteItem(item: item, bytes: nil, chime: chime, chimeAfter: chimeAfter)
     }
     // A file, or stdin (stored in the media directory): its bytes go in the message.
     var path = item.clip.file.text
     if let media = item.clip.media { path = MediaDirectory(runtime: try RuntimeDirectory.prepare()).filePath(media) }
-    // One byte more than the limit tells a file over it from one at it.
-    guard let bytes = readFilePrefix(path, limit: ZoneLimits.maxAudioBytes + 1) else {
-        throw .cannotOpen(path: item.clip.path, reason: systemErrorMessage(errno))
-    }
-    if bytes.count > ZoneLimits.maxAudioBytes {
-        throw .usage("\(item.clip.path): more than \(ZoneLimits.maxAudioBytes >> 20) MiB, the most a zone message carries; serve it over http(s) and play the URL")
-    }
+    let bytes = try messageBytes(path, label: item.clip.path)
     item.clip.media = nil
     item.clip.pathBytes = nil
     item.clip.path = String(item.clip.path.split(separator: "/").last ?? "audio")
-    return RemoteItem(item: item, bytes: bytes)
+    return RemoteItem(item: item, bytes: bytes, chime: chime, chimeAfter: chimeAfter)
+}
+
+/// A file's bytes for a zone message; `label` names it in the error.
+private func messageBytes(_ path: String, label: String) throws(AnnounceError) -> [UInt8] {
+    // One byte more than the limit tells a file over it from one at it.
+    guard let bytes = readFilePrefix(path, limit: ZoneLimits.maxAudioBytes + 1) else {
+        throw .cannotOpen(path: label, reason: systemErrorMessage(errno))
+    }
+    if bytes.count > ZoneLimits.maxAudioBytes {
+        throw .usage("\(label): more than \(ZoneLimits.maxAudioBytes >> 20) MiB, the most a zone message carries; serve it over http(s) and play the URL")
+    }
+    return bytes
 }
 
 /// `--no-wait --json`: where the play went.

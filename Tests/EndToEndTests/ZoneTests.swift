@@ -72,6 +72,30 @@ struct ZoneTests {
         }
     }
 
+    @Test("a zone play carries its chime and closing tone as bytes: each host plays chime, clip, closing tone back to back, then keeps none of them")
+    func zoneChimes() async throws {
+        let broker = try TestBroker()
+        defer { broker.stop() }
+        try await ZoneHosts.with { hosts in
+            for name in ["kitchen", "garage"] { try await hosts.start(name, zones: ["downstairs"], broker: broker) }
+            let desk = try await hosts.start("desk", zones: [], broker: broker, daemon: false)
+            let tone = try Tones.clip(440, seconds: 0.5), chime = try Tones.clip(880, seconds: 0.2), closing = try Tones.clip(660, seconds: 0.25)
+            let played = try await desk.runtime.announce(["play", tone, "--zone", "downstairs", "--chime", chime, "--chime-after", closing,
+                                                          "--wait-timeout", "30"])
+            #expect(played.status == 0 && played.stdout == "garage: played\nkitchen: played\n", "\(played)")
+            let expected = try await ZoneHost.rawSamples(chime) + ZoneHost.rawSamples(tone) + ZoneHost.rawSamples(closing)
+            for host in hosts.all where host.daemon != nil {
+                let captured = try await host.captured()
+                #expect(captured.count >= expected.count && captured.prefix(expected.count).elementsEqual(expected)
+                        && captured.dropFirst(expected.count).allSatisfy { $0 == 0 },
+                        "\(host.name): \(captured.count) bytes captured; not the chime, the clip and the closing tone back to back")
+                // The outcome took its audio and both chimes out of the host's media directory.
+                let media = try FileManager.default.contentsOfDirectory(atPath: host.runtime.path + "/media")
+                #expect(media.isEmpty, "\(host.name) kept \(media)")
+            }
+        }
+    }
+
     @Test("the same play twice plays once; garbage and oversized messages are dropped and every daemon stays up")
     func duplicatesAndGarbage() async throws {
         let broker = try TestBroker()

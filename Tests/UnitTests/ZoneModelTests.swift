@@ -88,6 +88,10 @@ import AnnounceModel
             (audio { $0.clip.gain = 99 }, "gain must be"),
             (audio { $0.priority = nil; $0.expire = -1 }, "expire must be"),
             (RemoteItem(item: ItemRequest(clip: Clip(path: "x")), audio: Data()), "audio is empty"),
+            // A chime travels as its bytes: a path would have this host read a file of its own.
+            (audio { $0.clip.chime = "/etc/shadow" }, "clip.chime"),
+            (audio { $0.clip.chimeAfter = "/home/u/.ssh/id_rsa" }, "clip.chime"),
+            (RemoteItem(item: ItemRequest(clip: Clip(path: "x")), bytes: [1], chime: []), "chime is empty"),
         ]
         for (item, expected) in refused {
             let problem = play([item]).problem ?? ""
@@ -96,6 +100,13 @@ import AnnounceModel
         #expect(play([]).problem == "a play needs at least one item")
         #expect(play([RemoteItem(item: ItemRequest(clip: Clip(path: "big")), bytes: [UInt8](repeating: 0, count: ZoneLimits.maxAudioBytes + 1))]).problem?
                     .hasPrefix("audio of") == true)
+        let half = [UInt8](repeating: 0, count: ZoneLimits.maxAudioBytes / 2 + 1)
+        #expect(play([RemoteItem(item: ItemRequest(clip: Clip(path: "big")), bytes: half, chime: half)]).problem?.hasPrefix("audio of") == true,
+                "a chime counts in the message's audio")
+        let chimed = RemoteItem(item: ItemRequest(clip: Clip(path: "x")), bytes: [1], chime: [2], chimeAfter: [3])
+        #expect(play([chimed]).problem == nil)
+        let local = chimed.local(media: "m", chime: "/run/a/media/c1", chimeAfter: "/run/a/media/c2")
+        #expect(local.clip.media == "m" && local.clip.chime == "/run/a/media/c1" && local.clip.chimeAfter == "/run/a/media/c2")
     }
 
     @Test func aMessageDecodesOnlyWhenItIsAPlayWithAnID() throws {

@@ -90,15 +90,23 @@ public struct RemotePlay: Codable, Equatable, Sendable {
 public struct RemoteItem: Codable, Equatable, Sendable {
     public var item: ItemRequest
     public var audio: Data?
+    /// The bytes of its `--chime` and `--chime-after` sounds: a host plays them, never a path.
+    public var chime: Data?
+    public var chimeAfter: Data?
 
-    public init(item: ItemRequest, audio: Data? = nil) {
+    public init(item: ItemRequest, audio: Data? = nil, chime: Data? = nil, chimeAfter: Data? = nil) {
         self.item = item
         self.audio = audio
+        self.chime = chime
+        self.chimeAfter = chimeAfter
     }
 
-    /// An item with a file's bytes in the message.
-    public init(item: ItemRequest, bytes: [UInt8]) {
-        self.init(item: item, audio: Data(bytes))
+    /// Every sound it carries, in bytes.
+    public var audioBytes: Int { (audio?.count ?? 0) + (chime?.count ?? 0) + (chimeAfter?.count ?? 0) }
+
+    /// An item with a file's bytes in the message (nil: a URL, speech or a stream), and its chimes'.
+    public init(item: ItemRequest, bytes: [UInt8]?, chime: [UInt8]? = nil, chimeAfter: [UInt8]? = nil) {
+        self.init(item: item, audio: bytes.map { Data($0) }, chime: chime.map { Data($0) }, chimeAfter: chimeAfter.map { Data($0) })
     }
 }
 

@@ -30,12 +30,14 @@ extension RemotePlay {
         // Its times are counted from `sent`: an absurd one would make absurd waits and expiries.
         if !(0...Limits.latestTime).contains(sent) { return "sent must be 0 to \(Limits.latestTime), not \(sent)" }
         if items.isEmpty { return "a play needs at least one item" }
-        let audioBytes = items.reduce(0) { $0 + ($1.audio?.count ?? 0) }
+        let audioBytes = items.reduce(0) { $0 + $1.audioBytes }
         if audioBytes > ZoneLimits.maxAudioBytes { return "audio of \(audioBytes) bytes is over \(ZoneLimits.maxAudioBytes)" }
         for (index, entry) in items.enumerated() {
             if let problem = entry.problem { return "items[\(index)]: \(problem)" }
         }
-        return PlayRequest(items: items.map { $0.local(media: $0.audio == nil ? nil : "0") }).problem
+        return PlayRequest(items: items.map {
+            $0.local(media: $0.audio == nil ? nil : "0", chime: $0.chime.map { _ in "/0" }, chimeAfter: $0.chimeAfter.map { _ in "/0" })
+        }).problem
     }
 }
 
@@ -47,6 +49,8 @@ extension RemoteItem {
         if clip.environment != nil { return "clip.environment: not taken from another host" }
         if clip.proxies != nil { return "clip.proxies: not taken from another host" }
         if clip.media != nil || clip.pathBytes != nil { return "clip.media: names a file of the sender" }
+        if clip.chime != nil || clip.chimeAfter != nil { return "clip.chime: names a file of the sender; a chime travels as its bytes" }
+        if chime?.isEmpty == true || chimeAfter?.isEmpty == true { return "chime is empty" }
         if let url = clip.url, Clip.urlScheme(of: url) == "file" { return "clip.url: a file:// URL names a file of the sender" }
         if let speech = clip.speech {
             for (field, value) in [("voice", speech.voice), ("lang", speech.language)] {
@@ -66,10 +70,12 @@ extension RemoteItem {
     }
 
     /// The item as this host queues it: its audio in media file `media` (the clip's path is then
-    /// only its label, as for `play -`).
-    public func local(media: String?) -> ItemRequest {
+    /// only its label, as for `play -`), its chimes in the files at `chime` and `chimeAfter`.
+    public func local(media: String?, chime: String? = nil, chimeAfter: String? = nil) -> ItemRequest {
         var local = item
         local.clip.media = media
+        local.clip.chime = chime
+        local.clip.chimeAfter = chimeAfter
         return local
     }
 }

@@ -67,6 +67,14 @@ public struct MediaDirectory: Sendable {
     /// The files of media `name`: its body, and a download's head.
     public static func files(of name: String) -> [String] { [name, headName(name)] }
 
+    /// The media `clip` owns here: its audio, and the chimes a zone message carried.
+    public func names(ownedBy clip: Clip) -> [String] {
+        let prefix = path + "/"
+        return [clip.media].compactMap { $0 } + [clip.chime, clip.chimeAfter].compactMap { chime in
+            chime.flatMap { $0.hasPrefix(prefix) ? String($0.dropFirst(prefix.count)) : nil }
+        }
+    }
+
     static func headName(_ name: String) -> String { name + ".head" }
 
     /// Deletes media `name` (and a download's head); a missing file is no error.
