@@ -23,7 +23,7 @@ final class EngineDriver: @unchecked Sendable {
 
     /// Makes the source one play of an item reads; `alert`: a sound the daemon keeps decoded;
     /// `cancellation`: the play's stop, which ends what the source waits on (a speech engine).
-    typealias SourceMaker = (_ item: QueueItem, _ alert: Bool, _ cancellation: Cancellation) throws(AnnounceError) -> any Source
+    typealias SourceMaker = @Sendable (_ item: QueueItem, _ alert: Bool, _ cancellation: Cancellation) throws(AnnounceError) -> any Source
 
     private let openOutput: PlaybackEngine.OutputOpener
     private let makeSource: SourceMaker
@@ -224,7 +224,9 @@ final class EngineDriver: @unchecked Sendable {
         let chimes: Chimes
         do {
             // Any source, a file's or another kind's, leveled and reshaped alike; its frames stay source time.
-            let leveled = try leveler.level(makeSource(item, alert, control.cancellation), of: item, target: tuning.loudness)
+            let leveled = try leveler.level(makeSource(item, alert, control.cancellation), of: item, target: tuning.loudness) {
+                [makeSource] () throws(AnnounceError) in try makeSource(item, alert, control.cancellation)
+            }
             source = try ReshapedSource.applying(Reshaping(item.clip, silence: tuning.silence), to: leveled)
             opened = source
             chimes = Chimes(before: try chime(item.clip.chime, as: source.format, target: tuning.loudness),

@@ -1,3 +1,4 @@
+import Synchronization
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -11,8 +12,9 @@ import AnnounceEngine
 /// Unknown, its first `Loudness.openingSeconds` are measured before it plays (all of it, for
 /// most announcements). Where the gain lifts peaks into the limiter, the opening is played
 /// through it unheard and the loudness the limiter took is made up. A longer clip goes on being
-/// measured as it plays, and its gain is kept once it has been read to its end. Runs on the
-/// play's decode thread.
+/// measured as it plays, and its gain is kept once it has been read to its end. A download is
+/// measured as it arrives, and played with what was measured in time. Runs on the play's
+/// decode thread.
 final class Leveler: Sendable {
     let cache: LoudnessCache
     /// Says what a clip measured (daemon.log), once per measurement.
@@ -27,13 +29,15 @@ final class Leveler: Sendable {
         self.log = log
     }
 
-    /// `source`, the clip of `item`, at `target`: itself when off; a live stream's gain follows it slowly.
-    func level(_ source: any Source, of item: QueueItem, target: LoudnessTarget) throws(AnnounceError) -> any Source {
+    /// `source`, the clip of `item`, at `target`: itself when off; a live stream's gain follows it
+    /// slowly. `reopen` makes the item's source again (a download's is measured on a twin).
+    func level(_ source: any Source, of item: QueueItem, target: LoudnessTarget,
+               reopen: @escaping @Sendable () throws(AnnounceError) -> any Source) throws(AnnounceError) -> any Source {
         let plainFile = item.clip.speech == nil && item.clip.media == nil && item.clip.url == nil && item.clip.stream == nil
         let file = item.clip.file
         let twin: @Sendable () throws(AnnounceError) -> any Source = { () throws(AnnounceError) -> any Source in try FileSource(file: file) }
         let key = target.lufs.flatMap { Self.key(of: item, target: $0) }
-        return try level(source, key: key, target: target, twin: plainFile ? twin : nil)
+        return try level(source, key: key, target: target, twin: plainFile ? twin : item.clip.url != nil ? reopen : nil)
     }
 
     /// `source` at `target`, its gain kept by `key` (nil: measured each time). `twin` opens the
@@ -54,7 +58,10 @@ final class Leveler: Sendable {
         let meter = try LoudnessMeter(channels: format.channels, sampleRate: format.sampleRate, full: false)
         var opening = Opening(format: format)
         var meters = [meter]
-        if let twin, let total = source.duration.exactFrames, total >= Int64(Self.splitSeconds * Double(format.sampleRate)) {
+        if source.arrivesWhileRead, let twin, let arrived = ArrivingOpening.measure(twin, format: format, limit: opening.limit) {
+            // A download: what came by the deadline, measured beside it; the play never waits on a slow server.
+            (opening, meters) = (arrived.opening, [arrived.meter])
+        } else if let twin, let total = source.duration.exactFrames, total >= Int64(Self.splitSeconds * Double(format.sampleRate)) {
             // Two halves on two threads: the second on a source of its own, sought to the middle.
             let half = min(total, opening.limit) / 2
             let second = SecondHalf(format: format, from: half, until: opening.limit - half)
@@ -70,11 +77,12 @@ final class Leveler: Sendable {
         } else {
             try opening.read(source, into: meter, until: opening.limit)
         }
-        try source.seek(toFrame: 0)
-        let measured = meters.count == 1 ? meter.measurement : LoudnessMeter.combined(meters)
+        if !source.arrivesWhileRead || meters[0] === meter { try source.seek(toFrame: 0) }
+        let measured = meters.count == 1 ? meters[0].measurement : LoudnessMeter.combined(meters)
         let makeUp = try opening.makeUp(gain: measured.gain(toward: lufs), target: lufs)
         let gain = measured.gain(toward: lufs) + makeUp
-        log("loudness of \(source.name): \(Self.text(measured.level)) LUFS\(opening.ended ? "" : " (its first \(Int(Loudness.openingSeconds)) s)"), "
+        let seconds = (Double(opening.frames) / Double(format.sampleRate) * 10).rounded() / 10
+        log("loudness of \(source.name): \(Self.text(measured.level)) LUFS\(opening.ended ? "" : " (its first \(seconds) s)"), "
             + "played at \(Self.text(gain, signed: true)) dB\(makeUp > 0 ? " (\(Self.text(makeUp, signed: true)) dB made up for the limiter)" : ""); "
             + "measured in \(Int(((SystemClock.monotonic() - began) * 1000).rounded())) ms")
         guard let key else { return LeveledSource(source, gain: gain) }
@@ -128,12 +136,16 @@ final class Leveler: Sendable {
                     ended = true
                     return
                 }
-                try meter.add(buffer.baseAddress!, count: got)
-                let samples = UnsafeBufferPointer(rebasing: buffer[0..<got * channels])
-                for sample in samples { peak = max(peak, abs(sample)) }
-                if kept.count + samples.count <= Leveler.rehearsalSamples { kept.append(contentsOf: samples) }
-                frames += Int64(got)
+                try take(UnsafeBufferPointer(rebasing: buffer[0..<got * channels]), into: meter)
             }
+        }
+
+        /// Measures `samples`, interleaved, and keeps them for the rehearsal.
+        mutating func take(_ samples: UnsafeBufferPointer<Float>, into meter: LoudnessMeter) throws(AnnounceError) {
+            try meter.add(samples.baseAddress!, count: samples.count / format.channels)
+            for sample in samples { peak = max(peak, abs(sample)) }
+            if kept.count + samples.count <= Leveler.rehearsalSamples { kept.append(contentsOf: samples) }
+            frames += Int64(samples.count / format.channels)
         }
 
         /// Another part's, measured after this one's.
@@ -194,6 +206,71 @@ final class Leveler: Sendable {
                 (opening, self.meter) = (part, meter)
             } catch {
                 return  // measured on the play's own thread instead
+            }
+        }
+    }
+
+    /// A download's opening, measured on a thread of its own from a twin of it as its bytes
+    /// arrive: the play takes what was measured once `Loudness.arrivingOpeningWait` has passed
+    /// with half a second of it measured (or all of it), and the thread, left behind, stops at
+    /// its next read.
+    private final class ArrivingOpening: @unchecked Sendable {
+        private struct State {
+            var opening: Opening
+            var done = false
+            var abandoned = false
+        }
+        private let state: Mutex<State>
+        private let meter: LoudnessMeter
+        private let progress = CountingSemaphore()
+
+        private init(format: SourceFormat) throws(AnnounceError) {
+            state = Mutex(State(opening: Opening(format: format)))
+            meter = try LoudnessMeter(channels: format.channels, sampleRate: format.sampleRate, full: false)
+        }
+
+        /// What came of `twin`'s first `limit` frames in time, with its meter; nil when nothing could be measured.
+        static func measure(_ twin: @escaping @Sendable () throws(AnnounceError) -> any Source, format: SourceFormat,
+                            limit: Int64) -> (opening: Opening, meter: LoudnessMeter)? {
+            guard let arriving = try? ArrivingOpening(format: format) else { return nil }
+            let deadline = SystemClock.monotonic() + Loudness.arrivingOpeningWait
+            pthread_detach(startThread(named: "announce-level") { arriving.read(twin, format: format, limit: limit) })
+            let enough = Int64(format.sampleRate) / 2
+            while true {
+                let (frames, done) = arriving.state.withLock { ($0.opening.frames, $0.done) }
+                let now = SystemClock.monotonic()
+                if done || (frames >= enough && now >= deadline) { break }
+                _ = arriving.progress.wait(seconds: frames >= enough ? deadline - now : 1)
+            }
+            // The thread adds nothing more: what it measured is the play's.
+            let opening = arriving.state.withLock { state in
+                state.abandoned = true
+                return state.opening
+            }
+            return opening.frames > 0 ? (opening, arriving.meter) : nil
+        }
+
+        private func read(_ twin: () throws(AnnounceError) -> any Source, format: SourceFormat, limit: Int64) {
+            defer {
+                state.withLock { $0.done = true }
+                progress.signal()
+            }
+            guard let source = try? twin(), source.format == format else { return }
+            let chunk = 4096
+            let buffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: chunk * format.channels)
+            defer { buffer.deallocate() }
+            while true {
+                let frames = state.withLock { $0.abandoned ? limit : $0.opening.frames }
+                guard frames < limit,
+                      let got = try? source.read(into: buffer.baseAddress!, frames: Int(min(Int64(chunk), limit - frames)), as: .float32)
+                else { return }
+                let more = state.withLock { state -> Bool in
+                    guard !state.abandoned else { return false }
+                    if got == 0 { state.opening.ended = true }
+                    return got > 0 && (try? state.opening.take(UnsafeBufferPointer(rebasing: buffer[0..<got * format.channels]), into: meter)) != nil
+                }
+                progress.signal()
+                if !more { return }
             }
         }
     }

@@ -147,6 +147,40 @@ struct LoudnessTests {
         }
     }
 
+    @Test("play URL while its server holds back all but the first 10 s: it starts at once, measured by what came, at -16 LUFS ±1")
+    func slowURL() async throws {
+        let source = try await Self.clip("url-pink", rate: 16_000, channels: 1, ["synth", "20", "pinknoise", "vol", "0.1"])
+        let directory = try Harness.workResult.get().path + "/served-\(UUID().uuidString)"
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        try FileManager.default.copyItem(atPath: source, toPath: directory + "/pink.wav")
+        let server = try HTTPTestServer(directory: directory, logging: true)
+        let gate = directory + "/pink.wav.open"
+        defer {
+            FileManager.default.createFile(atPath: gate, contents: Data())
+            server.stop()
+        }
+        try await Self.withDefaults { runtime, daemon, _ in
+            let watcher = try await runtime.subscribe()
+            let capture = try Harness.capturePath("url-slow")
+            let play = Task {
+                try await runtime.announce(["play", server.url("gate/pink.wav"), "-d", Harness.fileDevice(capture)], environment: URLTests.direct)
+            }
+            // Its opening is what came within 0.3 s, not the 30 s a file's is.
+            do {
+                _ = try await offPool { try watcher.events(until: { $0.event == "started" }, timeout: 15) }
+            } catch {
+                throw HarnessError("\(error); \(server.requests()); \(daemon.log)")
+            }
+            #expect(!server.requests().contains("sent /gate/pink.wav"), "the body was complete already: \(server.requests())")
+            FileManager.default.createFile(atPath: gate, contents: Data())
+            let outcome = try await play.value
+            try #require(outcome.status == 0, "\(outcome)")
+            let heard = try await Self.heard(capture)
+            #expect(abs(heard.integrated + 16) <= 1 && heard.truePeak <= -1, "\(heard)")
+            #expect(daemon.log.contains("pink.wav: ") && daemon.log.contains(" LUFS (its first "), "\(daemon.log)")
+        }
+    }
+
     /// ffmpeg's momentary and short-term loudness every 100 ms: (time, M, S).
     static func readings(_ capture: String) async throws -> [(time: Double, momentary: Double, shortTerm: Double)] {
         let outcome = try await Runner.run("ffmpeg", ["-nostdin", "-nostats", "-hide_banner", "-i", capture, "-af", "ebur128", "-f", "null", "-"])

@@ -34,6 +34,9 @@ extension Loudness {
     /// How much of a clip its first play is measured by, seconds: a longer clip starts with the
     /// gain of its start, and is measured whole as it plays (`LoudnessCache`).
     public static let openingSeconds = 30.0
+    /// How long the opening of a clip that arrives while it is read (a download) is waited for,
+    /// seconds: a slow server delays its start by no more, and it is measured by what came.
+    public static let arrivingOpeningWait = 0.3
 
     /// The one figure a clip is brought to its target by: its integrated loudness, or for a
     /// clip shorter than one gating block (400 ms) its loudest momentary loudness.
