@@ -175,6 +175,32 @@ struct PacedTests {
         }
     }
 
+    @Test("a chimed item preempted and resumed chimes again, then goes on where it was heard; the chime counts in no position")
+    func chimeAgainOnResume() async throws {
+        try await withPacedSession("chime-resume") { session in
+            try await session.start()
+            let clips = session.paced.clips
+            try session.startRecording()
+            // C (660 Hz, 0.5 s) as A's chime; B preempts about 0.6 s into A itself.
+            let a = session.launch(["play", clips.a3, "--chime", clips.c])
+            let startedA = try await session.waitForEvent("A's started event") { $0.event == "started" && $0.path == clips.a3 }
+            let b = try await session.schedule(clips.b, priority: "high", at: startedA.time + 1.1)
+            let outcomeA = try await a.value, finishedB = try await b.value
+            let segments = PacedAnalysis.segments(try await session.stopRecording())
+            PacedAudio.report("paced chime-resume: \(segments)")
+
+            expectExit(outcomeA, 0, "A (chimed, preempted, resumed)")
+            #expect(finishedB.outcome?.kind == "played", "B (high): \(finishedB)")
+            try expectOrder(segments, [Tone.cTone, Tone.aTone, Tone.bTone, Tone.cTone, Tone.aTone], session)
+            for chime in [segments[0], segments[3]] {
+                #expect(abs(chime.length - 0.5) <= 0.040, "a chime lasted \(PacedAnalysis.ms(chime.length)), not 500 ± 40 ms: \(segments)")
+            }
+            let total = segments[1].length + segments[4].length
+            #expect(abs(total - 3.0) <= 0.040,
+                    "A itself was heard \(PacedAnalysis.ms(total)) in all, not 3000 ± 40 ms: the chime moved its resume point: \(segments)")
+        }
+    }
+
     @Test("equal priority never interrupts: the second clip waits for the first to end")
     func equalPriorityWaits() async throws {
         try await withPacedSession("equal-priority") { session in
