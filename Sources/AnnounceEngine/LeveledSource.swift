@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 import AnnounceModel
 
 /// Watches a source's frames as they are read, in order from its start (the whole-file

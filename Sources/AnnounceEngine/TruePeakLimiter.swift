@@ -1,4 +1,6 @@
-import Foundation
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Holds a signal's true peak at or below a ceiling without touching what stays under it: a
 /// look-ahead limiter for the loudness stage (`LeveledSource`), on the decode thread. Peaks are
