@@ -2,7 +2,8 @@
 # completions.sh ANNOUNCE SHELL: ArgumentParser's completion script for SHELL (bash, zsh, fish)
 # with two things it does not do: `announce help <TAB>` offers the subcommands, and bash's
 # call of announce for dynamic values (-d's devices, cancel's ids) keeps its stderr quiet
-# (no `command not found` on the terminal when announce is not on PATH).
+# (no `command not found` on the terminal when announce is not on PATH). The bash script is
+# sourced, never run: it has no #! line.
 set -eu
 bin=$1 shell=$2
 script=$("$bin" --generate-completion-script "$shell")
@@ -11,6 +12,7 @@ names=$("$bin" --generate-completion-script bash | sed -n 's/^    \(play|[a-z|-]
 [ -n "$names" ] || { echo "completions.sh: no subcommands found in $bin's bash script" >&2; exit 1; }
 case $shell in
 bash) printf '%s\n' "$script" | sed \
+        -e '1{/^#!/d;}' \
         -e 's|^    "${COMP_WORDS\[0\]}" "${@}" "${words\[@\]}"$|& 2>/dev/null|' \
         -e "/^_announce_help() {/,/^}/ s|^    __announce_offer_flags_options -1\$|&\n    [[ \${COMP_CWORD} -eq 2 ]] \&\& COMPREPLY+=(\$(compgen -W '$names' -- \"\${cur}\"))|" ;;
 zsh) printf '%s\n' "$script" | sed -e "/^_announce_help() {/,/^}/ s|'\*:subcommands:'|'1:subcommand:($names)'|" ;;

@@ -45,7 +45,7 @@ struct AnnounceCommand: ParsableCommand {
 
             More in announce(1): files, environment, durations; --json fields in docs/json.md.
             """,
-        version: "0.1.0",
+        version: AnnounceVersion.current,
         subcommands: [Play.self, Say.self, Alert.self, QueueCommand.self, Status.self, Skip.self, Pause.self, Resume.self, Stop.self,
                       Clear.self, Cancel.self, Quiet.self, Events.self, Info.self, Devices.self, CacheCommand.self, Voices.self, Hosts.self,
                       DaemonCommand.self]

@@ -48,6 +48,9 @@ installed=(bin/announce share/man/man1/announce.1 share/bash-completion/completi
            share/doc/announce/DESIGN.md share/doc/announce/ARCHITECTURE.md)
 for file in "${installed[@]}"; do check "installed $file" test -s "$prefix/$file"; done
 check "the binary is stripped" bash -c "! readelf -S '$prefix/bin/announce' | grep -q '\.symtab'"
+check "--version is debian/changelog's version, its one place" \
+    test "$("$prefix/bin/announce" --version)" = "$(sed -n '1s/^announce (\([^)]*\)).*/\1/p' "$root/debian/changelog")"
+check "the bash completion is sourced, not run: no #! line" bash -c "! head -1 '$prefix/share/bash-completion/completions/announce' | grep -q '^#!'"
 unit=$prefix/lib/systemd/user/announce.service
 check "unit ExecStart is PREFIX's binary" grep -qx "ExecStart=$prefix/bin/announce daemon" "$unit"
 check "unit Documentation names the man page" grep -q '^Documentation=man:announce(1)' "$unit"

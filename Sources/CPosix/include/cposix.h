@@ -59,5 +59,8 @@ void announce_set_terminal_line_open(int open);
 void announce_name_this_thread(const char *name);
 /// Points the process environment (environ) at `array`, which the caller keeps alive for good.
 void announce_set_environ(char **array);
+/// The first line of debian/changelog as it was when this was compiled, NUL-terminated:
+/// `announce (VERSION) DIST; urgency=U`. The changelog is the version's one place.
+const char *announce_changelog_head(void);
 
 #endif
