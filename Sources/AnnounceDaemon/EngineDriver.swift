@@ -189,13 +189,26 @@ final class EngineDriver: @unchecked Sendable {
         engines.withLock { engines in
             engines.users[device, default: 0] += 1
             if let engine = engines.byDevice[device] { return engine }
-            let engine = PlaybackEngine(device: device) { [openOutput, openEnvironments] device, request throws(AnnounceError) in
-                try AudioEnvironment.whileApplied(openEnvironments[device]) { () throws(AnnounceError) in
-                    try openOutput(device, request)
-                }
-            }
+            let engine = makeEngine(device)
             engines.byDevice[device] = engine
             return engine
+        }
+    }
+
+    private func makeEngine(_ device: String) -> PlaybackEngine {
+        PlaybackEngine(device: device) { [openOutput, openEnvironments] device, request throws(AnnounceError) in
+            try AudioEnvironment.whileApplied(openEnvironments[device]) { () throws(AnnounceError) in
+                try openOutput(device, request)
+            }
+        }
+    }
+
+    /// An alert over something playing through a sound server's plugin gets an engine, and a
+    /// stream, of its own, closed when it ends: the server mixes it in at once, where the shared
+    /// stream would have it wait behind what that stream has buffered. Nil otherwise.
+    private func overlayEngine(_ device: String) -> PlaybackEngine? {
+        engines.withLock { engines in
+            engines.byDevice[device]?.playsThroughServer == true ? makeEngine(device) : nil
         }
     }
 
@@ -263,13 +276,15 @@ final class EngineDriver: @unchecked Sendable {
         let closed = closeIdleEngines(except: [device])
         if !closed.isEmpty { post(.devicesClosed(closed)) }
         openEnvironments[device] = item.clip.environment
-        let engine = acquireEngine(device)
+        let overlay = alert ? overlayEngine(device) : nil
+        let engine = overlay ?? acquireEngine(device)
         var options = PlaybackOptions(
             gain: item.clip.gain * (tuning.nightLevel.map { Float(pow(10, $0 / 20)) } ?? 1), pan: item.clip.pan, loops: position.loops,
             start: position.offset > 0 ? TimeSpan(seconds: Double(position.offset) / Double(info.sampleRate)) : nil,
             fadeIn: item.heardFrames > 0 ? Self.resumeFade : nil)
-        options.wakeUp = tuning.wakeUp > 0 ? TimeSpan(seconds: tuning.wakeUp) : nil
-        options.keepsDeviceOpen = tuning.keepsDeviceOpen
+        // A stream beside one that plays: the sink is awake, and the device stays open anyway.
+        options.wakeUp = tuning.wakeUp > 0 && overlay == nil ? TimeSpan(seconds: tuning.wakeUp) : nil
+        options.keepsDeviceOpen = tuning.keepsDeviceOpen && overlay == nil
         var announced = false
         let result = Result { () throws(AnnounceError) -> PlaybackReport in
             try engine.play(source, options: options, chimes: chimes, control: control) { progress in
@@ -300,7 +315,7 @@ final class EngineDriver: @unchecked Sendable {
             }
         }
         // Given back before the report: the control side may close the device at once.
-        releaseEngine(device)
+        if let overlay { overlay.closeOutputIfIdle() } else { releaseEngine(device) }
         // Ended before the count was published (an unpaced device): a play that reached its
         // end waits for the count, which by then has read most of the file; a stopped one does not.
         let playedToEnd = (try? result.get()).map { !$0.stopped && $0.deviceFailure == nil } ?? false
@@ -322,8 +337,9 @@ final class EngineDriver: @unchecked Sendable {
                 if failure.isDeviceLoss && DeviceName.fileArgument(device) == nil {
                     details.deviceTrouble = .lost(device: device, reason: message)
                 }
-                // The engine gave the failed device up: it is closed as far as anyone can tell.
-                post(.devicesClosed([device]))
+                // The engine gave the failed device up: it is closed as far as anyone can tell
+                // (an alert's own stream beside it says nothing of the shared one).
+                if overlay == nil { post(.devicesClosed([device])) }
                 return ended(.failed(code: 69, message: message), played: report.framesPlayed, total: total, rate: info.sampleRate)
             }
             ended(report.stopped ? .stopped : .finished, played: report.framesPlayed, total: total, rate: info.sampleRate)

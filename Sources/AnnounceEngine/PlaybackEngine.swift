@@ -222,6 +222,12 @@ public final class PlaybackEngine: @unchecked Sendable {
     /// Plays in progress on this device.
     var activePlays: Int { state.withLock { OpenDevice.maxStreams - $0.freeSlots.nonzeroBitCount } }
 
+    /// Something plays on it through a sound server's plugin: a stream opened beside it is mixed
+    /// by the server at once.
+    public var playsThroughServer: Bool {
+        state.withLock { !$0.isIdle && $0.open?.output.mixedByServer == true }
+    }
+
     /// The format the device was opened with, while it is open.
     public var outputFormat: OutputFormat? { state.withLock { $0.open?.output.format } }
 

@@ -72,6 +72,9 @@ public protocol AudioOutput: AnyObject {
     var format: OutputFormat { get }
     var periodFrames: Int { get }
     var bufferFrames: Int { get }
+    /// A sound server's plugin (pulse, pipewire): another stream opened on the same name is
+    /// mixed by the server, not after what this one has buffered.
+    var mixedByServer: Bool { get }
     /// Underruns and suspends recovered from so far.
     var recoveries: Int { get }
     /// Frames the device takes now without waiting; recovers underrun and suspend.

@@ -201,6 +201,52 @@ struct PacedTests {
         }
     }
 
+    /// One tone's run in a recording, as Tests/Shell/tone-runs.py (numpy) measures it.
+    struct ToneRun: Decodable {
+        var tone: Double
+        var start: Double?
+        var end: Double?
+        var gaps: [Double]
+        var p10: Double
+        var p90: Double
+        var blips: [Double]
+        var length: Double { (end ?? 0) - (start ?? 0) }
+    }
+
+    @Test("an alert over a playing item: the server mixes it at once; the item sounds on without a gap, the alert whole (numpy)")
+    func alertOverAPlayingItem() async throws {
+        try await withPacedSession("alert-over") { session in
+            try await session.start()
+            let clips = session.paced.clips
+            try session.startRecording()
+            let a = session.launch(["play", clips.a3])
+            let startedA = try await session.waitForEvent("A's started event") { $0.event == "started" && $0.path == clips.a3 }
+            try await Task.sleep(for: .seconds(1))
+            expectExit(try await session.announce(["alert", "--wait", clips.b]), 0, "the alert (880 Hz, 0.5 s)")
+            expectExit(try await a.value, 0, "A (440 Hz, 3 s)")
+            _ = try await session.stopRecording()
+            let script = Harness.repoRoot.appendingPathComponent("Tests/Shell/tone-runs.py").path
+            let measured = try await Runner.run("python3", [script, session.recordingPath, "\(PacedAudio.rate)", "2", "440", "880"])
+            try #require(measured.status == 0, "tone-runs.py (python3-numpy): \(measured)")
+            let runs = try JSONDecoder().decode([ToneRun].self, from: Data(measured.stdout.utf8))
+            let (item, alert) = (runs[0], runs[1])
+            let startedAlert = try #require(session.event("started", path: clips.b), "no started event for the alert")
+            let onset = try #require(alert.start, "no 880 Hz in the recording: \(runs)")
+            // The alert's onset after A's, less the time between their first frames written: what
+            // it waited beyond a stream's own latency (behind A's buffer, through A's stream).
+            let latency = (onset - (item.start ?? 0)) - (startedAlert.time - startedA.time)
+            PacedAudio.report("paced alert over an item: A \(PacedAnalysis.ms(item.length)) (gaps \(item.gaps), level p10 \(item.p10)), "
+                              + "alert \(PacedAnalysis.ms(alert.length)), heard \(PacedAnalysis.ms(latency)) after a stream's own start")
+            #expect(item.gaps.isEmpty && item.p10 > 0.4, "A did not sound on steadily under the alert: \(runs)")
+            #expect(abs(item.length - 3.0) <= 0.040, "A sounded \(PacedAnalysis.ms(item.length)), not 3000 ± 40 ms: \(runs)")
+            #expect(alert.gaps.isEmpty && abs(alert.length - 0.5) <= 0.030, "the alert was not whole: \(runs)")
+            // No click where the alert joins or leaves: nothing loud at 440 Hz but A, nor at 880 Hz but the alert, near it.
+            let near = { (time: Double) in time > onset - 0.05 && time < (alert.end ?? onset) + 0.05 }
+            #expect(!(item.blips + alert.blips).contains(where: near), "a click where the alert joins or leaves: \(runs)")
+            #expect(latency <= 0.060, "the alert was heard \(PacedAnalysis.ms(latency)) after a stream's own start: it waited behind A's buffer")
+        }
+    }
+
     @Test("equal priority never interrupts: the second clip waits for the first to end")
     func equalPriorityWaits() async throws {
         try await withPacedSession("equal-priority") { session in

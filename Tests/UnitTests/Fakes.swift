@@ -90,6 +90,8 @@ final class CapturingOutput: AudioOutput, @unchecked Sendable {
     let bufferFrames: Int
     /// Set by a test to pretend the device recovered from underruns.
     var recoveries = 0
+    /// Set by a test to pretend a sound server's plugin.
+    var mixedByServer = false
     private let captured = Mutex<[UInt8]>([])
     private let drains = Atomic<Int>(0)
     /// Fails the write after this many frames, like an unplugged device.

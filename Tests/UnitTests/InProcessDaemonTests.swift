@@ -219,6 +219,32 @@ import Testing
         }
     }
 
+    @Test func anAlertOverAStreamThroughASoundServerIsAStreamOfItsOwnThere() throws {
+        let talk = try Self.writeClip(frames: 48_000), chime = try Self.writeClip(frames: 2_400)
+        defer { unlink(talk.path); unlink(chime.path) }
+        // The talk's stream holds at frame 4 800 until the alert has ended (5 s at most: mixed
+        // into the talk's stream instead, the alert would wait for it).
+        let gate = MixingEngineTests.Gate(at: 4_800, timeout: 5)
+        try Self.withDaemon(opens: [], configure: { output in
+            output.mixedByServer = true
+            output.beforeWrite = gate.check
+        }) { runtime, outputs in
+            let log = try EventLog(runtime)
+            let talkID = try #require(try Self.request(runtime, Request.play(items: [ItemRequest(clip: Clip(path: talk.path))])).ids?.first)
+            gate.reached.wait()
+            let alertID = try #require(try Self.request(runtime, Request.alert(AlertRequest(path: chime.path), wait: false)).ids?.first)
+            let alerted = try log.wait("the alert's end") { $0.event == .finished && $0.id == alertID }
+            #expect(alerted.outcome?.kind == .played, "\(alerted)")
+            gate.release.signal()
+            let finished = try log.wait("the talk's end") { $0.event == .finished && $0.id == talkID }
+            #expect(finished.outcome?.kind == .played && finished.heard == 1.0, "\(finished)")
+            let opened = outputs()
+            try #require(opened.count == 2, "\(opened.count) streams opened")
+            #expect(opened[0].int16Samples == talk.samples, "the playing stream untouched: continuous, sample for sample")
+            #expect(opened[1].int16Samples == chime.samples, "the alert whole, in a stream of its own the server mixes")
+        }
+    }
+
     @Test func replaceEndsAPlayingMixingStreamWithTheTag() throws {
         let bed = try Self.writeClip(frames: 4_800), news = try Self.writeClip(frames: 2_400)
         defer { unlink(bed.path); unlink(news.path) }

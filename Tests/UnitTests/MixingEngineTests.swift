@@ -42,12 +42,17 @@ import Testing
         let reached = CountingSemaphore()
         let release = CountingSemaphore()
         let at: Int
+        /// Seconds after which the device goes on unreleased (a test that would otherwise hang fails).
+        let timeout: Double?
         private let passed = Atomic<Bool>(false)
-        init(at: Int) { self.at = at }
+        init(at: Int, timeout: Double? = nil) {
+            self.at = at
+            self.timeout = timeout
+        }
         func check(_ written: Int) {
             guard written >= at, !passed.exchange(true, ordering: .relaxed) else { return }
             reached.signal()
-            release.wait()
+            if let timeout { _ = release.wait(seconds: timeout) } else { release.wait() }
         }
     }
 

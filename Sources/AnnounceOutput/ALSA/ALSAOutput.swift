@@ -16,6 +16,7 @@ public final class ALSAOutput: AudioOutput {
     public let format: OutputFormat
     public let periodFrames: Int
     public let bufferFrames: Int
+    public let mixedByServer: Bool
     public private(set) var recoveries = 0
     private let pcm: OpaquePointer
     /// The device's poll descriptors, then the eventfd; made at open.
@@ -56,6 +57,7 @@ public final class ALSAOutput: AudioOutput {
         self.pcm = pcm
         do {
             (format, periodFrames, bufferFrames) = try Self.configure(pcm, device: device, request: request)
+            mixedByServer = snd_pcm_type(pcm) == SND_PCM_TYPE_IOPLUG
         } catch {
             snd_pcm_close(pcm)
             throw error
