@@ -25,18 +25,18 @@ final class EngineDriver: @unchecked Sendable {
     /// `cancellation`: the play's stop, which ends what the source waits on (a speech engine).
     typealias SourceMaker = @Sendable (_ item: QueueItem, _ alert: Bool, _ cancellation: Cancellation) throws(AnnounceError) -> any Source
 
-    private let openOutput: PlaybackEngine.OutputOpener
+    let openOutput: PlaybackEngine.OutputOpener
     private let makeSource: SourceMaker
     private let post: @Sendable (EngineReport) -> Void
-    private struct Engines {
+    struct Engines {
         var byDevice: [String: PlaybackEngine] = [:]
         /// Plays holding each engine; an engine with none may be closed.
         var users: [String: Int] = [:]
     }
     /// Held while a device opens or closes, so a hardware PCM is never opened twice.
-    private let engines = Mutex(Engines())
+    let engines = Mutex(Engines())
     /// The sound-server variables of the latest play on each device: the device opens with them.
-    private let openEnvironments = DeviceEnvironments()
+    let openEnvironments = DeviceEnvironments()
     /// Plays in progress, by item id (one per device for multi-route).
     private let controls = Mutex<[String: [PlaybackControl]]>([:])
     private let running = Atomic<Int>(0)
@@ -164,18 +164,6 @@ final class EngineDriver: @unchecked Sendable {
         }
     }
 
-    /// Closes and forgets the engines nobody plays on (but `except`'s); returns the devices that were open.
-    private func closeIdleEngines(except devices: Set<String>) -> [String] {
-        engines.withLock { engines in
-            var closed: [String] = []
-            for (name, engine) in engines.byDevice where !devices.contains(name) && engines.users[name, default: 0] == 0 {
-                if engine.closeOutputIfIdle() { closed.append(name) }
-                engines.byDevice[name] = nil
-            }
-            return closed.sorted()
-        }
-    }
-
     /// A chime's frames in the item's format, at the item's loudness; none for no chime.
     private func chime(_ path: String?, as format: SourceFormat, target: LoudnessTarget) throws(AnnounceError) -> [Float] {
         guard let path else { return [] }
@@ -183,40 +171,6 @@ final class EngineDriver: @unchecked Sendable {
         let sound = try leveler.level(FileSource(file: file), key: target.lufs.flatMap { LoudnessCache.key(of: file, target: $0) },
                                       target: target)
         return try Chimes.render(sound, as: format)
-    }
-
-    private func acquireEngine(_ device: String) -> PlaybackEngine {
-        engines.withLock { engines in
-            engines.users[device, default: 0] += 1
-            if let engine = engines.byDevice[device] { return engine }
-            let engine = makeEngine(device)
-            engines.byDevice[device] = engine
-            return engine
-        }
-    }
-
-    private func makeEngine(_ device: String) -> PlaybackEngine {
-        PlaybackEngine(device: device) { [openOutput, openEnvironments] device, request throws(AnnounceError) in
-            try AudioEnvironment.whileApplied(openEnvironments[device]) { () throws(AnnounceError) in
-                try openOutput(device, request)
-            }
-        }
-    }
-
-    /// An alert over something playing through a sound server's plugin gets an engine, and a
-    /// stream, of its own, closed when it ends: the server mixes it in at once, where the shared
-    /// stream would have it wait behind what that stream has buffered. Nil otherwise.
-    private func overlayEngine(_ device: String) -> PlaybackEngine? {
-        engines.withLock { engines in
-            engines.byDevice[device]?.playsThroughServer == true ? makeEngine(device) : nil
-        }
-    }
-
-    private func releaseEngine(_ device: String) {
-        engines.withLock { engines in
-            engines.users[device, default: 1] -= 1
-            if engines.users[device] == 0 { engines.users[device] = nil }
-        }
     }
 
     private func play(_ item: QueueItem, device: String, control: PlaybackControl, alert: Bool, tuning: Tuning,
@@ -399,7 +353,7 @@ private final class RouteGroup: @unchecked Sendable {
 }
 
 /// Each device's sound-server variables, shared with the engines' openers.
-private final class DeviceEnvironments: Sendable {
+final class DeviceEnvironments: Sendable {
     private let byDevice = Mutex<[String: [String: String]]>([:])
 
     subscript(device: String) -> [String: String]? {

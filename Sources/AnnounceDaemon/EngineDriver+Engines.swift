@@ -1,0 +1,54 @@
+import Synchronization
+import AnnounceModel
+import AnnounceOutput
+import AnnounceEngine
+
+/// The engines, one per open device (plays on it share it), and an alert's own beside a stream
+/// that plays through a sound server.
+extension EngineDriver {
+    /// Closes and forgets the engines nobody plays on (but `except`'s); returns the devices that were open.
+    func closeIdleEngines(except devices: Set<String>) -> [String] {
+        engines.withLock { engines in
+            var closed: [String] = []
+            for (name, engine) in engines.byDevice where !devices.contains(name) && engines.users[name, default: 0] == 0 {
+                if engine.closeOutputIfIdle() { closed.append(name) }
+                engines.byDevice[name] = nil
+            }
+            return closed.sorted()
+        }
+    }
+
+    func acquireEngine(_ device: String) -> PlaybackEngine {
+        engines.withLock { engines in
+            engines.users[device, default: 0] += 1
+            if let engine = engines.byDevice[device] { return engine }
+            let engine = makeEngine(device)
+            engines.byDevice[device] = engine
+            return engine
+        }
+    }
+
+    func makeEngine(_ device: String) -> PlaybackEngine {
+        PlaybackEngine(device: device) { [openOutput, openEnvironments] device, request throws(AnnounceError) in
+            try AudioEnvironment.whileApplied(openEnvironments[device]) { () throws(AnnounceError) in
+                try openOutput(device, request)
+            }
+        }
+    }
+
+    /// An alert over something playing through a sound server's plugin gets an engine, and a
+    /// stream, of its own, closed when it ends: the server mixes it in at once, where the shared
+    /// stream would have it wait behind what that stream has buffered. Nil otherwise.
+    func overlayEngine(_ device: String) -> PlaybackEngine? {
+        engines.withLock { engines in
+            engines.byDevice[device]?.playsThroughServer == true ? makeEngine(device) : nil
+        }
+    }
+
+    func releaseEngine(_ device: String) {
+        engines.withLock { engines in
+            engines.users[device, default: 1] -= 1
+            if engines.users[device] == 0 { engines.users[device] = nil }
+        }
+    }
+}
