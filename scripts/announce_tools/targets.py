@@ -8,6 +8,7 @@ from .proc import med
 MP3_VS_MPG123, WAV_MARGINAL_VS_APLAY, RSS_MB, RSS_GROWTH_MIB = 1.05, 1.0, 20.0, 2.0
 ENQUEUE_P99_MS, CLIENT_CPU_MS, PREEMPT_P99_MS, IDLE_CPU_MS = 5.0, 10.0, 20.0, 1.0
 ALERT_P50_MS, MIX_PER_STREAM_PCT = 15.0, 0.5
+ALERT_HEARD_P50_MS, ALERT_HEARD_P90_MS = 5.0, 15.0  # an alert over a playing stream, as heard, beyond alone (issue 30)
 SAY_P50_MS = 60.0
 # Loudness: a never-measured 30 s clip's first frame at most this much later than with loudness
 # off (p50), a measured one's under LOUDNESS_CACHED_MS later; analysis CPU below ffmpeg's.
@@ -142,6 +143,15 @@ def ratio_rows(res):
                       f"alone p50 {r['request']['p50']:.2f} ms); no target set"))
         V.append((f"alert: cold `announce alert` (a file not yet cached) to first frame ({where})", "INFO",
                   f"p50 {c['p50']:.1f} ms, p90 {c['p90']:.1f} ms, max {c['max']:.1f} ms ({c['n']} alerts); no target set"))
+
+    H = res.get("alert_heard")
+    if H and H["alone"].get("n") and H["over"].get("n"):
+        d50, d90 = H["over"]["p50"] - H["alone"]["p50"], H["over"]["p90"] - H["alone"]["p90"]
+        V.append(("alert: as heard on the sink's monitor, over a playing stream vs alone: p50 ≤ +5 ms, p90 ≤ +15 ms (`pulse`)",
+                  "PASS" if d50 <= ALERT_HEARD_P50_MS and d90 <= ALERT_HEARD_P90_MS else "FAIL",
+                  f"p50 {d50:+.1f} ms, p90 {d90:+.1f} ms (spawn to heard: alone p50 {H['alone']['p50']:.1f} / p90 "
+                  f"{H['alone']['p90']:.1f} ms, over the stream p50 {H['over']['p50']:.1f} / p90 {H['over']['p90']:.1f} ms; "
+                  f"{H['alone']['n']} + {H['over']['n']} alerts, {H['missed']} not found; the recorder's lag is in both)"))
 
     S = res.get("speech")
     if S:
