@@ -247,6 +247,36 @@ struct PacedTests {
         }
     }
 
+    @Test("keep-open on a paced sink: an item on the device kept open is heard as soon after it is queued as one on a fresh stream (numpy)")
+    func keepOpenHeardAtOnce() async throws {
+        try await withPacedSession("keep-open") { session in
+            let config = try LoudnessTests.configHome("loudness = off\nkeep-open = 1500ms\n")
+            try await session.start(environment: ["XDG_CONFIG_HOME": config])
+            let clips = session.paced.clips
+            // The warm-up clip's device closes 1.5 s after it: B then opens a fresh stream.
+            _ = try await session.waitForEvent("the warm-up's device closing") { $0.event == "device-closed" }
+            try session.startRecording()
+            expectExit(try await session.announce(["play", clips.b]), 0, "B (880 Hz) on a fresh stream")
+            try await Task.sleep(for: .milliseconds(300))
+            expectExit(try await session.announce(["play", clips.a2]), 0, "A (440 Hz, 2 s) on the device kept open")
+            _ = try await session.stopRecording()
+            let script = Harness.repoRoot.appendingPathComponent("Tests/Shell/tone-runs.py").path
+            let measured = try await Runner.run("python3", [script, session.recordingPath, "\(PacedAudio.rate)", "2", "880", "440"])
+            try #require(measured.status == 0, "tone-runs.py (python3-numpy): \(measured)")
+            let runs = try JSONDecoder().decode([ToneRun].self, from: Data(measured.stdout.utf8))
+            // From when the daemon took each item (not its first frame written: a frame waits for
+            // room behind buffered silence) to its onset as heard; the recorder's lag is in both.
+            // Silence kept a whole buffer ahead (180 ms) would hold A back by ~120 ms more than B.
+            let queuedB = try #require(session.event("queued", path: clips.b)), queuedA = try #require(session.event("queued", path: clips.a2))
+            let onsetB = try #require(runs[0].start, "no 880 Hz: \(runs)"), onsetA = try #require(runs[1].start, "no 440 Hz: \(runs)")
+            let extra = (onsetA - queuedA.time) - (onsetB - queuedB.time)
+            PacedAudio.report("paced keep-open: A heard \(PacedAnalysis.ms(extra)) later after it was queued than B on a fresh stream")
+            #expect(extra < 0.070, "A waited \(PacedAnalysis.ms(extra)) more than a fresh stream behind the silence kept open: \(runs)")
+            #expect(abs(runs[0].length - 0.5) <= 0.030 && abs(runs[1].length - 2.0) <= 0.030 && runs[0].gaps.isEmpty && runs[1].gaps.isEmpty,
+                    "each clip whole: \(runs)")
+        }
+    }
+
     @Test("equal priority never interrupts: the second clip waits for the first to end")
     func equalPriorityWaits() async throws {
         try await withPacedSession("equal-priority") { session in
