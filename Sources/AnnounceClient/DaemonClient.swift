@@ -8,6 +8,8 @@ import AnnounceSystem
 /// A connection to the user's daemon: send requests, read replies and events.
 public final class DaemonClient {
     public let runtime: RuntimeDirectory
+    /// The machine's daemon (DESIGN §8): never started by a client.
+    public let isSystem: Bool
     private let fd: Int32
     private var buffer: [UInt8] = []
     private var start = 0
@@ -39,9 +41,10 @@ public final class DaemonClient {
     /// How often a client waiting on the daemon checks that it is not stopped.
     static let checkInterval = 1.0
 
-    private init(runtime: RuntimeDirectory, fd: Int32) {
+    private init(runtime: RuntimeDirectory, fd: Int32, isSystem: Bool = false) {
         self.runtime = runtime
         self.fd = fd
+        self.isSystem = isSystem
     }
 
     deinit { close(fd) }
@@ -49,21 +52,32 @@ public final class DaemonClient {
     /// Connects to the daemon; when none answers, starts one if `autoStart`
     /// (else returns nil). Fifty callers at once start exactly one: they queue
     /// on a lock, and the first one's daemon answers the rest.
+    /// The system daemon (`RuntimeDirectory.clientTarget`) is never started: with `autoStart`
+    /// one that does not answer is an error (69); a caller it does not let in gets 77.
     public static func connect(autoStart: Bool, runtime: RuntimeDirectory? = nil) throws(AnnounceError) -> DaemonClient? {
-        let runtime = if let runtime { runtime } else { try RuntimeDirectory.prepare() }
-        if let fd = try tryConnect(runtime) { return DaemonClient(runtime: runtime, fd: fd) }
+        let target = try RuntimeDirectory.clientTarget()
+        let runtime = if let runtime { runtime } else { try RuntimeDirectory.forClient(target) }
+        let system = target == .system(runtime.path)
+        if let fd = try tryConnect(runtime, system: system) { return DaemonClient(runtime: runtime, fd: fd, isSystem: system) }
         guard autoStart else { return nil }
+        if system {
+            throw .unavailable("the system queue does not answer at \(runtime.socketPath): is its daemon running? (systemctl start announce-system)")
+        }
         return DaemonClient(runtime: runtime, fd: try startDaemon(runtime))
     }
 
     /// A connection, or nil when no daemon listens. A daemon that does not take it (stopped,
     /// or wedged with its backlog full) is an error once `answerTimeout` has passed.
-    private static func tryConnect(_ runtime: RuntimeDirectory) throws(AnnounceError) -> Int32? {
+    private static func tryConnect(_ runtime: RuntimeDirectory, system: Bool = false) throws(AnnounceError) -> Int32? {
         _ = try answerTimeoutSetting.get()
         let started = SystemClock.monotonic()
         while true {
             let fd = announce_unix_connect(runtime.socketPath, Int32(max(1, min(checkInterval, answerTimeout) * 1000)))
             if fd >= 0 { return fd }
+            // The socket's group is the system queue's: whoever is not in it cannot connect.
+            if system && (fd == -EACCES || fd == -EPERM) {
+                throw .notPermitted("not allowed to use the system queue: \(Accounts.name(of: getuid())) is not in group '\(SystemSettings.group)'")
+            }
             guard fd == -EAGAIN else { return nil }
             try checkAnswering(runtime, waited: SystemClock.monotonic() - started, limit: answerTimeout)
         }
@@ -175,13 +189,24 @@ public final class DaemonClient {
         }
     }
 
-    /// Sends `request`; the errno when the connection is gone (the daemon died), else nil.
-    private func deliver(_ request: Request) throws(AnnounceError) -> Int32? {
+    /// Sends `request`, and `descriptors` with its first bytes (SCM_RIGHTS, at most
+    /// `descriptorsPerMessage` to a byte, in order); the errno when the connection is gone (the
+    /// daemon died), else nil.
+    private func deliver(_ request: Request, descriptors: [Int32] = []) throws(AnnounceError) -> Int32? {
         let bytes = WireProtocol.encode(request)
         var offset = 0
         let started = SystemClock.monotonic()
+        var batches = stride(from: 0, to: descriptors.count, by: Self.descriptorsPerMessage).map {
+            Array(descriptors[$0..<min($0 + Self.descriptorsPerMessage, descriptors.count)])
+        }[...]
         while offset < bytes.count {
-            let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            let batch = batches.first ?? []
+            let sent = bytes.withUnsafeBytes { buffer in
+                batch.isEmpty ? Glibc.send(fd, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
+                    : batch.withUnsafeBufferPointer { announce_send_descriptors(fd, buffer.baseAddress! + offset, 1, $0.baseAddress, Int32($0.count)) }
+            }
+            if sent < 0 && !batch.isEmpty { errno = Int32(-sent) }
+            if sent > 0 && !batch.isEmpty { batches.removeFirst() }
             if sent < 0 && errno == EINTR { continue }
             if sent < 0 && errno == EAGAIN {  // the connection's send timeout: a slow daemon, or none answering
                 try Self.checkAnswering(runtime, waited: SystemClock.monotonic() - started, limit: Self.answerTimeout)
@@ -242,8 +267,8 @@ public final class DaemonClient {
 
     /// Sends `request` and returns its reply (events before it are skipped);
     /// a failed reply becomes an error with the daemon's code and message.
-    public func call(_ request: Request) throws(AnnounceError) -> Reply {
-        guard let reply = try reply(to: request) else { throw Self.closedWithoutAnswer }
+    public func call(_ request: Request, descriptors: [Int32] = []) throws(AnnounceError) -> Reply {
+        guard let reply = try reply(to: request, descriptors: descriptors) else { throw Self.closedWithoutAnswer }
         return reply
     }
 
@@ -252,12 +277,13 @@ public final class DaemonClient {
     /// more under the same key to the daemon that starts next (`client` becomes that
     /// connection), which answers with the items it restored for that key, or queues them now:
     /// either way they are queued once (docs/RELIABILITY.md).
-    public static func play(_ request: PlayRequest, on client: inout DaemonClient) throws(AnnounceError) -> Reply {
+    /// `descriptors`: the files the request hands over (`HandedFiles`), sent again with it.
+    public static func play(_ request: PlayRequest, descriptors: [Int32] = [], on client: inout DaemonClient) throws(AnnounceError) -> Reply {
         var request = request
         if request.key == nil {
             request.key = (0..<2).map { _ in String(UInt64.random(in: 0...UInt64.max) | 1 << 63, radix: 16) }.joined()
         }
-        if let reply = try client.reply(to: .play(request)) { return reply }
+        if let reply = try client.reply(to: .play(request), descriptors: descriptors) { return reply }
         // Its listening socket may outlive the connection by a moment as its threads exit (its
         // main thread a zombie already): once all are gone, a connection reaches the next daemon.
         // One that lives on closed the connection on purpose: it is not asked twice. (The pid is
@@ -266,15 +292,18 @@ public final class DaemonClient {
         if daemon > 0, announce_wait_exit(daemon, 5000) == 0 { throw closedWithoutAnswer }
         guard let again = try connect(autoStart: true, runtime: client.runtime) else { throw closedWithoutAnswer }
         client = again
-        guard let reply = try client.reply(to: .play(request)) else { throw closedWithoutAnswer }
+        guard let reply = try client.reply(to: .play(request), descriptors: descriptors) else { throw closedWithoutAnswer }
         return reply
     }
 
     private static let closedWithoutAnswer = AnnounceError.unavailable("the daemon closed the connection without answering")
 
+    /// Descriptors sent with one byte: below the kernel's SCM_MAX_FD (253).
+    static let descriptorsPerMessage = 250
+
     /// The reply to `request`; nil when the daemon is gone before it answered.
-    private func reply(to request: Request) throws(AnnounceError) -> Reply? {
-        if try deliver(request) != nil { return nil }
+    private func reply(to request: Request, descriptors: [Int32] = []) throws(AnnounceError) -> Reply? {
+        if try deliver(request, descriptors: descriptors) != nil { return nil }
         while let message = try next(replyWithin: Self.answerTimeout) {
             guard case .reply(let reply) = message else { continue }
             if case .failure(let error) = reply { throw .daemon(code: error.code, message: error.message) }

@@ -127,15 +127,16 @@ final class ControlLoop {
                 return
             }
             acceptResumeAt = nil
-            hub.add(Connection(fd: fd))
+            hub.add(Connection(fd: fd, caller: controller.configuration.access?.caller(of: fd)))
         }
     }
 
     /// Each complete request line goes to the controller; an oversized one ends the connection.
     private func serve(_ connection: Connection) {
         let (lines, oversized) = connection.readLines()
-        for line in lines where !connection.closing {
-            controller.handle(line, from: connection)
+        for line in lines {
+            defer { for fd in line.descriptors { close(fd) } }  // copied by then, if taken at all
+            if !connection.closing { controller.handle(line.bytes, descriptors: line.descriptors, from: connection) }
         }
         if oversized && !connection.closing {
             connection.sendAndClose(WireProtocol.encode(

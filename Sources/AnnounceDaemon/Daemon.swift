@@ -55,6 +55,8 @@ public final class Daemon {
         public var interruptingRoles = OtherAudioScene.defaultInterruptingRoles
         /// The limit of the speech render cache (`[speech] cache-size`; 0: no cache).
         public var speechCacheBytes = UserConfiguration.defaultSpeechCacheBytes
+        /// The system queue's rules for its callers (DESIGN §8); nil for a user's own daemon.
+        public var access: SystemAccess?
         /// The caller's services, started once the socket listens (zones' bridge: it is a client
         /// of this socket), stopped before it closes.
         public var services: [(name: String, start: @Sendable () -> (any DaemonService)?)] = []
@@ -152,7 +154,7 @@ public final class Daemon {
         }
         controller.restore(now: now)
         try services.start("clients") { controller.hub }
-        let listener = try services.start("socket") { () throws(AnnounceError) in try SocketListener(path: runtime.socketPath) }!
+        let listener = try services.start("socket") { () throws(AnnounceError) in try SocketListener(path: runtime.socketPath, group: configuration.access?.group) }!
         logger.info("listening on \(runtime.socketPath), device '\(configuration.device)', pid \(getpid())")
         notifyReady("ready")
         // The caller's (zones' bridge: a client of this socket).
@@ -200,10 +202,15 @@ final class SocketListener: DaemonService {
     let fd: Int32
     private let path: String
 
-    init(path: String) throws(AnnounceError) {
+    /// The user's own daemon's is 0600; the system queue's 0660, for its `group`.
+    init(path: String, group: gid_t? = nil) throws(AnnounceError) {
         unlink(path)  // stale: the daemon holds the lock
-        let fd = announce_unix_listen(path, 1024)
+        let fd = announce_unix_listen(path, 1024, group == nil ? 0o600 : 0o660)
         guard fd >= 0 else { throw .unavailable("cannot listen on \(path): \(systemErrorMessage(-fd))") }
+        if let group, chown(path, uid_t.max, group) != 0 {
+            close(fd)
+            throw .unavailable("cannot give \(path) to group \(group): \(systemErrorMessage(errno))")
+        }
         self.fd = fd
         self.path = path
     }

@@ -10,6 +10,16 @@ final class EventHub {
 
     var isEmpty: Bool { connections.isEmpty }
 
+    /// The system queue's: who owns a live item, so that each client sees of an event what it
+    /// may (`Connection.view(of:)`); nil on a user's own daemon.
+    var ownerOf: ((String) -> ItemOwner?)?
+
+    /// `event` with its item's owner, when the daemon keeps owners and the event names none.
+    private func withOwner(_ event: Event) -> Event {
+        guard event.owner == nil, let ownerOf, let id = event.id else { return event }
+        return event.owned(by: ownerOf(id))
+    }
+
     func add(_ connection: Connection) { connections[connection.fd] = connection }
 
     /// Forgets clients that went away.
@@ -25,11 +35,18 @@ final class EventHub {
 
     /// To every `events` subscriber, and to the clients waiting on the event's item.
     func emit(_ event: Event) {
+        let event = withOwner(event)
         let line = WireProtocol.encode(event)
+        var privateLine: [UInt8]?
         for connection in connections.values {
             let waits = event.id.map { connection.waiting.contains($0) } ?? false
             guard connection.subscribed || (waits && event.event != .queued) else { continue }
-            connection.send(line)
+            if connection.caller == nil || connection.view(of: event) == event {
+                connection.send(line)
+            } else {
+                if privateLine == nil { privateLine = WireProtocol.encode(event.privateView()) }
+                connection.send(privateLine!)
+            }
             if waits && event.event == .finished { connection.waiting.remove(event.id!) }
         }
     }
@@ -60,15 +77,15 @@ final class EventHub {
         let watchers = connections.values.filter { $0.showsProgress(of: id) }
         let subscribers = milestone > 0 ? connections.values.filter(\.subscribed) : []
         if watchers.isEmpty && subscribers.isEmpty { return }
-        var event = event()
+        var event = withOwner(event())
         if !watchers.isEmpty {
             let tick = WireProtocol.encode(event)
-            for connection in watchers { connection.send(tick) }
+            for connection in watchers { connection.send(connection.caller == nil ? tick : WireProtocol.encode(connection.view(of: event))) }
         }
         if !subscribers.isEmpty {
             event.percent = milestone
             let line = WireProtocol.encode(event)
-            for connection in subscribers { connection.send(line) }
+            for connection in subscribers { connection.send(connection.caller == nil ? line : WireProtocol.encode(connection.view(of: event))) }
         }
     }
 

@@ -86,7 +86,7 @@ extension QueueController {
                 let event = Event(.finished, time: now, id: item.id, path: item.clip.path, priority: item.priority,
                                   reason: outcome.reason.map { EventReason($0) }, heard: seconds(item.heardFrames, of: item.id),
                                   duration: seconds(item.totalFrames, of: item.id), outcome: outcome, device: played?.devices.description,
-                                  format: played?.format, frames: played?.frames, warning: played?.warning)
+                                  format: played?.format, frames: played?.frames, warning: played?.warning).owned(by: item.owner)
                 meter.forget(item.id)
                 downloads?.stop(item.id)
                 do { try spool.finish(item, event: event) } catch { logger.error("\(error.description)") }

@@ -154,9 +154,9 @@ extension QueueController {
     /// thread never waits for a sound server.
     func answerStatus(_ connection: Connection) {
         let item = lanes.main.playing ?? lanes.main.nextReady ?? lanes.mixed.all.first(where: { !$0.isAlert })?.item
-        guard let otherAudioWatcher else { return connection.send(WireProtocol.encode(Reply.status(status()))) }
+        guard let otherAudioWatcher else { return connection.send(WireProtocol.encode(Reply.status(status().view(for: connection.caller)))) }
         if let seen = otherAudioWatcher.scene(for: item?.clip.environment) {
-            return connection.send(WireProtocol.encode(Reply.status(status(otherAudio: seen))))
+            return connection.send(WireProtocol.encode(Reply.status(status(otherAudio: seen).view(for: connection.caller))))
         }
         statusWaiting.append(connection)
         if statusWaiting.count == 1 {
@@ -169,8 +169,11 @@ extension QueueController {
         let waiting = statusWaiting
         statusWaiting = []
         guard !waiting.isEmpty else { return }
-        let reply = WireProtocol.encode(Reply.status(status(otherAudio: scene)))
-        for connection in waiting { connection.send(reply) }
+        let status = status(otherAudio: scene)
+        let reply = WireProtocol.encode(Reply.status(status))
+        for connection in waiting {
+            connection.send(connection.caller == nil ? reply : WireProtocol.encode(Reply.status(status.view(for: connection.caller))))
+        }
     }
 
     /// The status with `scene` (nil: no sound server answers) and the call that holds announce.

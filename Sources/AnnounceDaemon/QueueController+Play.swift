@@ -4,15 +4,21 @@ import AnnounceOutput
 
 /// `play`: its items checked, spooled all or nothing, queued or started, and acknowledged.
 extension QueueController {
-    /// `play`, its values already checked (`Request.problem`).
-    func handlePlay(_ request: PlayRequest, from connection: Connection, now: Double) {
+    /// `play`, its values already checked (`Request.problem`). True when its items were queued
+    /// now (not when refused, nor when they were restored from a request sent before).
+    @discardableResult
+    func handlePlay(_ request: PlayRequest, from connection: Connection, now: Double) -> Bool {
         // Sent again: the daemon before this one spooled it, and died before it answered.
-        if let key = request.key, let ids = restored.requests[key] { return answerResent(ids, request, connection, now: now) }
-        guard let items = newItems(request, connection, now: now) else { return }
+        if let key = request.key, let ids = restored.requests[key] {
+            answerResent(ids, request, connection, now: now)
+            return false
+        }
+        guard let items = newItems(request, connection, now: now) else { return false }
         // All or nothing across a crash too: uncommitted until every item is spooled.
         do { try spool.beginRequest(items.map(\.item.id), key: request.key) } catch {
             logger.error("\(error.description)")
-            return connection.send(WireProtocol.encode(Reply.failure(error.exitCode, "cannot spool the request: \(error.description)")))
+            connection.send(WireProtocol.encode(Reply.failure(error.exitCode, "cannot spool the request: \(error.description)")))
+            return false
         }
         defer { spool.endRequest() }
         var ids: [String] = []
@@ -21,7 +27,8 @@ extension QueueController {
                 logger.error("\(error.description)")
                 // None of the request is accepted: its items spooled so far go too.
                 cancel(ids + [item.id], now: now)
-                return connection.send(WireProtocol.encode(Reply.failure(error.exitCode, "cannot spool the item: \(error.description)")))
+                connection.send(WireProtocol.encode(Reply.failure(error.exitCode, "cannot spool the item: \(error.description)")))
+                return false
             }
             ids.append(item.id)
         }
@@ -29,7 +36,7 @@ extension QueueController {
         if connection.peerHungUp {
             logger.warning("a play request whose client left before it was accepted is undone")
             cancel(ids, now: now)
-            return
+            return false
         }
         spool.commitRequest()  // right before the acknowledgement (the fsync comes after it)
         for (item, _) in items where lifecycles[item.id] != nil { downloads?.ensure(item) }
@@ -37,6 +44,7 @@ extension QueueController {
         let waitsForResume = lanes.main.isPaused && items.contains { $0.item.audioSession.lane == .main }
         connection.send(WireProtocol.encode(Reply.ids(ids, pausedSince: waitsForResume ? runtime.pausedSince ?? now : nil)))
         if request.wait { subscribe(connection, to: ids, progress: request.progress) }
+        return true
     }
 
     /// A request sent again after a restart: answered with the items the spool kept for it.
@@ -66,6 +74,7 @@ extension QueueController {
             }
             var item = QueueItem(request: itemRequest, id: newID(), now: now)
             item.requestKey = request.key
+            item.owner = connection.caller?.owner
             // A URL's body is downloaded into the media directory under a name the daemon gives.
             if item.clip.url != nil { item.clip.media = MediaDirectory.newName() }
             // `play --tag T --replace a b` replaces older T items, not its own first file.
@@ -80,7 +89,7 @@ extension QueueController {
     private func admit(_ item: QueueItem, replacing replaces: Bool, after ids: [String], now: Double) throws(AnnounceError) {
         if replaces, let tag = item.tag {
             // Playing mixing streams with the tag are replaced too (the scheduler has the queue's).
-            carryOut(lanes.mixed.end(where: { $0.tag == tag && !ids.contains($0.id) },
+            carryOut(lanes.mixed.end(where: { $0.tag == tag && $0.owner?.uid == item.owner?.uid && !ids.contains($0.id) },
                                      Outcome(.replaced, reason: "replaced by \(item.id)")), now: now)
         }
         if item.audioSession.lane == .mixed {
@@ -89,7 +98,7 @@ extension QueueController {
             item.sequence = lanes.main.nextSequence
             try spool.save(item)
             lifecycles[item.id] = ItemLifecycle()
-            hub.emit(Event(.queued, time: now, id: item.id, path: item.clip.path, priority: item.priority))
+            hub.emit(Event(.queued, time: now, id: item.id, path: item.clip.path, priority: item.priority).owned(by: item.owner))
             return startMixed(item, alert: false, now: now)
         }
         lifecycles[item.id] = ItemLifecycle()  // before its effects: it may end at once (`--expire 0s`)
@@ -101,7 +110,7 @@ extension QueueController {
                 throw error
             }
         }
-        hub.emit(Event(.queued, time: now, id: item.id, path: item.clip.path, priority: item.priority))
+        hub.emit(Event(.queued, time: now, id: item.id, path: item.clip.path, priority: item.priority).owned(by: item.owner))
         carryOut(effects, now: now)
     }
 

@@ -8,8 +8,14 @@ import AnnounceOutput
 
 /// The requests: one handler each, taking the request and the connection it came on.
 extension QueueController {
-    /// One request line: decoded, checked, and handed to its handler.
-    func handle(_ line: ArraySlice<UInt8>, from connection: Connection) {
+    /// One request line: decoded, checked, and handed to its handler. `descriptors`: the files
+    /// that came with it (the system queue's handed files); the caller closes them afterwards.
+    func handle(_ line: ArraySlice<UInt8>, descriptors: [Int32] = [], from connection: Connection) {
+        // The system queue's outsiders are refused before anything of theirs is read.
+        if let caller = connection.caller, !caller.mayEnqueue {
+            logger.info("refused \(caller.name) (uid \(caller.uid)): not in group '\(SystemSettings.group)'")
+            return refuse(connection, .notPermitted(caller.outsider))
+        }
         let request: Request
         do {
             request = try Request(line: line)
@@ -24,10 +30,30 @@ extension QueueController {
         }
         // The values no client is trusted with, by the rules the client checked before sending.
         if let problem = request.problem { return reject(connection, problem) }
+        if let caller = connection.caller, let access = configuration.access,
+           let refusal = systemRefusal(request, from: caller, access: access) {
+            logger.info("refused \(caller.name)'s \(request.operation.rawValue): \(refusal.description)")
+            return refuse(connection, refusal)
+        }
         let now = clock()
         switch request {
-        case .play(let play): handlePlay(play, from: connection, now: now)
-        case .alert(let alert, let wait): handleAlert(alert, wait: wait, from: connection, now: now)
+        case .play(var play):
+            guard let caller = connection.caller, let access = configuration.access else {
+                handlePlay(play, from: connection, now: now)
+                return
+            }
+            var stored: [MediaFile] = []
+            let accepted = takeHanded(&play, descriptors: descriptors, caller: caller, access: access, stored: &stored, connection: connection)
+                && handlePlay(play, from: connection, now: now)
+            for file in stored { accepted ? file.release() : file.discard() }
+        case .alert(var alert, let wait):
+            guard connection.caller != nil else { return handleAlert(alert, wait: wait, from: connection, now: now) }
+            var stored: [MediaFile] = []
+            let media = takeHanded(&alert, descriptors: descriptors, stored: &stored, connection: connection)
+            if alert.handed == nil, media != nil || stored.isEmpty, !connection.closing {
+                handleAlert(alert, media: media, owner: connection.caller?.owner, wait: wait, from: connection, now: now)
+            }
+            for file in stored { file.release() }  // a refused alert's goes with its outcome
         case .wait(let ids, let progress): wait(for: ids, progress: progress, connection: connection)
         case .status: answerStatus(connection)
         case .skip, .pause, .resume, .stop:
@@ -72,8 +98,10 @@ extension QueueController {
     private func handleCancel(_ target: CancelTarget, from connection: Connection, now: Double) {
         switch target {
         case .tag(let tag):
-            carryOut(lanes.mixed.end(where: { $0.tag == tag }, .cancelled), now: now)
-            control(connection, lanes.main.cancel(tag: tag, now: now), now: now)
+            // A tag is its owner's: on the system queue each caller cancels their own.
+            let owner = connection.caller?.uid
+            carryOut(lanes.mixed.end(where: { $0.tag == tag && $0.owner?.uid == owner }, .cancelled), now: now)
+            control(connection, lanes.main.cancel(tag: tag, owner: owner, now: now), now: now)
         case .ids(let ids):
             connection.send(WireProtocol.encode(Reply.cancelled(unknown: cancel(ids, now: now))))
         }
@@ -111,6 +139,11 @@ extension QueueController {
         connection.sendAndClose(WireProtocol.encode(Reply.refusal(message)))
     }
 
+    /// A failure reply with the error's code, and the connection closed.
+    func refuse(_ connection: Connection, _ error: AnnounceError) {
+        connection.sendAndClose(WireProtocol.encode(Reply.failure(error.exitCode, error.description)))
+    }
+
     private func control(_ connection: Connection, _ effects: [SchedulerEffect], now: Double) {
         carryOut(effects, now: now)
         connection.send(WireProtocol.encode(Reply.done))
@@ -129,7 +162,7 @@ extension QueueController {
                 connection.waiting.insert(id)
                 if progress { driver.watchProgress(id) }
             } else if let outcome = spool.outcome(of: id) {
-                connection.send(WireProtocol.encode(outcome))
+                connection.send(WireProtocol.encode(connection.view(of: outcome)))
             } else {
                 unknown.append(id)
             }

@@ -15,7 +15,8 @@ extension QueueController {
     /// `announce alert`: a system sound, mixed over everything at once; never queued, never
     /// preempted, not ducked, not spooled. Quiet mode silences it unless `ignoreQuiet`.
     /// Its values are already checked (`Request.problem`).
-    func handleAlert(_ alert: AlertRequest, wait: Bool, from connection: Connection, now: Double) {
+    /// `media`: the system queue's copy of the handed sound (DESIGN §8), deleted with its outcome.
+    func handleAlert(_ alert: AlertRequest, media: String? = nil, owner: ItemOwner? = nil, wait: Bool, from connection: Connection, now: Double) {
         var passed: Set<String> = []
         if let failure = deviceFailure([alert.device ?? configuration.device], environment: alert.environment, passed: &passed) {
             return connection.sendAndClose(WireProtocol.encode(Reply.failure(failure.exitCode, failure.description)))
@@ -28,7 +29,9 @@ extension QueueController {
                         environment: alert.environment)
         clip.pathBytes = alert.pathBytes
         clip.loudness = alert.loudness
-        let item = QueueItem(id: newID(), clip: clip, priority: .high, arrival: now, session: AudioSession(category: .ambient), ifBusy: .fail)
+        clip.media = media
+        var item = QueueItem(id: newID(), clip: clip, priority: .high, arrival: now, session: AudioSession(category: .ambient), ifBusy: .fail)
+        item.owner = owner
         lifecycles[item.id] = ItemLifecycle()
         lanes.mixed.add(item, alert: true)
         connection.send(WireProtocol.encode(Reply.ids([item.id])))

@@ -17,6 +17,7 @@ extension QueueController {
             if item.audioSession != .default { status.session = item.audioSession.description }
             if policy[item.id]?.ducked == true { status.ducked = true }
             status.title = meter.titles[item.id]
+            status.owner = item.owner
             return status
         }
         var playing = lanes.main.playing.map { describe($0, .playing) }
@@ -66,7 +67,7 @@ extension QueueController {
                 guard let event = waitingEvent(for: id, ready: ready, scheduled: scheduled, now: now),
                       connection.reportedWaits[id].map({ !Self.sameWait($0, event) }) ?? true else { continue }
                 connection.reportedWaits[id] = event
-                connection.send(WireProtocol.encode(event))
+                connection.send(WireProtocol.encode(connection.view(of: event.owned(by: lanes.item(id)?.owner))))
             }
         }
     }

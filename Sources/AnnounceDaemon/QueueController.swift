@@ -53,6 +53,7 @@ final class QueueController {
                       downloads: downloads)
         otherAudio = OtherAudioParts(ducker: ducker)
         self.configuration = configuration
+        if configuration.access != nil { hub.ownerOf = { [unowned self] id in lanes.item(id)?.owner } }
     }
 
     // MARK: lifecycle

@@ -13,6 +13,8 @@ public enum Limits {
     public static let maxTagBytes = 256
     /// Most items in one `play` request.
     public static let maxItemsPerPlay = 1000
+    /// Most descriptors one request may hand over (system queue): an item's audio and two chimes.
+    public static let maxHandedFiles = 3 * maxItemsPerPlay
     /// More extra passes than this is a typo; -1 repeats forever.
     public static let maxLoops = 1_000_000
     /// Linear gain of a clip or an alert.

@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <grp.h>
 #include <unistd.h>
 
 extern char **environ;
@@ -28,14 +29,14 @@ static int fill_address(struct sockaddr_un *address, const char *path) {
     return 0;
 }
 
-int announce_unix_listen(const char *path, int backlog) {
+int announce_unix_listen(const char *path, int backlog, mode_t mode) {
     struct sockaddr_un address;
     int status = fill_address(&address, path);
     if (status < 0) return status;
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) return -errno;
-    // Only the owner may connect, whatever the directory's mode.
-    mode_t old = umask(0177);
+    // Only those the mode names may connect, whatever the directory's mode.
+    mode_t old = umask(~mode & 0777);
     status = bind(fd, (struct sockaddr *)&address, sizeof address);
     umask(old);
     if (status < 0 || listen(fd, backlog) < 0) {
@@ -51,6 +52,85 @@ int announce_peer_pid(int fd) {
     socklen_t length = sizeof credentials;
     if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return -errno;
     return credentials.pid;
+}
+
+int announce_peer_ids(int fd, uid_t *uid, gid_t *gid) {
+    struct ucred credentials;
+    socklen_t length = sizeof credentials;
+    if (getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &credentials, &length) != 0) return -errno;
+    *uid = credentials.uid;
+    *gid = credentials.gid;
+    return 0;
+}
+
+#define MAX_SENT_DESCRIPTORS 250
+#define MAX_RECEIVED_DESCRIPTORS 253  /* SCM_MAX_FD */
+
+ssize_t announce_send_descriptors(int fd, const void *bytes, size_t length, const int *descriptors, int count) {
+    if (count < 0 || count > MAX_SENT_DESCRIPTORS) return -EINVAL;
+    struct iovec part = {(void *)bytes, length};
+    struct msghdr message = {0};
+    message.msg_iov = &part;
+    message.msg_iovlen = 1;
+    union {
+        char buffer[CMSG_SPACE(sizeof(int) * MAX_SENT_DESCRIPTORS)];
+        struct cmsghdr align;
+    } control;
+    if (count > 0) {
+        memset(&control, 0, sizeof control);
+        message.msg_control = control.buffer;
+        message.msg_controllen = CMSG_SPACE(sizeof(int) * count);
+        struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+        header->cmsg_level = SOL_SOCKET;
+        header->cmsg_type = SCM_RIGHTS;
+        header->cmsg_len = CMSG_LEN(sizeof(int) * count);
+        memcpy(CMSG_DATA(header), descriptors, sizeof(int) * count);
+    }
+    ssize_t sent;
+    while ((sent = sendmsg(fd, &message, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
+    return sent < 0 ? -errno : sent;
+}
+
+ssize_t announce_receive_descriptors(int fd, void *buffer, size_t length, int *descriptors, int capacity, int *received) {
+    struct iovec part = {buffer, length};
+    struct msghdr message = {0};
+    message.msg_iov = &part;
+    message.msg_iovlen = 1;
+    union {
+        char buffer[CMSG_SPACE(sizeof(int) * MAX_RECEIVED_DESCRIPTORS)];
+        struct cmsghdr align;
+    } control;
+    message.msg_control = control.buffer;
+    message.msg_controllen = sizeof control.buffer;
+    *received = 0;
+    ssize_t got = recvmsg(fd, &message, MSG_CMSG_CLOEXEC);
+    if (got < 0) return -errno;
+    int dropped = 0;
+    for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
+        if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
+        int count = (int)((header->cmsg_len - CMSG_LEN(0)) / sizeof(int));
+        int *given = (int *)CMSG_DATA(header);
+        for (int index = 0; index < count; index++) {
+            if (*received < capacity) descriptors[(*received)++] = given[index];
+            else { close(given[index]); dropped = 1; }
+        }
+    }
+    if (dropped || (message.msg_flags & MSG_CTRUNC)) {
+        for (int index = 0; index < *received; index++) close(descriptors[index]);
+        *received = 0;
+        return -EMSGSIZE;
+    }
+    return got;
+}
+
+int announce_drop_privileges(uid_t uid, gid_t gid, const gid_t *groups, int count) {
+    if (setgroups((size_t)count, groups) != 0) return -errno;
+    if (setresgid(gid, gid, gid) != 0) return -errno;
+    if (setresuid(uid, uid, uid) != 0) return -errno;
+    if (uid != 0 && (setuid(0) == 0 || seteuid(0) == 0)) return -EPERM;
+    uid_t real, effective, saved;
+    if (getresuid(&real, &effective, &saved) != 0 || real != uid || effective != uid || saved != uid) return -EPERM;
+    return 0;
 }
 
 int announce_unix_connect(const char *path, int timeout_ms) {

@@ -59,8 +59,15 @@ struct Alert: ParsableCommand {
         let fileName = SoundNames.resolve(RawArguments.fileNames([file])[0])
         let file = fileName.text
         do {
+            // The system queue (DESIGN §8) takes the file as a descriptor opened here, checked through it.
+            let handed = try RuntimeDirectory.clientTarget().isSystem ? FileHandover() : nil
+            let label = absoluteFile(fileName).text
+            let opened = try handed.map { handed throws(AnnounceError) in try handed.add(fileName, label: label) }
             // Checked here, with the caller's own path in the message, before the daemon is asked.
-            let decoder = try DecoderRegistry.open(fileName)
+            let decoder: any AudioDecoder
+            do throws(AnnounceError) { decoder = try DecoderRegistry.open(opened?.checked ?? fileName) } catch {
+                throw opened.map { error.naming($0.checked.text, as: label) } ?? error
+            }
             if let refusal = SystemSound.refusal(of: decoder.info, path: file) { throw refusal }
             var alert = AlertRequest(path: file, gain: level.linearGain, ignoreQuiet: ignoreQuiet ? true : nil,
                                      device: try device.map { name throws(AnnounceError) in
@@ -69,11 +76,12 @@ struct Alert: ParsableCommand {
                                      environment: AudioEnvironment.caller())
             alert.file = absoluteFile(fileName)
             alert.loudness = level.target
+            alert.handed = opened?.index
             let request = Request.alert(alert, wait: wait)
             // The daemon's own rules, so a request it would refuse never starts one.
             if let problem = request.problem { throw AnnounceError.usage(problem) }
             guard let client = try DaemonClient.connect(autoStart: true) else { return }
-            let ids = try client.call(request).ids ?? []
+            let ids = try client.call(request, descriptors: handed?.descriptors ?? []).ids ?? []
             guard wait else { return }
             client.cancelOnInterrupt(ids: ids)
             let outcomes = try OutcomeWaiter.wait(for: ids, on: client, progress: false) { _ in }

@@ -25,12 +25,20 @@ struct AnnounceCommand: ParsableCommand {
                   answer (stopped; ANNOUNCE_TIMEOUT); with --zone/--host, a host
                   that gave no answer within --wait-timeout
               70  internal error
+              77  not permitted on the system queue: not in group announce, another
+                  user's item, a control for root, a path or device only you can open
               75  not played to the end: dropped, cancelled (skip, stop, clear,
                   cancel), replaced, expired, silenced by quiet mode or
                   --if-other-audio skip; for cancel, an id that was unknown or
                   already final
               128+N  play got signal N while waiting (Ctrl-C: 130; also SIGTERM,
                      SIGHUP); the items it queued were cancelled
+
+            WHICH QUEUE
+              --system (ANNOUNCE_SYSTEM=1) before the command uses the machine's one queue
+              (announce daemon --system), --user (ANNOUNCE_SYSTEM=0) your own. Without
+              either, root and system accounts use the machine's when it runs; members of
+              group announce may use it too, everyone else gets 77.
 
             EXAMPLES
               announce play backup-done.mp3
@@ -64,13 +72,14 @@ struct AnnounceCommand: ParsableCommand {
     }
 
     static func main() {
-        let arguments = Array(CommandLine.arguments.dropFirst())
+        var arguments = Array(CommandLine.arguments.dropFirst())
+        GlobalFlags.take(&arguments)
         if let problem = UsageErrors.check(arguments) {
             printError(problem)
             Glibc.exit(ExitCode.validationFailure.rawValue)
         }
         do {
-            var command = try parseAsRoot()
+            var command = try parseAsRoot(arguments)
             try command.run()
         } catch let code as ExitCode {
             // Already reported. What exit(withError:) does for an ExitCode, without first
@@ -82,5 +91,19 @@ struct AnnounceCommand: ParsableCommand {
             printError(UsageErrors.line(for: message(for: problemBeforeMissingFile(error, arguments: arguments)), arguments: arguments))
             Self.exit(withError: status)
         }
+    }
+}
+
+/// `announce --system CMD` and `announce --user CMD`: which queue (DESIGN §8), given before the
+/// command, for clients as `ANNOUNCE_SYSTEM` (RuntimeDirectory.clientTarget), for `daemon` as its `--system`.
+enum GlobalFlags {
+    nonisolated(unsafe) static var system: Bool?
+
+    /// Takes a leading `--system` or `--user` out of `arguments`.
+    static func take(_ arguments: inout [String]) {
+        guard let first = arguments.first, first == "--system" || first == "--user" else { return }
+        arguments.removeFirst()
+        system = first == "--system"
+        setenv("ANNOUNCE_SYSTEM", first == "--system" ? "1" : "0", 1)
     }
 }

@@ -17,7 +17,7 @@ struct ControlCommand<Control: ControlOperation>: ParsableCommand {
         _ = CLILogHandler.bootstrap(quiet: verbosity.quiet)
         let request = Control.request
         do {
-            let runtime = try RuntimeDirectory.prepare()
+            let runtime = try RuntimeDirectory.forClient(RuntimeDirectory.clientTarget())
             guard let client = try DaemonClient.connect(autoStart: false, runtime: runtime) else {
                 if request == .pause || request == .resume { try runtime.setPaused(request == .pause) }
                 return

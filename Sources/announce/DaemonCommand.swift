@@ -29,6 +29,13 @@ struct DaemonCommand: ParsableCommand {
             `wake-up`, `keep-open` and the rest (docs/USAGE.md); it is read again whenever it changes, and \
             what changed applies from the next item (a new device, from the next start). Problems in it are logged as warnings, \
             never fatal.
+
+            --system runs the machine's one queue for root's cron jobs, system services and every \
+            member of group announce (contrib/systemd/announce-system.service; DESIGN §8): its \
+            directory is /run/announce ($ANNOUNCE_SYSTEM_DIR), its socket group announce, mode 0660, \
+            its config /etc/announce/config ($ANNOUNCE_SYSTEM_CONFIG, with a [system] section); no \
+            user's config is read. Started as root it makes the directory, then becomes user \
+            announce (--run-as) with groups announce and audio before it reads any request.
             """)
 
     @Option(name: .shortAndLong, help: "ALSA PCM for items without --device (default: the config file's `device`, else `default`).", completion: deviceCompletion)
@@ -43,6 +50,17 @@ struct DaemonCommand: ParsableCommand {
     @Option(help: .hidden)
     var readyFd: Int32?
 
+    @Flag(help: "Run the system queue: one daemon for the whole machine (also `announce --system daemon`).")
+    var system = false
+
+    @Option(name: .customLong("run-as"), help: ArgumentHelp("With --system, started as root: the user to become (default: announce).", valueName: "user"))
+    var runAs: String?
+
+    func validate() throws {
+        if runAs != nil && !(system || GlobalFlags.system == true) { throw ValidationError("--run-as needs --system") }
+        if (system || GlobalFlags.system == true) && readyFd != nil { throw ValidationError("the system queue is never started by a client") }
+    }
+
     func run() throws {
         let quiet = quiet
         _ = LogOutput.descriptor  // before any thread can send stderr elsewhere
@@ -50,6 +68,7 @@ struct DaemonCommand: ParsableCommand {
         let logger = Logger(label: "announce-daemon")
         ALSALogBridge.install(logger)
         do {
+            if system || GlobalFlags.system == true { return try runSystem(logger: logger) }
             let runtime = try RuntimeDirectory.prepare()
             let configPath = UserConfiguration.defaultPath()
             let configStamp = configPath.flatMap(FileStamp.init)  // before reading: an edit meanwhile is seen
@@ -96,6 +115,79 @@ struct DaemonCommand: ParsableCommand {
         } catch {
             throw reportedExit(error)
         }
+    }
+}
+
+extension DaemonCommand {
+    /// `--system` (DESIGN §8): the directory made and given away as root, root dropped for good,
+    /// then the same daemon as a user's, with `SystemAccess` deciding what each caller may do.
+    func runSystem(logger: Logger) throws(AnnounceError) {
+        let path = try RuntimeDirectory.systemPath()
+        let configPath = try RuntimeDirectory.systemConfigPath()
+        guard let group = Accounts.group(named: SystemSettings.group) else {
+            throw .unavailable("group '\(SystemSettings.group)' does not exist: the package's sysusers.d file makes it (systemd-sysusers), or groupadd --system \(SystemSettings.group)")
+        }
+        let runtime: RuntimeDirectory
+        if getuid() == 0 {
+            let name = runAs ?? SystemSettings.user
+            guard let account = Accounts.user(named: name) else {
+                throw .unavailable("user '\(name)' does not exist: the package's sysusers.d file makes it (systemd-sysusers), or useradd --system \(name); --run-as names another")
+            }
+            guard account.uid != 0 else { throw .usage("--run-as \(name): the system queue never runs as root") }
+            runtime = try RuntimeDirectory.prepareSystem(path, owner: account.uid, group: group)
+            let audio = Accounts.group(named: "audio").map { [$0] } ?? []
+            try Accounts.become(account, primary: group, groups: Array(Set([group, account.gid] + audio)))
+        } else {
+            guard runAs == nil else { throw .usage("--run-as needs root: this daemon already runs as \(Accounts.name(of: getuid()))") }
+            runtime = try RuntimeDirectory.prepareSystem(path, owner: getuid(), group: group)
+        }
+        // Nothing of whoever started it: no session bus, no sound server of theirs, caches in its own directory.
+        for name in ["DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR", "PULSE_SERVER", "PULSE_RUNTIME_PATH", "PULSE_COOKIE",
+                     "PULSE_CLIENTCONFIG", "PIPEWIRE_RUNTIME_DIR", "PIPEWIRE_REMOTE"] { unsetenv(name) }
+        setenv("HOME", runtime.path, 1)
+        setenv("XDG_CACHE_HOME", runtime.path + "/cache", 1)
+        umask(0o077)
+        raiseDescriptorLimit()
+        if let running = try runningDaemon(runtime) { return printError("already running (pid \(running.pid))") }
+        let configStamp = FileStamp(configPath)
+        let (user, warnings) = UserConfiguration.load(path: configPath)
+        for warning in warnings { logger.warning("\(warning)") }
+        var configuration = Daemon.Configuration(device: device ?? user.device ?? UserConfiguration.defaultDevice,
+                                                 quietHours: user.quietHours, duckLevel: user.duckLevel)
+        configuration.silence = user.silence
+        configuration.loudness = user.loudness
+        configuration.quietLevel = user.quietLevel
+        configuration.wakeUp = user.wakeUp
+        configuration.keepOpen = user.keepOpen
+        configuration.configPath = configPath
+        configuration.configStamp = configStamp
+        configuration.speechCacheBytes = user.speechCacheBytes
+        configuration.interruptingRoles = user.interruptingRoles
+        let controlGroup = user.system.controlGroup.flatMap { name in
+            let gid = Accounts.group(named: name)
+            if gid == nil { logger.warning("\(configPath): [system] control-group '\(name)' does not exist; only root controls the queue") }
+            return gid
+        }
+        configuration.access = SystemAccess(settings: user.system, group: group, controlGroup: controlGroup, daemonUID: getuid())
+        if let mqtt = user.mqtt {
+            let (engine, voice) = (user.speechEngine, user.speechVoice)
+            configuration.services.append(("zones", {
+                ZoneBridge.start(mqtt, speechEngine: engine, speechVoice: voice, runtime: runtime, logger: logger)
+            }))
+        }
+        logger.info("the system queue, as \(Accounts.name(of: getuid())) (uid \(getuid())); config \(configPath)")
+        if try !Daemon(runtime: runtime, configuration: configuration, logger: logger).run() {
+            let pid = try runningDaemon(runtime)?.pid
+            printError("already running" + (pid.map { " (pid \($0))" } ?? ""))
+        }
+    }
+
+    /// Every caller may hand over files: the soft limit on descriptors goes up to the hard one.
+    private func raiseDescriptorLimit() {
+        var limit = rlimit()
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        limit.rlim_cur = limit.rlim_max
+        setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
     }
 }
 

@@ -107,11 +107,13 @@ struct Play: ParsableCommand {
         // Files are opened by their bytes (a name need not be UTF-8), shown as the parser decoded them.
         let fileNames = RawArguments.fileNames(files)
         try submit(names: paths.map { String($0.split(separator: "/").last ?? "") }, paths: paths, delivery: delivery,
-                   session: session, zones: zones, handover: { handover = $0 }) { () throws(AnnounceError) in
+                   session: session, zones: zones, handover: { handover = $0 }) { (handed: FileHandover?) throws(AnnounceError) in
             try zip(files, fileNames).map { argument, file throws(AnnounceError) in
                 let clip: Clip
                 if stream.isOn {
                     clip = try stream.clip(argument, playback: playback, devices: output.resolved())
+                } else if let handed, Clip.urlScheme(of: argument) == nil {
+                    clip = try handedClip(argument == Self.stdinArgument ? nil : SoundNames.resolve(file), to: handed)
                 } else if let input = try StoredInput.store(argument) {
                     stored.append(input.file)
                     do throws(AnnounceError) {
@@ -130,6 +132,18 @@ struct Play: ParsableCommand {
                 return request
             }
         }
+    }
+
+    /// For the system queue: the file (nil: stdin) opened with the caller's rights, checked as
+    /// `checkedClip` does through that very descriptor, and handed over with the request.
+    private func handedClip(_ file: FileName?, to handed: FileHandover) throws(AnnounceError) -> Clip {
+        if file == nil, isatty(STDIN_FILENO) == 1 { throw .usage("\(Clip.stdinLabel): is a terminal; pipe audio into announce play -") }
+        let label = file.map { absoluteFile($0).text } ?? Clip.stdinLabel
+        let (index, checked) = if let file { try handed.add(file, label: label) } else { try handed.addContents(of: STDIN_FILENO, label: label) }
+        var clip: Clip
+        do throws(AnnounceError) { clip = try checkedClip(checked, label: label) } catch { throw error.naming(checked.text, as: label) }
+        clip.handed = HandedFiles(audio: index)
+        return clip
     }
 
     /// Opens the file as the daemon will, so bad input fails here with the

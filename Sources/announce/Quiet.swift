@@ -89,7 +89,7 @@ struct Quiet: ParsableCommand {
                 return show(status.quietState)
             }
             // No daemon: the same rules on the same files, as the next daemon will see them.
-            let runtime = try RuntimeDirectory.prepare()
+            let runtime = try RuntimeDirectory.forClient(RuntimeDirectory.clientTarget())
             let (user, warnings) = UserConfiguration.load()
             for warning in warnings { logger.warning("\(warning)") }
             let mode = QuietMode(setting: runtime.loadQuietSetting(), hours: user.quietHours, level: user.quietLevel, localMinutes: QuietMode.systemLocalMinutes)

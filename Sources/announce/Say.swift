@@ -100,7 +100,7 @@ struct Say: ParsableCommand {
             throw reportedExit(error)
         }
         let speech = voice.speech(text, configuration: UserConfiguration.load().configuration)
-        try submit(names: [speech.label], paths: [speech.label], delivery: delivery, session: session, zones: zones) { () throws(AnnounceError) in
+        try submit(names: [speech.label], paths: [speech.label], delivery: delivery, session: session, zones: zones) { (_: FileHandover?) throws(AnnounceError) in
             if let problem = speech.problem { throw .usage(optionText(problem)) }
             // The engine runs in the daemon, which looks on the same PATH (and the usual bin
             // directories); with --zone or --host, on each host, which renders it itself.

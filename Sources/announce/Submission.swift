@@ -60,14 +60,19 @@ enum Handover {
 /// Queues the requests `make` builds (each checked first, so a request the daemon would refuse
 /// never starts one) and, unless --no-wait, waits for their outcomes: `play`'s and `say`'s
 /// common path. `names` are what the progress line calls the items, `paths` the messages.
-/// `handover` learns whether the daemon took them, before any wait.
+/// `handover` learns whether the daemon took them, before any wait. For the system queue
+/// (DESIGN §8) `make` gets the files to hand over, where it adds each item's audio; the chimes
+/// are added here.
 func submit(names: [String], paths: [String], delivery: DeliveryFlags, session: SessionFlags, zones: ZoneFlags,
-            handover: (Handover) -> Void = { _ in }, make: () throws(AnnounceError) -> [ItemRequest]) throws {
+            handover: (Handover) -> Void = { _ in }, make: (FileHandover?) throws(AnnounceError) -> [ItemRequest]) throws {
     let logger = CLILogHandler.bootstrap(quiet: delivery.quiet)
     var display: ProgressLine?
     do {
         for warning in session.warnings() { logger.warning("\(warning)") }
-        let requests = try make()
+        let system = try RuntimeDirectory.clientTarget().isSystem
+        let files = !zones.isOn && system ? FileHandover() : nil
+        var requests = try make(files)
+        if let files { try files.addChimes(&requests) }
         if let problem = PlayRequest(items: requests).problem { throw AnnounceError.usage(problem) }
         if zones.isOn {
             let status = try submitToZones(requests, zones: zones, delivery: delivery, logger: logger)
@@ -78,7 +83,8 @@ func submit(names: [String], paths: [String], delivery: DeliveryFlags, session: 
         display = !delivery.noWait && !delivery.json && !delivery.quiet ? ProgressLine.forTerminal() : nil
         let reply: Reply
         do {
-            reply = try DaemonClient.play(PlayRequest(items: requests, wait: !delivery.noWait, progress: display != nil), on: &client)
+            reply = try DaemonClient.play(PlayRequest(items: requests, wait: !delivery.noWait, progress: display != nil),
+                                          descriptors: files?.descriptors ?? [], on: &client)
         } catch {
             if case .daemon = error { handover(.refused) } else { handover(.unknown) }
             throw error

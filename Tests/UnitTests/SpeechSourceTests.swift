@@ -66,7 +66,7 @@ import Glibc
         #expect(configuration.device == "null" && configuration.speechEngine == .flite && configuration.speechVoice == "slt")
         #expect(configuration.speechCacheBytes == 8 << 20)
         #expect(warnings == ["c:6: unknown key 'colour' in [speech] (known: engine, voice, cache-size)",
-                             "c:7: unknown section [zones] (known: [chime], [speech], [download], [session], [mqtt])"])
+                             "c:7: unknown section [zones] (known: [chime], [speech], [download], [session], [mqtt], [system])"])
     }
 }
 

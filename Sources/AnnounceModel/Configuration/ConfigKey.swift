@@ -95,6 +95,31 @@ struct ConfigKey: Sendable {
         },
         path("password-file", \.passwordFile), path("ca-file", \.caFile), path("cert-file", \.certFile), path("key-file", \.keyFile),
         flag("mqtt", "discovery") { $0.mqtt.settings.discovery = $1 },
+
+        ConfigKey(section: "system", name: "max-items-per-user") { value, draft, warn in
+            let range = SystemSettings.itemsRange
+            guard let count = Int(value), range.contains(count) else {
+                return warn("max-items-per-user must be a number of items from \(range.lowerBound) to \(range.upperBound), not '\(value)'")
+            }
+            draft.configuration.system.maxItemsPerUser = count
+        },
+        ConfigKey(section: "system", name: "max-bytes-per-user") { value, draft, warn in
+            guard let bytes = UserConfiguration.parseBytes(value), bytes > 0 else {
+                return warn("max-bytes-per-user must be a size like 1G, not '\(value)'")
+            }
+            draft.configuration.system.maxBytesPerUser = bytes
+        },
+        ConfigKey(section: "system", name: "devices") { value, draft, warn in
+            let names = value.split(separator: ",").map { String($0).trimming(" \t") }.filter { !$0.isEmpty }
+            if let bad = names.first(where: { DeviceName.problem($0) != nil }) { return warn("devices: '\(bad)' is no device name") }
+            draft.configuration.system.devices = names
+        },
+        ConfigKey(section: "system", name: "control-group") { value, draft, warn in
+            guard value.utf8.count <= 64, value.allSatisfy({ $0.isASCII && !$0.isWhitespace && $0 != ":" }) else {
+                return warn("control-group must be a group's name, not '\(value)'")
+            }
+            draft.configuration.system.controlGroup = value
+        },
     ]
 
     /// The sections, in order ("" first).

@@ -89,6 +89,8 @@ public struct UserConfiguration: Equatable, Sendable {
     public var downloadCacheBytes: Int64 = UserConfiguration.defaultDownloadCacheBytes
     /// `[mqtt]`: the broker of this host's zones; nil: zones are off.
     public var mqtt: MQTTSettings?
+    /// `[system]`: the system daemon's rules for its callers (DESIGN §8); other daemons ignore it.
+    public var system = SystemSettings()
 
     public static let defaultSpeechCacheBytes: Int64 = 64 << 20
     public static let defaultDownloadCacheBytes: Int64 = 256 << 20

@@ -20,6 +20,9 @@ public enum AnnounceError: Error, Equatable, Sendable, CustomStringConvertible {
     case programFailed(program: String, reason: String)
     /// A bug or an unexpected system failure (70).
     case `internal`(String)
+    /// The caller may not do this on the system queue (77, EX_NOPERM): not in its group, not
+    /// the item's owner, a control only root gives, a path or device only the client may open.
+    case notPermitted(String)
 
     public var exitCode: Int32 {
         switch self {
@@ -29,6 +32,7 @@ public enum AnnounceError: Error, Equatable, Sendable, CustomStringConvertible {
         case .deviceUnavailable, .deviceBusy, .unavailable: 69
         case .daemon(let code, _): code
         case .internal, .programFailed: Self.internalExitCode
+        case .notPermitted: Self.notPermittedExitCode
         }
     }
 
@@ -43,6 +47,7 @@ public enum AnnounceError: Error, Equatable, Sendable, CustomStringConvertible {
         case .daemon(_, let message): message
         case .programFailed(let program, let reason): "\(program): \(reason)"
         case .internal(let message): "internal error: \(message)"
+        case .notPermitted(let message): message
         }
     }
 }
@@ -50,6 +55,8 @@ public enum AnnounceError: Error, Equatable, Sendable, CustomStringConvertible {
 extension AnnounceError {
     /// A bug or an unexpected failure (70): also a failed outcome or reply that names no code.
     public static let internalExitCode: Int32 = 70
+    /// Not permitted (EX_NOPERM): the system queue's refusals.
+    public static let notPermittedExitCode: Int32 = 77
 }
 
 extension AnnounceError {
@@ -64,6 +71,7 @@ extension AnnounceError {
         case .unavailable(let message): .unavailable(relabel(message))
         case .daemon(let code, let message): .daemon(code: code, message: relabel(message))
         case .internal(let message): .internal(relabel(message))
+        case .notPermitted(let message): .notPermitted(relabel(message))
         case .deviceUnavailable, .deviceBusy, .programFailed: self
         }
     }

@@ -119,6 +119,8 @@ public struct AlertRequest: Codable, Equatable, Sendable, NamedFile {
     public var device: String?
     /// The caller's sound-server variables, as `Clip.environment`.
     public var environment: [String: String]?
+    /// System queue: the index of the descriptor the client handed the sound over as (`HandedFiles`).
+    public var handed: Int?
 
     public init(path: String, gain: Float = 1, ignoreQuiet: Bool? = nil, device: String? = nil,
                 environment: [String: String]? = nil) {
@@ -153,6 +155,8 @@ public struct ItemStatus: Codable, Equatable, Sendable {
     public var ducked: Bool?
     /// A live stream's current title (ICY StreamTitle, or an Ogg link's ARTIST - TITLE).
     public var title: String?
+    /// System queue: who queued it.
+    public var owner: ItemOwner?
 
     public init(id: String, state: State, path: String, priority: Priority, tag: String? = nil, device: String? = nil,
                 heard: Double? = nil, duration: Double? = nil, eligibleAt: Double? = nil, expiresAt: Double? = nil) {
@@ -331,6 +335,8 @@ public struct Event: Codable, Equatable, Sendable {
     public var at: Double?
     /// title: a live stream's title now.
     public var title: String?
+    /// System queue: who queued the item.
+    public var owner: ItemOwner?
 
     public init(_ event: EventKind, time: Double, id: String? = nil, path: String? = nil, priority: Priority? = nil,
                 reason: EventReason? = nil, shouldResume: Bool? = nil, heard: Double? = nil, duration: Double? = nil,

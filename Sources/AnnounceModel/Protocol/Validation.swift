@@ -21,6 +21,8 @@ extension PlayRequest {
         for (index, item) in items.enumerated() {
             if let problem = item.problem { return "items[\(index)]: \(problem)" }
         }
+        let handed = items.flatMap { $0.clip.handed?.indices ?? [] }
+        if Set(handed).count != handed.count { return "handed: a descriptor is named twice" }
         return nil
     }
 
@@ -78,6 +80,9 @@ public enum ItemProblem: Equatable, Sendable, CustomStringConvertible {
     case duckLevel(Double)
     /// `clip.speech`: `Speech.problem`'s line.
     case speech(String)
+    /// `clip.handed`: an index outside 0 to `Limits.maxHandedFiles`, a chime handed without its
+    /// label, or audio handed beside speech, media, a URL or a stream.
+    case handed
     /// Outside `Limits.rate` (NaN too).
     case rate(Double)
     /// Outside `Limits.pitch` (NaN too).
@@ -124,6 +129,7 @@ public enum ItemProblem: Equatable, Sendable, CustomStringConvertible {
             "a mixable session (\(session)) is never queued; --if-other-audio wait needs a queued one (play, duck or skip)"
         case .duckLevel(let level): "duckLevel must be \(text(UserConfiguration.duckLevelRange)) dB, not \(level)"
         case .speech(let problem): problem
+        case .handed: "handed: descriptor indices are 0 to \(Limits.maxHandedFiles - 1); a chime's needs its label, and audio cannot be handed beside speech, media, a URL or a stream"
         case .rate(let rate): "rate must be \(Limits.rate.lowerBound) to \(Limits.rate.upperBound), not \(rate)"
         case .pitch(let pitch): "pitch must be \(text(Limits.pitch)) semitones, not \(pitch)"
         case .media: "media must be 1 to 64 lowercase hex digits, without speech"
@@ -137,9 +143,14 @@ public enum ItemProblem: Equatable, Sendable, CustomStringConvertible {
 extension ItemRequest {
     public var problem: ItemProblem? {
         if let media = clip.media, clip.speech != nil || !Clip.isValidMediaName(media) { return .media }
+        if let handed = clip.handed, handed.indices.contains(where: { !(0..<Limits.maxHandedFiles).contains($0) })
+            || (handed.audio != nil && (clip.speech != nil || clip.media != nil || clip.url != nil || clip.stream != nil))
+            || (handed.chime != nil && clip.chime == nil) || (handed.chimeAfter != nil && clip.chimeAfter == nil) {
+            return .handed
+        }
         if let problem = Self.urlProblem(clip) { return problem }
         if let problem = clip.streamProblem { return .stream(problem) }
-        if clip.speech != nil || clip.media != nil || clip.url != nil || clip.stream != nil {
+        if clip.speech != nil || clip.media != nil || clip.url != nil || clip.stream != nil || clip.handed?.audio != nil {
             // The path is only its label.
             if let problem = clip.speech?.problem { return .speech(problem) }
             if clip.path.utf8.contains(0) { return .pathHasNUL }
@@ -268,6 +279,7 @@ extension AlertRequest {
         if let problem = ItemRequest.pathProblem(path) ?? ItemRequest.pathBytesProblem(pathBytes)
             ?? ItemRequest.gainProblem(gain) ?? loudness.flatMap(ItemRequest.loudnessProblem) { return problem }
         if let device, let problem = DeviceName.problem(device) { return .device(problem) }
+        if let handed, !(0..<Limits.maxHandedFiles).contains(handed) { return .handed }
         return ItemRequest.environmentProblem(environment)
     }
 }

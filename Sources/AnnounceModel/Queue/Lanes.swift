@@ -25,6 +25,11 @@ public struct Lanes: Sendable {
         playing(id) ?? main.ready.first { $0.id == id } ?? main.scheduled.first { $0.id == id }
     }
 
+    /// Every live item: playing, waiting in the main lane's queue or its schedule, or mixing.
+    public var live: [QueueItem] {
+        [main.playing].compactMap { $0 } + main.ready + main.scheduled + mixed.all.map(\.item)
+    }
+
     /// The items on the engines now: the main lane's and every mixed stream that plays.
     public var onEngines: [QueueItem] {
         [main.playing].compactMap { $0 } + mixed.all.filter(\.playing).map(\.item)

@@ -75,6 +75,9 @@ public struct Clip: Codable, Equatable, Sendable, NamedFile {
     /// Leading and trailing silence trimmed, long pauses shortened (`--skip-silence`), by the
     /// daemon's `SilenceRule`; nil is false. `start`, positions and lengths stay in source time.
     public var skipSilence: Bool?
+    /// System queue: the audio and chimes the client handed over as descriptors; `path` and
+    /// the chimes' paths are then only labels (DESIGN §8).
+    public var handed: HandedFiles?
 
     public init(path: String, device: String? = nil, extraDevices: [String]? = nil, gain: Float = 1, pan: Float = 0,
                 loops: Int = 0, start: Double? = nil, environment: [String: String]? = nil, seconds: Double? = nil,
@@ -186,6 +189,8 @@ public struct QueueItem: Codable, Equatable, Sendable {
     public var interrupted = false
     /// The key of the play request that queued it (`PlayRequest.key`), if its client gave one.
     public var requestKey: String?
+    /// System queue: who queued it (DESIGN §8); nil on a user's own daemon.
+    public var owner: ItemOwner?
 
     public init(id: String, sequence: UInt64 = 0, clip: Clip, priority: Priority = .default, interrupts: Bool = QueueItem.defaultInterrupts,
                 onInterrupt: InterruptAction = .default, dropAfter: Double = QueueItem.defaultDropAfter, tag: String? = nil,
@@ -225,7 +230,7 @@ public struct QueueItem: Codable, Equatable, Sendable {
 
     private enum CodingKeys: String, CodingKey {
         case id, sequence, clip, priority, interrupts, onInterrupt, dropAfter, tag, arrival, eligibleAt, expireAfter
-        case session, duckLevel, ifBusy, ifOtherAudio, heardFrames, totalFrames, heardFraction, started, interrupted, requestKey
+        case session, duckLevel, ifBusy, ifOtherAudio, heardFrames, totalFrames, heardFraction, started, interrupted, requestKey, owner
     }
 
     public init(from decoder: any Decoder) throws {
@@ -251,6 +256,7 @@ public struct QueueItem: Codable, Equatable, Sendable {
         started = try container.decode(Bool.self, forKey: .started)
         interrupted = try container.decode(Bool.self, forKey: .interrupted)
         requestKey = try container.decodeIfPresent(String.self, forKey: .requestKey)
+        owner = try container.decodeIfPresent(ItemOwner.self, forKey: .owner)
     }
 }
 

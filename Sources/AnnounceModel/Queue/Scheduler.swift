@@ -82,10 +82,11 @@ public struct Scheduler: Sendable {
         var effects: [SchedulerEffect] = [.persist(item)]
         if replace, let tag = item.tag {
             let outcome = Outcome(.replaced, reason: "replaced by \(item.id)")
-            for old in waitingItems(where: { $0.tag == tag }) {
+            // A tag is its owner's (the system queue's users each have their own).
+            for old in waitingItems(where: { $0.tag == tag && $0.owner?.uid == item.owner?.uid }) {
                 finish(old, outcome, into: &effects)
             }
-            if let playing, playing.tag == tag {
+            if let playing, playing.tag == tag, playing.owner?.uid == item.owner?.uid {
                 requestStop(.replaced(by: item.id), into: &effects)
             }
         }
@@ -186,14 +187,15 @@ public struct Scheduler: Sendable {
         return (effects, unknown)
     }
 
-    /// Cancels every item with this tag: waiting ones in list order, then the playing one.
-    public mutating func cancel(tag: String, now: Double) -> [SchedulerEffect] {
+    /// Cancels every item with this tag of `owner`'s (nil: the items without one, a user's own
+    /// daemon's): waiting ones in list order, then the playing one.
+    public mutating func cancel(tag: String, owner: UInt32? = nil, now: Double) -> [SchedulerEffect] {
         defer { pruneHeapTops() }
         var effects: [SchedulerEffect] = []
-        for item in waitingItems(where: { $0.tag == tag }) {
+        for item in waitingItems(where: { $0.tag == tag && $0.owner?.uid == owner }) {
             finish(item, .cancelled, into: &effects)
         }
-        if let playing, playing.tag == tag {
+        if let playing, playing.tag == tag, playing.owner?.uid == owner {
             requestStop(.cancelled, into: &effects)
         }
         return effects

@@ -51,6 +51,32 @@ public struct MediaDirectory: Sendable {
         return try writer.finish()
     }
 
+    /// A copy of the regular file open at `fd` (a descriptor a system-queue client handed over,
+    /// DESIGN §8), read from its start with pread, so the client's own offset stays as it was:
+    /// anything but a regular file is refused (66), and so is one past `limit` (65). Errors name
+    /// it as `label`, the path the client gave.
+    public func store(copyOf fd: Int32, label: String, limit: Int) throws(AnnounceError) -> MediaFile {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { throw .cannotOpen(path: label, reason: systemErrorMessage(errno)) }
+        guard info.st_mode & S_IFMT == S_IFREG else {
+            throw .cannotOpen(path: label, reason: "not a regular file (the system queue takes files, and pipes the client read)")
+        }
+        let writer = try begin(label: label, limit: limit, overLimit: "the most the system queue takes of one file")
+        if info.st_size > limit { throw writer.tooLarge }
+        let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 1)
+        defer { chunk.deallocate() }
+        var offset: off_t = 0
+        while true {
+            let got = pread(fd, chunk.baseAddress, chunk.count, offset)
+            if got < 0 && errno == EINTR { continue }
+            if got < 0 { throw .cannotOpen(path: label, reason: systemErrorMessage(errno)) }
+            if got == 0 { break }
+            try writer.append(UnsafeRawBufferPointer(rebasing: chunk[..<got]))
+            offset += off_t(got)
+        }
+        return try writer.finish()
+    }
+
     /// A new media file being written under a temporary name (`MediaWriter`), locked from now on.
     /// `overLimit` ends the message for more than `limit` bytes ("more than 256 MiB, OVERLIMIT").
     public func begin(label: String, limit: Int, overLimit: String) throws(AnnounceError) -> MediaWriter {

@@ -8,13 +8,27 @@
 #include <semaphore.h>
 #include <sys/types.h>
 
-/// A non-blocking, close-on-exec listening Unix stream socket at path (mode 0600).
-int announce_unix_listen(const char *path, int backlog);
+/// A non-blocking, close-on-exec listening Unix stream socket at path, with the given mode
+/// (0600: the owner only; 0660: the group too, the system queue's).
+int announce_unix_listen(const char *path, int backlog, mode_t mode);
 /// A blocking, close-on-exec connection to the socket at path. With timeout_ms > 0,
 /// connecting (on a full backlog) and each send give up after that long (-EAGAIN).
 int announce_unix_connect(const char *path, int timeout_ms);
 /// The pid of the process at the other end of a connected Unix socket (SO_PEERCRED), or -errno.
 int announce_peer_pid(int fd);
+/// The uid and gid of the process at the other end (SO_PEERCRED, as it was at connect); 0 or -errno.
+int announce_peer_ids(int fd, uid_t *uid, gid_t *gid);
+/// sendmsg: up to length bytes, and the descriptors (at most 250) as SCM_RIGHTS with them.
+/// The bytes sent, or -errno.
+ssize_t announce_send_descriptors(int fd, const void *bytes, size_t length, const int *descriptors, int count);
+/// recvmsg (MSG_CMSG_CLOEXEC): up to length bytes into buffer; descriptors that came with them
+/// go to descriptors (room for capacity, at least 253) and their number to *received. Returns
+/// the bytes read, 0 at the end, -errno; -EMSGSIZE when descriptors were cut off (those that
+/// came are closed).
+ssize_t announce_receive_descriptors(int fd, void *buffer, size_t length, int *descriptors, int capacity, int *received);
+/// Becomes uid with gid as its group and groups as its supplementary ones, for good: the real,
+/// effective and saved ids all change, then regaining root is checked to fail. 0 or -errno.
+int announce_drop_privileges(uid_t uid, gid_t gid, const gid_t *groups, int count);
 /// Accepts one connection, non-blocking and close-on-exec; -EAGAIN when none waits.
 int announce_unix_accept(int listener);
 /// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread (threads started later

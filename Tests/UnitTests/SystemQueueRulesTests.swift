@@ -1,0 +1,167 @@
+import Foundation
+import Testing
+import CPosix
+@testable import AnnounceModel
+@testable import AnnounceSystem
+@testable import AnnounceDaemon
+
+/// The system queue's pure rules (DESIGN §8): what a caller may ask, what others see of it,
+/// whose tags a request touches, which daemon a client picks, and which descriptors a request
+/// line takes.
+@Suite struct SystemQueueRulesTests {
+    static let member = Caller(uid: 1001, name: "alice", isTrusted: false, mayEnqueue: true, mayControl: false)
+    static let root = Caller(uid: 0, name: "root", isTrusted: true, mayEnqueue: true, mayControl: true)
+    static let daemon = Caller(uid: 999, name: "announce", isTrusted: true, isSelf: true, mayEnqueue: true, mayControl: true)
+
+    static func item(_ configure: (inout Clip) -> Void = { _ in }) -> ItemRequest {
+        var clip = Clip(path: "/home/alice/a.wav")
+        configure(&clip)
+        return ItemRequest(clip: clip)
+    }
+
+    @Test func aFileReachesItOnlyAsADescriptor() {
+        let allowed = ["default"]
+        #expect(Self.item().systemRefusal(for: Self.member, allowedDevices: allowed)?.contains("opens no caller's path") == true)
+        #expect(Self.item().systemRefusal(for: Self.root, allowedDevices: allowed)?.contains("opens no caller's path") == true)
+        #expect(Self.item { $0.handed = HandedFiles(audio: 0) }.systemRefusal(for: Self.member, allowedDevices: allowed) == nil)
+        // A media name is the daemon's own bridge's alone.
+        #expect(Self.item { $0.media = "ab" }.systemRefusal(for: Self.member, allowedDevices: allowed)?.contains("media") == true)
+        #expect(Self.item { $0.media = "ab" }.systemRefusal(for: Self.daemon, allowedDevices: allowed) == nil)
+        // A chime's path likewise.
+        let chimed = Self.item { $0.handed = HandedFiles(audio: 0); $0.chime = "/etc/shadow" }
+        #expect(chimed.systemRefusal(for: Self.member, allowedDevices: allowed)?.contains("clip.chime /etc/shadow") == true)
+        #expect(Self.item { $0.handed = HandedFiles(audio: 0, chime: 1); $0.chime = "/x.wav" }
+            .systemRefusal(for: Self.member, allowedDevices: allowed) == nil)
+    }
+
+    @Test func urlsVoicesAndDevicesAreLimitedForUsers() {
+        let allowed = ["default", "plughw:1"]
+        func url(_ text: String) -> ItemRequest { Self.item { $0.url = text; $0.path = text } }
+        #expect(url("file:///etc/shadow").systemRefusal(for: Self.member, allowedDevices: allowed)?.contains("file:// URLs are root's") == true)
+        #expect(url("file:///srv/a.wav").systemRefusal(for: Self.root, allowedDevices: allowed) == nil)
+        #expect(url("https://example.org/a.mp3").systemRefusal(for: Self.member, allowedDevices: allowed) == nil)
+        let spoken = Self.item { $0.speech = Speech(text: "hi", engine: .piper, voice: "/home/alice/model.onnx") }
+        #expect(spoken.systemRefusal(for: Self.member, allowedDevices: allowed)?.contains("voice") == true)
+        func device(_ name: String?, extra: [String]? = nil) -> ItemRequest {
+            Self.item { $0.handed = HandedFiles(audio: 0); $0.device = name; $0.extraDevices = extra }
+        }
+        #expect(device(nil).systemRefusal(for: Self.member, allowedDevices: allowed) == nil)
+        #expect(device("plughw:1").systemRefusal(for: Self.member, allowedDevices: allowed) == nil)
+        for crafted in ["file:FILE=/home/bob/x,FORMAT=raw", "plug:'file:FILE=/tmp/x'", "|cat", "plughw:1 ", "PLUGHW:1"] {
+            #expect(device(crafted).systemRefusal(for: Self.member, allowedDevices: allowed)?.contains("is not one") == true, "\(crafted)")
+        }
+        #expect(device("default", extra: ["file:FILE=/tmp/x"]).systemRefusal(for: Self.member, allowedDevices: allowed) != nil)
+        #expect(device("file:FILE=/tmp/x").systemRefusal(for: Self.root, allowedDevices: allowed) == nil)
+    }
+
+    @Test func controlsAreForRootAndTheControlGroup() {
+        #expect(Self.member.controlRefusal(.pause, controlGroup: nil) == "pause is for root on the system queue, not alice")
+        #expect(Self.member.controlRefusal(.clear, controlGroup: "wheel") == "clear is for root and group 'wheel' on the system queue, not alice")
+        #expect(Self.root.controlRefusal(.stop, controlGroup: nil) == nil)
+    }
+
+    @Test func othersSeeOwnerIdPriorityAndStateOnly() {
+        let bob = ItemOwner(uid: 1002, name: "bob")
+        var theirs = ItemStatus(id: "b1", state: .queued, path: "/home/bob/secret.wav", priority: .high, tag: "t", device: "plughw:1")
+        theirs.owner = bob
+        theirs.title = "Radio"
+        var mine = ItemStatus(id: "a1", state: .playing, path: "/home/alice/a.wav", priority: .normal, tag: "mine")
+        mine.owner = ItemOwner(uid: 1001, name: "alice")
+        let status = DaemonStatus(pid: 1, device: "default", deviceOpen: true, paused: false, playing: mine, queued: [theirs], scheduled: [])
+        let seen = status.view(for: Self.member)
+        #expect(seen.playing == mine)
+        #expect(seen.queued[0].path == "(another user's)" && seen.queued[0].tag == nil && seen.queued[0].device == nil && seen.queued[0].title == nil)
+        #expect(seen.queued[0].owner == bob && seen.queued[0].id == "b1" && seen.queued[0].priority == .high && seen.queued[0].state == .queued)
+        #expect(status.view(for: Self.root) == status)
+        #expect(status.view(for: nil) == status)
+
+        let finished = Event(.finished, time: 1, id: "b1", path: "/home/bob/secret.wav", priority: .high,
+                             reason: .other("cancelled by /home/bob/x"), outcome: Outcome(.failed, reason: "/home/bob/secret.wav: no such file", code: 66),
+                             device: "plughw:1", format: "s16", warning: "truncated").owned(by: bob)
+        let view = finished.privateView()
+        #expect(view.path == "(another user's)" && view.reason == nil && view.device == nil && view.format == nil && view.warning == nil)
+        #expect(view.outcome == Outcome(.failed, reason: "failed", code: 66) && view.owner == bob && view.id == "b1")
+    }
+
+    @Test func aTagIsItsOwners() {
+        var scheduler = Scheduler()
+        func item(_ id: String, uid: UInt32?) -> QueueItem {
+            var item = QueueItem(id: id, clip: Clip(path: "/a.wav"), tag: "build", arrival: 0)
+            item.owner = uid.map { ItemOwner(uid: $0, name: "u\($0)") }
+            return item
+        }
+        _ = scheduler.pause(now: 0)
+        _ = scheduler.enqueue(item("a", uid: 1001), now: 0)
+        _ = scheduler.enqueue(item("b", uid: 1002), now: 0)
+        let replaced = scheduler.enqueue(item("c", uid: 1002), replace: true, now: 0)
+        #expect(replaced.contains { if case .finish(let old, _) = $0 { old.id == "b" } else { false } })
+        #expect(!replaced.contains { if case .finish(let old, _) = $0 { old.id == "a" } else { false } })
+        let cancelled = scheduler.cancel(tag: "build", owner: 1001, now: 0)
+        #expect(cancelled.count == 1 && cancelled.contains { if case .finish(let old, _) = $0 { old.id == "a" } else { false } })
+        #expect(scheduler.ready.map(\.id) == ["c"])
+    }
+
+    @Test func whichDaemonAClientUses() throws {
+        func target(_ variables: [String: String], socket: Bool = true) throws -> DaemonTarget {
+            try RuntimeDirectory.clientTarget(environment: { variables[$0] }, socketExists: { _ in socket })
+        }
+        #expect(try target(["ANNOUNCE_SYSTEM": "1", "ANNOUNCE_SYSTEM_DIR": "/tmp/q"]) == .system("/tmp/q"))
+        #expect(try target(["ANNOUNCE_SYSTEM": "1"], socket: false) == .system("/run/announce"))
+        #expect(try target(["ANNOUNCE_SYSTEM": "0"]) == .user)
+        #expect(try target(["ANNOUNCE_RUNTIME_DIR": "/tmp/mine"]) == .user)
+        #expect(throws: AnnounceError.usage("ANNOUNCE_SYSTEM must be 1 (the system queue) or 0 (your own), not 'yes'")) { try target(["ANNOUNCE_SYSTEM": "yes"]) }
+        #expect(throws: AnnounceError.usage("ANNOUNCE_SYSTEM_DIR must be an absolute path, not 'q'")) { try target(["ANNOUNCE_SYSTEM_DIR": "q"]) }
+        // The tests run as root, or as a user with no /run/user/UID in CI: the socket decides.
+        if getuid() == 0 || !RuntimeDirectory.isOwnDirectory("/run/user/\(getuid())") {
+            #expect(try target([:]) == .system("/run/announce"))
+            #expect(try target([:], socket: false) == .user)
+        }
+    }
+
+    @Test func theSystemSectionOfTheConfig() {
+        let (configuration, warnings) = UserConfiguration.parse("""
+            [system]
+            max-items-per-user = 5
+            max-bytes-per-user = 64M
+            devices = default, plughw:1
+            control-group = wheel
+            max-items-per-user = 0
+            """, name: "c")
+        #expect(configuration.system.maxItemsPerUser == 5 && configuration.system.maxBytesPerUser == 64 << 20)
+        #expect(configuration.system.devices == ["default", "plughw:1"] && configuration.system.controlGroup == "wheel")
+        #expect(warnings == ["c:6: max-items-per-user must be a number of items from 1 to 100000, not '0'"])
+    }
+
+    /// Descriptors sent with a line's bytes belong to that line, however the bytes arrive.
+    @Test func aLineTakesTheDescriptorsThatCameWithIt() throws {
+        var fds: [Int32] = [0, 0]
+        #expect(socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds) == 0)
+        _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
+        let connection = Connection(fd: fds[0])
+        defer { close(fds[1]) }
+        let files = (0..<3).map { _ in open("/dev/null", O_RDONLY | O_CLOEXEC) }
+        defer { for fd in files { close(fd) } }
+        func send(_ text: String, _ descriptors: [Int32] = []) {
+            let bytes = Array(text.utf8)
+            let sent = bytes.withUnsafeBytes { buffer in
+                descriptors.withUnsafeBufferPointer { announce_send_descriptors(fds[1], buffer.baseAddress, buffer.count, $0.baseAddress, Int32($0.count)) }
+            }
+            #expect(sent == bytes.count)
+        }
+        send("{\"a\":1}\n", [files[0]])
+        send("{\"b\":2}\n{\"c\"")
+        send(":3}\n", [files[1], files[2]])
+        send("{\"d\"", [files[0]])  // the next line's, not yet complete
+        let (lines, oversized) = connection.readLines()
+        #expect(!oversized)
+        #expect(lines.map { String(decoding: $0.bytes, as: UTF8.self) } == ["{\"a\":1}", "{\"b\":2}", "{\"c\":3}"])
+        #expect(lines.map(\.descriptors.count) == [1, 0, 2])
+        var first = stat(), null = stat()
+        #expect(fstat(lines[0].descriptors[0], &first) == 0 && stat("/dev/null", &null) == 0 && first.st_rdev == null.st_rdev)
+        for line in lines { for fd in line.descriptors { close(fd) } }
+        send(":4}\n")
+        let (later, _) = connection.readLines()
+        #expect(later.count == 1 && later[0].descriptors.count == 1)
+        for fd in later[0].descriptors { close(fd) }
+    }
+}
