@@ -10,6 +10,9 @@ BASHCOMPDIR ?= $(DATADIR)/bash-completion/completions
 ZSHCOMPDIR ?= $(DATADIR)/zsh/site-functions
 FISHCOMPDIR ?= $(DATADIR)/fish/vendor_completions.d
 SYSTEMDUSERUNITDIR ?= $(PREFIX)/lib/systemd/user
+SYSTEMDSYSTEMUNITDIR ?= $(PREFIX)/lib/systemd/system
+SYSUSERSDIR ?= $(PREFIX)/lib/sysusers.d
+TMPFILESDIR ?= $(PREFIX)/lib/tmpfiles.d
 SWIFT ?= swift
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
@@ -24,7 +27,8 @@ BUILD_PKGS := pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libflac-de
 # alsa-utils and sound-theme-freedesktop also bring real sound files the decoding tests play.
 # tmux: the progress-line tests read a real terminal. python3-numpy: Tests/Shell/tone-measure.py measures captures.
 # tinyproxy-bin: a real HTTP proxy on loopback for the proxy tests (ProxyTests).
-# groff-base, man-db, zsh, fish, binutils: Tests/Shell/install-test.sh checks the man page and the completions with them.
+# groff-base, man-db, zsh, fish, binutils: Tests/Shell/install-test.sh checks the man page and the completions with them,
+# and with systemd's systemd-analyze, systemd-sysusers and systemd-tmpfiles the system unit, user and runtime directory.
 # dbus-daemon, mpv, mpv-mpris, playerctl: the MPRIS tests (a private session bus, a real player, a real controller).
 # python3-pulsectl: the duck tests read the sound server's restore database (Tests/Shell/restore-entry.py).
 # flite: say --engine flite; python3-venv: the venv the piper tests install piper into (make piper-venv).
@@ -32,7 +36,7 @@ BUILD_PKGS := pkg-config libasound2-dev libsndfile1-dev libmpg123-dev libflac-de
 # run on (Tests/Shell/pipewire-audio.sh). mosquitto (with mosquitto_passwd), mosquitto-clients (mosquitto_pub)
 # and openssl (a test CA): the broker the zone tests start on loopback, and what they send it.
 TEST_PKGS  := $(BUILD_PKGS) python3-numpy tinyproxy-bin alsa-utils sox libsox-fmt-all mpg123 espeak-ng ffmpeg sound-theme-freedesktop \
-              pulseaudio pulseaudio-utils libasound2-plugins groff-base man-db zsh fish binutils tmux flite python3-venv \
+              pulseaudio pulseaudio-utils libasound2-plugins groff-base man-db zsh fish binutils systemd tmux flite python3-venv \
               dbus-daemon mpv mpv-mpris playerctl pipewire pipewire-pulse wireplumber python3-pulsectl mosquitto mosquitto-clients openssl
 # valgrind: the instruction counts (callgrind) of make bench.
 BENCH_PKGS := $(TEST_PKGS) valgrind
@@ -129,6 +133,9 @@ bench: deps-bench release
 DIST := .build/dist
 BIN ?=
 bin_path = $(or $(BIN),.build/release/announce)
+# The systemd units run BINDIR's binary and name DOCDIR's README.
+unit_sed = sed -e 's|^ExecStart=[^ ]*announce |ExecStart=$(BINDIR)/announce |' \
+	-e 's|^Documentation=.*|Documentation=man:announce(1) file://$(DOCDIR)/README.md|'
 
 dist: $(if $(BIN),,release)
 	@mkdir -p $(DIST)
@@ -136,15 +143,16 @@ dist: $(if $(BIN),,release)
 	scripts/completions.sh "$(bin_path)" bash > $(DIST)/announce.bash
 	scripts/completions.sh "$(bin_path)" zsh > $(DIST)/_announce
 	scripts/completions.sh "$(bin_path)" fish > $(DIST)/announce.fish
-	sed -e 's|^ExecStart=[^ ]*announce |ExecStart=$(BINDIR)/announce |' \
-	    -e 's|^Documentation=.*|Documentation=man:announce(1) file://$(DOCDIR)/README.md|' \
-	    contrib/systemd/announce.service > $(DIST)/announce.service
+	$(unit_sed) contrib/systemd/announce.service > $(DIST)/announce.service
+	$(unit_sed) contrib/systemd/announce-system.service > $(DIST)/announce-system.service
 
 SOUNDS := chime.flac done.mp3 attention.wav closing.flac
 DOCS := README.md LICENSE docs/USAGE.md docs/protocol.md docs/json.md docs/DESIGN.md docs/ARCHITECTURE.md
 
 # The stripped binary, the man page, completions for bash, zsh and fish, the sounds (which
-# `announce play NAME` and `announce alert NAME` find there), the docs and the systemd user unit.
+# `announce play NAME` and `announce alert NAME` find there), the docs, the systemd user unit, and
+# the system unit of `announce daemon --system` with its user (sysusers.d) and runtime directory
+# (tmpfiles.d), enabled by no one.
 install: dist
 	install -D -m 0755 -s "$(bin_path)" "$(DESTDIR)$(BINDIR)/announce"
 	install -D -m 0644 $(DIST)/announce.1 "$(DESTDIR)$(MANDIR)/man1/announce.1"
@@ -152,6 +160,9 @@ install: dist
 	install -D -m 0644 $(DIST)/_announce "$(DESTDIR)$(ZSHCOMPDIR)/_announce"
 	install -D -m 0644 $(DIST)/announce.fish "$(DESTDIR)$(FISHCOMPDIR)/announce.fish"
 	install -D -m 0644 $(DIST)/announce.service "$(DESTDIR)$(SYSTEMDUSERUNITDIR)/announce.service"
+	install -D -m 0644 $(DIST)/announce-system.service "$(DESTDIR)$(SYSTEMDSYSTEMUNITDIR)/announce-system.service"
+	install -D -m 0644 contrib/sysusers.d/announce.conf "$(DESTDIR)$(SYSUSERSDIR)/announce.conf"
+	install -D -m 0644 contrib/tmpfiles.d/announce.conf "$(DESTDIR)$(TMPFILESDIR)/announce.conf"
 	install -d "$(DESTDIR)$(SOUNDDIR)" "$(DESTDIR)$(DOCDIR)"
 	install -m 0644 $(addprefix sounds/,$(SOUNDS)) "$(DESTDIR)$(SOUNDDIR)/"
 	install -m 0644 $(DOCS) "$(DESTDIR)$(DOCDIR)/"
@@ -160,6 +171,8 @@ uninstall:
 	rm -f "$(DESTDIR)$(BINDIR)/announce" "$(DESTDIR)$(MANDIR)/man1/announce.1" \
 	      "$(DESTDIR)$(BASHCOMPDIR)/announce" "$(DESTDIR)$(ZSHCOMPDIR)/_announce" \
 	      "$(DESTDIR)$(FISHCOMPDIR)/announce.fish" "$(DESTDIR)$(SYSTEMDUSERUNITDIR)/announce.service" \
+	      "$(DESTDIR)$(SYSTEMDSYSTEMUNITDIR)/announce-system.service" \
+	      "$(DESTDIR)$(SYSUSERSDIR)/announce.conf" "$(DESTDIR)$(TMPFILESDIR)/announce.conf" \
 	      $(addprefix "$(DESTDIR)$(SOUNDDIR)/,$(addsuffix ",$(SOUNDS))) \
 	      $(addprefix "$(DESTDIR)$(DOCDIR)/,$(addsuffix ",$(notdir $(DOCS))))
 	-rmdir "$(DESTDIR)$(SOUNDDIR)" "$(DESTDIR)$(DATADIR)/announce" "$(DESTDIR)$(DOCDIR)" 2>/dev/null
@@ -181,7 +194,8 @@ deb: deps-deb
 	lintian --fail-on error,warning --info $(DEB_FILE)
 
 # The package's life on a Debian 12 with none of the build tools: piuparts installs it in a fresh
-# chroot, plays, reads the man page, loads the completion, removes and purges it (Tests/Shell/deb-test.sh;
+# chroot, plays (also as root through `announce daemon --system`, which it starts), reads the man page,
+# loads the completion, removes and purges it (Tests/Shell/deb-test.sh;
 # root, as CI runs it; make test runs it last). About 4 min from a fresh clone, 1.5 min after that.
 deb-test: deps-deb-test deb
 	Tests/Shell/deb-test.sh $(DEB_FILE)

@@ -1,9 +1,11 @@
 #!/bin/bash
 # deb-test.sh DEB: the package's life on a Debian 12 with none of the build tools, by piuparts
-# (Debian's installation tester): in a fresh chroot made by debootstrap (minbase, plus man-db and
-# bash-completion) it installs DEB with its dependencies from the archive, then the scripts of
+# (Debian's installation tester): in a fresh chroot made by debootstrap (minbase, plus man-db,
+# bash-completion and systemd) it installs DEB with its dependencies from the archive, then the scripts of
 # deb-test.d run in the chroot: after the install, `announce play chime` into a file device,
-# `man announce`, the bash completion in an interactive bash; after `apt remove`, nothing of the
+# `man announce`, the bash completion in an interactive bash, the system user announce that the
+# package made, and `announce daemon --system` started by root (it becomes announce) with root's
+# plain `announce play chime` heard on its file device; after `apt remove`, nothing of the
 # package but conffiles. piuparts then purges it and fails on any file left. The capture and what
 # the scripts saw come back through a bind mount and are checked here with sox and dpkg-deb.
 # Root only (piuparts and debootstrap need it), as CI runs.
@@ -15,12 +17,15 @@ mirror=${DEB_TEST_MIRROR:-http://deb.debian.org/debian}
 [ "$(id -u)" = 0 ] || { echo "deb-test: piuparts and debootstrap need root" >&2; exit 77; }
 mkdir -p "$work"
 
-# The base system, made once and kept (about 60 MB): a rerun starts from it.
-base=$work/bookworm-minbase.tgz
+# The base system, made once and kept (about 120 MB): a rerun starts from it. With systemd, as
+# nearly every Debian 12 has it: the package depends on it (or another systemd-sysusers) for its
+# system user, and systemd installed with the package would leave files of its own (/var/lib/private,
+# /root/.ssh, ...) after it is purged, which piuparts would count against the package.
+base=$work/bookworm-minbase-systemd.tgz
 if [ ! -s "$base" ]; then
     root=$(mktemp -d "$work/root.XXXXXX")
     trap 'rm -rf "$root"' EXIT
-    debootstrap --variant=minbase --include=man-db,bash-completion bookworm "$root" "$mirror" >"$work/debootstrap.log" 2>&1 \
+    debootstrap --variant=minbase --include=man-db,bash-completion,systemd bookworm "$root" "$mirror" >"$work/debootstrap.log" 2>&1 \
         || { tail -20 "$work/debootstrap.log" >&2; exit 1; }
     tar -C "$root" -czf "$base.part" . && mv "$base.part" "$base"
     rm -rf "$root"
@@ -58,6 +63,32 @@ peak=$(sox "$out/chime.wav" -n stat 2>&1 | awk '/Maximum amplitude/ {print $3}')
 check "the capture is sound, not silence (peak $peak)" 'awk -v p="$peak" "BEGIN { exit !(p > 0.05) }"'
 check "man announce renders the page" 'grep -q "announce play" "$out/man.txt"'
 check "the bash completion loads in an interactive bash and completes 'announce pl' to play" 'grep -qx "play" "$out/completion.txt"'
+
+# The system user and `announce daemon --system` (the second part of post_install_announce).
+announce_uid=$(cut -d: -f3 "$out/passwd-announce" || true)
+announce_gid=$(cut -d: -f3 "$out/group-announce" || true)
+audio_gid=$(cut -d: -f3 "$out/group-audio" || true)
+check "the package made the system user announce: no login shell, home /nonexistent ($(cat "$out/passwd-announce"))" \
+    'grep -Eq "^announce:x:[0-9]+:$announce_gid:[^:]*:/nonexistent:/usr/sbin/nologin\$" "$out/passwd-announce" && [ "$announce_uid" -lt 1000 ]'
+check "id announce: group announce, and audio ($(cat "$out/id-announce"))" \
+    'grep -q "gid=$announce_gid(announce) " "$out/id-announce" && grep -q "groups=.*[=,]$audio_gid(audio)" "$out/id-announce"'
+check "announce is a member of audio in the group file ($(cat "$out/group-audio"))" \
+    'cut -d: -f4 "$out/group-audio" | tr , "\n" | grep -qx announce'
+daemon_ids=$(tr '\t\n' '  ' <"$out/system-daemon-ids" || true)
+check "the system daemon started by root runs as announce, uid $announce_uid ($daemon_ids)" \
+    '[ "$(awk "/^Uid:/ {print \$2, \$3, \$4, \$5}" "$out/system-daemon-ids")" = "$announce_uid $announce_uid $announce_uid $announce_uid" ] &&
+     [ "$(awk "/^Gid:/ {print \$2, \$3, \$4, \$5}" "$out/system-daemon-ids")" = "$announce_gid $announce_gid $announce_gid $announce_gid" ]'
+check "the system daemon has the groups announce and audio ($daemon_ids)" \
+    'awk "/^Groups:/" "$out/system-daemon-ids" | tr " \t" "\n\n" | grep -qx "$announce_gid" &&
+     awk "/^Groups:/" "$out/system-daemon-ids" | tr " \t" "\n\n" | grep -qx "$audio_gid"'
+check "its socket: group announce, mode 660 ($(cat "$out/system-socket"))" '[ "$(cat "$out/system-socket")" = "announce 660" ]'
+check "root's plain announce play chime reached it and exited 0 ($(cat "$out/system-play.log"))" \
+    '[ "$(cat "$out/system-play-status")" = 0 ]'
+system_seconds=$(sox --i -D "$out/system.wav" 2>/dev/null || echo 0)
+check "the system daemon wrote the chime to its file device (${system_seconds} s of ${chime_seconds} s, sox)" \
+    'awk -v c="$system_seconds" -v s="$chime_seconds" "BEGIN { exit !(c >= s && c < s + 0.5) }"'
+check "SIGTERM stopped the system daemon within 10 s, exit 0 ($(tr '\n' ' ' <"$out/system-daemon-stop"); its log: $out/system-daemon.log)" \
+    '[ "$(cat "$out/system-daemon-stop")" = 0 ]'
 check "apt remove left nothing of the package (it has no conffiles)" '[ ! -s "$out/left-after-remove" ] && [ -e "$out/removed" ]'
 check "apt purge left no file (piuparts)" 'grep -q "PASS: Installation and purging test." "$work/piuparts.log"'
 exit $fail

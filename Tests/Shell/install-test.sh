@@ -2,8 +2,10 @@
 # make install / make uninstall of a built binary into a scratch prefix, then what a user gets
 # there, checked with the real tools: the man page (groff -ww warnings, lexgrog, man -l), the
 # completions (bash: the completion function called as bash calls it; zsh -n; fish runs its own
-# completion), the sounds found by name, the systemd unit, and the README's crontab lines run
-# as cron runs them (env -i, cron's PATH). Ends with "install-test: N passed, N failed".
+# completion), the sounds found by name, the systemd units (the system one with
+# systemd-analyze verify) and the system user and runtime directory they need (systemd-sysusers
+# and systemd-tmpfiles in a scratch root), and the README's crontab lines run as cron runs
+# them (env -i, cron's PATH). Ends with "install-test: N passed, N failed".
 #
 #   Tests/Shell/install-test.sh .build/debug/announce
 set -uo pipefail
@@ -41,7 +43,8 @@ make -s -C "$root" install BIN="$bin" PREFIX="$prefix" >"$scratch/install.log" 2
     || { cat "$scratch/install.log" >&2; echo "install-test: 0 passed, 1 failed"; exit 1; }
 installed=(bin/announce share/man/man1/announce.1 share/bash-completion/completions/announce
            share/zsh/site-functions/_announce share/fish/vendor_completions.d/announce.fish
-           lib/systemd/user/announce.service share/announce/sounds/chime.flac
+           lib/systemd/user/announce.service lib/systemd/system/announce-system.service
+           lib/sysusers.d/announce.conf lib/tmpfiles.d/announce.conf share/announce/sounds/chime.flac
            share/announce/sounds/done.mp3 share/announce/sounds/attention.wav share/announce/sounds/closing.flac
            share/doc/announce/README.md share/doc/announce/LICENSE share/doc/announce/USAGE.md
            share/doc/announce/json.md
@@ -54,6 +57,40 @@ check "the bash completion is sourced, not run: no #! line" bash -c "! head -1 '
 unit=$prefix/lib/systemd/user/announce.service
 check "unit ExecStart is PREFIX's binary" grep -qx "ExecStart=$prefix/bin/announce daemon" "$unit"
 check "unit Documentation names the man page" grep -q '^Documentation=man:announce(1)' "$unit"
+system_unit=$prefix/lib/systemd/system/announce-system.service
+check "system unit ExecStart is PREFIX's binary --system" grep -qx "ExecStart=$prefix/bin/announce daemon --system" "$system_unit"
+if command -v systemd-analyze >/dev/null; then
+    # --man=no: the man page is not where man looks (it is under the scratch PREFIX).
+    verify_output=$(systemd-analyze verify --man=no "$system_unit" 2>&1)
+    check "systemd-analyze verify accepts the system unit, saying nothing ($verify_output)" test $? = 0 -a -z "$verify_output"
+else
+    echo "install-test: systemd-analyze missing: the system unit is not verified" >&2
+fi
+# The system user and runtime directory, made as the package's postinst makes them, in a root
+# of their own with only root and audio in its user database.
+if command -v systemd-sysusers >/dev/null && command -v systemd-tmpfiles >/dev/null; then
+    sysroot=$scratch/sysroot
+    mkdir -p "$sysroot/etc" "$sysroot/run"
+    printf 'root:x:0:0:root:/root:/bin/bash\n' >"$sysroot/etc/passwd"
+    printf 'root:x:0:\naudio:x:29:\n' >"$sysroot/etc/group"
+    : >"$sysroot/etc/shadow"; : >"$sysroot/etc/gshadow"
+    output=$(systemd-sysusers --root="$sysroot" "$prefix/lib/sysusers.d/announce.conf" 2>&1)
+    check "systemd-sysusers accepts sysusers.d/announce.conf ($output)" test $? = 0
+    check "announce: no login shell, home /nonexistent" \
+        grep -Eq '^announce:x:[0-9]+:[0-9]+:[^:]*:/nonexistent:/usr/sbin/nologin$' "$sysroot/etc/passwd"
+    check "group announce exists" grep -q '^announce:x:' "$sysroot/etc/group"
+    check "announce is in the group audio" grep -Eq '^audio:x:29:(.*,)?announce(,|$)' "$sysroot/etc/group"
+    if [ "$(id -u)" = 0 ]; then  # (giving it to announce takes root)
+        output=$(systemd-tmpfiles --root="$sysroot" --create "$prefix/lib/tmpfiles.d/announce.conf" 2>&1)
+        check "systemd-tmpfiles accepts tmpfiles.d/announce.conf, saying nothing ($output)" test $? = 0 -a -z "$output"
+        announce_ids=$(awk -F: '$1 == "announce" {print $3 ":" $4}' "$sysroot/etc/passwd")
+        check "/run/announce: announce's, 0755" test "$(stat -c '%u:%g %a' "$sysroot/run/announce" 2>&1)" = "$announce_ids 755"
+    else
+        echo "install-test: not root: the runtime directory of tmpfiles.d/announce.conf is not checked" >&2
+    fi
+else
+    echo "install-test: systemd-sysusers or systemd-tmpfiles missing: the system user is not checked" >&2
+fi
 
 # --- man page --------------------------------------------------------------------------------
 page=$prefix/share/man/man1/announce.1
@@ -167,12 +204,17 @@ check "make uninstall succeeds" test $? = 0
 left=$(find "$prefix" -type f)
 check "make uninstall removes every file ($left)" test -z "$left"
 check "make uninstall removes share/announce" test ! -e "$prefix/share/announce"
+for file in lib/systemd/system/announce-system.service lib/sysusers.d/announce.conf lib/tmpfiles.d/announce.conf; do
+    check "make uninstall removes $file" test ! -e "$prefix/$file"
+done
 
 # --- packaging: DESTDIR with PREFIX=/usr ------------------------------------------------------
 dest=$scratch/dest
 make -s -C "$root" install BIN="$bin" DESTDIR="$dest" PREFIX=/usr >"$scratch/dest.log" 2>&1
 check "make install DESTDIR=... PREFIX=/usr" test $? = 0 -a -x "$dest/usr/bin/announce"
 check "DESTDIR: the unit runs /usr/bin/announce" grep -qx "ExecStart=/usr/bin/announce daemon" "$dest/usr/lib/systemd/user/announce.service"
+check "DESTDIR: the system unit runs /usr/bin/announce" grep -qx "ExecStart=/usr/bin/announce daemon --system" "$dest/usr/lib/systemd/system/announce-system.service"
+check "DESTDIR: sysusers.d and tmpfiles.d under /usr/lib" test -s "$dest/usr/lib/sysusers.d/announce.conf" -a -s "$dest/usr/lib/tmpfiles.d/announce.conf"
 make -s -C "$root" uninstall DESTDIR="$dest" PREFIX=/usr >>"$scratch/dest.log" 2>&1
 left=$(find "$dest" -type f)
 check "DESTDIR: make uninstall removes every file ($left)" test -z "$left"
