@@ -16,6 +16,7 @@
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/un.h>
+#include <sys/vfs.h>
 #include <grp.h>
 #include <unistd.h>
 
@@ -131,6 +132,12 @@ int announce_drop_privileges(uid_t uid, gid_t gid, const gid_t *groups, int coun
     uid_t real, effective, saved;
     if (getresuid(&real, &effective, &saved) != 0 || real != uid || effective != uid || saved != uid) return -EPERM;
     return 0;
+}
+
+long long announce_filesystem_type(int fd) {
+    struct statfs filesystem;
+    if (fstatfs(fd, &filesystem) != 0) return -errno;
+    return (long long)(unsigned long)filesystem.f_type;
 }
 
 int announce_unix_connect(const char *path, int timeout_ms) {

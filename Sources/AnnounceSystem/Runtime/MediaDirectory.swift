@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import AnnounceModel
+import CPosix
 
 /// `RUNTIME/media`: audio the queue owns (`announce play -`, URLs). The client streams stdin
 /// into a file here before it asks the daemon (`store`); the daemon downloads a URL item's body
@@ -61,6 +62,12 @@ public struct MediaDirectory: Sendable {
         guard info.st_mode & S_IFMT == S_IFREG else {
             throw .cannotOpen(path: label, reason: "not a regular file (the system queue takes files, and pipes the client read)")
         }
+        // Only local storage or memory: a kernel's files (/proc, /sys) are no audio, and a network
+        // or FUSE file could stall the daemon's one control thread (the client reads those first).
+        let filesystem = announce_filesystem_type(fd)
+        guard filesystem >= 0, !Self.refusedFilesystems.contains(Int64(filesystem)) else {
+            throw .cannotOpen(path: label, reason: "a file of /proc, /sys, FUSE or the network (the client reads those itself)")
+        }
         let writer = try begin(label: label, limit: limit, overLimit: "the most the system queue takes of one file")
         if info.st_size > limit { throw writer.tooLarge }
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 1)
@@ -76,6 +83,13 @@ public struct MediaDirectory: Sendable {
         }
         return try writer.finish()
     }
+
+    /// statfs magics the system queue copies nothing from: proc, sysfs, debugfs, securityfs,
+    /// cgroup, cgroup2, tracefs, configfs, efivarfs, bpf; FUSE, NFS, SMB, CIFS, 9p, Ceph.
+    public static let refusedFilesystems: Set<Int64> = [
+        0x9fa0, 0x6265_6572, 0x6462_6720, 0x7363_6673, 0x27e0eb, 0x6367_7270, 0x7472_6163, 0x6265_6570,
+        0xde5e_81e4, 0xcafe_4a11, 0x6573_5546, 0x6969, 0x517b, 0xff53_4d42, 0x0102_1997, 0x00c3_6400,
+    ]
 
     /// A new media file being written under a temporary name (`MediaWriter`), locked from now on.
     /// `overLimit` ends the message for more than `limit` bytes ("more than 256 MiB, OVERLIMIT").

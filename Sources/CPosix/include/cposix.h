@@ -29,6 +29,8 @@ ssize_t announce_receive_descriptors(int fd, void *buffer, size_t length, int *d
 /// Becomes uid with gid as its group and groups as its supplementary ones, for good: the real,
 /// effective and saved ids all change, then regaining root is checked to fail. 0 or -errno.
 int announce_drop_privileges(uid_t uid, gid_t gid, const gid_t *groups, int count);
+/// The filesystem magic of the file open at fd (fstatfs f_type), or -errno.
+long long announce_filesystem_type(int fd);
 /// Accepts one connection, non-blocking and close-on-exec; -EAGAIN when none waits.
 int announce_unix_accept(int listener);
 /// Blocks SIGTERM, SIGINT and SIGHUP in the calling thread (threads started later
