@@ -25,9 +25,13 @@ final class ControlLoop {
     /// How long the listener rests after running out of descriptors.
     static let acceptPause = 0.1
 
+    /// A user's daemon's link to the system queue, as its listener.
+    private let systemQueue: SystemQueueLink?
+
     init(listener: Int32, signals: Int32, mailbox: Mailbox, controller: QueueController, idleExit: Double?,
-         clock: @escaping WallClock, skipTo: (@Sendable (Double) -> Void)?) {
+         clock: @escaping WallClock, skipTo: (@Sendable (Double) -> Void)?, systemQueue: SystemQueueLink? = nil) {
         self.listener = listener
+        self.systemQueue = systemQueue
         self.signals = signals
         self.mailbox = mailbox
         self.controller = controller
@@ -54,6 +58,17 @@ final class ControlLoop {
                 descriptors.append(pollfd(fd: fd, events: Int16(POLLIN) | (connection.wantsToWrite ? Int16(POLLOUT) : 0), revents: 0))
                 order.append(fd)
             }
+            // The system queue's listeners: their socket, then each connected daemon.
+            let route = controller.listenerRoute
+            let links = route.map { Array($0.links.values) } ?? []
+            let routeStart = descriptors.count
+            descriptors.append(pollfd(fd: systemQueue?.watch ?? -1, events: Int16(POLLIN), revents: 0))
+            if let route {
+                descriptors.append(pollfd(fd: route.socket.fd, events: Int16(POLLIN), revents: 0))
+                for link in links {
+                    descriptors.append(pollfd(fd: link.connection.fd, events: Int16(POLLIN) | (link.connection.wantsToWrite ? Int16(POLLOUT) : 0), revents: 0))
+                }
+            }
             let deadline = nextDeadline
             let ready = poll(&descriptors, nfds_t(descriptors.count), pollTimeout(until: deadline, now: clock()))
             if ready < 0 && errno != EINTR {
@@ -72,7 +87,19 @@ final class ControlLoop {
                 if descriptors[index + 4].revents & Int16(POLLOUT) != 0 { connection.flush() }
                 if descriptors[index + 4].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { serve(connection) }
             }
-            hub.reap()
+            if let route {
+                if descriptors[routeStart + 1].revents != 0 { route.accept() }
+                for (index, link) in links.enumerated() where descriptors[routeStart + 2 + index].revents != 0 {
+                    if descriptors[routeStart + 2 + index].revents & Int16(POLLOUT) != 0 { link.connection.flush() }
+                    if descriptors[routeStart + 2 + index].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { link.serve() }
+                }
+                route.reap()
+            }
+            let left = hub.reap()
+            if systemQueue != nil { controller.systemQueueLeft(left) }
+            if let systemQueue {
+                if descriptors[routeStart].revents != 0 { systemQueue.changed(hub: hub) } else { systemQueue.reconnectIfDropped(hub: hub) }
+            }
             handleTimers(now: clock())
             controller.reportWaits(now: clock())
             controller.showOnSessionBus()

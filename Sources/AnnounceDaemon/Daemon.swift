@@ -57,6 +57,9 @@ public final class Daemon {
         public var speechCacheBytes = UserConfiguration.defaultSpeechCacheBytes
         /// The system queue's rules for its callers (DESIGN §8); nil for a user's own daemon.
         public var access: SystemAccess?
+        /// A user's permanent daemon: offered to the system queue at this directory as its
+        /// listener (`SystemQueueLink`); nil: not.
+        public var systemQueueDirectory: String?
         /// The caller's services, started once the socket listens (zones' bridge: it is a client
         /// of this socket), stopped before it closes.
         public var services: [(name: String, start: @Sendable () -> (any DaemonService)?)] = []
@@ -161,6 +164,12 @@ public final class Daemon {
         for service in configuration.services {
             if let started = service.start() { services.add(service.name, started) }
         }
+        if let access = configuration.access {
+            controller.listenerRoute = try services.start("listener socket") { () throws(AnnounceError) in
+                try ListenerRoute(path: runtime.listenerSocketPath, listener: access.settings.listener, device: configuration.device,
+                                  logger: logger) { mailbox.post($0) }
+            }
+        }
         controller.start(now: now)
         controller.sessionBus = try services.start("session bus") { () throws(AnnounceError) in
             try SessionBusPresence(environment: RuntimeDirectory.processEnvironment("DBUS_SESSION_BUS_ADDRESS"),
@@ -168,8 +177,10 @@ public final class Daemon {
         }
         // Stopped first: the playing items keep the positions heard, as if paused.
         try services.start("plays") { PlaysAtStop(controller: controller, mailbox: mailbox) }
+        let link = configuration.systemQueueDirectory.flatMap { SystemQueueLink(systemDirectory: $0, logger: logger) }
+        link?.connect(hub: controller.hub)
         ControlLoop(listener: listener.fd, signals: signals, mailbox: mailbox, controller: controller,
-                    idleExit: configuration.idleExit, clock: clock, skipTo: skipTo).run()
+                    idleExit: configuration.idleExit, clock: clock, skipTo: skipTo, systemQueue: link).run()
         logger.info("stopping: the spool keeps \(controller.lanes.main.count) item(s)")
         return true
     }
@@ -202,10 +213,11 @@ final class SocketListener: DaemonService {
     let fd: Int32
     private let path: String
 
-    /// The user's own daemon's is 0600; the system queue's 0660, for its `group`.
-    init(path: String, group: gid_t? = nil) throws(AnnounceError) {
+    /// The user's own daemon's is 0600; the system queue's 0660, for its `group`; its
+    /// listeners' 0666 (`mode`).
+    init(path: String, group: gid_t? = nil, mode: mode_t? = nil) throws(AnnounceError) {
         unlink(path)  // stale: the daemon holds the lock
-        let fd = announce_unix_listen(path, 1024, group == nil ? 0o600 : 0o660)
+        let fd = announce_unix_listen(path, 1024, mode ?? (group == nil ? 0o600 : 0o660))
         guard fd >= 0 else { throw .unavailable("cannot listen on \(path): \(systemErrorMessage(-fd))") }
         if let group, chown(path, uid_t.max, group) != 0 {
             close(fd)

@@ -10,21 +10,29 @@ final class EventHub {
 
     var isEmpty: Bool { connections.isEmpty }
 
-    /// The system queue's: who owns a live item, so that each client sees of an event what it
-    /// may (`Connection.view(of:)`); nil on a user's own daemon.
-    var ownerOf: ((String) -> ItemOwner?)?
+    /// Who owns each live item that has an owner (the system queue's, or the system queue's
+    /// items on its listener's daemon), so that each client sees of an event what it may
+    /// (`Connection.view(of:)`). Forgotten with the item's `finished`.
+    var owners: [String: ItemOwner] = [:]
 
-    /// `event` with its item's owner, when the daemon keeps owners and the event names none.
+    /// `event` with its item's owner, when it has one and the event names none.
     private func withOwner(_ event: Event) -> Event {
-        guard event.owner == nil, let ownerOf, let id = event.id else { return event }
-        return event.owned(by: ownerOf(id))
+        guard event.owner == nil, !owners.isEmpty, let id = event.id else { return event }
+        return event.owned(by: owners[id])
     }
 
     func add(_ connection: Connection) { connections[connection.fd] = connection }
 
     /// Forgets clients that went away.
-    func reap() {
-        for (fd, connection) in connections where connection.dead { connections[fd] = nil }
+    /// Forgets clients that went away; returns the callers among them (the system queue's).
+    @discardableResult
+    func reap() -> [Caller] {
+        var left: [Caller] = []
+        for (fd, connection) in connections where connection.dead {
+            if let caller = connection.caller { left.append(caller) }
+            connections[fd] = nil
+        }
+        return left
     }
 
     /// Sends what is still buffered and forgets every client (the daemon is stopping).
@@ -36,6 +44,7 @@ final class EventHub {
     /// To every `events` subscriber, and to the clients waiting on the event's item.
     func emit(_ event: Event) {
         let event = withOwner(event)
+        if event.event == .finished, let id = event.id { owners[id] = nil }
         let line = WireProtocol.encode(event)
         var privateLine: [UInt8]?
         for connection in connections.values {

@@ -57,12 +57,18 @@ extension QueueController {
                 meter.playingTotal = item.totalFrames
                 meter.playingFrames = 0
                 lifecycles[item.id]?.start()
-                driver.play(item, devices: item.clip.devices(default: configuration.device), gain: startingGain(item.id),
-                            watched: hub.isProgressWatched(item.id), tuning: configuration.tuning(for: item, nightLevel: nightLevel(item, now: now)))
+                let tuning = configuration.tuning(for: item, nightLevel: nightLevel(item, now: now))
+                // On the system queue, through the listener's own daemon when one is connected (DESIGN §8).
+                if item.clip.device == nil, item.clip.extraDevices == nil, let route = listenerRoute,
+                   route.play(item, media: spool.media, loudness: tuning.loudness) {
+                } else {
+                    driver.play(item, devices: item.clip.devices(default: configuration.device), gain: startingGain(item.id),
+                                watched: hub.isProgressWatched(item.id), tuning: tuning)
+                }
                 // Started items never expire, also after a crash; saved after the play began.
                 do { try spool.save(item) } catch { logger.error("\(error.description)") }
             case .stopPlayback(let id, _):
-                driver.stop(id)
+                stopPlay(id)
             case .interrupted(let item, let reason):
                 switch reason {
                 case .preempted(let by): lanes.preemptedFor[by] = item.id
@@ -115,6 +121,11 @@ extension QueueController {
         guard lifecycles[id]?.finish(outcome) == true else { return false }
         lifecycles[id] = nil
         return true
+    }
+
+    /// Stops a play wherever it plays: on a listener's daemon, or the engines.
+    func stopPlay(_ id: String) {
+        if listenerRoute?.stop(id, now: terminating) != true { driver.stop(id) }
     }
 
     func seconds(_ frames: Int64?, of id: String) -> Double? {

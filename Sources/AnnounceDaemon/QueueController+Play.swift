@@ -75,6 +75,7 @@ extension QueueController {
             var item = QueueItem(request: itemRequest, id: newID(), now: now)
             item.requestKey = request.key
             item.owner = connection.caller?.owner
+            if let owner = item.owner { hub.owners[item.id] = owner }
             // A URL's body is downloaded into the media directory under a name the daemon gives.
             if item.clip.url != nil { item.clip.media = MediaDirectory.newName() }
             // `play --tag T --replace a b` replaces older T items, not its own first file.

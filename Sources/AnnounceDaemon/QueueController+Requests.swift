@@ -30,7 +30,7 @@ extension QueueController {
         }
         // The values no client is trusted with, by the rules the client checked before sending.
         if let problem = request.problem { return reject(connection, problem) }
-        if let caller = connection.caller, let access = configuration.access,
+        if let caller = connection.caller, let access = rules(for: caller),
            let refusal = systemRefusal(request, from: caller, access: access) {
             logger.info("refused \(caller.name)'s \(request.operation.rawValue): \(refusal.description)")
             return refuse(connection, refusal)
@@ -38,7 +38,7 @@ extension QueueController {
         let now = clock()
         switch request {
         case .play(var play):
-            guard let caller = connection.caller, let access = configuration.access else {
+            guard let caller = connection.caller, let access = rules(for: caller) else {
                 handlePlay(play, from: connection, now: now)
                 return
             }

@@ -32,6 +32,7 @@ extension QueueController {
         clip.media = media
         var item = QueueItem(id: newID(), clip: clip, priority: .high, arrival: now, session: AudioSession(category: .ambient), ifBusy: .fail)
         item.owner = owner
+        if let owner { hub.owners[item.id] = owner }
         lifecycles[item.id] = ItemLifecycle()
         lanes.mixed.add(item, alert: true)
         connection.send(WireProtocol.encode(Reply.ids([item.id])))

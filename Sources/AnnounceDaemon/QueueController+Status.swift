@@ -67,7 +67,7 @@ extension QueueController {
                 guard let event = waitingEvent(for: id, ready: ready, scheduled: scheduled, now: now),
                       connection.reportedWaits[id].map({ !Self.sameWait($0, event) }) ?? true else { continue }
                 connection.reportedWaits[id] = event
-                connection.send(WireProtocol.encode(connection.view(of: event.owned(by: lanes.item(id)?.owner))))
+                connection.send(WireProtocol.encode(connection.view(of: event.owned(by: hub.owners[id]))))
             }
         }
     }

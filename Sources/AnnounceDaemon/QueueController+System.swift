@@ -8,6 +8,36 @@ import AnnounceSystem
 /// do what, whose items a caller may end, and the files the client handed over, copied into the
 /// media directory before anything is spooled. The pure rules are AnnounceModel/System's.
 extension QueueController {
+    /// The rules `caller` is held to: the system queue's; on a user's own daemon, for the system
+    /// queue connected as its listener (`SystemQueueLink`), the same rules with the defaults.
+    func rules(for caller: Caller) -> SystemAccess? {
+        configuration.access ?? SystemAccess(settings: SystemSettings(), group: gid_t.max, controlGroup: nil, daemonUID: getuid())
+    }
+
+    /// On a user's daemon, the system queue's connection ended (it stopped, or died): what it
+    /// asked to play here ends, as the system queue plays it on from what was heard.
+    func systemQueueLeft(_ callers: [Caller]) {
+        guard !callers.isEmpty, configuration.access == nil else { return }
+        let uids = Set(callers.map(\.uid))
+        let ids = lanes.live.filter { $0.owner.map { uids.contains($0.uid) } ?? false }.map(\.id)
+        guard !ids.isEmpty else { return }
+        logger.info("the system queue left: its \(ids.count) item(s) here are cancelled")
+        cancel(ids, now: clock())
+    }
+
+    /// On a user's daemon, the system queue's items restored after a restart: ended, never
+    /// played again here (the system queue has played them on).
+    func endForwarded(_ items: [QueueItem], now: Double) -> [QueueItem] {
+        items.filter { item in
+            guard item.owner != nil else { return true }
+            let outcome = Outcome(.cancelled, reason: "the system queue's play does not outlive its connection")
+            let event = Event(.finished, time: now, id: item.id, path: item.clip.path, priority: item.priority,
+                              reason: EventReason(outcome.reason!), outcome: outcome).owned(by: item.owner)
+            do throws(AnnounceError) { try spool.finish(item, event: event) } catch { logger.error("\(error.description)") }
+            return false
+        }
+    }
+
     /// Why `caller` may not make `request`, as the error its client exits with; nil: it may.
     func systemRefusal(_ request: Request, from caller: Caller, access: SystemAccess) -> AnnounceError? {
         let allowed = access.allowedDevices(daemonDevice: configuration.device)

@@ -39,6 +39,8 @@ final class QueueController {
     private var configStamp: FileStamp?
     /// The daemon on the session bus (MPRIS); nil in tests that run without one.
     var sessionBus: SessionBusPresence?
+    /// The system queue's listeners' daemons: main-lane plays go through the listener's (DESIGN §8).
+    var listenerRoute: ListenerRoute?
     /// Other applications' audio: who lowers it, who watches it, what it plays.
     var otherAudio: OtherAudioParts
     /// The main lane's last playing item's `--notify-others` (DESIGN §3, Other players).
@@ -53,7 +55,6 @@ final class QueueController {
                       downloads: downloads)
         otherAudio = OtherAudioParts(ducker: ducker)
         self.configuration = configuration
-        if configuration.access != nil { hub.ownerOf = { [unowned self] id in lanes.item(id)?.owner } }
     }
 
     // MARK: lifecycle
@@ -65,9 +66,11 @@ final class QueueController {
         var restored = spool.load()
         for problem in restored.problems { logger.warning("\(problem)") }
         restored.items = endUnpersistedStreams(restored.items, now: now)
+        if configuration.access == nil { restored.items = endForwarded(restored.items, now: now) }
         self.restored.mixed = restored.items.filter { $0.audioSession.lane == .mixed }
         lanes.main = Scheduler(restoring: restored.items.filter { $0.audioSession.lane == .main })
         for item in restored.items { lifecycles[item.id] = ItemLifecycle(interrupted: item.interrupted) }
+        for item in restored.items { if let owner = item.owner { hub.owners[item.id] = owner } }
         // A single item's own entry says its request; a request of several, its committed record
         // (in order, with the items that ended before the commit).
         for item in restored.items { if let key = item.requestKey { self.restored.requests[key, default: []].append(item.id) } }
@@ -101,7 +104,7 @@ final class QueueController {
         terminating = true
         if isPlaying {
             carryOut(lanes.main.pause(now: now), now: now)
-            if let id = lanes.main.playing?.id { driver.stop(id) }
+            if let id = lanes.main.playing?.id { stopPlay(id) }
             carryOut(lanes.mixed.stopAll(), now: now)
             while isPlaying, mailbox.wakeup.wait(milliseconds: 2000) {
                 for report in mailbox.take() { handle(report) }

@@ -86,6 +86,8 @@ struct DaemonCommand: ParsableCommand {
             configuration.speechCacheBytes = user.speechCacheBytes
             configuration.interruptingRoles = user.interruptingRoles
             configuration.configStamp = configStamp
+            // A permanent daemon (the user unit's) is offered to the system queue as its listener.
+            if idleExit == nil && readyFd == nil { configuration.systemQueueDirectory = try? RuntimeDirectory.systemPath() }
             // Started by a person or systemd: take over from an auto-started daemon, holding the
             // clients' spawn lock throughout, so that a waiting client whose daemon stops cannot
             // start another one before this one listens.

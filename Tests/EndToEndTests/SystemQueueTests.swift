@@ -203,7 +203,10 @@ final class SystemQueue: @unchecked Sendable {
     let capture: String
     let config: String
     private(set) var daemon: ChildProcess
-    private let log: String
+    private let logPath: String
+
+    /// What the daemon logged so far.
+    var log: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
     /// The daemon's user (made by the first test, as the package's sysusers.d file would).
     nonisolated(unsafe) static var daemonUser: (uid: uid_t, gid: gid_t) = (0, 0)
@@ -213,7 +216,7 @@ final class SystemQueue: @unchecked Sendable {
         self.directory = directory
         self.capture = capture
         self.config = config
-        self.log = log
+        self.logPath = log
         self.daemon = daemon
     }
 
@@ -253,7 +256,7 @@ final class SystemQueue: @unchecked Sendable {
             if SystemQueue.isSocket(directory + "/socket") { return }
             if await daemon.exited(within: 0.05) { break }
         }
-        throw HarnessError("the system daemon did not listen: \((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        throw HarnessError("the system daemon did not listen: \(log)")
     }
 
     static func isSocket(_ path: String) -> Bool {
@@ -270,7 +273,7 @@ final class SystemQueue: @unchecked Sendable {
         daemon.signal(SIGKILL)
         _ = await daemon.exited(within: 10)
         unlink(directory + "/socket")  // left by the killed one: the next one's is waited for
-        daemon = try Self.launchDaemon(directory: directory, capture: capture, config: config, log: log)
+        daemon = try Self.launchDaemon(directory: directory, capture: capture, config: config, log: logPath)
         try await waitForSocket()
     }
 
@@ -324,10 +327,10 @@ final class SystemQueue: @unchecked Sendable {
 
     /// A tone made with sox into `user`'s home (0600, in a 0700 home; nil: root's, in the work
     /// directory), 48 kHz stereo 16-bit.
-    func privateClip(of user: String?, seconds: Double, frequency: Int) throws -> String {
+    func privateClip(of user: String?, seconds: Double, frequency: Int, name: String = "tone") throws -> String {
         let home = user.map { "/home/\($0)" } ?? (URL(fileURLWithPath: capture).deletingLastPathComponent().path + "/root-files")
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
-        let path = home + "/tone-\(frequency)-\(UUID().uuidString.prefix(6)).wav"
+        let path = home + "/\(name)-\(frequency)-\(UUID().uuidString.prefix(6)).wav"
         let sox = try Self.sync("/usr/bin/sox", ["-n", "-r", "48000", "-c", "2", "-b", "16", path, "synth", String(seconds), "sine", String(frequency), "vol", "0.5"])
         guard sox == 0 else { throw HarnessError("sox failed (\(sox)) making \(path)") }
         if let user, let account = getpwnam(user) {
@@ -429,5 +432,158 @@ final class SystemQueue: @unchecked Sendable {
             }
         }
         if inGroup { try sync("/usr/sbin/usermod", ["-aG", "announce", name]) } else { try sync("/usr/bin/gpasswd", ["-d", name, "announce"]) }
+    }
+}
+
+/// The desktop route (DESIGN §8, Where the sound goes): the listener's own daemon, on its own
+/// PulseAudio (a private paced null sink the listener user runs), connects to the system queue;
+/// root's items are heard there, recorded from the sink's monitor by the listener's parec and
+/// measured with numpy. Only audio crosses: the listener's daemon never learns the path.
+@Suite("the system queue heard through a listener's sound server", .serialized,
+       .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/useradd")
+                && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
+struct SystemQueueListenerTests {
+    static let listener = "annc-listener"
+
+    @Test("heard on the listener's sink; a higher item plays between; the preempted one resumes where heard")
+    func heardThroughTheListener() async throws {
+        let session = try await ListenerSession.start()
+        defer { session.stop() }
+        let long = try session.queue.privateClip(of: nil, seconds: 3, frequency: 440, name: "secret-name")
+        let high = try session.queue.privateClip(of: nil, seconds: 0.5, frequency: 880)
+        try session.startRecording()
+        let first = try Runner.launch(["play", long], environment: session.queue.rootEnvironment, killAfter: 30)
+        try await session.waitForListenerLog("started", count: 1)
+        try await Task.sleep(for: .seconds(1))
+        let preempting = try await Runner.run(try Harness.binary(), ["play", "--priority", "high", high], environment: session.queue.rootEnvironment)
+        #expect(preempting.status == 0, "\(preempting)")
+        let firstOutcome = await first.outcome()
+        #expect(firstOutcome.status == 0, "\(firstOutcome)")
+        let heard = try await session.stopRecording(tones: [440, 880])
+        try #require(heard.count == 3, "tones heard: \(heard)")
+        #expect(heard.map(\.tone) == [440, 880, 440], "\(heard)")
+        #expect(abs(heard[1].seconds - 0.5) < 0.06, "\(heard)")
+        #expect(abs(heard[0].seconds + heard[2].seconds - 3) < 0.1, "the long one, resumed where heard: \(heard)")
+        #expect(!FileManager.default.fileExists(atPath: session.queue.capture), "played on the system's own device too")
+        // Only audio crossed: the listener's daemon saw labels, never the path.
+        let log = try String(contentsOfFile: session.listenerLog, encoding: .utf8)
+        #expect(!log.contains("secret-name") && log.contains("system queue item"), "\(log)")
+    }
+
+    @Test("the listener's daemon leaves mid-item: the item goes on on the device from where it was heard")
+    func listenerLeaves() async throws {
+        let session = try await ListenerSession.start()
+        defer { session.stop() }
+        let long = try session.queue.privateClip(of: nil, seconds: 3, frequency: 440)
+        try session.startRecording()
+        let play = try Runner.launch(["play", long], environment: session.queue.rootEnvironment, killAfter: 30)
+        try await session.waitForListenerLog("started", count: 1)
+        try await Task.sleep(for: .seconds(1))
+        session.listenerDaemon.stop()
+        let outcome = await play.outcome()
+        #expect(outcome.status == 0, "\(outcome)")
+        let heard = try await session.stopRecording(tones: [440])
+        let onDevice = try await session.queue.captureFrames()
+        let seconds = (heard.first?.seconds ?? 0) + Double(onDevice) / 48000
+        #expect(heard.count == 1 && abs(seconds - 3) < 0.15, "listener \(heard), device \(Double(onDevice) / 48000) s")
+    }
+}
+
+/// A listener user's PulseAudio (Tests/Shell/paced-audio.sh run as that user), its own
+/// `announce daemon` on it, and a system queue whose `[system] listener` names the user.
+final class ListenerSession: @unchecked Sendable {
+    let queue: SystemQueue
+    let paced: String
+    let listenerDaemon: ChildProcess
+    let listenerLog: String
+    private var recorder: ChildProcess?
+    private let recording: String
+
+    private init(queue: SystemQueue, paced: String, listenerDaemon: ChildProcess, listenerLog: String) {
+        self.queue = queue
+        self.paced = paced
+        self.listenerDaemon = listenerDaemon
+        self.listenerLog = listenerLog
+        recording = paced + "/heard.raw"
+    }
+
+    static let script = Harness.repoRoot.appendingPathComponent("Tests/Shell/paced-audio.sh").path
+
+    static func start() async throws -> ListenerSession {
+        try SystemQueue.prepareAccounts()
+        try SystemQueue.ensureUser(SystemQueueListenerTests.listener, inGroup: false)
+        let account = try #require(getpwnam(SystemQueueListenerTests.listener)).pointee
+        let queue = try await SystemQueue.start(system: "listener = \(SystemQueueListenerTests.listener)\n")
+        let paced = URL(fileURLWithPath: queue.capture).deletingLastPathComponent().path + "/listener"
+        try FileManager.default.createDirectory(atPath: paced, withIntermediateDirectories: true)
+        chown(paced, account.pw_uid, account.pw_gid)
+        let up = try SystemQueue.sync("/usr/sbin/runuser", ["-u", SystemQueueListenerTests.listener, "--", "env", "PACED_WATCH_PID=\(getpid())",
+                                                            script, "up", paced])
+        guard up == 0 else { throw HarnessError("paced-audio.sh up as \(SystemQueueListenerTests.listener) failed (\(up))") }
+        let log = paced + "/daemon.log"
+        let daemon = try ChildProcess("setpriv", try listenerCommand(paced, [try Harness.binary(), "daemon", "--device", "pulse"],
+                                                                     extra: ["ANNOUNCE_SYSTEM_DIR=" + queue.directory,
+                                                                             "ANNOUNCE_RUNTIME_DIR=" + paced + "/run",
+                                                                             "XDG_CONFIG_HOME=" + Harness.baseConfigHome]),
+                                      environment: [:], stdout: log, stderr: log)
+        let session = ListenerSession(queue: queue, paced: paced, listenerDaemon: daemon, listenerLog: log)
+        try await session.waitForSystemLog("\(SystemQueueListenerTests.listener)'s announce connected as a listener")
+        return session
+    }
+
+    /// `arguments` as the listener, with its PulseAudio's variables (paced DIR/env) and `extra`.
+    static func listenerCommand(_ paced: String, _ arguments: [String], extra: [String] = []) throws -> [String] {
+        let variables = try String(contentsOfFile: paced + "/env", encoding: .utf8).split(separator: "\n")
+            .compactMap { line in line.hasPrefix("export ") ? String(line.dropFirst("export ".count)) : nil }
+        return ["/usr/bin/setpriv", "--reuid", SystemQueueListenerTests.listener, "--regid", SystemQueueListenerTests.listener,
+                "--init-groups", "/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "HOME=/home/\(SystemQueueListenerTests.listener)"]
+            + variables + extra + arguments
+    }
+
+    func startRecording() throws {
+        recorder = try ChildProcess("setpriv", try Self.listenerCommand(paced, ["/usr/bin/sh", "-c",
+                                    "exec parec --raw --format=s16le --rate=48000 --channels=2 --latency-msec=10 -d announce_paced.monitor > \"$0\"",
+                                    recording]),
+                                    environment: [:], stdout: paced + "/parec.log", stderr: paced + "/parec.log")
+    }
+
+    /// Stops the recorder (SIGTERM, by pid) and measures the tones heard, in order.
+    func stopRecording(tones: [Int]) async throws -> [(tone: Int, seconds: Double)] {
+        try await Task.sleep(for: .milliseconds(300))  // the sink's last period reaches the monitor
+        recorder?.stop()
+        let out = paced + "/tones.json"
+        let script = Harness.repoRoot.appendingPathComponent("Tests/Shell/tone-sequence.py").path
+        let status = try SystemQueue.sync("/bin/sh", ["-c", "\"$0\" \"$1\" 48000 2 \(tones.map(String.init).joined(separator: " ")) > \"$2\"",
+                                                      script, recording, out])
+        guard status == 0, let runs = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out))) as? [[Double]] else {
+            throw HarnessError("tone-sequence.py failed on \(recording)")
+        }
+        return runs.map { (Int($0[0]), $0[1]) }
+    }
+
+    /// Until the listener's daemon has logged `word` on `count` lines (bounded: 10 s).
+    func waitForListenerLog(_ word: String, count: Int) async throws {
+        for _ in 0..<200 {
+            let log = (try? String(contentsOfFile: listenerLog, encoding: .utf8)) ?? ""
+            if log.split(separator: "\n").filter({ $0.contains(word) }).count >= count { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw HarnessError("the listener's daemon did not log '\(word)': \((try? String(contentsOfFile: listenerLog, encoding: .utf8)) ?? "")")
+    }
+
+    /// Until the system daemon has logged `line` (bounded: 10 s).
+    func waitForSystemLog(_ line: String) async throws {
+        for _ in 0..<200 {
+            if queue.log.contains(line) { return }
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        throw HarnessError("the system daemon did not log '\(line)': \(queue.log)")
+    }
+
+    func stop() {
+        recorder?.stop()
+        listenerDaemon.stop()
+        queue.stop()
+        _ = try? SystemQueue.sync("/usr/sbin/runuser", ["-u", SystemQueueListenerTests.listener, "--", Self.script, "down", paced])
     }
 }

@@ -43,7 +43,8 @@ stop() {
 # (it may be killed without cleaning up), or once DIR/PIDNAME is (after DIR/env was written).
 start_watchdog() {
     [[ -n ${PACED_WATCH_PID:-} ]] || return 0
-    detach bash -c 'while kill -0 "$1" 2>/dev/null && [[ -f "$3/$4" || ! -f "$3/env" ]]; do sleep 0.5; done
+    # /proc, not kill -0: the watched process may be another user's (a listener's PulseAudio watching root's tests).
+    detach bash -c 'while [[ -e /proc/$1 ]] && [[ -f "$3/$4" || ! -f "$3/env" ]]; do sleep 0.5; done
                     PACED_SELF_PID=$$ exec bash "$2" down "$3"' watchdog "$PACED_WATCH_PID" "$(realpath "$0")" "$DIR" "$1" \
         </dev/null >>"$DIR/watchdog.log" 2>&1
     echo $! > "$DIR/watchdog.pid"

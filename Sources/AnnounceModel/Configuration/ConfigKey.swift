@@ -120,6 +120,12 @@ struct ConfigKey: Sendable {
             }
             draft.configuration.system.controlGroup = value
         },
+        ConfigKey(section: "system", name: "listener") { value, draft, warn in
+            guard value.utf8.count <= 64, value.allSatisfy({ $0.isASCII && !$0.isWhitespace && $0 != ":" }) else {
+                return warn("listener must be a user's name, not '\(value)'")
+            }
+            draft.configuration.system.listener = value
+        },
     ]
 
     /// The sections, in order ("" first).

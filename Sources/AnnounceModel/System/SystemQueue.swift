@@ -40,6 +40,8 @@ public struct SystemSettings: Equatable, Sendable {
     public var devices: [String] = []
     /// Members of this group may pause, resume, stop, clear and set quiet mode, as root may.
     public var controlGroup: String?
+    /// Whose sound server items are heard through on a desktop; nil: the user active on seat0.
+    public var listener: String?
 
     public init() {}
 
@@ -50,6 +52,8 @@ public struct SystemSettings: Equatable, Sendable {
     public static let user = "announce"
     /// Shown instead of another user's path, text or URL.
     public static let othersLabel = "(another user's)"
+    /// What a listener's daemon is told an item is: its id, never its path or text.
+    public static func forwardedLabel(_ id: String) -> String { "system queue item \(id)" }
 }
 
 /// What a caller of the system queue may do, decided from who the socket says it is.

@@ -5,6 +5,12 @@ import AnnounceModel
 
 /// The system queue's runtime directory and which daemon a client talks to (DESIGN §8).
 extension RuntimeDirectory {
+    /// The system queue's second socket, where users' own daemons connect to be its listener.
+    public var listenerSocketPath: String { path + "/listener" }
+
+    /// The listener socket of the system directory `path`.
+    public static func systemListenerPath(_ path: String) -> String { RuntimeDirectory(path: path).listenerSocketPath }
+
     /// `$ANNOUNCE_SYSTEM_DIR`, else `/run/announce`; a relative one is a usage error (64).
     public static func systemPath(environment: (String) -> String? = RuntimeDirectory.processEnvironment) throws(AnnounceError) -> String {
         guard let explicit = environment("ANNOUNCE_SYSTEM_DIR"), !explicit.isEmpty else { return "/run/announce" }

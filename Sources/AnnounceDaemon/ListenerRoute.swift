@@ -1,0 +1,283 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import Logging
+import AnnounceModel
+import AnnounceSystem
+import AnnounceSources
+import CPosix
+
+/// The system queue's way to a desktop (DESIGN §8, Where the sound goes). A user's own daemon
+/// connects to `RUNTIME/listener` (0666: anyone may connect; only the listener is used); when an
+/// item is to play and the listener's daemon is connected, the item plays there instead of on
+/// the device: a `play` of its audio, handed as a descriptor under a label that names only its
+/// id, whose events come back as the engine's reports. Decides nothing about items: the
+/// controller routes its plays and stops here first (`play`, `stop`).
+final class ListenerRoute {
+    /// The socket users' daemons connect to.
+    let socket: SocketListener
+    /// Connected daemons, one per user (a newer one replaces the older).
+    private(set) var links: [Int32: ListenerLink] = [:]
+    /// `[system] listener`, else the user active on seat0.
+    private let configuredListener: String?
+    private let post: (EngineReport) -> Void
+    private let logger: Logger
+    /// The daemon's own device: where a play goes on when its listener leaves.
+    private let device: String
+
+    init(path: String, listener: String?, device: String, logger: Logger, post: @escaping (EngineReport) -> Void) throws(AnnounceError) {
+        socket = try SocketListener(path: path, mode: 0o666)
+        configuredListener = listener
+        self.device = device
+        self.logger = logger
+        self.post = post
+    }
+
+    /// Most users' daemons connected at once.
+    static let maxLinks = 64
+    /// Where logind says who is active on seat0.
+    static let seatPath = "/run/systemd/seats/seat0"
+
+    /// Takes the waiting connections.
+    func accept() {
+        while true {
+            let fd = announce_unix_accept(socket.fd)
+            if fd == -EINTR { continue }
+            guard fd >= 0 else { return }
+            var uid = uid_t.max, gid = gid_t.max
+            guard announce_peer_ids(fd, &uid, &gid) == 0, links.count < Self.maxLinks else {
+                close(fd)
+                continue
+            }
+            for (other, link) in links where link.uid == uid {
+                link.close(reason: "a newer connection of \(link.name)'s replaced it")
+                links[other] = nil
+            }
+            let link = ListenerLink(fd: fd, uid: uid, name: Accounts.name(of: uid), device: device, logger: logger, post: post)
+            links[fd] = link
+            logger.info("\(link.name)'s announce connected as a listener")
+        }
+    }
+
+    /// The uid whose daemon items are heard through now.
+    var listenerUID: uid_t? {
+        if let configuredListener { return Accounts.user(named: configuredListener)?.uid }
+        guard let bytes = readWholeFile(Self.seatPath, limit: 65536) else { return nil }
+        for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where line.hasPrefix("ACTIVE_UID=") {
+            return uid_t(line.dropFirst("ACTIVE_UID=".count))
+        }
+        return nil
+    }
+
+    /// Plays `item` through the listener's daemon; false when there is none connected, or the
+    /// item is not one that can go (speech, a URL, a live stream play on the device).
+    func play(_ item: QueueItem, media: MediaDirectory, loudness: LoudnessTarget) -> Bool {
+        guard let name = item.clip.media, item.clip.url == nil, item.clip.speech == nil, item.clip.stream == nil,
+              let uid = listenerUID, let link = links.values.first(where: { $0.uid == uid && !$0.isDead }) else { return false }
+        return link.play(item, file: media.filePath(name), loudness: loudness)
+    }
+
+    /// Stops a forwarded play; false when `id` plays here on no listener. `now`: the daemon is
+    /// stopping and waits for no answer: the play ends at once with what was heard.
+    func stop(_ id: String, now: Bool = false) -> Bool {
+        links.values.first { $0.plays(id) }?.stop(id, now: now) ?? false
+    }
+
+    /// Drops the links that went away; what they played comes back as lost.
+    func reap() {
+        for (fd, link) in links where link.isDead {
+            link.close(reason: "its connection ended")
+            links[fd] = nil
+        }
+    }
+
+    func stopAll() {
+        for link in links.values { link.close(reason: "the system queue is stopping") }
+        links.removeAll()
+        socket.stop()
+    }
+}
+
+/// One user's daemon connected to the listener socket: the system daemon is a client of it
+/// over this connection (docs/protocol.md): requests out, replies and events back.
+final class ListenerLink {
+    let uid: uid_t
+    let name: String
+    let connection: Connection
+    private let device: String
+    private let logger: Logger
+    private let post: (EngineReport) -> Void
+    /// What the queue calls the place a forwarded play is heard: opened with its first play,
+    /// closed when none is left.
+    var route: String { "listener:\(name)" }
+
+    /// A play forwarded: its local id, the remote one once answered, the rate heard time counts in.
+    private struct Forwarded {
+        var local: String
+        var remote: String?
+        var sampleRate: Int
+        var heard: Int64 = 0
+        var stopAsked = false
+    }
+    private var forwarded: [Forwarded] = []
+    /// What each reply answers, in order: a play's local id, or nil (a cancel's).
+    private var awaiting: [String?] = []
+
+    init(fd: Int32, uid: uid_t, name: String, device: String, logger: Logger, post: @escaping (EngineReport) -> Void) {
+        connection = Connection(fd: fd)
+        self.uid = uid
+        self.name = name
+        self.device = device
+        self.logger = logger
+        self.post = post
+    }
+
+    var isDead: Bool { connection.dead }
+
+    func plays(_ id: String) -> Bool { forwarded.contains { $0.local == id } }
+
+    /// Sends `item`'s play with its file (and chimes) handed over; false when it cannot.
+    func play(_ item: QueueItem, file: String, loudness: LoudnessTarget) -> Bool {
+        // Heard time counts in the file's frames, as the engine's would: a play that moves back
+        // to the device goes on from the same frame.
+        guard let rate = try? DecoderRegistry.open(FileName(file)).info.sampleRate, rate > 0 else { return false }
+        var handed: [Int32] = []
+        defer { for fd in handed { Glibc.close(fd) } }
+        func hand(_ path: String) -> Int? {
+            let fd = open(path, O_RDONLY | O_CLOEXEC)
+            guard fd >= 0 else { return nil }
+            handed.append(fd)
+            return handed.count - 1
+        }
+        guard let audio = hand(file) else { return false }
+        let start = (item.clip.start ?? 0) + Double(item.heardFrames) / Double(rate)
+        var clip = Clip(path: SystemSettings.forwardedLabel(item.id), gain: item.clip.gain, pan: item.clip.pan, loops: item.clip.loops,
+                        start: start > 0 ? start : nil, rate: item.clip.rate, pitch: item.clip.pitch, skipSilence: item.clip.skipSilence)
+        clip.loudness = item.clip.loudness ?? loudness
+        clip.handed = HandedFiles(audio: audio)
+        if let chime = item.clip.chime, let index = hand(chime) {
+            clip.chime = "/system-queue/chime"
+            clip.handed?.chime = index
+        }
+        if let after = item.clip.chimeAfter, let index = hand(after) {
+            clip.chimeAfter = "/system-queue/chime-after"
+            clip.handed?.chimeAfter = index
+        }
+        let request = ItemRequest(clip: clip, priority: item.priority, interrupts: item.interrupts, session: item.session,
+                                  duckLevel: item.duckLevel, ifOtherAudio: item.ifOtherAudio)
+        guard send(.play(PlayRequest(items: [request], wait: true, progress: true)), descriptors: handed) else { return false }
+        awaiting.append(item.id)
+        forwarded.append(Forwarded(local: item.id, sampleRate: rate))
+        logger.info("\(item.id): plays through \(name)'s announce")
+        return true
+    }
+
+    /// Asks the listener's daemon to end the play; its `finished` reports it.
+    func stop(_ id: String, now: Bool = false) -> Bool {
+        guard let index = forwarded.firstIndex(where: { $0.local == id }) else { return false }
+        forwarded[index].stopAsked = true
+        if let remote = forwarded[index].remote, send(.cancel(.ids([remote]))) { awaiting.append(nil) }
+        if now {
+            let play = forwarded.remove(at: index)
+            post(.ended(id: play.local, heardFrames: play.heard, totalFrames: nil, sampleRate: play.sampleRate, end: .stopped,
+                        details: PlayDetails(devices: DeviceList([route]), frames: play.heard)))
+            if forwarded.isEmpty { post(.devicesClosed([route])) }
+        }
+        return true
+    }
+
+    /// What arrived: replies and events, turned into the engine's reports.
+    func serve() {
+        let (lines, oversized) = connection.readLines()
+        for line in lines {
+            for fd in line.descriptors { Glibc.close(fd) }
+            guard let message = try? DaemonMessage.decode(line.bytes) else { continue }
+            switch message {
+            case .reply(let reply): answered(reply)
+            case .event(let event): happened(event)
+            }
+        }
+        if oversized { connection.sendAndClose([]) }
+    }
+
+    private func answered(_ reply: Reply) {
+        guard !awaiting.isEmpty else { return }
+        guard let local = awaiting.removeFirst(), let index = forwarded.firstIndex(where: { $0.local == local }) else { return }
+        if case .failure(let error) = reply {
+            let play = forwarded.remove(at: index)
+            logger.warning("\(local): \(name)'s announce refused it: \(error.message)")
+            lost(play, reason: "\(name)'s announce refused it: \(error.message)")
+            if forwarded.isEmpty { post(.devicesClosed([route])) }
+            return
+        }
+        forwarded[index].remote = reply.ids?.first
+        // Stopped before the answer came: asked now.
+        if forwarded[index].stopAsked, let remote = forwarded[index].remote, send(.cancel(.ids([remote]))) { awaiting.append(nil) }
+    }
+
+    private func happened(_ event: Event) {
+        guard let id = event.id, let index = forwarded.firstIndex(where: { $0.remote == id }) else { return }
+        let play = forwarded[index]
+        let frames = Int64(((event.heard ?? 0) * Double(play.sampleRate)).rounded())
+        switch event.event {
+        case .started:
+            post(.started(id: play.local, device: route, format: event.format ?? "?", buffering: "through \(name)'s announce",
+                          sampleRate: play.sampleRate, totalFrames: nil))
+        case .progress:
+            forwarded[index].heard = frames
+            post(.progress(id: play.local, framesPlayed: frames, sampleRate: play.sampleRate, totalFrames: nil))
+        case .finished:
+            forwarded.remove(at: index)
+            let end: PlaybackEnd = switch event.outcome?.kind {
+            case .played?: .finished
+            case .cancelled? where play.stopAsked: .stopped
+            case .failed?: .failed(code: event.outcome?.code ?? AnnounceError.internalExitCode,
+                                   message: "through \(name)'s announce: \(event.outcome?.reason ?? "failed")")
+            default: .failed(code: Outcome.notPlayedExitCode,
+                             message: "\(name)'s announce ended it: \(event.outcome.map { $0.reason ?? $0.kind.rawValue } ?? "?")")
+            }
+            post(.ended(id: play.local, heardFrames: frames, totalFrames: nil, sampleRate: play.sampleRate, end: end,
+                        details: PlayDetails(devices: DeviceList([route]), format: event.format, warning: event.warning, frames: frames)))
+            if forwarded.isEmpty { post(.devicesClosed([route])) }
+        default:
+            break
+        }
+    }
+
+    /// A play that cannot go on here: back to the queue with what was heard, the device held
+    /// as lost, so it goes on there (or waits for it) from that point.
+    private func lost(_ play: Forwarded, reason: String) {
+        var details = PlayDetails(devices: DeviceList([device]), frames: play.heard)
+        details.deviceTrouble = .lost(device: device, reason: reason)
+        post(.ended(id: play.local, heardFrames: play.heard, totalFrames: nil, sampleRate: play.sampleRate,
+                    end: .failed(code: 69, message: reason), details: details))
+    }
+
+    /// The connection is over: every play on it comes back.
+    func close(reason: String) {
+        if !forwarded.isEmpty { logger.warning("\(name)'s announce left (\(reason)): its plays go on here") }
+        for play in forwarded { lost(play, reason: "\(name)'s announce left: \(reason)") }
+        if !forwarded.isEmpty { post(.devicesClosed([route])) }
+        forwarded.removeAll()
+        awaiting.removeAll()
+        connection.sendAndClose([])
+    }
+
+    /// One request line, its descriptors with its first byte; false when the link is gone.
+    private func send(_ request: Request, descriptors: [Int32] = []) -> Bool {
+        var bytes = WireProtocol.encode(request)
+        if !descriptors.isEmpty {
+            let sent = bytes.withUnsafeBytes { buffer in
+                descriptors.withUnsafeBufferPointer { announce_send_descriptors(connection.fd, buffer.baseAddress, 1, $0.baseAddress, Int32($0.count)) }
+            }
+            guard sent == 1 else { return false }
+            bytes.removeFirst()
+        }
+        connection.send(bytes)
+        return !connection.dead
+    }
+}
+
+extension ListenerRoute: DaemonService {
+    func stop() { stopAll() }
+}
