@@ -54,13 +54,22 @@ public final class DaemonClient {
     /// on a lock, and the first one's daemon answers the rest.
     /// The system daemon (`RuntimeDirectory.clientTarget`) is never started: with `autoStart`
     /// one that does not answer is an error (69); a caller it does not let in gets 77.
-    public static func connect(autoStart: Bool, runtime: RuntimeDirectory? = nil) throws(AnnounceError) -> DaemonClient? {
+    /// `reconnecting`: the daemon was there and went away; the system one is waited for.
+    public static func connect(autoStart: Bool, runtime: RuntimeDirectory? = nil, reconnecting: Bool = false) throws(AnnounceError) -> DaemonClient? {
         let target = try RuntimeDirectory.clientTarget()
         let runtime = if let runtime { runtime } else { try RuntimeDirectory.forClient(target) }
         let system = target == .system(runtime.path)
         if let fd = try tryConnect(runtime, system: system) { return DaemonClient(runtime: runtime, fd: fd, isSystem: system) }
         guard autoStart else { return nil }
         if system {
+            // Its service restarts it: a client that was connected waits for it (`answerTimeout`).
+            if reconnecting {
+                let started = SystemClock.monotonic()
+                while SystemClock.monotonic() - started < answerTimeout {
+                    usleep(100_000)
+                    if let fd = try tryConnect(runtime, system: true) { return DaemonClient(runtime: runtime, fd: fd, isSystem: true) }
+                }
+            }
             throw .unavailable("the system queue does not answer at \(runtime.socketPath): is its daemon running? (systemctl start announce-system)")
         }
         return DaemonClient(runtime: runtime, fd: try startDaemon(runtime))
@@ -290,7 +299,7 @@ public final class DaemonClient {
         // the one the connection was made with, still known after the close.)
         let daemon = announce_peer_pid(client.fd)
         if daemon > 0, announce_wait_exit(daemon, 5000) == 0 { throw closedWithoutAnswer }
-        guard let again = try connect(autoStart: true, runtime: client.runtime) else { throw closedWithoutAnswer }
+        guard let again = try connect(autoStart: true, runtime: client.runtime, reconnecting: true) else { throw closedWithoutAnswer }
         client = again
         guard let reply = try client.reply(to: .play(request), descriptors: descriptors) else { throw closedWithoutAnswer }
         return reply

@@ -18,7 +18,7 @@ public enum OutcomeWaiter {
                 guard reconnects <= maxReconnects else {
                     throw .unavailable("the daemon keeps going away (see \(client.runtime.logPath))")
                 }
-                guard let fresh = try DaemonClient.connect(autoStart: true, runtime: client.runtime) else { continue }
+                guard let fresh = try DaemonClient.connect(autoStart: true, runtime: client.runtime, reconnecting: true) else { continue }
                 client = fresh
                 let remaining = ids.filter { outcomes[$0] == nil }
                 let reply: Reply

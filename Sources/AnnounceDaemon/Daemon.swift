@@ -55,8 +55,12 @@ public final class Daemon {
         public var interruptingRoles = OtherAudioScene.defaultInterruptingRoles
         /// The limit of the speech render cache (`[speech] cache-size`; 0: no cache).
         public var speechCacheBytes = UserConfiguration.defaultSpeechCacheBytes
-        /// The system queue's rules for its callers (DESIGN §8); nil for a user's own daemon.
-        public var access: SystemAccess?
+        /// The system queue's `[system]` settings (DESIGN §8); nil for a user's own daemon.
+        public var system: SystemSettings? {
+            didSet { access = system.map { SystemAccess(settings: $0, daemonUID: getuid()) } }
+        }
+        /// Who may do what on the system queue, from `system`.
+        private(set) var access: SystemAccess?
         /// A user's permanent daemon: offered to the system queue at this directory as its
         /// listener (`SystemQueueLink`); nil: not.
         public var systemQueueDirectory: String?

@@ -47,13 +47,15 @@ extension QueueController {
                 && handlePlay(play, from: connection, now: now)
             for file in stored { accepted ? file.release() : file.discard() }
         case .alert(var alert, let wait):
-            guard connection.caller != nil else { return handleAlert(alert, wait: wait, from: connection, now: now) }
+            guard connection.caller != nil else {
+                handleAlert(alert, wait: wait, from: connection, now: now)
+                return
+            }
             var stored: [MediaFile] = []
             let media = takeHanded(&alert, descriptors: descriptors, stored: &stored, connection: connection)
-            if alert.handed == nil, media != nil || stored.isEmpty, !connection.closing {
-                handleAlert(alert, media: media, owner: connection.caller?.owner, wait: wait, from: connection, now: now)
-            }
-            for file in stored { file.release() }  // a refused alert's goes with its outcome
+            let accepted = alert.handed == nil && (media != nil || stored.isEmpty) && !connection.closing
+                && handleAlert(alert, media: media, owner: connection.caller?.owner, wait: wait, from: connection, now: now)
+            for file in stored { accepted ? file.release() : file.discard() }  // an accepted one's goes with its outcome
         case .wait(let ids, let progress): wait(for: ids, progress: progress, connection: connection)
         case .status: answerStatus(connection)
         case .skip, .pause, .resume, .stop:

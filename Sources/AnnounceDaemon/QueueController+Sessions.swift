@@ -16,10 +16,14 @@ extension QueueController {
     /// preempted, not ducked, not spooled. Quiet mode silences it unless `ignoreQuiet`.
     /// Its values are already checked (`Request.problem`).
     /// `media`: the system queue's copy of the handed sound (DESIGN §8), deleted with its outcome.
-    func handleAlert(_ alert: AlertRequest, media: String? = nil, owner: ItemOwner? = nil, wait: Bool, from connection: Connection, now: Double) {
+    /// True when it was accepted (it plays, or quiet mode ended it).
+    @discardableResult
+    func handleAlert(_ alert: AlertRequest, media: String? = nil, owner: ItemOwner? = nil, wait: Bool, from connection: Connection,
+                     now: Double) -> Bool {
         var passed: Set<String> = []
         if let failure = deviceFailure([alert.device ?? configuration.device], environment: alert.environment, passed: &passed) {
-            return connection.sendAndClose(WireProtocol.encode(Reply.failure(failure.exitCode, failure.description)))
+            connection.sendAndClose(WireProtocol.encode(Reply.failure(failure.exitCode, failure.description)))
+            return false
         }
         // At once or not at all: a busy device fails it (69) instead of making it wait.
         // A night level lowers it here: it is not spooled, and --ignore-quiet is not kept.
@@ -37,8 +41,12 @@ extension QueueController {
         lanes.mixed.add(item, alert: true)
         connection.send(WireProtocol.encode(Reply.ids([item.id])))
         if wait { subscribe(connection, to: [item.id], progress: false) }
-        if quietNow == .silent { return endMixed(item.id, .quietMode, now: now) }
+        if quietNow == .silent {
+            endMixed(item.id, .quietMode, now: now)
+            return true
+        }
         playMixed(item.id)
+        return true
     }
 
     /// A mixable session starts: quiet mode may silence it; otherwise the policy decides whom

@@ -34,6 +34,7 @@ extension QueueController {
             let event = Event(.finished, time: now, id: item.id, path: item.clip.path, priority: item.priority,
                               reason: EventReason(outcome.reason!), outcome: outcome).owned(by: item.owner)
             do throws(AnnounceError) { try spool.finish(item, event: event) } catch { logger.error("\(error.description)") }
+            logger.info("\(item.id) \(item.clip.path): cancelled (\(outcome.reason!))")
             return false
         }
     }
@@ -52,9 +53,9 @@ extension QueueController {
         case .alert(let alert, _):
             return alert.systemRefusal(for: caller, allowedDevices: allowed).map { .notPermitted("alert: \($0)") }
         case .pause, .resume, .stop, .clear:
-            return caller.controlRefusal(request.operation, controlGroup: access.settings.controlGroup).map(AnnounceError.notPermitted)
+            return caller.controlRefusal(request.operation, controlGroup: access.controlGroupName).map(AnnounceError.notPermitted)
         case .quiet:
-            return caller.controlRefusal(.quiet, controlGroup: access.settings.controlGroup).map(AnnounceError.notPermitted)
+            return caller.controlRefusal(.quiet, controlGroup: access.controlGroupName).map(AnnounceError.notPermitted)
         case .skip:
             guard !caller.mayControl, let playing = lanes.main.playing, !caller.owns(playing.owner) else { return nil }
             return .notPermitted("skip: the playing item \(playing.id) is \(playing.owner?.name ?? "another user")'s, not \(caller.name)'s")

@@ -25,20 +25,21 @@ struct AnnounceCommand: ParsableCommand {
                   answer (stopped; ANNOUNCE_TIMEOUT); with --zone/--host, a host
                   that gave no answer within --wait-timeout
               70  internal error
-              77  not permitted on the system queue: not in group announce, another
-                  user's item, a control for root, a path or device only you can open
               75  not played to the end: dropped, cancelled (skip, stop, clear,
                   cancel), replaced, expired, silenced by quiet mode or
                   --if-other-audio skip; for cancel, an id that was unknown or
                   already final
+              77  not permitted on the system queue: not in group announce, another
+                  user's item, a control for root, a path or device only you can open
               128+N  play got signal N while waiting (Ctrl-C: 130; also SIGTERM,
                      SIGHUP); the items it queued were cancelled
 
             WHICH QUEUE
               --system (ANNOUNCE_SYSTEM=1) before the command uses the machine's one queue
               (announce daemon --system), --user (ANNOUNCE_SYSTEM=0) your own. Without
-              either, root and system accounts use the machine's when it runs; members of
-              group announce may use it too, everyone else gets 77.
+              either, root and system accounts (uid below 1000, or no /run/user/UID) use
+              the machine's when it runs, everyone else their own. Only root and group
+              announce may use it: others get 77 (--user keeps to your own).
 
             EXAMPLES
               announce play backup-done.mp3

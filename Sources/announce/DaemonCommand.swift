@@ -165,12 +165,10 @@ extension DaemonCommand {
         configuration.configStamp = configStamp
         configuration.speechCacheBytes = user.speechCacheBytes
         configuration.interruptingRoles = user.interruptingRoles
-        let controlGroup = user.system.controlGroup.flatMap { name in
-            let gid = Accounts.group(named: name)
-            if gid == nil { logger.warning("\(configPath): [system] control-group '\(name)' does not exist; only root controls the queue") }
-            return gid
+        if let name = user.system.controlGroup, Accounts.group(named: name) == nil {
+            logger.warning("\(configPath): [system] control-group '\(name)' does not exist; only root controls the queue")
         }
-        configuration.access = SystemAccess(settings: user.system, group: group, controlGroup: controlGroup, daemonUID: getuid())
+        configuration.system = user.system
         if let mqtt = user.mqtt {
             let (engine, voice) = (user.speechEngine, user.speechVoice)
             configuration.services.append(("zones", {

@@ -31,7 +31,7 @@ final class FileHandover {
         case S_IFDIR:
             close(fd)
             throw .cannotOpen(path: label, reason: "is a directory")
-        case S_IFREG where !Self.isRemote(fd):
+        case S_IFREG where MediaDirectory.isLocal(fd):
             _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) & ~O_NONBLOCK)
             return adopt(fd)
         default:
@@ -65,11 +65,6 @@ final class FileHandover {
     private func adopt(_ fd: Int32) -> (index: Int, checked: FileName) {
         descriptors.append(fd)
         return (descriptors.count - 1, FileName("/proc/self/fd/\(fd)"))
-    }
-
-    /// A file the daemon would not copy (`MediaDirectory.refusedFilesystems`): read here instead.
-    private static func isRemote(_ fd: Int32) -> Bool {
-        MediaDirectory.refusedFilesystems.contains(Int64(announce_filesystem_type(fd)))
     }
 
     private static func memoryCopy(of fd: Int32, label: String) throws(AnnounceError) -> Int32 {

@@ -49,14 +49,17 @@ struct SystemQueueTests {
 
     @Test("root's plain `announce play` reaches it, from a file and from stdin")
     func rootFindsItByItself() async throws {
-        let queue = try await SystemQueue.start()
+        // Paused until both are queued: the file device starts over whenever it is opened again.
+        let queue = try await SystemQueue.start(paused: true)
         defer { queue.stop() }
         let first = try queue.privateClip(of: nil, seconds: 0.3, frequency: 440)
         let second = try queue.privateClip(of: nil, seconds: 0.3, frequency: 660)
-        let played = try await Runner.run(try Harness.binary(), ["play", first], environment: queue.rootEnvironment)
+        let played = try await Runner.run(try Harness.binary(), ["play", "--no-wait", first], environment: queue.rootEnvironment)
         #expect(played.status == 0, "\(played)")
-        let piped = try await Runner.run(try Harness.binary(), ["play", "-"], environment: queue.rootEnvironment, stdin: second)
+        let piped = try await Runner.run(try Harness.binary(), ["play", "--no-wait", "-"], environment: queue.rootEnvironment, stdin: second)
         #expect(piped.status == 0, "\(piped)")
+        let resumed = try await Runner.run(try Harness.binary(), ["resume"], environment: queue.rootEnvironment)
+        #expect(resumed.status == 0, "\(resumed)")
         try await queue.expectCapture(equals: [first, second])
     }
 
@@ -163,6 +166,23 @@ struct SystemQueueTests {
         let resumed = try await Runner.run(try Harness.binary(), ["resume"], environment: queue.rootEnvironment)
         #expect(resumed.status == 0, "\(resumed)")
         try await queue.expectCapture(equals: Array(repeating: clip, count: 3) + Array(repeating: rootClip, count: 4))
+    }
+
+    @Test("a member's waiting play outlives a SIGKILL of the system daemon and exits 0 when it played")
+    func waitingClientSurvivesRestart() async throws {
+        let queue = try await SystemQueue.start(paused: true)
+        defer { queue.stop() }
+        let clip = try queue.privateClip(of: Self.member, seconds: 0.2, frequency: 440)
+        let waiting = try queue.launch(as: Self.member, ["play", clip], killAfter: 60)
+        for _ in 0..<200 where ((try? await queue.status(as: nil)["queued"] as? [Any])??.count ?? 0) < 1 {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        try await queue.restartAfterKill()
+        let resumed = try await Runner.run(try Harness.binary(), ["resume"], environment: queue.rootEnvironment)
+        #expect(resumed.status == 0, "\(resumed)")
+        let outcome = await waiting.outcome()
+        #expect(outcome.status == 0, "\(outcome)")
+        try await queue.expectCapture(equals: [clip])
     }
 
     @Test("ten users with a hundred items each at once: every acknowledged item plays, once")
@@ -449,21 +469,23 @@ struct SystemQueueListenerTests {
     func heardThroughTheListener() async throws {
         let session = try await ListenerSession.start()
         defer { session.stop() }
-        let long = try session.queue.privateClip(of: nil, seconds: 3, frequency: 440, name: "secret-name")
+        // 6 s: a loaded test run may take a while to start the second client.
+        let long = try session.queue.privateClip(of: nil, seconds: 6, frequency: 440, name: "secret-name")
         let high = try session.queue.privateClip(of: nil, seconds: 0.5, frequency: 880)
         try session.startRecording()
         let first = try Runner.launch(["play", long], environment: session.queue.rootEnvironment, killAfter: 30)
         try await session.waitForListenerLog("started", count: 1)
         try await Task.sleep(for: .seconds(1))
-        let preempting = try await Runner.run(try Harness.binary(), ["play", "--priority", "high", high], environment: session.queue.rootEnvironment)
-        #expect(preempting.status == 0, "\(preempting)")
+        let preempting = try Runner.launch(["play", "--priority", "high", high], environment: session.queue.rootEnvironment, killAfter: 30)
+        let preemptingOutcome = await preempting.outcome()
+        #expect(preemptingOutcome.status == 0, "\(preemptingOutcome)")
         let firstOutcome = await first.outcome()
         #expect(firstOutcome.status == 0, "\(firstOutcome)")
         let heard = try await session.stopRecording(tones: [440, 880])
         try #require(heard.count == 3, "tones heard: \(heard)")
         #expect(heard.map(\.tone) == [440, 880, 440], "\(heard)")
         #expect(abs(heard[1].seconds - 0.5) < 0.06, "\(heard)")
-        #expect(abs(heard[0].seconds + heard[2].seconds - 3) < 0.1, "the long one, resumed where heard: \(heard)")
+        #expect(abs(heard[0].seconds + heard[2].seconds - 6) < 0.1, "the long one, resumed where heard: \(heard)")
         #expect(!FileManager.default.fileExists(atPath: session.queue.capture), "played on the system's own device too")
         // Only audio crossed: the listener's daemon saw labels, never the path.
         let log = try String(contentsOfFile: session.listenerLog, encoding: .utf8)
@@ -474,7 +496,7 @@ struct SystemQueueListenerTests {
     func listenerLeaves() async throws {
         let session = try await ListenerSession.start()
         defer { session.stop() }
-        let long = try session.queue.privateClip(of: nil, seconds: 3, frequency: 440)
+        let long = try session.queue.privateClip(of: nil, seconds: 6, frequency: 440)
         try session.startRecording()
         let play = try Runner.launch(["play", long], environment: session.queue.rootEnvironment, killAfter: 30)
         try await session.waitForListenerLog("started", count: 1)
@@ -485,7 +507,15 @@ struct SystemQueueListenerTests {
         let heard = try await session.stopRecording(tones: [440])
         let onDevice = try await session.queue.captureFrames()
         let seconds = (heard.first?.seconds ?? 0) + Double(onDevice) / 48000
-        #expect(heard.count == 1 && abs(seconds - 3) < 0.15, "listener \(heard), device \(Double(onDevice) / 48000) s")
+        #expect(heard.count == 1 && onDevice > 0 && abs(seconds - 6) < 0.15, "listener \(heard), device \(Double(onDevice) / 48000) s")
+        // Its spool kept the forwarded item (stopped where heard): started again, it ends it unplayed.
+        let again = try session.startListenerDaemon()
+        defer { again.stop() }
+        try await session.waitForListenerLog("the system queue's play does not outlive its connection", count: 1)
+        let status = try await Runner.run("/usr/bin/setpriv", try ListenerSession.listenerCommand(session.paced, [try Harness.binary(), "status", "--json"],
+                                                                                               extra: ["ANNOUNCE_RUNTIME_DIR=" + session.paced + "/run"]).dropFirst().map { $0 })
+        let parsed = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
+        #expect(parsed?["playing"] == nil && (parsed?["queued"] as? [Any])?.isEmpty == true, "\(status)")
     }
 }
 
@@ -521,14 +551,23 @@ final class ListenerSession: @unchecked Sendable {
                                                             script, "up", paced])
         guard up == 0 else { throw HarnessError("paced-audio.sh up as \(SystemQueueListenerTests.listener) failed (\(up))") }
         let log = paced + "/daemon.log"
-        let daemon = try ChildProcess("setpriv", try listenerCommand(paced, [try Harness.binary(), "daemon", "--device", "pulse"],
-                                                                     extra: ["ANNOUNCE_SYSTEM_DIR=" + queue.directory,
-                                                                             "ANNOUNCE_RUNTIME_DIR=" + paced + "/run",
-                                                                             "XDG_CONFIG_HOME=" + Harness.baseConfigHome]),
-                                      environment: [:], stdout: log, stderr: log)
+        let daemon = try listenerDaemon(paced: paced, system: queue.directory, log: log)
         let session = ListenerSession(queue: queue, paced: paced, listenerDaemon: daemon, listenerLog: log)
         try await session.waitForSystemLog("\(SystemQueueListenerTests.listener)'s announce connected as a listener")
         return session
+    }
+
+    /// The listener's own permanent daemon on its PulseAudio (`pulse`), as its user unit runs it.
+    static func listenerDaemon(paced: String, system: String, log: String) throws -> ChildProcess {
+        try ChildProcess("setpriv", try listenerCommand(paced, [try Harness.binary(), "daemon", "--device", "pulse"],
+                                                        extra: ["ANNOUNCE_SYSTEM_DIR=" + system, "ANNOUNCE_RUNTIME_DIR=" + paced + "/run",
+                                                                "XDG_CONFIG_HOME=" + Harness.baseConfigHome]),
+                         environment: [:], stdout: log, stderr: log)
+    }
+
+    /// The listener's daemon again, on the same runtime directory.
+    func startListenerDaemon() throws -> ChildProcess {
+        try Self.listenerDaemon(paced: paced, system: queue.directory, log: listenerLog)
     }
 
     /// `arguments` as the listener, with its PulseAudio's variables (paced DIR/env) and `extra`.

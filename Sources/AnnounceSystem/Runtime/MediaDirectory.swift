@@ -64,8 +64,7 @@ public struct MediaDirectory: Sendable {
         }
         // Only local storage or memory: a kernel's files (/proc, /sys) are no audio, and a network
         // or FUSE file could stall the daemon's one control thread (the client reads those first).
-        let filesystem = announce_filesystem_type(fd)
-        guard filesystem >= 0, !Self.refusedFilesystems.contains(Int64(filesystem)) else {
+        guard Self.isLocal(fd) else {
             throw .cannotOpen(path: label, reason: "a file of /proc, /sys, FUSE or the network (the client reads those itself)")
         }
         let writer = try begin(label: label, limit: limit, overLimit: "the most the system queue takes of one file")
@@ -84,12 +83,20 @@ public struct MediaDirectory: Sendable {
         return try writer.finish()
     }
 
-    /// statfs magics the system queue copies nothing from: proc, sysfs, debugfs, securityfs,
-    /// cgroup, cgroup2, tracefs, configfs, efivarfs, bpf; FUSE, NFS, SMB, CIFS, 9p, Ceph.
-    public static let refusedFilesystems: Set<Int64> = [
-        0x9fa0, 0x6265_6572, 0x6462_6720, 0x7363_6673, 0x27e0eb, 0x6367_7270, 0x7472_6163, 0x6265_6570,
-        0xde5e_81e4, 0xcafe_4a11, 0x6573_5546, 0x6969, 0x517b, 0xff53_4d42, 0x0102_1997, 0x00c3_6400,
+    /// The statfs magics of local storage and memory, the only files the system queue copies:
+    /// ext2/3/4, XFS, Btrfs, tmpfs (memfd too), F2FS, FAT, exFAT, NTFS (ntfs-3g is FUSE), ISO 9660,
+    /// UDF, SquashFS, EROFS, overlayfs, ZFS, JFS, ReiserFS, HFS+, bcachefs, NILFS, ramfs.
+    public static let localFilesystems: Set<Int64> = [
+        0xef53, 0x5846_5342, 0x9123_683e, 0x0102_1994, 0xf2f5_2010, 0x4d44, 0x2011_bab0, 0x7366_746e, 0x9660,
+        0x1501_3346, 0x7371_7368, 0xe0f5_e1e2, 0x794c_7630, 0x2fc1_2fc1, 0x3153_464a, 0x5265_4973, 0x482b,
+        0xca45_1a4e, 0x3434, 0x8584_58f6,
     ]
+
+    /// The file open at `fd` is on local storage or in memory (`localFilesystems`).
+    public static func isLocal(_ fd: Int32) -> Bool {
+        let magic = announce_filesystem_type(fd)
+        return magic >= 0 && localFilesystems.contains(Int64(magic))
+    }
 
     /// A new media file being written under a temporary name (`MediaWriter`), locked from now on.
     /// `overLimit` ends the message for more than `limit` bytes ("more than 256 MiB, OVERLIMIT").

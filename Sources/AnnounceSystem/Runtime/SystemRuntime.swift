@@ -38,6 +38,11 @@ extension RuntimeDirectory {
         }
         defer { close(fd) }
         if getuid() == 0 {
+            // One that someone else could write to may hold their spool entries: not taken over.
+            var before = stat()
+            guard fstat(fd, &before) == 0, [0, owner].contains(before.st_uid), before.st_mode & 0o022 == 0 else {
+                throw .unavailable("the system queue's directory \(path) belongs to uid \(before.st_uid) or is writable by others; remove it or choose another (ANNOUNCE_SYSTEM_DIR)")
+            }
             guard fchown(fd, owner, group) == 0, fchmod(fd, 0o755) == 0 else {
                 throw .unavailable("cannot give \(path) to uid \(owner): \(systemErrorMessage(errno))")
             }
@@ -65,6 +70,7 @@ extension RuntimeDirectory {
         if let explicit = environment("ANNOUNCE_RUNTIME_DIR"), !explicit.isEmpty { return .user }
         let uid = getuid()
         guard uid == 0 || uid < 1000 || !isOwnDirectory("/run/user/\(uid)") else { return .user }
+        // Whether it may use it is the socket's to say (77 naming the group), not a silent switch.
         guard case .system(let path) = system, socketExists(path + "/socket") else { return .user }
         return system
     }
