@@ -165,3 +165,54 @@ import CPosix
         for fd in later[0].descriptors { close(fd) }
     }
 }
+
+/// What each client of the system queue hears of an event: the hub gives others' items'
+/// events without their path, device or words, and each item's owner as it was accepted.
+@Suite struct SystemQueueEventTests {
+    final class Peer {
+        let connection: Connection
+        private let fd: Int32
+
+        init(caller: Caller?) {
+            var fds: [Int32] = [0, 0]
+            _ = socketpair(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0, &fds)
+            _ = fcntl(fds[0], F_SETFL, O_NONBLOCK)
+            _ = fcntl(fds[1], F_SETFL, O_NONBLOCK)
+            connection = Connection(fd: fds[0], caller: caller)
+            fd = fds[1]
+        }
+
+        deinit { close(fd) }
+
+        /// The events received, as JSON objects (Foundation's parser).
+        func received() -> [[String: Any]] {
+            var bytes: [UInt8] = [], chunk = [UInt8](repeating: 0, count: 65536)
+            while case let got = read(fd, &chunk, chunk.count), got > 0 { bytes += chunk[0..<got] }
+            return bytes.split(separator: UInt8(ascii: "\n")).compactMap { try? JSONSerialization.jsonObject(with: Data($0)) as? [String: Any] }
+        }
+    }
+
+    @Test func aSubscriberSeesOthersItemsPrivatelyAndItsOwnWhole() {
+        let hub = EventHub()
+        let member = Peer(caller: SystemQueueRulesTests.member), root = Peer(caller: SystemQueueRulesTests.root), own = Peer(caller: nil)
+        for peer in [member, root, own] {
+            peer.connection.subscribed = true
+            hub.add(peer.connection)
+        }
+        hub.owners["r1"] = ItemOwner(uid: 0, name: "root")
+        hub.owners["a1"] = ItemOwner(uid: 1001, name: "alice")
+        hub.emit(Event(.queued, time: 1, id: "r1", path: "/root/secret.wav", priority: .high))
+        hub.emit(Event(.started, time: 2, id: "a1", path: "/home/alice/a.wav", priority: .normal, device: "default", format: "s16"))
+        hub.emit(Event(.finished, time: 3, id: "r1", path: "/root/secret.wav", priority: .high,
+                       outcome: Outcome(.cancelled, reason: "cancelled by /root/x"), device: "default"))
+        let seen = member.received()
+        #expect(seen.map { $0["path"] as? String } == ["(another user's)", "/home/alice/a.wav", "(another user's)"])
+        #expect(seen.map { ($0["owner"] as? [String: Any])?["name"] as? String } == ["root", "alice", "root"])
+        #expect(seen[2]["device"] == nil && (seen[2]["outcome"] as? [String: Any])?["reason"] as? String == "cancelled")
+        #expect(seen[1]["device"] as? String == "default")
+        #expect(root.received().map { $0["path"] as? String } == ["/root/secret.wav", "/home/alice/a.wav", "/root/secret.wav"])
+        #expect(own.received().count == 3)
+        // Forgotten with its finished event.
+        #expect(hub.owners["r1"] == nil && hub.owners["a1"] != nil)
+    }
+}
