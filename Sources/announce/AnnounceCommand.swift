@@ -72,6 +72,20 @@ struct AnnounceCommand: ParsableCommand {
         return error
     }
 
+    /// The named subcommand parsed by its own parser. The root's parse builds the subcommand's
+    /// whole argument set once more only to ask whether it takes passthrough arguments: a
+    /// third of a warm `play`'s instructions. Help, the version and every error go through the
+    /// root's parse instead, so that they read as ever (`announce play: ...`).
+    private static func parsedDirectly(_ arguments: [String]) -> (any ParsableCommand)? {
+        guard let name = arguments.first,
+              let type = configuration.subcommands.first(where: { $0._commandName == name }) else { return nil }
+        let rest = Array(arguments.dropFirst())
+        if rest.contains(where: { $0 == "-h" || $0 == "--help" || $0 == "--version" || $0.hasPrefix("--experimental") }) {
+            return nil
+        }
+        return try? type.parseAsRoot(rest)
+    }
+
     static func main() {
         var arguments = Array(CommandLine.arguments.dropFirst())
         GlobalFlags.take(&arguments)
@@ -80,7 +94,7 @@ struct AnnounceCommand: ParsableCommand {
             Glibc.exit(ExitCode.validationFailure.rawValue)
         }
         do {
-            var command = try parseAsRoot(arguments)
+            var command = try parsedDirectly(arguments) ?? parseAsRoot(arguments)
             try command.run()
         } catch let code as ExitCode {
             // Already reported. What exit(withError:) does for an ExitCode, without first
