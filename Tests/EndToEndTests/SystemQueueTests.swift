@@ -34,6 +34,19 @@ struct SystemQueueTests {
         #expect(socket.st_mode & 0o777 == 0o660 && socket.st_gid == SystemQueue.groupID)
     }
 
+    @Test("a member's chimes, in their home, are handed over too: chime, clip, closing tone; media/ empty after")
+    func chimesAreHandedToo() async throws {
+        let queue = try await SystemQueue.start()
+        defer { queue.stop() }
+        let clip = try queue.privateClip(of: Self.member, seconds: 0.5, frequency: 440)
+        let chime = try queue.privateClip(of: Self.member, seconds: 0.3, frequency: 880, name: "chime")
+        let closing = try queue.privateClip(of: Self.member, seconds: 0.2, frequency: 660, name: "closing")
+        let played = try await queue.run(as: Self.member, ["play", "--chime", chime, "--chime-after", closing, clip])
+        #expect(played.status == 0, "\(played)")
+        try await queue.expectCapture(equals: [chime, clip, closing])
+        #expect(try FileManager.default.contentsOfDirectory(atPath: queue.directory + "/media").isEmpty)
+    }
+
     @Test("an outsider gets one line and 77, also with -q; nothing is queued")
     func outsiderIsRefused() async throws {
         let queue = try await SystemQueue.start(paused: true)
