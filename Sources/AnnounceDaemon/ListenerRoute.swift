@@ -25,9 +25,14 @@ final class ListenerRoute {
     /// The daemon's own device: where a play goes on when its listener leaves.
     private let device: String
 
-    init(path: String, listener: String?, device: String, logger: Logger, post: @escaping (EngineReport) -> Void) throws(AnnounceError) {
+    /// Where logind says who is active on seat0 (a test's file).
+    private let seat: String
+
+    init(path: String, listener: String?, device: String, seat: String = ListenerRoute.seatPath, logger: Logger,
+         post: @escaping (EngineReport) -> Void) throws(AnnounceError) {
         socket = try SocketListener(path: path, mode: 0o666)
         configuredListener = listener
+        self.seat = seat
         self.device = device
         self.logger = logger
         self.post = post
@@ -62,7 +67,11 @@ final class ListenerRoute {
     /// The uid whose daemon items are heard through now.
     var listenerUID: uid_t? {
         if let configuredListener { return Accounts.user(named: configuredListener)?.uid }
-        guard let bytes = readWholeFile(Self.seatPath, limit: 65536) else { return nil }
+        return readWholeFile(seat, limit: 65536).flatMap(Self.activeUID)
+    }
+
+    /// `ACTIVE_UID=N` of a logind seat file; nil when no session is active.
+    static func activeUID(_ bytes: [UInt8]) -> uid_t? {
         for line in String(decoding: bytes, as: UTF8.self).split(separator: "\n") where line.hasPrefix("ACTIVE_UID=") {
             return uid_t(line.dropFirst("ACTIVE_UID=".count))
         }

@@ -1,6 +1,7 @@
 import Foundation
 import Testing
 import CPosix
+import Logging
 @testable import AnnounceModel
 @testable import AnnounceSystem
 @testable import AnnounceDaemon
@@ -214,5 +215,29 @@ import CPosix
         #expect(own.received().count == 3)
         // Forgotten with its finished event.
         #expect(hub.owners["r1"] == nil && hub.owners["a1"] != nil)
+    }
+}
+
+/// Who the listener is: `[system] listener`, else logind's active user of seat0, asked anew
+/// as each item starts (so switching users moves the output at the next item).
+@Suite struct ListenerChoiceTests {
+    @Test func theActiveUserOfSeat0() throws {
+        #expect(ListenerRoute.activeUID(Array("# This is private data. Do not parse.\nACTIVE=c2\nACTIVE_UID=1000\nSESSIONS=c2 c1\nUIDS=1000 1001\n".utf8)) == 1000)
+        #expect(ListenerRoute.activeUID(Array("SESSIONS=\nUIDS=\n".utf8)) == nil)
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("seat-\(UUID().uuidString)").path
+        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        let seat = directory + "/seat0"
+        try "ACTIVE_UID=1001\n".write(toFile: seat, atomically: true, encoding: .utf8)
+        let route = try ListenerRoute(path: directory + "/listener", listener: nil, device: "default", seat: seat,
+                                      logger: Logger(label: "test")) { _ in }
+        defer { route.stopAll() }
+        #expect(route.listenerUID == 1001)
+        try "ACTIVE_UID=1002\n".write(toFile: seat, atomically: true, encoding: .utf8)
+        #expect(route.listenerUID == 1002)
+        let named = try ListenerRoute(path: directory + "/listener2", listener: "root", device: "default", seat: seat,
+                                      logger: Logger(label: "test")) { _ in }
+        defer { named.stopAll() }
+        #expect(named.listenerUID == 0)
     }
 }
