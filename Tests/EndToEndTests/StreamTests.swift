@@ -100,9 +100,10 @@ struct StreamTests {
             let events = try await runtime.subscribe()
             let capture = try Harness.capturePath("stream-restart")
             let play = Task {
-                // Long enough that a loaded machine's reconnection (backoff, then the cushion) leaves
-                // stream audio at the end to hear.
-                try await runtime.announce(["play", "--stream", first.url(), "--duration", "6s", "-d", Harness.fileDevice(capture), "--json"])
+                // Long enough that a loaded machine's reconnection leaves stream audio at the end to
+                // hear: tries come 0.5, 1.5, 3.5 and 7.5 s after the drop (ReconnectBackoff), and a
+                // loaded run's new icy.py may miss the third.
+                try await runtime.announce(["play", "--stream", first.url(), "--duration", "10s", "-d", Harness.fileDevice(capture), "--json"])
             }
             _ = try await offPool { try events.events(until: { $0.event == "started" }) }
             let second = try await offPool {
@@ -117,7 +118,7 @@ struct StreamTests {
             #expect(try await second.connections(atLeast: 1).count == 1)
             // The whole --duration, and the stream again at its end.
             let heard = try await Self.soxSamples(capture)
-            #expect(heard.count == 6 * 44100 * 2)
+            #expect(heard.count == 10 * 44100 * 2)
             let tail = heard.suffix(44100)
             #expect((tail.reduce(0) { $0 + $1 * $1 } / Double(tail.count)).squareRoot() > 0.1, "no stream after the restart")
         }
