@@ -65,7 +65,11 @@ final class Connection {
     func readLines() -> (lines: [Line], oversized: Bool) {
         var chunk = [UInt8](repeating: 0, count: 65536)
         var received = [Int32](repeating: -1, count: 253)
-        while !dead && !closing {
+        // At most 1 MiB a call: a client that keeps sending does not keep the control thread
+        // here (poll brings it back for the rest).
+        var reads = 0
+        while !dead && !closing && reads < 16 {
+            reads += 1
             var count: Int32 = 0
             let got = chunk.withUnsafeMutableBytes { bytes in
                 received.withUnsafeMutableBufferPointer {

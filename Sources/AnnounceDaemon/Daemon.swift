@@ -220,12 +220,21 @@ final class SocketListener: DaemonService {
     /// The user's own daemon's is 0600; the system queue's 0660, for its `group`; its
     /// listeners' 0666 (`mode`).
     init(path: String, group: gid_t? = nil, mode: mode_t? = nil) throws(AnnounceError) {
-        unlink(path)  // stale: the daemon holds the lock
-        let fd = announce_unix_listen(path, 1024, mode ?? (group == nil ? 0o600 : 0o660))
+        // Made listening under another name, then renamed into place: whoever watches for the
+        // name (a user's daemon, by inotify) never finds one that refuses connections yet.
+        let making = path + ".new"
+        unlink(making)
+        let fd = announce_unix_listen(making, 1024, mode ?? (group == nil ? 0o600 : 0o660))
         guard fd >= 0 else { throw .unavailable("cannot listen on \(path): \(systemErrorMessage(-fd))") }
-        if let group, chown(path, uid_t.max, group) != 0 {
+        if let group, chown(making, uid_t.max, group) != 0 {
             close(fd)
+            unlink(making)
             throw .unavailable("cannot give \(path) to group \(group): \(systemErrorMessage(errno))")
+        }
+        guard rename(making, path) == 0 else {
+            close(fd)
+            unlink(making)
+            throw .unavailable("cannot listen on \(path): \(systemErrorMessage(errno))")
         }
         self.fd = fd
         self.path = path

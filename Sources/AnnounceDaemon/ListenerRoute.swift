@@ -50,13 +50,17 @@ final class ListenerRoute {
             if fd == -EINTR { continue }
             guard fd >= 0 else { return }
             var uid = uid_t.max, gid = gid_t.max
-            guard announce_peer_ids(fd, &uid, &gid) == 0, links.count < Self.maxLinks else {
+            guard announce_peer_ids(fd, &uid, &gid) == 0 else {
                 close(fd)
                 continue
             }
             for (other, link) in links where link.uid == uid {
                 link.close(reason: "a newer connection of \(link.name)'s replaced it")
                 links[other] = nil
+            }
+            guard links.count < Self.maxLinks else {
+                close(fd)
+                continue
             }
             let link = ListenerLink(fd: fd, uid: uid, name: Accounts.name(of: uid), device: device, logger: logger, post: post)
             links[fd] = link
@@ -80,10 +84,20 @@ final class ListenerRoute {
 
     /// Plays `item` through the listener's daemon; false when there is none connected, or the
     /// item is not one that can go (speech, a URL, a live stream play on the device).
-    func play(_ item: QueueItem, media: MediaDirectory, loudness: LoudnessTarget) -> Bool {
+    func play(_ item: QueueItem, media: MediaDirectory, tuning: EngineDriver.Tuning, now: Double) -> Bool {
+        // Given up there once (the listener's queue held it): this time it plays on the device.
+        if links.values.contains(where: { $0.gaveUp.remove(item.id) != nil }) { return false }
         guard let name = item.clip.media, item.clip.url == nil, item.clip.speech == nil, item.clip.stream == nil,
               let uid = listenerUID, let link = links.values.first(where: { $0.uid == uid && !$0.isDead }) else { return false }
-        return link.play(item, file: media.filePath(name), loudness: loudness)
+        return link.play(item, file: media.filePath(name), tuning: tuning, now: now)
+    }
+
+    /// When a forwarded play that has not started is given up (`giveUpWaiting`), if any.
+    var nextDeadline: Double? { links.values.compactMap(\.nextDeadline).min() }
+
+    /// Forwarded plays that did not start in time come back, to play on the device.
+    func giveUpWaiting(now: Double) {
+        for link in links.values { link.giveUpWaiting(now: now) }
     }
 
     /// Stops a forwarded play; false when `id` plays here on no listener. `now`: the daemon is
@@ -127,8 +141,16 @@ final class ListenerLink {
         var sampleRate: Int
         var heard: Int64 = 0
         var stopAsked = false
+        /// Given up, to play on the device, if it has not started by then.
+        var startBy: Double?
     }
+
+    /// How long a forwarded play may take to start: the listener's own queue, paused or held
+    /// (a busy device, other audio), must not hold the machine's.
+    static let startLimit = 5.0
     private var forwarded: [Forwarded] = []
+    /// Plays given up here (`giveUp`): their next start goes to the device.
+    var gaveUp: Set<String> = []
     /// What each reply answers, in order: a play's local id, or nil (a cancel's).
     private var awaiting: [String?] = []
 
@@ -145,11 +167,27 @@ final class ListenerLink {
 
     func plays(_ id: String) -> Bool { forwarded.contains { $0.local == id } }
 
-    /// Sends `item`'s play with its file (and chimes) handed over; false when it cannot.
-    func play(_ item: QueueItem, file: String, loudness: LoudnessTarget) -> Bool {
+    /// Sends `item`'s play with its file (and chimes) handed over; false when it cannot (it
+    /// then plays on the device).
+    func play(_ item: QueueItem, file: String, tuning: EngineDriver.Tuning, now: Double) -> Bool {
         // Heard time counts in the file's frames, as the engine's would: a play that moves back
         // to the device goes on from the same frame.
-        guard let rate = try? DecoderRegistry.open(FileName(file)).info.sampleRate, rate > 0 else { return false }
+        guard let info = try? DecoderRegistry.open(FileName(file)).info, info.sampleRate > 0 else { return false }
+        let rate = info.sampleRate
+        // Where it goes on, as the engine would: the pass and the frame in it.
+        let startFrame = Int64(((item.clip.start ?? 0) * Double(rate)).rounded())
+        var loops = item.clip.loops
+        var position = startFrame + item.heardFrames
+        if item.heardFrames > 0 && loops != 0 {
+            guard let frames = info.frames, frames > 0 else { return false }
+            let pass = position / frames
+            position %= frames
+            if loops > 0 {
+                guard pass <= Int64(loops) else { return false }
+                loops -= Int(pass)
+            }
+        }
+        guard !connection.wantsToWrite || { connection.flush(); return !connection.wantsToWrite }() else { return false }
         var handed: [Int32] = []
         defer { for fd in handed { Glibc.close(fd) } }
         func hand(_ path: String) -> Int? {
@@ -159,10 +197,13 @@ final class ListenerLink {
             return handed.count - 1
         }
         guard let audio = hand(file) else { return false }
-        let start = (item.clip.start ?? 0) + Double(item.heardFrames) / Double(rate)
-        var clip = Clip(path: SystemSettings.forwardedLabel(item.id), gain: item.clip.gain, pan: item.clip.pan, loops: item.clip.loops,
-                        start: start > 0 ? start : nil, rate: item.clip.rate, pitch: item.clip.pitch, skipSilence: item.clip.skipSilence)
-        clip.loudness = item.clip.loudness ?? loudness
+        let start = Double(position) / Double(rate)
+        // Quiet mode's night level, as the engine would apply it.
+        let night = tuning.nightLevel.map { Float(pow(10, $0 / 20)) } ?? 1
+        var clip = Clip(path: SystemSettings.forwardedLabel(item.id), gain: min(item.clip.gain * night, Limits.gain.upperBound),
+                        pan: item.clip.pan, loops: loops, start: start > 0 ? start : nil, rate: item.clip.rate, pitch: item.clip.pitch,
+                        skipSilence: item.clip.skipSilence)
+        clip.loudness = item.clip.loudness ?? tuning.loudness
         clip.handed = HandedFiles(audio: audio)
         if let chime = item.clip.chime, let index = hand(chime) {
             clip.chime = "/system-queue/chime"
@@ -176,9 +217,31 @@ final class ListenerLink {
                                   duckLevel: item.duckLevel, ifOtherAudio: item.ifOtherAudio)
         guard send(.play(PlayRequest(items: [request], wait: true, progress: true)), descriptors: handed) else { return false }
         awaiting.append(item.id)
-        forwarded.append(Forwarded(local: item.id, sampleRate: rate))
+        forwarded.append(Forwarded(local: item.id, sampleRate: rate, startBy: now + Self.startLimit))
         logger.info("\(item.id): plays through \(name)'s announce")
         return true
+    }
+
+    var nextDeadline: Double? { forwarded.compactMap(\.startBy).min() }
+
+    /// Plays not started by their deadline: cancelled there, given back to play on the device.
+    func giveUpWaiting(now: Double) {
+        for play in forwarded where (play.startBy ?? .infinity) <= now {
+            giveUp(play.local, reason: "\(name)'s announce did not start it within \(Int(Self.startLimit)) s")
+        }
+    }
+
+    /// Cancels `id` there and gives it back to the queue, which starts it again at once, on
+    /// the device this time (`gaveUp`): the listener's queue does not hold the machine's.
+    private func giveUp(_ id: String, reason: String) {
+        guard let index = forwarded.firstIndex(where: { $0.local == id }) else { return }
+        let play = forwarded.remove(at: index)
+        if let remote = play.remote, send(.cancel(.ids([remote]))) { awaiting.append(nil) }
+        logger.warning("\(id): \(reason): it plays on the device")
+        if !play.stopAsked { gaveUp.insert(id) }
+        post(.ended(id: play.local, heardFrames: play.heard, totalFrames: nil, sampleRate: play.sampleRate, end: .stopped,
+                    details: PlayDetails(devices: DeviceList([route]), frames: play.heard)))
+        if forwarded.isEmpty { post(.devicesClosed([route])) }
     }
 
     /// Asks the listener's daemon to end the play; its `finished` reports it.
@@ -220,6 +283,10 @@ final class ListenerLink {
             return
         }
         forwarded[index].remote = reply.ids?.first
+        // Held there behind the listener's pause: not the machine's queue's to wait for.
+        if reply.pausedSince != nil || forwarded[index].remote == nil {
+            return giveUp(local, reason: forwarded[index].remote == nil ? "\(name)'s announce gave no id" : "\(name)'s queue is paused")
+        }
         // Stopped before the answer came: asked now.
         if forwarded[index].stopAsked, let remote = forwarded[index].remote, send(.cancel(.ids([remote]))) { awaiting.append(nil) }
     }
@@ -227,9 +294,15 @@ final class ListenerLink {
     private func happened(_ event: Event) {
         guard let id = event.id, let index = forwarded.firstIndex(where: { $0.remote == id }) else { return }
         let play = forwarded[index]
-        let frames = Int64(((event.heard ?? 0) * Double(play.sampleRate)).rounded())
+        // Another process's number: bounded before it becomes frames (and a spool checkpoint).
+        let heard = min(max(event.heard ?? 0, 0), TimeSpan.longest.seconds)
+        let frames = heard.isFinite ? Int64((heard * Double(play.sampleRate)).rounded()) : 0
         switch event.event {
+        case .waiting:
+            // Held there (paused, a busy or lost device, other audio) before it started.
+            if play.heard == 0, event.reason != nil, event.reason != .queued { giveUp(play.local, reason: "\(name)'s announce holds it") }
         case .started:
+            forwarded[index].startBy = nil
             post(.started(id: play.local, device: route, format: event.format ?? "?", buffering: "through \(name)'s announce",
                           sampleRate: play.sampleRate, totalFrames: nil))
         case .progress:
@@ -256,6 +329,11 @@ final class ListenerLink {
     /// A play that cannot go on here: back to the queue with what was heard, the device held
     /// as lost, so it goes on there (or waits for it) from that point.
     private func lost(_ play: Forwarded, reason: String) {
+        // One being stopped ends as stopped: a cancel must not bring it back.
+        if play.stopAsked {
+            return post(.ended(id: play.local, heardFrames: play.heard, totalFrames: nil, sampleRate: play.sampleRate, end: .stopped,
+                               details: PlayDetails(devices: DeviceList([route]), frames: play.heard)))
+        }
         var details = PlayDetails(devices: DeviceList([device]), frames: play.heard)
         details.deviceTrouble = .lost(device: device, reason: reason)
         post(.ended(id: play.local, heardFrames: play.heard, totalFrames: nil, sampleRate: play.sampleRate,
@@ -276,6 +354,9 @@ final class ListenerLink {
     private func send(_ request: Request, descriptors: [Int32] = []) -> Bool {
         var bytes = WireProtocol.encode(request)
         if !descriptors.isEmpty {
+            // The descriptors go with the line's first byte: nothing may still wait before it.
+            connection.flush()
+            guard !connection.wantsToWrite else { return false }
             let sent = bytes.withUnsafeBytes { buffer in
                 descriptors.withUnsafeBufferPointer { announce_send_descriptors(connection.fd, buffer.baseAddress, 1, $0.baseAddress, Int32($0.count)) }
             }

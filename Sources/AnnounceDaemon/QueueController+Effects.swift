@@ -60,7 +60,7 @@ extension QueueController {
                 let tuning = configuration.tuning(for: item, nightLevel: nightLevel(item, now: now))
                 // On the system queue, through the listener's own daemon when one is connected (DESIGN §8).
                 if item.clip.device == nil, item.clip.extraDevices == nil, let route = listenerRoute,
-                   route.play(item, media: spool.media, loudness: tuning.loudness) {
+                   route.play(item, media: spool.media, tuning: tuning, now: now) {
                 } else {
                     driver.play(item, devices: item.clip.devices(default: configuration.device), gain: startingGain(item.id),
                                 watched: hub.isProgressWatched(item.id), tuning: tuning)

@@ -42,6 +42,10 @@ extension QueueController {
     /// Why `caller` may not make `request`, as the error its client exits with; nil: it may.
     func systemRefusal(_ request: Request, from caller: Caller, access: SystemAccess) -> AnnounceError? {
         let allowed = access.allowedDevices(daemonDevice: configuration.device)
+        // On a user's daemon the system queue plays, waits and cancels: it reads nothing of the user's.
+        if configuration.access == nil, ![.play, .wait, .cancel].contains(request.operation) {
+            return .notPermitted("\(request.operation.rawValue) is not for the system queue on \(Accounts.name(of: getuid()))'s daemon")
+        }
         switch request {
         case .play(let play):
             for (index, item) in play.items.enumerated() {

@@ -120,11 +120,12 @@ final class QueueController {
 
     /// The the scheduler's next deadline, the device's idle grace or its retry.
     var nextDeadline: Double? {
-        [lanes.main.nextDeadline, devices.closeAt, devices.retryAt].compactMap { $0 }.min()
+        [lanes.main.nextDeadline, devices.closeAt, devices.retryAt, listenerRoute?.nextDeadline].compactMap { $0 }.min()
     }
 
     /// The the scheduler's deadlines, the device's idle grace and its retry.
     func handleTimers(now: Double) {
+        if let deadline = listenerRoute?.nextDeadline, deadline <= now { listenerRoute?.giveUpWaiting(now: now) }
         if let deadline = lanes.main.nextDeadline, deadline <= now {
             carryOut(lanes.main.advance(now: now), now: now)
         }

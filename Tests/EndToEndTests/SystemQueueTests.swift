@@ -505,6 +505,20 @@ struct SystemQueueListenerTests {
         #expect(!log.contains("secret-name") && log.contains("system queue item"), "\(log)")
     }
 
+    @Test("the listener paused their own queue: the machine's item does not wait for them, it plays on the device")
+    func listenerPausedPlaysOnTheDevice() async throws {
+        let session = try await ListenerSession.start()
+        defer { session.stop() }
+        let paused = try await Runner.run("/usr/bin/setpriv", try ListenerSession.listenerCommand(session.paced, [try Harness.binary(), "pause"],
+                                                                                               extra: ["ANNOUNCE_RUNTIME_DIR=" + session.paced + "/run"]).dropFirst().map { $0 })
+        try #require(paused.status == 0, "\(paused)")
+        let clip = try session.queue.privateClip(of: nil, seconds: 0.5, frequency: 440)
+        let played = try await Runner.run(try Harness.binary(), ["play", clip], environment: session.queue.rootEnvironment)
+        #expect(played.status == 0, "\(played)")
+        try await session.queue.expectCapture(equals: [clip])
+        #expect(session.queue.log.contains("queue is paused: it plays on the device"), "\(session.queue.log)")
+    }
+
     @Test("the listener's daemon leaves mid-item: the item goes on on the device from where it was heard")
     func listenerLeaves() async throws {
         let session = try await ListenerSession.start()
