@@ -140,6 +140,8 @@ final class ListenerLink {
         var remote: String?
         var sampleRate: Int
         var heard: Int64 = 0
+        /// The whole program's frames, when the file's length is known (durations, the quarter marks).
+        var total: Int64?
         var stopAsked = false
         /// Given up, to play on the device, if it has not started by then.
         var startBy: Double?
@@ -217,7 +219,8 @@ final class ListenerLink {
                                   duckLevel: item.duckLevel, ifOtherAudio: item.ifOtherAudio)
         guard send(.play(PlayRequest(items: [request], wait: true, progress: true)), descriptors: handed) else { return false }
         awaiting.append(item.id)
-        forwarded.append(Forwarded(local: item.id, sampleRate: rate, startBy: now + Self.startLimit))
+        let total = PlaybackOptions.programFrames(fileFrames: info.frames, startFrame: startFrame, loops: item.clip.loops)
+        forwarded.append(Forwarded(local: item.id, sampleRate: rate, total: total, startBy: now + Self.startLimit))
         logger.info("\(item.id): plays through \(name)'s announce")
         return true
     }
@@ -276,11 +279,7 @@ final class ListenerLink {
         guard !awaiting.isEmpty else { return }
         guard let local = awaiting.removeFirst(), let index = forwarded.firstIndex(where: { $0.local == local }) else { return }
         if case .failure(let error) = reply {
-            let play = forwarded.remove(at: index)
-            logger.warning("\(local): \(name)'s announce refused it: \(error.message)")
-            lost(play, reason: "\(name)'s announce refused it: \(error.message)")
-            if forwarded.isEmpty { post(.devicesClosed([route])) }
-            return
+            return giveUp(local, reason: "\(name)'s announce refused it (\(error.message))")
         }
         forwarded[index].remote = reply.ids?.first
         // Held there behind the listener's pause: not the machine's queue's to wait for.
@@ -304,7 +303,7 @@ final class ListenerLink {
         case .started:
             forwarded[index].startBy = nil
             post(.started(id: play.local, device: route, format: event.format ?? "?", buffering: "through \(name)'s announce",
-                          sampleRate: play.sampleRate, totalFrames: nil))
+                          sampleRate: play.sampleRate, totalFrames: play.total))
         case .progress:
             forwarded[index].heard = frames
             post(.progress(id: play.local, framesPlayed: frames, sampleRate: play.sampleRate, totalFrames: nil))
@@ -318,7 +317,7 @@ final class ListenerLink {
             default: .failed(code: Outcome.notPlayedExitCode,
                              message: "\(name)'s announce ended it: \(event.outcome.map { $0.reason ?? $0.kind.rawValue } ?? "?")")
             }
-            post(.ended(id: play.local, heardFrames: frames, totalFrames: nil, sampleRate: play.sampleRate, end: end,
+            post(.ended(id: play.local, heardFrames: frames, totalFrames: play.total, sampleRate: play.sampleRate, end: end,
                         details: PlayDetails(devices: DeviceList([route]), format: event.format, warning: event.warning, frames: frames)))
             if forwarded.isEmpty { post(.devicesClosed([route])) }
         default:
