@@ -264,10 +264,15 @@ final class SystemQueue: @unchecked Sendable {
         let queue = SystemQueue(directory: work + "/run", capture: work + "/capture.wav", config: config, log: work + "/daemon.log",
                                 daemon: try launchDaemon(directory: work + "/run", capture: work + "/capture.wav", config: config,
                                                          log: work + "/daemon.log"))
-        try await queue.waitForSocket()
-        if paused {
-            let pause = try await Runner.run(try Harness.binary(), ["pause"], environment: queue.rootEnvironment)
-            try #require(pause.status == 0, "\(pause)")
+        do {
+            try await queue.waitForSocket()
+            if paused {
+                let pause = try await Runner.run(try Harness.binary(), ["pause"], environment: queue.rootEnvironment)
+                guard pause.status == 0 else { throw HarnessError("pause: \(pause)") }
+            }
+        } catch {
+            queue.stop()  // no daemon outlives a test that could not use it
+            throw error
         }
         return queue
     }
@@ -572,15 +577,26 @@ final class ListenerSession: @unchecked Sendable {
         let account = try #require(getpwnam(SystemQueueListenerTests.listener)).pointee
         let queue = try await SystemQueue.start(system: "listener = \(SystemQueueListenerTests.listener)\n")
         let paced = URL(fileURLWithPath: queue.capture).deletingLastPathComponent().path + "/listener"
-        try FileManager.default.createDirectory(atPath: paced, withIntermediateDirectories: true)
-        chown(paced, account.pw_uid, account.pw_gid)
-        let up = try SystemQueue.sync("/usr/sbin/runuser", ["-u", SystemQueueListenerTests.listener, "--", "env", "PACED_WATCH_PID=\(getpid())",
-                                                            script, "up", paced])
-        guard up == 0 else { throw HarnessError("paced-audio.sh up as \(SystemQueueListenerTests.listener) failed (\(up))") }
-        let log = paced + "/daemon.log"
-        let daemon = try listenerDaemon(paced: paced, system: queue.directory, log: log)
-        let session = ListenerSession(queue: queue, paced: paced, listenerDaemon: daemon, listenerLog: log)
-        try await session.waitForSystemLog("\(SystemQueueListenerTests.listener)'s announce connected as a listener")
+        let daemon: ChildProcess
+        do {
+            try FileManager.default.createDirectory(atPath: paced, withIntermediateDirectories: true)
+            chown(paced, account.pw_uid, account.pw_gid)
+            let up = try SystemQueue.sync("/usr/sbin/runuser", ["-u", SystemQueueListenerTests.listener, "--", "env", "PACED_WATCH_PID=\(getpid())",
+                                                                script, "up", paced])
+            guard up == 0 else { throw HarnessError("paced-audio.sh up as \(SystemQueueListenerTests.listener) failed (\(up))") }
+            daemon = try listenerDaemon(paced: paced, system: queue.directory, log: paced + "/daemon.log")
+        } catch {
+            queue.stop()
+            _ = try? SystemQueue.sync("/usr/sbin/runuser", ["-u", SystemQueueListenerTests.listener, "--", script, "down", paced])
+            throw error
+        }
+        let session = ListenerSession(queue: queue, paced: paced, listenerDaemon: daemon, listenerLog: paced + "/daemon.log")
+        do {
+            try await session.waitForSystemLog("\(SystemQueueListenerTests.listener)'s announce connected as a listener")
+        } catch {
+            session.stop()
+            throw error
+        }
         return session
     }
 
