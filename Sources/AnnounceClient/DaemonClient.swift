@@ -85,7 +85,7 @@ public final class DaemonClient {
             if fd >= 0 { return fd }
             // The socket's group is the system queue's: whoever is not in it cannot connect.
             if system && (fd == -EACCES || fd == -EPERM) {
-                throw .notPermitted("not allowed to use the system queue: \(Accounts.name(of: getuid())) is not in group '\(SystemSettings.group)'")
+                throw .notPermitted(Caller.outsider(Accounts.name(of: getuid())))
             }
             guard fd == -EAGAIN else { return nil }
             try checkAnswering(runtime, waited: SystemClock.monotonic() - started, limit: answerTimeout)

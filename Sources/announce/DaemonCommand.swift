@@ -70,22 +70,9 @@ struct DaemonCommand: ParsableCommand {
         do {
             if system || GlobalFlags.system == true { return try runSystem(logger: logger) }
             let runtime = try RuntimeDirectory.prepare()
-            let configPath = UserConfiguration.defaultPath()
-            let configStamp = configPath.flatMap(FileStamp.init)  // before reading: an edit meanwhile is seen
-            let (user, warnings) = UserConfiguration.load(path: configPath)
-            for warning in warnings { logger.warning("\(warning)") }
-            var configuration = Daemon.Configuration(
-                device: device ?? user.device ?? UserConfiguration.defaultDevice, idleExit: idleExit?.seconds, ready: readyFd.map { ReadyPipe(fd: $0) },
-                quietHours: user.quietHours, duckLevel: user.duckLevel)
-            configuration.silence = user.silence
-            configuration.loudness = user.loudness
-            configuration.quietLevel = user.quietLevel
-            configuration.wakeUp = user.wakeUp
-            configuration.keepOpen = user.keepOpen
-            configuration.configPath = configPath
-            configuration.speechCacheBytes = user.speechCacheBytes
-            configuration.interruptingRoles = user.interruptingRoles
-            configuration.configStamp = configStamp
+            var (configuration, user) = configured(by: UserConfiguration.defaultPath(), logger: logger)
+            configuration.idleExit = idleExit?.seconds
+            configuration.ready = readyFd.map { ReadyPipe(fd: $0) }
             // A permanent daemon (the user unit's) is offered to the system queue as its listener.
             if idleExit == nil && readyFd == nil { configuration.systemQueueDirectory = try? RuntimeDirectory.systemPath() }
             // Started by a person or systemd: take over from an auto-started daemon, holding the
@@ -100,13 +87,10 @@ struct DaemonCommand: ParsableCommand {
                 logger.info("took over from the auto-started daemon (pid \(running.pid))")
             }
             // A host in zones stays up: a play may come from another host at any time.
-            if let mqtt = user.mqtt {
+            if user.mqtt != nil {
                 if configuration.idleExit != nil { logger.info("[mqtt] is configured: this daemon does not exit when idle") }
                 configuration.idleExit = nil
-                let (engine, voice) = (user.speechEngine, user.speechVoice)
-                configuration.services.append(("zones", {
-                    ZoneBridge.start(mqtt, speechEngine: engine, speechVoice: voice, runtime: runtime, logger: logger)
-                }))
+                addZones(user, to: &configuration, runtime: runtime, logger: logger)
             }
             let daemon = Daemon(runtime: runtime, configuration: configuration, logger: logger)
             if try !daemon.run(), readyFd == nil {
@@ -151,8 +135,24 @@ extension DaemonCommand {
         umask(0o077)
         raiseDescriptorLimit()
         if let running = try runningDaemon(runtime) { return printError("already running (pid \(running.pid))") }
-        let configStamp = FileStamp(configPath)
-        let (user, warnings) = UserConfiguration.load(path: configPath)
+        var (configuration, user) = configured(by: configPath, logger: logger)
+        if let name = user.system.controlGroup, Accounts.group(named: name) == nil {
+            logger.warning("\(configPath): [system] control-group '\(name)' does not exist; only root controls the queue")
+        }
+        configuration.system = user.system
+        addZones(user, to: &configuration, runtime: runtime, logger: logger)
+        logger.info("the system queue, as \(Accounts.name(of: getuid())) (uid \(getuid())); config \(configPath)")
+        if try !Daemon(runtime: runtime, configuration: configuration, logger: logger).run() {
+            let pid = try runningDaemon(runtime)?.pid
+            printError("already running" + (pid.map { " (pid \($0))" } ?? ""))
+        }
+    }
+
+    /// The daemon's configuration from the config file at `path` (its problems logged as
+    /// warnings), and the file's settings: the one reading for a user's daemon and the system's.
+    private func configured(by path: String?, logger: Logger) -> (Daemon.Configuration, UserConfiguration) {
+        let stamp = path.flatMap(FileStamp.init)  // before reading: an edit meanwhile is seen
+        let (user, warnings) = UserConfiguration.load(path: path)
         for warning in warnings { logger.warning("\(warning)") }
         var configuration = Daemon.Configuration(device: device ?? user.device ?? UserConfiguration.defaultDevice,
                                                  quietHours: user.quietHours, duckLevel: user.duckLevel)
@@ -161,25 +161,20 @@ extension DaemonCommand {
         configuration.quietLevel = user.quietLevel
         configuration.wakeUp = user.wakeUp
         configuration.keepOpen = user.keepOpen
-        configuration.configPath = configPath
-        configuration.configStamp = configStamp
+        configuration.configPath = path
+        configuration.configStamp = stamp
         configuration.speechCacheBytes = user.speechCacheBytes
         configuration.interruptingRoles = user.interruptingRoles
-        if let name = user.system.controlGroup, Accounts.group(named: name) == nil {
-            logger.warning("\(configPath): [system] control-group '\(name)' does not exist; only root controls the queue")
-        }
-        configuration.system = user.system
-        if let mqtt = user.mqtt {
-            let (engine, voice) = (user.speechEngine, user.speechVoice)
-            configuration.services.append(("zones", {
-                ZoneBridge.start(mqtt, speechEngine: engine, speechVoice: voice, runtime: runtime, logger: logger)
-            }))
-        }
-        logger.info("the system queue, as \(Accounts.name(of: getuid())) (uid \(getuid())); config \(configPath)")
-        if try !Daemon(runtime: runtime, configuration: configuration, logger: logger).run() {
-            let pid = try runningDaemon(runtime)?.pid
-            printError("already running" + (pid.map { " (pid \($0))" } ?? ""))
-        }
+        return (configuration, user)
+    }
+
+    /// With `[mqtt]`, zones' bridge among the daemon's services.
+    private func addZones(_ user: UserConfiguration, to configuration: inout Daemon.Configuration, runtime: RuntimeDirectory, logger: Logger) {
+        guard let mqtt = user.mqtt else { return }
+        let (engine, voice) = (user.speechEngine, user.speechVoice)
+        configuration.services.append(("zones", {
+            ZoneBridge.start(mqtt, speechEngine: engine, speechVoice: voice, runtime: runtime, logger: logger)
+        }))
     }
 
     /// Every caller may hand over files: the soft limit on descriptors goes up to the hard one.

@@ -84,7 +84,11 @@ public struct Caller: Equatable, Sendable {
     public func owns(_ owner: ItemOwner?) -> Bool { isTrusted || owner?.uid == uid }
 
     /// Why it may not use the queue at all.
-    public var outsider: String {
+    public var outsider: String { Self.outsider(name) }
+
+    /// Why user `name` may not use the system queue: the daemon's words, and the client's when the
+    /// socket's group already kept it out.
+    public static func outsider(_ name: String) -> String {
         "not allowed to use the system queue: \(name) is not in group '\(SystemSettings.group)'"
     }
 }
