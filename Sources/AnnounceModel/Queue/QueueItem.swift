@@ -41,9 +41,15 @@ public struct Clip: Codable, Equatable, Sendable, NamedFile {
     /// download cache; nil: the daemon's config file (`[download] cache`).
     public var cache: Bool?
     /// `announce say`: text the daemon renders with a speech engine, instead of a file.
-    public var speech: Speech?
+    public var speech: Speech? {
+        get { speechBox?.value }
+        set { speechBox = newValue.map(Boxed.init) }
+    }
     /// `announce play --stream URL`: live radio the daemon opens when it plays, instead of a file.
-    public var stream: LiveStream?
+    public var stream: LiveStream? {
+        get { streamBox?.value }
+        set { streamBox = newValue.map(Boxed.init) }
+    }
     /// ALSA PCM for this clip; nil plays on the daemon's device.
     public var device: String?
     /// Category multi-route only: further devices the clip plays on at the same time, after
@@ -77,7 +83,19 @@ public struct Clip: Codable, Equatable, Sendable, NamedFile {
     public var skipSilence: Bool?
     /// System queue: the audio and chimes the client handed over as descriptors; `path` and
     /// the chimes' paths are then only labels (DESIGN §8).
-    public var handed: HandedFiles?
+    public var handed: HandedFiles? {
+        get { handedBox?.value }
+        set { handedBox = newValue.map(Boxed.init) }
+    }
+    private var speechBox: Boxed<Speech>?
+    private var streamBox: Boxed<LiveStream>?
+    private var handedBox: Boxed<HandedFiles>?
+
+    private enum CodingKeys: String, CodingKey {
+        case path, pathBytes, media, url, proxies, cache, device, extraDevices, gain, pan, loudness, chime, chimeAfter, loops,
+             start, environment, seconds, rate, pitch, skipSilence
+        case speechBox = "speech", streamBox = "stream", handedBox = "handed"
+    }
 
     public init(path: String, device: String? = nil, extraDevices: [String]? = nil, gain: Float = 1, pan: Float = 0,
                 loops: Int = 0, start: Double? = nil, environment: [String: String]? = nil, seconds: Double? = nil,
@@ -85,9 +103,9 @@ public struct Clip: Codable, Equatable, Sendable, NamedFile {
                 media: String? = nil, stream: LiveStream? = nil) {
         self.path = path
         self.pathBytes = nil
-        self.speech = speech
+        self.speechBox = speech.map(Boxed.init)
         self.media = media
-        self.stream = stream
+        self.streamBox = stream.map(Boxed.init)
         self.device = device
         self.extraDevices = extraDevices
         self.gain = gain
