@@ -22,3 +22,37 @@ package func startThread(named name: String, _ body: @escaping @Sendable () -> V
     precondition(status == 0, "cannot start a thread: \(systemErrorMessage(status))")
     return thread
 }
+
+/// `transform` of each element, on up to `threads` threads (the calling one among them), in
+/// the elements' order: for start-up work that would keep a socket from answering.
+package func concurrentMap<Element: Sendable, Result: Sendable>(
+    _ elements: [Element], threads: Int, _ transform: @escaping @Sendable (Element) -> Result
+) -> [Result] {
+    let count = elements.count
+    let threads = max(1, min(threads, count))
+    guard threads > 1 else { return elements.map(transform) }
+    let slots = Slots<Result>(count)
+    let fill: @Sendable (Range<Int>) -> Void = { range in
+        for index in range { slots.buffer[index] = transform(elements[index]) }
+    }
+    let share = (count + threads - 1) / threads
+    let others = (1..<threads).map { part in
+        startThread(named: "announce-start") { fill(part * share..<min(count, (part + 1) * share)) }
+    }
+    fill(0..<share)
+    for thread in others { pthread_join(thread, nil) }
+    return slots.buffer.map { $0! }
+}
+
+/// Results that threads fill, each its own indices.
+private final class Slots<Value>: @unchecked Sendable {
+    let buffer: UnsafeMutableBufferPointer<Value?>
+    init(_ count: Int) {
+        buffer = .allocate(capacity: count)
+        buffer.initialize(repeating: nil)
+    }
+    deinit { buffer.deinitialize().deallocate() }
+}
+
+/// Processors this process may run on, at least 1.
+package var onlineProcessors: Int { max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))) }

@@ -42,6 +42,38 @@ import Glibc
         }
     }
 
+    /// Past 512 entries the load decodes on several threads: every item comes back whole (its
+    /// speech, stream and handed files, kept out of line), a corrupt entry is set aside, and
+    /// one with an outcome leaves.
+    @Test func aLargeSpoolLoadsEveryItemWhole() throws {
+        try withRuntime { runtime in
+            let spool = try Spool(runtime: runtime)
+            var saved: [String: QueueItem] = [:]
+            for n in 0..<700 {
+                var queued = item(String(format: "%012x", 0xc000 + n))
+                switch n % 4 {
+                case 1: queued.clip.speech = Speech(text: "item \(n)", engine: .espeakNG, voice: "en")
+                case 2: queued.clip.stream = LiveStream(url: "http://127.0.0.1/\(n)", seconds: Double(n))
+                case 3: queued.clip.handed = HandedFiles(audio: n, chime: nil, chimeAfter: n + 1)
+                default: break
+                }
+                try spool.save(queued)
+                saved[queued.id] = queued
+            }
+            let corrupt = runtime.spoolPath + "/00000000c001.json"
+            try Data("{\"id\":".utf8).write(to: URL(fileURLWithPath: corrupt))
+            // Its outcome written, the daemon died before the entry went.
+            try spool.finish(saved["00000000c002"]!, event: finished("00000000c002"))
+            try spool.save(saved["00000000c002"]!)
+            let restored = try Spool(runtime: runtime).load()
+            #expect(restored.items.count == 698)
+            for loaded in restored.items { #expect(loaded == saved[loaded.id]) }
+            #expect(restored.problems == ["\(corrupt): unreadable spool entry, moved to 00000000c001.json.corrupt"])
+            #expect(entries(runtime.spoolPath).contains("00000000c001.json.corrupt"))
+            #expect(!entries(runtime.spoolPath).contains("00000000c002.json"))
+        }
+    }
+
     @Test func aCommittedRequestLoadsWhole() throws {
         try withRuntime { runtime in
             let spool = try Spool(runtime: runtime)
