@@ -18,6 +18,8 @@ COUNTS = {
     "CLI": (200, 20),          # `announce play --no-wait` commands per filesystem
     "PREEMPT": (200, 20),      # preemptions over a looping WAV
     "PREEMPT_MP3": (100, 10),  # ... over a looping MP3
+    "SCALE_ITEMS": (10000, 1000),  # items queued for the scale section
+    "SCALE_RESTARTS": (5, 2),  # restarts that restore them
     "COLD": (10, 2),           # cold starts per row
     "IDLE": (10, 2),           # seconds idle
     "PLAYS": (1000, 100),      # plays for the daemon's memory target

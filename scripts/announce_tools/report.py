@@ -124,6 +124,11 @@ def render(res, out):
           "  it resumed, a 0.05 s `high` item is sent: send to its `started` event's `time` (the daemon's",
           "  clock when the first frames are written). Resumption: the high item's `finished` to the normal",
           "  item's next `started`.",
+          "- **Scale**: 10,000 `play` requests of wav-0.1s.wav, 100 items a request, while paused; the daemon's",
+          "  VmRSS before and after (bytes per item); 1000 single-item requests with them queued (the enqueue",
+          "  round trip); then the daemon is stopped and started again over its spool five times: spawn to its",
+          "  word on `--ready-fd` (it answers only once the queue is restored), and to a `status` that lists",
+          "  every item; VmHWM is the peak while restoring.",
           "- **Cold start**: no daemon; `announce play -q -d null` starts one: spawn to daemon.log's",
           "  \"started on\" line. **Idle**: a fresh daemon and one that played a clip, CPU clock and context",
           "  switches of every thread. **Memory**: 0.1 s clips (WAV and MP3) in batches of 100, each played to",
@@ -167,6 +172,10 @@ def render(res, out):
           "- **Instructions**: callgrind, user space, every thread; announce = client + daemon from just",
           "  before the client starts until the device closed. 1 min − 0.1 s is the cost of one minute of",
           "  audio; announce's own code is told from the static Swift runtime by the mangled module name.",
+          "  The client's parts: callgrind's inclusive counts for a warm `play -q --no-wait` (the daemon paused):",
+          "  `AnnounceCommand.parsedDirectly` (swift-argument-parser, with the runtime's reflection and",
+          "  conformance lookups it makes), `_dl_start` (the dynamic loader), `Play.run` and within it",
+          "  `JSONCoding`'s encode and decode; beside a static Swift hello world's run.",
           ""]
 
     MI = res.get("micro")

@@ -15,7 +15,7 @@ from ..client import item, is_event
 from ..config import TMPFS, log
 from ..context import write_tone
 from ..daemons import Daemon
-from ..proc import children_cpu, fresh_dir, stats_ms
+from ..proc import children_cpu, fresh_dir, pct, stats_ms
 from ..servers import paced_env
 from .duck import envelope
 
@@ -98,7 +98,7 @@ def alert(b):
                 r["cpu"].append(cpu)
                 r["request"].append(request())
         d.stop()
-        out.append(dict({k: stats_ms(v, 90) for k, v in r.items()}, device=device, over_stream=over_stream,
+        out.append(dict({k: dict(stats_ms(v, 90), p99=pct(v, 99) * 1e3) for k, v in r.items()}, device=device, over_stream=over_stream,
                         format=d.format))
         log(f"alert on {device}{' over a stream' if over_stream else ''}: warm p50 {out[-1]['warm']['p50']:.1f} ms")
     if recorder:

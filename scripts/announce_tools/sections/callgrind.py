@@ -9,7 +9,7 @@ import tempfile
 import time
 
 from ..client import is_event
-from ..config import TMPFS, log
+from ..config import SWIFT, TMPFS, log
 from ..daemons import Runtime, lock_pid
 from ..proc import fresh_dir
 from ..runners import REFERENCE
@@ -91,6 +91,7 @@ def callgrind(b):
         return parse_callgrind(f)
 
     try:
+        b.res["client_cost"] = client_cost(b, tmp, vbin, env)
         dumps = 0
         for kind, ref in (("mp3", REFERENCE["mp3"]), ("wav", REFERENCE["wav"])):
             for size in ("0.1s", "1min"):
@@ -122,6 +123,52 @@ def callgrind(b):
         os.kill(pid, signal.SIGTERM)
         daemon.wait(120)
         shutil.rmtree(rundir, ignore_errors=True)
+
+
+# Where a warm `announce play -q --no-wait`'s instructions go (issue 30: its CPU, profiled):
+# callgrind's inclusive counts of these functions (mangled name prefixes).
+CLIENT_PARTS = {
+    "main": "announce_main",
+    "loader": "_dl_start",
+    "parser": "$s8announce15AnnounceCommandV14parsedDirectly",
+    "run": "$s8announce4PlayV3runyyKF",
+    "json_encode": "$s13AnnounceModel10JSONCodingO6encodeySays5UInt8VGSgxSERzlFZ",
+    "json_decode": "$s13AnnounceModel10JSONCodingO6decode_4fromxxm_q_tKSeRzSlR_s5UInt8V7ElementRt_r0_lFZ",
+}
+
+
+def client_cost(b, tmp, vbin, env):
+    """The client's instructions by part, beside a static Swift hello world's (the language's floor:
+    the loader and the runtime's start-up)."""
+    hello_src, hello = os.path.join(tmp, "hello.swift"), os.path.join(tmp, "hello")
+    with open(hello_src, "w") as f:
+        f.write('print("hello")\n')
+    swiftc = os.path.join(os.path.dirname(shutil.which(SWIFT) or "swift"), "swiftc")
+    subprocess.run([swiftc, "-O", "-static-stdlib", hello_src, "-o", hello], check=True, capture_output=True)
+    subprocess.run([vbin, "pause", "-q"], env=env, check=True)
+    argv = [vbin, "play", "-q", "--no-wait", b.path("wav-0.1s.wav")]
+    subprocess.run(argv, env=env, check=True)  # warm: the page cache and the daemon's caches
+    out = {}
+    for name, command in (("client", argv), ("hello", [hello])):
+        f = os.path.join(tmp, f"parts-{name}")
+        subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={f}"] + command, env=env, check=True,
+                       stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        text = subprocess.run(["callgrind_annotate", "--inclusive=yes", "--threshold=100", f], capture_output=True,
+                              text=True, check=True).stdout
+        inclusive = {}
+        for line in text.splitlines():
+            m = re.match(r"^\s*([\d,]+) \(\s*[\d.]+%\)\s+(?:\S*:)?(\S+)", line)
+            if m:
+                inclusive.setdefault(m.group(2), int(m.group(1).replace(",", "")))
+        total = inclusive.get("PROGRAM", 0)
+        out[name] = dict({"total": total}, **{k: next((v for fn, v in inclusive.items() if fn.startswith(p)), 0)
+                                               for k, p in CLIENT_PARTS.items()})
+    subprocess.run([vbin, "clear", "-q"], env=env, check=True)
+    subprocess.run([vbin, "resume", "-q"], env=env, check=True)
+    c = out["client"]
+    log(f"client instructions: {c['total'] / 1e6:.1f} M, the parser {c['parser'] / 1e6:.1f} M, the loader "
+        f"{c['loader'] / 1e6:.1f} M, Play.run {c['run'] / 1e6:.1f} M; hello world {out['hello']['total'] / 1e6:.1f} M")
+    return out
 
 
 def wait_for_dump(path, limit=30.0):
