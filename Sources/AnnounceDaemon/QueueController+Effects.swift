@@ -17,7 +17,7 @@ extension QueueController {
     func carryOut(_ effects: [SchedulerEffect], now: Double) {
         // A worklist rather than recursion: an item silenced by quiet mode brings the
         // the scheduler's next effects, which may silence the next item, and so on.
-        var effects = effects
+        var effects = SchedulerEffect.playsFirst(effects)
         var next = 0
         while next < effects.count {
             let effect = effects[next]

@@ -821,3 +821,31 @@ private extension Scheduler {
         #expect(describe(scheduler.release(.interruptedBy("y"), now: 1)) == ["play a"])
     }
 }
+
+/// The daemon carries out a preempting item's play before the preempted item's spool write.
+@Suite struct PlaysFirstTests {
+    @Test func aPreemptingPlayComesBeforeThePreemptedItemsWrite() {
+        var scheduler = Scheduler()
+        _ = scheduler.enqueue(item("a"), now: 0)
+        _ = scheduler.enqueue(item("b", .high), now: 1)
+        let ended = scheduler.playbackEnded(id: "a", heardFrames: 10, totalFrames: nil, end: .stopped, now: 2)
+        #expect(describe(ended) == ["interrupted a: preempted by b", "persist a", "play b"])
+        #expect(describe(SchedulerEffect.playsFirst(ended)) == ["interrupted a: preempted by b", "play b", "persist a"])
+    }
+
+    @Test func nothingElseMoves() {
+        let (a, b, c) = (item("a"), item("b"), item("c"))
+        let cases: [([SchedulerEffect], [String])] = [
+            // A write of the played item itself stays before its play.
+            ([.persist(b), .play(b)], ["persist b", "play b"]),
+            // A write never passes what could end its item.
+            ([.persist(a), .finish(a, .played), .play(b)], ["persist a", "finish a: played", "play b"]),
+            ([.persist(a), .stopPlayback(id: "a", reason: .paused), .play(b)], ["persist a", "stop a: paused", "play b"]),
+            // Without a play, the order is the scheduler's.
+            ([.persist(a), .interrupted(a, reason: .paused), .persist(c)], ["persist a", "interrupted a: paused", "persist c"]),
+            // Each play takes only the writes just before it.
+            ([.persist(a), .play(b), .persist(c), .play(a)], ["play b", "persist a", "play a", "persist c"]),
+        ]
+        for (effects, expected) in cases { #expect(describe(SchedulerEffect.playsFirst(effects)) == expected) }
+    }
+}
