@@ -13,6 +13,7 @@ extension EngineDriver {
             for (name, engine) in engines.byDevice where !devices.contains(name) && engines.users[name, default: 0] == 0 {
                 if engine.closeOutputIfIdle() { closed.append(name) }
                 engines.byDevice[name] = nil
+                engines.spareOverlays.removeValue(forKey: name)?.closeOutputIfIdle()
             }
             return closed.sorted()
         }
@@ -37,11 +38,24 @@ extension EngineDriver {
     }
 
     /// An alert over something playing through a sound server's plugin gets an engine, and a
-    /// stream, of its own, closed when it ends: the server mixes it in at once, where the shared
-    /// stream would have it wait behind what that stream has buffered. Nil otherwise.
+    /// stream, of its own: the server mixes it in at once, where the shared stream would have it
+    /// wait behind what that stream has buffered. Nil otherwise.
     func overlayEngine(_ device: String) -> PlaybackEngine? {
         engines.withLock { engines in
-            engines.byDevice[device]?.playsThroughServer == true ? makeEngine(device) : nil
+            guard engines.byDevice[device]?.playsThroughServer == true else { return nil }
+            return engines.spareOverlays.removeValue(forKey: device) ?? makeEngine(device)
+        }
+    }
+
+    /// An alert's engine after its play: the device's spare while the shared engine is open
+    /// (closed with it), else closed now.
+    func releaseOverlay(_ overlay: PlaybackEngine, device: String) {
+        engines.withLock { engines in
+            if engines.byDevice[device] != nil && engines.spareOverlays[device] == nil {
+                engines.spareOverlays[device] = overlay
+            } else {
+                overlay.closeOutputIfIdle()
+            }
         }
     }
 

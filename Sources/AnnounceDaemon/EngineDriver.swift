@@ -32,6 +32,9 @@ final class EngineDriver: @unchecked Sendable {
         var byDevice: [String: PlaybackEngine] = [:]
         /// Plays holding each engine; an engine with none may be closed.
         var users: [String: Int] = [:]
+        /// An alert's own engine, kept open between alerts while the device's shared engine is:
+        /// the next alert over the stream skips connecting to the sound server (~4 ms).
+        var spareOverlays: [String: PlaybackEngine] = [:]
     }
     /// Held while a device opens or closes, so a hardware PCM is never opened twice.
     let engines = Mutex(Engines())
@@ -269,7 +272,7 @@ final class EngineDriver: @unchecked Sendable {
             }
         }
         // Given back before the report: the control side may close the device at once.
-        if let overlay { overlay.closeOutputIfIdle() } else { releaseEngine(device) }
+        if let overlay { releaseOverlay(overlay, device: device) } else { releaseEngine(device) }
         // Ended before the count was published (an unpaced device): a play that reached its
         // end waits for the count, which by then has read most of the file; a stopped one does not.
         let playedToEnd = (try? result.get()).map { !$0.stopped && $0.deviceFailure == nil } ?? false

@@ -213,38 +213,69 @@ struct PacedTests {
         var length: Double { (end ?? 0) - (start ?? 0) }
     }
 
-    @Test("an alert over a playing item: the server mixes it at once; the item sounds on without a gap, the alert whole (numpy)")
+    @Test("alerts over a playing item: the server mixes each at once; the item sounds on without a gap, each alert whole (numpy)")
     func alertOverAPlayingItem() async throws {
         try await withPacedSession("alert-over") { session in
             try await session.start()
             let clips = session.paced.clips
+            // Far from 440 and 880 Hz: 5 ms windows tell tones apart only some 400 Hz apart.
+            let d = session.directory + "/d-1760-0.5s.wav"
+            try Sox.tone(d, frequency: 1760, seconds: 0.5, rate: PacedAudio.rate, channels: 2)
             try session.startRecording()
             let a = session.launch(["play", clips.a3])
             let startedA = try await session.waitForEvent("A's started event") { $0.event == "started" && $0.path == clips.a3 }
             try await Task.sleep(for: .seconds(1))
-            expectExit(try await session.announce(["alert", "--wait", clips.b]), 0, "the alert (880 Hz, 0.5 s)")
+            expectExit(try await session.announce(["alert", "--wait", clips.b]), 0, "the first alert (880 Hz, 0.5 s)")
+            // The second takes the first one's stream, kept open beside A's: still one of its own.
+            expectExit(try await session.announce(["alert", "--wait", d]), 0, "the second alert (1760 Hz, 0.5 s)")
+            let pid = try daemonPid(session)
+            let during = try await streams(of: pid, session)
             expectExit(try await a.value, 0, "A (440 Hz, 3 s)")
+            let endedA = try await session.waitForEvent("A's finished event") { $0.event == "finished" && $0.path == clips.a3 }
+            _ = try await session.waitForEvent("the device closing after A") { $0.event == "device-closed" && $0.time >= endedA.time }
+            let after = try await streams(of: pid, session)
             _ = try await session.stopRecording()
+            #expect(during == 2, "A's stream and the alerts' one kept open beside it, not \(during)")
+            #expect(after == 0, "the daemon's streams once A's device closed: \(after)")
             let script = Harness.repoRoot.appendingPathComponent("Tests/Shell/tone-runs.py").path
-            let measured = try await Runner.run("python3", [script, session.recordingPath, "\(PacedAudio.rate)", "2", "440", "880"])
+            let measured = try await Runner.run("python3", [script, session.recordingPath, "\(PacedAudio.rate)", "2", "440", "880", "1760"])
             try #require(measured.status == 0, "tone-runs.py (python3-numpy): \(measured)")
             let runs = try JSONDecoder().decode([ToneRun].self, from: Data(measured.stdout.utf8))
-            let (item, alert) = (runs[0], runs[1])
+            let (item, first, second) = (runs[0], runs[1], runs[2])
             let startedAlert = try #require(session.event("started", path: clips.b), "no started event for the alert")
-            let onset = try #require(alert.start, "no 880 Hz in the recording: \(runs)")
+            let onset = try #require(first.start, "no 880 Hz in the recording: \(runs)")
             // The alert's onset after A's, less the time between their first frames written: what
             // it waited beyond a stream's own latency (behind A's buffer, through A's stream).
             let latency = (onset - (item.start ?? 0)) - (startedAlert.time - startedA.time)
-            PacedAudio.report("paced alert over an item: A \(PacedAnalysis.ms(item.length)) (gaps \(item.gaps), level p10 \(item.p10)), "
-                              + "alert \(PacedAnalysis.ms(alert.length)), heard \(PacedAnalysis.ms(latency)) after a stream's own start")
-            #expect(item.gaps.isEmpty && item.p10 > 0.4, "A did not sound on steadily under the alert: \(runs)")
+            PacedAudio.report("paced alerts over an item: A \(PacedAnalysis.ms(item.length)) (gaps \(item.gaps), level p10 \(item.p10)), "
+                              + "alerts \(PacedAnalysis.ms(first.length)), \(PacedAnalysis.ms(second.length)), the first heard "
+                              + "\(PacedAnalysis.ms(latency)) after a stream's own start")
+            #expect(item.gaps.isEmpty && item.p10 > 0.4, "A did not sound on steadily under the alerts: \(runs)")
             #expect(abs(item.length - 3.0) <= 0.040, "A sounded \(PacedAnalysis.ms(item.length)), not 3000 ± 40 ms: \(runs)")
-            #expect(alert.gaps.isEmpty && abs(alert.length - 0.5) <= 0.030, "the alert was not whole: \(runs)")
-            // No click where the alert joins or leaves: nothing loud at 440 Hz but A, nor at 880 Hz but the alert, near it.
-            let near = { (time: Double) in time > onset - 0.05 && time < (alert.end ?? onset) + 0.05 }
-            #expect(!(item.blips + alert.blips).contains(where: near), "a click where the alert joins or leaves: \(runs)")
+            for alert in [first, second] {
+                #expect(alert.gaps.isEmpty && abs(alert.length - 0.5) <= 0.030, "an alert was not whole: \(runs)")
+            }
+            // No click where an alert joins or leaves: nothing loud at a tone's frequency outside its own run.
+            for alert in [first, second] {
+                let start = alert.start ?? 0
+                let near = { (time: Double) in time > start - 0.05 && time < (alert.end ?? start) + 0.05 }
+                #expect(!(item.blips + alert.blips).contains(where: near), "a click where an alert joins or leaves: \(runs)")
+            }
             #expect(latency <= 0.060, "the alert was heard \(PacedAnalysis.ms(latency)) after a stream's own start: it waited behind A's buffer")
         }
+    }
+
+    private func daemonPid(_ session: PacedSession) throws -> Int {
+        let status = try session.runtime.client().call(#"{"v":1,"op":"status"}"#)
+        return Int(try #require(status.status?.pid, "no pid in the daemon's status"))
+    }
+
+    /// The sound server's streams (sink inputs) of process `pid`, as `pactl` lists them.
+    private func streams(of pid: Int, _ session: PacedSession) async throws -> Int {
+        let listed = try await Runner.run("pactl", ["list", "sink-inputs"], environment: session.paced.environment.mapValues { Optional($0) })
+        try #require(listed.status == 0, "pactl list sink-inputs: \(listed)")
+        return listed.stdout.components(separatedBy: "Sink Input #").dropFirst()
+            .filter { $0.contains("application.process.id = \"\(pid)\"") }.count
     }
 
     @Test("keep-open on a paced sink: an item on the device kept open is heard as soon after it is queued as one on a fresh stream (numpy)")
