@@ -6,7 +6,7 @@ micro-benchmarks (Benchmarks/, ordo-one/benchmark). Writes BENCHMARKS.md. Standa
     scripts/bench.py PATH-TO-announce [--smoke] [--only SECTIONS] [--out FILE]
     scripts/bench.py --render [--out FILE]     BENCHMARKS.md again from .bench-cache/results.json
 
-Sections: players tempo daemon alert speech loudness network mixing duck zones callgrind micro (all by default). --smoke runs each with
+Sections: players tempo daemon scale alert speech loudness network mixing duck zones callgrind micro (all by default). --smoke runs each with
 few repetitions and short windows (a few minutes; for developing the harness, not for figures)
 and writes .bench-cache/BENCHMARKS.smoke.md unless --out is given. Counts can be set one by one
 with BENCH_<NAME>=N, NAME as in COUNTS below (e.g. BENCH_RUNS=9).
