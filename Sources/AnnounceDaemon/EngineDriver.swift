@@ -1,13 +1,14 @@
-import Synchronization
-import CPosix
-#if canImport(Glibc)
-import Glibc
-#endif
-import AnnounceModel
-import AnnounceSystem
-import AnnounceSources
-import AnnounceOutput
 import AnnounceEngine
+import AnnounceModel
+import AnnounceOutput
+import AnnounceSources
+import AnnounceSystem
+import CPosix
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Drives the playback engines, one per open device, for the control side. Each play gets
 /// its own thread, which opens the clip, decodes it ahead into its device's engine (one
@@ -23,7 +24,8 @@ final class EngineDriver: @unchecked Sendable {
 
     /// Makes the source one play of an item reads; `alert`: a sound the daemon keeps decoded;
     /// `cancellation`: the play's stop, which ends what the source waits on (a speech engine).
-    typealias SourceMaker = @Sendable (_ item: QueueItem, _ alert: Bool, _ cancellation: Cancellation) throws(AnnounceError) -> any Source
+    typealias SourceMaker =
+        @Sendable (_ item: QueueItem, _ alert: Bool, _ cancellation: Cancellation) throws(AnnounceError) -> any Source
 
     let openOutput: PlaybackEngine.OutputOpener
     private let makeSource: SourceMaker
@@ -56,15 +58,22 @@ final class EngineDriver: @unchecked Sendable {
     private let standby = EngineStandby(clock: { SystemClock.monotonic() })
 
     /// `makeSource`: nil for files, speech and streams (`sources`).
-    init(openOutput: @escaping PlaybackEngine.OutputOpener = PlaybackEngine.defaultOpener, makeSource: SourceMaker? = nil, speechCache: SpeechCache? = nil, media: MediaDirectory? = nil,
-         downloads: Downloads? = nil, leveler: Leveler = Leveler(cache: LoudnessCache(path: nil) { _ in }),
-         post: @escaping @Sendable (EngineReport) -> Void) {
+    init(
+        openOutput: @escaping PlaybackEngine.OutputOpener = PlaybackEngine.defaultOpener,
+        makeSource: SourceMaker? = nil, speechCache: SpeechCache? = nil, media: MediaDirectory? = nil,
+        downloads: Downloads? = nil, leveler: Leveler = Leveler(cache: LoudnessCache(path: nil) { _ in }),
+        post: @escaping @Sendable (EngineReport) -> Void
+    ) {
         let alertCache = AlertCache()
         self.leveler = leveler
         self.alertCache = alertCache
         self.openOutput = openOutput
-        self.makeSource = makeSource ?? Self.sources(alertCache: alertCache, speechCache: speechCache, media: media,
-                                                     downloads: downloads, standby: standby) { post(.title(id: $0, title: $1)) }
+        self.makeSource =
+            makeSource
+            ?? Self.sources(
+                alertCache: alertCache, speechCache: speechCache, media: media,
+                downloads: downloads, standby: standby
+            ) { post(.title(id: $0, title: $1)) }
         self.post = post
         housekeeper = startThread(named: "announce-house") { [self] in houseKeep() }
     }
@@ -86,8 +95,10 @@ final class EngineDriver: @unchecked Sendable {
     /// Plays `item` from its resume point on `devices` (several for multi-route, all at once,
     /// reported as one play), at mixer gain `gain` (ducked). `alert`: from the alert cache.
     /// `watched`: someone shows its progress (else it comes once a second). Control side.
-    func play(_ item: QueueItem, devices: [String], gain: Float = 1, alert: Bool = false, watched: Bool = false,
-              tuning: Tuning = Tuning()) {
+    func play(
+        _ item: QueueItem, devices: [String], gain: Float = 1, alert: Bool = false, watched: Bool = false,
+        tuning: Tuning = Tuning()
+    ) {
         let group = RouteGroup(count: devices.count, post: post)
         let plays = devices.map { device in
             let control = PlaybackControl(gain: gain)
@@ -112,7 +123,6 @@ final class EngineDriver: @unchecked Sendable {
             pthread_detach(thread)
         }
     }
-
 
     /// Stops a play; its `ended` report follows. Control side.
     func stop(_ id: String) {
@@ -160,7 +170,10 @@ final class EngineDriver: @unchecked Sendable {
                 _ = closeIdleEngines(except: [])
                 return
             }
-            for except in closeRequests.withLock({ requests in defer { requests.removeAll() }; return requests }) {
+            for except in closeRequests.withLock({ requests in
+                defer { requests.removeAll() }
+                return requests
+            }) {
                 let closed = closeIdleEngines(except: except)
                 if !closed.isEmpty { post(.devicesClosed(closed)) }
             }
@@ -168,16 +181,21 @@ final class EngineDriver: @unchecked Sendable {
     }
 
     /// A chime's frames in the item's format, at the item's loudness; none for no chime.
-    private func chime(_ path: String?, as format: SourceFormat, target: LoudnessTarget) throws(AnnounceError) -> [Float] {
+    private func chime(_ path: String?, as format: SourceFormat, target: LoudnessTarget) throws(AnnounceError)
+        -> [Float]
+    {
         guard let path else { return [] }
         let file = FileName(path)
-        let sound = try leveler.level(FileSource(file: file), key: target.lufs.flatMap { LoudnessCache.key(of: file, target: $0) },
-                                      target: target)
+        let sound = try leveler.level(
+            FileSource(file: file), key: target.lufs.flatMap { LoudnessCache.key(of: file, target: $0) },
+            target: target)
         return try Chimes.render(sound, as: format)
     }
 
-    private func play(_ item: QueueItem, device: String, control: PlaybackControl, alert: Bool, tuning: Tuning,
-                      route: Int, group: RouteGroup) {
+    private func play(
+        _ item: QueueItem, device: String, control: PlaybackControl, alert: Bool, tuning: Tuning,
+        route: Int, group: RouteGroup
+    ) {
         var details = PlayDetails(devices: DeviceList([device]))
         // Frames played again (a sentence's start up to where it was heard) are not heard twice.
         var replayed: Int64 = 0
@@ -186,21 +204,27 @@ final class EngineDriver: @unchecked Sendable {
         func ended(_ end: PlaybackEnd, played: Int64 = 0, total: Int64? = nil, rate: Int? = nil) {
             let heard = max(0, played - replayed)
             if let opened, item.clip.loops == 0 {
-                details.heardFraction = opened.heardFraction(forHeard: startFrameAt(opened.format.sampleRate) + item.heardFrames + heard)
+                details.heardFraction = opened.heardFraction(
+                    forHeard: startFrameAt(opened.format.sampleRate) + item.heardFrames + heard)
             }
-            group.ended(.ended(id: item.id, heardFrames: heard, totalFrames: total, sampleRate: rate, end: end, details: details))
+            group.ended(
+                .ended(
+                    id: item.id, heardFrames: heard, totalFrames: total, sampleRate: rate, end: end, details: details))
         }
         let source: any Source
         let chimes: Chimes
         do {
             // Any source, a file's or another kind's, leveled and reshaped alike; its frames stay source time.
-            let leveled = try leveler.level(makeSource(item, alert, control.cancellation), of: item, target: tuning.loudness) {
+            let leveled = try leveler.level(
+                makeSource(item, alert, control.cancellation), of: item, target: tuning.loudness
+            ) {
                 [makeSource] () throws(AnnounceError) in try makeSource(item, alert, control.cancellation)
             }
             source = try ReshapedSource.applying(Reshaping(item.clip, silence: tuning.silence), to: leveled)
             opened = source
-            chimes = Chimes(before: try chime(item.clip.chime, as: source.format, target: tuning.loudness),
-                            after: try chime(item.clip.chimeAfter, as: source.format, target: tuning.loudness))
+            chimes = Chimes(
+                before: try chime(item.clip.chime, as: source.format, target: tuning.loudness),
+                after: try chime(item.clip.chimeAfter, as: source.format, target: tuning.loudness))
         } catch {
             // Stopped while the source was being made (a speech engine killed by the stop).
             if control.isStopped { return ended(.stopped) }
@@ -208,24 +232,32 @@ final class EngineDriver: @unchecked Sendable {
         }
         let (info, duration) = (source.format, source.duration)
         let startFrame = startFrameAt(info.sampleRate)
-        var total = PlaybackOptions.programFrames(fileFrames: duration.frames, startFrame: startFrame, loops: item.clip.loops)
+        var total = PlaybackOptions.programFrames(
+            fileFrames: duration.frames, startFrame: startFrame, loops: item.clip.loops)
         // An estimated length is counted exactly alongside, and published when known.
         var counting = duration.isEstimate
         // A first play's `--start` against a length the client could not know (speech): the one rule, 64.
-        if item.heardFrames == 0, let problem = PlaybackOptions.startProblem(item.clip.start.map { TimeSpan(seconds: $0) },
-                                                                             sampleRate: info.sampleRate, frames: duration.frames,
-                                                                             name: source.name) {
+        if item.heardFrames == 0,
+            let problem = PlaybackOptions.startProblem(
+                item.clip.start.map { TimeSpan(seconds: $0) },
+                sampleRate: info.sampleRate, frames: duration.frames,
+                name: source.name)
+        {
             return ended(.failed(code: problem.exitCode, message: problem.description))
         }
-        guard let position = Self.resumePoint(of: source, heard: item.heardFrames, startFrame: startFrame,
-                                              loops: item.clip.loops) else {
+        guard
+            let position = Self.resumePoint(
+                of: source, heard: item.heardFrames, startFrame: startFrame,
+                loops: item.clip.loops)
+        else {
             return ended(.finished, total: total, rate: info.sampleRate)  // nothing was left to hear
         }
         replayed = position.replayed
         // Where in the program this play begins.
         let heardBefore = item.heardFrames - replayed
         if let total, total > 0 {  // in seconds heard: at --rate 2, half the source's
-            control.capProgressInterval(item.clip.wallSeconds(forSource: Double(total - heardBefore) / Double(info.sampleRate)) / 8)
+            control.capProgressInterval(
+                item.clip.wallSeconds(forSource: Double(total - heardBefore) / Double(info.sampleRate)) / 8)
         }
         if control.isStopped { return ended(.stopped, total: total, rate: info.sampleRate) }
 
@@ -236,7 +268,8 @@ final class EngineDriver: @unchecked Sendable {
         let overlay = alert ? overlayEngine(device) : nil
         let engine = overlay ?? acquireEngine(device)
         var options = PlaybackOptions(
-            gain: item.clip.gain * (tuning.nightLevel.map { Float(pow(10, $0 / 20)) } ?? 1), pan: item.clip.pan, loops: position.loops,
+            gain: item.clip.gain * (tuning.nightLevel.map { Float(pow(10, $0 / 20)) } ?? 1), pan: item.clip.pan,
+            loops: position.loops,
             start: position.offset > 0 ? TimeSpan(seconds: Double(position.offset) / Double(info.sampleRate)) : nil,
             fadeIn: item.heardFrames > 0 ? Self.resumeFade : nil)
         // A stream beside one that plays: the sink is awake, and the device stays open anyway.
@@ -252,22 +285,27 @@ final class EngineDriver: @unchecked Sendable {
                     total = heardBefore + frames
                     (counted, counting) = (total, false)
                 } else if counting, let frames = source.duration.exactFrames {
-                    total = PlaybackOptions.programFrames(fileFrames: frames, startFrame: startFrame, loops: item.clip.loops)
+                    total = PlaybackOptions.programFrames(
+                        fileFrames: frames, startFrame: startFrame, loops: item.clip.loops)
                     (counted, counting) = (total, false)
                 }
                 // Started means heard: a play that wrote nothing (a device failing at once) never started.
                 if !announced, progress.started {
                     announced = true
                     details.format = engine.outputFormat?.description
-                    group.started(.started(id: item.id, device: device, format: details.format ?? "",
-                                           buffering: engine.outputBuffering ?? "",
-                                           sampleRate: info.sampleRate, totalFrames: counting ? nil : total))
+                    group.started(
+                        .started(
+                            id: item.id, device: device, format: details.format ?? "",
+                            buffering: engine.outputBuffering ?? "",
+                            sampleRate: info.sampleRate, totalFrames: counting ? nil : total))
                 }
                 // The first route speaks for a multi-route play.
                 if route == 0 {
-                    self.post(.progress(id: item.id, framesPlayed: max(0, progress.framesPlayed - replayed),
-                                        sampleRate: progress.sampleRate,
-                                        totalFrames: announced ? counted : nil))
+                    self.post(
+                        .progress(
+                            id: item.id, framesPlayed: max(0, progress.framesPlayed - replayed),
+                            sampleRate: progress.sampleRate,
+                            totalFrames: announced ? counted : nil))
                 }
             }
         }
@@ -297,9 +335,12 @@ final class EngineDriver: @unchecked Sendable {
                 // The engine gave the failed device up: it is closed as far as anyone can tell
                 // (an alert's own stream beside it says nothing of the shared one).
                 if overlay == nil { post(.devicesClosed([device])) }
-                return ended(.failed(code: 69, message: message), played: report.framesPlayed, total: total, rate: info.sampleRate)
+                return ended(
+                    .failed(code: 69, message: message), played: report.framesPlayed, total: total,
+                    rate: info.sampleRate)
             }
-            ended(report.stopped ? .stopped : .finished, played: report.framesPlayed, total: total, rate: info.sampleRate)
+            ended(
+                report.stopped ? .stopped : .finished, played: report.framesPlayed, total: total, rate: info.sampleRate)
         case .failure(let error):
             switch error {
             case .deviceBusy(_, let reason): details.deviceTrouble = .busy(device: device, reason: reason)
@@ -311,50 +352,6 @@ final class EngineDriver: @unchecked Sendable {
     }
 }
 
-/// The plays of one item on several devices (multi-route), reported as one: ended when
-/// the last ends, with the least heard and the first failure.
-private final class RouteGroup: @unchecked Sendable {
-    private struct State {
-        var left: Int
-        var ended: EngineReport?
-    }
-    private let state: Mutex<State>
-    private let post: @Sendable (EngineReport) -> Void
-
-    init(count: Int, post: @escaping @Sendable (EngineReport) -> Void) {
-        state = Mutex(State(left: count))
-        self.post = post
-    }
-
-    /// Every device's start is reported (each device is open now); the daemon announces the item once.
-    func started(_ report: EngineReport) {
-        post(report)
-    }
-
-    func ended(_ report: EngineReport) {
-        let last = state.withLock { state -> EngineReport? in
-            state.left -= 1
-            state.ended = state.ended.map { Self.merge($0, report) } ?? report
-            return state.left == 0 ? state.ended : nil
-        }
-        if let last { post(last) }
-    }
-
-    private static func merge(_ a: EngineReport, _ b: EngineReport) -> EngineReport {
-        guard case let .ended(id, heardA, totalA, rateA, endA, detailsA) = a,
-              case let .ended(_, heardB, totalB, rateB, endB, detailsB) = b else { return a }
-        var details = detailsA
-        details.devices = DeviceList(detailsA.devices.names + detailsB.devices.names)
-        details.frames = min(detailsA.frames, detailsB.frames)
-        details.warning = [detailsA.warning, detailsB.warning].compactMap { $0 }.joined(separator: "; ").nilIfEmpty
-        details.deviceTrouble = detailsA.deviceTrouble ?? detailsB.deviceTrouble
-        let end: PlaybackEnd = if case .failed = endA { endA } else if case .failed = endB { endB }
-            else if endA == .stopped || endB == .stopped { .stopped } else { endA }
-        return .ended(id: id, heardFrames: min(heardA, heardB), totalFrames: totalA ?? totalB, sampleRate: rateA ?? rateB,
-                      end: end, details: details)
-    }
-}
-
 /// Each device's sound-server variables, shared with the engines' openers.
 final class DeviceEnvironments: Sendable {
     private let byDevice = Mutex<[String: [String: String]]>([:])
@@ -363,8 +360,4 @@ final class DeviceEnvironments: Sendable {
         get { byDevice.withLock { $0[device] } }
         set { byDevice.withLock { $0[device] = newValue } }
     }
-}
-
-private extension String {
-    var nilIfEmpty: String? { isEmpty ? nil : self }
 }

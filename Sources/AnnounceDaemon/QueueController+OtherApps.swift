@@ -19,7 +19,8 @@ extension QueueController {
     func watchOtherApplications() {
         guard let otherAudioWatcher else { return }
         let item = lanes.main.playing ?? lanes.main.nextReady ?? lanes.mixed.all.first(where: { !$0.isAlert })?.item
-        otherAudioWatcher.watch(item != nil, environment: item?.clip.environment, interruptingRoles: configuration.interruptingRoles)
+        otherAudioWatcher.watch(
+            item != nil, environment: item?.clip.environment, interruptingRoles: configuration.interruptingRoles)
         // An item that waited for other audio to stop is no longer first (it expired, was cancelled, or
         // one of higher priority came): the hold was its, and goes.
         if lanes.main.holds.contains(.otherAudio), lanes.main.nextReady?.ifOtherAudio != .wait {
@@ -61,7 +62,8 @@ extension QueueController {
                 otherAudioScene = scene
                 beginCall(by: call, now: now, starting: item)
             }
-            return .decline(lanes.main.playbackEnded(id: item.id, heardFrames: 0, totalFrames: nil, end: .held(.call), now: now))
+            return .decline(
+                lanes.main.playbackEnded(id: item.id, heardFrames: 0, totalFrames: nil, end: .held(.call), now: now))
         }
         guard item.heardFrames == 0 else { return .play(item) }
         switch (item.ifOtherAudio ?? .play).start(otherAudioPlaying: scene?.isOtherAudioPlaying) {
@@ -73,12 +75,19 @@ extension QueueController {
             ducking.session?.options.duckOthers = true
             return .play(ducking)
         case .wait:
-            if otherAudioScene == nil { otherAudioScene = scene }  // for the waiting clients, before the watcher's first look
-            logger.info("\(item.id) \(item.clip.path): waits, other audio plays (\(scene?.playing.joined(separator: ", ") ?? ""))")
-            return .decline(lanes.main.playbackEnded(id: item.id, heardFrames: 0, totalFrames: nil, end: .held(.otherAudio), now: now))
+            // for the waiting clients, before the watcher's first look
+            if otherAudioScene == nil { otherAudioScene = scene }
+            logger.info(
+                "\(item.id) \(item.clip.path): waits, other audio plays (\(scene?.playing.joined(separator: ", ") ?? ""))"
+            )
+            return .decline(
+                lanes.main.playbackEnded(
+                    id: item.id, heardFrames: 0, totalFrames: nil, end: .held(.otherAudio), now: now))
         case .silence(let reason):
-            return .decline(lanes.main.playbackEnded(id: item.id, heardFrames: 0, totalFrames: nil,
-                                                    end: .silenced(reason: reason), now: now))
+            return .decline(
+                lanes.main.playbackEnded(
+                    id: item.id, heardFrames: 0, totalFrames: nil,
+                    end: .silenced(reason: reason), now: now))
         }
     }
 
@@ -102,65 +111,22 @@ extension QueueController {
         }
     }
 
-    /// A call: every playing item pauses at the frame heard to (alerts, a few seconds at most, play
-    /// on), and the queue holds until it ends. `starting`: the main-lane item about to start, which
-    /// the caller holds instead.
-    func beginCall(by call: String, now: Double, starting: QueueItem? = nil) {
-        logger.info("a call plays (\(call)): announce waits until it ends")
-        func announce(_ item: QueueItem, heard: Int64) {
-            callInterrupted.insert(item.id)
-            guard lifecycles[item.id]?.interrupt() == true else { return }
-            hub.emit(Event(.interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
-                           reason: .call, heard: seconds(heard, of: item.id), warning: call))
-        }
-        for stream in lanes.mixed.all where !stream.isAlert {
-            announce(stream.item, heard: stream.item.heardFrames + stream.frames)
-            applyDucking(policy.setSuspended(stream.item.id, true))
-            carryOut(lanes.mixed.interrupt(stream.item.id), now: now)
-        }
-        if let starting {
-            announce(starting, heard: starting.heardFrames)
-        } else {
-            // Its interruption-began comes with the scheduler's `.interrupted`, once its play has
-            // stopped: with the frame it was heard to.
-            if let playing = lanes.main.playing { callInterrupted.insert(playing.id) }
-            carryOut(lanes.main.hold(.call, now: now), now: now)
-        }
-    }
-
-    /// The call ended (or its stream corked): what it paused goes on where it was heard to, unless the
-    /// user paused the queue meanwhile or a session of announce's own still interrupts it.
-    func endCall(now: Double) {
-        logger.info("the call ended: announce goes on")
-        let ids = callInterrupted.sorted()
-        callInterrupted = []
-        for id in ids {
-            guard let item = anyItem(id) else { continue }
-            let isMixed = lanes.isMixed(id)
-            let resumes = isMixed ? policy[id].map { !$0.isInterrupted && !$0.awaitsResume } ?? true : !lanes.main.isPaused
-            if lifecycles[id]?.endInterruption() == true {
-                hub.emit(Event(.interruptionEnded, time: now, id: id, path: item.clip.path, priority: item.priority,
-                               shouldResume: resumes))
-            }
-            guard isMixed && resumes else { continue }
-            applyDucking(policy.setSuspended(id, false))
-            carryOut(lanes.mixed.resume(id), now: now)
-        }
-        if lanes.main.holds.contains(.call) { carryOut(lanes.main.release(.call, now: now), now: now) }
-    }
-
     /// `status`, with whether other audio plays and the call that holds announce: at once from
     /// what the watcher sees, else once its look comes (`answerStatus(otherAudio:)`): the control
     /// thread never waits for a sound server.
     func answerStatus(_ connection: Connection) {
         let item = lanes.main.playing ?? lanes.main.nextReady ?? lanes.mixed.all.first(where: { !$0.isAlert })?.item
-        guard let otherAudioWatcher else { return connection.send(WireProtocol.encode(Reply.status(status().view(for: connection.caller)))) }
+        guard let otherAudioWatcher else {
+            return connection.send(WireProtocol.encode(Reply.status(status().view(for: connection.caller))))
+        }
         if let seen = otherAudioWatcher.scene(for: item?.clip.environment) {
-            return connection.send(WireProtocol.encode(Reply.status(status(otherAudio: seen).view(for: connection.caller))))
+            return connection.send(
+                WireProtocol.encode(Reply.status(status(otherAudio: seen).view(for: connection.caller))))
         }
         statusWaiting.append(connection)
         if statusWaiting.count == 1 {
-            otherAudioWatcher.lookSoon(environment: item?.clip.environment, interruptingRoles: configuration.interruptingRoles)
+            otherAudioWatcher.lookSoon(
+                environment: item?.clip.environment, interruptingRoles: configuration.interruptingRoles)
         }
     }
 
@@ -172,7 +138,9 @@ extension QueueController {
         let status = status(otherAudio: scene)
         let reply = WireProtocol.encode(Reply.status(status))
         for connection in waiting {
-            connection.send(connection.caller == nil ? reply : WireProtocol.encode(Reply.status(status.view(for: connection.caller))))
+            connection.send(
+                connection.caller == nil
+                    ? reply : WireProtocol.encode(Reply.status(status.view(for: connection.caller))))
         }
     }
 

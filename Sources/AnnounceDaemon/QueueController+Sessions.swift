@@ -1,53 +1,17 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import AnnounceEngine
 import AnnounceModel
 import AnnounceSystem
-import AnnounceEngine
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The session layer as the daemon carries it out (DESIGN §3): the mixed lane (mixable
 /// sessions and alerts, never queued), the policy's interruptions and ducking, and what
 /// happens when a device is busy or goes away. The rules themselves are `SessionPolicy`'s,
 /// `Scheduler`'s and `DeviceSupervisor`'s; this is where their decisions meet the engines.
 extension QueueController {
-    // MARK: the mixed lane and alerts
-
-    /// `announce alert`: a system sound, mixed over everything at once; never queued, never
-    /// preempted, not ducked, not spooled. Quiet mode silences it unless `ignoreQuiet`.
-    /// Its values are already checked (`Request.problem`).
-    /// `media`: the system queue's copy of the handed sound (DESIGN §8), deleted with its outcome.
-    /// True when it was accepted (it plays, or quiet mode ended it).
-    @discardableResult
-    func handleAlert(_ alert: AlertRequest, media: String? = nil, owner: ItemOwner? = nil, wait: Bool, from connection: Connection,
-                     now: Double) -> Bool {
-        var passed: Set<String> = []
-        if let failure = deviceFailure([alert.device ?? configuration.device], environment: alert.environment, passed: &passed) {
-            connection.sendAndClose(WireProtocol.encode(Reply.failure(failure.exitCode, failure.description)))
-            return false
-        }
-        // At once or not at all: a busy device fails it (69) instead of making it wait.
-        // A night level lowers it here: it is not spooled, and --ignore-quiet is not kept.
-        let quietNow = alert.ignoreQuiet == true ? nil : quiet.treatment(at: now)
-        let night = quietNow?.decibels.map { Float(pow(10, $0 / 20)) } ?? 1
-        var clip = Clip(path: alert.path, device: alert.device, gain: min(alert.gain * night, Limits.gain.upperBound),
-                        environment: alert.environment)
-        clip.pathBytes = alert.pathBytes
-        clip.loudness = alert.loudness
-        clip.media = media
-        var item = QueueItem(id: newID(), clip: clip, priority: .high, arrival: now, session: AudioSession(category: .ambient), ifBusy: .fail)
-        item.owner = owner
-        if let owner { hub.owners[item.id] = owner }
-        lifecycles[item.id] = ItemLifecycle()
-        lanes.mixed.add(item, alert: true)
-        connection.send(WireProtocol.encode(Reply.ids([item.id])))
-        if wait { subscribe(connection, to: [item.id], progress: false) }
-        if quietNow == .silent {
-            endMixed(item.id, .quietMode, now: now)
-            return true
-        }
-        playMixed(item.id)
-        return true
-    }
+    // MARK: the mixed lane
 
     /// A mixable session starts: quiet mode may silence it; otherwise the policy decides whom
     /// it interrupts and ducks, and it plays at once.
@@ -62,8 +26,10 @@ extension QueueController {
             callInterrupted.insert(item.id)
             applyDucking(policy.setSuspended(item.id, true))
         }
-        carryOut((policy[item.id]?.isPlaying ?? true) && !heldByCall(item.id) ? lanes.mixed.play(item.id) : lanes.mixed.interrupt(item.id),
-                 now: now)
+        carryOut(
+            (policy[item.id]?.isPlaying ?? true) && !heldByCall(item.id)
+                ? lanes.mixed.play(item.id) : lanes.mixed.interrupt(item.id),
+            now: now)
     }
 
     func playMixed(_ id: String) {
@@ -76,9 +42,11 @@ extension QueueController {
     }
 
     func mixedEnded(_ id: String, heard: Int64, total: Int64?, end: PlaybackEnd, details: PlayDetails, now: Double) {
-        let effects = lanes.mixed.playEnded(id, heard: heard, total: total, end: end,
-                                      mayPlay: (policy[id]?.isPlaying ?? true) && !heldByCall(id),
-                                      stopping: terminating) { deviceTrouble(details, item: $0, now: now) != nil }
+        let effects = lanes.mixed.playEnded(
+            id, heard: heard, total: total, end: end,
+            mayPlay: (policy[id]?.isPlaying ?? true) && !heldByCall(id),
+            stopping: terminating
+        ) { deviceTrouble(details, item: $0, now: now) != nil }
         carryOut(effects, now: now)
         scheduleDeviceClose(now: now)
     }
@@ -91,8 +59,10 @@ extension QueueController {
                 applyDucking(policy.setSuspended(item.id, false))
                 devices.playStarts()
                 lifecycles[item.id]?.start()
-                driver.play(item, devices: item.clip.devices(default: configuration.device), gain: startingGain(item.id),
-                            alert: alert, watched: hub.isProgressWatched(item.id), tuning: configuration.tuning(for: item, nightLevel: alert ? nil : nightLevel(item, now: now)))
+                driver.play(
+                    item, devices: item.clip.devices(default: configuration.device), gain: startingGain(item.id),
+                    alert: alert, watched: hub.isProgressWatched(item.id),
+                    tuning: configuration.tuning(for: item, nightLevel: alert ? nil : nightLevel(item, now: now)))
             case .stop(let id):
                 driver.stop(id)
             case .persist(let item):
@@ -132,8 +102,10 @@ extension QueueController {
         for interruption in decision.interrupted where interruption.reason != .preempted {
             let id = interruption.id
             if let other = anyItem(id), lifecycles[id]?.interrupt() == true {
-                hub.emit(Event(.interruptionBegan, time: now, id: id, path: other.clip.path, priority: other.priority,
-                           reason: EventReason(interruption.reason), heard: seconds(other.heardFrames, of: id)))
+                hub.emit(
+                    Event(
+                        .interruptionBegan, time: now, id: id, path: other.clip.path, priority: other.priority,
+                        reason: EventReason(interruption.reason), heard: seconds(other.heardFrames, of: id)))
             }
             if lanes.isMixed(id) {
                 carryOut(lanes.mixed.interrupt(id), now: now)
@@ -152,8 +124,10 @@ extension QueueController {
         let decision = policy.deactivate(id)
         for end in decision.ended {
             if let other = anyItem(end.id), lifecycles[end.id]?.endInterruption() == true {
-                hub.emit(Event(.interruptionEnded, time: now, id: end.id, path: other.clip.path, priority: other.priority,
-                           shouldResume: end.shouldResume))
+                hub.emit(
+                    Event(
+                        .interruptionEnded, time: now, id: end.id, path: other.clip.path, priority: other.priority,
+                        shouldResume: end.shouldResume))
             }
             if end.shouldResume && !heldByCall(end.id) { carryOut(lanes.mixed.resume(end.id), now: now) }
         }
@@ -184,7 +158,8 @@ extension QueueController {
     func duckOtherAudio() {
         guard let ducker else { return }
         let ducking = policy.duckers.lazy.compactMap { self.item($0) }.first
-        ducker.want(gain: ducking.map { _ in Double(duckGain) }, environment: ducking?.clip.environment,
-                    sparedRoles: configuration.interruptingRoles)
+        ducker.want(
+            gain: ducking.map { _ in Double(duckGain) }, environment: ducking?.clip.environment,
+            sparedRoles: configuration.interruptingRoles)
     }
 }

@@ -1,7 +1,7 @@
-import Synchronization
 import AnnounceModel
-import AnnounceSystem
 import AnnounceOutput
+import AnnounceSystem
+import Synchronization
 
 /// Published from frames actually played, never from a timer.
 public struct PlaybackProgress: Equatable, Sendable {
@@ -55,7 +55,8 @@ public final class PlaybackEngine: @unchecked Sendable {
     public static let progressInterval = 0.1
 
     /// Opens a device through the output backend (`Outputs.backend`): every engine's default.
-    public static func defaultOpener(_ device: String, request: OutputRequest) throws(AnnounceError) -> any AudioOutput {
+    public static func defaultOpener(_ device: String, request: OutputRequest) throws(AnnounceError) -> any AudioOutput
+    {
         try Outputs.backend.open(device, request: request)
     }
 
@@ -70,28 +71,39 @@ public final class PlaybackEngine: @unchecked Sendable {
     /// Plays `source` to the end (or until stopped through `control`), mixed with
     /// whatever else plays on the device, returning what was heard.
     /// `chimes`: sounds before and after it in the same stream (the source's format), in no position.
-    public func play(_ source: any Source, options: PlaybackOptions = PlaybackOptions(), chimes: Chimes = Chimes(),
-                     control: PlaybackControl? = nil,
-                     progress: ((PlaybackProgress) -> Void)? = nil) throws(AnnounceError) -> PlaybackReport {
+    public func play(
+        _ source: any Source, options: PlaybackOptions = PlaybackOptions(), chimes: Chimes = Chimes(),
+        control: PlaybackControl? = nil,
+        progress: ((PlaybackProgress) -> Void)? = nil
+    ) throws(AnnounceError) -> PlaybackReport {
         let input = source.format
         let startFrame = try source.startFrame(options.start, loops: options.loops)
         let channels = input.channels == 1 && options.pan != 0 ? 2 : input.channels
-        let (device, slot, alone, opened) = try acquire(rate: input.sampleRate, channels: channels, exactFormat: input.exactSampleFormat,
-                                                        keepOpen: options.keepsDeviceOpen)
+        let (device, slot, alone, opened) = try acquire(
+            rate: input.sampleRate, channels: channels, exactFormat: input.exactSampleFormat,
+            keepOpen: options.keepsDeviceOpen)
         var failed = false
         defer { release(slot, device, failed: failed) }
         let output = device.output
         let format = output.format
         guard StreamMixer.canMix(channels: channels, onto: format.channels) else {
-            throw .deviceUnavailable(device: self.device, reason: "it is open with \(format.channels) channels; \(source.name) has \(channels), which cannot be mixed onto them")
+            throw .deviceUnavailable(
+                device: self.device,
+                reason:
+                    "it is open with \(format.channels) channels; \(source.name) has \(channels), which cannot be mixed onto them"
+            )
         }
         let recoveriesBefore = output.recoveries  // the device may have played earlier clips
         if startFrame > 0 { try source.seek(toFrame: startFrame) }
 
         // A clip at another rate than the open device is resampled here, on the decode side.
-        let resampler = format.sampleRate == input.sampleRate ? nil
+        let resampler =
+            format.sampleRate == input.sampleRate
+            ? nil
             : try Resampler(channels: input.channels, inputRate: input.sampleRate, outputRate: format.sampleRate)
-        let ringFormat = resampler == nil && chimes.isEmpty && source.readableFormats.contains(format.sampleFormat) ? format.sampleFormat : .float32
+        let ringFormat =
+            resampler == nil && chimes.isEmpty && source.readableFormats.contains(format.sampleFormat)
+            ? format.sampleFormat : .float32
         // Each side sleeps until half the ring is free or filled, so the threads wake each other
         // once per half ring. A clip that starts alone gets 2 MiB (at most 16 s; 11.9 s of 16-bit
         // stereo at 44.1 kHz): on an unpaced device (`null`, a file) the playback thread empties
@@ -101,20 +113,25 @@ public final class PlaybackEngine: @unchecked Sendable {
         // A device this play opened gets the wake-up silence first, in the ring before the clip.
         let wakeFrames = opened ? Int(options.wakeUp?.frames(atRate: format.sampleRate) ?? 0) : 0
         let bytesPerFrame = ringFormat.bytesPerSample * input.channels
-        let ringFrames = alone ? min(format.sampleRate * 16, (2 << 20) / bytesPerFrame)
-                               : min(format.sampleRate * 2, (4 << 20) / bytesPerFrame)
+        let ringFrames =
+            alone
+            ? min(format.sampleRate * 16, (2 << 20) / bytesPerFrame)
+            : min(format.sampleRate * 2, (4 << 20) / bytesPerFrame)
         let ring = PCMRing(capacityFrames: max(output.bufferFrames * 8, ringFrames), bytesPerFrame: bytesPerFrame)
         let job = PlaybackJob(
             ring: ring, device: device,
-            directProcessor: FrameProcessor(input: ringFormat, inputChannels: input.channels, output: format,
-                                            maxFrames: device.blockFrames, gain: options.gain, pan: options.pan),
+            directProcessor: FrameProcessor(
+                input: ringFormat, inputChannels: input.channels, output: format,
+                maxFrames: device.blockFrames, gain: options.gain, pan: options.pan),
             playsDirect: channels == format.channels || input.channels == 1,
-            mixProcessor: FrameProcessor(input: ringFormat, inputChannels: input.channels,
-                                         output: OutputFormat(sampleFormat: .float32, sampleRate: format.sampleRate, channels: channels),
-                                         maxFrames: device.blockFrames, gain: options.gain, pan: options.pan),
+            mixProcessor: FrameProcessor(
+                input: ringFormat, inputChannels: input.channels,
+                output: OutputFormat(sampleFormat: .float32, sampleRate: format.sampleRate, channels: channels),
+                maxFrames: device.blockFrames, gain: options.gain, pan: options.pan),
             mixChannels: channels,
             // The control's own interval, if any, is applied as it attaches the job.
-            progressStepFrames: progress == nil ? 0 : PlaybackControl.stepFrames(Self.progressInterval, rate: format.sampleRate),
+            progressStepFrames: progress == nil
+                ? 0 : PlaybackControl.stepFrames(Self.progressInterval, rate: format.sampleRate),
             gain: 1, fadeInFrames: options.fadeIn.map { Int($0.frames(atRate: format.sampleRate)) } ?? 0,
             fadeInAfter: wakeFrames, arrivesWhileRead: source.arrivesWhileRead)
         control?.attach(job)
@@ -124,8 +141,9 @@ public final class PlaybackEngine: @unchecked Sendable {
         // Device frames back to the source's timeline, for progress and the resume point: past
         // the wake-up silence, at its rate when resampled, and through its own map when it
         // reshapes (tempo, silence).
-        let feed = ClipFeed(source: source, ringFormat: ringFormat, resampler: resampler, loops: options.loops,
-                            prelude: chimes.before, coda: chimes.after)
+        let feed = ClipFeed(
+            source: source, ringFormat: ringFormat, resampler: resampler, loops: options.loops,
+            prelude: chimes.before, coda: chimes.after)
         let ratio = Double(input.sampleRate) / Double(format.sampleRate)
         let sourceFrames: (Int) -> Int64 = {
             // Past the chime, and no further than the program read (the closing tone follows it).
@@ -133,18 +151,21 @@ public final class PlaybackEngine: @unchecked Sendable {
             let read = resampler == nil ? Int64(own) : Int64((Double(own) * ratio).rounded())
             return source.sourceFrames(forRead: min(max(0, read - Int64(feed.preludeFrames)), feed.framesDecoded))
         }
-        let totalFrames = PlaybackOptions.programFrames(fileFrames: source.duration.frames, startFrame: startFrame, loops: options.loops)
-        var reporter = ProgressReporter(total: totalFrames, sampleRate: input.sampleRate, sourceFrames: sourceFrames, callback: progress,
-                                        startsAfter: wakeFrames)
+        let totalFrames = PlaybackOptions.programFrames(
+            fileFrames: source.duration.frames, startFrame: startFrame, loops: options.loops)
+        var reporter = ProgressReporter(
+            total: totalFrames, sampleRate: input.sampleRate, sourceFrames: sourceFrames, callback: progress,
+            startsAfter: wakeFrames)
         var submitted = false
         func submit() {
             if !submitted { thread.submit(job, slot: slot) }
             submitted = true
         }
         func report(stopped: Bool) -> PlaybackReport {
-            PlaybackReport(framesPlayed: sourceFrames(job.framesPlayed.load(ordering: .acquiring)),
-                           outputFormat: format, recoveries: output.recoveries - recoveriesBefore,
-                           truncationWarning: source.warning, stopped: stopped, deviceFailure: job.failure)
+            PlaybackReport(
+                framesPlayed: sourceFrames(job.framesPlayed.load(ordering: .acquiring)),
+                outputFormat: format, recoveries: output.recoveries - recoveriesBefore,
+                truncationWarning: source.warning, stopped: stopped, deviceFailure: job.failure)
         }
         while !job.isDone.load(ordering: .acquiring) {
             let (destination, room) = ring.writable()
@@ -237,8 +258,10 @@ public final class PlaybackEngine: @unchecked Sendable {
             state.open.map { open in
                 let output = open.output
                 let periods = output.bufferFrames / max(output.periodFrames, 1)
-                let milliseconds = (Double(output.periodFrames) * 10_000 / Double(output.format.sampleRate)).rounded() / 10
-                return "\(periods) periods of \(milliseconds == milliseconds.rounded() ? "\(Int(milliseconds))" : "\(milliseconds)") ms"
+                let milliseconds =
+                    (Double(output.periodFrames) * 10_000 / Double(output.format.sampleRate)).rounded() / 10
+                return
+                    "\(periods) periods of \(milliseconds == milliseconds.rounded() ? "\(Int(milliseconds))" : "\(milliseconds)") ms"
             }
         }
     }
@@ -254,16 +277,21 @@ public final class PlaybackEngine: @unchecked Sendable {
         try state.withLock { state throws(AnnounceError) -> (OpenDevice, Int, Bool, Bool) in
             var opened = false
             guard state.freeSlots != 0 else {
-                throw .deviceUnavailable(device: device, reason: "\(OpenDevice.maxStreams) streams already play on it")  // the 33rd is refused
+                // the 33rd is refused
+                throw .deviceUnavailable(device: device, reason: "\(OpenDevice.maxStreams) streams already play on it")
             }
-            if state.isIdle, state.open.map({ $0.output.format.sampleRate != rate || $0.output.format.channels != channels }) ?? true {
+            if state.isIdle,
+                state.open.map({ $0.output.format.sampleRate != rate || $0.output.format.channels != channels }) ?? true
+            {
                 // Closed now, before reopening (a hw device opens once), whoever still holds the object.
                 if let open = state.open { thread.letGo(open) }
                 state.open?.output.close()
                 state.open = nil
                 // The file's own format first: a clip alone then reaches the device untouched.
                 var formats = [exactFormat]
-                for format in [SampleFormat.float32, .int32, .int16] where !formats.contains(format) { formats.append(format) }
+                for format in [SampleFormat.float32, .int32, .int16] where !formats.contains(format) {
+                    formats.append(format)
+                }
                 let request = OutputRequest(sampleRate: rate, channels: channels, sampleFormats: formats)
                 state.open = OpenDevice(output: try openOutput(device, request), keptOpen: keepOpen)
                 opened = true
@@ -292,87 +320,5 @@ public final class PlaybackEngine: @unchecked Sendable {
                 state.failed = nil
             }
         }
-    }
-}
-
-/// Stops one play, or moves its mixer gain (ducking), from any thread, also
-/// before the play has begun or after it ended.
-public final class PlaybackControl: Sendable {
-    private struct State: ~Copyable {
-        var stopped = false
-        var job: PlaybackJob?
-        /// The mixer gain the play starts at, or ramps to.
-        var gain: Float = 1
-        var progressInterval: Double?
-    }
-
-    private let state = Mutex(State())
-    /// Fired by `stop`: what the play's source waits on for input (a speech engine) ends at once.
-    public let cancellation = Cancellation()
-
-    /// `gain`: the mixer gain the play starts at (a stream that starts ducked).
-    public init(gain: Float = 1) {
-        state.withLock { $0.gain = gain }
-    }
-
-    public func stop() {
-        let job = state.withLock { state in
-            state.stopped = true
-            return state.job
-        }
-        job?.requestStop()
-        cancellation.fire()
-    }
-
-    public var isStopped: Bool { state.withLock { $0.stopped } }
-
-    /// Seconds of audio between progress reports (default `PlaybackEngine.progressInterval`);
-    /// takes effect at once in a play in progress that reports progress.
-    public var progressInterval: Double? {
-        get { state.withLock { $0.progressInterval } }
-        set { state.withLock { Self.setProgressInterval(newValue, in: &$0) } }
-    }
-
-    /// Shortens a set progress interval to at most `seconds` (never below the engine's own);
-    /// leaves the default (nil) alone.
-    public func capProgressInterval(_ seconds: Double) {
-        state.withLock { state in
-            guard let current = state.progressInterval else { return }
-            Self.setProgressInterval(min(current, max(seconds, PlaybackEngine.progressInterval)), in: &state)
-        }
-    }
-
-    private static func setProgressInterval(_ interval: Double?, in state: inout State) {
-        state.progressInterval = interval
-        guard let job = state.job, job.progressStepFrames.load(ordering: .relaxed) > 0 else { return }
-        job.progressStepFrames.store(stepFrames(interval ?? PlaybackEngine.progressInterval,
-                                                rate: job.device.output.format.sampleRate), ordering: .relaxed)
-    }
-
-    static func stepFrames(_ seconds: Double, rate: Int) -> Int { max(1, Int(Double(rate) * seconds)) }
-
-    /// Ramps the play's mixer gain to `gain` over `seconds` (raised cosine); a play
-    /// that has not begun starts at `gain`.
-    public func setGain(_ gain: Float, overSeconds seconds: Double) {
-        state.withLock { state in
-            state.gain = gain
-            if let job = state.job {
-                job.setGain(gain, rampFrames: Int(seconds * Double(job.device.output.format.sampleRate)))
-            }
-        }
-    }
-
-    func attach(_ job: PlaybackJob) {
-        let stopped = state.withLock { state in
-            state.job = job
-            job.setGain(state.gain, rampFrames: 0)  // before the job is submitted: its starting gain
-            Self.setProgressInterval(state.progressInterval, in: &state)
-            return state.stopped
-        }
-        if stopped { job.requestStop() }
-    }
-
-    func detach() {
-        state.withLock { $0.job = nil }
     }
 }

@@ -1,5 +1,6 @@
 import AnnounceModel
 import AnnounceSystem
+
 /// A source of interleaved PCM frames. Decoders stream: memory stays bounded
 /// whatever the clip's length.
 public protocol AudioDecoder: AnyObject {
@@ -30,5 +31,19 @@ extension AudioDecoder {
     public func read(into buffer: UnsafeMutableBufferPointer<Float>) throws(AnnounceError) -> Int {
         guard let base = buffer.baseAddress else { return 0 }
         return try read(into: UnsafeMutableRawPointer(base), frames: buffer.count / info.channels, as: .float32)
+    }
+}
+
+/// Limits every decoder applies before trusting a header.
+func validate(channels: Int, sampleRate: Int, path: String) throws(AnnounceError) {
+    guard channels > 0 else { throw .undecodable(path: path, reason: "header says 0 channels") }
+    guard channels <= Limits.maxChannels else {
+        throw .undecodable(
+            path: path, reason: "header says \(channels) channels; at most \(Limits.maxChannels) are supported")
+    }
+    guard sampleRate > 0 else { throw .undecodable(path: path, reason: "header says 0 Hz") }
+    guard sampleRate <= Limits.maxSampleRate else {
+        throw .undecodable(
+            path: path, reason: "header says \(sampleRate) Hz; at most \(Limits.maxSampleRate) Hz is supported")
     }
 }

@@ -1,9 +1,10 @@
-import CSndFile
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+import CSndFile
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// WAV (incl. RF64 and extensible), CAF, AIFF/AIFC, FLAC and Ogg Vorbis/Opus through libsndfile.
 public final class SndFileDecoder: AudioDecoder {
@@ -46,7 +47,9 @@ public final class SndFileDecoder: AudioDecoder {
         var patchedField: (offset: Int, value: Int)?
         if container == .caf, let data = DeclaredLength.cafDataSize(header) {
             let size = Int(try input.settledLength())
-            if data.size > size - data.fieldOffset - 8 { patchedField = (data.fieldOffset, size - data.fieldOffset - 8) }
+            if data.size > size - data.fieldOffset - 8 {
+                patchedField = (data.fieldOffset, size - data.fieldOffset - 8)
+            }
         }
         view = SndFileInput(input, patchedField: patchedField)
         guard let file = view?.open(&sfInfo) else {
@@ -56,7 +59,8 @@ public final class SndFileDecoder: AudioDecoder {
                 throw .undecodable(path: path, reason: "\(codec) is not supported")
             }
             if container == .wav || container == .rf64, let codec = Self.wavCodec(header) {
-                throw .undecodable(path: path, reason: "\(container == .wav ? "WAV" : "RF64") with \(codec) is not supported")
+                throw .undecodable(
+                    path: path, reason: "\(container == .wav ? "WAV" : "RF64") with \(codec) is not supported")
             }
             throw .undecodable(path: path, reason: "not decodable audio (\(reason))")
         }
@@ -65,7 +69,8 @@ public final class SndFileDecoder: AudioDecoder {
         do throws(AnnounceError) {
             // libsndfile reads a VOC's continuation blocks (type 2, as ffmpeg writes them) as samples.
             if announce_sf_major(sfInfo.format) == SF_FORMAT_VOC, try VOCBlocks.hasContinuation(input) {
-                throw .undecodable(path: path, reason: "VOC with continuation blocks (as ffmpeg writes it) is not supported")
+                throw .undecodable(
+                    path: path, reason: "VOC with continuation blocks (as ffmpeg writes it) is not supported")
             }
             tail = container == .ogg ? try Self.oggTail(input) : nil
             info = try Self.describe(sfInfo, path: path, sniffed: container)
@@ -78,15 +83,18 @@ public final class SndFileDecoder: AudioDecoder {
         lengthUnknown = sfInfo.frames > 86_400 * Int64(Limits.maxSampleRate)
         // libsndfile neither reorders Vorbis/Opus channels nor tells their map (SFC_GET_CHANNEL_MAP_INFO).
         let minor = Int(announce_sf_minor(sfInfo.format))
-        wavOrder = minor == SF_FORMAT_VORBIS || minor == SF_FORMAT_OPUS ? VorbisChannelOrder.wavOrder(channels: Int(sfInfo.channels)) : nil
+        wavOrder =
+            minor == SF_FORMAT_VORBIS || minor == SF_FORMAT_OPUS
+            ? VorbisChannelOrder.wavOrder(channels: Int(sfInfo.channels)) : nil
         oggCut = lengthUnknown && tail?.cut == true
         oggMoreStreams = tail.map { $0.lastSerial != nil && $0.lastSerial != Self.oggFirstSerial(header) } ?? false
         if let factFrames { info.frames = factFrames }
         let declared = DeclaredLength.frames(header)
         promisedFrames = declared.flatMap { $0 > Int64(sfInfo.frames) ? $0 : nil }
-        info.damage = promisedFrames.map {
-            Damage.truncated(played: Int64(sfInfo.frames), promised: $0, sampleRate: info.sampleRate)
-        } ?? (oggMoreStreams ? .moreStreams : nil)
+        info.damage =
+            promisedFrames.map {
+                Damage.truncated(played: Int64(sfInfo.frames), promised: $0, sampleRate: info.sampleRate)
+            } ?? (oggMoreStreams ? .moreStreams : nil)
         if lengthUnknown {
             info.frames = nil
             try ensureSomethingDecodes()  // deinit closes the file
@@ -110,21 +118,26 @@ public final class SndFileDecoder: AudioDecoder {
         }
         info.frames = nil
         let minor = Int(announce_sf_minor(sfInfo.format))
-        wavOrder = minor == SF_FORMAT_VORBIS || minor == SF_FORMAT_OPUS ? VorbisChannelOrder.wavOrder(channels: Int(sfInfo.channels)) : nil
+        wavOrder =
+            minor == SF_FORMAT_VORBIS || minor == SF_FORMAT_OPUS
+            ? VorbisChannelOrder.wavOrder(channels: Int(sfInfo.channels)) : nil
         (promisedFrames, factFrames, oggCut, oggMoreStreams) = (nil, nil, false, false)
         lengthUnknown = true
     }
 
     deinit { sf_close(file) }
 
-    public func read(into buffer: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError) -> Int {
+    public func read(into buffer: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError)
+        -> Int
+    {
         let count = sf_count_t(factFrames.map { max(0, min(Int64(frames), $0 - framesRead)) } ?? Int64(frames))
         if count == 0 && frames > 0 { return 0 }  // the fact length is out
-        let got: sf_count_t = switch format {
-        case .float32: sf_readf_float(file, buffer.assumingMemoryBound(to: Float.self), count)
-        case .int32: sf_readf_int(file, buffer.assumingMemoryBound(to: Int32.self), count)
-        case .int16: sf_readf_short(file, buffer.assumingMemoryBound(to: Int16.self), count)
-        }
+        let got: sf_count_t =
+            switch format {
+            case .float32: sf_readf_float(file, buffer.assumingMemoryBound(to: Float.self), count)
+            case .int32: sf_readf_int(file, buffer.assumingMemoryBound(to: Int32.self), count)
+            case .int16: sf_readf_short(file, buffer.assumingMemoryBound(to: Int16.self), count)
+            }
         try view?.cursor.check()
         framesRead += Int64(got)
         if let wavOrder, got > 0 {
@@ -166,9 +179,13 @@ public final class SndFileDecoder: AudioDecoder {
     /// libsndfile refuses. It reads the ALAC it writes itself, not ffmpeg's.
     private static func cafCodec(_ header: [UInt8]) -> String? {
         guard header.count >= 32, header[8..<12].elementsEqual("desc".utf8) else { return nil }
-        let names = ["alac": "ALAC", "ima4": "IMA ADPCM", "opus": "Opus", "aac ": "AAC", ".mp3": "MP3", "flac": "FLAC",
-                     "ac-3": "AC-3", "MAC3": "MACE 3:1", "MAC6": "MACE 6:1", "QDM2": "QDesign"]
-        return names[String(decoding: header[28..<32], as: UTF8.self)].map { $0 == "ALAC" ? "ALAC in CAF (as ffmpeg writes it)" : "\($0) in CAF" }
+        let names = [
+            "alac": "ALAC", "ima4": "IMA ADPCM", "opus": "Opus", "aac ": "AAC", ".mp3": "MP3", "flac": "FLAC",
+            "ac-3": "AC-3", "MAC3": "MACE 3:1", "MAC6": "MACE 6:1", "QDM2": "QDesign"
+        ]
+        return names[String(decoding: header[28..<32], as: UTF8.self)].map {
+            $0 == "ALAC" ? "ALAC in CAF (as ffmpeg writes it)" : "\($0) in CAF"
+        }
     }
 
     /// What a WAV's `fmt ` chunk holds that libsndfile does not decode, for a refusal: "64-bit
@@ -176,7 +193,9 @@ public final class SndFileDecoder: AudioDecoder {
     /// another reason: 0 channels, a malformed chunk) or another codec it may know.
     /// WAVE_FORMAT_EXTENSIBLE's sub-format GUID starts with the format tag it stands for.
     static func wavCodec(_ header: [UInt8]) -> String? {
-        func little(_ at: Int, _ count: Int) -> Int { header[at..<at + count].reversed().reduce(0) { $0 << 8 | Int($1) } }
+        func little(_ at: Int, _ count: Int) -> Int {
+            header[at..<at + count].reversed().reduce(0) { $0 << 8 | Int($1) }
+        }
         var chunk = 12
         while chunk + 8 <= header.count {
             let size = little(chunk + 4, 4)
@@ -188,8 +207,10 @@ public final class SndFileDecoder: AudioDecoder {
             var tag = little(chunk + 8, 2)
             let bits = little(chunk + 22, 2)
             if tag == 0xFFFE, size >= 40, chunk + 34 <= header.count { tag = little(chunk + 32, 2) }
-            let names = [0x50: "MPEG audio", 0x55: "MP3 audio", 0xFF: "AAC audio", 0x1610: "AAC audio", 0x161: "WMA audio",
-                         0x162: "WMA audio", 0x2000: "AC-3 audio", 0x2001: "DTS audio", 0x674F: "Vorbis audio"]
+            let names = [
+                0x50: "MPEG audio", 0x55: "MP3 audio", 0xFF: "AAC audio", 0x1610: "AAC audio", 0x161: "WMA audio",
+                0x162: "WMA audio", 0x2000: "AC-3 audio", 0x2001: "DTS audio", 0x674F: "Vorbis audio"
+            ]
             return switch tag {
             case 1 where ![8, 16, 24, 32].contains(bits): "\(bits)-bit integer samples"
             case 3 where ![32, 64].contains(bits): "\(bits)-bit float samples"
@@ -202,10 +223,13 @@ public final class SndFileDecoder: AudioDecoder {
     /// A file of which not one frame decodes is refused at once, not played as silence.
     private func ensureSomethingDecodes() throws(AnnounceError) {
         var sample = [Float](repeating: 0, count: info.channels * 64)
-        let got = sample.withUnsafeMutableBytes { sf_readf_float(file, $0.baseAddress!.assumingMemoryBound(to: Float.self), 64) }
+        let got = sample.withUnsafeMutableBytes {
+            sf_readf_float(file, $0.baseAddress!.assumingMemoryBound(to: Float.self), 64)
+        }
         try view?.cursor.check()
         guard got > 0 else {
-            throw .undecodable(path: path, reason: oggCut ? "cut before its first audio page" : DecoderRegistry.noAudioFrames)
+            throw .undecodable(
+                path: path, reason: oggCut ? "cut before its first audio page" : DecoderRegistry.noAudioFrames)
         }
         try seek(toFrame: 0)
     }
@@ -223,12 +247,17 @@ public final class SndFileDecoder: AudioDecoder {
     /// An Ogg file's last page: whether it is incomplete or not marked end of stream (cut),
     /// and its stream's serial number.
     private static func oggTail(_ input: any ByteInput) throws(AnnounceError) -> (cut: Bool, lastSerial: UInt32?) {
-        let size = Int(try input.settledLength()), tailLength = min(size, 1 << 16)
+        let size = Int(try input.settledLength())
+        let tailLength = min(size, 1 << 16)
         let tail = try input.bytes(at: Int64(size - tailLength), count: tailLength)
         guard tail.count == tailLength else { return (false, nil) }
         let capture = Array("OggS".utf8)
         // The last page header in the tail: its segment table gives the page's length.
-        guard let page = stride(from: tailLength - 27, through: 0, by: -1).first(where: { tail[$0...].starts(with: capture) }) else {
+        guard
+            let page = stride(from: tailLength - 27, through: 0, by: -1).first(where: {
+                tail[$0...].starts(with: capture)
+            })
+        else {
             return (true, nil)
         }
         let segments = Int(tail[page + 26])
@@ -240,130 +269,31 @@ public final class SndFileDecoder: AudioDecoder {
     public func seek(toFrame frame: Int64) throws(AnnounceError) {
         guard sf_seek(file, sf_count_t(frame), SEEK_SET) >= 0 else {
             try view?.cursor.check()
-            throw .undecodable(path: path, reason: "cannot seek to frame \(frame): \(String(cString: sf_strerror(file)))")
+            throw .undecodable(
+                path: path, reason: "cannot seek to frame \(frame): \(String(cString: sf_strerror(file)))")
         }
         framesRead = frame
     }
 
-    private static func describe(_ sf: SF_INFO, path: String, sniffed: SniffedContainer) throws(AnnounceError) -> AudioFileInfo {
+    private static func describe(_ sf: SF_INFO, path: String, sniffed: SniffedContainer) throws(AnnounceError)
+        -> AudioFileInfo
+    {
         try validate(channels: Int(sf.channels), sampleRate: Int(sf.samplerate), path: path)
-        let major = Int(announce_sf_major(sf.format)), minor = Int(announce_sf_minor(sf.format))
+        let major = Int(announce_sf_major(sf.format))
+        let minor = Int(announce_sf_minor(sf.format))
         let (sampleCodec, exact) = describeCodec(minor)
         var container = sndfileContainer(major, sniffed: sniffed)
         if major == SF_FORMAT_WAV, Int(sf.format) & SF_FORMAT_ENDMASK == SF_ENDIAN_BIG { container = .rifx }
         // FLAC's codec is FLAC; libsndfile reports its sample size as a PCM sub-format.
-        let codec = if major == SF_FORMAT_FLAC, case .pcm(let bits, _) = sampleCodec { Codec.flac(bits: bits) } else { sampleCodec }
+        let codec =
+            if major == SF_FORMAT_FLAC, case .pcm(let bits, _) = sampleCodec { Codec.flac(bits: bits) } else {
+                sampleCodec
+            }
         if sf.frames <= 0 {
             throw .undecodable(path: path, reason: "holds no audio frames")
         }
-        return AudioFileInfo(container: container, codec: codec, sampleRate: Int(sf.samplerate),
-                             channels: Int(sf.channels), frames: Int64(sf.frames), exactSampleFormat: exact)
+        return AudioFileInfo(
+            container: container, codec: codec, sampleRate: Int(sf.samplerate),
+            channels: Int(sf.channels), frames: Int64(sf.frames), exactSampleFormat: exact)
     }
 }
-
-/// Vorbis I's channel order (spec section 4.3.9, also Opus's mapping family 1) against WAV's and
-/// ALSA's (FL FR FC LFE BL BR SL SR): the centre comes second and the LFE last in Vorbis.
-enum VorbisChannelOrder {
-    /// For each WAV position, the Vorbis channel that goes there; nil when the orders agree.
-    static func wavOrder(channels: Int) -> [Int]? {
-        switch channels {
-        case 3: [0, 2, 1]  // L C R
-        case 5: [0, 2, 1, 3, 4]  // FL C FR BL BR
-        case 6: [0, 2, 1, 5, 3, 4]  // FL C FR BL BR LFE
-        case 7: [0, 2, 1, 6, 5, 3, 4]  // FL C FR SL SR BC LFE
-        case 8: [0, 2, 1, 7, 5, 6, 3, 4]  // FL C FR SL SR BL BR LFE
-        default: nil  // mono, stereo, quad (FL FR BL BR) and beyond 8 (no defined order)
-        }
-    }
-
-    /// Reorders interleaved frames in place (no allocation: at most 8 channels).
-    static func reorder(_ samples: UnsafeMutablePointer<Float>, frames: Int, to order: [Int]) {
-        let channels = order.count
-        withUnsafeTemporaryAllocation(of: Float.self, capacity: channels) { frame in
-            for start in stride(from: 0, to: frames * channels, by: channels) {
-                for channel in 0..<channels { frame[channel] = samples[start + order[channel]] }
-                for channel in 0..<channels { samples[start + channel] = frame[channel] }
-            }
-        }
-    }
-}
-
-/// The container, from libsndfile's major format.
-private func sndfileContainer(_ major: Int, sniffed: SniffedContainer) -> Container {
-    switch major {
-    case SF_FORMAT_WAV: .wav
-    case SF_FORMAT_WAVEX: .wavExtensible
-    case SF_FORMAT_RF64: .rf64
-    case SF_FORMAT_CAF: .caf
-    case SF_FORMAT_AIFF: sniffed == .aifc ? .aifc : .aiff  // libsndfile reports both as AIFF
-    case SF_FORMAT_FLAC: .flac
-    case SF_FORMAT_OGG: .ogg
-    case SF_FORMAT_W64: .wave64
-    case SF_FORMAT_AU: .au
-    case SF_FORMAT_PAF: .paf
-    case SF_FORMAT_SVX: .svx8
-    case SF_FORMAT_NIST: .nistSphere
-    case SF_FORMAT_VOC: .voc
-    case SF_FORMAT_IRCAM: .ircam
-    case SF_FORMAT_MAT4: .mat4
-    case SF_FORMAT_MAT5: .mat5
-    case SF_FORMAT_PVF: .pvf
-    case SF_FORMAT_XI: .xi
-    case SF_FORMAT_HTK: .htk
-    case SF_FORMAT_SDS: .sds
-    case SF_FORMAT_AVR: .avr
-    case SF_FORMAT_SD2: .soundDesigner2
-    case SF_FORMAT_WVE: .psionWVE
-    case SF_FORMAT_MPC2K: .mpc2k
-    case SF_FORMAT_MPEG: .mp3
-    default: .other("libsndfile format 0x\(String(major, radix: 16))")
-    }
-}
-
-/// The codec and the sample format that reproduces it exactly.
-private func describeCodec(_ minor: Int) -> (Codec, SampleFormat) {
-    switch minor {
-    case SF_FORMAT_PCM_S8: (.pcm(bits: 8), .int16)
-    case SF_FORMAT_PCM_U8: (.pcm(bits: 8, unsigned: true), .int16)
-    case SF_FORMAT_PCM_16: (.pcm(bits: 16), .int16)
-    case SF_FORMAT_PCM_24: (.pcm(bits: 24), .int32)
-    case SF_FORMAT_PCM_32: (.pcm(bits: 32), .int32)
-    case SF_FORMAT_FLOAT: (.float(bits: 32), .float32)
-    case SF_FORMAT_DOUBLE: (.float(bits: 64), .float32)
-    case SF_FORMAT_ULAW: (.muLaw, .int16)
-    case SF_FORMAT_ALAW: (.aLaw, .int16)
-    case SF_FORMAT_IMA_ADPCM: (.imaADPCM, .int16)
-    case SF_FORMAT_MS_ADPCM: (.msADPCM, .int16)
-    case SF_FORMAT_VORBIS: (.vorbis, .float32)
-    case SF_FORMAT_OPUS: (.opus, .float32)
-    case SF_FORMAT_ALAC_16: (.alac(bits: 16), .int16)
-    case SF_FORMAT_ALAC_20: (.alac(bits: 20), .int32)
-    case SF_FORMAT_ALAC_24: (.alac(bits: 24), .int32)
-    case SF_FORMAT_ALAC_32: (.alac(bits: 32), .int32)
-    case SF_FORMAT_DWVW_12: (.dwvw(bits: 12), .int16)
-    case SF_FORMAT_DWVW_16: (.dwvw(bits: 16), .int16)
-    case SF_FORMAT_DWVW_24: (.dwvw(bits: 24), .int32)
-    case SF_FORMAT_DPCM_8: (.dpcm(bits: 8), .int16)
-    case SF_FORMAT_DPCM_16: (.dpcm(bits: 16), .int16)
-    case SF_FORMAT_GSM610: (.gsm610, .int16)
-    case SF_FORMAT_VOX_ADPCM: (.okiADPCM, .int16)
-    case SF_FORMAT_G721_32: (.g721ADPCM, .int16)
-    case SF_FORMAT_G723_24, SF_FORMAT_G723_40: (.g723ADPCM, .int16)
-    case SF_FORMAT_NMS_ADPCM_16, SF_FORMAT_NMS_ADPCM_24, SF_FORMAT_NMS_ADPCM_32: (.nmsADPCM, .int16)
-    case SF_FORMAT_MPEG_LAYER_III: (.other("MPEG Layer III"), .float32)
-    default: (.other("sub-format 0x\(String(minor, radix: 16))"), .float32)
-    }
-}
-
-/// Limits every decoder applies before trusting a header.
-func validate(channels: Int, sampleRate: Int, path: String) throws(AnnounceError) {
-    guard channels > 0 else { throw .undecodable(path: path, reason: "header says 0 channels") }
-    guard channels <= Limits.maxChannels else {
-        throw .undecodable(path: path, reason: "header says \(channels) channels; at most \(Limits.maxChannels) are supported")
-    }
-    guard sampleRate > 0 else { throw .undecodable(path: path, reason: "header says 0 Hz") }
-    guard sampleRate <= Limits.maxSampleRate else {
-        throw .undecodable(path: path, reason: "header says \(sampleRate) Hz; at most \(Limits.maxSampleRate) Hz is supported")
-    }
-}
-

@@ -52,10 +52,12 @@ public struct ItemRequest: Codable, Equatable, Sendable {
     /// `--if-other-audio`; nil is `play`.
     public var ifOtherAudio: IfOtherAudio?
 
-    public init(clip: Clip, priority: Priority? = nil, interrupts: Bool? = nil, onInterrupt: InterruptAction? = nil,
-                dropAfter: Double? = nil, tag: String? = nil, replace: Bool? = nil, at: Double? = nil,
-                delay: Double? = nil, expire: Double? = nil, session: AudioSession? = nil, duckLevel: Double? = nil,
-                ifBusy: IfBusy? = nil, ifOtherAudio: IfOtherAudio? = nil) {
+    public init(
+        clip: Clip, priority: Priority? = nil, interrupts: Bool? = nil, onInterrupt: InterruptAction? = nil,
+        dropAfter: Double? = nil, tag: String? = nil, replace: Bool? = nil, at: Double? = nil,
+        delay: Double? = nil, expire: Double? = nil, session: AudioSession? = nil, duckLevel: Double? = nil,
+        ifBusy: IfBusy? = nil, ifOtherAudio: IfOtherAudio? = nil
+    ) {
         self.clip = clip
         self.priority = priority
         self.interrupts = interrupts
@@ -79,7 +81,8 @@ public struct ItemRequest: Codable, Equatable, Sendable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case clip, priority, interrupts, onInterrupt, dropAfter, tag, replace, at, delay, expire, session, duckLevel, ifBusy
+        case clip, priority, interrupts, onInterrupt, dropAfter, tag, replace, at, delay, expire, session, duckLevel,
+            ifBusy
         case ifOtherAudio
     }
 
@@ -122,8 +125,10 @@ public struct AlertRequest: Codable, Equatable, Sendable, NamedFile {
     /// System queue: the index of the descriptor the client handed the sound over as (`HandedFiles`).
     public var handed: Int?
 
-    public init(path: String, gain: Float = 1, ignoreQuiet: Bool? = nil, device: String? = nil,
-                environment: [String: String]? = nil) {
+    public init(
+        path: String, gain: Float = 1, ignoreQuiet: Bool? = nil, device: String? = nil,
+        environment: [String: String]? = nil
+    ) {
         self.path = path
         self.pathBytes = nil
         self.gain = gain
@@ -158,8 +163,10 @@ public struct ItemStatus: Codable, Equatable, Sendable {
     /// System queue: who queued it.
     public var owner: ItemOwner?
 
-    public init(id: String, state: State, path: String, priority: Priority, tag: String? = nil, device: String? = nil,
-                heard: Double? = nil, duration: Double? = nil, eligibleAt: Double? = nil, expiresAt: Double? = nil) {
+    public init(
+        id: String, state: State, path: String, priority: Priority, tag: String? = nil, device: String? = nil,
+        heard: Double? = nil, duration: Double? = nil, eligibleAt: Double? = nil, expiresAt: Double? = nil
+    ) {
         self.id = id
         self.state = state
         self.path = path
@@ -219,8 +226,10 @@ public struct DaemonStatus: Codable, Equatable, Sendable {
     /// A call's stream that holds announce (`interruption-began` reason `call`).
     public var call: String?
 
-    public init(pid: Int32, device: String, deviceOpen: Bool, paused: Bool, playing: ItemStatus?,
-                queued: [ItemStatus], scheduled: [ItemStatus], quiet: QuietState = QuietState(quiet: false, reason: "")) {
+    public init(
+        pid: Int32, device: String, deviceOpen: Bool, paused: Bool, playing: ItemStatus?,
+        queued: [ItemStatus], scheduled: [ItemStatus], quiet: QuietState = QuietState(quiet: false, reason: "")
+    ) {
         self.pid = pid
         self.device = device
         self.deviceOpen = deviceOpen
@@ -238,7 +247,9 @@ public struct DaemonStatus: Codable, Equatable, Sendable {
 
     /// The quiet fields as one value.
     public var quietState: QuietState {
-        QuietState(quiet: quiet, setting: quietSetting, until: quietUntil, hours: quietHours, reason: quietReason ?? "", level: quietLevel)
+        QuietState(
+            quiet: quiet, setting: quietSetting, until: quietUntil, hours: quietHours, reason: quietReason ?? "",
+            level: quietLevel)
     }
 }
 
@@ -264,7 +275,9 @@ extension DaemonStatus {
         quiet = try container.decode(Bool.self, forKey: .quiet)
         quietSetting = try container.decodeIfPresent(QuietSwitch.self, forKey: .quietSetting)
         quietUntil = try container.decodeIfPresent(Double.self, forKey: .quietUntil)
-        quietHours = try container.decode([String].self, forKey: .quietHours).compactMap { try? QuietHours(parsing: $0) }
+        quietHours = try container.decode([String].self, forKey: .quietHours).compactMap {
+            try? QuietHours(parsing: $0)
+        }
         quietReason = try container.decodeIfPresent(String.self, forKey: .quietReason)
         quietLevel = (try? container.decodeIfPresent(QuietLevel.self, forKey: .quietLevel)) ?? nil
         sessionBus = try container.decodeIfPresent(String.self, forKey: .sessionBus)
@@ -273,95 +286,6 @@ extension DaemonStatus {
         otherAudioPlaying = try container.decodeIfPresent(Bool.self, forKey: .otherAudioPlaying)
         otherAudioStreams = try container.decodeIfPresent([String].self, forKey: .otherAudioStreams)
         call = try container.decodeIfPresent(String.self, forKey: .call)
-    }
-}
-
-public enum EventKind: String, Codable, CaseIterable, Sendable {
-    case queued
-    /// The first frames went to the device.
-    case started
-    /// Frames heard so far; milestones (25/50/75%) for `events`, every 100 ms for a waiting terminal.
-    case progress
-    case interruptionBegan = "interruption-began"
-    case interruptionEnded = "interruption-ended"
-    case finished
-    case deviceOpened = "device-opened"
-    case deviceClosed = "device-closed"
-    case paused, resumed
-    /// The quiet switch was changed (`announce quiet`).
-    case quiet
-    /// A device went away (`reason` old-device-unavailable) or came back (new-device-available);
-    /// `device` names it.
-    case routeChange = "route-change"
-    /// To a client that waits with `progress`: why its item has not started (`reason`: queued,
-    /// scheduled, paused, device-busy, device-lost, held), sent when that changes.
-    case waiting
-    /// A live stream's title changed (`title`; absent: it has none now).
-    case title
-}
-
-public struct Event: Codable, Equatable, Sendable {
-    public var v: Int
-    public var event: EventKind
-    /// Seconds since the epoch, daemon clock.
-    public var time: Double
-    public var id: String?
-    public var path: String?
-    public var priority: Priority?
-    /// waiting, interruption-began, route-change: why, typed; finished, quiet: in words (`.other`).
-    public var reason: EventReason?
-    /// interruption-ended: the item goes on by itself.
-    public var shouldResume: Bool?
-    /// progress, finished: seconds heard; duration when known.
-    public var heard: Double?
-    public var duration: Double?
-    /// progress milestones: 25, 50, 75.
-    public var percent: Int?
-    public var outcome: Outcome?
-    /// started, finished, device-*: the ALSA PCM and the format it was opened with. route-change: the device.
-    public var device: String?
-    public var format: String?
-    /// finished: frames heard in its last play, and a warning (truncated input, underruns).
-    public var frames: Int64?
-    public var warning: String?
-    /// quiet: quiet mode is in effect now, the switch position, and the end of `until`.
-    public var quiet: Bool?
-    public var state: QuietSwitch?
-    public var until: Double?
-    /// waiting: items that play first (queued), about how many seconds until it starts when
-    /// every one ahead has a known length, and when a scheduled item is due.
-    public var ahead: Int?
-    public var wait: Double?
-    public var at: Double?
-    /// title: a live stream's title now.
-    public var title: String?
-    /// System queue: who queued the item.
-    public var owner: ItemOwner?
-
-    public init(_ event: EventKind, time: Double, id: String? = nil, path: String? = nil, priority: Priority? = nil,
-                reason: EventReason? = nil, shouldResume: Bool? = nil, heard: Double? = nil, duration: Double? = nil,
-                percent: Int? = nil, outcome: Outcome? = nil, device: String? = nil, format: String? = nil,
-                frames: Int64? = nil, warning: String? = nil, quiet: Bool? = nil, state: QuietSwitch? = nil,
-                until: Double? = nil) {
-        v = WireProtocol.version
-        self.event = event
-        self.time = time
-        self.id = id
-        self.path = path
-        self.priority = priority
-        self.reason = reason
-        self.shouldResume = shouldResume
-        self.heard = heard
-        self.duration = duration
-        self.percent = percent
-        self.outcome = outcome
-        self.device = device
-        self.format = format
-        self.frames = frames
-        self.warning = warning
-        self.quiet = quiet
-        self.state = state
-        self.until = until
     }
 }
 
@@ -376,8 +300,10 @@ extension AudioSession {
 
     /// The session under `key`, else one made from a top-level `"category"`: what requests and
     /// spool entries written before sessions existed carry. `key` wins when both are present.
-    static func decode<Key: CodingKey>(from decoder: any Decoder, key: Key,
-                                       in container: KeyedDecodingContainer<Key>) throws -> AudioSession? {
+    static func decode<Key: CodingKey>(
+        from decoder: any Decoder, key: Key,
+        in container: KeyedDecodingContainer<Key>
+    ) throws -> AudioSession? {
         if let session = try container.decodeIfPresent(AudioSession.self, forKey: key) { return session }
         let legacy = try decoder.container(keyedBy: LegacySessionKey.self)
         return try legacy.decodeIfPresent(SessionCategory.self, forKey: .category).map { AudioSession(category: $0) }

@@ -92,15 +92,18 @@ public struct Clip: Codable, Equatable, Sendable, NamedFile {
     private var handedBox: Boxed<HandedFiles>?
 
     private enum CodingKeys: String, CodingKey {
-        case path, pathBytes, media, url, proxies, cache, device, extraDevices, gain, pan, loudness, chime, chimeAfter, loops,
-             start, environment, seconds, rate, pitch, skipSilence
+        case path, pathBytes, media, url, proxies, cache, device, extraDevices, gain, pan, loudness, chime, chimeAfter,
+            loops,
+            start, environment, seconds, rate, pitch, skipSilence
         case speechBox = "speech", streamBox = "stream", handedBox = "handed"
     }
 
-    public init(path: String, device: String? = nil, extraDevices: [String]? = nil, gain: Float = 1, pan: Float = 0,
-                loops: Int = 0, start: Double? = nil, environment: [String: String]? = nil, seconds: Double? = nil,
-                rate: Double? = nil, pitch: Double? = nil, skipSilence: Bool? = nil, speech: Speech? = nil,
-                media: String? = nil, stream: LiveStream? = nil) {
+    public init(
+        path: String, device: String? = nil, extraDevices: [String]? = nil, gain: Float = 1, pan: Float = 0,
+        loops: Int = 0, start: Double? = nil, environment: [String: String]? = nil, seconds: Double? = nil,
+        rate: Double? = nil, pitch: Double? = nil, skipSilence: Bool? = nil, speech: Speech? = nil,
+        media: String? = nil, stream: LiveStream? = nil
+    ) {
         self.path = path
         self.pathBytes = nil
         self.speechBox = speech.map(Boxed.init)
@@ -121,11 +124,15 @@ public struct Clip: Codable, Equatable, Sendable, NamedFile {
 
     /// The sound-server variables a request may carry for opening its devices (docs/protocol.md,
     /// ItemRequest): ALSA's pulse and pipewire plugins read them when they connect.
-    public static let environmentVariables = ["XDG_RUNTIME_DIR", "PULSE_SERVER", "PULSE_RUNTIME_PATH", "PULSE_COOKIE",
-                                              "PULSE_CLIENTCONFIG", "PULSE_SINK", "PIPEWIRE_RUNTIME_DIR", "PIPEWIRE_REMOTE"]
+    public static let environmentVariables = [
+        "XDG_RUNTIME_DIR", "PULSE_SERVER", "PULSE_RUNTIME_PATH", "PULSE_COOKIE",
+        "PULSE_CLIENTCONFIG", "PULSE_SINK", "PIPEWIRE_RUNTIME_DIR", "PIPEWIRE_REMOTE"
+    ]
 
     /// The proxy variables a URL request may carry: libcurl's, which decide its proxy.
-    public static let proxyVariables = ["http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"]
+    public static let proxyVariables = [
+        "http_proxy", "https_proxy", "HTTPS_PROXY", "all_proxy", "ALL_PROXY", "no_proxy", "NO_PROXY"
+    ]
 
     /// The URL schemes `play` takes; a redirect may lead only to the first two (never from a
     /// server to a local file).
@@ -137,7 +144,9 @@ public struct Clip: Codable, Equatable, Sendable, NamedFile {
         guard let separator = argument.firstRange(of: "://") else { return nil }
         let scheme = argument[..<separator.lowerBound]
         guard let first = scheme.unicodeScalars.first, first.isASCII, first.properties.isAlphabetic,
-              scheme.unicodeScalars.allSatisfy({ $0.isASCII && ($0.properties.isAlphabetic || "0123456789+.-".unicodeScalars.contains($0)) })
+            scheme.unicodeScalars.allSatisfy({
+                $0.isASCII && ($0.properties.isAlphabetic || "0123456789+.-".unicodeScalars.contains($0))
+            })
         else { return nil }
         return scheme.lowercased()
     }
@@ -210,10 +219,13 @@ public struct QueueItem: Codable, Equatable, Sendable {
     /// System queue: who queued it (DESIGN §8); nil on a user's own daemon.
     public var owner: ItemOwner?
 
-    public init(id: String, sequence: UInt64 = 0, clip: Clip, priority: Priority = .default, interrupts: Bool = QueueItem.defaultInterrupts,
-                onInterrupt: InterruptAction = .default, dropAfter: Double = QueueItem.defaultDropAfter, tag: String? = nil,
-                arrival: Double, eligibleAt: Double? = nil, expireAfter: Double? = nil, session: AudioSession? = nil,
-                duckLevel: Double? = nil, ifBusy: IfBusy? = nil, ifOtherAudio: IfOtherAudio? = nil) {
+    public init(
+        id: String, sequence: UInt64 = 0, clip: Clip, priority: Priority = .default,
+        interrupts: Bool = QueueItem.defaultInterrupts,
+        onInterrupt: InterruptAction = .default, dropAfter: Double = QueueItem.defaultDropAfter, tag: String? = nil,
+        arrival: Double, eligibleAt: Double? = nil, expireAfter: Double? = nil, session: AudioSession? = nil,
+        duckLevel: Double? = nil, ifBusy: IfBusy? = nil, ifOtherAudio: IfOtherAudio? = nil
+    ) {
         self.id = id
         self.sequence = sequence
         self.clip = clip
@@ -248,7 +260,8 @@ public struct QueueItem: Codable, Equatable, Sendable {
 
     private enum CodingKeys: String, CodingKey {
         case id, sequence, clip, priority, interrupts, onInterrupt, dropAfter, tag, arrival, eligibleAt, expireAfter
-        case session, duckLevel, ifBusy, ifOtherAudio, heardFrames, totalFrames, heardFraction, started, interrupted, requestKey, owner
+        case session, duckLevel, ifBusy, ifOtherAudio, heardFrames, totalFrames, heardFraction, started, interrupted,
+            requestKey, owner
     }
 
     public init(from decoder: any Decoder) throws {
@@ -345,43 +358,4 @@ public enum PlaybackEnd: Equatable, Sendable {
     /// Could not go on for a reason outside the queue (the device is busy or went away): it
     /// goes back to the head of its class with what was heard, and the queue is held for `reason`.
     case held(QueueHold)
-}
-
-/// What the daemon must do, in order, after a scheduler call.
-public enum SchedulerEffect: Equatable, Sendable {
-    /// Start playing this item from `item.heardFrames` (fading in when resuming mid-clip).
-    case play(QueueItem)
-    /// Stop the current item; `playbackEnded` follows.
-    case stopPlayback(id: String, reason: StopReason)
-    /// Write the item to the spool (accepted, or its resume point changed).
-    case persist(QueueItem)
-    /// The item was interrupted and goes back to the queue.
-    case interrupted(QueueItem, reason: StopReason)
-    /// Final: remove it from the spool and tell whoever waits.
-    case finish(QueueItem, Outcome)
-}
-
-extension SchedulerEffect {
-    /// `effects` with each `.play` moved ahead of the `.persist` effects of other items just
-    /// before it (with only `.interrupted` effects between): a preempting item starts while the
-    /// preempted one's resume point is written, not after. Nothing else changes order, and a
-    /// write never moves past an effect that could end its item (`.finish`, `.stopPlayback`).
-    public static func playsFirst(_ effects: [SchedulerEffect]) -> [SchedulerEffect] {
-        var out: [SchedulerEffect] = []
-        var held: [SchedulerEffect] = []  // persists and interruptions, until what follows is known
-        for effect in effects {
-            switch effect {
-            case .persist, .interrupted:
-                held.append(effect)
-            case .play(let item):
-                let deferred = held.filter { if case .persist(let written) = $0 { written.id != item.id } else { false } }
-                out += held.filter { !deferred.contains($0) } + [effect] + deferred
-                held = []
-            case .stopPlayback, .finish:
-                out += held + [effect]
-                held = []
-            }
-        }
-        return out + held
-    }
 }

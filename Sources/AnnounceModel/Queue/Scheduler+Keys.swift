@@ -48,6 +48,11 @@ extension Scheduler {
             id = item.id
         }
 
+        /// The heap's key still indexes this entry, ready as it was queued.
+        func indexes(_ entry: Entry?) -> Bool {
+            entry.map { $0.place == .ready && $0.item.sequence == sequence } ?? false
+        }
+
         static func < (a: ReadyKey, b: ReadyKey) -> Bool {
             if a.priority != b.priority { return a.priority > b.priority }
             if a.resumesFirst != b.resumesFirst { return a.resumesFirst }
@@ -66,6 +71,16 @@ extension Scheduler {
             if a.time != b.time { return a.time < b.time }
             if a.sequence != b.sequence { return a.sequence < b.sequence }
             return a.id < b.id
+        }
+
+        /// The scheduled heap's key still indexes this entry, waiting for its time.
+        func schedules(_ entry: Entry?) -> Bool {
+            entry.map { $0.place == .scheduled && $0.item.sequence == sequence } ?? false
+        }
+
+        /// The expiry heap's key still indexes this entry, not yet started.
+        func expires(_ entry: Entry?) -> Bool {
+            entry.map { $0.place != .playing && !$0.item.started && $0.item.sequence == sequence } ?? false
         }
     }
 

@@ -54,13 +54,15 @@ public struct Scheduler: Sendable {
 
     /// `ready.first` without sorting them all (for what runs at each wake): the live top of the heap, else a scan.
     public var nextReady: QueueItem? {
-        if let top = readyHeap.min, isLiveReady(top) { return entries[top.id]?.item }
+        if let top = readyHeap.min, top.indexes(entries[top.id]) { return entries[top.id]?.item }
         return entries.values.lazy.filter { $0.place == .ready }.map(\.item).min { ReadyKey($0) < ReadyKey($1) }
     }
 
     /// Scheduled items by eligibility time.
     public var scheduled: [QueueItem] {
-        entries.values.filter { $0.place == .scheduled }.map(\.item).sorted { Self.eligibleKey($0) < Self.eligibleKey($1) }
+        entries.values.filter { $0.place == .scheduled }.map(\.item).sorted {
+            Self.eligibleKey($0) < Self.eligibleKey($1)
+        }
     }
 
     /// Every item not yet final, including the playing one.
@@ -112,8 +114,10 @@ public struct Scheduler: Sendable {
     /// `.stopped` ends the item by the pending reason: preempted items are dropped (heard fraction
     /// at least `dropAfter`, or `onInterrupt == .drop`) or requeued at the head of their class, paused
     /// ones are requeued to resume. Then as `advance(now:)`. Ignores an id that is not the playing one.
-    public mutating func playbackEnded(id: String, heardFrames: Int64, totalFrames: Int64?, heardFraction: Double? = nil,
-                                       end: PlaybackEnd, now: Double) -> [SchedulerEffect] {
+    public mutating func playbackEnded(
+        id: String, heardFrames: Int64, totalFrames: Int64?, heardFraction: Double? = nil,
+        end: PlaybackEnd, now: Double
+    ) -> [SchedulerEffect] {
         guard playingID == id, var item = entries[id]?.item else { return [] }
         defer { pruneHeapTops() }
         let stopReason = pendingStop
@@ -128,11 +132,11 @@ public struct Scheduler: Sendable {
         switch end {
         case .finished:
             finish(item, .played, into: &effects)
-        case let .failed(code, message):
+        case .failed(let code, let message):
             finish(item, Outcome(.failed, reason: message, code: code), into: &effects)
-        case let .silenced(reason):
+        case .silenced(let reason):
             finish(item, Outcome(.silenced, reason: reason), into: &effects)
-        case let .held(reason):
+        case .held(let reason):
             // It could not go on for a reason outside the queue: back to the head of its
             // class, keeping what was heard; the queue waits until the hold is released.
             holds.insert(reason)
@@ -147,18 +151,18 @@ public struct Scheduler: Sendable {
             requeue(item, reason: .held(reason), into: &effects)
         case .stopped:
             switch stopReason {
-            case let .preempted(by: preemptor)?:
+            case .preempted(by: let preemptor)?:
                 endPreempted(item, by: preemptor, into: &effects)
             case .paused?, nil:
                 // Without a recorded reason (should not happen) nothing is lost: it resumes later.
                 requeue(item, reason: .paused, into: &effects)
-            case let .held(reason)?:
+            case .held(let reason)?:
                 requeue(item, reason: .held(reason), into: &effects)
             case .skipped?:
                 finish(item, Outcome(.cancelled, reason: "skipped"), into: &effects)
             case .cancelled?:
                 finish(item, .cancelled, into: &effects)
-            case let .replaced(by: newer)?:
+            case .replaced(by: let newer)?:
                 finish(item, Outcome(.replaced, reason: "replaced by \(newer)"), into: &effects)
             case .stopped?:
                 finish(item, .stopped, into: &effects)
@@ -268,7 +272,7 @@ public struct Scheduler: Sendable {
     private mutating func releaseEligible(now: Double) {
         while let due = scheduledHeap.min, due.time <= now {
             scheduledHeap.removeMin()
-            guard isLiveScheduled(due), var entry = entries[due.id] else { continue }
+            guard due.schedules(entries[due.id]), var entry = entries[due.id] else { continue }
             entry.place = .ready
             entries[due.id] = entry
             readyHeap.insert(ReadyKey(entry.item))
@@ -278,7 +282,7 @@ public struct Scheduler: Sendable {
     private mutating func expireOverdue(now: Double, into effects: inout [SchedulerEffect]) {
         while let due = expiryHeap.min, due.time <= now {
             expiryHeap.removeMin()
-            guard isLiveExpiry(due), let item = entries[due.id]?.item else { continue }
+            guard due.expires(entries[due.id]), let item = entries[due.id]?.item else { continue }
             let seconds = Self.secondsText(item.expireAfter ?? 0)
             finish(item, Outcome(.expired, reason: "not started within \(seconds)s"), into: &effects)
         }
@@ -306,12 +310,16 @@ public struct Scheduler: Sendable {
     /// The preempted item is dropped when enough was heard or it asks to be; otherwise it goes back.
     private mutating func endPreempted(_ item: QueueItem, by preemptor: String, into effects: inout [SchedulerEffect]) {
         var item = item
-        if let fraction = item.heardFraction ?? item.totalFrames.flatMap({ $0 > 0 ? Double(item.heardFrames) / Double($0) : nil }) {
+        if let fraction = item.heardFraction
+            ?? item.totalFrames.flatMap({ $0 > 0 ? Double(item.heardFrames) / Double($0) : nil })
+        {
             let fraction = min(1, fraction)
             if fraction >= item.dropAfter {
                 // The epsilon keeps 0.85 from printing as 84%.
                 let percent = Int((fraction * 100 + 1e-9).rounded(.down))
-                finish(item, Outcome(.dropped, reason: "preempted by \(preemptor) after \(percent)% heard"), into: &effects)
+                finish(
+                    item, Outcome(.dropped, reason: "preempted by \(preemptor) after \(percent)% heard"), into: &effects
+                )
                 return
             }
         }
@@ -374,25 +382,13 @@ public struct Scheduler: Sendable {
         ready.filter(matches) + scheduled.filter(matches)
     }
 
-    private func isLiveReady(_ key: ReadyKey) -> Bool {
-        entries[key.id].map { $0.place == .ready && $0.item.sequence == key.sequence } ?? false
-    }
-
-    private func isLiveScheduled(_ key: TimedKey) -> Bool {
-        entries[key.id].map { $0.place == .scheduled && $0.item.sequence == key.sequence } ?? false
-    }
-
-    private func isLiveExpiry(_ key: TimedKey) -> Bool {
-        entries[key.id].map { $0.place != .playing && !$0.item.started && $0.item.sequence == key.sequence } ?? false
-    }
-
     private mutating func pruneReadyTop() {
-        while let top = readyHeap.min, !isLiveReady(top) { readyHeap.removeMin() }
+        while let top = readyHeap.min, !top.indexes(entries[top.id]) { readyHeap.removeMin() }
     }
 
     private mutating func pruneHeapTops() {
         pruneReadyTop()
-        while let top = scheduledHeap.min, !isLiveScheduled(top) { scheduledHeap.removeMin() }
-        while let top = expiryHeap.min, !isLiveExpiry(top) { expiryHeap.removeMin() }
+        while let top = scheduledHeap.min, !top.schedules(entries[top.id]) { scheduledHeap.removeMin() }
+        while let top = expiryHeap.min, !top.expires(entries[top.id]) { expiryHeap.removeMin() }
     }
 }
