@@ -56,7 +56,7 @@ RELEASE_FLAGS := -c release --static-swift-stdlib \
 	-Xswiftc -Xfrontend -Xswiftc -disable-concrete-type-metadata-mangled-name-accessors \
 	-Xswiftc -use-ld=lld -Xlinker -z -Xlinker pack-relative-relocs
 
-.PHONY: deps deps-test deps-bench deps-stress deps-deb deps-deb-test build release test unit test-duck piper-venv run bench stress install uninstall dist deb deb-test clean
+.PHONY: deps deps-test deps-bench deps-stress deps-deb deps-deb-test build release test lint format unit test-duck piper-venv run bench stress install uninstall dist deb deb-test clean
 
 define apt_install
 	@missing=$$(for p in $(1); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
@@ -91,7 +91,7 @@ release: deps
 # The fixtures are made first (ANNOUNCE_TEST_FIXTURES), and at most 32 tests run at once: started
 # all together, hundreds of tests' first steps queued every test's next one for up to 39 s on the
 # two threads Swift's concurrency gives two cores (measured with a probe in the run).
-test: deps-test build
+test: deps-test build lint
 	$(SWIFT) build --build-tests
 	fixtures=$$(mktemp -d) && Tests/Shell/make-fixtures.sh "$$fixtures" && \
 	ANNOUNCE_TEST_FIXTURES="$$fixtures" SWT_EXPERIMENTAL_MAXIMUM_PARALLELIZATION_WIDTH=32 $(SWIFT) test --skip-build
@@ -100,6 +100,14 @@ test: deps-test build
 	else echo "make test: SKIPPED the Debian package's piuparts cycle: it needs root (sudo make deb-test)"; fi
 
 # The unit tests alone (Tests/UnitTests): no apt, no servers, about 20 s on a built tree.
+# The layout of every Swift file, as .swift-format says (swift-format is in the toolchain):
+# `make lint` checks it (make test too), `make format` rewrites the files to it.
+lint:
+	$(SWIFT) format lint --strict --recursive --parallel Sources Tests Benchmarks/Benchmarks Benchmarks/Package.swift Package.swift
+
+format:
+	$(SWIFT) format format --in-place --recursive --parallel Sources Tests Benchmarks/Benchmarks Benchmarks/Package.swift Package.swift
+
 unit:
 	$(SWIFT) build --build-tests
 	$(SWIFT) test --skip-build --filter '^UnitTests\.'

@@ -6,7 +6,7 @@ import PackageDescription
 // ArgumentParser makes dozens of them while it parses. The client's startup costs ~1 M fewer
 // instructions from this target alone; `make release` passes the flag to every target (~3 M).
 let metadataAccessors: [SwiftSetting] = [
-    .unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"]),
+    .unsafeFlags(["-Xfrontend", "-disable-concrete-type-metadata-mangled-name-accessors"])
 ]
 
 let package = Package(
@@ -16,12 +16,12 @@ let package = Package(
         .executable(name: "announce", targets: ["announce"]),
         // For the micro-benchmarks' own package (Benchmarks/, `make bench`): the layers they
         // measure through their public API. Nothing in this package uses it.
-        .library(name: "AnnounceLayers", targets: ["AnnounceModel", "AnnounceSources", "AnnounceEngine"]),
+        .library(name: "AnnounceLayers", targets: ["AnnounceModel", "AnnounceSources", "AnnounceEngine"])
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
         .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
-        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-collections", from: "1.6.0")
     ],
     targets: [
         .systemLibrary(name: "CALSA", pkgConfig: "alsa", providers: [.apt(["libasound2-dev"])]),
@@ -60,11 +60,16 @@ let package = Package(
             dependencies: ["AnnounceModel", "CPosix", .product(name: "Logging", package: "swift-log")]
         ),
         // Sources: the decoders and the registry that sniffs bytes to choose one.
-        .target(name: "AnnounceSources", dependencies: ["AnnounceModel", "AnnounceSystem", "CSndFile", "CMpg123", "CFLAC", "CEBUR128"]),
+        .target(
+            name: "AnnounceSources",
+            dependencies: ["AnnounceModel", "AnnounceSystem", "CSndFile", "CMpg123", "CFLAC", "CEBUR128"]),
         // Output: ALSA devices, their catalog, probes and holders; the sound server's other streams.
         .target(
             name: "AnnounceOutput",
-            dependencies: ["AnnounceModel", "AnnounceSystem", "CALSA", "CPulse", "CPosix", .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "AnnounceModel", "AnnounceSystem", "CALSA", "CPulse", "CPosix",
+                .product(name: "Logging", package: "swift-log")
+            ]
         ),
         // Engine: the playback thread, the mixer, ramps, resampling, and tempo, pitch and silence
         // skipping (libsonic) between a Source (the model's protocol: it never sees a decoder) and Output.
@@ -79,9 +84,10 @@ let package = Package(
         .target(
             name: "AnnounceDaemon",
             dependencies: [
-                "AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "AnnounceEngine", "AnnounceNetwork", "AnnounceBus",
+                "AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "AnnounceEngine",
+                "AnnounceNetwork", "AnnounceBus",
                 "CPosix",
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ]
         ),
         // Network: the daemon's downloads (libcurl) into the media directory, for `play URL`, and
@@ -93,17 +99,20 @@ let package = Package(
         // own daemon's socket, and the sending side of `play --zone` and `announce hosts`.
         .target(
             name: "AnnounceZones",
-            dependencies: ["AnnounceModel", "AnnounceSystem", "AnnounceClient", "CMosquitto", "CPosix",
-                           .product(name: "Logging", package: "swift-log")]
+            dependencies: [
+                "AnnounceModel", "AnnounceSystem", "AnnounceClient", "CMosquitto", "CPosix",
+                .product(name: "Logging", package: "swift-log")
+            ]
         ),
         // The CLI: one file per subcommand.
         .executableTarget(
             name: "announce",
             dependencies: [
-                "AnnounceModel", "AnnounceSystem", "AnnounceClient", "AnnounceSources", "AnnounceOutput", "AnnounceNetwork", "AnnounceDaemon",
+                "AnnounceModel", "AnnounceSystem", "AnnounceClient", "AnnounceSources", "AnnounceOutput",
+                "AnnounceNetwork", "AnnounceDaemon",
                 "AnnounceZones", "CPosix",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
-                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Logging", package: "swift-log")
             ],
             swiftSettings: metadataAccessors
         ),
@@ -111,10 +120,10 @@ let package = Package(
             name: "UnitTests",
             dependencies: [
                 "AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "AnnounceEngine",
-                "AnnounceDaemon", "AnnounceClient", "AnnounceNetwork", "AnnounceBus", "AnnounceZones", "CPosix",
+                "AnnounceDaemon", "AnnounceClient", "AnnounceNetwork", "AnnounceBus", "AnnounceZones", "CPosix"
             ]
         ),
         // Runs the built `announce` binary against generated fixtures (make test builds it first).
-        .testTarget(name: "EndToEndTests"),
+        .testTarget(name: "EndToEndTests")
     ]
 )

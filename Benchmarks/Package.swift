@@ -11,17 +11,17 @@ let package = Package(
     platforms: [.macOS(.v13)],
     dependencies: [
         .package(name: "announce", path: ".."),
-        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"]),
+        .package(url: "https://github.com/ordo-one/benchmark", from: "1.38.1", traits: ["MallocInterposer"])
     ],
     targets: [
         .executableTarget(
             name: "AnnounceBenchmarks",
             dependencies: [
                 .product(name: "Benchmark", package: "benchmark"),
-                .product(name: "AnnounceLayers", package: "announce"),
+                .product(name: "AnnounceLayers", package: "announce")
             ],
             path: "Benchmarks/AnnounceBenchmarks",
             plugins: [.plugin(name: "BenchmarkPlugin", package: "benchmark")]
-        ),
+        )
     ]
 )

@@ -1,8 +1,9 @@
-import CSDBus
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
+import CSDBus
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// One connection to a D-Bus bus through sd-bus. Not thread-safe (sd-bus is not): it lives on
 /// the bus thread, which made it.
@@ -44,7 +45,9 @@ final class Bus {
 
     func requestName(_ name: String) throws(AnnounceError) {
         let result = announce_bus_request_name(raw, name)
-        guard result >= 0 else { throw .unavailable("cannot own \(name) on the session bus: \(String(cString: strerror(-result)))") }
+        guard result >= 0 else {
+            throw .unavailable("cannot own \(name) on the session bus: \(String(cString: strerror(-result)))")
+        }
     }
 
     /// Every call to `path`; the handler returns whether it answered it.
@@ -63,7 +66,9 @@ final class Bus {
         return Unmanaged.passUnretained(box).toOpaque()
     }
 
-    func methodCall(to destination: String, path: String, interface: String, member: String) throws(AnnounceError) -> BusMessage {
+    func methodCall(to destination: String, path: String, interface: String, member: String) throws(AnnounceError)
+        -> BusMessage
+    {
         var message: OpaquePointer?
         try check(announce_bus_new_call(raw, destination, path, interface, member, &message))
         return BusMessage(owning: message!)
@@ -92,7 +97,8 @@ final class Bus {
         let result = announce_bus_call(raw, message.raw, Self.callTimeoutMicroseconds, &reply, &problem, problem.count)
         guard result >= 0, let reply else {
             let text = String(decoding: problem.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
-            throw BusCallError(timedOut: result == -ETIMEDOUT, description: "D-Bus \(message.member ?? "call"): \(text)")
+            throw BusCallError(
+                timedOut: result == -ETIMEDOUT, description: "D-Bus \(message.member ?? "call"): \(text)")
         }
         return BusMessage(owning: reply)
     }

@@ -1,8 +1,9 @@
-import CSDBus
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
+import CSDBus
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A value to write on the bus: the few D-Bus types MPRIS needs.
 enum BusValue: Equatable {
@@ -29,12 +30,12 @@ enum BusValue: Equatable {
 
     static func == (lhs: BusValue, rhs: BusValue) -> Bool {
         switch (lhs, rhs) {
-        case let (.string(a), .string(b)), let (.objectPath(a), .objectPath(b)): a == b
-        case let (.bool(a), .bool(b)): a == b
-        case let (.int64(a), .int64(b)): a == b
-        case let (.double(a), .double(b)): a == b
-        case let (.strings(a), .strings(b)): a == b
-        case let (.dictionary(a), .dictionary(b)): a.elementsEqual(b) { $0.0 == $1.0 && $0.1 == $1.1 }
+        case (.string(let a), .string(let b)), (.objectPath(let a), .objectPath(let b)): a == b
+        case (.bool(let a), .bool(let b)): a == b
+        case (.int64(let a), .int64(let b)): a == b
+        case (.double(let a), .double(let b)): a == b
+        case (.strings(let a), .strings(let b)): a == b
+        case (.dictionary(let a), .dictionary(let b)): a.elementsEqual(b) { $0.0 == $1.0 && $0.1 == $1.1 }
         default: false
         }
     }

@@ -30,8 +30,11 @@ final class MPRISPlayer {
         nowPlaying = now
         // Position is polled by clients, never signalled (the spec says so).
         let changed = playerProperties.filter { $0.0 != "Position" && before[$0.0] != $0.1 }
-        guard !changed.isEmpty, let signal = try? bus.signal(path: Self.path, interface: Self.propertiesInterface,
-                                                             member: "PropertiesChanged") else { return }
+        guard !changed.isEmpty,
+            let signal = try? bus.signal(
+                path: Self.path, interface: Self.propertiesInterface,
+                member: "PropertiesChanged")
+        else { return }
         do {
             try signal.append(.string(Self.playerInterface))
             try signal.append(.dictionary(changed))
@@ -41,18 +44,23 @@ final class MPRISPlayer {
     }
 
     private var rootProperties: [(String, BusValue)] {
-        [("CanQuit", .bool(false)), ("CanRaise", .bool(false)), ("HasTrackList", .bool(false)),
-         ("Identity", .string("announce")), ("SupportedUriSchemes", .strings([])), ("SupportedMimeTypes", .strings([]))]
+        [
+            ("CanQuit", .bool(false)), ("CanRaise", .bool(false)), ("HasTrackList", .bool(false)),
+            ("Identity", .string("announce")), ("SupportedUriSchemes", .strings([])),
+            ("SupportedMimeTypes", .strings([]))
+        ]
     }
 
     private var playerProperties: [(String, BusValue)] {
         // CanPlay and CanPause mean "there is a track" (playerctl reads CanPlay so for stop and metadata).
         let hasTrack = nowPlaying.id != nil
-        return [("PlaybackStatus", .string(nowPlaying.status.rawValue)), ("Metadata", .dictionary(metadata)),
-                ("Rate", .double(1)), ("MinimumRate", .double(1)), ("MaximumRate", .double(1)), ("Volume", .double(1)),
-                ("Position", .int64(Int64((nowPlaying.position ?? 0) * 1_000_000))),
-                ("CanGoNext", .bool(hasTrack)), ("CanGoPrevious", .bool(false)), ("CanPlay", .bool(hasTrack)),
-                ("CanPause", .bool(hasTrack)), ("CanSeek", .bool(false)), ("CanControl", .bool(true))]
+        return [
+            ("PlaybackStatus", .string(nowPlaying.status.rawValue)), ("Metadata", .dictionary(metadata)),
+            ("Rate", .double(1)), ("MinimumRate", .double(1)), ("MaximumRate", .double(1)), ("Volume", .double(1)),
+            ("Position", .int64(Int64((nowPlaying.position ?? 0) * 1_000_000))),
+            ("CanGoNext", .bool(hasTrack)), ("CanGoPrevious", .bool(false)), ("CanPlay", .bool(hasTrack)),
+            ("CanPause", .bool(hasTrack)), ("CanSeek", .bool(false)), ("CanControl", .bool(true))
+        ]
     }
 
     private var metadata: [(String, BusValue)] {
@@ -67,7 +75,8 @@ final class MPRISPlayer {
     static func trackPath(_ id: String) -> String {
         let element = id.utf8.map { byte -> String in
             switch byte {
-            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"):
+            case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
+                UInt8(ascii: "0")...UInt8(ascii: "9"):
                 String(UnicodeScalar(byte))
             default: "_" + String(byte, radix: 16, uppercase: true)
             }
@@ -89,9 +98,11 @@ final class MPRISPlayer {
         do {
             switch (call.interface, member) {
             case (Self.propertiesInterface, "Get"):
-                let interface = try call.readString(), name = try call.readString()
+                let interface = try call.readString()
+                let name = try call.readString()
                 guard let value = properties(of: interface)?.first(where: { $0.0 == name })?.1 else {
-                    bus.replyError(to: call, name: "org.freedesktop.DBus.Error.UnknownProperty", text: "no property \(name)")
+                    bus.replyError(
+                        to: call, name: "org.freedesktop.DBus.Error.UnknownProperty", text: "no property \(name)")
                     return true
                 }
                 let reply = try bus.reply(to: call)
@@ -102,16 +113,21 @@ final class MPRISPlayer {
                 try reply.append(.dictionary(properties(of: try call.readString()) ?? []))
                 try bus.send(reply)
             case (Self.propertiesInterface, "Set"):
-                bus.replyError(to: call, name: "org.freedesktop.DBus.Error.PropertyReadOnly", text: "announce's properties are read-only")
+                bus.replyError(
+                    to: call, name: "org.freedesktop.DBus.Error.PropertyReadOnly",
+                    text: "announce's properties are read-only")
             case (Self.playerInterface, _) where PlayerControl(rawValue: member) != nil:
                 onControl(PlayerControl(rawValue: member)!)
                 try bus.send(try bus.reply(to: call))
-            case (Self.playerInterface, "Previous"), (Self.playerInterface, "Seek"), (Self.playerInterface, "SetPosition"),
-                 (Self.rootInterface, "Raise"), (Self.rootInterface, "Quit"):
+            case (Self.playerInterface, "Previous"), (Self.playerInterface, "Seek"),
+                (Self.playerInterface, "SetPosition"),
+                (Self.rootInterface, "Raise"), (Self.rootInterface, "Quit"):
                 // The spec's answer when CanGoPrevious, CanSeek, CanRaise or CanQuit is false: nothing happens.
                 try bus.send(try bus.reply(to: call))
             case (Self.playerInterface, "OpenUri"):
-                bus.replyError(to: call, name: "org.freedesktop.DBus.Error.NotSupported", text: "announce opens no URIs over MPRIS")
+                bus.replyError(
+                    to: call, name: "org.freedesktop.DBus.Error.NotSupported", text: "announce opens no URIs over MPRIS"
+                )
             default:
                 return false
             }

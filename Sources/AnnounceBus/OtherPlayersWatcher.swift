@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The other MPRIS players on the session bus, for `--notify-others` towards them (DESIGN §3):
 /// it watches their PlaybackStatus and owners, reads and pauses or resumes them, and leaves
@@ -34,8 +35,10 @@ final class OtherPlayersWatcher {
                 unlink(journalPath)
             }
         }
-        try bus.addMatch("type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',"
-                         + "path='/org/mpris/MediaPlayer2',arg0='org.mpris.MediaPlayer2.Player'") { [unowned self] signal in
+        try bus.addMatch(
+            "type='signal',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged',"
+                + "path='/org/mpris/MediaPlayer2',arg0='org.mpris.MediaPlayer2.Player'"
+        ) { [unowned self] signal in
             if let sender = signal.sender, let status = try? Self.playbackStatus(inChange: signal) {
                 if players.changed(sender, to: status) {
                     log("MPRIS player \(names[sender] ?? sender) is \(status.rawValue): its user took it over")
@@ -44,10 +47,14 @@ final class OtherPlayersWatcher {
             }
             return false
         }
-        try bus.addMatch("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
-                         + "member='NameOwnerChanged',arg0namespace='org.mpris.MediaPlayer2'") { [unowned self] signal in
-            if (try? signal.readString()) != nil, let old = try? signal.readString(), let new = try? signal.readString(),
-               new.isEmpty, !old.isEmpty {
+        try bus.addMatch(
+            "type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',"
+                + "member='NameOwnerChanged',arg0namespace='org.mpris.MediaPlayer2'"
+        ) { [unowned self] signal in
+            if (try? signal.readString()) != nil, let old = try? signal.readString(),
+                let new = try? signal.readString(),
+                new.isEmpty, !old.isEmpty
+            {
                 players.forget(old)
                 persist()
             }
@@ -64,7 +71,8 @@ final class OtherPlayersWatcher {
             effects = players.adopt(adoptable(journal), active: active, statuses: active ? currentStatuses() : [:])
         } else {
             guard active != players.active else { return }
-            effects = active ? players.activate(statuses: currentStatuses()) : players.deactivate(notifyOthers: notifyOthers)
+            effects =
+                active ? players.activate(statuses: currentStatuses()) : players.deactivate(notifyOthers: notifyOthers)
         }
         let what = effects.map { effect in
             switch effect {
@@ -72,7 +80,9 @@ final class OtherPlayersWatcher {
             case .resume(let players): "resuming " + players.map { names[$0] ?? $0 }.joined(separator: ", ")
             }
         }
-        log("announce's non-mixable activity \(active ? "began" : "ended"): \(what.isEmpty ? "no other player to pause or resume" : what.joined(separator: "; "))")
+        log(
+            "announce's non-mixable activity \(active ? "began" : "ended"): \(what.isEmpty ? "no other player to pause or resume" : what.joined(separator: "; "))"
+        )
         // The journal knows a player before it is paused, and forgets one after it is resumed.
         defer { persist() }
         for effect in effects {
@@ -90,7 +100,8 @@ final class OtherPlayersWatcher {
 
     /// Of a killed daemon's players, those announce may take back (`OtherPlayers.adoptable`).
     private func adoptable(_ journal: PausedPlayersJournal) -> [String] {
-        var owners: [String: String] = [:], statuses: [String: PlaybackStatus] = [:]
+        var owners: [String: String] = [:]
+        var statuses: [String: PlaybackStatus] = [:]
         for player in journal.players {
             guard let owner = owner(of: player.name) else { continue }
             owners[player.name] = owner
@@ -98,7 +109,9 @@ final class OtherPlayersWatcher {
             names[owner] = player.name
         }
         let adopted = OtherPlayers.adoptable(journal, owners: owners, statuses: statuses)
-        log("MPRIS players a killed daemon had paused: \(journal.players.map(\.name)); still paused: \(adopted.map { names[$0] ?? $0 })")
+        log(
+            "MPRIS players a killed daemon had paused: \(journal.players.map(\.name)); still paused: \(adopted.map { names[$0] ?? $0 })"
+        )
         return adopted
     }
 
@@ -121,7 +134,9 @@ final class OtherPlayersWatcher {
     private func send(_ method: String, to player: String) {
         let name = names[player] ?? player
         do {
-            _ = try bus.call(try bus.methodCall(to: player, path: MPRISPlayer.path, interface: MPRISPlayer.playerInterface, member: method))
+            _ = try bus.call(
+                try bus.methodCall(
+                    to: player, path: MPRISPlayer.path, interface: MPRISPlayer.playerInterface, member: method))
             log("\(method) sent to MPRIS player \(name)")
         } catch let error as BusCallError where error.timedOut {
             // It may still act on it: kept, so that a Pause it takes late is undone too.
@@ -145,8 +160,10 @@ final class OtherPlayersWatcher {
 
     private func playerNames() -> [String] {
         do {
-            let reply = try bus.call(bus.methodCall(to: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                                                    interface: "org.freedesktop.DBus", member: "ListNames"))
+            let reply = try bus.call(
+                bus.methodCall(
+                    to: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                    interface: "org.freedesktop.DBus", member: "ListNames"))
             var names: [String] = []
             try reply.enter("a", "s")
             while try reply.peek() != nil { names.append(try reply.readString()) }
@@ -159,23 +176,30 @@ final class OtherPlayersWatcher {
     }
 
     private func owner(of name: String) -> String? {
-        guard let call = try? bus.methodCall(to: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                                             interface: "org.freedesktop.DBus", member: "GetNameOwner"),
-              (try? call.append(.string(name))) != nil else { return nil }
+        guard
+            let call = try? bus.methodCall(
+                to: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
+                interface: "org.freedesktop.DBus", member: "GetNameOwner"),
+            (try? call.append(.string(name))) != nil
+        else { return nil }
         return try? bus.call(call).readString()
     }
 
     private func status(of player: String) -> PlaybackStatus? {
-        guard let call = try? bus.methodCall(to: player, path: MPRISPlayer.path, interface: MPRISPlayer.propertiesInterface, member: "Get"),
-              (try? call.append(.string(MPRISPlayer.playerInterface))) != nil,
-              (try? call.append(.string("PlaybackStatus"))) != nil,
-              let reply = try? bus.call(call), let text = try? reply.readStringVariant() else { return nil }
+        guard
+            let call = try? bus.methodCall(
+                to: player, path: MPRISPlayer.path, interface: MPRISPlayer.propertiesInterface, member: "Get"),
+            (try? call.append(.string(MPRISPlayer.playerInterface))) != nil,
+            (try? call.append(.string("PlaybackStatus"))) != nil,
+            let reply = try? bus.call(call), let text = try? reply.readStringVariant()
+        else { return nil }
         return PlaybackStatus(rawValue: text)
     }
 
     /// The PlaybackStatus a PropertiesChanged of the Player interface carries, if it does.
     private static func playbackStatus(inChange signal: BusMessage) throws(AnnounceError) -> PlaybackStatus? {
         _ = try signal.readString()
-        return try signal.readStringDictionary()["PlaybackStatus"].flatMap { $0 }.flatMap(PlaybackStatus.init(rawValue:))
+        return try signal.readStringDictionary()["PlaybackStatus"].flatMap { $0 }.flatMap(
+            PlaybackStatus.init(rawValue:))
     }
 }

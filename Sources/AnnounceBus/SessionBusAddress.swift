@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Which session bus the daemon joins: `DBUS_SESSION_BUS_ADDRESS`, else the user's bus socket
@@ -17,7 +17,8 @@ public enum SessionBusAddress: Equatable, Sendable {
             return .none(reason: "no session bus: DBUS_SESSION_BUS_ADDRESS is not set and \(path) does not exist")
         }
         guard info.st_mode & S_IFMT == S_IFSOCK, info.st_uid == uid else {
-            return .none(reason: "no session bus: DBUS_SESSION_BUS_ADDRESS is not set and \(path) is not the user's socket")
+            return .none(
+                reason: "no session bus: DBUS_SESSION_BUS_ADDRESS is not set and \(path) is not the user's socket")
         }
         return .found("unix:path=\(path)")
     }

@@ -1,10 +1,11 @@
-import CPosix
-import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+import CPosix
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The daemon's presence on the session bus, on a thread of its own (`announce-bus`): its
 /// lifecycle (`connect`, `stop`) and the hand-over from the control thread (`show`). The event
@@ -37,12 +38,15 @@ public final class SessionBusLink: Sendable {
     /// for each MPRIS control a client sends; `log` too.
     /// `journalPath`: where the players announce keeps paused are journalled (a killed daemon's are
     /// taken back from there).
-    public static func connect(address: String, journalPath: String?, onControl: @escaping @Sendable (PlayerControl) -> Void,
-                               log: @escaping @Sendable (String) -> Void) throws(AnnounceError) -> SessionBusLink {
+    public static func connect(
+        address: String, journalPath: String?, onControl: @escaping @Sendable (PlayerControl) -> Void,
+        log: @escaping @Sendable (String) -> Void
+    ) throws(AnnounceError) -> SessionBusLink {
         let bus = try Bus(address: address)
         let player = try MPRISPlayer(bus: bus, onControl: onControl)
         let others = try OtherPlayersWatcher(bus: bus, journalPath: journalPath, log: log)
-        let link = SessionBusLink(description: "MPRIS player \(MPRISPlayer.busName) on the session bus \(address)", wakeup: try EventFD())
+        let link = SessionBusLink(
+            description: "MPRIS player \(MPRISPlayer.busName) on the session bus \(address)", wakeup: try EventFD())
         let handlers = UncheckedHandlers(bus: bus, player: player, others: others, log: log)
         link.thread.withLock { $0 = startThread(named: "announce-bus") { link.run(handlers) } }
         return link
@@ -52,7 +56,11 @@ public final class SessionBusLink: Sendable {
     /// whether the main lane's last item lets other players resume (`--no-notify-others`: no).
     public func show(_ nowPlaying: NowPlaying, nonMixableActive: Bool, notifyOthers: Bool) {
         let changed = wanted.withLock { wanted in
-            defer { (wanted.nowPlaying, wanted.nonMixableActive, wanted.notifyOthers, wanted.shown) = (nowPlaying, nonMixableActive, notifyOthers, true) }
+            defer {
+                (wanted.nowPlaying, wanted.nonMixableActive, wanted.notifyOthers, wanted.shown) = (
+                    nowPlaying, nonMixableActive, notifyOthers, true
+                )
+            }
             return !wanted.shown || wanted.nowPlaying != nowPlaying || wanted.nonMixableActive != nonMixableActive
                 || wanted.notifyOthers != notifyOthers
         }
@@ -81,7 +89,10 @@ public final class SessionBusLink: Sendable {
                 // The bus went away (its daemon ended): announce plays on without it.
                 return handlers.log("left the session bus: \(error.description)")
             }
-            var descriptors = [pollfd(fd: bus.fd, events: bus.events, revents: 0), pollfd(fd: wakeup.fd, events: Int16(POLLIN), revents: 0)]
+            var descriptors = [
+                pollfd(fd: bus.fd, events: bus.events, revents: 0),
+                pollfd(fd: wakeup.fd, events: Int16(POLLIN), revents: 0)
+            ]
             _ = poll(&descriptors, 2, Self.timeout(until: bus.deadline))
             if descriptors[1].revents != 0 { wakeup.drain() }
         }
@@ -92,7 +103,8 @@ public final class SessionBusLink: Sendable {
         var now = timespec()
         clock_gettime(CLOCK_MONOTONIC, &now)
         let nowMicroseconds = UInt64(now.tv_sec) * 1_000_000 + UInt64(now.tv_nsec) / 1000
-        return deadline <= nowMicroseconds ? 0 : Int32(min((deadline - nowMicroseconds + 999) / 1000, UInt64(Int32.max)))
+        return deadline <= nowMicroseconds
+            ? 0 : Int32(min((deadline - nowMicroseconds + 999) / 1000, UInt64(Int32.max)))
     }
 }
 

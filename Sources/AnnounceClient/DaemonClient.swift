@@ -1,9 +1,10 @@
-import CPosix
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+import CPosix
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A connection to the user's daemon: send requests, read replies and events.
 public final class DaemonClient {
@@ -55,11 +56,15 @@ public final class DaemonClient {
     /// The system daemon (`RuntimeDirectory.clientTarget`) is never started: with `autoStart`
     /// one that does not answer is an error (69); a caller it does not let in gets 77.
     /// `reconnecting`: the daemon was there and went away; the system one is waited for.
-    public static func connect(autoStart: Bool, runtime: RuntimeDirectory? = nil, reconnecting: Bool = false) throws(AnnounceError) -> DaemonClient? {
+    public static func connect(autoStart: Bool, runtime: RuntimeDirectory? = nil, reconnecting: Bool = false)
+        throws(AnnounceError) -> DaemonClient?
+    {
         let target = try RuntimeDirectory.clientTarget()
         let runtime = if let runtime { runtime } else { try RuntimeDirectory.forClient(target) }
         let system = target == .system(runtime.path)
-        if let fd = try tryConnect(runtime, system: system) { return DaemonClient(runtime: runtime, fd: fd, isSystem: system) }
+        if let fd = try tryConnect(runtime, system: system) {
+            return DaemonClient(runtime: runtime, fd: fd, isSystem: system)
+        }
         guard autoStart else { return nil }
         if system {
             // Its service restarts it: a client that was connected waits for it (`answerTimeout`).
@@ -67,10 +72,14 @@ public final class DaemonClient {
                 let started = SystemClock.monotonic()
                 while SystemClock.monotonic() - started < answerTimeout {
                     usleep(100_000)
-                    if let fd = try tryConnect(runtime, system: true) { return DaemonClient(runtime: runtime, fd: fd, isSystem: true) }
+                    if let fd = try tryConnect(runtime, system: true) {
+                        return DaemonClient(runtime: runtime, fd: fd, isSystem: true)
+                    }
                 }
             }
-            throw .unavailable("the system queue does not answer at \(runtime.socketPath): is its daemon running? (systemctl start announce-system)")
+            throw .unavailable(
+                "the system queue does not answer at \(runtime.socketPath): is its daemon running? (systemctl start announce-system)"
+            )
         }
         return DaemonClient(runtime: runtime, fd: try startDaemon(runtime))
     }
@@ -93,22 +102,28 @@ public final class DaemonClient {
     }
 
     /// Throws when the daemon is stopped, or has kept the client waiting past `limit`.
-    private static func checkAnswering(_ runtime: RuntimeDirectory, waited: Double, limit: Double?) throws(AnnounceError) {
+    private static func checkAnswering(_ runtime: RuntimeDirectory, waited: Double, limit: Double?)
+        throws(AnnounceError)
+    {
         let pid = readWholeFile(runtime.daemonLockPath, limit: 64)
             .flatMap { pid_t(String(decoding: $0.filter { $0 > 32 }, as: UTF8.self)) }
         let daemon = pid.map { "the daemon (pid \($0))" } ?? "the daemon"
         if let pid, isStopped(pid) {
-            throw .unavailable("\(daemon) does not answer on \(runtime.socketPath): it is stopped (kill -CONT \(pid) lets it go on)")
+            throw .unavailable(
+                "\(daemon) does not answer on \(runtime.socketPath): it is stopped (kill -CONT \(pid) lets it go on)")
         }
         if let limit, waited >= limit {
-            throw .unavailable("\(daemon) does not answer on \(runtime.socketPath): nothing for \(Int(waited.rounded())) s (ANNOUNCE_TIMEOUT)")
+            throw .unavailable(
+                "\(daemon) does not answer on \(runtime.socketPath): nothing for \(Int(waited.rounded())) s (ANNOUNCE_TIMEOUT)"
+            )
         }
     }
 
     /// True when the process is stopped by a signal or a tracer (/proc/PID/stat state T or t).
     private static func isStopped(_ pid: pid_t) -> Bool {
         guard let stat = readWholeFile("/proc/\(pid)/stat", limit: 4096),
-              let close = stat.lastIndex(of: UInt8(ascii: ")")), close + 2 < stat.count else { return false }
+            let close = stat.lastIndex(of: UInt8(ascii: ")")), close + 2 < stat.count
+        else { return false }
         return stat[close + 2] == UInt8(ascii: "T") || stat[close + 2] == UInt8(ascii: "t")
     }
 
@@ -142,7 +157,8 @@ public final class DaemonClient {
         if answer.isEmpty { waitpid(pid, &status, 0) }
         let word = String(decoding: answer.filter { $0 > 32 }, as: UTF8.self)
         guard word == "ready" || word == "running" else {
-            throw .unavailable("the daemon did not start (see \(runtime.logPath)): \(lastLine(of: runtime.logPath) ?? "no message")")
+            throw .unavailable(
+                "the daemon did not start (see \(runtime.logPath)): \(lastLine(of: runtime.logPath) ?? "no message")")
         }
         // "running": another daemon owns the directory and may still be binding its socket.
         var delay: useconds_t = 1000
@@ -166,7 +182,8 @@ public final class DaemonClient {
         let request = WireProtocol.encode(Request.cancel(.ids(ids)))
         cancelRequest = request
         _ = request.withUnsafeBytes { bytes in
-            announce_cancel_on_signal(runtime.socketPath, bytes.baseAddress!.assumingMemoryBound(to: CChar.self), bytes.count)
+            announce_cancel_on_signal(
+                runtime.socketPath, bytes.baseAddress!.assumingMemoryBound(to: CChar.self), bytes.count)
         }
     }
 
@@ -211,8 +228,11 @@ public final class DaemonClient {
         while offset < bytes.count {
             let batch = batches.first ?? []
             let sent = bytes.withUnsafeBytes { buffer in
-                batch.isEmpty ? Glibc.send(fd, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
-                    : batch.withUnsafeBufferPointer { announce_send_descriptors(fd, buffer.baseAddress! + offset, 1, $0.baseAddress, Int32($0.count)) }
+                batch.isEmpty
+                    ? Glibc.send(fd, buffer.baseAddress! + offset, buffer.count - offset, Int32(MSG_NOSIGNAL))
+                    : batch.withUnsafeBufferPointer {
+                        announce_send_descriptors(fd, buffer.baseAddress! + offset, 1, $0.baseAddress, Int32($0.count))
+                    }
             }
             if sent < 0 && !batch.isEmpty { errno = Int32(-sent) }
             if sent > 0 && !batch.isEmpty { batches.removeFirst() }
@@ -241,7 +261,8 @@ public final class DaemonClient {
                 start = newline + 1
                 let message: DaemonMessage?
                 do { message = try DaemonMessage.decode(line) } catch {
-                    throw .internal("the daemon sent something unreadable: \(String(decoding: line.prefix(200), as: UTF8.self))")
+                    throw .internal(
+                        "the daemon sent something unreadable: \(String(decoding: line.prefix(200), as: UTF8.self))")
                 }
                 // nil: an event this client does not know (a newer daemon's), not for it.
                 if let message { return message }
@@ -250,7 +271,8 @@ public final class DaemonClient {
             buffer.removeFirst(start)
             start = 0
             var ready = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
-            let polled = poll(&ready, 1, watching ? Int32(max(1, min(Self.checkInterval, limit ?? Self.answerTimeout) * 1000)) : -1)
+            let polled = poll(
+                &ready, 1, watching ? Int32(max(1, min(Self.checkInterval, limit ?? Self.answerTimeout) * 1000)) : -1)
             if polled < 0 && errno == EINTR { continue }
             if polled == 0 {
                 let silent = SystemClock.monotonic() - silentSince
@@ -287,7 +309,9 @@ public final class DaemonClient {
     /// connection), which answers with the items it restored for that key, or queues them now:
     /// either way they are queued once (docs/RELIABILITY.md).
     /// `descriptors`: the files the request hands over (`HandedFiles`), sent again with it.
-    public static func play(_ request: PlayRequest, descriptors: [Int32] = [], on client: inout DaemonClient) throws(AnnounceError) -> Reply {
+    public static func play(_ request: PlayRequest, descriptors: [Int32] = [], on client: inout DaemonClient)
+        throws(AnnounceError) -> Reply
+    {
         var request = request
         if request.key == nil {
             request.key = (0..<2).map { _ in String(UInt64.random(in: 0...UInt64.max) | 1 << 63, radix: 16) }.joined()
@@ -299,13 +323,18 @@ public final class DaemonClient {
         // the one the connection was made with, still known after the close.)
         let daemon = announce_peer_pid(client.fd)
         if daemon > 0, announce_wait_exit(daemon, 5000) == 0 { throw closedWithoutAnswer }
-        guard let again = try connect(autoStart: true, runtime: client.runtime, reconnecting: true) else { throw closedWithoutAnswer }
+        guard let again = try connect(autoStart: true, runtime: client.runtime, reconnecting: true) else {
+            throw closedWithoutAnswer
+        }
         client = again
-        guard let reply = try client.reply(to: .play(request), descriptors: descriptors) else { throw closedWithoutAnswer }
+        guard let reply = try client.reply(to: .play(request), descriptors: descriptors) else {
+            throw closedWithoutAnswer
+        }
         return reply
     }
 
-    private static let closedWithoutAnswer = AnnounceError.unavailable("the daemon closed the connection without answering")
+    private static let closedWithoutAnswer = AnnounceError.unavailable(
+        "the daemon closed the connection without answering")
 
     /// Descriptors sent with one byte: below the kernel's SCM_MAX_FD (253).
     static let descriptorsPerMessage = 250

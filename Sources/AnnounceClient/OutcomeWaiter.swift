@@ -1,5 +1,6 @@
 import AnnounceModel
 import AnnounceSystem
+
 /// Waits for items' final events. If the daemon goes away meanwhile (killed,
 /// restarted), it reconnects, starting a daemon again, which restores the
 /// queue from its spool, and goes on waiting for the same ids.
@@ -7,8 +8,10 @@ public enum OutcomeWaiter {
     /// Gives up after this many reconnections in a row without hearing anything.
     static let maxReconnects = 5
 
-    public static func wait(for ids: [String], on client: DaemonClient, progress: Bool,
-                            onEvent: (Event) -> Void) throws(AnnounceError) -> [String: Event] {
+    public static func wait(
+        for ids: [String], on client: DaemonClient, progress: Bool,
+        onEvent: (Event) -> Void
+    ) throws(AnnounceError) -> [String: Event] {
         var outcomes: [String: Event] = [:]
         var client = client
         var reconnects = 0
@@ -18,7 +21,8 @@ public enum OutcomeWaiter {
                 guard reconnects <= maxReconnects else {
                     throw .unavailable("the daemon keeps going away (see \(client.runtime.logPath))")
                 }
-                guard let fresh = try DaemonClient.connect(autoStart: true, runtime: client.runtime, reconnecting: true) else { continue }
+                guard let fresh = try DaemonClient.connect(autoStart: true, runtime: client.runtime, reconnecting: true)
+                else { continue }
                 client = fresh
                 let remaining = ids.filter { outcomes[$0] == nil }
                 let reply: Reply
@@ -28,8 +32,11 @@ public enum OutcomeWaiter {
                     continue  // a dying daemon's socket can still take a connection: count it, try again
                 }
                 for id in reply.unknown ?? [] {
-                    outcomes[id] = Event(.finished, time: 0, id: id, outcome: Outcome(
-                        .failed, reason: "the daemon lost track of item \(id)", code: AnnounceError.internalExitCode))
+                    outcomes[id] = Event(
+                        .finished, time: 0, id: id,
+                        outcome: Outcome(
+                            .failed, reason: "the daemon lost track of item \(id)", code: AnnounceError.internalExitCode
+                        ))
                 }
                 continue
             }

@@ -1,12 +1,13 @@
-import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
-import AnnounceModel
-import AnnounceSystem
-import AnnounceSources
-import AnnounceOutput
 import AnnounceEngine
+import AnnounceModel
+import AnnounceOutput
+import AnnounceSources
+import AnnounceSystem
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// System sounds decoded once (AudioServicesCreateSystemSoundID's idea): the
 /// PCM of each alert file, keyed by path, mtime and size, so a repeated
@@ -81,7 +82,8 @@ final class AlertCache: @unchecked Sendable {
                 state.bytes -= entry.sound.bytes
             }
             while state.bytes + sound.bytes > Self.capacityBytes,
-                  let oldest = state.entries.min(by: { $0.value.lastUse < $1.value.lastUse }) {
+                let oldest = state.entries.min(by: { $0.value.lastUse < $1.value.lastUse })
+            {
                 state.entries[oldest.key] = nil
                 state.bytes -= oldest.value.sound.bytes
             }

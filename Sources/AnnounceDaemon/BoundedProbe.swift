@@ -1,12 +1,13 @@
-import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
-import AnnounceModel
-import AnnounceSystem
-import AnnounceSources
-import AnnounceOutput
 import AnnounceEngine
+import AnnounceModel
+import AnnounceOutput
+import AnnounceSources
+import AnnounceSystem
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A device check that the control thread waits for only so long. Opening a sound server's PCM
 /// connects to the server, and a server that accepts and never answers would stall every
@@ -16,8 +17,10 @@ import AnnounceEngine
 enum BoundedProbe {
     static let seconds = 1.0
 
-    static func check(within seconds: Double = BoundedProbe.seconds,
-                      _ probe: @escaping @Sendable () throws(AnnounceError) -> Void) throws(AnnounceError) {
+    static func check(
+        within seconds: Double = BoundedProbe.seconds,
+        _ probe: @escaping @Sendable () throws(AnnounceError) -> Void
+    ) throws(AnnounceError) {
         final class Outcome: @unchecked Sendable {
             let done = CountingSemaphore()
             let error = Mutex<AnnounceError?>(nil)

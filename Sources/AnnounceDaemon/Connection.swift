@@ -1,12 +1,13 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-import AnnounceModel
-import AnnounceSystem
-import AnnounceSources
-import AnnounceOutput
 import AnnounceEngine
+import AnnounceModel
+import AnnounceOutput
+import AnnounceSources
+import AnnounceSystem
 import CPosix
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// One client on the daemon's socket: buffered, non-blocking, line-framed.
 final class Connection {
@@ -73,28 +74,38 @@ final class Connection {
             var count: Int32 = 0
             let got = chunk.withUnsafeMutableBytes { bytes in
                 received.withUnsafeMutableBufferPointer {
-                    announce_receive_descriptors(fd, bytes.baseAddress, bytes.count, $0.baseAddress, Int32($0.count), &count)
+                    announce_receive_descriptors(
+                        fd, bytes.baseAddress, bytes.count, $0.baseAddress, Int32($0.count), &count)
                 }
             }
             // The kernel gives a message's descriptors with the read that ends in its bytes (it
             // reads no further), so they belong to this chunk's last byte: a client sends them
             // with the first byte of their line.
             for index in 0..<Int(count) { descriptors.append((input.count + max(got, 1) - 1, received[index])) }
-            if descriptors.count > Limits.maxHandedFiles { dead = true; break }
+            if descriptors.count > Limits.maxHandedFiles {
+                dead = true
+                break
+            }
             if got > 0 {
                 input.append(contentsOf: chunk[0..<got])
                 if input.count > WireProtocol.maxLineBytes && !input.contains(UInt8(ascii: "\n")) { break }
                 continue
             }
-            if got == 0 || (got < 0 && -got != EINTR && -got != EAGAIN && -got != EWOULDBLOCK) { dead = true }
-            else if -got == EINTR { continue }
+            if got == 0 || (got < 0 && -got != EINTR && -got != EAGAIN && -got != EWOULDBLOCK) {
+                dead = true
+            } else if -got == EINTR {
+                continue
+            }
             break
         }
         var lines: [Line] = []
         var start = 0
         var oversized = false
         while let newline = input[start...].firstIndex(of: UInt8(ascii: "\n")) {
-            if newline - start > WireProtocol.maxLineBytes { oversized = true; break }
+            if newline - start > WireProtocol.maxLineBytes {
+                oversized = true
+                break
+            }
             let own = descriptors.prefix { $0.position <= newline }
             descriptors.removeFirst(own.count)
             lines.append(Line(bytes: input[start..<newline], descriptors: own.map(\.fd)))
@@ -103,7 +114,10 @@ final class Connection {
         if !oversized && input.count - start > WireProtocol.maxLineBytes { oversized = true }
         let consumed = oversized ? input.count : start
         input.removeFirst(consumed)
-        if oversized { for held in descriptors { close(held.fd) }; descriptors.removeAll() }
+        if oversized {
+            for held in descriptors { close(held.fd) }
+            descriptors.removeAll()
+        }
         descriptors = descriptors.map { ($0.position - consumed, $0.fd) }
         return (lines, oversized)
     }
@@ -111,7 +125,10 @@ final class Connection {
     func send(_ bytes: [UInt8]) {
         guard !dead else { return }
         output.append(contentsOf: bytes)
-        if output.count - outputStart > Self.maxPendingOutput { dead = true; return }
+        if output.count - outputStart > Self.maxPendingOutput {
+            dead = true
+            return
+        }
         flush()
     }
 
@@ -127,7 +144,10 @@ final class Connection {
             let sent = output.withUnsafeBytes { buffer in
                 Glibc.send(fd, buffer.baseAddress! + outputStart, buffer.count - outputStart, Int32(MSG_NOSIGNAL))
             }
-            if sent > 0 { outputStart += sent; continue }
+            if sent > 0 {
+                outputStart += sent
+                continue
+            }
             if sent < 0 && errno == EINTR { continue }
             if sent < 0 && (errno == EAGAIN || errno == EWOULDBLOCK) { break }
             dead = true

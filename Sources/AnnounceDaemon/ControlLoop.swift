@@ -1,10 +1,11 @@
-import CPosix
-import Logging
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+import CPosix
+import Logging
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The control thread's loop: it sleeps in poll() on the termination signals, the engine
 /// driver's mailbox, the listening socket, the session bus's controls and the clients, and
@@ -28,8 +29,10 @@ final class ControlLoop {
     /// A user's daemon's link to the system queue, as its listener.
     private let systemQueue: SystemQueueLink?
 
-    init(listener: Int32, signals: Int32, mailbox: Mailbox, controller: QueueController, idleExit: Double?,
-         clock: @escaping WallClock, skipTo: (@Sendable (Double) -> Void)?, systemQueue: SystemQueueLink? = nil) {
+    init(
+        listener: Int32, signals: Int32, mailbox: Mailbox, controller: QueueController, idleExit: Double?,
+        clock: @escaping WallClock, skipTo: (@Sendable (Double) -> Void)?, systemQueue: SystemQueueLink? = nil
+    ) {
         self.listener = listener
         self.systemQueue = systemQueue
         self.signals = signals
@@ -55,7 +58,8 @@ final class ControlLoop {
             descriptors.append(pollfd(fd: acceptPaused ? -1 : listener, events: Int16(POLLIN), revents: 0))
             descriptors.append(pollfd(fd: controller.sessionBus?.wakeup.fd ?? -1, events: Int16(POLLIN), revents: 0))
             for (fd, connection) in hub.connections {
-                descriptors.append(pollfd(fd: fd, events: Int16(POLLIN) | (connection.wantsToWrite ? Int16(POLLOUT) : 0), revents: 0))
+                descriptors.append(
+                    pollfd(fd: fd, events: Int16(POLLIN) | (connection.wantsToWrite ? Int16(POLLOUT) : 0), revents: 0))
                 order.append(fd)
             }
             // The system queue's listeners: their socket, then each connected daemon.
@@ -66,7 +70,10 @@ final class ControlLoop {
             if let route {
                 descriptors.append(pollfd(fd: route.socket.fd, events: Int16(POLLIN), revents: 0))
                 for link in links {
-                    descriptors.append(pollfd(fd: link.connection.fd, events: Int16(POLLIN) | (link.connection.wantsToWrite ? Int16(POLLOUT) : 0), revents: 0))
+                    descriptors.append(
+                        pollfd(
+                            fd: link.connection.fd,
+                            events: Int16(POLLIN) | (link.connection.wantsToWrite ? Int16(POLLOUT) : 0), revents: 0))
                 }
             }
             let deadline = nextDeadline
@@ -81,7 +88,9 @@ final class ControlLoop {
             if descriptors[0].revents != 0 { handleSignals() }
             if descriptors[1].revents != 0 { for report in mailbox.take() { controller.handle(report) } }
             if descriptors[2].revents != 0 { acceptClients() }
-            if descriptors[3].revents != 0 { for control in controller.sessionBus?.take() ?? [] { controller.handle(control) } }
+            if descriptors[3].revents != 0 {
+                for control in controller.sessionBus?.take() ?? [] { controller.handle(control) }
+            }
             for (index, fd) in order.enumerated() where descriptors[index + 4].revents != 0 {
                 guard let connection = hub.connections[fd] else { continue }
                 if descriptors[index + 4].revents & Int16(POLLOUT) != 0 { connection.flush() }
@@ -91,14 +100,20 @@ final class ControlLoop {
                 if descriptors[routeStart + 1].revents != 0 { route.accept() }
                 for (index, link) in links.enumerated() where descriptors[routeStart + 2 + index].revents != 0 {
                     if descriptors[routeStart + 2 + index].revents & Int16(POLLOUT) != 0 { link.connection.flush() }
-                    if descriptors[routeStart + 2 + index].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 { link.serve() }
+                    if descriptors[routeStart + 2 + index].revents & Int16(POLLIN | POLLHUP | POLLERR) != 0 {
+                        link.serve()
+                    }
                 }
                 route.reap()
             }
             let left = hub.reap()
             if systemQueue != nil { controller.systemQueueLeft(left) }
             if let systemQueue {
-                if descriptors[routeStart].revents != 0 { systemQueue.changed(hub: hub) } else { systemQueue.reconnectIfDropped(hub: hub) }
+                if descriptors[routeStart].revents != 0 {
+                    systemQueue.changed(hub: hub)
+                } else {
+                    systemQueue.reconnectIfDropped(hub: hub)
+                }
             }
             handleTimers(now: clock())
             controller.reportWaits(now: clock())
@@ -146,7 +161,9 @@ final class ControlLoop {
             if fd == -EINTR { continue }
             guard fd >= 0 else {
                 if fd == -EMFILE || fd == -ENFILE {
-                    if acceptResumeAt == nil { logger.warning("accept failed: \(systemErrorMessage(-fd)); new clients wait") }
+                    if acceptResumeAt == nil {
+                        logger.warning("accept failed: \(systemErrorMessage(-fd)); new clients wait")
+                    }
                     acceptResumeAt = clock() + Self.acceptPause
                 } else if fd != -EAGAIN {
                     logger.warning("accept failed: \(systemErrorMessage(-fd))")
@@ -166,8 +183,9 @@ final class ControlLoop {
             if !connection.closing { controller.handle(line.bytes, descriptors: line.descriptors, from: connection) }
         }
         if oversized && !connection.closing {
-            connection.sendAndClose(WireProtocol.encode(
-                Reply.refusal("request line longer than \(WireProtocol.maxLineBytes) bytes")))
+            connection.sendAndClose(
+                WireProtocol.encode(
+                    Reply.refusal("request line longer than \(WireProtocol.maxLineBytes) bytes")))
         }
     }
 }

@@ -1,15 +1,16 @@
+import AnnounceEngine
+import AnnounceModel
+import AnnounceNetwork
+import AnnounceOutput
+import AnnounceSources
+import AnnounceSystem
 import CPosix
 import FoundationEssentials
 import Logging
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
-import AnnounceModel
-import AnnounceSystem
-import AnnounceSources
-import AnnounceOutput
-import AnnounceEngine
-import AnnounceNetwork
 
 /// The per-user queue owner's entry point and lifecycle: it takes the runtime directory's
 /// lock, blocks the termination signals, opens the spool and the socket, then hands over to
@@ -68,8 +69,10 @@ public final class Daemon {
         /// of this socket), stopped before it closes.
         public var services: [(name: String, start: @Sendable () -> (any DaemonService)?)] = []
 
-        public init(device: String = UserConfiguration.defaultDevice, idleExit: Double? = nil, ready: ReadyPipe? = nil,
-                    quietHours: [QuietHours] = [], duckLevel: Double = UserConfiguration.defaultDuckLevel) {
+        public init(
+            device: String = UserConfiguration.defaultDevice, idleExit: Double? = nil, ready: ReadyPipe? = nil,
+            quietHours: [QuietHours] = [], duckLevel: Double = UserConfiguration.defaultDuckLevel
+        ) {
             self.device = device
             self.idleExit = idleExit
             self.ready = ready
@@ -95,18 +98,24 @@ public final class Daemon {
 
     /// The daemon on the real clock, ALSA and device checks.
     public convenience init(runtime: RuntimeDirectory, configuration: Configuration, logger: Logger) {
-        self.init(runtime: runtime, configuration: configuration, logger: logger, clock: SystemClock.wall, ducksOtherAudio: true)
+        self.init(
+            runtime: runtime, configuration: configuration, logger: logger, clock: SystemClock.wall,
+            ducksOtherAudio: true)
     }
 
     /// `skipTo`: a test's clock, which goes to a deadline at once when nothing is in flight
     /// and the loop would only wait for it (backoff, expiry and idle exit cost no real time).
-    init(runtime: RuntimeDirectory, configuration: Configuration, logger: Logger,
-         clock: @escaping WallClock, skipTo: (@Sendable (Double) -> Void)? = nil,
-         openOutput: @escaping PlaybackEngine.OutputOpener = PlaybackEngine.defaultOpener,
-         probeDevice: @escaping DeviceProber = { device, environment throws(AnnounceError) in
-             try BoundedProbe.check { () throws(AnnounceError) in try Outputs.backend.probe(device, environment: environment) }
-         },
-         makeSource: EngineDriver.SourceMaker? = nil, ducksOtherAudio: Bool = false) {
+    init(
+        runtime: RuntimeDirectory, configuration: Configuration, logger: Logger,
+        clock: @escaping WallClock, skipTo: (@Sendable (Double) -> Void)? = nil,
+        openOutput: @escaping PlaybackEngine.OutputOpener = PlaybackEngine.defaultOpener,
+        probeDevice: @escaping DeviceProber = { device, environment throws(AnnounceError) in
+            try BoundedProbe.check { () throws(AnnounceError) in
+                try Outputs.backend.probe(device, environment: environment)
+            }
+        },
+        makeSource: EngineDriver.SourceMaker? = nil, ducksOtherAudio: Bool = false
+    ) {
         self.runtime = runtime
         self.ducksOtherAudio = ducksOtherAudio
         self.probeDevice = probeDevice
@@ -143,9 +152,14 @@ public final class Daemon {
         defer { services.stopAll() }
         let downloads = Downloads(media: spool.media)
         let driver = try services.start("engine") {
-            EngineDriver(openOutput: openOutput, makeSource: makeSource, speechCache: SpeechCache.user(limitBytes: configuration.speechCacheBytes),
-                         media: spool.media, downloads: downloads,
-                         leveler: Leveler(cache: LoudnessCache.user { [logger] in logger.warning("\($0)") }) { [logger] in logger.info("\($0)") }) {
+            EngineDriver(
+                openOutput: openOutput, makeSource: makeSource,
+                speechCache: SpeechCache.user(limitBytes: configuration.speechCacheBytes),
+                media: spool.media, downloads: downloads,
+                leveler: Leveler(cache: LoudnessCache.user { [logger] in logger.warning("\($0)") }) { [logger] in
+                    logger.info("\($0)")
+                }
+            ) {
                 mailbox.post($0)
             }
         }!
@@ -153,15 +167,18 @@ public final class Daemon {
         let ducker = try services.start("other-audio ducker") { () throws(AnnounceError) in
             ducksOtherAudio ? try OtherAudioDucker(journalPath: runtime.otherAudioJournalPath, logger: logger) : nil
         }
-        let controller = QueueController(runtime: runtime, configuration: configuration, logger: logger, clock: clock,
-                                         spool: spool, driver: driver, probeDevice: probeDevice, downloads: downloads,
-                                         ducker: ducker)
+        let controller = QueueController(
+            runtime: runtime, configuration: configuration, logger: logger, clock: clock,
+            spool: spool, driver: driver, probeDevice: probeDevice, downloads: downloads,
+            ducker: ducker)
         controller.otherAudioWatcher = try services.start("other-audio watcher") { () throws(AnnounceError) in
             ducksOtherAudio ? try OtherAudioWatcher(logger: logger) { mailbox.post($0) } : nil
         }
         controller.restore(now: now)
         try services.start("clients") { controller.hub }
-        let listener = try services.start("socket") { () throws(AnnounceError) in try SocketListener(path: runtime.socketPath, group: configuration.access?.group) }!
+        let listener = try services.start("socket") { () throws(AnnounceError) in
+            try SocketListener(path: runtime.socketPath, group: configuration.access?.group)
+        }!
         logger.info("listening on \(runtime.socketPath), device '\(configuration.device)', pid \(getpid())")
         notifyReady("ready")
         // The caller's (zones' bridge: a client of this socket).
@@ -170,21 +187,26 @@ public final class Daemon {
         }
         if let access = configuration.access {
             controller.listenerRoute = try services.start("listener socket") { () throws(AnnounceError) in
-                try ListenerRoute(path: runtime.listenerSocketPath, listener: access.settings.listener, device: configuration.device,
-                                  logger: logger) { mailbox.post($0) }
+                try ListenerRoute(
+                    path: runtime.listenerSocketPath, listener: access.settings.listener, device: configuration.device,
+                    logger: logger
+                ) { mailbox.post($0) }
             }
         }
         controller.start(now: now)
         controller.sessionBus = try services.start("session bus") { () throws(AnnounceError) in
-            try SessionBusPresence(environment: RuntimeDirectory.processEnvironment("DBUS_SESSION_BUS_ADDRESS"),
-                                   journalPath: runtime.pausedPlayersJournalPath, logger: logger)
+            try SessionBusPresence(
+                environment: RuntimeDirectory.processEnvironment("DBUS_SESSION_BUS_ADDRESS"),
+                journalPath: runtime.pausedPlayersJournalPath, logger: logger)
         }
         // Stopped first: the playing items keep the positions heard, as if paused.
         try services.start("plays") { PlaysAtStop(controller: controller, mailbox: mailbox) }
         let link = configuration.systemQueueDirectory.flatMap { SystemQueueLink(systemDirectory: $0, logger: logger) }
         link?.connect(hub: controller.hub)
-        ControlLoop(listener: listener.fd, signals: signals, mailbox: mailbox, controller: controller,
-                    idleExit: configuration.idleExit, clock: clock, skipTo: skipTo, systemQueue: link).run()
+        ControlLoop(
+            listener: listener.fd, signals: signals, mailbox: mailbox, controller: controller,
+            idleExit: configuration.idleExit, clock: clock, skipTo: skipTo, systemQueue: link
+        ).run()
         logger.info("stopping: the spool keeps \(controller.lanes.main.count) item(s)")
         return true
     }
@@ -192,9 +214,13 @@ public final class Daemon {
     /// The runtime directory's lock, or nil when another daemon holds it.
     private func acquireLock() throws(AnnounceError) -> Int32? {
         let lockFD = open(runtime.daemonLockPath, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        guard lockFD >= 0 else { throw .unavailable("cannot open \(runtime.daemonLockPath): \(systemErrorMessage(errno))") }
+        guard lockFD >= 0 else {
+            throw .unavailable("cannot open \(runtime.daemonLockPath): \(systemErrorMessage(errno))")
+        }
         guard flock(lockFD, LOCK_EX | LOCK_NB) == 0 else {
-            let holder = readWholeFile(runtime.daemonLockPath).map { String(decoding: $0.filter { $0 > 32 }, as: UTF8.self) } ?? "?"
+            let holder =
+                readWholeFile(runtime.daemonLockPath).map { String(decoding: $0.filter { $0 > 32 }, as: UTF8.self) }
+                ?? "?"
             logger.info("another daemon (pid \(holder)) owns \(runtime.path)")
             close(lockFD)
             return nil
@@ -276,8 +302,9 @@ extension Daemon.Configuration {
     /// How the config file has `item` play: its silence rule, its loudness unless the item says,
     /// and `nightLevel` dB lower when quiet mode lowers it.
     func tuning(for item: QueueItem, nightLevel: Double? = nil) -> EngineDriver.Tuning {
-        EngineDriver.Tuning(silence: silence, loudness: item.clip.loudness ?? loudness, nightLevel: nightLevel, wakeUp: wakeUp,
-                            keepsDeviceOpen: keepOpen > UserConfiguration.defaultKeepOpen
-                                && item.clip.devices(default: device).contains(device))
+        EngineDriver.Tuning(
+            silence: silence, loudness: item.clip.loudness ?? loudness, nightLevel: nightLevel, wakeUp: wakeUp,
+            keepsDeviceOpen: keepOpen > UserConfiguration.defaultKeepOpen
+                && item.clip.devices(default: device).contains(device))
     }
 }

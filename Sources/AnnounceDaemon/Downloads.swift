@@ -1,10 +1,11 @@
-import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
-import AnnounceSystem
 import AnnounceNetwork
+import AnnounceSystem
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The URL items' bodies: one `ProgressiveDownload` per item, into its media file, from when
 /// it is accepted (or restored after a restart: resumed) until it has its outcome. Its play
@@ -53,7 +54,9 @@ final class Downloads: Sendable {
     /// Starts `download` if it waits and may run now.
     private func start(_ id: String, _ download: ProgressiveDownload, urgent: Bool) -> GrowingFile {
         let starts = state.withLock { state -> Bool in
-            guard let index = state.waiting.firstIndex(of: id), urgent || state.active < Self.parallel else { return false }
+            guard let index = state.waiting.firstIndex(of: id), urgent || state.active < Self.parallel else {
+                return false
+            }
             state.waiting.remove(at: index)
             state.active += 1
             return true
@@ -64,12 +67,16 @@ final class Downloads: Sendable {
 
     private func makeDownload(_ item: QueueItem) -> ProgressiveDownload {
         let settings = UserConfiguration.load().configuration
-        var request = DownloadRequest(url: item.clip.url ?? "", connectTimeout: settings.connectTimeout,
-                                      stallTimeout: settings.stallTimeout, limit: MediaDirectory.limit)
+        var request = DownloadRequest(
+            url: item.clip.url ?? "", connectTimeout: settings.connectTimeout,
+            stallTimeout: settings.stallTimeout, limit: MediaDirectory.limit)
         request.proxies = item.clip.proxies ?? [:]
-        let cache = (item.clip.cache ?? settings.cacheDownloads) ? DownloadCache.user(limitBytes: settings.downloadCacheBytes) : nil
+        let cache =
+            (item.clip.cache ?? settings.cacheDownloads)
+            ? DownloadCache.user(limitBytes: settings.downloadCacheBytes) : nil
         let name = item.clip.media ?? ""
-        return ProgressiveDownload(request: request, body: media.filePath(name), head: media.headPath(name), cache: cache)
+        return ProgressiveDownload(
+            request: request, body: media.filePath(name), head: media.headPath(name), cache: cache)
     }
 
     /// A transfer ended: the next waiting one starts.

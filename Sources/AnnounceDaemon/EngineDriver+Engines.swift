@@ -1,7 +1,7 @@
-import Synchronization
+import AnnounceEngine
 import AnnounceModel
 import AnnounceOutput
-import AnnounceEngine
+import Synchronization
 
 /// The engines, one per open device (plays on it share it), and an alert's own beside a stream
 /// that plays through a sound server.
@@ -10,7 +10,8 @@ extension EngineDriver {
     func closeIdleEngines(except devices: Set<String>) -> [String] {
         engines.withLock { engines in
             var closed: [String] = []
-            for (name, engine) in engines.byDevice where !devices.contains(name) && engines.users[name, default: 0] == 0 {
+            for (name, engine) in engines.byDevice where !devices.contains(name) && engines.users[name, default: 0] == 0
+            {
                 if engine.closeOutputIfIdle() { closed.append(name) }
                 engines.byDevice[name] = nil
                 engines.spareOverlays.removeValue(forKey: name)?.closeOutputIfIdle()

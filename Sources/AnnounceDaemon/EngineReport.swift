@@ -8,7 +8,8 @@ enum EngineReport: Sendable, Equatable {
     /// Frames heard so far in this play; the program's exact length once counted after the start.
     case progress(id: String, framesPlayed: Int64, sampleRate: Int, totalFrames: Int64?)
     /// The play ended: frames heard in it, the program's length when known.
-    case ended(id: String, heardFrames: Int64, totalFrames: Int64?, sampleRate: Int?, end: PlaybackEnd, details: PlayDetails)
+    case ended(
+        id: String, heardFrames: Int64, totalFrames: Int64?, sampleRate: Int?, end: PlaybackEnd, details: PlayDetails)
     /// These devices were closed (idle, or another device is needed).
     case devicesClosed([String])
     /// A live stream's title changed (nil: it has none now).

@@ -89,12 +89,16 @@ final class EventHub {
         var event = withOwner(event())
         if !watchers.isEmpty {
             let tick = WireProtocol.encode(event)
-            for connection in watchers { connection.send(connection.caller == nil ? tick : WireProtocol.encode(connection.view(of: event))) }
+            for connection in watchers {
+                connection.send(connection.caller == nil ? tick : WireProtocol.encode(connection.view(of: event)))
+            }
         }
         if !subscribers.isEmpty {
             event.percent = milestone
             let line = WireProtocol.encode(event)
-            for connection in subscribers { connection.send(connection.caller == nil ? line : WireProtocol.encode(connection.view(of: event))) }
+            for connection in subscribers {
+                connection.send(connection.caller == nil ? line : WireProtocol.encode(connection.view(of: event)))
+            }
         }
     }
 
@@ -104,7 +108,7 @@ final class EventHub {
     }
 }
 
-private extension Connection {
+extension Connection {
     /// A client waiting for `id` with its progress shown (`play` on a terminal, `wait --progress`).
-    func showsProgress(of id: String) -> Bool { wantsProgress && waiting.contains(id) }
+    fileprivate func showsProgress(of id: String) -> Bool { wantsProgress && waiting.contains(id) }
 }

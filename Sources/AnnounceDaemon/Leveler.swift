@@ -1,11 +1,12 @@
-import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
-import AnnounceModel
-import AnnounceSystem
-import AnnounceSources
 import AnnounceEngine
+import AnnounceModel
+import AnnounceSources
+import AnnounceSystem
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Brings each play to its loudness target (`LoudnessTarget`, DESIGN §4, Loudness) with one
 /// gain, kept in `cache` by its file or its voice and the target, so a clip is measured once.
@@ -31,22 +32,30 @@ final class Leveler: Sendable {
 
     /// `source`, the clip of `item`, at `target`: itself when off; a live stream's gain follows it
     /// slowly. `reopen` makes the item's source again (a download's is measured on a twin).
-    func level(_ source: any Source, of item: QueueItem, target: LoudnessTarget,
-               reopen: @escaping @Sendable () throws(AnnounceError) -> any Source) throws(AnnounceError) -> any Source {
-        let plainFile = item.clip.speech == nil && item.clip.media == nil && item.clip.url == nil && item.clip.stream == nil
+    func level(
+        _ source: any Source, of item: QueueItem, target: LoudnessTarget,
+        reopen: @escaping @Sendable () throws(AnnounceError) -> any Source
+    ) throws(AnnounceError) -> any Source {
+        let plainFile =
+            item.clip.speech == nil && item.clip.media == nil && item.clip.url == nil && item.clip.stream == nil
         let file = item.clip.file
-        let twin: @Sendable () throws(AnnounceError) -> any Source = { () throws(AnnounceError) -> any Source in try FileSource(file: file) }
+        let twin: @Sendable () throws(AnnounceError) -> any Source = { () throws(AnnounceError) -> any Source in
+            try FileSource(file: file)
+        }
         let key = target.lufs.flatMap { Self.key(of: item, target: $0) }
         return try level(source, key: key, target: target, twin: plainFile ? twin : item.clip.url != nil ? reopen : nil)
     }
 
     /// `source` at `target`, its gain kept by `key` (nil: measured each time). `twin` opens the
     /// same audio again: a long opening is then measured in two halves side by side.
-    func level(_ source: any Source, key: String?, target: LoudnessTarget,
-               twin: (@Sendable () throws(AnnounceError) -> any Source)? = nil) throws(AnnounceError) -> any Source {
+    func level(
+        _ source: any Source, key: String?, target: LoudnessTarget,
+        twin: (@Sendable () throws(AnnounceError) -> any Source)? = nil
+    ) throws(AnnounceError) -> any Source {
         guard let lufs = target.lufs else { return source }
         if source.resumption == .liveRejoin {
-            let meter = try LoudnessMeter(channels: source.format.channels, sampleRate: source.format.sampleRate, full: false)
+            let meter = try LoudnessMeter(
+                channels: source.format.channels, sampleRate: source.format.sampleRate, full: false)
             return LeveledSource(source, following: lufs) { frames, count in
                 (try? meter.add(frames, count: count)) == nil ? nil : meter.shortTerm
             }
@@ -58,10 +67,14 @@ final class Leveler: Sendable {
         let meter = try LoudnessMeter(channels: format.channels, sampleRate: format.sampleRate, full: false)
         var opening = Opening(format: format)
         var meters = [meter]
-        if source.arrivesWhileRead, let twin, let arrived = ArrivingOpening.measure(twin, format: format, limit: opening.limit) {
+        if source.arrivesWhileRead, let twin,
+            let arrived = ArrivingOpening.measure(twin, format: format, limit: opening.limit)
+        {
             // A download: what came by the deadline, measured beside it; the play never waits on a slow server.
             (opening, meters) = (arrived.opening, [arrived.meter])
-        } else if let twin, let total = source.duration.exactFrames, total >= Int64(Self.splitSeconds * Double(format.sampleRate)) {
+        } else if let twin, let total = source.duration.exactFrames,
+            total >= Int64(Self.splitSeconds * Double(format.sampleRate))
+        {
             // Two halves on two threads: the second on a source of its own, sought to the middle.
             let half = min(total, opening.limit) / 2
             let second = SecondHalf(format: format, from: half, until: opening.limit - half)
@@ -82,15 +95,18 @@ final class Leveler: Sendable {
         let makeUp = try opening.makeUp(gain: measured.gain(toward: lufs), target: lufs)
         let gain = measured.gain(toward: lufs) + makeUp
         let seconds = (Double(opening.frames) / Double(format.sampleRate) * 10).rounded() / 10
-        log("loudness of \(source.name): \(Self.text(measured.level)) LUFS\(opening.ended ? "" : " (its first \(seconds) s)"), "
-            + "played at \(Self.text(gain, signed: true)) dB\(makeUp > 0 ? " (\(Self.text(makeUp, signed: true)) dB made up for the limiter)" : ""); "
-            + "measured in \(Int(((SystemClock.monotonic() - began) * 1000).rounded())) ms")
+        log(
+            "loudness of \(source.name): \(Self.text(measured.level)) LUFS\(opening.ended ? "" : " (its first \(seconds) s)"), "
+                + "played at \(Self.text(gain, signed: true)) dB\(makeUp > 0 ? " (\(Self.text(makeUp, signed: true)) dB made up for the limiter)" : ""); "
+                + "measured in \(Int(((SystemClock.monotonic() - began) * 1000).rounded())) ms")
         guard let key else { return LeveledSource(source, gain: gain) }
         if opening.ended {
             cache.store(gain: gain, for: key)
             return LeveledSource(source, gain: gain)
         }
-        let rest = try Completion(measured: meters, format: format, key: key, cache: cache) { $0.gain(toward: lufs) + makeUp }
+        let rest = try Completion(measured: meters, format: format, key: key, cache: cache) {
+            $0.gain(toward: lufs) + makeUp
+        }
         return LeveledSource(source, gain: gain, tap: rest, tapFrom: opening.frames)
     }
 
@@ -131,7 +147,8 @@ final class Leveler: Sendable {
             let expected = min(source.duration.frames ?? limit, limit)
             kept.reserveCapacity(min(Int(expected) * channels, Leveler.rehearsalSamples))
             while frames < limit {
-                let got = try source.read(into: buffer.baseAddress!, frames: Int(min(Int64(chunk), limit - frames)), as: .float32)
+                let got = try source.read(
+                    into: buffer.baseAddress!, frames: Int(min(Int64(chunk), limit - frames)), as: .float32)
                 if got == 0 {
                     ended = true
                     return
@@ -159,14 +176,18 @@ final class Leveler: Sendable {
         /// The dB the limiter would take off at `gain`, played back through it: none when the
         /// peaks stay a dB clear of it (true peaks sit at most a little over sample peaks).
         func makeUp(gain: Double, target: Double) throws(AnnounceError) -> Double {
-            guard peak > 0, 20 * log10(Double(peak)) + gain > LeveledSource.defaultCeiling - 1, !kept.isEmpty else { return 0 }
+            guard peak > 0, 20 * log10(Double(peak)) + gain > LeveledSource.defaultCeiling - 1, !kept.isEmpty else {
+                return 0
+            }
             // Secant steps: each dB more lifts the clip by less, as more of it meets the limiter.
             var tried: (makeUp: Double, heard: Double)?
             var makeUp = 0.0
             for _ in 0..<Leveler.rehearsals {
                 let meter = try LoudnessMeter(channels: format.channels, sampleRate: format.sampleRate, full: false)
                 let tap = MeterTap(meter)
-                kept.withUnsafeBufferPointer { LeveledSource.rehearse($0, format: format, gain: gain + makeUp, into: tap) }
+                kept.withUnsafeBufferPointer {
+                    LeveledSource.rehearse($0, format: format, gain: gain + makeUp, into: tap)
+                }
                 guard let heard = meter.measurement.level, heard >= Loudness.silenceFloor else { break }
                 if abs(target - heard) < 0.1 { break }
                 let slope = tried.map { heard > $0.heard ? (heard - $0.heard) / (makeUp - $0.makeUp) : 1 } ?? 1
@@ -230,8 +251,10 @@ final class Leveler: Sendable {
         }
 
         /// What came of `twin`'s first `limit` frames in time, with its meter; nil when nothing could be measured.
-        static func measure(_ twin: @escaping @Sendable () throws(AnnounceError) -> any Source, format: SourceFormat,
-                            limit: Int64) -> (opening: Opening, meter: LoudnessMeter)? {
+        static func measure(
+            _ twin: @escaping @Sendable () throws(AnnounceError) -> any Source, format: SourceFormat,
+            limit: Int64
+        ) -> (opening: Opening, meter: LoudnessMeter)? {
             guard let arriving = try? ArrivingOpening(format: format) else { return nil }
             let deadline = SystemClock.monotonic() + Loudness.arrivingOpeningWait
             pthread_detach(startThread(named: "announce-level") { arriving.read(twin, format: format, limit: limit) })
@@ -262,12 +285,15 @@ final class Leveler: Sendable {
             while true {
                 let frames = state.withLock { $0.abandoned ? limit : $0.opening.frames }
                 guard frames < limit,
-                      let got = try? source.read(into: buffer.baseAddress!, frames: Int(min(Int64(chunk), limit - frames)), as: .float32)
+                    let got = try? source.read(
+                        into: buffer.baseAddress!, frames: Int(min(Int64(chunk), limit - frames)), as: .float32)
                 else { return }
                 let more = state.withLock { state -> Bool in
                     guard !state.abandoned else { return false }
                     if got == 0 { state.opening.ended = true }
-                    return got > 0 && (try? state.opening.take(UnsafeBufferPointer(rebasing: buffer[0..<got * format.channels]), into: meter)) != nil
+                    return got > 0
+                        && (try? state.opening.take(
+                            UnsafeBufferPointer(rebasing: buffer[0..<got * format.channels]), into: meter)) != nil
                 }
                 progress.signal()
                 if !more { return }
@@ -293,12 +319,16 @@ final class Leveler: Sendable {
         let gain: (Loudness) -> Double
         var failed = false
 
-        init(measured: [LoudnessMeter], format: SourceFormat, key: String, cache: LoudnessCache,
-             gain: @escaping (Loudness) -> Double) throws(AnnounceError) {
+        init(
+            measured: [LoudnessMeter], format: SourceFormat, key: String, cache: LoudnessCache,
+            gain: @escaping (Loudness) -> Double
+        ) throws(AnnounceError) {
             if measured.count == 1 {
                 (earlier, meter) = ([], measured[0])
             } else {
-                (earlier, meter) = (measured, try LoudnessMeter(channels: format.channels, sampleRate: format.sampleRate, full: false))
+                (earlier, meter) = (
+                    measured, try LoudnessMeter(channels: format.channels, sampleRate: format.sampleRate, full: false)
+                )
             }
             self.key = key
             self.cache = cache
@@ -310,7 +340,11 @@ final class Leveler: Sendable {
         }
 
         func passEnded() {
-            if !failed { cache.store(gain: gain(earlier.isEmpty ? meter.measurement : LoudnessMeter.combined(earlier + [meter])), for: key) }
+            if !failed {
+                cache.store(
+                    gain: gain(earlier.isEmpty ? meter.measurement : LoudnessMeter.combined(earlier + [meter])),
+                    for: key)
+            }
         }
     }
 }

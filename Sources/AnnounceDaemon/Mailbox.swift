@@ -1,6 +1,6 @@
-import Synchronization
 import AnnounceModel
 import AnnounceSystem
+import Synchronization
 
 /// The engine driver's reports on their way to the control thread, which polls `wakeup`.
 final class Mailbox: Sendable {

@@ -1,12 +1,13 @@
+import AnnounceEngine
+import AnnounceModel
+import AnnounceOutput
+import AnnounceSystem
 import Logging
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
-import AnnounceModel
-import AnnounceSystem
-import AnnounceOutput
-import AnnounceEngine
 
 /// Lowers other applications' streams on the sound server while a duck-others item plays
 /// (DESIGN §3), on a thread of its own (`announce-duck`): the control thread only says what it
@@ -125,8 +126,9 @@ final class OtherAudioDucker: Sendable {
             lastLook = real
             let now = rampClock
             if gain != duck.target {
-                duck.retarget(gain, seconds: stopping ? 0 : gain < 1 ? GainRamp.duckDownSeconds : GainRamp.duckUpSeconds,
-                              now: now)
+                duck.retarget(
+                    gain, seconds: stopping ? 0 : gain < 1 ? GainRamp.duckDownSeconds : GainRamp.duckUpSeconds,
+                    now: now)
             }
             do throws(AnnounceError) {
                 try step(&duck, on: server!, environment: serverEnvironment, now: now)
@@ -152,8 +154,10 @@ final class OtherAudioDucker: Sendable {
 
     /// One look at the server: the journal first when a stream is lowered for the first time (with
     /// its place in the restore database, read before), after when one is put back.
-    private func step(_ duck: inout OtherAudioDuck, on server: SoundServerStreams, environment: [String: String]?,
-                      now: Double) throws(AnnounceError) {
+    private func step(
+        _ duck: inout OtherAudioDuck, on server: SoundServerStreams, environment: [String: String]?,
+        now: Double
+    ) throws(AnnounceError) {
         let streams = try server.streams()
         var restores: [UInt32: StreamRestore] = [:]
         for stream in duck.newcomers(in: streams) {
@@ -172,7 +176,9 @@ final class OtherAudioDucker: Sendable {
 
     /// A stream ended while lowered: its application's restore entry is put back as it was.
     private func writeRestore(_ entry: RestoreEntry, on server: SoundServerStreams) throws(AnnounceError) {
-        if try !server.writeRestore(entry) { logger.warning("duck others: the sound server refused the restore entry \(entry.name)") }
+        if try !server.writeRestore(entry) {
+            logger.warning("duck others: the sound server refused the restore entry \(entry.name)")
+        }
     }
 
     /// WirePlumber can save an ended stream's last (lowered) volume after its entry was put back: it reads a
@@ -184,18 +190,19 @@ final class OtherAudioDucker: Sendable {
     private func writeAgainLater(_ entries: [RestoreEntry], environment: [String: String]?) {
         guard !entries.isEmpty else { return }
         // Detached: nobody waits for it (a daemon that stops meanwhile needs no second write).
-        pthread_detach(startThread(named: "announce-restore") { [logger] in
-            for delay: UInt32 in [1, 2] {
-                sleep(delay)
-                do throws(AnnounceError) {
-                    let server = try SoundServerStreams(environment: environment)
-                    guard try server.isPipeWire() else { return }
-                    for entry in entries { try server.writeRestore(entry) }
-                } catch {
-                    logger.info("duck others: restore entries not written again (\(error.description))")
+        pthread_detach(
+            startThread(named: "announce-restore") { [logger] in
+                for delay: UInt32 in [1, 2] {
+                    sleep(delay)
+                    do throws(AnnounceError) {
+                        let server = try SoundServerStreams(environment: environment)
+                        guard try server.isPipeWire() else { return }
+                        for entry in entries { try server.writeRestore(entry) }
+                    } catch {
+                        logger.info("duck others: restore entries not written again (\(error.description))")
+                    }
                 }
-            }
-        })
+            })
     }
 
     private func writeJournal(_ journal: OtherAudioJournal) {
@@ -226,7 +233,9 @@ final class OtherAudioDucker: Sendable {
             var ended: [RestoreEntry] = []
             for lowered in journal.streams {
                 if streams.contains(where: { lowered.matches($0) }) {
-                    if try server.setVolume(VolumeChange(index: lowered.index, volume: lowered.original)) { restored += 1 }
+                    if try server.setVolume(VolumeChange(index: lowered.index, volume: lowered.original)) {
+                        restored += 1
+                    }
                 } else if let entry = lowered.entryAfterEnd {
                     ended.append(entry)
                 }

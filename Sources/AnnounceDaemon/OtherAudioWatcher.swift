@@ -1,11 +1,12 @@
+import AnnounceModel
+import AnnounceOutput
+import AnnounceSystem
 import Logging
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
-import AnnounceModel
-import AnnounceSystem
-import AnnounceOutput
 
 /// Watches what other applications play on the sound server announce's items reach (DESIGN §3,
 /// Interruptions from other applications, Other audio playing), on a thread of its own
@@ -67,7 +68,9 @@ final class OtherAudioWatcher: Sendable {
     /// `.some(nil)` when no server answers there; nil when not known.
     func scene(for environment: [String: String]?) -> OtherAudioScene?? {
         shared.withLock { shared in
-            guard let seen = shared.seen, seen.wish == shared.wish, seen.wish.environment == environment else { return nil }
+            guard let seen = shared.seen, seen.wish == shared.wish, seen.wish.environment == environment else {
+                return nil
+            }
             return .some(seen.scene)
         }
     }
@@ -84,7 +87,8 @@ final class OtherAudioWatcher: Sendable {
     static func look(environment: [String: String]?, interruptingRoles: [String]) -> OtherAudioScene? {
         do throws(AnnounceError) {
             let server = try SoundServerStreams(environment: environment)
-            return OtherAudioScene(streams: try server.streams(), ownProcessID: Int64(getpid()), interruptingRoles: interruptingRoles)
+            return OtherAudioScene(
+                streams: try server.streams(), ownProcessID: Int64(getpid()), interruptingRoles: interruptingRoles)
         } catch {
             return nil
         }
@@ -108,7 +112,9 @@ final class OtherAudioWatcher: Sendable {
             }
             if stopping { break }
             if let lookFor {
-                post(.otherAudioLooked(Self.look(environment: lookFor.environment, interruptingRoles: lookFor.interruptingRoles)))
+                post(
+                    .otherAudioLooked(
+                        Self.look(environment: lookFor.environment, interruptingRoles: lookFor.interruptingRoles)))
             }
             guard let wish else {
                 if server != nil { publish(nil, wish: nil) }
@@ -143,8 +149,9 @@ final class OtherAudioWatcher: Sendable {
     }
 
     private func look(_ server: SoundServerStreams, wish: Wish) throws(AnnounceError) {
-        let scene = OtherAudioScene(streams: try server.streams(), ownProcessID: Int64(getpid()),
-                                    interruptingRoles: wish.interruptingRoles)
+        let scene = OtherAudioScene(
+            streams: try server.streams(), ownProcessID: Int64(getpid()),
+            interruptingRoles: wish.interruptingRoles)
         publish(scene, wish: wish)
     }
 

@@ -10,13 +10,16 @@ extension QueueController {
     /// the first time), or nil when the failure is final. `DeviceSupervisor` decides.
     func deviceTrouble(_ details: PlayDetails, item: QueueItem, now: Double) -> QueueHold? {
         guard let trouble = details.deviceTrouble,
-              let wait = devices.failed(trouble, failsWhenBusy: item.ifBusy == .fail, now: now) else { return nil }
+            let wait = devices.failed(trouble, failsWhenBusy: item.ifBusy == .fail, now: now)
+        else { return nil }
         let device = trouble.device
         func interrupted(_ reason: InterruptionReason, _ warning: String) {
             if lifecycles[item.id]?.interrupt() == true {
-                hub.emit(Event(.interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
-                               reason: EventReason(reason), heard: seconds(item.heardFrames, of: item.id),
-                               device: device, warning: warning))
+                hub.emit(
+                    Event(
+                        .interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
+                        reason: EventReason(reason), heard: seconds(item.heardFrames, of: item.id),
+                        device: device, warning: warning))
             }
         }
         switch wait {
@@ -24,7 +27,8 @@ extension QueueController {
             interrupted(.deviceBusy, reason)
         case .lost(let reason, let newlyLost):
             if newlyLost {
-                logger.warning("device '\(device)' lost: \(reason); \(item.id) keeps its place and resumes when it is back")
+                logger.warning(
+                    "device '\(device)' lost: \(reason); \(item.id) keeps its place and resumes when it is back")
                 hub.emit(Event(.routeChange, time: now, reason: .oldDeviceUnavailable, device: device, warning: reason))
             }
             interrupted(.deviceLost, reason)

@@ -1,6 +1,6 @@
+import AnnounceEngine
 import AnnounceModel
 import AnnounceSystem
-import AnnounceEngine
 
 /// The models' effects carried out, and the engine driver's reports taken in.
 extension QueueController {
@@ -27,15 +27,17 @@ extension QueueController {
                 do { try spool.save(item) } catch { logger.error("\(error.description)") }
             case .play(let item) where quietSilences(item, now: now):
                 // Never reaches the engines: it ends `silenced` and the next item is offered.
-                effects += lanes.main.playbackEnded(id: item.id, heardFrames: 0, totalFrames: nil,
-                                                   end: .silenced(reason: "quiet mode"), now: now)
+                effects += lanes.main.playbackEnded(
+                    id: item.id, heardFrames: 0, totalFrames: nil,
+                    end: .silenced(reason: "quiet mode"), now: now)
             case .play(let item):
                 applyDucking(policy.setSuspended(item.id, false))
                 if let stream = policy[item.id], !stream.isPlaying {
                     // Left paused by a --no-notify-others session (or still interrupted): it waits
                     // at the head of the queue for `announce resume`.
-                    effects += lanes.main.playbackEnded(id: item.id, heardFrames: 0, totalFrames: nil,
-                                                       end: .held(.awaitingResume), now: now)
+                    effects += lanes.main.playbackEnded(
+                        id: item.id, heardFrames: 0, totalFrames: nil,
+                        end: .held(.awaitingResume), now: now)
                     continue
                 }
                 var item = item
@@ -60,10 +62,12 @@ extension QueueController {
                 let tuning = configuration.tuning(for: item, nightLevel: nightLevel(item, now: now))
                 // On the system queue, through the listener's own daemon when one is connected (DESIGN §8).
                 if item.clip.device == nil, item.clip.extraDevices == nil, let route = listenerRoute,
-                   route.play(item, media: spool.media, tuning: tuning, now: now) {
+                    route.play(item, media: spool.media, tuning: tuning, now: now)
+                {
                 } else {
-                    driver.play(item, devices: item.clip.devices(default: configuration.device), gain: startingGain(item.id),
-                                watched: hub.isProgressWatched(item.id), tuning: tuning)
+                    driver.play(
+                        item, devices: item.clip.devices(default: configuration.device), gain: startingGain(item.id),
+                        watched: hub.isProgressWatched(item.id), tuning: tuning)
                 }
                 // Started items never expire, also after a crash; saved after the play began.
                 do { try spool.save(item) } catch { logger.error("\(error.description)") }
@@ -79,9 +83,11 @@ extension QueueController {
                 }
                 // Interruptions the daemon announced itself (sessions, the device) are not repeated.
                 if lifecycles[item.id]?.interrupt() == true {
-                    hub.emit(Event(.interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
-                               reason: Self.describe(reason), heard: seconds(item.heardFrames, of: item.id),
-                               warning: reason == .held(.call) ? otherAudioScene?.call : nil))
+                    hub.emit(
+                        Event(
+                            .interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
+                            reason: Self.describe(reason), heard: seconds(item.heardFrames, of: item.id),
+                            warning: reason == .held(.call) ? otherAudioScene?.call : nil))
                 }
             case .finish(let item, let outcome):
                 // The lifecycle alone decides that this is its one outcome.
@@ -89,17 +95,22 @@ extension QueueController {
                 effects += deactivate(item.id, now: now)
                 lanes.preemptedFor = lanes.preemptedFor.filter { $0.value != item.id && $0.key != item.id }
                 let played = meter.lastPlay(of: item.id)
-                let event = Event(.finished, time: now, id: item.id, path: item.clip.path, priority: item.priority,
-                                  reason: outcome.reason.map { EventReason($0) }, heard: seconds(item.heardFrames, of: item.id),
-                                  duration: seconds(item.totalFrames, of: item.id), outcome: outcome, device: played?.devices.description,
-                                  format: played?.format, frames: played?.frames, warning: played?.warning).owned(by: item.owner)
+                let event = Event(
+                    .finished, time: now, id: item.id, path: item.clip.path, priority: item.priority,
+                    reason: outcome.reason.map { EventReason($0) }, heard: seconds(item.heardFrames, of: item.id),
+                    duration: seconds(item.totalFrames, of: item.id), outcome: outcome,
+                    device: played?.devices.description,
+                    format: played?.format, frames: played?.frames, warning: played?.warning
+                ).owned(by: item.owner)
                 meter.forget(item.id)
                 downloads?.stop(item.id)
                 do { try spool.finish(item, event: event) } catch { logger.error("\(error.description)") }
-                logger.info("\(item.id) \(item.clip.path): \(outcome.kind.rawValue)\(outcome.reason.map { " (\($0))" } ?? "")")
+                logger.info(
+                    "\(item.id) \(item.clip.path): \(outcome.kind.rawValue)\(outcome.reason.map { " (\($0))" } ?? "")")
                 // Held until its own device closes (a multi-route play: the first such device).
                 if let device = played?.devices.names.first(where: {
-                    $0 != configuration.device && devices.open.contains($0) }) {
+                    $0 != configuration.device && devices.open.contains($0)
+                }) {
                     hub.emit(event, whenClosed: device)
                 } else {
                     hub.emit(event)

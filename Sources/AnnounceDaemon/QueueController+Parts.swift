@@ -1,6 +1,6 @@
-import Logging
 import AnnounceModel
 import AnnounceSystem
+import Logging
 
 extension QueueController {
     /// The parts of the daemon the controller works through, made by `Daemon.run`.

@@ -1,6 +1,6 @@
 import AnnounceModel
-import AnnounceSystem
 import AnnounceOutput
+import AnnounceSystem
 
 /// `play`: its items checked, spooled all or nothing, queued or started, and acknowledged.
 extension QueueController {
@@ -17,7 +17,8 @@ extension QueueController {
         // All or nothing across a crash too: uncommitted until every item is spooled.
         do { try spool.beginRequest(items.map(\.item.id), key: request.key) } catch {
             logger.error("\(error.description)")
-            connection.send(WireProtocol.encode(Reply.failure(error.exitCode, "cannot spool the request: \(error.description)")))
+            connection.send(
+                WireProtocol.encode(Reply.failure(error.exitCode, "cannot spool the request: \(error.description)")))
             return false
         }
         defer { spool.endRequest() }
@@ -27,7 +28,8 @@ extension QueueController {
                 logger.error("\(error.description)")
                 // None of the request is accepted: its items spooled so far go too.
                 cancel(ids + [item.id], now: now)
-                connection.send(WireProtocol.encode(Reply.failure(error.exitCode, "cannot spool the item: \(error.description)")))
+                connection.send(
+                    WireProtocol.encode(Reply.failure(error.exitCode, "cannot spool the item: \(error.description)")))
                 return false
             }
             ids.append(item.id)
@@ -42,7 +44,8 @@ extension QueueController {
         for (item, _) in items where lifecycles[item.id] != nil { downloads?.ensure(item) }
         // Main-lane items wait for `announce resume`: the client says so.
         let waitsForResume = lanes.main.isPaused && items.contains { $0.item.audioSession.lane == .main }
-        connection.send(WireProtocol.encode(Reply.ids(ids, pausedSince: waitsForResume ? runtime.pausedSince ?? now : nil)))
+        connection.send(
+            WireProtocol.encode(Reply.ids(ids, pausedSince: waitsForResume ? runtime.pausedSince ?? now : nil)))
         if request.wait { subscribe(connection, to: ids, progress: request.progress) }
         return true
     }
@@ -52,13 +55,16 @@ extension QueueController {
         logger.info("a play request sent again after a restart: its \(ids.count) item(s) were restored")
         let pending = pendingIDs
         let waitsForResume = lanes.main.isPaused && ids.contains { !lanes.isMixed($0) && pending.contains($0) }
-        connection.send(WireProtocol.encode(Reply.ids(ids, pausedSince: waitsForResume ? runtime.pausedSince ?? now : nil)))
+        connection.send(
+            WireProtocol.encode(Reply.ids(ids, pausedSince: waitsForResume ? runtime.pausedSince ?? now : nil)))
         if request.wait { subscribe(connection, to: ids, progress: request.progress) }
     }
 
     /// The request's items, each with whether it replaces its tag's older ones; nil when a device
     /// cannot play (the client is answered: nothing queued, nothing preempted).
-    private func newItems(_ request: PlayRequest, _ connection: Connection, now: Double) -> [(item: QueueItem, replaces: Bool)]? {
+    private func newItems(_ request: PlayRequest, _ connection: Connection, now: Double) -> [(
+        item: QueueItem, replaces: Bool
+    )]? {
         var items: [(item: QueueItem, replaces: Bool)] = []
         var passed: Set<String> = []  // devices checked for this request: each once, not per item
         for (index, itemRequest) in request.items.enumerated() {
@@ -87,11 +93,15 @@ extension QueueController {
 
     /// One item of the request into its lane: spooled before it is accepted (a failure throws,
     /// nothing of it left), then queued on the main lane or started on the mixed one.
-    private func admit(_ item: QueueItem, replacing replaces: Bool, after ids: [String], now: Double) throws(AnnounceError) {
+    private func admit(_ item: QueueItem, replacing replaces: Bool, after ids: [String], now: Double)
+        throws(AnnounceError)
+    {
         if replaces, let tag = item.tag {
             // Playing mixing streams with the tag are replaced too (the scheduler has the queue's).
-            carryOut(lanes.mixed.end(where: { $0.tag == tag && $0.owner?.uid == item.owner?.uid && !ids.contains($0.id) },
-                                     Outcome(.replaced, reason: "replaced by \(item.id)")), now: now)
+            carryOut(
+                lanes.mixed.end(
+                    where: { $0.tag == tag && $0.owner?.uid == item.owner?.uid && !ids.contains($0.id) },
+                    Outcome(.replaced, reason: "replaced by \(item.id)")), now: now)
         }
         if item.audioSession.lane == .mixed {
             // Mixable: never queued, it starts now over whatever plays.
@@ -99,7 +109,9 @@ extension QueueController {
             item.sequence = lanes.main.nextSequence
             try spool.save(item)
             lifecycles[item.id] = ItemLifecycle()
-            hub.emit(Event(.queued, time: now, id: item.id, path: item.clip.path, priority: item.priority).owned(by: item.owner))
+            hub.emit(
+                Event(.queued, time: now, id: item.id, path: item.clip.path, priority: item.priority).owned(
+                    by: item.owner))
             return startMixed(item, alert: false, now: now)
         }
         lifecycles[item.id] = ItemLifecycle()  // before its effects: it may end at once (`--expire 0s`)
@@ -117,7 +129,8 @@ extension QueueController {
                 throw error
             }
         }
-        hub.emit(Event(.queued, time: now, id: item.id, path: item.clip.path, priority: item.priority).owned(by: item.owner))
+        hub.emit(
+            Event(.queued, time: now, id: item.id, path: item.clip.path, priority: item.priority).owned(by: item.owner))
         carryOut(effects, now: now)
     }
 
@@ -126,8 +139,10 @@ extension QueueController {
     /// lost mid-play (waited for) are not probed again: the check costs a connection to a sound server.
     /// A `file:` device is checked every time: that costs a stat, and its directory may have gone.
     /// Within one request each device is checked once (`passed`), not once per item.
-    func deviceFailure(_ devices: [String], environment: [String: String]?, passed: inout Set<String>) -> AnnounceError? {
-        for device in devices where !passed.contains(device) && (DeviceName.fileArgument(device) != nil || !self.devices.isKnown(device)) {
+    func deviceFailure(_ devices: [String], environment: [String: String]?, passed: inout Set<String>) -> AnnounceError?
+    {
+        for device in devices
+        where !passed.contains(device) && (DeviceName.fileArgument(device) != nil || !self.devices.isKnown(device)) {
             do { try probeDevice(device, environment) } catch { return error }
             passed.insert(device)
         }

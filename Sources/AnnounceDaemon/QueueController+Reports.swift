@@ -1,6 +1,6 @@
+import AnnounceEngine
 import AnnounceModel
 import AnnounceSystem
-import AnnounceEngine
 
 /// The engine driver's reports taken in: a play started, its progress, its end, devices closed,
 /// a stream's title, and what other applications play.
@@ -16,7 +16,9 @@ extension QueueController {
                 hub.emit(Event(.deviceOpened, time: now, device: device, format: format))
             }
             // Announced once per play: a multi-route play reports a start per device.
-            guard let item = item(id), let heard = lifecycles[id]?.heard(stillInterrupted: policy[id]?.isInterrupted == true) else {
+            guard let item = item(id),
+                let heard = lifecycles[id]?.heard(stillInterrupted: policy[id]?.isInterrupted == true)
+            else {
                 return
             }
             if lanes.main.playing?.id == id {
@@ -30,16 +32,23 @@ extension QueueController {
                 hub.emit(Event(.routeChange, time: now, reason: .newDeviceAvailable, device: device, format: format))
             }
             if heard.endsInterruption {
-                hub.emit(Event(.interruptionEnded, time: now, id: id, path: item.clip.path, priority: item.priority, shouldResume: true))
+                hub.emit(
+                    Event(
+                        .interruptionEnded, time: now, id: id, path: item.clip.path, priority: item.priority,
+                        shouldResume: true))
             }
             logger.info("\(id) \(item.clip.path): started on \(device) as \(format)")
-            hub.emit(Event(.started, time: now, id: id, path: item.clip.path, priority: item.priority,
-                       heard: seconds(item.heardFrames, of: id), duration: seconds(total, of: id), device: device, format: format))
+            hub.emit(
+                Event(
+                    .started, time: now, id: id, path: item.clip.path, priority: item.priority,
+                    heard: seconds(item.heardFrames, of: id), duration: seconds(total, of: id), device: device,
+                    format: format))
         case .progress(let id, let frames, _, let counted):
             // An estimated length, counted exactly after the start.
             if let counted, lanes.main.playing?.id == id { meter.playingTotal = counted }
             // Ten reports a second per stream: nothing is built unless someone listens.
-            let heardBefore: Int64, total: Int64?
+            let heardBefore: Int64
+            let total: Int64?
             if let stream = lanes.mixed[id] {
                 lanes.mixed.progress(id, frames: frames, counted: counted)
                 (heardBefore, total) = (stream.item.heardFrames, counted ?? stream.item.totalFrames)
@@ -65,11 +74,14 @@ extension QueueController {
             }
             meter.playingFrames = heard
             if case .failed = end, let item = lanes.main.playing, item.id == id,
-               let hold = deviceTrouble(played, item: item, now: now) {
+                let hold = deviceTrouble(played, item: item, now: now)
+            {
                 end = .held(hold)  // back to the head of the queue; the device is tried again
             }
-            carryOut(lanes.main.playbackEnded(id: id, heardFrames: heard, totalFrames: total, heardFraction: played.heardFraction,
-                                          end: end, now: now), now: now)
+            carryOut(
+                lanes.main.playbackEnded(
+                    id: id, heardFrames: heard, totalFrames: total, heardFraction: played.heardFraction,
+                    end: end, now: now), now: now)
         case .devicesClosed(let closed):
             for device in closed where devices.closed(device) {
                 hub.emit(Event(.deviceClosed, time: now, device: device))

@@ -1,10 +1,11 @@
-import FoundationEssentials
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
-import AnnounceSystem
 import AnnounceOutput
+import AnnounceSystem
+import FoundationEssentials
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The requests: one handler each, taking the request and the connection it came on.
 extension QueueController {
@@ -31,7 +32,8 @@ extension QueueController {
         // The values no client is trusted with, by the rules the client checked before sending.
         if let problem = request.problem { return reject(connection, problem) }
         if let caller = connection.caller, let access = rules(for: caller),
-           let refusal = systemRefusal(request, from: caller, access: access) {
+            let refusal = systemRefusal(request, from: caller, access: access)
+        {
             logger.info("refused \(caller.name)'s \(request.operation.rawValue): \(refusal.description)")
             return refuse(connection, refusal)
         }
@@ -43,7 +45,10 @@ extension QueueController {
                 return
             }
             var stored: [MediaFile] = []
-            let accepted = takeHanded(&play, descriptors: descriptors, caller: caller, access: access, stored: &stored, connection: connection)
+            let accepted =
+                takeHanded(
+                    &play, descriptors: descriptors, caller: caller, access: access, stored: &stored,
+                    connection: connection)
                 && handlePlay(play, from: connection, now: now)
             for file in stored { accepted ? file.release() : file.discard() }
         case .alert(var alert, let wait):
@@ -53,9 +58,12 @@ extension QueueController {
             }
             var stored: [MediaFile] = []
             let media = takeHanded(&alert, descriptors: descriptors, stored: &stored, connection: connection)
-            let accepted = alert.handed == nil && (media != nil || stored.isEmpty) && !connection.closing
-                && handleAlert(alert, media: media, owner: connection.caller?.owner, wait: wait, from: connection, now: now)
-            for file in stored { accepted ? file.release() : file.discard() }  // an accepted one's goes with its outcome
+            let accepted =
+                alert.handed == nil && (media != nil || stored.isEmpty) && !connection.closing
+                && handleAlert(
+                    alert, media: media, owner: connection.caller?.owner, wait: wait, from: connection, now: now)
+            // an accepted one's goes with its outcome
+            for file in stored { accepted ? file.release() : file.discard() }
         case .wait(let ids, let progress): wait(for: ids, progress: progress, connection: connection)
         case .status: answerStatus(connection)
         case .skip, .pause, .resume, .stop:
@@ -128,12 +136,16 @@ extension QueueController {
         // Kept across restarts or not taken at all: a switch that a restart would forget is refused.
         do { try runtime.saveQuietSetting(setting) } catch {
             logger.error("\(error.description)")
-            return connection.send(WireProtocol.encode(Reply.failure(error.exitCode, "quiet mode not changed: \(error.description)")))
+            return connection.send(
+                WireProtocol.encode(Reply.failure(error.exitCode, "quiet mode not changed: \(error.description)")))
         }
         quiet.setting = setting
         let state = quiet.state(at: now)
         logger.info("quiet \(setting.kind.rawValue): quiet mode is \(state.quiet ? "on" : "off") (\(state.reason))")
-        hub.emit(Event(.quiet, time: now, reason: .other(state.reason), quiet: state.quiet, state: setting.kind, until: state.until))
+        hub.emit(
+            Event(
+                .quiet, time: now, reason: .other(state.reason), quiet: state.quiet, state: setting.kind,
+                until: state.until))
         connection.send(WireProtocol.encode(Reply.done))
     }
 

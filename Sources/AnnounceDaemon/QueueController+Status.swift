@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// What the queue looks like to a client: `status`, and why a waiting client's item has not
 /// started (`waiting` events, docs/protocol.md), sent to clients that show progress whenever
@@ -11,9 +12,10 @@ extension QueueController {
     /// `announce status`: both lanes, holds, quiet mode and the daemon itself.
     func status() -> DaemonStatus {
         func describe(_ item: QueueItem, _ state: ItemStatus.State) -> ItemStatus {
-            var status = ItemStatus(id: item.id, state: state, path: item.clip.path, priority: item.priority, tag: item.tag,
-                                    device: item.clip.device, heard: item.heardFrames > 0 ? seconds(item.heardFrames, of: item.id) : nil,
-                                    eligibleAt: item.eligibleAt, expiresAt: item.started ? nil : item.expiresAt)
+            var status = ItemStatus(
+                id: item.id, state: state, path: item.clip.path, priority: item.priority, tag: item.tag,
+                device: item.clip.device, heard: item.heardFrames > 0 ? seconds(item.heardFrames, of: item.id) : nil,
+                eligibleAt: item.eligibleAt, expiresAt: item.started ? nil : item.expiresAt)
             if item.audioSession != .default { status.session = item.audioSession.description }
             if policy[item.id]?.ducked == true { status.ducked = true }
             status.title = meter.titles[item.id]
@@ -25,11 +27,14 @@ extension QueueController {
             playing?.heard = seconds(item.heardFrames + meter.playingFrames, of: item.id)
             playing?.duration = seconds(meter.playingTotal, of: item.id)
         }
-        var status = DaemonStatus(pid: getpid(), device: configuration.device, deviceOpen: !devices.open.isEmpty,
-                            paused: lanes.main.isPaused, playing: playing,
-                            queued: lanes.main.ready.map { describe($0, lifecycles[$0.id]?.isInterrupted == true ? .interrupted : .queued) },
-                            scheduled: lanes.main.scheduled.map { describe($0, .scheduled) },
-                            quiet: quiet.state(at: clock()))
+        var status = DaemonStatus(
+            pid: getpid(), device: configuration.device, deviceOpen: !devices.open.isEmpty,
+            paused: lanes.main.isPaused, playing: playing,
+            queued: lanes.main.ready.map {
+                describe($0, lifecycles[$0.id]?.isInterrupted == true ? .interrupted : .queued)
+            },
+            scheduled: lanes.main.scheduled.map { describe($0, .scheduled) },
+            quiet: quiet.state(at: clock()))
         let streams = lanes.mixed.all.map { stream in
             // A mixed stream is never queued: when it does not play, it waits, interrupted.
             var entry = describe(stream.item, lifecycles[stream.item.id]?.isPlaying == true ? .playing : .interrupted)
@@ -50,22 +55,27 @@ extension QueueController {
     /// Tells the bus thread what announce shows as a player and whether other players stay paused.
     func showOnSessionBus() {
         guard let sessionBus, sessionBus.isOnBus else { return }
-        let active = OtherPlayers.nonMixableActive(mainLanePlaying: lanes.main.playing != nil, queuePaused: lanes.main.isPaused,
-                                                   mainLaneWaiting: lanes.main.nextReady != nil)
-        if let playing = lanes.main.playing { mainLaneNotifiesOthers = playing.audioSession.options.notifyOthersOnDeactivation }
+        let active = OtherPlayers.nonMixableActive(
+            mainLanePlaying: lanes.main.playing != nil, queuePaused: lanes.main.isPaused,
+            mainLaneWaiting: lanes.main.nextReady != nil)
+        if let playing = lanes.main.playing {
+            mainLaneNotifiesOthers = playing.audioSession.options.notifyOthersOnDeactivation
+        }
         sessionBus.show(NowPlaying(status()), nonMixableActive: active, notifyOthers: mainLaneNotifiesOthers)
     }
 
     func reportWaits(now: Double) {
         let watchers = hub.waitWatchers
         guard !watchers.isEmpty else { return }
-        let ready = lanes.main.ready, scheduled = lanes.main.scheduled
+        let ready = lanes.main.ready
+        let scheduled = lanes.main.scheduled
         for connection in watchers {
             connection.reportedWaits = connection.reportedWaits.filter { connection.waiting.contains($0.key) }
             for id in connection.waiting {
                 // The last one is kept while it plays: a busy device's retries are not news.
                 guard let event = waitingEvent(for: id, ready: ready, scheduled: scheduled, now: now),
-                      connection.reportedWaits[id].map({ !Self.sameWait($0, event) }) ?? true else { continue }
+                    connection.reportedWaits[id].map({ !Self.sameWait($0, event) }) ?? true
+                else { continue }
                 connection.reportedWaits[id] = event
                 connection.send(WireProtocol.encode(connection.view(of: event.owned(by: hub.owners[id]))))
             }
@@ -134,8 +144,14 @@ extension QueueController {
         if let playing = lanes.main.playing {
             let clip = playing.clip
             // The engine's length once known (counted, or what decoded) over the client's.
-            guard let length = seconds(meter.playingTotal, of: playing.id).map(clip.wallSeconds) ?? clip.seconds else { return nil }
-            total += max(0, length - clip.wallSeconds(forSource: seconds(playing.heardFrames + meter.playingFrames, of: playing.id) ?? 0))
+            guard let length = seconds(meter.playingTotal, of: playing.id).map(clip.wallSeconds) ?? clip.seconds else {
+                return nil
+            }
+            total += max(
+                0,
+                length
+                    - clip.wallSeconds(
+                        forSource: seconds(playing.heardFrames + meter.playingFrames, of: playing.id) ?? 0))
         }
         for item in ahead {
             guard let length = item.clip.seconds else { return nil }

@@ -21,9 +21,13 @@ extension QueueController {
         items.filter { item in
             guard let stream = item.clip.stream, stream.persist != true else { return true }
             let outcome = Outcome(.cancelled, reason: Self.notPersisted)
-            let event = Event(.finished, time: now, id: item.id, path: item.clip.path, priority: item.priority,
-                              reason: EventReason(Self.notPersisted), outcome: outcome).owned(by: item.owner)
-            do throws(AnnounceError) { try spool.finish(item, event: event) } catch { logger.error("\(error.description)") }
+            let event = Event(
+                .finished, time: now, id: item.id, path: item.clip.path, priority: item.priority,
+                reason: EventReason(Self.notPersisted), outcome: outcome
+            ).owned(by: item.owner)
+            do throws(AnnounceError) { try spool.finish(item, event: event) } catch {
+                logger.error("\(error.description)")
+            }
             logger.info("\(item.id) \(item.clip.path): cancelled (\(Self.notPersisted))")
             return false
         }

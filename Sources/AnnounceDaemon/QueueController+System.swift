@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The system queue's rules (DESIGN §8), asked of every request before its handler: who may
 /// do what, whose items a caller may end, and the files the client handed over, copied into the
@@ -11,7 +12,8 @@ extension QueueController {
     /// The rules `caller` is held to: the system queue's; on a user's own daemon, for the system
     /// queue connected as its listener (`SystemQueueLink`), the same rules with the defaults.
     func rules(for caller: Caller) -> SystemAccess? {
-        configuration.access ?? SystemAccess(settings: SystemSettings(), group: gid_t.max, controlGroup: nil, daemonUID: getuid())
+        configuration.access
+            ?? SystemAccess(settings: SystemSettings(), group: gid_t.max, controlGroup: nil, daemonUID: getuid())
     }
 
     /// On a user's daemon, the system queue's connection ended (it stopped, or died): what it
@@ -31,9 +33,13 @@ extension QueueController {
         items.filter { item in
             guard item.owner != nil else { return true }
             let outcome = Outcome(.cancelled, reason: "the system queue's play does not outlive its connection")
-            let event = Event(.finished, time: now, id: item.id, path: item.clip.path, priority: item.priority,
-                              reason: EventReason(outcome.reason!), outcome: outcome).owned(by: item.owner)
-            do throws(AnnounceError) { try spool.finish(item, event: event) } catch { logger.error("\(error.description)") }
+            let event = Event(
+                .finished, time: now, id: item.id, path: item.clip.path, priority: item.priority,
+                reason: EventReason(outcome.reason!), outcome: outcome
+            ).owned(by: item.owner)
+            do throws(AnnounceError) { try spool.finish(item, event: event) } catch {
+                logger.error("\(error.description)")
+            }
             logger.info("\(item.id) \(item.clip.path): cancelled (\(outcome.reason!))")
             return false
         }
@@ -44,7 +50,8 @@ extension QueueController {
         let allowed = access.allowedDevices(daemonDevice: configuration.device)
         // On a user's daemon the system queue plays, waits and cancels: it reads nothing of the user's.
         if configuration.access == nil, ![.play, .wait, .cancel].contains(request.operation) {
-            return .notPermitted("\(request.operation.rawValue) is not for the system queue on \(Accounts.name(of: getuid()))'s daemon")
+            return .notPermitted(
+                "\(request.operation.rawValue) is not for the system queue on \(Accounts.name(of: getuid()))'s daemon")
         }
         switch request {
         case .play(let play):
@@ -57,16 +64,20 @@ extension QueueController {
         case .alert(let alert, _):
             return alert.systemRefusal(for: caller, allowedDevices: allowed).map { .notPermitted("alert: \($0)") }
         case .pause, .resume, .stop, .clear:
-            return caller.controlRefusal(request.operation, controlGroup: access.controlGroupName).map(AnnounceError.notPermitted)
+            return caller.controlRefusal(request.operation, controlGroup: access.controlGroupName).map(
+                AnnounceError.notPermitted)
         case .quiet:
             return caller.controlRefusal(.quiet, controlGroup: access.controlGroupName).map(AnnounceError.notPermitted)
         case .skip:
             guard !caller.mayControl, let playing = lanes.main.playing, !caller.owns(playing.owner) else { return nil }
-            return .notPermitted("skip: the playing item \(playing.id) is \(playing.owner?.name ?? "another user")'s, not \(caller.name)'s")
+            return .notPermitted(
+                "skip: the playing item \(playing.id) is \(playing.owner?.name ?? "another user")'s, not \(caller.name)'s"
+            )
         case .cancel(.ids(let ids)):
             for id in ids {
                 if let item = lanes.item(id), !caller.owns(item.owner) {
-                    return .notPermitted("cancel: \(id) is \(item.owner?.name ?? "another user")'s, not \(caller.name)'s")
+                    return .notPermitted(
+                        "cancel: \(id) is \(item.owner?.name ?? "another user")'s, not \(caller.name)'s")
                 }
             }
             return nil
@@ -82,7 +93,9 @@ extension QueueController {
         let own = lanes.live.filter { $0.owner?.uid == caller.uid }
         let limit = access.settings.maxItemsPerUser
         if own.count + play.items.count > limit {
-            return .unavailable("the system queue holds at most \(limit) items per user ([system] max-items-per-user); \(caller.name) has \(own.count) waiting")
+            return .unavailable(
+                "the system queue holds at most \(limit) items per user ([system] max-items-per-user); \(caller.name) has \(own.count) waiting"
+            )
         }
         return nil
     }
@@ -91,8 +104,10 @@ extension QueueController {
     /// (`clip.media`, the chimes' paths there); false when one cannot be taken: the client is
     /// answered (66, 65, 69) and nothing of the request stays. `stored` gets every copy made,
     /// for the caller to keep once the request is accepted or delete.
-    func takeHanded(_ play: inout PlayRequest, descriptors: [Int32], caller: Caller, access: SystemAccess,
-                    stored: inout [MediaFile], connection: Connection) -> Bool {
+    func takeHanded(
+        _ play: inout PlayRequest, descriptors: [Int32], caller: Caller, access: SystemAccess,
+        stored: inout [MediaFile], connection: Connection
+    ) -> Bool {
         let media = spool.media
         var bytes: Int64 = 0
         let budget = caller.isTrusted ? Int64.max : access.settings.maxBytesPerUser - ownedBytes(of: caller.uid)
@@ -105,7 +120,9 @@ extension QueueController {
             var info = stat()
             if stat(file.path, &info) == 0 { bytes += Int64(info.st_size) }
             if bytes > budget {
-                throw .unavailable("the system queue holds at most \(access.settings.maxBytesPerUser >> 20) MiB of files per user ([system] max-bytes-per-user); \(caller.name)'s would pass it")
+                throw .unavailable(
+                    "the system queue holds at most \(access.settings.maxBytesPerUser >> 20) MiB of files per user ([system] max-bytes-per-user); \(caller.name)'s would pass it"
+                )
             }
             return file
         }
@@ -119,8 +136,12 @@ extension QueueController {
                         clip.media = try copy(audio, label: clip.path).name
                         clip.pathBytes = nil
                     }
-                    if let chime = handed.chime { clip.chime = try copy(chime, label: "--chime \(clip.chime ?? "")").path }
-                    if let after = handed.chimeAfter { clip.chimeAfter = try copy(after, label: "--chime-after \(clip.chimeAfter ?? "")").path }
+                    if let chime = handed.chime {
+                        clip.chime = try copy(chime, label: "--chime \(clip.chime ?? "")").path
+                    }
+                    if let after = handed.chimeAfter {
+                        clip.chimeAfter = try copy(after, label: "--chime-after \(clip.chimeAfter ?? "")").path
+                    }
                     clip.handed = nil
                 }
                 play.items[index].clip = clip
@@ -134,11 +155,15 @@ extension QueueController {
     }
 
     /// An alert's handed sound, copied as `takeHanded` does; nil when refused (answered).
-    func takeHanded(_ alert: inout AlertRequest, descriptors: [Int32], stored: inout [MediaFile], connection: Connection) -> String? {
+    func takeHanded(
+        _ alert: inout AlertRequest, descriptors: [Int32], stored: inout [MediaFile], connection: Connection
+    ) -> String? {
         alert.environment = nil
         guard let index = alert.handed else { return nil }
         do throws(AnnounceError) {
-            guard index < descriptors.count else { throw .usage("handed: descriptor \(index) did not come with the request") }
+            guard index < descriptors.count else {
+                throw .usage("handed: descriptor \(index) did not come with the request")
+            }
             let file = try spool.media.store(copyOf: descriptors[index], label: alert.path, limit: MediaDirectory.limit)
             stored.append(file)
             alert.handed = nil
@@ -153,10 +178,11 @@ extension QueueController {
     /// Bytes the media files of `uid`'s live items hold.
     private func ownedBytes(of uid: UInt32) -> Int64 {
         lanes.live.filter { $0.owner?.uid == uid }.reduce(0) { total, item in
-            total + spool.media.names(ownedBy: item.clip).reduce(0) { sum, name in
-                var info = stat()
-                return sum + (stat(spool.media.filePath(name), &info) == 0 ? Int64(info.st_size) : 0)
-            }
+            total
+                + spool.media.names(ownedBy: item.clip).reduce(0) { sum, name in
+                    var info = stat()
+                    return sum + (stat(spool.media.filePath(name), &info) == 0 ? Int64(info.st_size) : 0)
+                }
         }
     }
 }

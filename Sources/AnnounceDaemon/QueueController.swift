@@ -1,13 +1,14 @@
+import AnnounceEngine
+import AnnounceModel
+import AnnounceOutput
+import AnnounceSources
+import AnnounceSystem
 import FoundationEssentials
 import Logging
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
-import AnnounceModel
-import AnnounceSystem
-import AnnounceSources
-import AnnounceOutput
-import AnnounceEngine
 
 /// Owns the queue (the main lane's scheduler and the mixed lane), the session policy, each
 /// item's lifecycle and the devices; carries out the models' effects on the engine driver and
@@ -48,11 +49,14 @@ final class QueueController {
     /// What the spool kept, until it is taken back.
     var restored = Restored()
 
-    init(runtime: RuntimeDirectory, configuration: Configuration, logger: Logger, clock: @escaping WallClock,
-         spool: Spool, driver: EngineDriver, probeDevice: @escaping Daemon.DeviceProber, downloads: Downloads? = nil,
-         ducker: OtherAudioDucker? = nil) {
-        parts = Parts(runtime: runtime, logger: logger, clock: clock, probeDevice: probeDevice, spool: spool, driver: driver,
-                      downloads: downloads)
+    init(
+        runtime: RuntimeDirectory, configuration: Configuration, logger: Logger, clock: @escaping WallClock,
+        spool: Spool, driver: EngineDriver, probeDevice: @escaping Daemon.DeviceProber, downloads: Downloads? = nil,
+        ducker: OtherAudioDucker? = nil
+    ) {
+        parts = Parts(
+            runtime: runtime, logger: logger, clock: clock, probeDevice: probeDevice, spool: spool, driver: driver,
+            downloads: downloads)
         otherAudio = OtherAudioParts(ducker: ducker)
         self.configuration = configuration
     }
@@ -73,7 +77,9 @@ final class QueueController {
         for item in restored.items { if let owner = item.owner { hub.owners[item.id] = owner } }
         // A single item's own entry says its request; a request of several, its committed record
         // (in order, with the items that ended before the commit).
-        for item in restored.items { if let key = item.requestKey { self.restored.requests[key, default: []].append(item.id) } }
+        for item in restored.items {
+            if let key = item.requestKey { self.restored.requests[key, default: []].append(item.id) }
+        }
         if let committed = restored.committed { self.restored.requests[committed.key] = committed.ids }
         // Downloads a restart cut short go on (with a Range where the server takes one).
         for item in restored.items { downloads?.ensure(item) }
@@ -82,11 +88,14 @@ final class QueueController {
             _ = lanes.main.pause(now: now)
             logger.info("the queue is paused (announce resume lets it go on)")
         }
-        quiet = QuietMode(setting: runtime.loadQuietSetting(), hours: configuration.quietHours, level: configuration.quietLevel,
-                          localMinutes: configuration.localMinutes)
+        quiet = QuietMode(
+            setting: runtime.loadQuietSetting(), hours: configuration.quietHours, level: configuration.quietLevel,
+            localMinutes: configuration.localMinutes)
         let quietNow = quiet.state(at: now)
         if quietNow.quiet || !quietNow.hours.isEmpty {
-            let hours = quietNow.hours.isEmpty ? "" : "; quiet hours \(quietNow.hours.map(\.description).joined(separator: ", "))"
+            let hours =
+                quietNow.hours.isEmpty
+                ? "" : "; quiet hours \(quietNow.hours.map(\.description).joined(separator: ", "))"
             logger.info("quiet mode is \(quietNow.quiet ? "on" : "off") (\(quietNow.reason))\(hours)")
         }
         if !restored.items.isEmpty { logger.info("restored \(restored.items.count) item(s) from \(spool.directory)") }
@@ -94,7 +103,9 @@ final class QueueController {
 
     /// Starts what was restored.
     func start(now: Double) {
-        for item in restored.mixed.sorted(by: { ($0.arrival, $0.id) < ($1.arrival, $1.id) }) { startMixed(item, alert: false, now: now) }
+        for item in restored.mixed.sorted(by: { ($0.arrival, $0.id) < ($1.arrival, $1.id) }) {
+            startMixed(item, alert: false, now: now)
+        }
         carryOut(lanes.main.advance(now: now), now: now)
     }
 
@@ -137,8 +148,11 @@ final class QueueController {
             var effects = lanes.main.release(.deviceBusy, now: now)
             effects += lanes.main.release(.deviceLost, now: now)
             carryOut(effects, now: now)
-            carryOut(lanes.mixed.retryDevice(now: now) { policy[$0].map { $0.isInterrupted || $0.awaitsResume } == true || heldByCall($0) },
-                     now: now)
+            carryOut(
+                lanes.mixed.retryDevice(now: now) {
+                    policy[$0].map { $0.isInterrupted || $0.awaitsResume } == true || heldByCall($0)
+                },
+                now: now)
         }
     }
 

@@ -1,8 +1,8 @@
-import Synchronization
-import Logging
+import AnnounceBus
 import AnnounceModel
 import AnnounceSystem
-import AnnounceBus
+import Logging
+import Synchronization
 
 /// The daemon on the session bus (DESIGN §3, Other players): joins it at start when there is
 /// one (else says why in `status`, never an error), passes the MPRIS controls that clients send
@@ -30,10 +30,12 @@ final class SessionBusPresence: Sendable {
             description = reason
         case .found(let address):
             do {
-                let link = try SessionBusLink.connect(address: address, journalPath: journalPath, onControl: { control in
-                    inbox.controls.withLock { $0.append(control) }
-                    inbox.wakeup.signal()
-                }, log: { logger.info("\($0)") })
+                let link = try SessionBusLink.connect(
+                    address: address, journalPath: journalPath,
+                    onControl: { control in
+                        inbox.controls.withLock { $0.append(control) }
+                        inbox.wakeup.signal()
+                    }, log: { logger.info("\($0)") })
                 self.link = link
                 description = link.description
             } catch {

@@ -1,12 +1,13 @@
-import FoundationEssentials
-#if canImport(Glibc)
-import Glibc
-#endif
-import AnnounceModel
-import AnnounceSystem
-import AnnounceSources
-import AnnounceOutput
 import AnnounceEngine
+import AnnounceModel
+import AnnounceOutput
+import AnnounceSources
+import AnnounceSystem
+import FoundationEssentials
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Accepted items on disk, so a killed daemon loses nothing: one JSON file per
 /// item, written to a temporary name, fsynced and renamed into place before the
@@ -55,10 +56,11 @@ final class Spool {
 
     /// Durably stores `item` (new, or with a new resume point).
     func save(_ item: QueueItem) throws(AnnounceError) {
-        try writeFileAtomically(JSONCoding.encode(item, orElse: "{}"), to: directory + "/" + Self.fileName(item.id),
-                                directoryFD: directoryFD, syncDirectory: !requestOpen)
+        try writeFileAtomically(
+            JSONCoding.encode(item, orElse: "{}"), to: directory + "/" + Self.fileName(item.id),
+            directoryFD: directoryFD, syncDirectory: !requestOpen)
         #if DEBUG
-        CrashInjection.afterSpoolWrite()
+            CrashInjection.afterSpoolWrite()
         #endif
     }
 
@@ -68,7 +70,8 @@ final class Spool {
     func beginRequest(_ ids: [String], key: String?) throws(AnnounceError) {
         if ids.count > 1 {
             let lines = (key.map { ["key=" + $0] } ?? []) + ids
-            try writeFileAtomically(Array(lines.joined(separator: "\n").utf8), to: uncommittedPath, directoryFD: directoryFD)
+            try writeFileAtomically(
+                Array(lines.joined(separator: "\n").utf8), to: uncommittedPath, directoryFD: directoryFD)
             recordWritten = true
         }
         requestOpen = true
@@ -79,7 +82,7 @@ final class Spool {
         if recordWritten { rename(uncommittedPath, committedPath) }
         recordWritten = false
         #if DEBUG
-        CrashInjection.atCommit()
+            CrashInjection.atCommit()
         #endif
     }
 
@@ -99,7 +102,9 @@ final class Spool {
     func finish(_ item: QueueItem, event: Event) throws(AnnounceError) {
         var failure: AnnounceError?
         do {
-            try writeFileAtomically(JSONCoding.encode(event, orElse: "{}"), to: outcomesDirectory + "/" + Self.fileName(item.id), directoryFD: outcomesFD)
+            try writeFileAtomically(
+                JSONCoding.encode(event, orElse: "{}"), to: outcomesDirectory + "/" + Self.fileName(item.id),
+                directoryFD: outcomesFD)
         } catch {
             failure = error
         }
@@ -111,7 +116,9 @@ final class Spool {
 
     /// The final event of an item that ended within the last hour, if any.
     func outcome(of id: String) -> Event? {
-        guard Self.isValidID(id), let bytes = readWholeFile(outcomesDirectory + "/" + Self.fileName(id)) else { return nil }
+        guard Self.isValidID(id), let bytes = readWholeFile(outcomesDirectory + "/" + Self.fileName(id)) else {
+            return nil
+        }
         return try? JSONCoding.decode(Event.self, from: bytes)
     }
 
@@ -138,7 +145,9 @@ final class Spool {
             unlink(uncommittedPath)
             fsync(directoryFD)
             if !dropped.isEmpty {
-                problems.append("discarded \(dropped.count) of \(ids.count) item(s) of a request interrupted before it was accepted")
+                problems.append(
+                    "discarded \(dropped.count) of \(ids.count) item(s) of a request interrupted before it was accepted"
+                )
             }
         }
         var names: [String] = []
@@ -169,7 +178,8 @@ final class Spool {
             items.append(item)
         }
         // A client killed before its item was acknowledged, or an item whose media outlived it.
-        let removed = media.sweep(keeping: Set(items.flatMap { media.names(ownedBy: $0.clip) }.flatMap(MediaDirectory.files)))
+        let removed = media.sweep(
+            keeping: Set(items.flatMap { media.names(ownedBy: $0.clip) }.flatMap(MediaDirectory.files)))
         if removed > 0 { problems.append("removed \(removed) media file(s) of no queued item from \(media.path)") }
         return (items, problems, committed)
     }
@@ -196,28 +206,30 @@ final class Spool {
 }
 
 #if DEBUG
-/// Tests only: `ANNOUNCE_TEST_KILL_AFTER_SPOOL_WRITES=N` (`…_STOP_…`) makes a debug daemon
-/// SIGKILL (SIGSTOP) itself right after its Nth item write, once: what a crash, or a daemon
-/// frozen between two writes, leaves behind.
-enum CrashInjection {
-    nonisolated(unsafe) private static var plan: (writesLeft: Int, signal: Int32)? = {
-        for (name, signal) in [("ANNOUNCE_TEST_KILL_AFTER_SPOOL_WRITES", SIGKILL), ("ANNOUNCE_TEST_STOP_AFTER_SPOOL_WRITES", SIGSTOP)] {
-            if let count = getenv(name).flatMap({ Int(String(cString: $0)) }) { return (count, signal) }
+    /// Tests only: `ANNOUNCE_TEST_KILL_AFTER_SPOOL_WRITES=N` (`…_STOP_…`) makes a debug daemon
+    /// SIGKILL (SIGSTOP) itself right after its Nth item write, once: what a crash, or a daemon
+    /// frozen between two writes, leaves behind.
+    enum CrashInjection {
+        nonisolated(unsafe) private static var plan: (writesLeft: Int, signal: Int32)? = {
+            for (name, signal) in [
+                ("ANNOUNCE_TEST_KILL_AFTER_SPOOL_WRITES", SIGKILL), ("ANNOUNCE_TEST_STOP_AFTER_SPOOL_WRITES", SIGSTOP)
+            ] {
+                if let count = getenv(name).flatMap({ Int(String(cString: $0)) }) { return (count, signal) }
+            }
+            return nil
+        }()
+
+        /// ANNOUNCE_TEST_KILL_AT_COMMIT: a kill between the commit point and the reply.
+        private static let killAtCommit = getenv("ANNOUNCE_TEST_KILL_AT_COMMIT") != nil
+
+        static func atCommit() {
+            if killAtCommit { raise(SIGKILL) }
         }
-        return nil
-    }()
 
-    /// ANNOUNCE_TEST_KILL_AT_COMMIT: a kill between the commit point and the reply.
-    private static let killAtCommit = getenv("ANNOUNCE_TEST_KILL_AT_COMMIT") != nil
-
-    static func atCommit() {
-        if killAtCommit { raise(SIGKILL) }
+        static func afterSpoolWrite() {
+            guard let (left, signal) = plan else { return }
+            plan = left > 1 ? (left - 1, signal) : nil
+            if left <= 1 { raise(signal) }
+        }
     }
-
-    static func afterSpoolWrite() {
-        guard let (left, signal) = plan else { return }
-        plan = left > 1 ? (left - 1, signal) : nil
-        if left <= 1 { raise(signal) }
-    }
-}
 #endif

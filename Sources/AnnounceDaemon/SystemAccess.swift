@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
 import CPosix
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The system queue's callers (DESIGN §8): who each is, from the socket (SO_PEERCRED, as at
 /// connect), never from a request, and what that lets it do.
@@ -26,13 +27,15 @@ struct SystemAccess: Sendable {
     /// The groups looked up by name (`SystemSettings.group`, whose absence the daemon's start
     /// reports; `[system] control-group`).
     init(settings: SystemSettings, daemonUID: uid_t) {
-        self.init(settings: settings, group: Accounts.group(named: SystemSettings.group) ?? gid_t.max,
-                  controlGroup: settings.controlGroup.flatMap(Accounts.group(named:)), daemonUID: daemonUID)
+        self.init(
+            settings: settings, group: Accounts.group(named: SystemSettings.group) ?? gid_t.max,
+            controlGroup: settings.controlGroup.flatMap(Accounts.group(named:)), daemonUID: daemonUID)
     }
 
     /// The caller at the other end of `fd`; nil when the socket cannot say (it is then refused).
     func caller(of fd: Int32) -> Caller {
-        var uid = uid_t.max, gid = gid_t.max
+        var uid = uid_t.max
+        var gid = gid_t.max
         guard announce_peer_ids(fd, &uid, &gid) == 0 else {
             return Caller(uid: uid, name: "an unknown caller", isTrusted: false, mayEnqueue: false, mayControl: false)
         }
@@ -43,9 +46,10 @@ struct SystemAccess: Sendable {
         let user = Accounts.user(uid: uid)
         let groups = user.map(Accounts.groups(of:)) ?? []
         let trusted = uid == 0 || uid == daemonUID
-        return Caller(uid: uid, name: user?.name ?? "uid \(uid)", isTrusted: trusted, isSelf: uid == daemonUID,
-                      mayEnqueue: trusted || groups.contains(group),
-                      mayControl: uid == 0 || uid == daemonUID || controlGroup.map(groups.contains) == true)
+        return Caller(
+            uid: uid, name: user?.name ?? "uid \(uid)", isTrusted: trusted, isSelf: uid == daemonUID,
+            mayEnqueue: trusted || groups.contains(group),
+            mayControl: uid == 0 || uid == daemonUID || controlGroup.map(groups.contains) == true)
     }
 
     /// The control group's name when it exists (else only root controls, and no message names it).

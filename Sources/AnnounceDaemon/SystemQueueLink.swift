@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-import Logging
 import AnnounceModel
 import AnnounceSystem
 import CPosix
+import Logging
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A user's permanent daemon offered to the system queue as its listener (DESIGN §8, Where the
 /// sound goes): it connects to `SYSTEM/listener` whenever that socket is there, and the system
@@ -41,8 +42,9 @@ final class SystemQueueLink {
         guard watching < 0 || exists != watchingDirectory else { return }
         if watching >= 0 { inotify_rm_watch(watch, watching) }
         let parent = String(directory[..<(directory.lastIndex(of: "/") ?? directory.startIndex)])
-        watching = inotify_add_watch(watch, exists ? directory : (parent.isEmpty ? "/" : parent),
-                                     UInt32(IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF))
+        watching = inotify_add_watch(
+            watch, exists ? directory : (parent.isEmpty ? "/" : parent),
+            UInt32(IN_CREATE | IN_MOVED_TO | IN_DELETE_SELF | IN_MOVE_SELF))
         watchingDirectory = exists
     }
 
@@ -75,16 +77,25 @@ final class SystemQueueLink {
         let fd = announce_unix_connect(socketPath, 1000)
         guard fd >= 0 else { return }
         // The system daemon's own: the peer owns the directory the socket is in.
-        var uid = uid_t.max, gid = gid_t.max
+        var uid = uid_t.max
+        var gid = gid_t.max
         var info = stat()
-        guard announce_peer_ids(fd, &uid, &gid) == 0, stat(directory, &info) == 0, info.st_uid == uid, info.st_mode & 0o022 == 0,
-              uid != getuid() else {
+        guard announce_peer_ids(fd, &uid, &gid) == 0, stat(directory, &info) == 0, info.st_uid == uid,
+            info.st_mode & 0o022 == 0,
+            uid != getuid()
+        else {
             close(fd)
-            return logger.warning("\(socketPath) is not the system queue's (not its directory's owner's); not connected")
+            return logger.warning(
+                "\(socketPath) is not the system queue's (not its directory's owner's); not connected")
         }
         _ = fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK)
-        hub.add(Connection(fd: fd, caller: Caller(uid: uid, name: "the system queue", isTrusted: false, mayEnqueue: true, mayControl: false)))
+        hub.add(
+            Connection(
+                fd: fd,
+                caller: Caller(
+                    uid: uid, name: "the system queue", isTrusted: false, mayEnqueue: true, mayControl: false)))
         linked = fd
-        logger.info("connected to the system queue at \(socketPath): its items play here while this user is its listener")
+        logger.info(
+            "connected to the system queue at \(socketPath): its items play here while this user is its listener")
     }
 }

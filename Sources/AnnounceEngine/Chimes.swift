@@ -25,7 +25,8 @@ public struct Chimes: Sendable {
     /// measure 3 dB over one), a wider one's front pair summed 3 dB down into mono, else its
     /// channels in order and silence on the rest.
     public static func render(_ sound: any Source, as format: SourceFormat) throws(AnnounceError) -> [Float] {
-        let from = sound.format.channels, to = format.channels
+        let from = sound.format.channels
+        let to = format.channels
         let limit = Int(longestSeconds * Double(sound.format.sampleRate))
         var frames: [Float] = []
         let chunk = 4096
@@ -56,13 +57,16 @@ public struct Chimes: Sendable {
             resampled.withUnsafeMutableBufferPointer { output in
                 var consumed = 0
                 while consumed < total, produced < capacity {
-                    let step = resampler.process(input.baseAddress! + consumed * to, frames: total - consumed,
-                                                 into: output.baseAddress! + produced * to, capacity: capacity - produced)
+                    let step = resampler.process(
+                        input.baseAddress! + consumed * to, frames: total - consumed,
+                        into: output.baseAddress! + produced * to, capacity: capacity - produced)
                     consumed += step.consumed
                     produced += step.produced
                     if step.consumed == 0 && step.produced == 0 { break }
                 }
-                while case let tail = resampler.finish(into: output.baseAddress! + produced * to, capacity: capacity - produced), tail > 0 {
+                while case let tail = resampler.finish(
+                    into: output.baseAddress! + produced * to, capacity: capacity - produced), tail > 0
+                {
                     produced += tail
                 }
             }

@@ -1,6 +1,7 @@
 import AnnounceModel
-import AnnounceSystem
 import AnnounceOutput
+import AnnounceSystem
+
 /// The decode side's supply of ring frames: the chime (`prelude`), every pass of the source
 /// (`--loops`) in order, then the closing tone (`coda`), resampled to the device's rate when it
 /// differs. Resampling runs across every seam (one stream), and its tail is flushed once, at
@@ -33,7 +34,10 @@ final class ClipFeed {
     /// then takes an eighth of the reads (256 KB of 16-bit stereo; each read is a system call).
     static let directChunkFrames = 65536
 
-    init(source: any Source, ringFormat: SampleFormat, resampler: Resampler?, loops: Int, prelude: [Float] = [], coda: [Float] = []) {
+    init(
+        source: any Source, ringFormat: SampleFormat, resampler: Resampler?, loops: Int, prelude: [Float] = [],
+        coda: [Float] = []
+    ) {
         self.source = source
         channels = source.format.channels
         self.ringFormat = ringFormat  // float32 when resampling or chiming
@@ -71,8 +75,9 @@ final class ClipFeed {
                 pendingFrames = got
                 pendingOffset = 0
             }
-            let step = resampler.process(scratch + pendingOffset * channels, frames: pendingFrames,
-                                         into: output, capacity: room)
+            let step = resampler.process(
+                scratch + pendingOffset * channels, frames: pendingFrames,
+                into: output, capacity: room)
             pendingOffset += step.consumed
             pendingFrames -= step.consumed
             return step.produced
@@ -80,7 +85,9 @@ final class ClipFeed {
     }
 
     /// The next frames in order: the chime's, the program's, the closing tone's; nil at the end.
-    private func input(into buffer: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError) -> Int? {
+    private func input(into buffer: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError)
+        -> Int?
+    {
         if preludeGiven < preludeFrames {
             return copy(prelude, from: &preludeGiven, into: buffer, frames: frames)
         }
@@ -97,10 +104,13 @@ final class ClipFeed {
         return copy(coda, from: &codaGiven, into: buffer, frames: frames)
     }
 
-    private func copy(_ frames: [Float], from given: inout Int, into buffer: UnsafeMutableRawPointer, frames wanted: Int) -> Int {
+    private func copy(
+        _ frames: [Float], from given: inout Int, into buffer: UnsafeMutableRawPointer, frames wanted: Int
+    ) -> Int {
         let count = min(wanted, frames.count / channels - given)
         frames.withUnsafeBufferPointer { frames in
-            buffer.assumingMemoryBound(to: Float.self).update(from: frames.baseAddress! + given * channels, count: count * channels)
+            buffer.assumingMemoryBound(to: Float.self).update(
+                from: frames.baseAddress! + given * channels, count: count * channels)
         }
         given += count
         return count

@@ -1,6 +1,7 @@
 import AnnounceModel
-import AnnounceSystem
 import AnnounceOutput
+import AnnounceSystem
+
 /// Turns ring frames into device frames: per-channel gain (volume and pan),
 /// mono to stereo, and sample format conversion with clipping. Stateless, so a
 /// block can be processed again after a partial write. All buffers are
@@ -16,7 +17,8 @@ final class FrameProcessor {
     /// Same layout, unity gain: ring frames go to the device untouched.
     let isPassthrough: Bool
 
-    init(input: SampleFormat, inputChannels: Int, output: OutputFormat, maxFrames: Int, gain: Float = 1, pan: Float = 0) {
+    init(input: SampleFormat, inputChannels: Int, output: OutputFormat, maxFrames: Int, gain: Float = 1, pan: Float = 0)
+    {
         self.input = input
         self.inputChannels = inputChannels
         self.output = output
@@ -43,7 +45,8 @@ final class FrameProcessor {
         precondition(frames <= maxFrames)
         switch input {
         case .float32: convert(source.assumingMemoryBound(to: Float.self), frames: frames) { $0 }
-        case .int32: convert(source.assumingMemoryBound(to: Int32.self), frames: frames) { Float($0) * (1 / 2_147_483_648) }
+        case .int32:
+            convert(source.assumingMemoryBound(to: Int32.self), frames: frames) { Float($0) * (1 / 2_147_483_648) }
         case .int16: convert(source.assumingMemoryBound(to: Int16.self), frames: frames) { Float($0) * (1 / 32_768) }
         }
         return UnsafeRawPointer(scratch)
@@ -52,20 +55,25 @@ final class FrameProcessor {
     @inline(__always)
     private func convert<Sample>(_ source: UnsafePointer<Sample>, frames: Int, toFloat: (Sample) -> Float) {
         switch output.sampleFormat {
-        case .float32: render(source, frames: frames, toFloat: toFloat, into: scratch.assumingMemoryBound(to: Float.self)) { $0 }
-        case .int32: render(source, frames: frames, toFloat: toFloat, into: scratch.assumingMemoryBound(to: Int32.self)) {
-            // 2^31 is not representable; clip just below it.
-            Int32(max(-2_147_483_648, min(2_147_483_520, ($0 * 2_147_483_648).rounded())))
-        }
-        case .int16: render(source, frames: frames, toFloat: toFloat, into: scratch.assumingMemoryBound(to: Int16.self)) {
-            Int16(max(-32_768, min(32_767, ($0 * 32_768).rounded())))
-        }
+        case .float32:
+            render(source, frames: frames, toFloat: toFloat, into: scratch.assumingMemoryBound(to: Float.self)) { $0 }
+        case .int32:
+            render(source, frames: frames, toFloat: toFloat, into: scratch.assumingMemoryBound(to: Int32.self)) {
+                // 2^31 is not representable; clip just below it.
+                Int32(max(-2_147_483_648, min(2_147_483_520, ($0 * 2_147_483_648).rounded())))
+            }
+        case .int16:
+            render(source, frames: frames, toFloat: toFloat, into: scratch.assumingMemoryBound(to: Int16.self)) {
+                Int16(max(-32_768, min(32_767, ($0 * 32_768).rounded())))
+            }
         }
     }
 
     @inline(__always)
-    private func render<Sample, Out>(_ source: UnsafePointer<Sample>, frames: Int, toFloat: (Sample) -> Float,
-                                     into destination: UnsafeMutablePointer<Out>, fromFloat: (Float) -> Out) {
+    private func render<Sample, Out>(
+        _ source: UnsafePointer<Sample>, frames: Int, toFloat: (Sample) -> Float,
+        into destination: UnsafeMutablePointer<Out>, fromFloat: (Float) -> Out
+    ) {
         let outChannels = output.channels
         let inChannels = inputChannels
         let gains = self.gains.baseAddress!

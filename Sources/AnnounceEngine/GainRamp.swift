@@ -1,11 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Darwin)
-import Darwin
-#endif
 import AnnounceModel
-import AnnounceSystem
 import AnnounceOutput
+import AnnounceSystem
+
+#if canImport(Glibc)
+    import Glibc
+#elseif canImport(Darwin)
+    import Darwin
+#endif
 
 /// Linear gain from decibels. Duck levels are given in dB (`duck-level = -12dB`).
 public enum Gain {
@@ -64,7 +65,10 @@ public struct GainRamp: Sendable, Equatable {
         start = current
         position = 0
         length = overFrames > 0 && gain != current ? overFrames : 0
-        if length == 0 { current = gain; start = gain }
+        if length == 0 {
+            current = gain
+            start = gain
+        }
     }
 
     /// Multiplies `frames` interleaved frames of `channels` samples in place,
@@ -90,8 +94,10 @@ public struct GainRamp: Sendable, Equatable {
             // cos/sin of the current angle, then rotated by `delta` per frame; resynced
             // exactly at every call, so the drift over one block is ~1e-13.
             let angle = Double(position) * delta
-            var c = cos(angle), s = sin(angle)
-            let cd = cos(delta), sd = sin(delta)
+            var c = cos(angle)
+            var s = sin(angle)
+            let cd = cos(delta)
+            let sd = sin(delta)
             let ends = position + ramping == length
             let computed = ends ? ramping - 1 : ramping
             var gain = current

@@ -1,10 +1,11 @@
-import Synchronization
-import CPosix
-#if canImport(Glibc)
-import Glibc
-#endif
-import AnnounceSystem
 import AnnounceOutput
+import AnnounceSystem
+import CPosix
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A device kept open between streams (`keep-open`): once its last stream is heard, the
 /// playback thread feeds it silence, at most one period ahead of what is heard, until the

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Watches a source's frames as they are read, in order from its start (the whole-file
 /// loudness measured while a long clip's first play goes on): `take` is told each read,
@@ -46,28 +47,40 @@ public final class LeveledSource: WrappingSource {
     public static let defaultCeiling = Loudness.ceiling - 0.5
 
     /// `gain` in dB; `ceiling` in dBTP.
-    public convenience init(_ source: any Source, gain: Double, ceiling: Double = defaultCeiling,
-                            tap: (any SourceTap)? = nil, tapFrom: Int64 = 0) {
-        self.init(source, gain: Float(pow(10, gain / 20)), ceiling: ceiling, slowGain: nil, follow: nil, tap: tap, tapFrom: tapFrom)
+    public convenience init(
+        _ source: any Source, gain: Double, ceiling: Double = defaultCeiling,
+        tap: (any SourceTap)? = nil, tapFrom: Int64 = 0
+    ) {
+        self.init(
+            source, gain: Float(pow(10, gain / 20)), ceiling: ceiling, slowGain: nil, follow: nil, tap: tap,
+            tapFrom: tapFrom)
     }
 
     /// A live stream brought toward `target` LUFS by a gain that follows its short-term
     /// loudness (`follow`: takes each read's frames, says the loudness), never faster than
     /// `SlowGain.rate`, its peaks held as a clip's.
-    public convenience init(_ source: any Source, following target: Double, follow: @escaping (UnsafePointer<Float>, Int) -> Double?) {
-        self.init(source, gain: 1, ceiling: Self.defaultCeiling, slowGain: SlowGain(target: target), follow: follow, tap: nil, tapFrom: 0)
+    public convenience init(
+        _ source: any Source, following target: Double, follow: @escaping (UnsafePointer<Float>, Int) -> Double?
+    ) {
+        self.init(
+            source, gain: 1, ceiling: Self.defaultCeiling, slowGain: SlowGain(target: target), follow: follow, tap: nil,
+            tapFrom: 0)
     }
 
-    private init(_ source: any Source, gain: Float, ceiling: Double, slowGain: SlowGain?, follow: ((UnsafePointer<Float>, Int) -> Double?)?,
-                 tap: (any SourceTap)?, tapFrom: Int64) {
+    private init(
+        _ source: any Source, gain: Float, ceiling: Double, slowGain: SlowGain?,
+        follow: ((UnsafePointer<Float>, Int) -> Double?)?,
+        tap: (any SourceTap)?, tapFrom: Int64
+    ) {
         inner = source
         self.gain = gain
         self.slowGain = slowGain
         self.follow = follow
         let input = source.format
         channels = input.channels
-        format = SourceFormat(sampleRate: input.sampleRate, channels: input.channels, exactSampleFormat: .float32,
-                              container: input.container, codec: input.codec)
+        format = SourceFormat(
+            sampleRate: input.sampleRate, channels: input.channels, exactSampleFormat: .float32,
+            container: input.container, codec: input.codec)
         limiter = TruePeakLimiter(channels: channels, sampleRate: input.sampleRate, ceiling: ceiling)
         chunk = .allocate(capacity: Self.chunkFrames * channels)
         limited = .allocate(capacity: (Self.chunkFrames + limiter.latency) * channels)
@@ -89,8 +102,10 @@ public final class LeveledSource: WrappingSource {
 
     /// `frames` (interleaved) as a play at `gain` dB gives them, limited, told to `tap`: what the
     /// limiter takes off a clip's loudness is measured before it plays, and made up for.
-    public static func rehearse(_ frames: UnsafeBufferPointer<Float>, format: SourceFormat, gain: Double,
-                                ceiling: Double = defaultCeiling, into tap: any SourceTap) {
+    public static func rehearse(
+        _ frames: UnsafeBufferPointer<Float>, format: SourceFormat, gain: Double,
+        ceiling: Double = defaultCeiling, into tap: any SourceTap
+    ) {
         let channels = format.channels
         let limiter = TruePeakLimiter(channels: channels, sampleRate: format.sampleRate, ceiling: ceiling)
         let linear = Float(pow(10, gain / 20))
@@ -112,7 +127,9 @@ public final class LeveledSource: WrappingSource {
         tap.passEnded()
     }
 
-    public func read(into buffer: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError) -> Int {
+    public func read(into buffer: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError)
+        -> Int
+    {
         precondition(format == .float32, "a leveled source reads as float only")
         let output = buffer.assumingMemoryBound(to: Float.self)
         while fifo.frames < frames, !passEnded { try pull() }
@@ -147,7 +164,8 @@ public final class LeveledSource: WrappingSource {
         if var slow = slowGain, let follow {
             // A ramp across the read, from the gain before it to the one its loudness asks for.
             let from = gain
-            gain = Float(pow(10, slow.follow(shortTerm: follow(chunk, got), over: Double(got) / Double(format.sampleRate)) / 20))
+            gain = Float(
+                pow(10, slow.follow(shortTerm: follow(chunk, got), over: Double(got) / Double(format.sampleRate)) / 20))
             slowGain = slow
             let step = (gain - from) / Float(got)
             for frame in 0..<got {

@@ -1,7 +1,7 @@
-import Synchronization
 import AnnounceModel
-import AnnounceSystem
 import AnnounceOutput
+import AnnounceSystem
+import Synchronization
 
 /// Single-producer single-consumer ring of interleaved frames. The decode side
 /// writes into `writable`, the playback thread reads from `readable`; neither

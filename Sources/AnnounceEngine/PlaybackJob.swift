@@ -1,7 +1,7 @@
-import Synchronization
 import AnnounceModel
-import AnnounceSystem
 import AnnounceOutput
+import AnnounceSystem
+import Synchronization
 
 /// An open device as the playback thread uses it: the output, the mixer for
 /// its format and the device's timeline. Made by the decode side when the
@@ -27,9 +27,14 @@ final class OpenDevice: @unchecked Sendable {
         blockFrames = max(output.bufferFrames, output.periodFrames, 1)
         let format = output.format
         mixer = StreamMixer(channels: format.channels, maxStreams: Self.maxStreams, maxFrames: blockFrames)
-        busProcessor = FrameProcessor(input: .float32, inputChannels: format.channels, output: format, maxFrames: blockFrames)
-        silence = keptOpen ? UnsafeMutableRawPointer.allocate(byteCount: max(output.periodFrames, 1) * format.bytesPerFrame, alignment: 16) : nil
-        silence?.initializeMemory(as: UInt8.self, repeating: 0, count: max(output.periodFrames, 1) * format.bytesPerFrame)
+        busProcessor = FrameProcessor(
+            input: .float32, inputChannels: format.channels, output: format, maxFrames: blockFrames)
+        silence =
+            keptOpen
+            ? UnsafeMutableRawPointer.allocate(
+                byteCount: max(output.periodFrames, 1) * format.bytesPerFrame, alignment: 16) : nil
+        silence?.initializeMemory(
+            as: UInt8.self, repeating: 0, count: max(output.periodFrames, 1) * format.bytesPerFrame)
     }
 
     deinit { silence?.deallocate() }
@@ -97,12 +102,16 @@ final class PlaybackJob: @unchecked Sendable {
     /// download may never fill half the ring, and would then play only at its end).
     let wakeFrames: Int
 
-    init(ring: PCMRing, device: OpenDevice, directProcessor: FrameProcessor, playsDirect: Bool,
-         mixProcessor: FrameProcessor, mixChannels: Int, progressStepFrames: Int, gain: Float, fadeInFrames: Int,
-         fadeInAfter: Int = 0, arrivesWhileRead: Bool = false) {
+    init(
+        ring: PCMRing, device: OpenDevice, directProcessor: FrameProcessor, playsDirect: Bool,
+        mixProcessor: FrameProcessor, mixChannels: Int, progressStepFrames: Int, gain: Float, fadeInFrames: Int,
+        fadeInAfter: Int = 0, arrivesWhileRead: Bool = false
+    ) {
         self.fadeInAfter = fadeInAfter
         self.arrivesWhileRead = arrivesWhileRead
-        wakeFrames = arrivesWhileRead ? min(ring.capacityFrames / 2 + 1, device.output.bufferFrames) : ring.capacityFrames / 2 + 1
+        wakeFrames =
+            arrivesWhileRead
+            ? min(ring.capacityFrames / 2 + 1, device.output.bufferFrames) : ring.capacityFrames / 2 + 1
         self.ring = ring
         self.device = device
         self.directProcessor = directProcessor
@@ -133,13 +142,17 @@ final class PlaybackJob: @unchecked Sendable {
     /// Decode side: sleeps until the ring has room for a good chunk, the job
     /// ended, or a progress tick passed `seenTicks`.
     func waitForSpace(seenTicks: Int) {
-        spaceAvailable.wait { ring.isHalfEmpty || isDone.load(ordering: .acquiring)
-            || progressTicks.load(ordering: .acquiring) != seenTicks }
+        spaceAvailable.wait {
+            ring.isHalfEmpty || isDone.load(ordering: .acquiring)
+                || progressTicks.load(ordering: .acquiring) != seenTicks
+        }
     }
 
     /// Decode side: sleeps until the job is done or a progress tick passed `seenTicks`.
     func waitUntilDone(seenTicks: Int) {
-        spaceAvailable.wait { isDone.load(ordering: .acquiring) || progressTicks.load(ordering: .acquiring) != seenTicks }
+        spaceAvailable.wait {
+            isDone.load(ordering: .acquiring) || progressTicks.load(ordering: .acquiring) != seenTicks
+        }
     }
 
     /// A playback thread waiting for this stream has reason to wake: `wakeFrames` in the ring,

@@ -1,6 +1,6 @@
-import Synchronization
-import AnnounceSystem
 import AnnounceOutput
+import AnnounceSystem
+import Synchronization
 
 extension PlaybackThread {
     /// Several streams, or one being ducked or faded: one block through the mixer.
@@ -18,7 +18,8 @@ extension PlaybackThread {
                 // The fade begins on the block boundary where the wake-up silence ends.
                 if job.mixed >= job.fadeInAfter {
                     job.fadeWaiting = false
-                    device.mixer.setGain(PlaybackJob.unpack(job.requestedGain).gain, of: id, overFrames: job.fadeInFrames)
+                    device.mixer.setGain(
+                        PlaybackJob.unpack(job.requestedGain).gain, of: id, overFrames: job.fadeInFrames)
                 } else {
                     block = min(block, job.fadeInAfter - job.mixed)
                 }
@@ -32,7 +33,13 @@ extension PlaybackThread {
             }
             live += 1
             ongoing += 1
-            if filled > 0 { block = min(block, filled) } else if job.arrivesWhileRead { arrivingEmpty += 1 } else { starving = true }
+            if filled > 0 {
+                block = min(block, filled)
+            } else if job.arrivesWhileRead {
+                arrivingEmpty += 1
+            } else {
+                starving = true
+            }
         }
         if live == 0 { return }
         // A download behind leaves a gap in itself, not in every stream; alone, it is waited for.
@@ -51,7 +58,10 @@ extension PlaybackThread {
             var arrived = false
             forEachJob { _, job in
                 if job.wantsData.load(ordering: .relaxed)
-                    && (job.ring.filledFrames > 0 || job.endOfInput.load(ordering: .acquiring)) { arrived = true }
+                    && (job.ring.filledFrames > 0 || job.endOfInput.load(ordering: .acquiring))
+                {
+                    arrived = true
+                }
             }
             if !arrived { output.waitForInterrupt(milliseconds: -1) }
             forEachJob { _, job in job.wantsData.store(false, ordering: .relaxed) }

@@ -1,11 +1,12 @@
-import Synchronization
-import CPosix
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
-import AnnounceSystem
 import AnnounceOutput
+import AnnounceSystem
+import CPosix
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The dedicated thread that feeds one device. It mixes every stream
 /// submitted to it; a stream alone at unity mixer gain goes to the device
@@ -43,11 +44,13 @@ final class PlaybackThread: @unchecked Sendable {
         slots.initialize(repeating: nil, count: OpenDevice.maxStreams)
         released = (0..<OpenDevice.maxStreams).map { _ in CountingSemaphore() }
         let context = Unmanaged.passRetained(self).toOpaque()
-        let status = pthread_create(&thread, nil, { context in
-            let me = Unmanaged<PlaybackThread>.fromOpaque(context!).takeRetainedValue()
-            me.run()
-            return nil
-        }, context)
+        let status = pthread_create(
+            &thread, nil,
+            { context in
+                let me = Unmanaged<PlaybackThread>.fromOpaque(context!).takeRetainedValue()
+                me.run()
+                return nil
+            }, context)
         precondition(status == 0, "cannot start the playback thread: \(systemErrorMessage(status))")
     }
 
@@ -144,7 +147,8 @@ final class PlaybackThread: @unchecked Sendable {
             job.appliedGainRequest = request
             job.tickStep = job.progressStepFrames.load(ordering: .relaxed)
             job.nextTick = job.tickStep > 0 ? 1 : 0  // the first tick comes with the first write
-            guard let id = job.device.mixer.addStream(channels: job.mixChannels, gain: job.fadeInFrames > 0 ? 0 : gain) else {
+            guard let id = job.device.mixer.addStream(channels: job.mixChannels, gain: job.fadeInFrames > 0 ? 0 : gain)
+            else {
                 // The decode side checked the layout and there are as many mixer slots as job slots.
                 finish(slot, job, heard: 0, failure: OutputFailure(code: EINVAL, operation: "mix"))
                 continue
@@ -219,7 +223,8 @@ final class PlaybackThread: @unchecked Sendable {
                 return
             }
             if owned.nonzeroBitCount == 1, let job = slots[owned.trailingZeroBitCount], job.playsDirect, !job.fadingOut,
-               let id = job.mixID, let ramp = device.mixer.ramp(of: id), ramp.isSettled, ramp.current == 1 {
+                let id = job.mixID, let ramp = device.mixer.ramp(of: id), ramp.isSettled, ramp.current == 1
+            {
                 try writeAlone(job, device, room: room)
             } else {
                 try mix(device, room: room)
@@ -228,7 +233,9 @@ final class PlaybackThread: @unchecked Sendable {
             // The device is gone and so is its delay (a dead connection reports none): what was
             // heard is what the last good write published. A few frames may be heard twice on
             // resuming; none is skipped.
-            forEachJob { slot, job in finish(slot, job, heard: job.framesPlayed.load(ordering: .relaxed), failure: error) }
+            forEachJob { slot, job in
+                finish(slot, job, heard: job.framesPlayed.load(ordering: .relaxed), failure: error)
+            }
         }
     }
 
@@ -255,7 +262,8 @@ final class PlaybackThread: @unchecked Sendable {
                     finish(slot, job, heard: job.mixed)  // its tail plays out under the others: all of it is heard
                 } else if let id = job.mixID {
                     job.fadingOut = true
-                    device.mixer.setGain(0, of: id, overFrames: Int(Double(device.output.format.sampleRate) * Self.stopFadeSeconds))
+                    device.mixer.setGain(
+                        0, of: id, overFrames: Int(Double(device.output.format.sampleRate) * Self.stopFadeSeconds))
                 }
             }
         }

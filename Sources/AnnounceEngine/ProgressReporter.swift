@@ -13,8 +13,10 @@ struct ProgressReporter {
     private(set) var seenTicks = 0
     private var lastFrames: Int64?
 
-    init(total: Int64?, sampleRate: Int, sourceFrames: @escaping (Int) -> Int64, callback: ((PlaybackProgress) -> Void)?,
-         startsAfter: Int = 0) {
+    init(
+        total: Int64?, sampleRate: Int, sourceFrames: @escaping (Int) -> Int64, callback: ((PlaybackProgress) -> Void)?,
+        startsAfter: Int = 0
+    ) {
         self.total = total
         self.sampleRate = sampleRate
         self.sourceFrames = sourceFrames
@@ -32,8 +34,10 @@ struct ProgressReporter {
         guard played != lastFrames else { return }
         lastFrames = played
         let started = startsAfter == 0 ? ticks > 0 || played > 0 : heard > startsAfter
-        callback(PlaybackProgress(framesPlayed: played, totalFrames: total, sampleRate: sampleRate,
-                                  started: started, totalIsFinal: totalIsFinal))
+        callback(
+            PlaybackProgress(
+                framesPlayed: played, totalFrames: total, sampleRate: sampleRate,
+                started: started, totalIsFinal: totalIsFinal))
     }
 
     /// Every frame has been decoded: the play lasts `total`, whatever the header said.

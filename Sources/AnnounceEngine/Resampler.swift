@@ -1,7 +1,7 @@
-import CSpeexDSP
 import AnnounceModel
-import AnnounceSystem
 import AnnounceOutput
+import AnnounceSystem
+import CSpeexDSP
 
 /// Converts interleaved float32 audio from one sample rate to another with
 /// speexdsp's windowed-sinc resampler, for streams whose rate is not the open
@@ -33,7 +33,9 @@ public final class Resampler {
     /// (the look-ahead plus a margin; the output is capped at the exact length).
     private var tailFramesLeft: Int
 
-    public init(channels: Int, inputRate: Int, outputRate: Int, quality: Int = Resampler.defaultQuality) throws(AnnounceError) {
+    public init(channels: Int, inputRate: Int, outputRate: Int, quality: Int = Resampler.defaultQuality)
+        throws(AnnounceError)
+    {
         let limit = Int(UInt32.max)
         guard (1...limit).contains(channels) else { throw .internal("resampler: \(channels) channels") }
         guard (1...limit).contains(inputRate), (1...limit).contains(outputRate) else {
@@ -41,9 +43,12 @@ public final class Resampler {
         }
         guard (0...10).contains(quality) else { throw .internal("resampler: quality \(quality) is not in 0...10") }
         var error: Int32 = 0
-        guard let state = speex_resampler_init(UInt32(channels), UInt32(inputRate), UInt32(outputRate), Int32(quality), &error)
+        guard
+            let state = speex_resampler_init(
+                UInt32(channels), UInt32(inputRate), UInt32(outputRate), Int32(quality), &error)
         else {
-            throw .internal("resampler: \(String(cString: speex_resampler_strerror(error))) (\(inputRate) Hz to \(outputRate) Hz)")
+            throw .internal(
+                "resampler: \(String(cString: speex_resampler_strerror(error))) (\(inputRate) Hz to \(outputRate) Hz)")
         }
         // The first output frame is then input frame 0, not the filter's zero history.
         speex_resampler_skip_zeros(state)
@@ -71,8 +76,10 @@ public final class Resampler {
 
     /// Resamples up to `frames` interleaved input frames into at most `capacity`
     /// output frames. Input it did not consume (output full) must be passed again.
-    public func process(_ input: UnsafePointer<Float>, frames: Int, into output: UnsafeMutablePointer<Float>,
-                        capacity: Int) -> (consumed: Int, produced: Int) {
+    public func process(
+        _ input: UnsafePointer<Float>, frames: Int, into output: UnsafeMutablePointer<Float>,
+        capacity: Int
+    ) -> (consumed: Int, produced: Int) {
         precondition(frames >= 0 && capacity >= 0, "Resampler.process: negative count")
         var inLength = UInt32(min(frames, Int(UInt32.max)))
         var outLength = UInt32(min(capacity, Int(UInt32.max)))

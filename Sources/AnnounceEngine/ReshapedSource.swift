@@ -40,9 +40,12 @@ public final class ReshapedSource: WrappingSource {
         let input = source.format
         channels = input.channels
         // Float out, whatever the source was: the device then opens in float if it can.
-        format = SourceFormat(sampleRate: input.sampleRate, channels: input.channels, exactSampleFormat: .float32,
-                              container: input.container, codec: input.codec)
-        skipper = reshaping.silence.map { SilenceSkipper(channels: input.channels, sampleRate: input.sampleRate, rule: $0) }
+        format = SourceFormat(
+            sampleRate: input.sampleRate, channels: input.channels, exactSampleFormat: .float32,
+            container: input.container, codec: input.codec)
+        skipper = reshaping.silence.map {
+            SilenceSkipper(channels: input.channels, sampleRate: input.sampleRate, rule: $0)
+        }
         timeline = ReshapedTimeline(tempo: reshaping.rate, memory: Int64(input.sampleRate * Self.memorySeconds))
         chunk = .allocate(capacity: Self.chunkFrames * input.channels)
         fifo = FrameFIFO(channels: input.channels)
@@ -55,7 +58,9 @@ public final class ReshapedSource: WrappingSource {
 
     public func sourceFrames(forRead frames: Int64) -> Int64 { timeline.sourceFrames(forOutput: frames) }
 
-    public func read(into buffer: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError) -> Int {
+    public func read(into buffer: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError)
+        -> Int
+    {
         precondition(format == .float32, "a reshaped source reads as float only")
         let output = buffer.assumingMemoryBound(to: Float.self)
         var produced = 0
@@ -86,8 +91,9 @@ public final class ReshapedSource: WrappingSource {
     /// The tempo and pitch stage; nil when neither changes.
     private func makeStretcher() throws(AnnounceError) -> TimeStretcher? {
         guard reshaping.changesTempoOrPitch else { return nil }
-        return try TimeStretcher(channels: channels, sampleRate: format.sampleRate, rate: reshaping.rate,
-                                 semitones: reshaping.semitones, name: name)
+        return try TimeStretcher(
+            channels: channels, sampleRate: format.sampleRate, rate: reshaping.rate,
+            semitones: reshaping.semitones, name: name)
     }
 
     /// Reads the source once, through the silence skipper, into the stretcher or the fifo.
@@ -109,7 +115,8 @@ public final class ReshapedSource: WrappingSource {
         }
         // What the stretcher has given for what it has taken, less what it still holds.
         if let stretcher {
-            timeline.observe(output: given + Int64(stretcher.readyFrames), kept: timeline.kept - stretcher.heldSourceFrames)
+            timeline.observe(
+                output: given + Int64(stretcher.readyFrames), kept: timeline.kept - stretcher.heldSourceFrames)
         }
     }
 

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `--skip-silence` on the decode side, frame by frame: a frame is silent when every channel is
 /// below the rule's level. Silence before the first sound of a pass is cut; a pause inside is
@@ -36,8 +37,10 @@ final class SilenceSkipper {
     deinit { held.deallocate() }
 
     /// Takes `frames` frames of `input`; the kept ones go to `emit`, in order.
-    func process(_ input: UnsafePointer<Float>, frames: Int, timeline: inout ReshapedTimeline,
-                 emit: (UnsafePointer<Float>, Int) throws(AnnounceError) -> Void) throws(AnnounceError) {
+    func process(
+        _ input: UnsafePointer<Float>, frames: Int, timeline: inout ReshapedTimeline,
+        emit: (UnsafePointer<Float>, Int) throws(AnnounceError) -> Void
+    ) throws(AnnounceError) {
         var soundStart = 0  // the run of sound not yet emitted begins here
         for index in 0..<frames {
             let frame = input + index * channels
@@ -82,8 +85,10 @@ final class SilenceSkipper {
     }
 
     /// Sound follows the pause: what was cut of it is told, and what is held plays.
-    private func release(timeline: inout ReshapedTimeline,
-                         emit: (UnsafePointer<Float>, Int) throws(AnnounceError) -> Void) throws(AnnounceError) {
+    private func release(
+        timeline: inout ReshapedTimeline,
+        emit: (UnsafePointer<Float>, Int) throws(AnnounceError) -> Void
+    ) throws(AnnounceError) {
         timeline.cut(pendingCut)
         pendingCut = 0
         guard heldCount > 0 else { return }

@@ -1,6 +1,7 @@
 import AnnounceModel
-import AnnounceSystem
 import AnnounceOutput
+import AnnounceSystem
+
 /// Sums float interleaved streams, each with its own `GainRamp`, into one bus
 /// of the device's channel count, then bends the sum with a `SoftLimiter`.
 ///
@@ -167,7 +168,8 @@ final class StreamMixer {
             }
         } else if inChannels == 6 && outChannels == 2 {
             // 5.1 folded down to stereo.
-            let side = Float(0.5.squareRoot()), norm = 1 / (1 + 2 * side)
+            let side = Float(0.5.squareRoot())
+            let norm = 1 / (1 + 2 * side)
             slot.pointee.ramp.forEachFrame(count) { frame, gain in
                 let source = samples + frame * 6
                 let centre = source[2] * side

@@ -1,8 +1,9 @@
-import CSonic
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
+import CSonic
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Tempo and pitch for `ReshapedSource`: libsonic stretches the time by rate / pitch factor,
 /// then speexdsp resamples the stretch from rate · factor back to the rate, which restores the
@@ -59,9 +60,11 @@ final class TimeStretcher {
         self.sonic = sonic
         sonicSetSpeed(sonic, Float(speed))
         do {
-            upsample = multiple > 1 ? try Resampler(channels: channels, inputRate: sampleRate, outputRate: workRate) : nil
+            upsample =
+                multiple > 1 ? try Resampler(channels: channels, inputRate: sampleRate, outputRate: workRate) : nil
             let stretchedRate = Int((Double(workRate) * factor).rounded())
-            downsample = stretchedRate != sampleRate
+            downsample =
+                stretchedRate != sampleRate
                 ? try Resampler(channels: channels, inputRate: stretchedRate, outputRate: sampleRate) : nil
         } catch {
             sonicDestroyStream(sonic)
@@ -99,8 +102,9 @@ final class TimeStretcher {
         guard let upsample else { return try stretch(frames, count) }
         var consumed = 0
         while consumed < count {
-            let (taken, made) = upsample.process(frames + consumed * channels, frames: count - consumed,
-                                                 into: upsampled, capacity: upsampledCapacity)
+            let (taken, made) = upsample.process(
+                frames + consumed * channels, frames: count - consumed,
+                into: upsampled, capacity: upsampledCapacity)
             try stretch(upsampled, made)
             consumed += taken
         }
@@ -137,8 +141,9 @@ final class TimeStretcher {
         while case let count = Int(sonicReadFloatFromStream(sonic, stretched, Int32(Self.stepFrames))), count > 0 {
             var consumed = 0
             while consumed < count {
-                let (taken, made) = downsample.process(stretched + consumed * channels, frames: count - consumed,
-                                                       into: resampled, capacity: resampledCapacity)
+                let (taken, made) = downsample.process(
+                    stretched + consumed * channels, frames: count - consumed,
+                    into: resampled, capacity: resampledCapacity)
                 ready.append(resampled, count: made)
                 consumed += taken
             }

@@ -1,5 +1,5 @@
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Holds a signal's true peak at or below a ceiling without touching what stays under it: a
@@ -125,7 +125,8 @@ final class TruePeakLimiter {
         let silence = [Float](repeating: 0, count: channels)
         var written = 0
         silence.withUnsafeBufferPointer { silence in
-            for _ in 0..<latency where written < waiting && step(silence.baseAddress!, output: output + written * channels) {
+            for _ in 0..<latency
+            where written < waiting && step(silence.baseAddress!, output: output + written * channels) {
                 written += 1
             }
         }
@@ -136,7 +137,8 @@ final class TruePeakLimiter {
     /// The largest magnitude of every channel's 4× oversampled signal around the frame
     /// `interpolatorDelay` back, from the history (its newest frame at `historyAt`).
     private func interpolatedPeak() -> Float {
-        let count = Self.filter.count, depth = Self.tapsPerPhase
+        let count = Self.filter.count
+        let depth = Self.tapsPerPhase
         var peak: Float = 0
         for channel in 0..<channels {
             for phase in 0..<Self.phases {

@@ -1,5 +1,5 @@
-import CCurl
 import AnnounceModel
+import CCurl
 
 /// The libcurl options every transfer shares, downloads (`Download`) and live streams
 /// (`StreamConnection`) alike, so the two cannot drift apart: they had, and a stream went
@@ -32,11 +32,14 @@ struct CurlTransfer {
             // that accepts and never answers too).
             announce_curl_set_long(curl, CURLOPT_LOW_SPEED_LIMIT, 1),
             announce_curl_set_long(curl, CURLOPT_LOW_SPEED_TIME, max(1, Int(stallTimeout.rounded(.up)))),
-            announce_curl_set_string(curl, CURLOPT_USERAGENT, "announce"),
+            announce_curl_set_string(curl, CURLOPT_USERAGENT, "announce")
         ]
         if let proxies {
-            codes.append(announce_curl_set_string(curl, CURLOPT_PROXY, Self.proxy(for: Clip.urlScheme(of: url) ?? "", in: proxies)))
-            codes.append(announce_curl_set_string(curl, CURLOPT_NOPROXY, proxies["no_proxy"] ?? proxies["NO_PROXY"] ?? ""))
+            codes.append(
+                announce_curl_set_string(
+                    curl, CURLOPT_PROXY, Self.proxy(for: Clip.urlScheme(of: url) ?? "", in: proxies)))
+            codes.append(
+                announce_curl_set_string(curl, CURLOPT_NOPROXY, proxies["no_proxy"] ?? proxies["NO_PROXY"] ?? ""))
         }
         return codes.first { $0 != CURLE_OK } ?? CURLE_OK
     }

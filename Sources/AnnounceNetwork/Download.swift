@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-import CCurl
 import AnnounceModel
 import AnnounceSystem
+import CCurl
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `announce play URL`: one URL's body, through libcurl, into a sink (`ProgressiveDownload`).
 /// libcurl's defaults stay: the system's CAs; the proxy is the caller's (`CurlTransfer`).
@@ -18,16 +19,21 @@ public enum Download {
     /// receives nothing for that long; a cancelled sink ends it within about a second.
     static func fetch(_ request: DownloadRequest, into sink: any DownloadSink) throws(AnnounceError) -> ResponseHead {
         if let problem = announce_curl_load() { throw .unavailable(String(cString: problem)) }
-        guard let curl = announce_curl_easy_init() else { throw .internal("libcurl cannot start (curl_easy_init failed)") }
+        guard let curl = announce_curl_easy_init() else {
+            throw .internal("libcurl cannot start (curl_easy_init failed)")
+        }
         defer { announce_curl_easy_cleanup(curl) }
         let transfer = Transfer(sink: sink, limit: request.limit)
         var headers: OpaquePointer? = nil
-        for line in request.headerLines { headers = OpaquePointer(announce_curl_slist_append(UnsafeMutablePointer(headers), line)) }
+        for line in request.headerLines {
+            headers = OpaquePointer(announce_curl_slist_append(UnsafeMutablePointer(headers), line))
+        }
         defer { announce_curl_slist_free_all(UnsafeMutablePointer(headers)) }
         var message = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         let context = Unmanaged.passUnretained(transfer).toOpaque()
-        let shared = CurlTransfer(url: request.url, protocols: Clip.urlSchemes.joined(separator: ","),
-                                  connectTimeout: request.connectTimeout, stallTimeout: request.stallTimeout, proxies: request.proxies)
+        let shared = CurlTransfer(
+            url: request.url, protocols: Clip.urlSchemes.joined(separator: ","),
+            connectTimeout: request.connectTimeout, stallTimeout: request.stallTimeout, proxies: request.proxies)
         let code = message.withUnsafeMutableBufferPointer { buffer -> CURLcode in
             var settings: [CURLcode] = [
                 shared.apply(to: curl, errorBuffer: buffer.baseAddress),
@@ -40,10 +46,12 @@ public enum Download {
                 announce_curl_set_pointer(curl, CURLOPT_HEADERDATA, context),
                 announce_curl_set_progress(curl, checkCancelled),
                 announce_curl_set_pointer(curl, CURLOPT_XFERINFODATA, context),
-                announce_curl_set_pointer(curl, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headers)),
+                announce_curl_set_pointer(curl, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headers))
             ]
             // A Range the server may ignore (a 200 then rewrites the body from its start).
-            if request.resumeFrom > 0 { settings.append(announce_curl_set_string(curl, CURLOPT_RANGE, "\(request.resumeFrom)-")) }
+            if request.resumeFrom > 0 {
+                settings.append(announce_curl_set_string(curl, CURLOPT_RANGE, "\(request.resumeFrom)-"))
+            }
             if let failed = settings.first(where: { $0 != CURLE_OK }) { return failed }
             return announce_curl_easy_perform(curl)
         }
@@ -51,11 +59,14 @@ public enum Download {
         if sink.isCancelled { throw .cannotOpen(path: request.url, reason: "cancelled") }
         // A range past the end is an answer, not a failure: the caller holds all of it, or the
         // file shrank (FAILONERROR spares a 416 only for libcurl's own resume, not CURLOPT_RANGE).
-        if code == CURLE_HTTP_RETURNED_ERROR, request.resumeFrom > 0, transfer.head.status == 416 { return transfer.head }
+        if code == CURLE_HTTP_RETURNED_ERROR, request.resumeFrom > 0, transfer.head.status == 416 {
+            return transfer.head
+        }
         guard code == CURLE_OK else {
-            throw failure(code, url: request.url, curl: curl, message: message, status: transfer.status,
-                          tooLarge: tooLarge(request.url, limit: transfer.limit),
-                          connectTimeout: request.connectTimeout, stallTimeout: request.stallTimeout)
+            throw failure(
+                code, url: request.url, curl: curl, message: message, status: transfer.status,
+                tooLarge: tooLarge(request.url, limit: transfer.limit),
+                connectTimeout: request.connectTimeout, stallTimeout: request.stallTimeout)
         }
         // A body of no bytes (a 304, an empty file) still has a head.
         if !transfer.begun { try sink.begin(transfer.head) }
@@ -64,8 +75,10 @@ public enum Download {
 
     /// What a failed transfer says, in the user's words (a live stream's too): `message` is
     /// curl's error buffer, `status` the last response's status line.
-    static func failure(_ code: CURLcode, url: String, curl: UnsafeMutableRawPointer, message: [CChar], status: String?,
-                        tooLarge: @autoclosure () -> AnnounceError, connectTimeout: Double, stallTimeout: Double) -> AnnounceError {
+    static func failure(
+        _ code: CURLcode, url: String, curl: UnsafeMutableRawPointer, message: [CChar], status: String?,
+        tooLarge: @autoclosure () -> AnnounceError, connectTimeout: Double, stallTimeout: Double
+    ) -> AnnounceError {
         let text = String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
         let detail = text.isEmpty ? String(cString: announce_curl_easy_strerror(code)) : text
         var effective: UnsafeMutablePointer<CChar>?
@@ -85,18 +98,21 @@ public enum Download {
             return cannot("cannot resolve the proxy: \(detail)")
         case CURLE_COULDNT_CONNECT:
             var number = 0
-            let reason = announce_curl_info_long(curl, CURLINFO_OS_ERRNO, &number) == CURLE_OK && number != 0
+            let reason =
+                announce_curl_info_long(curl, CURLINFO_OS_ERRNO, &number) == CURLE_OK && number != 0
                 ? systemErrorMessage(Int32(number)) : detail
             return cannot("cannot connect to \(host): \(reason)")
         case CURLE_OPERATION_TIMEDOUT:
             var connected = 0.0
             _ = announce_curl_info_double(curl, CURLINFO_CONNECT_TIME, &connected)
-            return connected > 0 ? cannot("no data for \(seconds(stallTimeout)) (the server stalled)")
+            return connected > 0
+                ? cannot("no data for \(seconds(stallTimeout)) (the server stalled)")
                 : cannot("cannot connect to \(host) within \(seconds(connectTimeout))")
         case CURLE_SSL_CONNECT_ERROR, CURLE_PEER_FAILED_VERIFICATION, CURLE_SSL_CERTPROBLEM, CURLE_SSL_CIPHER,
-             CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH, CURLE_SSL_INVALIDCERTSTATUS,
-             CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED, CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_CRL_BADFILE,
-             CURLE_SSL_SHUTDOWN_FAILED, CURLE_USE_SSL_FAILED:
+            CURLE_SSL_CACERT_BADFILE, CURLE_SSL_ISSUER_ERROR, CURLE_SSL_PINNEDPUBKEYNOTMATCH,
+            CURLE_SSL_INVALIDCERTSTATUS,
+            CURLE_SSL_ENGINE_NOTFOUND, CURLE_SSL_ENGINE_SETFAILED, CURLE_SSL_ENGINE_INITFAILED, CURLE_SSL_CRL_BADFILE,
+            CURLE_SSL_SHUTDOWN_FAILED, CURLE_USE_SSL_FAILED:
             return cannot("TLS with \(host) failed: \(detail)")
         case CURLE_PARTIAL_FILE, CURLE_RECV_ERROR, CURLE_SEND_ERROR, CURLE_GOT_NOTHING:
             return cannot("\(brokeOff) (\(detail))")

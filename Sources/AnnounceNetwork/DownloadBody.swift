@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A download's body file as transfers write it, its head beside it, and what readers are
 /// told (`growing`). Bytes held from before (a resume) are shown to readers only once the
@@ -27,8 +28,10 @@ final class DownloadBody: DownloadSink {
     private(set) var lostCachedCopy = false
     private var head = DownloadHead()
 
-    init(fd: Int32, growing: GrowingFile, headPath: String, url: String, limit: Int, held: Int64,
-         cached: DownloadCache.Entry?, cancelled: @escaping () -> Bool) {
+    init(
+        fd: Int32, growing: GrowingFile, headPath: String, url: String, limit: Int, held: Int64,
+        cached: DownloadCache.Entry?, cancelled: @escaping () -> Bool
+    ) {
         self.fd = fd
         self.growing = growing
         self.headPath = headPath
@@ -53,14 +56,19 @@ final class DownloadBody: DownloadSink {
         if isCancelled { throw .cannotOpen(path: url, reason: "cancelled") }
         if response.status == 304, let cached { return try copy(cached) }
         if response.status == 206 && !response.continues(from: offset) {
-            throw .cannotOpen(path: url, reason: "the server sent another range than bytes \(offset)- (\(response.rangeStart.map(String.init) ?? "none"))")
+            throw .cannotOpen(
+                path: url,
+                reason:
+                    "the server sent another range than bytes \(offset)- (\(response.rangeStart.map(String.init) ?? "none"))"
+            )
         }
         if !response.continues(from: offset) { restart() }
         let total = response.totalLength ?? (response.status == 206 ? nil : response.contentLength.map { $0 + offset })
         if let total, total > Int64(limit) { throw Download.tooLarge(url, limit: limit) }
         expectedTotal = total
-        head = DownloadHead(url: url, etag: response.etag, lastModified: response.lastModified, length: total,
-                            contentType: response.contentType, complete: false)
+        head = DownloadHead(
+            url: url, etag: response.etag, lastModified: response.lastModified, length: total,
+            contentType: response.contentType, complete: false)
         growing.expect(length: total)
         try head.save(headPath)
         growing.grew(to: offset)  // bytes held from before are the file's: the server said so
@@ -72,7 +80,9 @@ final class DownloadBody: DownloadSink {
         while done < bytes.count {
             let written = pwrite(fd, bytes.baseAddress! + done, bytes.count - done, off_t(offset) + off_t(done))
             if written < 0 && errno == EINTR { continue }
-            if written < 0 { throw .unavailable("\(url): cannot store it in \(growing.path): \(systemErrorMessage(errno))") }
+            if written < 0 {
+                throw .unavailable("\(url): cannot store it in \(growing.path): \(systemErrorMessage(errno))")
+            }
             done += written
         }
         offset += Int64(bytes.count)
@@ -89,7 +99,8 @@ final class DownloadBody: DownloadSink {
         growing.expect(length: cached.length)
         try head.save(headPath)
         let growing = growing
-        guard AnnounceNetwork.copy(from: cached.fd, to: fd, length: cached.length, progress: { growing.grew(to: $0) }) else {
+        guard AnnounceNetwork.copy(from: cached.fd, to: fd, length: cached.length, progress: { growing.grew(to: $0) })
+        else {
             restart()
             lostCachedCopy = true
             throw .cannotOpen(path: url, reason: "the cached copy cannot be read")

@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Downloaded clips kept for `play --cache` (or `[download] cache = yes`) under
 /// `$XDG_CACHE_HOME/announce/downloads`: `KEY.body` and its `KEY.head` (the URL, ETag,
@@ -39,7 +40,8 @@ public final class DownloadCache: Sendable {
     func lookup(_ url: String) -> Entry? {
         let key = Self.key(url)
         guard let body = entries.lookup(key), let head = DownloadHead.load(entries.path + "/" + key + Self.headSuffix),
-              head.url == url, head.complete else { return nil }
+            head.url == url, head.complete
+        else { return nil }
         let fd = open(body, O_RDONLY | O_CLOEXEC)
         var info = stat()
         guard fd >= 0, fstat(fd, &info) == 0, head.length == nil || head.length == Int64(info.st_size) else {
@@ -77,12 +79,16 @@ func copy(from source: Int32, to target: Int32, length: Int64, progress: (Int64)
     var buffer = [UInt8](repeating: 0, count: 1 << 16)
     var offset: Int64 = 0
     while offset < length {
-        let got = buffer.withUnsafeMutableBytes { pread(source, $0.baseAddress, min($0.count, Int(length - offset)), off_t(offset)) }
+        let got = buffer.withUnsafeMutableBytes {
+            pread(source, $0.baseAddress, min($0.count, Int(length - offset)), off_t(offset))
+        }
         if got < 0 && errno == EINTR { continue }
         guard got > 0 else { return false }
         var done = 0
         while done < got {
-            let written = buffer.withUnsafeBytes { pwrite(target, $0.baseAddress! + done, got - done, off_t(offset) + off_t(done)) }
+            let written = buffer.withUnsafeBytes {
+                pwrite(target, $0.baseAddress! + done, got - done, off_t(offset) + off_t(done))
+            }
             if written < 0 && errno == EINTR { continue }
             guard written > 0 else { return false }
             done += written

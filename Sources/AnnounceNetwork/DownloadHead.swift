@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// What a download keeps beside its body (`MediaDirectory.headName`): enough to resume it
 /// with a Range after a restart, and to say what a body that is not audio was.

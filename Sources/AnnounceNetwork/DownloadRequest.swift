@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// What one transfer asks for (`Download.fetch`).
 public struct DownloadRequest: Sendable {
@@ -57,8 +58,13 @@ public struct DownloadRequest: Sendable {
         var bytes: [UInt8] = []
         var utf8 = Array(text.utf8)[...]
         while let byte = utf8.popFirst() {
-            guard byte == UInt8(ascii: "%") else { bytes.append(byte); continue }
-            guard utf8.count >= 2, let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16) else { return nil }
+            guard byte == UInt8(ascii: "%") else {
+                bytes.append(byte)
+                continue
+            }
+            guard utf8.count >= 2, let value = UInt8(String(decoding: utf8.prefix(2), as: UTF8.self), radix: 16) else {
+                return nil
+            }
             utf8 = utf8.dropFirst(2)
             bytes.append(value)
         }
@@ -68,8 +74,10 @@ public struct DownloadRequest: Sendable {
 
     /// Request header lines beyond libcurl's own.
     var headerLines: [String] {
-        let fields = [("If-Range", resumeFrom > 0 ? ifRange : nil), ("If-None-Match", ifNoneMatch),
-                      ("If-Modified-Since", ifModifiedSince)]
+        let fields = [
+            ("If-Range", resumeFrom > 0 ? ifRange : nil), ("If-None-Match", ifNoneMatch),
+            ("If-Modified-Since", ifModifiedSince)
+        ]
         return fields.compactMap { name, value in
             guard let value, !value.isEmpty, !value.contains(where: { $0.isNewline }) else { return nil }
             return "\(name): \(value)"

@@ -1,9 +1,10 @@
-import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A URL item's body, downloaded by the daemon into its media directory on a thread of its
 /// own while the item may already play from it (`growing`). The file `body` holds the bytes so
@@ -31,7 +32,9 @@ public final class ProgressiveDownload: Sendable {
         headPath = head
         growing = GrowingFile(path: body)
         fd = open(body, O_RDWR | O_CREAT | O_CLOEXEC, 0o600)
-        if fd < 0 { growing.fail(.unavailable("\(request.url): cannot store it in \(body): \(systemErrorMessage(errno))")) }
+        if fd < 0 {
+            growing.fail(.unavailable("\(request.url): cannot store it in \(body): \(systemErrorMessage(errno))"))
+        }
     }
 
     deinit { if fd >= 0 { close(fd) } }
@@ -77,8 +80,10 @@ public final class ProgressiveDownload: Sendable {
         if let kept = held, kept.validator == nil || !DownloadRequest.resumable(request.url) { held = nil }
         let cached = held == nil ? cache?.lookup(request.url) : nil
         defer { if let cached { close(cached.fd) } }
-        let body = DownloadBody(fd: fd, growing: growing, headPath: headPath, url: request.url, limit: request.limit,
-                                held: held == nil ? 0 : size, cached: cached) { [self] in isCancelled }
+        let body = DownloadBody(
+            fd: fd, growing: growing, headPath: headPath, url: request.url, limit: request.limit,
+            held: held == nil ? 0 : size, cached: cached
+        ) { [self] in isCancelled }
         if let held, let length = held.length, length == size, size > 0 {
             return finish(body)  // all of it was here: killed between its last byte and its completion
         }
@@ -103,7 +108,9 @@ public final class ProgressiveDownload: Sendable {
                 guard let total = body.expectedTotal, body.offset < total else { break }
                 // A range that ended short (a server that caps them): the rest is asked for.
                 guard retries > 0, body.received > 0 else {
-                    return fail(.cannotOpen(path: request.url, reason: "the server sent \(body.offset) of \(total) bytes"), transient: true)
+                    return fail(
+                        .cannotOpen(path: request.url, reason: "the server sent \(body.offset) of \(total) bytes"),
+                        transient: true)
                 }
                 retries -= 1
                 held = DownloadHead.load(headPath)
@@ -115,7 +122,8 @@ public final class ProgressiveDownload: Sendable {
                 }
                 // Broke off having brought bytes: go on from there; else it is the answer.
                 guard body.received > 0, retries > 0, Download.isBreak(error) else {
-                    return fail(error, transient: error.exitCode == AnnounceError.cannotOpen(path: "", reason: "").exitCode)
+                    return fail(
+                        error, transient: error.exitCode == AnnounceError.cannotOpen(path: "", reason: "").exitCode)
                 }
                 retries -= 1
                 held = DownloadHead.load(headPath)
@@ -126,7 +134,9 @@ public final class ProgressiveDownload: Sendable {
 
     private func finish(_ body: DownloadBody) {
         do throws(AnnounceError) { try body.complete() } catch { return fail(error, transient: false) }
-        if !body.fromCache, let cache, let head = DownloadHead.load(headPath) { cache.store(fd, length: body.offset, head: head) }
+        if !body.fromCache, let cache, let head = DownloadHead.load(headPath) {
+            cache.store(fd, length: body.offset, head: head)
+        }
     }
 
     private func fail(_ error: AnnounceError, transient: Bool) {

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-import CCurl
-import CPosix
 import AnnounceModel
 import AnnounceSystem
+import CCurl
+import CPosix
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// One connection of a live stream (`StreamReceiver`): the request, the response's headers,
 /// and its body on its way into segments: ICY metadata taken out (`IcyDemuxer`), a chained
@@ -61,8 +62,11 @@ final class StreamConnection {
 
     /// Makes the request and passes the body on until the connection ends or the receiver stops.
     func run(_ multi: UnsafeMutableRawPointer) -> Ending {
-        let url = receiver.url, settings = receiver.settings
-        guard let curl = announce_curl_easy_init() else { return .dropped(.internal("libcurl cannot start (curl_easy_init failed)")) }
+        let url = receiver.url
+        let settings = receiver.settings
+        guard let curl = announce_curl_easy_init() else {
+            return .dropped(.internal("libcurl cannot start (curl_easy_init failed)"))
+        }
         defer { announce_curl_easy_cleanup(curl) }
         // Ask for ICY metadata; SHOUTcast answers "ICY 200 OK" instead of an HTTP status line.
         let headers = announce_curl_slist_append(nil, "Icy-MetaData: 1")
@@ -76,8 +80,9 @@ final class StreamConnection {
         var done: Int32 = 0
         var code = CURLE_OK
         message.withUnsafeMutableBufferPointer { buffer in
-            let shared = CurlTransfer(url: url, protocols: "http,https", connectTimeout: settings.connectTimeout,
-                                      stallTimeout: settings.stallTimeout, proxies: receiver.proxies)
+            let shared = CurlTransfer(
+                url: url, protocols: "http,https", connectTimeout: settings.connectTimeout,
+                stallTimeout: settings.stallTimeout, proxies: receiver.proxies)
             let settingsApplied: [CURLcode] = [
                 shared.apply(to: curl, errorBuffer: buffer.baseAddress),
                 announce_curl_set_pointer(curl, CURLOPT_HTTPHEADER, UnsafeMutableRawPointer(headers)),
@@ -85,7 +90,7 @@ final class StreamConnection {
                 announce_curl_set_callback(curl, CURLOPT_WRITEFUNCTION, receiveStreamBody),
                 announce_curl_set_pointer(curl, CURLOPT_WRITEDATA, context),
                 announce_curl_set_callback(curl, CURLOPT_HEADERFUNCTION, receiveStreamHeader),
-                announce_curl_set_pointer(curl, CURLOPT_HEADERDATA, context),
+                announce_curl_set_pointer(curl, CURLOPT_HEADERDATA, context)
             ]
             if let failed = settingsApplied.first(where: { $0 != CURLE_OK }) {
                 (done, code) = (1, failed)
@@ -109,12 +114,15 @@ final class StreamConnection {
         if unread { return .dropped(.cannotOpen(path: url, reason: "its audio stopped decoding")) }
         guard done != 0 else { return .dropped(.cannotOpen(path: url, reason: "the transfer stopped")) }
         guard code == CURLE_OK else {
-            return .dropped(Download.failure(code, url: url, curl: curl, message: message, status: status,
-                                             tooLarge: .internal("a stream has no size limit"),
-                                             connectTimeout: settings.connectTimeout, stallTimeout: settings.stallTimeout))
+            return .dropped(
+                Download.failure(
+                    code, url: url, curl: curl, message: message, status: status,
+                    tooLarge: .internal("a stream has no size limit"),
+                    connectTimeout: settings.connectTimeout, stallTimeout: settings.stallTimeout))
         }
         // A live server closes an endless body: that is a drop, not the end.
-        return contentLength != nil || chunked ? .ended : .dropped(.cannotOpen(path: url, reason: "the server closed the stream"))
+        return contentLength != nil || chunked
+            ? .ended : .dropped(.cannotOpen(path: url, reason: "the server closed the stream"))
     }
 
     /// One header line; a status line starts a response's headers afresh.
@@ -232,8 +240,11 @@ final class StreamConnection {
         guard var open = segment, !open.delivered else { return }
         open.delivered = true
         segment = open
-        receiver.deliver(LiveSegment(head: open.head, fd: open.readFD, contentType: contentType, startsConnection: segments == 1))
-        let written = open.head.withUnsafeBytes { head in Result { () throws(Stop) in try writeAll(head, to: open.writeFD) } }
+        receiver.deliver(
+            LiveSegment(head: open.head, fd: open.readFD, contentType: contentType, startsConnection: segments == 1))
+        let written = open.head.withUnsafeBytes { head in
+            Result { () throws(Stop) in try writeAll(head, to: open.writeFD) }
+        }
         try written.get()
     }
 
@@ -264,8 +275,10 @@ final class StreamConnection {
                 unread = code == EPIPE
                 throw Stop()
             }
-            var waits = [pollfd(fd: fd, events: Int16(POLLOUT), revents: 0),
-                         pollfd(fd: receiver.stopSignal.fd, events: Int16(POLLIN), revents: 0)]
+            var waits = [
+                pollfd(fd: fd, events: Int16(POLLOUT), revents: 0),
+                pollfd(fd: receiver.stopSignal.fd, events: Int16(POLLIN), revents: 0)
+            ]
             _ = poll(&waits, 2, -1)
             if waits[1].revents != 0 || receiver.isStopped { throw Stop() }
         }

@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-import Synchronization
-import CCurl
 import AnnounceModel
 import AnnounceSystem
+import CCurl
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `announce play --stream URL`, the network side (DESIGN §4, Live streams): one thread
 /// (`announce-net`) connects through libcurl asking for ICY metadata, takes the metadata out of
@@ -49,8 +50,11 @@ public final class StreamReceiver: LiveInput, @unchecked Sendable {
 
     /// Starts connecting. `titleChanged`: the stream's title (ICY, an Ogg link's comments) as it
     /// changes, from the network thread; `note`: a line for the daemon's log (a drop, a retry).
-    public init(url: String, settings: Settings, proxies: [String: String]?, titleChanged: @escaping @Sendable (String?) -> Void,
-                note: @escaping @Sendable (String) -> Void) throws(AnnounceError) {
+    public init(
+        url: String, settings: Settings, proxies: [String: String]?,
+        titleChanged: @escaping @Sendable (String?) -> Void,
+        note: @escaping @Sendable (String) -> Void
+    ) throws(AnnounceError) {
         if let problem = announce_curl_load() { throw .unavailable(String(cString: problem)) }
         self.url = url
         self.settings = settings
@@ -118,7 +122,9 @@ public final class StreamReceiver: LiveInput, @unchecked Sendable {
     }
 
     private func run() {
-        guard let multi = announce_curl_multi_init() else { return finish(failure: .internal("libcurl cannot start (curl_multi_init failed)")) }
+        guard let multi = announce_curl_multi_init() else {
+            return finish(failure: .internal("libcurl cannot start (curl_multi_init failed)"))
+        }
         defer { announce_curl_multi_cleanup(multi) }
         var backoff = ReconnectBackoff(limit: settings.reconnectLimit)
         // Audio came on some connection: from then on a failure is a drop, retried.
@@ -136,7 +142,12 @@ public final class StreamReceiver: LiveInput, @unchecked Sendable {
             played = true
             switch backoff.dropped(at: SystemClock.monotonic(), audioSince: connection.audioSince) {
             case .giveUp:
-                return finish(failure: .cannotOpen(path: url, reason: "the stream dropped and did not come back within \(Self.seconds(settings.reconnectLimit)) (\(Self.reason(reason)))"))
+                return finish(
+                    failure: .cannotOpen(
+                        path: url,
+                        reason:
+                            "the stream dropped and did not come back within \(Self.seconds(settings.reconnectLimit)) (\(Self.reason(reason)))"
+                    ))
             case .retry(let delay):
                 note("\(url): \(Self.reason(reason)); connecting again in \(Self.seconds(delay))")
                 if stopSignal.wait(milliseconds: Int32((delay * 1000).rounded(.up))) { break }

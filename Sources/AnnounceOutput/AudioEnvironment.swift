@@ -1,10 +1,11 @@
-import CPosix
-import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+import CPosix
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The sound-server variables a device is opened with. The daemon may have been started by
 /// cron (no XDG_RUNTIME_DIR, no PULSE_SERVER), systemd or a terminal; each play request
@@ -19,9 +20,13 @@ import AnnounceSystem
 /// elsewhere see the old or the new array, both valid.
 public enum AudioEnvironment {
     /// The caller's sound-server variables; nil when it sets none (cron): then the daemon's own apply.
-    public static func caller(environment: (String) -> String? = { getenv($0).map { String(cString: $0) } }) -> [String: String]? {
+    public static func caller(environment: (String) -> String? = { getenv($0).map { String(cString: $0) } }) -> [String:
+        String]?
+    {
         var found: [String: String] = [:]
-        for name in Clip.environmentVariables { if let value = environment(name), !value.isEmpty { found[name] = value } }
+        for name in Clip.environmentVariables {
+            if let value = environment(name), !value.isEmpty { found[name] = value }
+        }
         return found.isEmpty ? nil : found
     }
 
@@ -34,10 +39,14 @@ public enum AudioEnvironment {
     /// The variables a device is opened with for a request carrying `requested`: the request's
     /// own set when it has one (what it leaves out is unset), else the daemon's. Either way
     /// XDG_RUNTIME_DIR defaults to the user's /run/user/UID, where the desktop's server listens.
-    static func effective(_ requested: [String: String]?, daemon: [String: String],
-                          userRuntimeDirectory: String?) -> [String: String] {
+    static func effective(
+        _ requested: [String: String]?, daemon: [String: String],
+        userRuntimeDirectory: String?
+    ) -> [String: String] {
         var chosen = requested?.filter { Clip.environmentVariables.contains($0.key) } ?? daemon
-        if chosen["XDG_RUNTIME_DIR"] == nil, let userRuntimeDirectory { chosen["XDG_RUNTIME_DIR"] = userRuntimeDirectory }
+        if chosen["XDG_RUNTIME_DIR"] == nil, let userRuntimeDirectory {
+            chosen["XDG_RUNTIME_DIR"] = userRuntimeDirectory
+        }
         return chosen
     }
 
@@ -57,8 +66,10 @@ public enum AudioEnvironment {
 
     /// Runs `open` with the process environment holding `requested`'s variables (see `effective`);
     /// opens are serialised, so two never see each other's variables.
-    public static func whileApplied<Result>(_ requested: [String: String]?,
-                                            _ open: () throws(AnnounceError) -> Result) throws(AnnounceError) -> Result {
+    public static func whileApplied<Result>(
+        _ requested: [String: String]?,
+        _ open: () throws(AnnounceError) -> Result
+    ) throws(AnnounceError) -> Result {
         try state.withLock { state throws(AnnounceError) -> Result in
             if !state.captured { capture(into: &state) }
             let chosen = effective(requested, daemon: state.daemon, userRuntimeDirectory: userRuntimeDirectory)

@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Sample layout a device was opened with.
 public struct OutputFormat: Equatable, Sendable, CustomStringConvertible {

@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// What sound libraries print straight to stderr while a device is opened (JACK's `Cannot connect
 /// to server socket`, OSS's complaints). In the daemon stderr is daemon.log: for the length of the
@@ -57,7 +58,8 @@ enum LibraryNoise {
     /// (`jack server is not running or cannot be started`).
     private static func explained(_ error: AnnounceError, by noise: [String]) -> AnnounceError {
         guard case .deviceUnavailable(let device, "no such device") = error,
-              let line = noise.first(where: { $0.contains("not running") }) ?? noise.first else { return error }
+            let line = noise.first(where: { $0.contains("not running") }) ?? noise.first
+        else { return error }
         return .deviceUnavailable(device: device, reason: String(line.prefix(200)))
     }
 
@@ -72,6 +74,7 @@ enum LibraryNoise {
             bytes += chunk[..<count]
             offset += off_t(count)
         }
-        return String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+        return String(decoding: bytes, as: UTF8.self).split(separator: "\n", omittingEmptySubsequences: false).map(
+            String.init)
     }
 }

@@ -1,5 +1,5 @@
-import CPulse
 import AnnounceModel
+import CPulse
 
 /// News of the server's playback streams, for the watcher of calls and other audio (DESIGN §3,
 /// Interruptions from other applications): the server tells when a stream appears, changes

@@ -1,9 +1,10 @@
-import CPulse
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+import CPulse
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A connection to the sound server an item's device reaches (PulseAudio, or PipeWire through
 /// pipewire-pulse), to read and set other applications' stream volumes (DESIGN §3, duckOthers).
@@ -40,13 +41,17 @@ public final class SoundServerStreams {
     /// neither loaded nor asked: on plain ALSA it and its libraries would cost the daemon ~3 MB,
     /// and each look a connection attempt.
     static func serverMayListen(systemClientConfig: String = systemClientConfig) -> Bool {
-        func variable(_ name: String) -> String? { getenv(name).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } }
+        func variable(_ name: String) -> String? {
+            getenv(name).map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
+        }
         if variable("PULSE_SERVER") != nil || variable("PULSE_CLIENTCONFIG") != nil { return true }
         var sockets = ["/run/user/\(getuid())/pulse/native", "/run/pulse/native", "/var/run/pulse/native"]
         if let runtime = variable("PULSE_RUNTIME_PATH") { sockets.append(runtime + "/native") }
         if let runtime = variable("XDG_RUNTIME_DIR") { sockets.append(runtime + "/pulse/native") }
         let home = variable("HOME") ?? ""
-        let configs = [(variable("XDG_CONFIG_HOME") ?? home + "/.config") + "/pulse/client.conf", home + "/.pulse/client.conf"]
+        let configs = [
+            (variable("XDG_CONFIG_HOME") ?? home + "/.config") + "/pulse/client.conf", home + "/.pulse/client.conf"
+        ]
         if (sockets + configs).contains(where: { access($0, F_OK) == 0 }) { return true }
         return namesServer(clientConfig: systemClientConfig)
     }
@@ -78,19 +83,23 @@ public final class SoundServerStreams {
         guard count >= 0 else { throw .unavailable("the sound server stopped answering") }
         return raw.prefix(count).map { stream in
             var stream = stream
-            let volume = withUnsafeBytes(of: &stream.volume) { Array($0.bindMemory(to: UInt32.self).prefix(Int(stream.channels))) }
-            return OtherStream(index: stream.index, volume: volume, settable: stream.has_volume != 0,
-                               processID: stream.process_id >= 0 ? stream.process_id : nil,
-                               role: Self.text(&stream.role), application: Self.text(&stream.application),
-                               corked: stream.corked != 0)
+            let volume = withUnsafeBytes(of: &stream.volume) {
+                Array($0.bindMemory(to: UInt32.self).prefix(Int(stream.channels)))
+            }
+            return OtherStream(
+                index: stream.index, volume: volume, settable: stream.has_volume != 0,
+                processID: stream.process_id >= 0 ? stream.process_id : nil,
+                role: Self.text(&stream.role), application: Self.text(&stream.application),
+                corked: stream.corked != 0)
         }
     }
 
     /// Sets a stream's volume; false when the server refused (the stream is gone).
     @discardableResult
     public func setVolume(_ change: VolumeChange) throws(AnnounceError) -> Bool {
-        let result = announce_pulse_set_volume(pulse, change.index, UInt32(change.volume.count), change.volume,
-                                               Self.timeoutMilliseconds)
+        let result = announce_pulse_set_volume(
+            pulse, change.index, UInt32(change.volume.count), change.volume,
+            Self.timeoutMilliseconds)
         guard result >= 0 else { throw .unavailable("the sound server stopped answering") }
         return result == 0
     }
@@ -98,7 +107,8 @@ public final class SoundServerStreams {
     /// Stream `index`'s place in the server's restore database (module-stream-restore, or WirePlumber's
     /// through pipewire-pulse); nil when the stream is gone or the server keeps no such database.
     public func restorePlace(of index: UInt32) throws(AnnounceError) -> StreamRestore? {
-        var stream = announce_pulse_restore_entry(), saved = announce_pulse_restore_entry()
+        var stream = announce_pulse_restore_entry()
+        var saved = announce_pulse_restore_entry()
         var hasSaved: Int32 = 0
         let result = announce_pulse_restore_entry_of(pulse, index, &stream, &saved, &hasSaved, Self.timeoutMilliseconds)
         guard result >= 0 else { throw .unavailable("the sound server stopped answering") }
@@ -123,11 +133,15 @@ public final class SoundServerStreams {
         Self.copy(entry.device ?? "", into: &raw.device)
         raw.channels = UInt32(entry.channelMap.count)
         withUnsafeMutableBytes(of: &raw.positions) { bytes in
-            for (channel, position) in entry.channelMap.enumerated() { bytes.storeBytes(of: position, toByteOffset: channel * 4, as: Int32.self) }
+            for (channel, position) in entry.channelMap.enumerated() {
+                bytes.storeBytes(of: position, toByteOffset: channel * 4, as: Int32.self)
+            }
         }
         raw.volume_channels = UInt32(entry.volume.count)
         withUnsafeMutableBytes(of: &raw.volume) { bytes in
-            for (channel, volume) in entry.volume.enumerated() { bytes.storeBytes(of: volume, toByteOffset: channel * 4, as: UInt32.self) }
+            for (channel, volume) in entry.volume.enumerated() {
+                bytes.storeBytes(of: volume, toByteOffset: channel * 4, as: UInt32.self)
+            }
         }
         raw.muted = entry.muted ? 1 : 0
         let result = announce_pulse_restore_write(pulse, &raw, Self.timeoutMilliseconds)
@@ -136,12 +150,14 @@ public final class SoundServerStreams {
     }
 
     private static func entry(_ raw: inout announce_pulse_restore_entry) -> RestoreEntry {
-        let channels = Int(raw.channels), volumes = Int(raw.volume_channels)
+        let channels = Int(raw.channels)
+        let volumes = Int(raw.volume_channels)
         let map = withUnsafeBytes(of: &raw.positions) { Array($0.bindMemory(to: Int32.self).prefix(channels)) }
         let volume = withUnsafeBytes(of: &raw.volume) { Array($0.bindMemory(to: UInt32.self).prefix(volumes)) }
         let device = text(&raw.device)
-        return RestoreEntry(name: text(&raw.name), channelMap: map, volume: volume, device: device.isEmpty ? nil : device,
-                            muted: raw.muted != 0)
+        return RestoreEntry(
+            name: text(&raw.name), channelMap: map, volume: volume, device: device.isEmpty ? nil : device,
+            muted: raw.muted != 0)
     }
 
     /// `text` NUL-terminated into a C char array, cut to fit.

@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The bytes a decoder reads, as SFBAudioEngine's InputSource: a local file (`FileInput`) or a
 /// download still arriving (`GrowingInput`). Reads are positioned, so one input serves readers
@@ -81,7 +82,9 @@ final class InputCursor {
     }
 
     private func readAhead(into buffer: UnsafeMutableRawPointer, count: Int) throws(AnnounceError) -> Int {
-        guard let ahead, count < Self.readAhead / 2 else { return try input.read(into: buffer, count: count, at: position) }
+        guard let ahead, count < Self.readAhead / 2 else {
+            return try input.read(into: buffer, count: count, at: position)
+        }
         var copied = 0
         while copied < count {
             let offset = position + Int64(copied) - aheadStart

@@ -1,5 +1,6 @@
 import AnnounceModel
 import AnnounceSystem
+
 /// What the first bytes of a file say it is. Extensions are never consulted.
 public enum SniffedContainer: Equatable, Sendable {
     case wav, rf64, caf, aiff, aifc, flac, ogg
@@ -47,8 +48,10 @@ public enum SniffedContainer: Equatable, Sendable {
 
     /// Common formats that are not audio, by their magic numbers, so that a program or a
     /// document given by mistake is named rather than searched for audio.
-    private static func nonAudioFormat(_ bytes: [UInt8], ascii: (Int, String) -> Bool,
-                                       starts: ([UInt8]) -> Bool) -> String? {
+    private static func nonAudioFormat(
+        _ bytes: [UInt8], ascii: (Int, String) -> Bool,
+        starts: ([UInt8]) -> Bool
+    ) -> String? {
         if ascii(0, "\u{7F}ELF") {
             // e_type: relocatable 1, executable 2, shared object (also a PIE executable) 3, core 4.
             return switch bytes.count > 16 ? bytes[16] : 0 {
@@ -77,7 +80,10 @@ public enum SniffedContainer: Equatable, Sendable {
         if ascii(0, "SQLite format 3\u{0}") { return "an SQLite database" }
         if ascii(0, "MZ") { return "a Windows executable" }
         if [[0xFE, 0xED, 0xFA, 0xCE], [0xFE, 0xED, 0xFA, 0xCF], [0xCE, 0xFA, 0xED, 0xFE], [0xCF, 0xFA, 0xED, 0xFE]]
-            .contains(where: starts) { return "a Mach-O executable" }
+            .contains(where: starts)
+        {
+            return "a Mach-O executable"
+        }
         if ascii(0, "\u{0}asm") { return "a WebAssembly module" }
         return nil
     }
@@ -98,8 +104,10 @@ public enum SniffedContainer: Equatable, Sendable {
     }
 
     /// Formats recognised by their bytes that announce does not decode.
-    private static func unsupportedFormat(_ bytes: [UInt8], ascii: (Int, String) -> Bool,
-                                          starts: ([UInt8]) -> Bool) -> String? {
+    private static func unsupportedFormat(
+        _ bytes: [UInt8], ascii: (Int, String) -> Bool,
+        starts: ([UInt8]) -> Bool
+    ) -> String? {
         if bytes.count >= 2, bytes[0] == 0xFF, bytes[1] & 0xF6 == 0xF0 { return "AAC (ADTS)" }
         if ascii(0, "ADIF") { return "AAC (ADIF)" }
         if starts([0x30, 0x26, 0xB2, 0x75, 0x8E, 0x66, 0xCF, 0x11]) { return "WMA/ASF" }
@@ -135,7 +143,8 @@ public enum SniffedContainer: Equatable, Sendable {
     /// `moov` first): its first box is one of the top-level ones and its size fits. A size of
     /// 1 means a 64-bit size follows the type.
     private static func isQuickTimeWithoutType(_ bytes: [UInt8], ascii: (Int, String) -> Bool) -> Bool {
-        guard bytes.count >= 16, ["moov", "mdat", "wide", "free", "skip", "pnot"].contains(where: { ascii(4, $0) }) else { return false }
+        guard bytes.count >= 16, ["moov", "mdat", "wide", "free", "skip", "pnot"].contains(where: { ascii(4, $0) })
+        else { return false }
         let size = bytes[0..<4].reduce(0) { $0 << 8 | Int($1) }
         return size == 1 || size >= 8
     }
@@ -157,8 +166,10 @@ public enum SniffedContainer: Equatable, Sendable {
     /// An 11-bit frame sync with a valid version, layer, bitrate and sample rate.
     static func isMPEGAudioFrameHeader(_ b0: UInt8, _ b1: UInt8, _ b2: UInt8) -> Bool {
         guard b0 == 0xFF, b1 & 0xE0 == 0xE0 else { return false }
-        let version = (b1 >> 3) & 0x3, layer = (b1 >> 1) & 0x3
-        let bitrate = b2 >> 4, rate = (b2 >> 2) & 0x3
+        let version = (b1 >> 3) & 0x3
+        let layer = (b1 >> 1) & 0x3
+        let bitrate = b2 >> 4
+        let rate = (b2 >> 2) & 0x3
         return version != 0x1 && layer != 0 && bitrate != 0xF && rate != 0x3
     }
 
@@ -180,7 +191,8 @@ public enum SniffedContainer: Equatable, Sendable {
         while i + 4 <= bytes.count {
             let isLayerI = i + 1 < bytes.count && bytes[i + 1] >> 1 & 3 == 3
             if bytes[i] == 0xFF, !isLayerI || i == 0, let first = frame(at: i) {
-                var next = i + first.length, count = 1
+                var next = i + first.length
+                var count = 1
                 while count < chainedFrames, let following = frame(at: next), following.key == first.key {
                     next += following.length
                     count += 1
@@ -197,25 +209,31 @@ public enum SniffedContainer: Equatable, Sendable {
     /// frame to frame, and its bitrate index (free format, without a length, is nil).
     static func mpegFrame(_ bytes: [UInt8], at i: Int) -> (length: Int, key: UInt32, bitrateIndex: Int)? {
         guard i + 4 <= bytes.count, isMPEGAudioFrameHeader(bytes[i], bytes[i + 1], bytes[i + 2]),
-              bytes[i + 3] & 0x3 != 0x2 else { return nil }  // emphasis 2 is reserved
-        let version = Int(bytes[i + 1] >> 3) & 3, layer = Int(bytes[i + 1] >> 1) & 3
-        let bitrateIndex = Int(bytes[i + 2] >> 4), rateIndex = Int(bytes[i + 2] >> 2) & 3, padding = Int(bytes[i + 2] >> 1) & 1
+            bytes[i + 3] & 0x3 != 0x2
+        else { return nil }  // emphasis 2 is reserved
+        let version = Int(bytes[i + 1] >> 3) & 3
+        let layer = Int(bytes[i + 1] >> 1) & 3
+        let bitrateIndex = Int(bytes[i + 2] >> 4)
+        let rateIndex = Int(bytes[i + 2] >> 2) & 3
+        let padding = Int(bytes[i + 2] >> 1) & 1
         guard bitrateIndex != 0 else { return nil }  // free format: no length in the header
         let mpeg1 = version == 3
-        let table: [Int] = switch (mpeg1, layer) {
-        case (true, 3): [0, 32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448]
-        case (true, 2): [0, 32, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384]
-        case (true, _): [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320]
-        case (false, 3): [0, 32, 48, 56, 64, 80, 96, 112, 128, 144, 160, 176, 192, 224, 256]
-        case (false, _): [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160]
-        }
+        let table: [Int] =
+            switch (mpeg1, layer) {
+            case (true, 3): [0, 32, 64, 96, 128, 160, 192, 224, 256, 288, 320, 352, 384, 416, 448]
+            case (true, 2): [0, 32, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320, 384]
+            case (true, _): [0, 32, 40, 48, 56, 64, 80, 96, 112, 128, 160, 192, 224, 256, 320]
+            case (false, 3): [0, 32, 48, 56, 64, 80, 96, 112, 128, 144, 160, 176, 192, 224, 256]
+            case (false, _): [0, 8, 16, 24, 32, 40, 48, 56, 64, 80, 96, 112, 128, 144, 160]
+            }
         let rate = [44100, 48000, 32000][rateIndex] >> (mpeg1 ? 0 : version == 2 ? 1 : 2)
         let bitrate = table[bitrateIndex] * 1000
-        let length = switch layer {
-        case 3: (12 * bitrate / rate + padding) * 4
-        case 1 where !mpeg1: 72 * bitrate / rate + padding
-        default: 144 * bitrate / rate + padding
-        }
+        let length =
+            switch layer {
+            case 3: (12 * bitrate / rate + padding) * 4
+            case 1 where !mpeg1: 72 * bitrate / rate + padding
+            default: 144 * bitrate / rate + padding
+            }
         // Version, layer, sample rate and mono or not stay the same from frame to frame (LAME's
         // Info frame says stereo before joint-stereo frames).
         let mono: UInt32 = bytes[i + 3] & 0xC0 == 0xC0 ? 1 : 0
@@ -231,7 +249,8 @@ public enum SniffedContainer: Equatable, Sendable {
         let bigEndian = bytes.starts(with: [0xFE, 0xFF])
         if bigEndian || bytes.starts(with: [0xFF, 0xFE]) {
             let units = stride(from: 2, to: bytes.count - 1, by: 2).map { (i: Int) -> UInt16 in
-                let high = UInt16(bytes[bigEndian ? i : i + 1]), low = UInt16(bytes[bigEndian ? i + 1 : i])
+                let high = UInt16(bytes[bigEndian ? i : i + 1])
+                let low = UInt16(bytes[bigEndian ? i + 1 : i])
                 return high << 8 | low
             }
             return !units.isEmpty && units.allSatisfy(isText)

@@ -1,5 +1,6 @@
 import AnnounceModel
 import AnnounceSystem
+
 /// The length a WAV, AIFF or CAF header declares, read from its bytes, so that a file shorter than
 /// its header (cut in a transfer) is reported as truncated. libsndfile plays what is there and
 /// reports that length only.
@@ -13,7 +14,9 @@ enum DeclaredLength {
         func ascii(_ offset: Int, _ text: String) -> Bool {
             bytes.count >= offset + 4 && bytes[offset..<offset + 4].elementsEqual(text.utf8)
         }
-        if (ascii(0, "RIFF") || ascii(0, "RIFX")) && ascii(8, "WAVE") { return wavFrames(bytes, bigEndian: ascii(0, "RIFX")) }
+        if (ascii(0, "RIFF") || ascii(0, "RIFX")) && ascii(8, "WAVE") {
+            return wavFrames(bytes, bigEndian: ascii(0, "RIFX"))
+        }
         if ascii(0, "FORM") && (ascii(8, "AIFF") || ascii(8, "AIFC")) { return aiffFrames(bytes) }
         if ascii(0, "caff") { return cafFrames(bytes) }
         return nil
@@ -30,16 +33,20 @@ enum DeclaredLength {
     /// from its decoders) or when there is none.
     static func factFrames(_ bytes: [UInt8]) -> Int64? {
         guard bytes.count >= 12, bytes[0..<4].elementsEqual("RIFF".utf8) || bytes[0..<4].elementsEqual("RIFX".utf8),
-              bytes[8..<12].elementsEqual("WAVE".utf8) else { return nil }
+            bytes[8..<12].elementsEqual("WAVE".utf8)
+        else { return nil }
         let bigEndian = bytes[3] == UInt8(ascii: "X")
-        var offset = 12, compressed = false
+        var offset = 12
+        var compressed = false
         while let size = integer(bytes, offset + 4, 4, bigEndian: bigEndian) {
             let id = String(decoding: bytes[offset..<offset + 4], as: UTF8.self)
             if id == "fmt " {
                 guard let tag = integer(bytes, offset + 8, 2, bigEndian: bigEndian) else { return nil }
                 compressed = [0x02, 0x11, 0x31, 0x40].contains(tag)
             }
-            if id == "fact" { return compressed ? integer(bytes, offset + 8, 4, bigEndian: bigEndian).map(Int64.init) : nil }
+            if id == "fact" {
+                return compressed ? integer(bytes, offset + 8, 4, bigEndian: bigEndian).map(Int64.init) : nil
+            }
             if id == "data" { return nil }
             offset += 8 + size + (size & 1)
         }
@@ -47,13 +54,15 @@ enum DeclaredLength {
     }
 
     private static func wavFrames(_ bytes: [UInt8], bigEndian: Bool) -> Int64? {
-        var offset = 12, blockAlign: Int?
+        var offset = 12
+        var blockAlign: Int?
         while let size = integer(bytes, offset + 4, 4, bigEndian: bigEndian) {
             let id = String(decoding: bytes[offset..<offset + 4], as: UTF8.self)
             if id == "fmt " {
                 // Sizes per frame hold for uncompressed codecs only: PCM, float, A-law, mu-law, extensible.
                 guard let tag = integer(bytes, offset + 8, 2, bigEndian: bigEndian), [1, 3, 6, 7, 0xFFFE].contains(tag),
-                      let align = integer(bytes, offset + 20, 2, bigEndian: bigEndian), align > 0 else { return nil }
+                    let align = integer(bytes, offset + 20, 2, bigEndian: bigEndian), align > 0
+                else { return nil }
                 blockAlign = align
             }
             // What writers to a pipe put there (0; arecord 0x80000000 or 0x7FFFFF00; sox and ffmpeg
@@ -77,12 +86,15 @@ enum DeclaredLength {
 
     /// Linear PCM's bytes per frame from the desc chunk (nil for packetised codecs), and the data chunk.
     private static func cafChunks(_ bytes: [UInt8]) -> (Int?, data: (fieldOffset: Int, size: Int))? {
-        var offset = 8, bytesPerFrame: Int?
+        var offset = 8
+        var bytesPerFrame: Int?
         while let size = integer(bytes, offset + 4, 8, bigEndian: true) {
-            let id = String(decoding: bytes[offset..<offset + 4], as: UTF8.self), body = offset + 12
+            let id = String(decoding: bytes[offset..<offset + 4], as: UTF8.self)
+            let body = offset + 12
             if id == "desc", bytes.count >= body + 24, bytes[body + 8..<body + 12].elementsEqual("lpcm".utf8),
-               let packet = integer(bytes, body + 16, 4, bigEndian: true), packet > 0,
-               integer(bytes, body + 20, 4, bigEndian: true) == 1 {
+                let packet = integer(bytes, body + 16, 4, bigEndian: true), packet > 0,
+                integer(bytes, body + 20, 4, bigEndian: true) == 1
+            {
                 bytesPerFrame = packet  // one frame per packet of a fixed size
             }
             // -1: to the end of the file; a size past any real file is no length at all.

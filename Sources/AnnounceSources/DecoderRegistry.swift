@@ -40,7 +40,9 @@ public enum DecoderRegistry {
         case .oggFLAC:
             return try FLACDecoder(input: input, inOgg: true)
         case .mp4:
-            throw .undecodable(path: path, reason: "\(try MP4Probe.audioCodec(input).map { "\($0) in MP4" } ?? "MP4") is not supported")
+            throw .undecodable(
+                path: path, reason: "\(try MP4Probe.audioCodec(input).map { "\($0) in MP4" } ?? "MP4") is not supported"
+            )
         case .unsupported(let format):
             throw .undecodable(path: path, reason: "\(format) is not supported")
         case .notAudio(let format):

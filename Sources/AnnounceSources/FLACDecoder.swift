@@ -1,9 +1,10 @@
-import CFLAC
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+import CFLAC
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Native FLAC and FLAC in Ogg through libFLAC's stream decoder. Unlike libsndfile's FLAC reader, it resyncs
 /// past damaged frames (and junk before the first one) instead of ending the stream, and
@@ -45,7 +46,9 @@ public final class FLACDecoder: AudioDecoder {
         pending = .allocate(capacity: 0)
         self.decoder = decoder
         let container: Container = inOgg ? .ogg : .flac
-        info = AudioFileInfo(container: container, codec: .flac(bits: nil), sampleRate: 0, channels: 0, frames: nil, exactSampleFormat: .int16)
+        info = AudioFileInfo(
+            container: container, codec: .flac(bits: nil), sampleRate: 0, channels: 0, frames: nil,
+            exactSampleFormat: .int16)
         promisedFrames = nil
         _ = FLAC__stream_decoder_set_md5_checking(decoder, 0)
         let client = Unmanaged.passUnretained(self).toOpaque()
@@ -69,13 +72,17 @@ public final class FLACDecoder: AudioDecoder {
         }
         bitsPerSample = stream.bits
         promisedFrames = stream.total > 0 ? stream.total : nil
-        info = AudioFileInfo(container: container, codec: .flac(bits: stream.bits), sampleRate: stream.rate,
-                             channels: stream.channels, frames: promisedFrames,
-                             exactSampleFormat: stream.bits <= 16 ? .int16 : .int32)
+        info = AudioFileInfo(
+            container: container, codec: .flac(bits: stream.bits), sampleRate: stream.rate,
+            channels: stream.channels, frames: promisedFrames,
+            exactSampleFormat: stream.bits <= 16 ? .int16 : .int32)
         // Nothing decodes at all: say so now rather than play silence.
         guard try fill() else {
-            throw .undecodable(path: path, reason: "no FLAC audio frame decodes"
-                + (FLAC__stream_decoder_get_state(decoder) == FLAC__STREAM_DECODER_END_OF_STREAM ? " before the end of the file" : ""))
+            throw .undecodable(
+                path: path,
+                reason: "no FLAC audio frame decodes"
+                    + (FLAC__stream_decoder_get_state(decoder) == FLAC__STREAM_DECODER_END_OF_STREAM
+                        ? " before the end of the file" : ""))
         }
     }
 
@@ -89,8 +96,10 @@ public final class FLACDecoder: AudioDecoder {
         while pendingOffset == pendingFrames {
             if ended { return false }
             let state = FLAC__stream_decoder_get_state(decoder)
-            if state == FLAC__STREAM_DECODER_END_OF_STREAM || state.rawValue > FLAC__STREAM_DECODER_END_OF_STREAM.rawValue
-                || FLAC__stream_decoder_process_single(decoder) == 0 {
+            if state == FLAC__STREAM_DECODER_END_OF_STREAM
+                || state.rawValue > FLAC__STREAM_DECODER_END_OF_STREAM.rawValue
+                || FLAC__stream_decoder_process_single(decoder) == 0
+            {
                 ended = true
             }
             try cursor.check()
@@ -98,13 +107,16 @@ public final class FLACDecoder: AudioDecoder {
         return true
     }
 
-    public func read(into buffer: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError) -> Int {
+    public func read(into buffer: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError)
+        -> Int
+    {
         var done = 0
         let channels = info.channels
         while done < frames, try fill() {
             let count = min(frames - done, pendingFrames - pendingOffset)
             let source = pending + pendingOffset * channels
-            let samples = count * channels, start = done * channels
+            let samples = count * channels
+            let start = done * channels
             switch format {
             case .int16:
                 let out = buffer.assumingMemoryBound(to: Int16.self) + start
@@ -139,7 +151,9 @@ public final class FLACDecoder: AudioDecoder {
             try cursor.check()
             // A failed seek leaves the decoder needing a flush; then decode from the start and skip.
             _ = FLAC__stream_decoder_flush(decoder)
-            guard FLAC__stream_decoder_reset(decoder) != 0, FLAC__stream_decoder_process_until_end_of_metadata(decoder) != 0 else {
+            guard FLAC__stream_decoder_reset(decoder) != 0,
+                FLAC__stream_decoder_process_until_end_of_metadata(decoder) != 0
+            else {
                 throw .undecodable(path: path, reason: "cannot seek to frame \(frame)")
             }
             position = 0
@@ -171,9 +185,12 @@ public final class FLACDecoder: AudioDecoder {
 
     // MARK: callbacks
 
-    fileprivate func received(_ frame: UnsafePointer<FLAC__Frame>, _ buffer: UnsafePointer<UnsafePointer<Int32>?>) -> Bool {
+    fileprivate func received(_ frame: UnsafePointer<FLAC__Frame>, _ buffer: UnsafePointer<UnsafePointer<Int32>?>)
+        -> Bool
+    {
         let header = frame.pointee.header
-        let channels = Int(header.channels), blocksize = Int(header.blocksize)
+        let channels = Int(header.channels)
+        let blocksize = Int(header.blocksize)
         // A frame in another layout than STREAMINFO's (a spliced file): stop there.
         guard channels == info.channels, Int(header.bits_per_sample) == bitsPerSample else { return false }
         if blocksize * channels > pendingCapacity {
@@ -195,7 +212,9 @@ public final class FLACDecoder: AudioDecoder {
     fileprivate func receivedStreamInfo(_ metadata: UnsafePointer<FLAC__StreamMetadata>) {
         guard metadata.pointee.type == FLAC__METADATA_TYPE_STREAMINFO else { return }
         let stream = metadata.pointee.data.stream_info
-        streamInfo = (Int(stream.sample_rate), Int(stream.channels), Int(stream.bits_per_sample), Int64(stream.total_samples))
+        streamInfo = (
+            Int(stream.sample_rate), Int(stream.channels), Int(stream.bits_per_sample), Int64(stream.total_samples)
+        )
     }
 
     fileprivate func receivedError() { damagePending = true }
@@ -207,7 +226,8 @@ private func flacDecoder(_ client: UnsafeMutableRawPointer?) -> FLACDecoder {
 
 private let flacWrite: FLAC__StreamDecoderWriteCallback = { _, frame, buffer, client in
     guard let frame, let buffer else { return FLAC__STREAM_DECODER_WRITE_STATUS_ABORT }
-    return flacDecoder(client).received(frame, UnsafeRawPointer(buffer).assumingMemoryBound(to: UnsafePointer<Int32>?.self))
+    return flacDecoder(client).received(
+        frame, UnsafeRawPointer(buffer).assumingMemoryBound(to: UnsafePointer<Int32>?.self))
         ? FLAC__STREAM_DECODER_WRITE_STATUS_CONTINUE : FLAC__STREAM_DECODER_WRITE_STATUS_ABORT
 }
 
@@ -225,12 +245,14 @@ private let flacRead: FLAC__StreamDecoderReadCallback = { _, buffer, bytes, clie
     guard let buffer, let bytes, bytes.pointee > 0 else { return FLAC__STREAM_DECODER_READ_STATUS_ABORT }
     let got = flacDecoder(client).cursor.read(into: buffer, count: bytes.pointee)
     bytes.pointee = max(0, got)
-    return got < 0 ? FLAC__STREAM_DECODER_READ_STATUS_ABORT
+    return got < 0
+        ? FLAC__STREAM_DECODER_READ_STATUS_ABORT
         : got == 0 ? FLAC__STREAM_DECODER_READ_STATUS_END_OF_STREAM : FLAC__STREAM_DECODER_READ_STATUS_CONTINUE
 }
 
 private let flacSeek: FLAC__StreamDecoderSeekCallback = { _, offset, client in
-    flacDecoder(client).cursor.seek(Int64(offset), whence: SEEK_SET) < 0 ? FLAC__STREAM_DECODER_SEEK_STATUS_ERROR
+    flacDecoder(client).cursor.seek(Int64(offset), whence: SEEK_SET) < 0
+        ? FLAC__STREAM_DECODER_SEEK_STATUS_ERROR
         : FLAC__STREAM_DECODER_SEEK_STATUS_OK
 }
 

@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A local file as a decoder's bytes: an open descriptor read with pread. Its length is the
 /// file's size each time it is asked, as the libraries' own file I/O has it.

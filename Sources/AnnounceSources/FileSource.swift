@@ -38,8 +38,9 @@ public final class FileSource: Source {
     }
 
     private static func format(of info: AudioFileInfo) -> SourceFormat {
-        SourceFormat(sampleRate: info.sampleRate, channels: info.channels, exactSampleFormat: info.exactSampleFormat,
-                     container: info.container, codec: info.codec)
+        SourceFormat(
+            sampleRate: info.sampleRate, channels: info.channels, exactSampleFormat: info.exactSampleFormat,
+            container: info.container, codec: info.codec)
     }
 
     public var name: String { decoder.path }
@@ -63,7 +64,9 @@ public final class FileSource: Source {
     public var canSeek: Bool { true }
     public var resumption: Resumption { .exactFrame }
 
-    public func read(into buffer: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError) -> Int {
+    public func read(into buffer: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError)
+        -> Int
+    {
         try decoder.read(into: buffer, frames: frames, as: format)
     }
 

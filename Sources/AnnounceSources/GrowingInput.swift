@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A download as a decoder's bytes while it arrives: its file read on a descriptor of its own,
 /// each read waiting (through the `GrowingFile`) for the bytes it wants, so a play starts once

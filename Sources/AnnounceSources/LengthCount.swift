@@ -1,9 +1,10 @@
-import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A file's exact length, counted on a reader (`ByteInput.reopen`) and thread of its own so that
 /// playback starts at once: an MP3 without an Info header has only libmpg123's estimate (off by

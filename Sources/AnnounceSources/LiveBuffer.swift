@@ -1,6 +1,6 @@
-import Synchronization
 import AnnounceModel
 import AnnounceSystem
+import Synchronization
 
 /// Decoded float frames between a live stream's decode thread and its play's reads: a ring of
 /// fixed size, allocated once, so memory stays flat however long the stream plays. Both sides
@@ -55,7 +55,12 @@ final class LiveBuffer: @unchecked Sendable {
             if stopped { return false }
             if copied > 0 {
                 done += copied
-                if state.withLock({ state in defer { state.readerWaits = false }; return state.readerWaits }) { dataArrived.signal() }
+                if state.withLock({ state in
+                    defer { state.readerWaits = false }
+                    return state.readerWaits
+                }) {
+                    dataArrived.signal()
+                }
             } else {
                 roomFreed.wait()
             }

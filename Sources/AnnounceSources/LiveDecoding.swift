@@ -1,6 +1,6 @@
-import Synchronization
 import AnnounceModel
 import AnnounceSystem
+import Synchronization
 
 /// A `StreamSource`'s decode thread: each segment of the `LiveInput` through a decoder of its
 /// own (a new connection, or a chained Ogg stream's next link, starts from its own headers)
@@ -17,7 +17,10 @@ final class LiveDecoding: @unchecked Sendable {
     /// Frames decoded at a time.
     private static let chunk = 2048
 
-    init(decoder: any AudioDecoder, input: any LiveInput, buffer: LiveBuffer, format: SourceFormat, name: String, stats: LiveStats) {
+    init(
+        decoder: any AudioDecoder, input: any LiveInput, buffer: LiveBuffer, format: SourceFormat, name: String,
+        stats: LiveStats
+    ) {
         self.decoder = decoder
         self.input = input
         self.buffer = buffer
@@ -47,11 +50,19 @@ final class LiveDecoding: @unchecked Sendable {
             }
             guard let segment else { return buffer.finish(failure: nil) }
             if segment.startsConnection { stats.reconnected() }
-            guard let next = try? DecoderRegistry.open(stream: segment.fd, head: segment.head, name: name,
-                                                       contentType: segment.contentType) else { continue }
+            guard
+                let next = try? DecoderRegistry.open(
+                    stream: segment.fd, head: segment.head, name: name,
+                    contentType: segment.contentType)
+            else { continue }
             let info = next.info
             guard info.sampleRate == format.sampleRate, info.channels == format.channels else {
-                return buffer.finish(failure: .undecodable(path: name, reason: "the stream changed from \(Self.describe(format.sampleRate, format.channels)) to \(Self.describe(info.sampleRate, info.channels)); announce plays a stream in one format"))
+                return buffer.finish(
+                    failure: .undecodable(
+                        path: name,
+                        reason:
+                            "the stream changed from \(Self.describe(format.sampleRate, format.channels)) to \(Self.describe(info.sampleRate, info.channels)); announce plays a stream in one format"
+                    ))
             }
             decoder = next
         }

@@ -1,9 +1,10 @@
-import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The gain each clip plays at for a loudness target, so that a file is measured once:
 /// `$XDG_CACHE_HOME/announce/loudness`, a line per clip and target, `KEY GAIN-DB`. A file's key
@@ -46,7 +47,10 @@ public final class LoudnessCache: Sendable {
 
     /// The key of what a speech engine renders with these settings, at `target` LUFS.
     public static func key(ofVoice speech: Speech, target: Double) -> String {
-        CacheDirectory.key(["voice", "\(target)", speech.engine.rawValue, speech.voice ?? "", speech.language ?? "", "\(speech.speed ?? 0)"])
+        CacheDirectory.key([
+            "voice", "\(target)", speech.engine.rawValue, speech.voice ?? "", speech.language ?? "",
+            "\(speech.speed ?? 0)"
+        ])
     }
 
     /// The gain in dB a clip plays at, when it was measured.
@@ -94,16 +98,21 @@ public final class LoudnessCache: Sendable {
 
     private func save(_ entries: inout Entries) {
         guard let path else { return }
-        let text = entries.byKey.sorted { $0.value.order < $1.value.order }.map { "\($0.key) \($0.value.gain)\n" }.joined()
+        let text = entries.byKey.sorted { $0.value.order < $1.value.order }.map { "\($0.key) \($0.value.gain)\n" }
+            .joined()
         do throws(AnnounceError) {
             var prefix = ""
             for component in path.split(separator: "/").dropLast() {
                 prefix += "/" + component
-                if mkdir(prefix, 0o700) != 0 && errno != EEXIST { throw .unavailable("cannot make \(prefix): \(systemErrorMessage(errno))") }
+                if mkdir(prefix, 0o700) != 0 && errno != EEXIST {
+                    throw .unavailable("cannot make \(prefix): \(systemErrorMessage(errno))")
+                }
             }
             try writeFileAtomically(Array(text.utf8), to: path, syncDirectory: false)
         } catch {
-            if !entries.warnedUnwritable { warn("loudness cache \(path): \(error.description); measured figures are kept in memory only") }
+            if !entries.warnedUnwritable {
+                warn("loudness cache \(path): \(error.description); measured figures are kept in memory only")
+            }
             entries.warnedUnwritable = true
         }
     }

@@ -1,8 +1,9 @@
-import CEBUR128
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
+import CEBUR128
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// EBU R128 measurement through libebur128 (a library made for it; CEBUR128 loads it on first use): integrated loudness,
 /// true peak, loudness range and the loudest momentary loudness of interleaved float frames.
@@ -23,9 +24,11 @@ public final class LoudnessMeter {
     public init(channels: Int, sampleRate: Int, full: Bool = true) throws(AnnounceError) {
         if let problem = announce_ebur128_load() { throw .unavailable(String(cString: problem)) }
         // Block energies in a histogram (0.01 LU steps) rather than a list: no allocation per block.
-        let extra = (full ? EBUR128_MODE_LRA.rawValue | EBUR128_MODE_TRUE_PEAK.rawValue : 0) | EBUR128_MODE_HISTOGRAM.rawValue
+        let extra =
+            (full ? EBUR128_MODE_LRA.rawValue | EBUR128_MODE_TRUE_PEAK.rawValue : 0) | EBUR128_MODE_HISTOGRAM.rawValue
         let mode = Int32(EBUR128_MODE_I.rawValue | EBUR128_MODE_S.rawValue | extra)
-        guard channels > 0, sampleRate > 0, let state = announce_ebur128_init(UInt32(channels), UInt(sampleRate), mode) else {
+        guard channels > 0, sampleRate > 0, let state = announce_ebur128_init(UInt32(channels), UInt(sampleRate), mode)
+        else {
             throw .internal("libebur128 cannot measure \(channels) channel(s) at \(sampleRate) Hz")
         }
         self.state = state
@@ -52,7 +55,9 @@ public final class LoudnessMeter {
             if sinceReading == readingEvery {
                 sinceReading = 0
                 var momentary = 0.0
-                if announce_ebur128_loudness_momentary(state, &momentary) == 0, momentary.isFinite { momentaryMax = max(momentaryMax, momentary) }
+                if announce_ebur128_loudness_momentary(state, &momentary) == 0, momentary.isFinite {
+                    momentaryMax = max(momentaryMax, momentary)
+                }
             }
         }
     }
@@ -62,9 +67,12 @@ public final class LoudnessMeter {
     public static func combined(_ meters: [LoudnessMeter]) -> Loudness {
         var states: [UnsafeMutablePointer<ebur128_state>?] = meters.map(\.state)
         var integrated = 0.0
-        let global = states.withUnsafeMutableBufferPointer { announce_ebur128_loudness_global_multiple($0.baseAddress, $0.count, &integrated) }
-        return Loudness(integrated: global == 0 ? Loudness.finite(integrated) : nil,
-                        momentaryMax: meters.compactMap { $0.measurement.momentaryMax }.max())
+        let global = states.withUnsafeMutableBufferPointer {
+            announce_ebur128_loudness_global_multiple($0.baseAddress, $0.count, &integrated)
+        }
+        return Loudness(
+            integrated: global == 0 ? Loudness.finite(integrated) : nil,
+            momentaryMax: meters.compactMap { $0.measurement.momentaryMax }.max())
     }
 
     /// The short-term loudness (the last 3 s), LUFS; nil under the gate or before any frame.
@@ -76,7 +84,8 @@ public final class LoudnessMeter {
     /// What the frames taken so far measure. A clip shorter than a gating block is measured by
     /// the momentary window holding all of it (as ffmpeg's `ebur128` reads it padded to 400 ms).
     public var measurement: Loudness {
-        var integrated = 0.0, range = 0.0
+        var integrated = 0.0
+        var range = 0.0
         var peak = 0.0
         var momentaryMax = momentaryMax
         var momentary = 0.0
@@ -87,10 +96,11 @@ public final class LoudnessMeter {
             var channelPeak = 0.0
             if announce_ebur128_true_peak(state, UInt32(channel), &channelPeak) == 0 { peak = max(peak, channelPeak) }
         }
-        return Loudness(integrated: announce_ebur128_loudness_global(state, &integrated) == 0 ? Loudness.finite(integrated) : nil,
-                        truePeak: peak > 0 ? 20 * log10(peak) : nil,
-                        range: announce_ebur128_loudness_range(state, &range) == 0 ? Loudness.finite(range) : nil,
-                        momentaryMax: Loudness.finite(momentaryMax))
+        return Loudness(
+            integrated: announce_ebur128_loudness_global(state, &integrated) == 0 ? Loudness.finite(integrated) : nil,
+            truePeak: peak > 0 ? 20 * log10(peak) : nil,
+            range: announce_ebur128_loudness_range(state, &range) == 0 ? Loudness.finite(range) : nil,
+            momentaryMax: Loudness.finite(momentaryMax))
     }
 
     /// `decoder` read from where it is to its end, measured.

@@ -53,7 +53,7 @@ enum MP4Probe {
 
     private static let audioCodecs = [
         "mp4a": "AAC", "alac": "ALAC", "ac-3": "AC-3", "ec-3": "E-AC-3", "Opus": "Opus", "fLaC": "FLAC",
-        ".mp3": "MP3", "samr": "AMR", "sawb": "AMR-WB", "dtsc": "DTS", "lpcm": "PCM", "sowt": "PCM", "twos": "PCM",
+        ".mp3": "MP3", "samr": "AMR", "sawb": "AMR-WB", "dtsc": "DTS", "lpcm": "PCM", "sowt": "PCM", "twos": "PCM"
     ]
 
     /// Largest `moov` read: real files' are well under this.

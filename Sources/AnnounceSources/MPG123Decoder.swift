@@ -1,9 +1,10 @@
-import CMpg123
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+import CMpg123
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// MPEG audio (MP3, MP2) through libmpg123: float output, gapless, ID3v2 skipped, exact seeking.
 public final class MPG123Decoder: AudioDecoder {
@@ -55,7 +56,8 @@ public final class MPG123Decoder: AudioDecoder {
     }
 
     private static func open(_ h: OpaquePointer, cursor: InputCursor) throws(AnnounceError) -> (AudioFileInfo, Int64?) {
-        let input = cursor.input, path = input.name
+        let input = cursor.input
+        let path = input.name
         var flags = Int(MPG123_QUIET.rawValue | MPG123_GAPLESS.rawValue | MPG123_SKIP_ID3V2.rawValue)
         // Not the end of a download still arriving (an ID3v1 tag is skipped where it comes);
         // still seekable, as reads wait for the bytes.
@@ -72,16 +74,20 @@ public final class MPG123Decoder: AudioDecoder {
         var rateCount = 0
         mpg123_rates(&rates, &rateCount)
         for i in 0..<rateCount {
-            mpg123_format(h, rates![i], Int32(MPG123_MONO.rawValue | MPG123_STEREO.rawValue), Int32(MPG123_ENC_FLOAT_32.rawValue))
+            mpg123_format(
+                h, rates![i], Int32(MPG123_MONO.rawValue | MPG123_STEREO.rawValue), Int32(MPG123_ENC_FLOAT_32.rawValue))
         }
         guard mpg123_replace_reader_handle(h, mpg123Read, mpg123Seek, nil) == Int32(MPG123_OK.rawValue),
-              mpg123_open_handle(h, Unmanaged.passUnretained(cursor).toOpaque()) == Int32(MPG123_OK.rawValue) else {
+            mpg123_open_handle(h, Unmanaged.passUnretained(cursor).toOpaque()) == Int32(MPG123_OK.rawValue)
+        else {
             try cursor.check()
             throw .undecodable(path: path, reason: "not decodable MPEG audio (\(errorText(h)))")
         }
         // The length estimate of a stream without an Info header comes from the size.
         if input.arrivesWhileRead, let length = input.length { _ = mpg123_set_filesize(h, off_t(length)) }
-        var rate = 0, channels: Int32 = 0, encoding: Int32 = 0
+        var rate = 0
+        var channels: Int32 = 0
+        var encoding: Int32 = 0
         guard mpg123_getformat(h, &rate, &channels, &encoding) == Int32(MPG123_OK.rawValue) else {
             try cursor.check()
             throw .undecodable(path: path, reason: "no MPEG audio frames found (\(errorText(h)))")
@@ -94,17 +100,28 @@ public final class MPG123Decoder: AudioDecoder {
             // Without one, the first frames' bitrates tell (libmpg123's flag is the first frame's,
             // and after damage a false sync's); `scanForExactLength` checks the whole file's average.
             let leading = try leadingFrames(input)
-            let isCBR = leading?.tag.map { $0 == "Info" } ?? leading?.sameBitrate ?? (frameInfo.vbr == Int32(MPG123_CBR.rawValue))
-            let bitrate: MPEGAudio.Bitrate = isCBR ? .constant(kbps: Int(frameInfo.bitrate))
+            let isCBR =
+                leading?.tag.map { $0 == "Info" } ?? leading?.sameBitrate
+                ?? (frameInfo.vbr == Int32(MPG123_CBR.rawValue))
+            let bitrate: MPEGAudio.Bitrate =
+                isCBR
+                ? .constant(kbps: Int(frameInfo.bitrate))
                 : frameInfo.vbr == Int32(MPG123_ABR.rawValue) ? .average : .variable
-            codec = .mpeg(MPEGAudio(version: ["1", "2", "2.5"][Int(frameInfo.version) % 3], layer: Int(frameInfo.layer), bitrate: bitrate))
+            codec = .mpeg(
+                MPEGAudio(
+                    version: ["1", "2", "2.5"][Int(frameInfo.version) % 3], layer: Int(frameInfo.layer),
+                    bitrate: bitrate))
         }
-        var delay = 0, ignored = 0.0
-        let hasInfoTag = mpg123_getstate2(h, Int32(MPG123_ENC_DELAY.rawValue), &delay, &ignored) == Int32(MPG123_OK.rawValue) && delay >= 0
+        var delay = 0
+        var ignored = 0.0
+        let hasInfoTag =
+            mpg123_getstate2(h, Int32(MPG123_ENC_DELAY.rawValue), &delay, &ignored) == Int32(MPG123_OK.rawValue)
+            && delay >= 0
         let length = Int64(mpg123_length(h))
         let frames: Int64? = length > 0 ? length : nil
-        let info = AudioFileInfo(container: .mp3, codec: codec, sampleRate: rate, channels: Int(channels),
-                                 frames: frames, exactSampleFormat: .float32)
+        let info = AudioFileInfo(
+            container: .mp3, codec: codec, sampleRate: rate, channels: Int(channels),
+            frames: frames, exactSampleFormat: .float32)
         return (info, hasInfoTag ? frames : nil)
     }
 
@@ -130,7 +147,9 @@ public final class MPG123Decoder: AudioDecoder {
             let scratch = UnsafeMutableRawPointer.allocate(byteCount: chunk * info.channels * 4, alignment: 16)
             defer { scratch.deallocate() }
             var counted: Int64 = 0
-            while case let got = try fresh.read(into: scratch, frames: chunk, as: .float32), got > 0 { counted += Int64(got) }
+            while case let got = try fresh.read(into: scratch, frames: chunk, as: .float32), got > 0 {
+                counted += Int64(got)
+            }
             info.frames = counted
             info.damage = fresh.damage
         } else {
@@ -143,7 +162,9 @@ public final class MPG123Decoder: AudioDecoder {
         try seek(toFrame: position)
     }
 
-    public func read(into buffer: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError) -> Int {
+    public func read(into buffer: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError)
+        -> Int
+    {
         precondition(format == .float32, "MPG123Decoder reads float32 only")
         if stoppedEarly { return 0 }
         let bytesPerFrame = info.channels * 4
@@ -157,7 +178,9 @@ public final class MPG123Decoder: AudioDecoder {
             if status == Int32(MPG123_OK.rawValue) { continue }
             if status == Int32(MPG123_DONE.rawValue) {
                 // Headers only (an Info frame and nothing after it): mpg123 decodes nothing either.
-                if position == 0 && filled == 0 && !inOtherFormat { throw .undecodable(path: path, reason: DecoderRegistry.noAudioFrames) }
+                if position == 0 && filled == 0 && !inOtherFormat {
+                    throw .undecodable(path: path, reason: DecoderRegistry.noAudioFrames)
+                }
                 if inOtherFormat {
                     damage = damage ?? .formatChange
                 }
@@ -186,7 +209,9 @@ public final class MPG123Decoder: AudioDecoder {
     }
 
     private func isOwnFormat() -> Bool {
-        var rate = 0, channels: Int32 = 0, encoding: Int32 = 0
+        var rate = 0
+        var channels: Int32 = 0
+        var encoding: Int32 = 0
         return mpg123_getformat(handle, &rate, &channels, &encoding) == Int32(MPG123_OK.rawValue)
             && rate == info.sampleRate && Int(channels) == info.channels
     }
@@ -226,7 +251,9 @@ public final class MPG123Decoder: AudioDecoder {
 
     /// The stream's first frames (after any ID3v2 tag and junk): "Info", "Xing" or "VBRI" when
     /// the first is such a header, and whether the next ones share one bitrate.
-    private static func leadingFrames(_ input: any ByteInput) throws(AnnounceError) -> (tag: String?, sameBitrate: Bool)? {
+    private static func leadingFrames(_ input: any ByteInput) throws(AnnounceError) -> (
+        tag: String?, sameBitrate: Bool
+    )? {
         var bytes = try input.bytes(at: 0, count: 16384)
         guard bytes.count >= 64 else { return nil }
         if bytes.starts(with: Array("ID3".utf8)) {
@@ -242,7 +269,9 @@ public final class MPG123Decoder: AudioDecoder {
         let tag = (frame + 4...frame + 40).lazy.map { String(decoding: bytes[$0..<$0 + 4], as: UTF8.self) }
             .first { $0 == "Info" || $0 == "Xing" || $0 == "VBRI" }
         // The audio frames after it, as far as this read goes (up to 16).
-        var bitrates = Set<Int>(), at = frame, count = 0
+        var bitrates = Set<Int>()
+        var at = frame
+        var count = 0
         while count < 17, let header = SniffedContainer.mpegFrame(bytes, at: at) {
             if count > 0 || tag == nil { bitrates.insert(header.bitrateIndex) }
             at += header.length
@@ -262,7 +291,8 @@ private func handleCursor(_ handle: UnsafeMutableRawPointer?) -> InputCursor {
     Unmanaged<InputCursor>.fromOpaque(handle!).takeUnretainedValue()
 }
 
-private let mpg123Read: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, Int) -> Int = { handle, buffer, count in
+private let mpg123Read: @convention(c) (UnsafeMutableRawPointer?, UnsafeMutableRawPointer?, Int) -> Int = {
+    handle, buffer, count in
     guard let buffer else { return -1 }
     return handleCursor(handle).read(into: buffer, count: count)
 }

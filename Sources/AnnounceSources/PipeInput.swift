@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A live stream's segment as a decoder's bytes: a pipe read once, in order, from where it is
 /// now. The last 64 KiB read are kept, so a decoder may look back a little (libmpg123 does as
@@ -37,7 +38,9 @@ final class PipeInput: ByteInput, @unchecked Sendable {
     }
 
     func read(into buffer: UnsafeMutableRawPointer, count: Int, at offset: Int64) throws(AnnounceError) -> Int {
-        guard offset >= keptStart else { throw .undecodable(path: name, reason: "a live stream cannot go back \(keptStart - offset) bytes") }
+        guard offset >= keptStart else {
+            throw .undecodable(path: name, reason: "a live stream cannot go back \(keptStart - offset) bytes")
+        }
         var end = keptStart + Int64(kept.count)
         // Forward: read (and keep) up to what is asked for.
         var chunk = [UInt8](repeating: 0, count: 16 << 10)

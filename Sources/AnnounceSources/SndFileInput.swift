@@ -1,9 +1,10 @@
-import CSndFile
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+import CSndFile
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A `ByteInput` as libsndfile's virtual I/O sees it, optionally with one 8-byte big-endian
 /// field reading differently. A CAF cut short keeps its data chunk's full size, which libsndfile
@@ -35,7 +36,9 @@ final class SndFileInput {
         if let patch {
             for index in 0..<8 {
                 let at = patch.offset + Int64(index) - start
-                if at >= 0 && at < Int64(got) { destination.storeBytes(of: patch.bytes[index], toByteOffset: Int(at), as: UInt8.self) }
+                if at >= 0 && at < Int64(got) {
+                    destination.storeBytes(of: patch.bytes[index], toByteOffset: Int(at), as: UInt8.self)
+                }
             }
         }
         return got

@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 extension DecoderRegistry {
     /// The decoder of one live stream segment (`LiveSegment`): `fd` a pipe read once from its
@@ -11,7 +12,9 @@ extension DecoderRegistry {
     /// Opus, WAV and libsndfile's other sequential containers through libsndfile. Bytes of no
     /// format from a server that called them something other than audio are named by that
     /// Content-Type (`not audio (text/html)`, 65), as a downloaded URL's are. Takes `fd`.
-    public static func open(stream fd: Int32, head: [UInt8], name: String, contentType: String?) throws(AnnounceError) -> any AudioDecoder {
+    public static func open(stream fd: Int32, head: [UInt8], name: String, contentType: String?) throws(AnnounceError)
+        -> any AudioDecoder
+    {
         func refuse(_ reason: String) -> AnnounceError {
             close(fd)
             return .undecodable(path: name, reason: reason)
@@ -24,7 +27,9 @@ extension DecoderRegistry {
         case _ where sniffed == .mpeg || (sniffed == .unknown && frames != nil):
             // A connection joined mid-stream starts mid-frame, where bytes may read as a frame
             // header of another rate: the decoder starts at a chain of frames instead.
-            guard let frames, skip(frames, of: fd) else { throw refuse("no chain of MPEG audio frames in its first bytes") }
+            guard let frames, skip(frames, of: fd) else {
+                throw refuse("no chain of MPEG audio frames in its first bytes")
+            }
             return try MPG123Decoder(fileName: FileName(name), fd: fd, skipsLeadingDamage: frames > 0)
         case .ogg, .wav, .sndfile:
             return try SndFileDecoder(path: name, fd: fd, container: sniffed, sequential: true)

@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `announce play --stream URL` as a `Source` (DESIGN §4, Live streams): a thread of its own
 /// (`announce-live`) decodes the `LiveInput`'s segments, a decoder per segment, into a
@@ -44,7 +45,9 @@ public final class StreamSource: Source {
     /// Opens the first segment (throwing its failure: 66 for the connection, 65 for bytes that
     /// are not audio), starts decoding and waits for the cushion. `heard`: frames of the item
     /// heard in earlier plays, which count against its `--duration`.
-    public init(stream: LiveStream, input: any LiveInput, heard: Int64 = 0, cancellation: Cancellation? = nil) throws(AnnounceError) {
+    public init(stream: LiveStream, input: any LiveInput, heard: Int64 = 0, cancellation: Cancellation? = nil)
+        throws(AnnounceError)
+    {
         name = stream.url
         self.input = input
         self.cancellation = cancellation
@@ -52,16 +55,20 @@ public final class StreamSource: Source {
         let connecting = cancellation?.register { input.stop() }
         let decoder: any AudioDecoder
         do throws(AnnounceError) {
-            guard let first = try input.nextSegment() else { throw .undecodable(path: stream.url, reason: "the stream ended before any audio") }
-            decoder = try DecoderRegistry.open(stream: first.fd, head: first.head, name: stream.url, contentType: first.contentType)
+            guard let first = try input.nextSegment() else {
+                throw .undecodable(path: stream.url, reason: "the stream ended before any audio")
+            }
+            decoder = try DecoderRegistry.open(
+                stream: first.fd, head: first.head, name: stream.url, contentType: first.contentType)
         } catch {
             cancellation?.remove(connecting)
             input.stop()
             throw error
         }
         let info = decoder.info
-        format = SourceFormat(sampleRate: info.sampleRate, channels: info.channels, exactSampleFormat: .float32,
-                              container: info.container, codec: info.codec)
+        format = SourceFormat(
+            sampleRate: info.sampleRate, channels: info.channels, exactSampleFormat: .float32,
+            container: info.container, codec: info.codec)
         let total = stream.frames(atRate: info.sampleRate)
         duration = total.map { .exact($0) } ?? .unknown
         limit = total.map { max(0, $0 - heard) }
@@ -69,7 +76,8 @@ public final class StreamSource: Source {
         stats = LiveStats()
         let buffer = buffer
         cancellationTokens = [connecting, cancellation?.register { buffer.stop() }]
-        let worker = LiveDecoding(decoder: decoder, input: input, buffer: buffer, format: format, name: name, stats: stats)
+        let worker = LiveDecoding(
+            decoder: decoder, input: input, buffer: buffer, format: format, name: name, stats: stats)
         decodeThread = startThread(named: "announce-live") { worker.run() }
         buffer.waitForFrames(Int(Self.cushion * Double(info.sampleRate)), seconds: Self.cushionWait)
         if cancellation?.isFired == true { throw Self.stopped }
@@ -82,7 +90,9 @@ public final class StreamSource: Source {
         pthread_join(decodeThread, nil)
     }
 
-    public func read(into destination: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError) -> Int {
+    public func read(into destination: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat)
+        throws(AnnounceError) -> Int
+    {
         precondition(format == .float32, "StreamSource reads float32 only")
         let wanted = limit.map { Int(min(Int64(frames), max(0, $0 - given))) } ?? frames
         if wanted == 0 { return 0 }

@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import CPosix
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Users and groups from the user database (NSS), for the system queue (DESIGN §8).
 public enum Accounts {
@@ -56,7 +57,9 @@ public enum Accounts {
     /// Becomes `user` for good, with `groups` as its supplementary groups and `primary` as its
     /// group; then regaining root fails. Before any thread starts.
     public static func become(_ user: User, primary: gid_t, groups: [gid_t]) throws(AnnounceError) {
-        let status = groups.withUnsafeBufferPointer { announce_drop_privileges(user.uid, primary, $0.baseAddress, Int32($0.count)) }
+        let status = groups.withUnsafeBufferPointer {
+            announce_drop_privileges(user.uid, primary, $0.baseAddress, Int32($0.count))
+        }
         guard status == 0 else {
             throw .unavailable("cannot become user \(user.name) (uid \(user.uid)): \(systemErrorMessage(-status))")
         }

@@ -1,8 +1,9 @@
-import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A directory of files kept to spare work (`say`'s renders, downloads), each entry named by
 /// a key and ending in `suffix`, bounded by `limitBytes`: the least recently used go first
@@ -137,13 +138,13 @@ public final class CacheDirectory: Sendable {
         let bytes = Array(parts.joined(separator: "\u{0}").utf8)
         func fnv(_ seed: UInt64) -> UInt64 {
             var hash = seed
-            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100000001b3 }
+            for byte in bytes { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
             return hash
         }
         func hex(_ value: UInt64) -> String {
             let digits = String(value, radix: 16)
             return String(repeating: "0", count: 16 - digits.count) + digits
         }
-        return hex(fnv(0xcbf29ce484222325)) + hex(fnv(0x84222325cbf29ce4))
+        return hex(fnv(0xcbf2_9ce4_8422_2325)) + hex(fnv(0x8422_2325_cbf2_9ce4))
     }
 }

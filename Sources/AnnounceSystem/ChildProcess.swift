@@ -1,9 +1,10 @@
-import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
-import CPosix
 import AnnounceModel
+import CPosix
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A program run for its output (a speech engine): its input is given whole up front (a
 /// memory file, so a long input can never block against its unread output), its output read
@@ -41,26 +42,36 @@ public final class ChildProcess {
     }
 
     /// Starts `executable` (an absolute path) with `arguments` and `input` on its stdin.
-    public convenience init(executable: String, arguments: [String], input: [UInt8], output outputKind: Output = .pipe,
-                            cancellation: Cancellation? = nil) throws(AnnounceError) {
-        try self.init(executable: executable, arguments: arguments, input: .some(input), output: outputKind,
-                      cancellation: cancellation)
+    public convenience init(
+        executable: String, arguments: [String], input: [UInt8], output outputKind: Output = .pipe,
+        cancellation: Cancellation? = nil
+    ) throws(AnnounceError) {
+        try self.init(
+            executable: executable, arguments: arguments, input: .some(input), output: outputKind,
+            cancellation: cancellation)
     }
 
     /// Started now, its input given later by `send` (a pipe it waits on meanwhile): a standby
     /// that has done its start-up (a speech engine's voice loaded) by the time it is needed.
-    public static func standby(executable: String, arguments: [String], output: Output = .pipe) throws(AnnounceError) -> ChildProcess {
+    public static func standby(executable: String, arguments: [String], output: Output = .pipe) throws(AnnounceError)
+        -> ChildProcess
+    {
         try ChildProcess(executable: executable, arguments: arguments, input: nil, output: output, cancellation: nil)
     }
 
-    private init(executable: String, arguments: [String], input: [UInt8]?, output outputKind: Output,
-                 cancellation: Cancellation?) throws(AnnounceError) {
+    private init(
+        executable: String, arguments: [String], input: [UInt8]?, output outputKind: Output,
+        cancellation: Cancellation?
+    ) throws(AnnounceError) {
         var inputEnds: [Int32] = [-1, -1]
-        if input == nil, announce_cloexec_pipe(&inputEnds) != 0 { throw .internal("pipe: \(systemErrorMessage(errno))") }
+        if input == nil, announce_cloexec_pipe(&inputEnds) != 0 {
+            throw .internal("pipe: \(systemErrorMessage(errno))")
+        }
         // The standby's write end is kept only once it runs; on any failure before, closed.
         var started = false
         defer { if !started && inputEnds[1] >= 0 { close(inputEnds[1]) } }
-        let inputFD = try input.map { bytes throws(AnnounceError) in try Self.memoryFile(bytes, name: "input") } ?? inputEnds[0]
+        let inputFD =
+            try input.map { bytes throws(AnnounceError) in try Self.memoryFile(bytes, name: "input") } ?? inputEnds[0]
         defer { close(inputFD) }
         let errorFD = try Self.memoryFile([], name: "stderr")
         // (read end, the child's end): the same memory file for both when it is one.
@@ -143,7 +154,9 @@ public final class ChildProcess {
 
     /// Reads up to `count` bytes of its output; 0 at the end. Throws when it has written
     /// nothing for `stallSeconds`.
-    public func read(into buffer: UnsafeMutableRawPointer, count: Int, stallSeconds: Double) throws(AnnounceError) -> Int {
+    public func read(into buffer: UnsafeMutableRawPointer, count: Int, stallSeconds: Double) throws(AnnounceError)
+        -> Int
+    {
         if outputKind == .memoryFile && status == nil {
             // Nothing can be read before it ends: the stall is the whole run.
             let ended = announce_wait_exit(pid, Int32(stallSeconds * 1000))
@@ -223,7 +236,9 @@ public final class ChildProcess {
         for directory in directories where directory.hasPrefix("/") {
             let candidate = directory + "/" + name
             var info = stat()
-            if stat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFREG, access(candidate, X_OK) == 0 { return candidate }
+            if stat(candidate, &info) == 0, info.st_mode & S_IFMT == S_IFREG, access(candidate, X_OK) == 0 {
+                return candidate
+            }
         }
         return nil
     }

@@ -1,8 +1,9 @@
-import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A POSIX counting semaphore: posting never allocates or blocks, so the
 /// playback thread can wake the decode side and vice versa.

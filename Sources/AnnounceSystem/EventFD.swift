@@ -1,8 +1,9 @@
-import CPosix
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
+import CPosix
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A non-blocking eventfd: one thread signals, another wakes from poll() on `fd`
 /// and drains it. Signalling and draining are one syscall each (no allocation,

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The file's first `limit` bytes (all of it when shorter), or nil when it cannot be read.
 /// O_NONBLOCK so that a FIFO put where a file was expected cannot hang the reader.
@@ -43,8 +44,10 @@ package func directoryEntries(_ path: String) -> [String] {
 /// Replaces `path` with `bytes` durably: a temporary file beside it, fsync, rename; then
 /// fsync of the directory holding `path` (`directoryFD` when the caller keeps it open),
 /// unless `syncDirectory` is false (the caller syncs it later, once for several files).
-package func writeFileAtomically(_ bytes: [UInt8], to path: String, directoryFD: Int32? = nil,
-                         syncDirectory: Bool = true) throws(AnnounceError) {
+package func writeFileAtomically(
+    _ bytes: [UInt8], to path: String, directoryFD: Int32? = nil,
+    syncDirectory: Bool = true
+) throws(AnnounceError) {
     let slash = path.lastIndex(of: "/")
     let directory = slash.map { String(path[..<$0]) } ?? "."
     let name = slash.map { String(path[path.index(after: $0)...]) } ?? path
@@ -77,7 +80,10 @@ package func writeFileAtomically(_ bytes: [UInt8], to path: String, directoryFD:
         fsync(directoryFD)
     } else {
         let parent = open(directory.isEmpty ? "/" : directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if parent >= 0 { fsync(parent); close(parent) }
+        if parent >= 0 {
+            fsync(parent)
+            close(parent)
+        }
     }
 }
 

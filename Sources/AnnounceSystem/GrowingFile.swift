@@ -1,5 +1,5 @@
-import Synchronization
 import AnnounceModel
+import Synchronization
 
 /// A file that another thread of this process is still writing (a download), as its readers
 /// wait on it: how much of it is there, how long it will be, whether it is complete or failed.

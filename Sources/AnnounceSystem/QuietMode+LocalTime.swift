@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 extension QuietMode {
     /// The system's local time zone (TZ, /etc/localtime), through localtime_r; 0 for a time

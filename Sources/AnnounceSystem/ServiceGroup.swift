@@ -1,5 +1,5 @@
-import Logging
 import AnnounceModel
+import Logging
 
 /// A part of the daemon that runs beside its control loop, on threads of its own.
 public protocol DaemonService: AnyObject {
@@ -18,7 +18,9 @@ public final class ServiceGroup {
 
     /// Starts one (`make` starts it) and keeps it for `stopAll`; nil from `make`: not started.
     @discardableResult
-    public func start<Service: DaemonService>(_ name: String, _ make: () throws(AnnounceError) -> Service?) throws(AnnounceError) -> Service? {
+    public func start<Service: DaemonService>(_ name: String, _ make: () throws(AnnounceError) -> Service?)
+        throws(AnnounceError) -> Service?
+    {
         guard let service = try make() else { return nil }
         add(name, service)
         return service

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 public enum SystemClock {
     /// The real time (CLOCK_REALTIME): what schedules, quiet hours and spool times are in.

@@ -1,6 +1,7 @@
 import CPosix
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Starts a joinable POSIX thread running `body`.
@@ -11,14 +12,18 @@ package func startThread(named name: String, _ body: @escaping @Sendable () -> V
         init(_ body: @escaping @Sendable () -> Void) { self.body = body }
     }
     var thread = pthread_t()
-    let context = Unmanaged.passRetained(Box({
-        announce_name_this_thread(name)
-        body()
-    })).toOpaque()
-    let status = pthread_create(&thread, nil, { context in
-        Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
-        return nil
-    }, context)
+    let context = Unmanaged.passRetained(
+        Box({
+            announce_name_this_thread(name)
+            body()
+        })
+    ).toOpaque()
+    let status = pthread_create(
+        &thread, nil,
+        { context in
+            Unmanaged<Box>.fromOpaque(context!).takeRetainedValue().body()
+            return nil
+        }, context)
     precondition(status == 0, "cannot start a thread: \(systemErrorMessage(status))")
     return thread
 }

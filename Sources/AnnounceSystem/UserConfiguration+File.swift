@@ -1,13 +1,16 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Finding and reading the config file; `UserConfiguration.parse` is the pure part.
 extension UserConfiguration {
     /// `$XDG_CONFIG_HOME/announce/config` (when set, non-empty and absolute, as the XDG spec asks),
     /// else `$HOME/.config/announce/config`, else the passwd entry's home; nil without any home.
-    public static func defaultPath(environment: (String) -> String? = { getenv($0).map { String(cString: $0) } }) -> String? {
+    public static func defaultPath(environment: (String) -> String? = { getenv($0).map { String(cString: $0) } })
+        -> String?
+    {
         if let xdg = environment("XDG_CONFIG_HOME"), xdg.hasPrefix("/") { return xdg + "/announce/config" }
         if let home = environment("HOME"), home.hasPrefix("/") { return home + "/.config/announce/config" }
         if let entry = getpwuid(getuid()), let directory = entry.pointee.pw_dir {

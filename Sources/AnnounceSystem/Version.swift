@@ -7,7 +7,8 @@ public enum AnnounceVersion {
     /// `VERSION` from `announce (VERSION) DIST; urgency=U`; "unknown" for anything else.
     static func parse(_ head: String) -> String {
         guard let open = head.firstIndex(of: "("), let close = head[open...].firstIndex(of: ")"),
-              head.index(after: open) < close else { return "unknown" }
+            head.index(after: open) < close
+        else { return "unknown" }
         return String(head[head.index(after: open)..<close])
     }
 }

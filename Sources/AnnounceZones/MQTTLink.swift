@@ -1,11 +1,12 @@
+import AnnounceModel
+import AnnounceSystem
 import CMosquitto
 import CPosix
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
-import AnnounceModel
-import AnnounceSystem
 
 /// One connection to the MQTT broker (libmosquitto through CMosquitto, loaded on first use):
 /// MQTT 5, QoS 1. Its network loop and callbacks run on the `announce-mqtt` thread, which only
@@ -43,15 +44,18 @@ final class MQTTLink: @unchecked Sendable {
     /// queued QoS 1 messages while it is away, for that long (clean start off); nil: a clean
     /// session, gone with the connection. `will`: published (retained) by the broker when the
     /// connection is lost without a goodbye.
-    init(settings: MQTTSettings, clientID: String, sessionExpiry: UInt32?,
-         will: (topic: String, payload: [UInt8])? = nil) throws(AnnounceError) {
+    init(
+        settings: MQTTSettings, clientID: String, sessionExpiry: UInt32?,
+        will: (topic: String, payload: [UInt8])? = nil
+    ) throws(AnnounceError) {
         if let problem = announce_mqtt_load() { throw .unavailable(String(cString: problem)) }
         broker = settings.broker
         box = Unmanaged.passRetained(inbox)
         var why: UnsafePointer<CChar>?
         let callbacks = announce_mqtt_callbacks(
             connected: { context, reason in
-                MQTTLink.inbox(context).put(reason == 0 ? .connected : .refused(String(cString: announce_mqtt_reason(reason))))
+                MQTTLink.inbox(context).put(
+                    reason == 0 ? .connected : .refused(String(cString: announce_mqtt_reason(reason))))
             },
             disconnected: { context, reason, why in
                 // 0: `close` asked for it, and says `.closed` itself.
@@ -62,15 +66,20 @@ final class MQTTLink: @unchecked Sendable {
                 let topic = topic.map { String(cString: $0) } ?? ""
                 guard inbox.hasRoom(for: length) else { return inbox.drop() }
                 let bytes = payload.map { Array(UnsafeRawBufferPointer(start: $0, count: length)) } ?? []
-                inbox.put(.message(topic: topic, payload: bytes, retained: retained, expiry: expiry >= 0 ? Double(expiry) : nil))
+                inbox.put(
+                    .message(
+                        topic: topic, payload: bytes, retained: retained, expiry: expiry >= 0 ? Double(expiry) : nil))
             },
             oversized: { context, topic, length in
                 MQTTLink.inbox(context).put(.oversized(topic: topic.map { String(cString: $0) } ?? "", bytes: length))
             },
             subscribed: { context, mid in MQTTLink.inbox(context).put(.subscribed(mid)) },
             published: { context, mid, reason in MQTTLink.inbox(context).put(.published(mid, accepted: reason < 128)) })
-        guard let session = announce_mqtt_new(clientID, sessionExpiry == nil, sessionExpiry ?? 0,
-                                              UInt32(ZoneLimits.maxMessageBytes), callbacks, box.toOpaque(), &why) else {
+        guard
+            let session = announce_mqtt_new(
+                clientID, sessionExpiry == nil, sessionExpiry ?? 0,
+                UInt32(ZoneLimits.maxMessageBytes), callbacks, box.toOpaque(), &why)
+        else {
             box.release()
             throw .unavailable("MQTT: \(why.map { String(cString: $0) } ?? "cannot make a session")")
         }
@@ -101,7 +110,9 @@ final class MQTTLink: @unchecked Sendable {
 
     /// `call`'s code with the session, while the link is open; a closed link is an error.
     private func using(_ what: String, _ call: (OpaquePointer) -> Int32) throws(AnnounceError) {
-        guard let code = open.withLock({ $0 ? call(session) : nil }) else { throw .unavailable("MQTT \(what): the link is closed") }
+        guard let code = open.withLock({ $0 ? call(session) : nil }) else {
+            throw .unavailable("MQTT \(what): the link is closed")
+        }
         try check(code, what)
     }
 
@@ -120,7 +131,10 @@ final class MQTTLink: @unchecked Sendable {
             try check(announce_mqtt_credentials(session, username, try Self.password(settings)), "username/password")
         }
         if let will {
-            try check(will.payload.withUnsafeBytes { announce_mqtt_will(session, will.topic, $0.baseAddress, $0.count, 1, true) }, "last will")
+            try check(
+                will.payload.withUnsafeBytes {
+                    announce_mqtt_will(session, will.topic, $0.baseAddress, $0.count, 1, true)
+                }, "last will")
         }
     }
 
@@ -139,11 +153,15 @@ final class MQTTLink: @unchecked Sendable {
 
     /// QoS 1; `expiry`: MQTT 5 message expiry, in whole seconds (at least 1).
     @discardableResult
-    func publish(_ topic: String, _ payload: [UInt8], retain: Bool = false, expiry: Double? = nil) throws(AnnounceError) -> Int32 {
+    func publish(_ topic: String, _ payload: [UInt8], retain: Bool = false, expiry: Double? = nil) throws(AnnounceError)
+        -> Int32
+    {
         var mid: Int32 = 0
         let seconds = expiry.map { UInt32(min(max(1, $0.rounded(.up)), Double(UInt32.max))) } ?? 0
         try using("publish to \(topic)") { session in
-            payload.withUnsafeBytes { announce_mqtt_publish(session, topic, $0.baseAddress, $0.count, 1, retain, seconds, &mid) }
+            payload.withUnsafeBytes {
+                announce_mqtt_publish(session, topic, $0.baseAddress, $0.count, 1, retain, seconds, &mid)
+            }
         }
         return mid
     }

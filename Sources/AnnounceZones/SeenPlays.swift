@@ -1,11 +1,12 @@
-import FoundationEssentials
-import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
+import AnnounceClient
 import AnnounceModel
 import AnnounceSystem
-import AnnounceClient
+import FoundationEssentials
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The play ids a host has taken, one file each in `RUNTIME/zones/seen/`, written (and synced)
 /// before the play is queued: QoS 1 may deliver a message again, even after a restart, and an id
@@ -42,7 +43,9 @@ final class SeenPlays: @unchecked Sendable {
     /// `durable` false: not synced (a refusal's: lost in a crash, a copy is only refused again).
     func remember(_ id: String, expires: Double, cancelled: Bool = false, durable: Bool = true) -> Bool {
         let now = SystemClock.wall()
-        if sweep.withLock({ now - $0.last > 3600 || $0.records >= ZoneLimits.maxSeenRecords }) { forgetExpired(now: now) }
+        if sweep.withLock({ now - $0.last > 3600 || $0.records >= ZoneLimits.maxSeenRecords }) {
+            forgetExpired(now: now)
+        }
         let fd = open(path(id), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0o600)
         if fd < 0 { return errno != EEXIST }
         let bytes = JSONCoding.encode(Record(expires: expires, cancelled: cancelled ? true : nil), orElse: "{}")
@@ -105,7 +108,9 @@ final class SeenPlays: @unchecked Sendable {
         defer { closedir(handle) }
         var names: [String] = []
         while let entry = readdir(handle) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             if RemotePlay.isValidID(name) { names.append(name) }
         }
         return names
@@ -115,7 +120,8 @@ final class SeenPlays: @unchecked Sendable {
     func forgetExpired(now: Double) {
         let entries = names().map { name in
             let record = load(name)
-            return SeenRecords.Entry(name: name, expires: record?.expires ?? 0, pending: record?.ids != nil && record?.answered != true)
+            return SeenRecords.Entry(
+                name: name, expires: record?.expires ?? 0, pending: record?.ids != nil && record?.answered != true)
         }
         let forgotten = SeenRecords.toForget(entries, now: now)
         for name in forgotten { unlink(path(name)) }
@@ -124,6 +130,9 @@ final class SeenPlays: @unchecked Sendable {
 
     private func syncDirectory() {
         let fd = open(directory, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if fd >= 0 { fsync(fd); close(fd) }
+        if fd >= 0 {
+            fsync(fd)
+            close(fd)
+        }
     }
 }

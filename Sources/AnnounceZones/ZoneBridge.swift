@@ -1,12 +1,13 @@
+import AnnounceClient
+import AnnounceModel
+import AnnounceSystem
 import FoundationEssentials
 import Logging
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
-import AnnounceModel
-import AnnounceSystem
-import AnnounceClient
 
 /// The daemon's side of zones (docs/ZONES.md): subscribed to its host topic and its zones' play
 /// topics, it turns each play message into a `play` request to its own daemon, over the
@@ -47,16 +48,20 @@ public final class ZoneBridge: DaemonService, @unchecked Sendable {
 
     /// The bridge for `settings`, connecting in the background; nil (with the reason logged)
     /// when it cannot run: no libmosquitto, a host name that cannot be a topic.
-    public static func start(_ settings: MQTTSettings, speechEngine: SpeechEngine?, speechVoice: String?,
-                             runtime: RuntimeDirectory, logger: Logger) -> ZoneBridge? {
+    public static func start(
+        _ settings: MQTTSettings, speechEngine: SpeechEngine?, speechVoice: String?,
+        runtime: RuntimeDirectory, logger: Logger
+    ) -> ZoneBridge? {
         do {
-            let bridge = try ZoneBridge(settings, speechEngine: speechEngine ?? .default, speechVoice: speechVoice,
-                                        runtime: runtime, logger: logger)
+            let bridge = try ZoneBridge(
+                settings, speechEngine: speechEngine ?? .default, speechVoice: speechVoice,
+                runtime: runtime, logger: logger)
             try bridge.link.start()
             bridge.worker = startThread(named: "announce-zones") { bridge.run() }
             bridge.status.follow()
             bridge.seen.resumeWaits(bridge)
-            logger.info("zones: host \(bridge.host), zones \(bridge.zones.joined(separator: ", ")), broker \(settings.broker)")
+            logger.info(
+                "zones: host \(bridge.host), zones \(bridge.zones.joined(separator: ", ")), broker \(settings.broker)")
             return bridge
         } catch {
             logger.error("zones are off: \(error.description)")
@@ -64,10 +69,14 @@ public final class ZoneBridge: DaemonService, @unchecked Sendable {
         }
     }
 
-    private init(_ settings: MQTTSettings, speechEngine: SpeechEngine, speechVoice: String?, runtime: RuntimeDirectory,
-                 logger: Logger) throws(AnnounceError) {
+    private init(
+        _ settings: MQTTSettings, speechEngine: SpeechEngine, speechVoice: String?, runtime: RuntimeDirectory,
+        logger: Logger
+    ) throws(AnnounceError) {
         let host = settings.host ?? Self.machineName()
-        if let problem = ZoneName.problem(host, kind: "host") { throw .usage("[mqtt] host: \(problem); set host = NAME") }
+        if let problem = ZoneName.problem(host, kind: "host") {
+            throw .usage("[mqtt] host: \(problem); set host = NAME")
+        }
         self.host = host
         zones = settings.zones
         discovery = settings.discovery
@@ -76,8 +85,9 @@ public final class ZoneBridge: DaemonService, @unchecked Sendable {
         self.runtime = runtime
         self.logger = logger
         let offline = HostStatus(host: host, zones: settings.zones, state: .offline)
-        link = try MQTTLink(settings: settings, clientID: "announce-\(host)", sessionExpiry: ZoneLimits.sessionExpiry,
-                            will: (ZoneTopic.status(host).name, JSONCoding.encode(offline, orElse: "{}")))
+        link = try MQTTLink(
+            settings: settings, clientID: "announce-\(host)", sessionExpiry: ZoneLimits.sessionExpiry,
+            will: (ZoneTopic.status(host).name, JSONCoding.encode(offline, orElse: "{}")))
         seen = try SeenPlays(directory: runtime.path + "/zones")
         status = StatusPublisher(host: host, zones: settings.zones, runtime: runtime)
         waiter = ZoneWaiter(runtime: runtime)
@@ -92,7 +102,9 @@ public final class ZoneBridge: DaemonService, @unchecked Sendable {
         goodbye.withLock { $0.stopping = true }
         if let mid = status.publishOffline(), connected.load(ordering: .relaxed) {
             let until = SystemClock.monotonic() + Self.goodbyeWait
-            while !goodbye.withLock({ $0.acknowledged.contains(mid) }), case let left = until - SystemClock.monotonic(), left > 0 {
+            while !goodbye.withLock({ $0.acknowledged.contains(mid) }), case let left = until - SystemClock.monotonic(),
+                left > 0
+            {
                 _ = goodbyeNews.wait(seconds: left)
             }
         }
@@ -125,7 +137,9 @@ public final class ZoneBridge: DaemonService, @unchecked Sendable {
                 for topic in playTopics {
                     // Texts are taken at most once (QoS 0), as Home Assistant sends them.
                     let qos: Int32 = topic.hasSuffix("/say") ? 0 : 1
-                    do { lastSubscription = try link.subscribe(topic, qos: qos) } catch { logger.error("zones: \(error.description)") }
+                    do { lastSubscription = try link.subscribe(topic, qos: qos) } catch {
+                        logger.error("zones: \(error.description)")
+                    }
                 }
                 status.publish(force: true)
                 if discovery { announceToHomeAssistant() }
@@ -138,14 +152,20 @@ public final class ZoneBridge: DaemonService, @unchecked Sendable {
             case .message(let topic, _, true, _):
                 // A retained play, text or cancel would come again at every (re)subscription, and
                 // a text (no id) would be spoken again each time: none is taken.
-                logger.warning("zones: ignored a retained message on \(topic): plays, texts and cancels are never retained")
-            case .message(let topic, let payload, false, let expiry): receive(topic: topic, payload: payload, expiryLeft: expiry)
+                logger.warning(
+                    "zones: ignored a retained message on \(topic): plays, texts and cancels are never retained")
+            case .message(let topic, let payload, false, let expiry):
+                receive(topic: topic, payload: payload, expiryLeft: expiry)
             case .oversized(let topic, let bytes):
-                logger.warning("zones: dropped a message on \(topic): \(bytes) bytes is over \(ZoneLimits.maxMessageBytes)")
+                logger.warning(
+                    "zones: dropped a message on \(topic): \(bytes) bytes is over \(ZoneLimits.maxMessageBytes)")
             case .overflow(0): logger.warning("zones: messages come faster than this host takes them: dropping them")
-            case .overflow(let dropped): logger.warning("zones: dropped \(dropped) message(s) that came while the inbox was full")
+            case .overflow(let dropped):
+                logger.warning("zones: dropped \(dropped) message(s) that came while the inbox was full")
             case .published(let mid, _):
-                if goodbye.withLock({ $0.stopping ? $0.acknowledged.insert(mid).inserted : false }) { goodbyeNews.signal() }
+                if goodbye.withLock({ $0.stopping ? $0.acknowledged.insert(mid).inserted : false }) {
+                    goodbyeNews.signal()
+                }
             case .subscribed: break
             case .closed: return
             }
@@ -171,13 +191,16 @@ public final class ZoneBridge: DaemonService, @unchecked Sendable {
         case .failure(let refusal):
             logger.warning("zones: dropped a message on \(topic): \(refusal.reason)")
             if let id = refusal.id, seen.remember(id, expires: clock() + ZoneLimits.refusedRetention, durable: false) {
-                answer(id, [Outcome(.failed, reason: refusal.reason, code: AnnounceError.usage(refusal.reason).exitCode)])
+                answer(
+                    id, [Outcome(.failed, reason: refusal.reason, code: AnnounceError.usage(refusal.reason).exitCode)])
             }
             return
         }
         // Remembered before it is queued: QoS 1 may bring it again, and it must not play twice.
         guard seen.remember(play.id, expires: clock() + (play.expiry ?? 0) + ZoneLimits.seenRetention) else {
-            if seen.wasCancelled(play.id) { return logger.info("zones: play \(play.id) from \(play.from) was cancelled before it came") }
+            if seen.wasCancelled(play.id) {
+                return logger.info("zones: play \(play.id) from \(play.from) was cancelled before it came")
+            }
             return logger.info("zones: play \(play.id) from \(play.from) came again; played once")
         }
         // The time it waited at the broker counts against its delays and expiries, as a local
@@ -214,7 +237,9 @@ public final class ZoneBridge: DaemonService, @unchecked Sendable {
         case .failure(let refusal): logger.warning("zones: dropped a message on \(topic): \(refusal.reason)")
         case .success(let text):
             let speech = Speech(text: text, engine: speechEngine, voice: speechVoice)
-            if let problem = speech.problem { return logger.warning("zones: dropped a message on \(topic): \(problem)") }
+            if let problem = speech.problem {
+                return logger.warning("zones: dropped a message on \(topic): \(problem)")
+            }
             let item = ItemRequest(clip: Clip(path: speech.label, speech: speech))
             // A new id that nobody can send again: nothing to remember (no record is written).
             let play = RemotePlay(id: RemotePlay.newID(), from: "text", sent: clock(), items: [RemoteItem(item: item)])
@@ -225,10 +250,16 @@ public final class ZoneBridge: DaemonService, @unchecked Sendable {
     /// Queues `play` (its id remembered already) and, when `answered`, publishes its outcome.
     private func accept(_ play: RemotePlay, topic: String, waited: Double, answered: Bool) {
         guard waiter.count < Self.maxWaiting else {
-            logger.warning("zones: play \(play.id) from \(play.from) refused: \(Self.maxWaiting) plays are waiting already")
+            logger.warning(
+                "zones: play \(play.id) from \(play.from) refused: \(Self.maxWaiting) plays are waiting already")
             if answered {
-                answer(play.id, [Outcome(.failed, reason: "\(Self.maxWaiting) plays are waiting on \(host) already",
-                                         code: AnnounceError.unavailable("").exitCode)])
+                answer(
+                    play.id,
+                    [
+                        Outcome(
+                            .failed, reason: "\(Self.maxWaiting) plays are waiting on \(host) already",
+                            code: AnnounceError.unavailable("").exitCode)
+                    ])
             }
             return
         }
@@ -236,7 +267,8 @@ public final class ZoneBridge: DaemonService, @unchecked Sendable {
             let ids = try enqueue(play)
             seen.record(play.id, ids: ids)
             let note = waited > 0 ? " (it waited \(Int(waited)) s at the broker)" : ""
-            logger.info("zones: play \(play.id) from \(play.from) on \(topic) queued as \(ids.joined(separator: ", "))\(note)")
+            logger.info(
+                "zones: play \(play.id) from \(play.from) on \(topic) queued as \(ids.joined(separator: ", "))\(note)")
             try waiter.wait(for: play.id, ids: ids, answered: answered)
         } catch {
             logger.warning("zones: play \(play.id) from \(play.from) not queued: \(error.description)")
@@ -252,7 +284,8 @@ public final class ZoneBridge: DaemonService, @unchecked Sendable {
         defer { for file in files { file.release() } }
         func store(_ bytes: Data?, label: String) throws(AnnounceError) -> MediaFile? {
             guard let bytes else { return nil }
-            let writer = try media.begin(label: label, limit: ZoneLimits.maxAudioBytes, overLimit: "the most a zone message carries")
+            let writer = try media.begin(
+                label: label, limit: ZoneLimits.maxAudioBytes, overLimit: "the most a zone message carries")
             let appended: Result<Void, AnnounceError> = bytes.withUnsafeBytes { bytes in
                 Result { () throws(AnnounceError) in try writer.append(bytes) }
             }
@@ -265,9 +298,12 @@ public final class ZoneBridge: DaemonService, @unchecked Sendable {
         do {
             for entry in play.items {
                 let audio = try store(entry.audio, label: entry.item.clip.path)
-                let chime = try store(entry.chime, label: "chime"), chimeAfter = try store(entry.chimeAfter, label: "chime-after")
-                items.append(entry.local(media: audio?.name, chime: chime.map { media.filePath($0.name) },
-                                         chimeAfter: chimeAfter.map { media.filePath($0.name) }))
+                let chime = try store(entry.chime, label: "chime")
+                let chimeAfter = try store(entry.chimeAfter, label: "chime-after")
+                items.append(
+                    entry.local(
+                        media: audio?.name, chime: chime.map { media.filePath($0.name) },
+                        chimeAfter: chimeAfter.map { media.filePath($0.name) }))
             }
         } catch {
             for file in files { file.discard() }  // a full disk: nothing of it stays
@@ -301,7 +337,8 @@ public final class ZoneBridge: DaemonService, @unchecked Sendable {
     func answer(_ request: String, _ outcomes: [Outcome]) {
         let result = RemoteResult(id: request, host: host, outcomes: outcomes, time: clock())
         do {
-            try link.publish(ZoneTopic.result(request: request, host: host).name, JSONCoding.encode(result, orElse: "{}"))
+            try link.publish(
+                ZoneTopic.result(request: request, host: host).name, JSONCoding.encode(result, orElse: "{}"))
         } catch {
             logger.error("zones: \(error.description)")
         }

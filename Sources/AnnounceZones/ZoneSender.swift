@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The sending side of zones, for `play --zone/--host`, `say --zone/--host` and `announce
 /// hosts`: a short connection of the client's own to the broker, which learns the hosts from
@@ -50,7 +51,9 @@ public final class ZoneSender {
     /// Connected to the broker and caught up on the retained statuses (and subscribed to the
     /// results of `request`), or an error (69) once `timeout` seconds have passed. A sender
     /// with a `request` keeps its session at the broker for `waitsFor` seconds and a minute.
-    public init(settings: MQTTSettings, request: String? = nil, timeout: Double, waitsFor: Double = 0) throws(AnnounceError) {
+    public init(settings: MQTTSettings, request: String? = nil, timeout: Double, waitsFor: Double = 0)
+        throws(AnnounceError)
+    {
         deadline = SystemClock.monotonic() + timeout
         self.request = request
         let clientID = "announce-send-\(getpid())-\(RemotePlay.newID().prefix(8))"
@@ -59,11 +62,15 @@ public final class ZoneSender {
         try link.start()
         try waitFor("connect to \(settings.broker)") { happening throws(AnnounceError) in
             // A command does not wait for a broker that is not there: it says why at once.
-            if case .lost(let why) = happening { throw .unavailable("MQTT: cannot connect to \(settings.broker): \(why)") }
+            if case .lost(let why) = happening {
+                throw .unavailable("MQTT: cannot connect to \(settings.broker): \(why)")
+            }
             if case .connected = happening { return true } else { return false }
         }
         let last = try subscribe()
-        try waitFor("subscribe at \(settings.broker)") { if case .subscribed(last) = $0 { return true } else { return false } }
+        try waitFor("subscribe at \(settings.broker)") {
+            if case .subscribed(last) = $0 { return true } else { return false }
+        }
     }
 
     /// Subscribes to the statuses (and the results); the last subscription's id.
@@ -73,8 +80,9 @@ public final class ZoneSender {
         // broker sends only as many as the client's receive maximum (20) before their PUBACKs, and
         // the rest came after that SUBACK (a sender saw 20 of 30 hosts).
         try link.subscribe(ZoneTopic.statusPattern, qos: 0)
-        return if let request { try link.subscribe(ZoneTopic.resultPattern(request: request)) }
-            else { try link.subscribe(ZoneTopic.statusPattern, qos: 0) }
+        return if let request { try link.subscribe(ZoneTopic.resultPattern(request: request)) } else {
+            try link.subscribe(ZoneTopic.statusPattern, qos: 0)
+        }
     }
 
     deinit { link.close() }
@@ -84,7 +92,9 @@ public final class ZoneSender {
         var hosts = targets.hosts
         for zone in targets.zones {
             let members = statuses.values.filter { zone == ZoneTopic.allZone || $0.zones.contains(zone) }.map(\.host)
-            if members.isEmpty { throw .unavailable("zone \(zone): no host has said it is in it (announce hosts lists them)") }
+            if members.isEmpty {
+                throw .unavailable("zone \(zone): no host has said it is in it (announce hosts lists them)")
+            }
             hosts += members
         }
         return Array(Set(hosts)).sorted()
@@ -95,11 +105,15 @@ public final class ZoneSender {
     public func send(_ play: RemotePlay, to targets: Targets) throws(AnnounceError) {
         let payload = JSONCoding.encode(play, orElse: "{}")
         var pending: [Int32: String] = [:]
-        for topic in targets.zones.map({ ZoneTopic.zonePlay($0).name }) + targets.hosts.map({ ZoneTopic.hostPlay($0).name }) {
+        for topic in targets.zones.map({ ZoneTopic.zonePlay($0).name })
+            + targets.hosts.map({ ZoneTopic.hostPlay($0).name })
+        {
             pending[try link.publish(topic, payload, expiry: play.expiry)] = topic
         }
         let mids = Set(pending.keys)
-        if !mids.isSubset(of: acknowledged) { try waitFor("publish the play") { _ in mids.isSubset(of: self.acknowledged) } }
+        if !mids.isSubset(of: acknowledged) {
+            try waitFor("publish the play") { _ in mids.isSubset(of: self.acknowledged) }
+        }
         if let mid = mids.intersection(refused).min(), let topic = pending[mid] {
             throw .unavailable("MQTT: the broker refused the play on \(topic) (not authorized: see its ACL)")
         }
@@ -126,18 +140,26 @@ public final class ZoneSender {
     public func cancel(_ play: RemotePlay, targets: Targets) {
         let payload = JSONCoding.encode(RemoteCancel(id: play.id, from: play.from), orElse: "{}")
         var mids: Set<Int32> = []
-        for topic in targets.zones.map({ ZoneTopic.zoneCancel($0).name }) + targets.hosts.map({ ZoneTopic.hostCancel($0).name }) {
+        for topic in targets.zones.map({ ZoneTopic.zoneCancel($0).name })
+            + targets.hosts.map({ ZoneTopic.hostCancel($0).name })
+        {
             if let mid = try? link.publish(topic, payload, expiry: play.expiry) { mids.insert(mid) }
         }
         let until = SystemClock.monotonic() + 2
-        while !mids.isSubset(of: acknowledged), let happening = link.next(until: until, interruptible: false) { take(happening) }
+        while !mids.isSubset(of: acknowledged), let happening = link.next(until: until, interruptible: false) {
+            take(happening)
+        }
     }
 
     /// Takes happenings until `done` says so; a refusal, or the deadline, is an error.
-    private func waitFor(_ what: String, _ done: (MQTTLink.Happening) throws(AnnounceError) -> Bool) throws(AnnounceError) {
+    private func waitFor(_ what: String, _ done: (MQTTLink.Happening) throws(AnnounceError) -> Bool)
+        throws(AnnounceError)
+    {
         while let happening = link.next(until: deadline) {
             take(happening)
-            if case .refused(let reason) = happening { throw .unavailable("MQTT: the broker refused the connection: \(reason)") }
+            if case .refused(let reason) = happening {
+                throw .unavailable("MQTT: the broker refused the connection: \(reason)")
+            }
             if try done(happening) { return }
         }
         throw .unavailable("MQTT: could not \(what) in time")
@@ -154,10 +176,16 @@ public final class ZoneSender {
         case .message(let topic, let payload, _, _):
             switch ZoneTopic(topic) {
             case .status(let host)?:
-                if payload.isEmpty { statuses[host] = nil }  // a cleared retained status
-                else if let status = try? JSONCoding.decode(HostStatus.self, from: payload), status.host == host { statuses[host] = status }
+                if payload.isEmpty {
+                    statuses[host] = nil
+                }  // a cleared retained status
+                else if let status = try? JSONCoding.decode(HostStatus.self, from: payload), status.host == host {
+                    statuses[host] = status
+                }
             case .result(let id, let host)? where id == request:
-                if let result = try? JSONCoding.decode(RemoteResult.self, from: payload), result.id == id, result.host == host {
+                if let result = try? JSONCoding.decode(RemoteResult.self, from: payload), result.id == id,
+                    result.host == host
+                {
                     results[host] = result
                 }
             default: break

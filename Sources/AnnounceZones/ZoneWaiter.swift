@@ -1,10 +1,11 @@
-import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
+import AnnounceClient
 import AnnounceModel
 import AnnounceSystem
-import AnnounceClient
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Waits for the outcomes of every play this host took, on one connection to its daemon and
 /// one thread (`announce-zwait`), and has the bridge answer each play once all its items are
@@ -89,10 +90,16 @@ final class ZoneWaiter: @unchecked Sendable {
         let done: Pending? = state.withLock { state in
             guard !state.unreplied.isEmpty else { return nil }
             var pending = state.unreplied.removeFirst()
-            let refused: Outcome? = if case .failure(let error) = reply { Outcome(.failed, reason: error.message, code: error.code) } else { nil }
-            for id in refused == nil ? reply.unknown ?? [] : pending.ids where pending.ids.contains(id) && pending.outcomes[id] == nil {
-                pending.outcomes[id] = refused
-                    ?? Outcome(.failed, reason: "the daemon lost track of item \(id)", code: AnnounceError.internalExitCode)
+            let refused: Outcome? =
+                if case .failure(let error) = reply { Outcome(.failed, reason: error.message, code: error.code) } else {
+                    nil
+                }
+            for id in refused == nil ? reply.unknown ?? [] : pending.ids
+            where pending.ids.contains(id) && pending.outcomes[id] == nil {
+                pending.outcomes[id] =
+                    refused
+                    ?? Outcome(
+                        .failed, reason: "the daemon lost track of item \(id)", code: AnnounceError.internalExitCode)
             }
             if pending.outcomes.count == pending.ids.count { return pending }
             state.waiting[pending.request] = pending

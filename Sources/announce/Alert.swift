@@ -1,9 +1,9 @@
-import ArgumentParser
-import AnnounceModel
-import AnnounceSystem
 import AnnounceClient
-import AnnounceSources
+import AnnounceModel
 import AnnounceOutput
+import AnnounceSources
+import AnnounceSystem
+import ArgumentParser
 
 struct Alert: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -30,7 +30,10 @@ struct Alert: ParsableCommand {
               make && announce alert --wait done.aiff   # exits once it was heard
             """)
 
-    @Argument(help: "A PCM WAV, CAF or AIFF file of at most \(Int(SystemSound.maxSeconds)) s, or the name of an installed sound.", completion: .file())
+    @Argument(
+        help:
+            "A PCM WAV, CAF or AIFF file of at most \(Int(SystemSound.maxSeconds)) s, or the name of an installed sound.",
+        completion: .file())
     var file: String
 
     @OptionGroup var level: VolumeFlags
@@ -42,15 +45,21 @@ struct Alert: ParsableCommand {
     @Flag(name: .customLong("wait"), help: "Wait until the alert has been heard, and exit as play does.")
     var wait = false
 
-    @Option(name: [.customLong("device"), .customShort("d")], help: "ALSA PCM to play on (see `announce devices`); default: the daemon's.", completion: deviceCompletion)
+    @Option(
+        name: [.customLong("device"), .customShort("d")],
+        help: "ALSA PCM to play on (see `announce devices`); default: the daemon's.", completion: deviceCompletion)
     var device: String?
 
-    @Flag(name: [.customLong("quiet"), .customShort("q")], help: "No warnings, and no reason line for exit 75; errors are still printed.")
+    @Flag(
+        name: [.customLong("quiet"), .customShort("q")],
+        help: "No warnings, and no reason line for exit 75; errors are still printed.")
     var quiet = false
 
     func validate() throws {
         // The client makes a relative file: device absolute (OutputBackend.resolvingFile).
-        if let device, let problem = DeviceName.problem(device, relativeFileAllowed: true) { throw ValidationError(optionText(problem)) }
+        if let device, let problem = DeviceName.problem(device, relativeFileAllowed: true) {
+            throw ValidationError(optionText(problem))
+        }
     }
 
     func run() throws {
@@ -69,11 +78,12 @@ struct Alert: ParsableCommand {
                 throw opened.map { error.naming($0.checked.text, as: label) } ?? error
             }
             if let refusal = SystemSound.refusal(of: decoder.info, path: file) { throw refusal }
-            var alert = AlertRequest(path: file, gain: level.linearGain, ignoreQuiet: ignoreQuiet ? true : nil,
-                                     device: try device.map { name throws(AnnounceError) in
-                                         try Outputs.backend.resolvingFile(name, absolute: absolutePath)
-                                     },
-                                     environment: AudioEnvironment.caller())
+            var alert = AlertRequest(
+                path: file, gain: level.linearGain, ignoreQuiet: ignoreQuiet ? true : nil,
+                device: try device.map { name throws(AnnounceError) in
+                    try Outputs.backend.resolvingFile(name, absolute: absolutePath)
+                },
+                environment: AudioEnvironment.caller())
             alert.file = absoluteFile(fileName)
             alert.loudness = level.target
             alert.handed = opened?.index
@@ -85,7 +95,8 @@ struct Alert: ParsableCommand {
             guard wait else { return }
             client.cancelOnInterrupt(ids: ids)
             let outcomes = try OutcomeWaiter.wait(for: ids, on: client, progress: false) { _ in }
-            let status = reportOutcomes(outcomes, of: ids.map { (id: $0, path: file) }, json: false, quiet: quiet, logger: logger)
+            let status = reportOutcomes(
+                outcomes, of: ids.map { (id: $0, path: file) }, json: false, quiet: quiet, logger: logger)
             if status != 0 { throw ExitCode(status) }
         } catch let error as AnnounceError {
             throw reportedExit(error)

@@ -1,10 +1,11 @@
-import ArgumentParser
-#if canImport(Glibc)
-import Glibc
-#endif
+import AnnounceClient
 import AnnounceModel
 import AnnounceSystem
-import AnnounceClient
+import ArgumentParser
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 @main
 struct AnnounceCommand: ParsableCommand {
@@ -55,9 +56,13 @@ struct AnnounceCommand: ParsableCommand {
             More in announce(1): files, environment, durations; --json fields in docs/json.md.
             """,
         version: AnnounceVersion.current,
-        subcommands: [Play.self, Say.self, Alert.self, QueueCommand.self, Status.self, Skip.self, Pause.self, Resume.self, Stop.self,
-                      Clear.self, Cancel.self, Quiet.self, Events.self, Info.self, Devices.self, CacheCommand.self, Voices.self, Hosts.self,
-                      DaemonCommand.self]
+        subcommands: [
+            Play.self, Say.self, Alert.self, QueueCommand.self, Status.self, Skip.self, Pause.self, Resume.self,
+            Stop.self,
+            Clear.self, Cancel.self, Quiet.self, Events.self, Info.self, Devices.self, CacheCommand.self, Voices.self,
+            Hosts.self,
+            DaemonCommand.self
+        ]
     )
 
     /// ArgumentParser's own main, except that usage errors are one line
@@ -78,9 +83,11 @@ struct AnnounceCommand: ParsableCommand {
     /// root's parse instead, so that they read as ever (`announce play: ...`).
     private static func parsedDirectly(_ arguments: [String]) -> (any ParsableCommand)? {
         guard let name = arguments.first,
-              let type = configuration.subcommands.first(where: { $0._commandName == name }) else { return nil }
+            let type = configuration.subcommands.first(where: { $0._commandName == name })
+        else { return nil }
         let rest = Array(arguments.dropFirst())
-        if rest.contains(where: { $0 == "-h" || $0 == "--help" || $0 == "--version" || $0.hasPrefix("--experimental") }) {
+        if rest.contains(where: { $0 == "-h" || $0 == "--help" || $0 == "--version" || $0.hasPrefix("--experimental") })
+        {
             return nil
         }
         return try? type.parseAsRoot(rest)
@@ -103,7 +110,9 @@ struct AnnounceCommand: ParsableCommand {
         } catch {
             let status = exitCode(for: error)
             guard status == .validationFailure else { Self.exit(withError: error) }  // help, version
-            printError(UsageErrors.line(for: message(for: problemBeforeMissingFile(error, arguments: arguments)), arguments: arguments))
+            printError(
+                UsageErrors.line(
+                    for: message(for: problemBeforeMissingFile(error, arguments: arguments)), arguments: arguments))
             Self.exit(withError: status)
         }
     }

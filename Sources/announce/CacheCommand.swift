@@ -1,8 +1,8 @@
-import ArgumentParser
 import AnnounceModel
-import AnnounceSystem
-import AnnounceSources
 import AnnounceNetwork
+import AnnounceSources
+import AnnounceSystem
+import ArgumentParser
 
 /// `announce cache [--json]`, `announce cache clear`: what is kept to spare work: `say`'s
 /// rendered sentences and downloaded URLs.
@@ -24,7 +24,9 @@ struct CacheCommand: ParsableCommand {
             Exit status: 0; 64 for an unknown action.
             """)
 
-    @Argument(help: ArgumentHelp("clear: delete every render and download kept.", valueName: "action"), completion: .list(["clear"]))
+    @Argument(
+        help: ArgumentHelp("clear: delete every render and download kept.", valueName: "action"),
+        completion: .list(["clear"]))
     var action: String?
 
     @Flag(help: "One JSON object {v, caches: [{kind, path, entries, bytes, limit}]} (docs/json.md, cache).")
@@ -33,23 +35,32 @@ struct CacheCommand: ParsableCommand {
     @OptionGroup var verbosity: QuietFlag
 
     func validate() throws {
-        if let action, action != "clear" { throw ValidationError("cache \(action): unknown action; did you mean 'clear'?") }
+        if let action, action != "clear" {
+            throw ValidationError("cache \(action): unknown action; did you mean 'clear'?")
+        }
     }
 
     func run() throws {
         _ = CLILogHandler.bootstrap(quiet: verbosity.quiet)
         let settings = UserConfiguration.load().configuration
         guard let speech = SpeechCache.user(limitBytes: settings.speechCacheBytes)?.entries,
-              let downloads = DownloadCache.user(limitBytes: settings.downloadCacheBytes)?.entries else {
+            let downloads = DownloadCache.user(limitBytes: settings.downloadCacheBytes)?.entries
+        else {
             throw reportedExit(.unavailable("no cache directory: neither XDG_CACHE_HOME nor HOME is an absolute path"))
         }
         let caches = [("speech", speech, "render"), ("downloads", downloads, "download")]
         let cleared = action == "clear" ? caches.map { $0.1.clear() } : nil
         if json {
-            print(jsonLine(Versioned(Listing(caches: caches.map { kind, cache, _ in
-                let (entries, bytes) = cache.contents()
-                return Listed(kind: kind, path: cache.path, entries: entries, bytes: bytes, limit: cache.limitBytes)
-            }))))
+            print(
+                jsonLine(
+                    Versioned(
+                        Listing(
+                            caches: caches.map { kind, cache, _ in
+                                let (entries, bytes) = cache.contents()
+                                return Listed(
+                                    kind: kind, path: cache.path, entries: entries, bytes: bytes,
+                                    limit: cache.limitBytes)
+                            }))))
             return
         }
         for (index, (kind, cache, noun)) in caches.enumerated() {
@@ -57,7 +68,9 @@ struct CacheCommand: ParsableCommand {
                 output("\(kind): \(cleared[index]) \(noun)\(cleared[index] == 1 ? "" : "s") deleted from \(cache.path)")
             } else {
                 let (entries, bytes) = cache.contents()
-                output("\(kind): \(entries) \(noun)\(entries == 1 ? "" : "s"), \(Self.size(bytes)) of \(Self.size(cache.limitBytes)), in \(cache.path)")
+                output(
+                    "\(kind): \(entries) \(noun)\(entries == 1 ? "" : "s"), \(Self.size(bytes)) of \(Self.size(cache.limitBytes)), in \(cache.path)"
+                )
             }
         }
     }

@@ -1,12 +1,13 @@
-import ArgumentParser
+import AnnounceClient
 import AnnounceModel
 import AnnounceSystem
-import AnnounceClient
+import ArgumentParser
 
 /// Shell completion of `cancel`'s ids: the items a running daemon has (none without one).
 private let liveIDCompletion = CompletionKind.custom { _, _, _ in
     guard let client = try? DaemonClient.connect(autoStart: false),
-          let status = try? client.call(.status).status else { return [] }
+        let status = try? client.call(.status).status
+    else { return [] }
     return liveIDs(in: status)
 }
 
@@ -27,7 +28,8 @@ struct Cancel: ParsableCommand {
             has the tag.
             """)
 
-    @Argument(help: "Item ids as `play --no-wait` prints them, or unique prefixes of them.", completion: liveIDCompletion)
+    @Argument(
+        help: "Item ids as `play --no-wait` prints them, or unique prefixes of them.", completion: liveIDCompletion)
     var ids: [String] = []
 
     @Option(help: "Cancel every queued, scheduled or playing item with this tag.")
@@ -52,7 +54,9 @@ struct Cancel: ParsableCommand {
             }
             let reply = try client.call(.cancel(try tag.map(CancelTarget.tag) ?? .ids(resolved(on: client))))
             if let unknown = reply.unknown, !unknown.isEmpty {
-                if !verbosity.quiet { printError("not queued (unknown or already final): \(unknown.joined(separator: ", "))") }
+                if !verbosity.quiet {
+                    printError("not queued (unknown or already final): \(unknown.joined(separator: ", "))")
+                }
                 throw ExitCode(Outcome.notPlayedExitCode)
             }
         } catch let error as AnnounceError {
@@ -63,7 +67,9 @@ struct Cancel: ParsableCommand {
     /// The ids with every unique prefix made whole (ItemIDPrefix); an ambiguous one is a usage error.
     private func resolved(on client: DaemonClient) throws -> [String] {
         guard ids.contains(where: { $0.utf8.count < 12 }) else { return ids }  // whole ids need no look-up
-        guard let status = try client.call(.status).status else { throw AnnounceError.internal("status reply without status") }
+        guard let status = try client.call(.status).status else {
+            throw AnnounceError.internal("status reply without status")
+        }
         return try ids.map { given in
             switch ItemIDPrefix.resolve(given, among: liveIDs(in: status)) {
             case .id(let id): return id

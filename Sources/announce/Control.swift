@@ -1,7 +1,7 @@
-import ArgumentParser
+import AnnounceClient
 import AnnounceModel
 import AnnounceSystem
-import AnnounceClient
+import ArgumentParser
 
 /// skip, pause, resume, stop and clear: one request each, no output, exit 0.
 /// Without a daemon there is nothing to control, which is not an error; but pause and resume
@@ -36,27 +36,37 @@ protocol ControlOperation {
 
 enum SkipOperation: ControlOperation {
     static let request = Request.skip
-    static let configuration = CommandConfiguration(commandName: "skip", abstract: "End the playing item (outcome cancelled) and go on with the queue.")
+    static let configuration = CommandConfiguration(
+        commandName: "skip", abstract: "End the playing item (outcome cancelled) and go on with the queue.")
 }
 
 enum PauseOperation: ControlOperation {
     static let request = Request.pause
-    static let configuration = CommandConfiguration(commandName: "pause", abstract: "Hold the queue; the playing item stops where it was heard to. Kept until resume, also with no daemon running.")
+    static let configuration = CommandConfiguration(
+        commandName: "pause",
+        abstract:
+            "Hold the queue; the playing item stops where it was heard to. Kept until resume, also with no daemon running."
+    )
 }
 
 enum ResumeOperation: ControlOperation {
     static let request = Request.resume
-    static let configuration = CommandConfiguration(commandName: "resume", abstract: "Let the queue go on; a paused item resumes with a short fade-in.")
+    static let configuration = CommandConfiguration(
+        commandName: "resume", abstract: "Let the queue go on; a paused item resumes with a short fade-in.")
 }
 
 enum StopOperation: ControlOperation {
     static let request = Request.stop
-    static let configuration = CommandConfiguration(commandName: "stop", abstract: "Silence: cancel the playing item, everything queued or scheduled, and every mixing stream and alert.")
+    static let configuration = CommandConfiguration(
+        commandName: "stop",
+        abstract: "Silence: cancel the playing item, everything queued or scheduled, and every mixing stream and alert."
+    )
 }
 
 enum ClearOperation: ControlOperation {
     static let request = Request.clear
-    static let configuration = CommandConfiguration(commandName: "clear", abstract: "Cancel everything queued or scheduled; the playing item finishes.")
+    static let configuration = CommandConfiguration(
+        commandName: "clear", abstract: "Cancel everything queued or scheduled; the playing item finishes.")
 }
 
 typealias Skip = ControlCommand<SkipOperation>

@@ -1,14 +1,15 @@
+import AnnounceClient
+import AnnounceDaemon
+import AnnounceModel
+import AnnounceOutput
+import AnnounceSystem
+import AnnounceZones
 import ArgumentParser
 import Logging
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
-import AnnounceModel
-import AnnounceSystem
-import AnnounceClient
-import AnnounceOutput
-import AnnounceDaemon
-import AnnounceZones
 
 struct DaemonCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -38,10 +39,16 @@ struct DaemonCommand: ParsableCommand {
             announce (--run-as) with groups announce and audio before it reads any request.
             """)
 
-    @Option(name: .shortAndLong, help: "ALSA PCM for items without --device (default: the config file's `device`, else `default`).", completion: deviceCompletion)
+    @Option(
+        name: .shortAndLong,
+        help: "ALSA PCM for items without --device (default: the config file's `device`, else `default`).",
+        completion: deviceCompletion)
     var device: String?
 
-    @Option(parsing: .unconditional, help: ArgumentHelp("Exit after this long with nothing queued and no client connected.", valueName: "duration"), transform: TimeSpan.argument)
+    @Option(
+        parsing: .unconditional,
+        help: ArgumentHelp("Exit after this long with nothing queued and no client connected.", valueName: "duration"),
+        transform: TimeSpan.argument)
     var idleExit: TimeSpan?
 
     @Flag(name: [.customLong("quiet"), .customShort("q")], help: "Log errors only (ANNOUNCE_LOG overrides).")
@@ -53,12 +60,17 @@ struct DaemonCommand: ParsableCommand {
     @Flag(help: "Run the system queue: one daemon for the whole machine (also `announce --system daemon`).")
     var system = false
 
-    @Option(name: .customLong("run-as"), help: ArgumentHelp("With --system, started as root: the user to become (default: announce).", valueName: "user"))
+    @Option(
+        name: .customLong("run-as"),
+        help: ArgumentHelp("With --system, started as root: the user to become (default: announce).", valueName: "user")
+    )
     var runAs: String?
 
     func validate() throws {
         if runAs != nil && !(system || GlobalFlags.system == true) { throw ValidationError("--run-as needs --system") }
-        if (system || GlobalFlags.system == true) && readyFd != nil { throw ValidationError("the system queue is never started by a client") }
+        if (system || GlobalFlags.system == true) && readyFd != nil {
+            throw ValidationError("the system queue is never started by a client")
+        }
     }
 
     func run() throws {
@@ -74,7 +86,9 @@ struct DaemonCommand: ParsableCommand {
             configuration.idleExit = idleExit?.seconds
             configuration.ready = readyFd.map { ReadyPipe(fd: $0) }
             // A permanent daemon (the user unit's) is offered to the system queue as its listener.
-            if idleExit == nil && readyFd == nil { configuration.systemQueueDirectory = try? RuntimeDirectory.systemPath() }
+            if idleExit == nil && readyFd == nil {
+                configuration.systemQueueDirectory = try? RuntimeDirectory.systemPath()
+            }
             // Started by a person or systemd: take over from an auto-started daemon, holding the
             // clients' spawn lock throughout, so that a waiting client whose daemon stops cannot
             // start another one before this one listens.
@@ -88,7 +102,9 @@ struct DaemonCommand: ParsableCommand {
             }
             // A host in zones stays up: a play may come from another host at any time.
             if user.mqtt != nil {
-                if configuration.idleExit != nil { logger.info("[mqtt] is configured: this daemon does not exit when idle") }
+                if configuration.idleExit != nil {
+                    logger.info("[mqtt] is configured: this daemon does not exit when idle")
+                }
                 configuration.idleExit = nil
                 addZones(user, to: &configuration, runtime: runtime, logger: logger)
             }
@@ -111,25 +127,33 @@ extension DaemonCommand {
         let path = try RuntimeDirectory.systemPath()
         let configPath = try RuntimeDirectory.systemConfigPath()
         guard let group = Accounts.group(named: SystemSettings.group) else {
-            throw .unavailable("group '\(SystemSettings.group)' does not exist: the package's sysusers.d file makes it (systemd-sysusers), or groupadd --system \(SystemSettings.group)")
+            throw .unavailable(
+                "group '\(SystemSettings.group)' does not exist: the package's sysusers.d file makes it (systemd-sysusers), or groupadd --system \(SystemSettings.group)"
+            )
         }
         let runtime: RuntimeDirectory
         if getuid() == 0 {
             let name = runAs ?? SystemSettings.user
             guard let account = Accounts.user(named: name) else {
-                throw .unavailable("user '\(name)' does not exist: the package's sysusers.d file makes it (systemd-sysusers), or useradd --system \(name); --run-as names another")
+                throw .unavailable(
+                    "user '\(name)' does not exist: the package's sysusers.d file makes it (systemd-sysusers), or useradd --system \(name); --run-as names another"
+                )
             }
             guard account.uid != 0 else { throw .usage("--run-as \(name): the system queue never runs as root") }
             runtime = try RuntimeDirectory.prepareSystem(path, owner: account.uid, group: group)
             let audio = Accounts.group(named: "audio").map { [$0] } ?? []
             try Accounts.become(account, primary: group, groups: Array(Set([group, account.gid] + audio)))
         } else {
-            guard runAs == nil else { throw .usage("--run-as needs root: this daemon already runs as \(Accounts.name(of: getuid()))") }
+            guard runAs == nil else {
+                throw .usage("--run-as needs root: this daemon already runs as \(Accounts.name(of: getuid()))")
+            }
             runtime = try RuntimeDirectory.prepareSystem(path, owner: getuid(), group: group)
         }
         // Nothing of whoever started it: no session bus, no sound server of theirs, caches in its own directory.
-        for name in ["DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR", "PULSE_SERVER", "PULSE_RUNTIME_PATH", "PULSE_COOKIE",
-                     "PULSE_CLIENTCONFIG", "PIPEWIRE_RUNTIME_DIR", "PIPEWIRE_REMOTE"] { unsetenv(name) }
+        for name in [
+            "DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR", "PULSE_SERVER", "PULSE_RUNTIME_PATH", "PULSE_COOKIE",
+            "PULSE_CLIENTCONFIG", "PIPEWIRE_RUNTIME_DIR", "PIPEWIRE_REMOTE"
+        ] { unsetenv(name) }
         setenv("HOME", runtime.path, 1)
         setenv("XDG_CACHE_HOME", runtime.path + "/cache", 1)
         umask(0o077)
@@ -137,7 +161,8 @@ extension DaemonCommand {
         if let running = try runningDaemon(runtime) { return printError("already running (pid \(running.pid))") }
         var (configuration, user) = configured(by: configPath, logger: logger)
         if let name = user.system.controlGroup, Accounts.group(named: name) == nil {
-            logger.warning("\(configPath): [system] control-group '\(name)' does not exist; only root controls the queue")
+            logger.warning(
+                "\(configPath): [system] control-group '\(name)' does not exist; only root controls the queue")
         }
         configuration.system = user.system
         addZones(user, to: &configuration, runtime: runtime, logger: logger)
@@ -154,8 +179,9 @@ extension DaemonCommand {
         let stamp = path.flatMap(FileStamp.init)  // before reading: an edit meanwhile is seen
         let (user, warnings) = UserConfiguration.load(path: path)
         for warning in warnings { logger.warning("\(warning)") }
-        var configuration = Daemon.Configuration(device: device ?? user.device ?? UserConfiguration.defaultDevice,
-                                                 quietHours: user.quietHours, duckLevel: user.duckLevel)
+        var configuration = Daemon.Configuration(
+            device: device ?? user.device ?? UserConfiguration.defaultDevice,
+            quietHours: user.quietHours, duckLevel: user.duckLevel)
         configuration.silence = user.silence
         configuration.loudness = user.loudness
         configuration.quietLevel = user.quietLevel
@@ -169,18 +195,26 @@ extension DaemonCommand {
     }
 
     /// With `[mqtt]`, zones' bridge among the daemon's services.
-    private func addZones(_ user: UserConfiguration, to configuration: inout Daemon.Configuration, runtime: RuntimeDirectory, logger: Logger) {
+    private func addZones(
+        _ user: UserConfiguration, to configuration: inout Daemon.Configuration, runtime: RuntimeDirectory,
+        logger: Logger
+    ) {
         guard let mqtt = user.mqtt else { return }
         let (engine, voice) = (user.speechEngine, user.speechVoice)
-        configuration.services.append(("zones", {
-            ZoneBridge.start(mqtt, speechEngine: engine, speechVoice: voice, runtime: runtime, logger: logger)
-        }))
+        configuration.services.append(
+            (
+                "zones",
+                {
+                    ZoneBridge.start(mqtt, speechEngine: engine, speechVoice: voice, runtime: runtime, logger: logger)
+                }
+            ))
     }
 
     /// Every caller may hand over files: the soft limit on descriptors goes up to the hard one.
     private func raiseDescriptorLimit() {
         var limit = rlimit()
-        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max else { return }
+        guard getrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit) == 0, limit.rlim_cur < limit.rlim_max
+        else { return }
         limit.rlim_cur = limit.rlim_max
         setrlimit(__rlimit_resource_t(RLIMIT_NOFILE.rawValue), &limit)
     }
@@ -233,6 +267,8 @@ struct DaemonLogHandler: LogHandler {
         strftime(&stamp, stamp.count, "%Y-%m-%dT%H:%M:%S", &fields)
         let millis = Int(now.tv_nsec / 1_000_000)
         let fraction = (millis < 10 ? "00" : millis < 100 ? "0" : "") + String(millis)
-        LogOutput.write("\(String(decoding: stamp.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)).\(fraction)Z [\(getpid())] \(event.level): \(escapedForLog(event.message.description))\n")
+        LogOutput.write(
+            "\(String(decoding: stamp.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)).\(fraction)Z [\(getpid())] \(event.level): \(escapedForLog(event.message.description))\n"
+        )
     }
 }

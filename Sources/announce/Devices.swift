@@ -1,18 +1,22 @@
+import AnnounceClient
+import AnnounceModel
+import AnnounceOutput
+import AnnounceSystem
 import ArgumentParser
 import FoundationEssentials
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
-import AnnounceModel
-import AnnounceSystem
-import AnnounceClient
-import AnnounceOutput
 
 struct Devices: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "devices", abstract: "List ALSA playback devices; those that cannot open here are marked.")
 
-    @Flag(help: "One JSON object {v, devices}: each device {name, description, holders, problem}; holders lists the processes holding a hardware device {card, device, subdevice, cardID, pid, command}; problem says why it cannot open here, absent when it can (docs/json.md).")
+    @Flag(
+        help:
+            "One JSON object {v, devices}: each device {name, description, holders, problem}; holders lists the processes holding a hardware device {card, device, subdevice, cardID, pid, command}; problem says why it cannot open here, absent when it can (docs/json.md)."
+    )
     var json = false
 
     @OptionGroup var verbosity: QuietFlag
@@ -30,7 +34,8 @@ struct Devices: ParsableCommand {
             } else {
                 let width = devices.map(\.name.count).max() ?? 0
                 for (device, holders) in zip(devices, holders) {
-                    output(device.name + String(repeating: " ", count: width - device.name.count + 2) + device.description)
+                    output(
+                        device.name + String(repeating: " ", count: width - device.name.count + 2) + device.description)
                     if let problem = device.problem {
                         output(String(repeating: " ", count: width + 2) + "cannot open here: " + problem)
                     }
@@ -60,7 +65,10 @@ private func withoutStderr<Result>(_ body: () throws(AnnounceError) -> Result) t
     let null = open("/dev/null", O_WRONLY | O_CLOEXEC)
     if saved >= 0 && null >= 0 { dup2(null, STDERR_FILENO) }
     defer {
-        if saved >= 0 { dup2(saved, STDERR_FILENO); close(saved) }
+        if saved >= 0 {
+            dup2(saved, STDERR_FILENO)
+            close(saved)
+        }
         if null >= 0 { close(null) }
     }
     setenv("JACK_NO_START_SERVER", "1", 0)  // probing must not start a JACK server

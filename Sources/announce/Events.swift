@@ -1,10 +1,11 @@
-import ArgumentParser
-#if canImport(Glibc)
-import Glibc
-#endif
+import AnnounceClient
 import AnnounceModel
 import AnnounceSystem
-import AnnounceClient
+import ArgumentParser
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 struct Events: ParsableCommand {
     static let configuration = CommandConfiguration(

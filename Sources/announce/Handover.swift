@@ -1,10 +1,11 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
-import AnnounceSystem
 import AnnounceSources
+import AnnounceSystem
 import CPosix
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The files a client of the system queue hands over (DESIGN §8): each opened here, with the
 /// caller's own rights, and sent as a descriptor beside the request; the daemon copies it and
@@ -84,7 +85,8 @@ final class FileHandover {
             total += got
             if total > limit {
                 close(memory)
-                throw .undecodable(path: label, reason: "more than \(limit >> 20) MiB, the most the system queue takes of a pipe")
+                throw .undecodable(
+                    path: label, reason: "more than \(limit >> 20) MiB, the most the system queue takes of a pipe")
             }
             var offset = 0
             while offset < got {

@@ -1,7 +1,7 @@
-import ArgumentParser
 import AnnounceModel
 import AnnounceSystem
 import AnnounceZones
+import ArgumentParser
 
 /// `announce hosts`: the hosts on the config file's [mqtt] broker, from their retained status.
 struct Hosts: ParsableCommand {
@@ -17,7 +17,10 @@ struct Hosts: ParsableCommand {
     @Flag(name: .customLong("json"), help: "One JSON object per host.")
     var json = false
 
-    @Option(name: .customLong("timeout"), parsing: .unconditional, help: ArgumentHelp("How long to try the broker (default 10s).", valueName: "duration"), transform: TimeSpan.argument)
+    @Option(
+        name: .customLong("timeout"), parsing: .unconditional,
+        help: ArgumentHelp("How long to try the broker (default 10s).", valueName: "duration"),
+        transform: TimeSpan.argument)
     var timeout: TimeSpan?
 
     func run() throws {
@@ -38,7 +41,10 @@ struct Hosts: ParsableCommand {
 
     /// `kitchen  online  zones downstairs,kitchen  playing doorbell.wav  queued 1  quiet`
     static func line(_ status: HostStatus) -> String {
-        var words = [status.host, status.state.rawValue, "zones " + (status.zones.isEmpty ? "-" : status.zones.joined(separator: ","))]
+        var words = [
+            status.host, status.state.rawValue,
+            "zones " + (status.zones.isEmpty ? "-" : status.zones.joined(separator: ","))
+        ]
         if status.state == .online {
             if let playing = status.playing { words.append("playing \(playing)") }
             words.append("queued \(status.queued ?? 0)")

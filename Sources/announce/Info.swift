@@ -1,9 +1,9 @@
+import AnnounceClient
+import AnnounceModel
+import AnnounceSources
+import AnnounceSystem
 import ArgumentParser
 import FoundationEssentials
-import AnnounceModel
-import AnnounceSystem
-import AnnounceClient
-import AnnounceSources
 
 struct Info: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -51,11 +51,12 @@ struct Info: ParsableCommand {
                 let info = decoder.info
                 // What a play hears, on a decoder of its own (a length scan may change how one reads).
                 let loudness = try LoudnessMeter.measure(try DecoderRegistry.open(file))
-                let description = Description(path: path, container: info.container.name, codec: info.codec.name,
-                                              sampleRate: info.sampleRate, channels: info.channels,
-                                              frames: info.frames, duration: info.durationSeconds,
-                                              truncated: info.damage?.isTruncation ?? false, damage: info.damage?.description,
-                                              loudness: loudness)
+                let description = Description(
+                    path: path, container: info.container.name, codec: info.codec.name,
+                    sampleRate: info.sampleRate, channels: info.channels,
+                    frames: info.frames, duration: info.durationSeconds,
+                    truncated: info.damage?.isTruncation ?? false, damage: info.damage?.description,
+                    loudness: loudness)
                 json ? print(jsonLine(Versioned(description))) : output(text(description))
             } catch {  // typed: AnnounceError
                 // Every error is reported; the exit status is the highest (70 > 66 > 65).
@@ -68,11 +69,12 @@ struct Info: ParsableCommand {
 
     private func text(_ d: Description) -> String {
         // Durations with three decimals, counts as plain integers, everywhere.
-        let duration = d.duration.map { seconds in
-            let milliseconds = Int((seconds * 1000).rounded())
-            let fraction = String(milliseconds % 1000)
-            return "\(milliseconds / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction) s"
-        } ?? "unknown"
+        let duration =
+            d.duration.map { seconds in
+                let milliseconds = Int((seconds * 1000).rounded())
+                let fraction = String(milliseconds % 1000)
+                return "\(milliseconds / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction) s"
+            } ?? "unknown"
         return """
             \(d.path)
               container  \(d.container)

@@ -1,7 +1,7 @@
-import Logging
+import AnnounceClient
 import AnnounceModel
 import AnnounceSystem
-import AnnounceClient
+import Logging
 
 /// Prints the outcomes of `items` (in order) as `play` and `alert --wait` do and returns the exit
 /// status: that of the first item that did not play (0 when all played, DESIGN §1).
@@ -9,8 +9,10 @@ import AnnounceClient
 /// A failure is printed once even when several items failed the same way (one line for a
 /// device that failed every item); the other outcomes get `PATH: KIND (REASON)` unless `quiet` or
 /// `shown` (the progress line ended with it already).
-func reportOutcomes(_ outcomes: [String: Event], of items: [(id: String, path: String)], json: Bool, quiet: Bool,
-                    shown: Bool = false, logger: Logger) -> Int32 {
+func reportOutcomes(
+    _ outcomes: [String: Event], of items: [(id: String, path: String)], json: Bool, quiet: Bool,
+    shown: Bool = false, logger: Logger
+) -> Int32 {
     var status: Int32 = 0
     var printed: Set<String> = []
     for (id, path) in items {

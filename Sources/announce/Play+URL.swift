@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceOutput
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 extension Play {
     /// A URL the daemon downloads and plays as it arrives: checked there, as it plays (its
@@ -10,13 +11,18 @@ extension Play {
     /// variables go with it (`callerProxies`).
     func urlClip(_ url: String, scheme: String) throws(AnnounceError) -> Clip {
         guard Clip.urlSchemes.contains(scheme) else {
-            throw .cannotOpen(path: url, reason: "announce plays \(Clip.urlSchemes.dropLast().joined(separator: ", ")) and \(Clip.urlSchemes.last ?? "") URLs, not \(scheme)")
+            throw .cannotOpen(
+                path: url,
+                reason:
+                    "announce plays \(Clip.urlSchemes.dropLast().joined(separator: ", ")) and \(Clip.urlSchemes.last ?? "") URLs, not \(scheme)"
+            )
         }
         let options = playback.options
         let devices = try output.resolved()
-        var clip = Clip(path: url, device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
-                        gain: options.gain, pan: options.pan, loops: options.loops, start: options.start?.seconds,
-                        environment: AudioEnvironment.caller())
+        var clip = Clip(
+            path: url, device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
+            gain: options.gain, pan: options.pan, loops: options.loops, start: options.start?.seconds,
+            environment: AudioEnvironment.caller())
         clip.url = url
         clip.cache = cache
         clip.proxies = callerProxies()

@@ -1,13 +1,14 @@
+import AnnounceClient
+import AnnounceModel
+import AnnounceOutput
+import AnnounceSources
+import AnnounceSystem
 import ArgumentParser
 import Logging
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
-import AnnounceModel
-import AnnounceSystem
-import AnnounceClient
-import AnnounceSources
-import AnnounceOutput
 
 struct Play: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -71,10 +72,17 @@ struct Play: ParsableCommand {
               announce play --rate 1.5 --skip-silence voicemail.wav   # pauses cut, then 1.5× as fast
             """)
 
-    @Argument(help: ArgumentHelp("Audio files to play in order, names of installed sounds (see FILES in announce(1)), - for audio on stdin (read to its end, at most \(Limits.maxMediaBytes >> 20) MiB, before it is queued), or an http(s):// or file:// URL (the daemon downloads it, at most \(Limits.maxMediaBytes >> 20) MiB, and plays it as it arrives)."), completion: .file())
+    @Argument(
+        help: ArgumentHelp(
+            "Audio files to play in order, names of installed sounds (see FILES in announce(1)), - for audio on stdin (read to its end, at most \(Limits.maxMediaBytes >> 20) MiB, before it is queued), or an http(s):// or file:// URL (the daemon downloads it, at most \(Limits.maxMediaBytes >> 20) MiB, and plays it as it arrives)."
+        ), completion: .file())
     var files: [String]
 
-    @Flag(inversion: .prefixedNo, help: "Keep each URL's download in the cache ($XDG_CACHE_HOME/announce/downloads) and revalidate a kept one (ETag, If-Modified-Since) instead of downloading it again; default: the config file's [download] cache.")
+    @Flag(
+        inversion: .prefixedNo,
+        help:
+            "Keep each URL's download in the cache ($XDG_CACHE_HOME/announce/downloads) and revalidate a kept one (ETag, If-Modified-Since) instead of downloading it again; default: the config file's [download] cache."
+    )
     var cache: Bool?
 
     @OptionGroup var output: DeviceFlags
@@ -106,8 +114,10 @@ struct Play: ParsableCommand {
         let paths = files.map { $0 == Self.stdinArgument ? Clip.stdinLabel : $0 }
         // Files are opened by their bytes (a name need not be UTF-8), shown as the parser decoded them.
         let fileNames = RawArguments.fileNames(files)
-        try submit(names: paths.map { String($0.split(separator: "/").last ?? "") }, paths: paths, delivery: delivery,
-                   session: session, zones: zones, handover: { handover = $0 }) { (handed: FileHandover?) throws(AnnounceError) in
+        try submit(
+            names: paths.map { String($0.split(separator: "/").last ?? "") }, paths: paths, delivery: delivery,
+            session: session, zones: zones, handover: { handover = $0 }
+        ) { (handed: FileHandover?) throws(AnnounceError) in
             try zip(files, fileNames).map { argument, file throws(AnnounceError) in
                 let clip: Clip
                 if stream.isOn {
@@ -137,11 +147,18 @@ struct Play: ParsableCommand {
     /// For the system queue: the file (nil: stdin) opened with the caller's rights, checked as
     /// `checkedClip` does through that very descriptor, and handed over with the request.
     private func handedClip(_ file: FileName?, to handed: FileHandover) throws(AnnounceError) -> Clip {
-        if file == nil, isatty(STDIN_FILENO) == 1 { throw .usage("\(Clip.stdinLabel): is a terminal; pipe audio into announce play -") }
+        if file == nil, isatty(STDIN_FILENO) == 1 {
+            throw .usage("\(Clip.stdinLabel): is a terminal; pipe audio into announce play -")
+        }
         let label = file.map { absoluteFile($0).text } ?? Clip.stdinLabel
-        let (index, checked) = if let file { try handed.add(file, label: label) } else { try handed.addContents(of: STDIN_FILENO, label: label) }
+        let (index, checked) =
+            if let file { try handed.add(file, label: label) } else {
+                try handed.addContents(of: STDIN_FILENO, label: label)
+            }
         var clip: Clip
-        do throws(AnnounceError) { clip = try checkedClip(checked, label: label) } catch { throw error.naming(checked.text, as: label) }
+        do throws(AnnounceError) { clip = try checkedClip(checked, label: label) } catch {
+            throw error.naming(checked.text, as: label)
+        }
         clip.handed = HandedFiles(audio: index)
         return clip
     }
@@ -149,16 +166,18 @@ struct Play: ParsableCommand {
     /// Opens the file as the daemon will, so bad input fails here with the
     /// caller's own path in the message, before anything is queued. For `media` (stdin),
     /// the clip names it `label`, the input as the user gave it, not the daemon's file.
-    private func checkedClip(_ file: FileName, label: String? = nil, media: String? = nil) throws(AnnounceError) -> Clip {
+    private func checkedClip(_ file: FileName, label: String? = nil, media: String? = nil) throws(AnnounceError) -> Clip
+    {
         let decoder = try DecoderRegistry.open(file)
         let info = decoder.info
         let options = playback.options
         if let problem = options.startProblem(in: info, path: label ?? file.text) { throw problem }
         // The daemon's working directory is /: a file: device's FILE is the caller's.
         let devices = try output.resolved()
-        var clip = Clip(path: file.text, device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
-                        gain: options.gain, pan: options.pan,
-                        loops: options.loops, start: options.start?.seconds, environment: AudioEnvironment.caller(), media: media)
+        var clip = Clip(
+            path: file.text, device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
+            gain: options.gain, pan: options.pan,
+            loops: options.loops, start: options.start?.seconds, environment: AudioEnvironment.caller(), media: media)
         if let label { clip.path = label } else { clip.file = absoluteFile(file) }
         playback.reshape(&clip)
         clip.seconds = decoder.lengthIsExact ? programSeconds(info, options).map(clip.wallSeconds) : nil
@@ -169,7 +188,10 @@ struct Play: ParsableCommand {
     /// (as wall time: `Clip.wallSeconds`): past any real wait, none.
     private func programSeconds(_ info: AudioFileInfo, _ options: PlaybackOptions) -> Double? {
         let startFrame = options.start?.frames(atRate: info.sampleRate) ?? 0
-        guard let frames = PlaybackOptions.programFrames(fileFrames: info.frames, startFrame: startFrame, loops: options.loops) else {
+        guard
+            let frames = PlaybackOptions.programFrames(
+                fileFrames: info.frames, startFrame: startFrame, loops: options.loops)
+        else {
             return nil
         }
         let seconds = Double(frames) / Double(info.sampleRate)

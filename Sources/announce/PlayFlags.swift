@@ -1,13 +1,14 @@
+import AnnounceClient
+import AnnounceModel
+import AnnounceOutput
+import AnnounceSources
+import AnnounceSystem
 import ArgumentParser
 import Logging
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
-import AnnounceModel
-import AnnounceSystem
-import AnnounceClient
-import AnnounceSources
-import AnnounceOutput
 
 // The option groups play, say and alert share (each subcommand has a file of its own).
 // Options of play and alert are named explicitly, with the names ArgumentParser would derive from
@@ -22,11 +23,19 @@ struct VolumeFlags: ParsableArguments {
     var volume: Double?
 
     // .unconditional: "--gain -6" must read -6 as the value, not as an option.
-    @Option(name: .customLong("gain"), parsing: .unconditional, help: ArgumentHelp("Gain in dB, at most \(Int(Limits.maxGainDecibels)) (negative is quieter; not with --volume).", valueName: "dB"))
+    @Option(
+        name: .customLong("gain"), parsing: .unconditional,
+        help: ArgumentHelp(
+            "Gain in dB, at most \(Int(Limits.maxGainDecibels)) (negative is quieter; not with --volume).",
+            valueName: "dB"))
     var gain: Double?
 
     // .unconditional: "--loudness -16" must read -16 as the value.
-    @Option(name: .customLong("loudness"), parsing: .unconditional, help: ArgumentHelp("Loudness it plays at, in LUFS from \(Int(Limits.loudness.lowerBound)) to \(Int(Limits.loudness.upperBound)), its true peak kept under \(Int(Loudness.ceiling)) dBTP; off plays the file's own level, sample for sample. Default: the config file's loudness, else -16. --volume and --gain apply on top.", valueName: "LUFS|off"))
+    @Option(
+        name: .customLong("loudness"), parsing: .unconditional,
+        help: ArgumentHelp(
+            "Loudness it plays at, in LUFS from \(Int(Limits.loudness.lowerBound)) to \(Int(Limits.loudness.upperBound)), its true peak kept under \(Int(Loudness.ceiling)) dBTP; off plays the file's own level, sample for sample. Default: the config file's loudness, else -16. --volume and --gain apply on top.",
+            valueName: "LUFS|off"))
     var loudness: String?
 
     func validate() throws {
@@ -34,9 +43,12 @@ struct VolumeFlags: ParsableArguments {
         if let loudness, LoudnessTarget(parsing: loudness) == nil {
             throw ValidationError("--loudness \(loudness): must be \(LoudnessTarget.rule)")
         }
-        if let volume, !(0...1).contains(volume) { throw ValidationError("--volume \(numberText(volume)): out of range 0…1") }
+        if let volume, !(0...1).contains(volume) {
+            throw ValidationError("--volume \(numberText(volume)): out of range 0…1")
+        }
         if let gain, !gain.isFinite || gain > Limits.maxGainDecibels {
-            throw ValidationError("--gain \(numberText(gain)): out of range; at most \(numberText(Limits.maxGainDecibels)) dB")
+            throw ValidationError(
+                "--gain \(numberText(gain)): out of range; at most \(numberText(Limits.maxGainDecibels)) dB")
         }
     }
 
@@ -50,31 +62,59 @@ struct VolumeFlags: ParsableArguments {
 struct PlaybackFlags: ParsableArguments {
     @OptionGroup var level: VolumeFlags
 
-    @Option(name: .customLong("pan"), parsing: .unconditional, help: "Balance, -1 (left) to 1 (right). A mono clip with a pan plays in stereo.")
+    @Option(
+        name: .customLong("pan"), parsing: .unconditional,
+        help: "Balance, -1 (left) to 1 (right). A mono clip with a pan plays in stereo.")
     var pan: Double = 0
 
-    @Option(name: .customLong("loops"), parsing: .unconditional, help: "Extra passes after the first (at most \(Limits.maxLoops)); -1 repeats until stopped.")
+    @Option(
+        name: .customLong("loops"), parsing: .unconditional,
+        help: "Extra passes after the first (at most \(Limits.maxLoops)); -1 repeats until stopped.")
     var loops: Int = 0
 
-    @Option(name: .customLong("start"), parsing: .unconditional, help: ArgumentHelp("Where the first pass starts: 1.5s, 500ms, 1m30s, 0:24.9 (before the end of the file).", valueName: "time"), transform: TimeSpan.argument)
+    @Option(
+        name: .customLong("start"), parsing: .unconditional,
+        help: ArgumentHelp(
+            "Where the first pass starts: 1.5s, 500ms, 1m30s, 0:24.9 (before the end of the file).", valueName: "time"),
+        transform: TimeSpan.argument)
     var start: TimeSpan?
 
     // .unconditional: "--rate -1" must be out of range, not a missing value.
-    @Option(name: .customLong("rate"), parsing: .unconditional, help: ArgumentHelp("Tempo with the pitch kept, \(numberText(Limits.rate.lowerBound)) to \(numberText(Limits.rate.upperBound)): 2 plays twice as fast. Positions, lengths and --start stay in the file's time.", valueName: "factor"))
+    @Option(
+        name: .customLong("rate"), parsing: .unconditional,
+        help: ArgumentHelp(
+            "Tempo with the pitch kept, \(numberText(Limits.rate.lowerBound)) to \(numberText(Limits.rate.upperBound)): 2 plays twice as fast. Positions, lengths and --start stay in the file's time.",
+            valueName: "factor"))
     var rate: Double?
 
-    @Option(name: .customLong("pitch"), parsing: .unconditional, help: ArgumentHelp("Pitch shift in semitones, \(numberText(Limits.pitch.lowerBound)) to \(numberText(Limits.pitch.upperBound)), with the length kept: 12 is an octave up.", valueName: "semitones"))
+    @Option(
+        name: .customLong("pitch"), parsing: .unconditional,
+        help: ArgumentHelp(
+            "Pitch shift in semitones, \(numberText(Limits.pitch.lowerBound)) to \(numberText(Limits.pitch.upperBound)), with the length kept: 12 is an octave up.",
+            valueName: "semitones"))
     var pitch: Double?
 
-    @Flag(name: .customLong("skip-silence"), help: "Trim the silence at both ends and cut every pause longer than the config file's silence-gap (default 300 ms) to that length.")
+    @Flag(
+        name: .customLong("skip-silence"),
+        help:
+            "Trim the silence at both ends and cut every pause longer than the config file's silence-gap (default 300 ms) to that length."
+    )
     var skipSilence = false
 
     func validate() throws {
         // The daemon's rules, in the options' words.
-        if let problem = ItemRequest.panProblem(Float(pan)) { throw ValidationError(optionText(problem, given: numberText(pan))) }
-        if let problem = ItemRequest.loopsProblem(loops) { throw ValidationError(optionText(problem, given: "\(loops)")) }
-        if let rate, let problem = ItemRequest.rateProblem(rate) { throw ValidationError(optionText(problem, given: numberText(rate))) }
-        if let pitch, let problem = ItemRequest.pitchProblem(pitch) { throw ValidationError(optionText(problem, given: numberText(pitch))) }
+        if let problem = ItemRequest.panProblem(Float(pan)) {
+            throw ValidationError(optionText(problem, given: numberText(pan)))
+        }
+        if let problem = ItemRequest.loopsProblem(loops) {
+            throw ValidationError(optionText(problem, given: "\(loops)"))
+        }
+        if let rate, let problem = ItemRequest.rateProblem(rate) {
+            throw ValidationError(optionText(problem, given: numberText(rate)))
+        }
+        if let pitch, let problem = ItemRequest.pitchProblem(pitch) {
+            throw ValidationError(optionText(problem, given: numberText(pitch)))
+        }
     }
 
     var options: PlaybackOptions {
@@ -96,36 +136,67 @@ private let sessionModeNames = SessionMode.allCases.map { $0.rawValue }
 
 /// The session an item plays in (DESIGN §3): category, mode and options, and `--duck-level`, `--if-busy`.
 struct SessionFlags: ParsableArguments {
-    @Option(name: .customLong("category"), help: ArgumentHelp("""
-        Session category: ambient (mixes with whatever plays), solo-ambient (the default; one at a time, \
-        in queue order), playback (plays in quiet mode) or multi-route (as playback, on every --device given). \
-        Quiet mode silences ambient and solo-ambient.
-        """, valueName: "category"), completion: .list(sessionCategoryNames))
+    @Option(
+        name: .customLong("category"),
+        help: ArgumentHelp(
+            """
+            Session category: ambient (mixes with whatever plays), solo-ambient (the default; one at a time, \
+            in queue order), playback (plays in quiet mode) or multi-route (as playback, on every --device given). \
+            Quiet mode silences ambient and solo-ambient.
+            """, valueName: "category"), completion: .list(sessionCategoryNames))
     var category: String?
 
-    @Option(name: .customLong("mode"), help: ArgumentHelp("What the audio is: default, spoken-audio (paused, not talked over, by --interrupt-spoken-audio) or voice-prompt.", valueName: "mode"), completion: .list(sessionModeNames))
+    @Option(
+        name: .customLong("mode"),
+        help: ArgumentHelp(
+            "What the audio is: default, spoken-audio (paused, not talked over, by --interrupt-spoken-audio) or voice-prompt.",
+            valueName: "mode"), completion: .list(sessionModeNames))
     var mode: String?
 
-    @Flag(name: .customLong("mix-with-others"), help: "Mix over whatever plays instead of waiting its turn (playback and multi-route; ambient always mixes, solo-ambient never).")
+    @Flag(
+        name: .customLong("mix-with-others"),
+        help:
+            "Mix over whatever plays instead of waiting its turn (playback and multi-route; ambient always mixes, solo-ambient never)."
+    )
     var mixWithOthers = false
 
-    @Flag(name: .customLong("duck-others"), help: "While this plays, lower every other stream by the duck level (it still waits its turn unless it mixes).")
+    @Flag(
+        name: .customLong("duck-others"),
+        help: "While this plays, lower every other stream by the duck level (it still waits its turn unless it mixes).")
     var duckOthers = false
 
-    @Flag(name: .customLong("interrupt-spoken-audio"), help: "Pause the streams whose mode is spoken-audio until this ends; with ambient, playback or multi-route, also mix.")
+    @Flag(
+        name: .customLong("interrupt-spoken-audio"),
+        help:
+            "Pause the streams whose mode is spoken-audio until this ends; with ambient, playback or multi-route, also mix."
+    )
     var interruptSpokenAudio = false
 
-    @Flag(name: .customLong("no-notify-others"), help: "When this ends, leave the streams it interrupted paused until `announce resume` (default: they resume).")
+    @Flag(
+        name: .customLong("no-notify-others"),
+        help: "When this ends, leave the streams it interrupted paused until `announce resume` (default: they resume).")
     var noNotifyOthers = false
 
     // .unconditional: "--duck-level -12" must read -12 as the value.
-    @Option(name: .customLong("duck-level"), parsing: .unconditional, help: ArgumentHelp("How far --duck-others lowers the others: \(Int(UserConfiguration.duckLevelRange.lowerBound)) to \(Int(UserConfiguration.duckLevelRange.upperBound)) dB, as -12, -12dB or '-12 dB' (default: the config file's duck-level, else \(Int(UserConfiguration.defaultDuckLevel)) dB).", valueName: "dB"))
+    @Option(
+        name: .customLong("duck-level"), parsing: .unconditional,
+        help: ArgumentHelp(
+            "How far --duck-others lowers the others: \(Int(UserConfiguration.duckLevelRange.lowerBound)) to \(Int(UserConfiguration.duckLevelRange.upperBound)) dB, as -12, -12dB or '-12 dB' (default: the config file's duck-level, else \(Int(UserConfiguration.defaultDuckLevel)) dB).",
+            valueName: "dB"))
     var duckLevel: String?
 
-    @Option(name: .customLong("if-busy"), help: ArgumentHelp("When another program holds the device: wait (the default, for at most --expire when given) or fail (exit 69).", valueName: "wait|fail"))
+    @Option(
+        name: .customLong("if-busy"),
+        help: ArgumentHelp(
+            "When another program holds the device: wait (the default, for at most --expire when given) or fail (exit 69).",
+            valueName: "wait|fail"))
     var ifBusy: IfBusy = .default
 
-    @Option(name: .customLong("if-other-audio"), help: ArgumentHelp("When another application plays as this is about to start: play (the default), duck (as --duck-others), wait until it stops (for at most --expire when given) or skip (silenced, exit 75).", valueName: "play|duck|wait|skip"))
+    @Option(
+        name: .customLong("if-other-audio"),
+        help: ArgumentHelp(
+            "When another application plays as this is about to start: play (the default), duck (as --duck-others), wait until it stops (for at most --expire when given) or skip (silenced, exit 75).",
+            valueName: "play|duck|wait|skip"))
     var ifOtherAudio: IfOtherAudio = .play
 
     func validate() throws {
@@ -142,12 +213,14 @@ struct SessionFlags: ParsableArguments {
 
     /// The session the flags describe; throws AudioSession's own one-line messages (64).
     func audioSession() throws(AnnounceError) -> AudioSession {
-        let options = SessionOptions(mixWithOthers: mixWithOthers, duckOthers: duckOthers,
-                                     interruptSpokenAudioAndMixWithOthers: interruptSpokenAudio,
-                                     notifyOthersOnDeactivation: !noNotifyOthers)
-        return AudioSession(category: try category.map { text throws(AnnounceError) in try SessionCategory(parsing: text) } ?? .default,
-                            options: options,
-                            mode: try mode.map { text throws(AnnounceError) in try SessionMode(parsing: text) } ?? .default)
+        let options = SessionOptions(
+            mixWithOthers: mixWithOthers, duckOthers: duckOthers,
+            interruptSpokenAudioAndMixWithOthers: interruptSpokenAudio,
+            notifyOthersOnDeactivation: !noNotifyOthers)
+        return AudioSession(
+            category: try category.map { text throws(AnnounceError) in try SessionCategory(parsing: text) } ?? .default,
+            options: options,
+            mode: try mode.map { text throws(AnnounceError) in try SessionMode(parsing: text) } ?? .default)
     }
 
     /// `--duck-level` in dB, or nil for the daemon's level.
@@ -156,7 +229,9 @@ struct SessionFlags: ParsableArguments {
         let range = UserConfiguration.duckLevelRange
         if let level = UserConfiguration.parseDecibels(duckLevel) { return level }
         if let level = UserConfiguration.parseAnyDecibels(duckLevel), level > range.upperBound {
-            throw .usage("--duck-level \(duckLevel): ducking lowers the other streams, so give a level of 0 dB or below, like -12dB")
+            throw .usage(
+                "--duck-level \(duckLevel): ducking lowers the other streams, so give a level of 0 dB or below, like -12dB"
+            )
         }
         throw .usage("--duck-level must be \(UserConfiguration.duckLevelRule), not '\(duckLevel)'")
     }
@@ -179,54 +254,81 @@ struct SessionFlags: ParsableArguments {
 }
 
 struct QueueFlags: ParsableArguments {
-    @Option(name: .customLong("priority"), help: "low, normal, high or critical. Higher preempts lower; critical is never preempted.")
+    @Option(
+        name: .customLong("priority"),
+        help: "low, normal, high or critical. Higher preempts lower; critical is never preempted.")
     var priority: Priority = .default
 
     @Flag(name: .customLong("no-interrupt"), help: "Wait for the playing item even when this one outranks it.")
     var noInterrupt = false
 
-    @Option(name: .customLong("on-interrupt"), help: "When preempted: resume (where it was heard to, with a short fade-in), restart or drop.")
+    @Option(
+        name: .customLong("on-interrupt"),
+        help: "When preempted: resume (where it was heard to, with a short fade-in), restart or drop.")
     var onInterrupt: InterruptAction = .default
 
-    @Option(name: .customLong("drop-after"), parsing: .unconditional, help: ArgumentHelp("A preempted item that had this fraction (0 to 1) heard is dropped.", valueName: "fraction"))
+    @Option(
+        name: .customLong("drop-after"), parsing: .unconditional,
+        help: ArgumentHelp("A preempted item that had this fraction (0 to 1) heard is dropped.", valueName: "fraction"))
     var dropAfter: Double = QueueItem.defaultDropAfter
 
     @Option(name: .customLong("tag"), help: "A label for cancel --tag and --replace.")
     var tag: String?
 
-    @Flag(name: .customLong("replace"), help: "Queued, scheduled and playing items with the same --tag end as replaced: the newest message wins.")
+    @Flag(
+        name: .customLong("replace"),
+        help: "Queued, scheduled and playing items with the same --tag end as replaced: the newest message wins.")
     var replace = false
 
-    @Option(name: .customLong("expire"), parsing: .unconditional, help: ArgumentHelp("Give up (expired, 75) if not started within this time (10s, 5m, 1m30s, 1:30), counted from --at/--delay when given.", valueName: "duration"), transform: TimeSpan.argument)
+    @Option(
+        name: .customLong("expire"), parsing: .unconditional,
+        help: ArgumentHelp(
+            "Give up (expired, 75) if not started within this time (10s, 5m, 1m30s, 1:30), counted from --at/--delay when given.",
+            valueName: "duration"), transform: TimeSpan.argument)
     var expire: TimeSpan?
 
-    @Option(name: .customLong("delay"), parsing: .unconditional, help: ArgumentHelp("Play no sooner than this long from now (not with --at).", valueName: "duration"), transform: TimeSpan.argument)
+    @Option(
+        name: .customLong("delay"), parsing: .unconditional,
+        help: ArgumentHelp("Play no sooner than this long from now (not with --at).", valueName: "duration"),
+        transform: TimeSpan.argument)
     var delay: TimeSpan?
 
-    @Option(name: .customLong("at"), help: ArgumentHelp("Play at this local time (the next one to come).", valueName: "HH:MM[:SS]"), transform: TimeOfDay.argument)
+    @Option(
+        name: .customLong("at"),
+        help: ArgumentHelp("Play at this local time (the next one to come).", valueName: "HH:MM[:SS]"),
+        transform: TimeOfDay.argument)
     var at: TimeOfDay?
 
     func validate() throws {
-        if let problem = ItemRequest.dropAfterProblem(dropAfter) { throw ValidationError(optionText(problem, given: numberText(dropAfter))) }
+        if let problem = ItemRequest.dropAfterProblem(dropAfter) {
+            throw ValidationError(optionText(problem, given: numberText(dropAfter)))
+        }
         if let tag, let problem = ItemRequest.tagProblem(tag) { throw ValidationError(optionText(problem)) }
         if replace && tag == nil { throw ValidationError("--replace needs a --tag.") }
         if delay != nil && at != nil { throw ValidationError("Give --delay or --at, not both.") }
     }
 
     func request(for clip: Clip) -> ItemRequest {
-        ItemRequest(clip: clip, priority: priority, interrupts: noInterrupt ? false : nil, onInterrupt: onInterrupt,
-                    dropAfter: dropAfter, tag: tag, replace: replace ? true : nil, at: at?.nextOccurrence(),
-                    delay: delay?.seconds, expire: expire?.seconds)
+        ItemRequest(
+            clip: clip, priority: priority, interrupts: noInterrupt ? false : nil, onInterrupt: onInterrupt,
+            dropAfter: dropAfter, tag: tag, replace: replace ? true : nil, at: at?.nextOccurrence(),
+            delay: delay?.seconds, expire: expire?.seconds)
     }
 }
 
 /// `--chime` and `--chime-after`, for `play` and `say`: sounds played before and after the item,
 /// in the same item (DESIGN §4, Chimes).
 struct ChimeFlags: ParsableArguments {
-    @Option(name: .customLong("chime"), help: ArgumentHelp("A sound played first, in the same item: a name as play finds sounds (chime, attention) or a file; none turns off the config file's [chime] default for the priority.", valueName: "sound|none"))
+    @Option(
+        name: .customLong("chime"),
+        help: ArgumentHelp(
+            "A sound played first, in the same item: a name as play finds sounds (chime, attention) or a file; none turns off the config file's [chime] default for the priority.",
+            valueName: "sound|none"))
     var chime: String?
 
-    @Option(name: .customLong("chime-after"), help: ArgumentHelp("A sound played after it, in the same item (closing, or a file).", valueName: "sound"))
+    @Option(
+        name: .customLong("chime-after"),
+        help: ArgumentHelp("A sound played after it, in the same item (closing, or a file).", valueName: "sound"))
     var chimeAfter: String?
 
     /// `request`'s chimes: the options', else the config file's for its priority; each resolved
@@ -241,7 +343,9 @@ struct ChimeFlags: ParsableArguments {
     private static func checked(_ sound: String?, option: String) throws(AnnounceError) -> String? {
         guard let sound, sound != "none" else { return nil }
         let path = absolutePath(SoundNames.resolve(sound))
-        do throws(AnnounceError) { _ = try DecoderRegistry.open(FileName(path)) } catch { throw error.naming(path, as: "\(option) \(sound)") }
+        do throws(AnnounceError) { _ = try DecoderRegistry.open(FileName(path)) } catch {
+            throw error.naming(path, as: "\(option) \(sound)")
+        }
         return path
     }
 }

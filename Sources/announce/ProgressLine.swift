@@ -1,10 +1,11 @@
-import CPosix
-#if canImport(Glibc)
-import Glibc
-#endif
+import AnnounceClient
 import AnnounceModel
 import AnnounceSystem
-import AnnounceClient
+import CPosix
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The one line a terminal gets while `play` waits: what plays and how far, or why it waits.
 /// Only on a terminal whose foreground process group is ours (not under `&` or cron), cut to
@@ -18,7 +19,9 @@ final class ProgressLine {
     private init(plain: Bool) { self.plain = plain }
 
     /// A display for stderr, or nil when it is not our terminal.
-    static func forTerminal(environment: (String) -> String? = { getenv($0).map { String(cString: $0) } }) -> ProgressLine? {
+    static func forTerminal(environment: (String) -> String? = { getenv($0).map { String(cString: $0) } })
+        -> ProgressLine?
+    {
         guard isatty(STDERR_FILENO) == 1, isForeground else { return nil }
         let plain = environment("TERM") == "dumb" || environment("NO_COLOR").map { !$0.isEmpty } == true
         return ProgressLine(plain: plain)
@@ -28,7 +31,8 @@ final class ProgressLine {
 
     /// Playing (state nil) or stopped for `state`; `heard` nil hides the position.
     func show(_ name: String, heard: Double?, duration: Double?, state: String? = nil) {
-        let position = heard.map { "  " + TimeSpan.format($0) + (duration.map { " / " + TimeSpan.format($0) } ?? "") } ?? ""
+        let position =
+            heard.map { "  " + TimeSpan.format($0) + (duration.map { " / " + TimeSpan.format($0) } ?? "") } ?? ""
         draw(state == nil ? glyph("▶", ">") : glyph("⏸", "||"), name, position + (state.map { "  " + $0 } ?? ""))
     }
 
@@ -39,7 +43,9 @@ final class ProgressLine {
 
     /// The item ended: its last line stays, with how it ended unless it played (nil: unknown).
     func finish(_ name: String, heard: Double?, duration: Double?, outcome: Outcome?) {
-        show(name, heard: heard, duration: duration, state: outcome?.kind == .played ? nil : outcome.map(outcomeText) ?? "ended")
+        show(
+            name, heard: heard, duration: duration,
+            state: outcome?.kind == .played ? nil : outcome.map(outcomeText) ?? "ended")
         endLine()
     }
 
@@ -65,14 +71,17 @@ final class ProgressLine {
         if text.count > room {
             let ellipsis = glyph("…", "...")
             let nameRoom = room - mark.count - 1 - state.count - ellipsis.count
-            text = nameRoom > 0 ? mark + " " + name.prefix(nameRoom) + ellipsis + state
+            text =
+                nameRoom > 0
+                ? mark + " " + name.prefix(nameRoom) + ellipsis + state
                 : mark + " " + state.drop { $0 == " " }
         }
         var line = String(text.prefix(room))
         if plain {
             line = String(line.unicodeScalars.map { $0.isASCII && $0.value >= 32 ? Character($0) : "?" })
             let shown = line.count
-            writeToStderr("\r" + line + String(repeating: " ", count: max(0, min(columns, width - 1) - shown)) + "\r" + line)
+            writeToStderr(
+                "\r" + line + String(repeating: " ", count: max(0, min(columns, width - 1) - shown)) + "\r" + line)
             columns = shown
         } else {
             writeToStderr("\r\u{1B}[K" + line)
@@ -119,14 +128,18 @@ final class ProgressFollower {
             stopped(name, id: id, event, state: interruptionText(event))
         case .waiting where heard[id] != nil:
             // Started already: where it stopped stays, with why it still waits (`paused by you`).
-            stopped(name, id: id, event, state: event.reason == .paused ? interruptionText(event) : waitingText(event, now: SystemClock.wall()))
+            stopped(
+                name, id: id, event,
+                state: event.reason == .paused ? interruptionText(event) : waitingText(event, now: SystemClock.wall()))
         case .waiting:
             line.waiting(name, waitingText(event, now: SystemClock.wall()))
         case .finished:
-            line.finish(name, heard: event.heard ?? heard[id]?.heard, duration: event.duration ?? heard[id]?.duration,
-                        outcome: event.outcome)
+            line.finish(
+                name, heard: event.heard ?? heard[id]?.heard, duration: event.duration ?? heard[id]?.duration,
+                outcome: event.outcome)
             if let next = ids.first(where: { !finished.contains($0) }), heard[next] == nil, let wait = waits[next],
-               let position = ids.firstIndex(of: next) {
+                let position = ids.firstIndex(of: next)
+            {
                 line.waiting(names[position], waitingText(wait, now: SystemClock.wall()))
             }
         default:
@@ -137,7 +150,8 @@ final class ProgressFollower {
     /// A started item that stopped: its position (none after a device loss: it is no news then).
     private func stopped(_ name: String, id: String, _ event: Event, state: String) {
         let lost = event.reason == .deviceLost
-        line.show(name, heard: lost ? nil : heard[id]?.heard, duration: event.duration ?? heard[id]?.duration, state: state)
+        line.show(
+            name, heard: lost ? nil : heard[id]?.heard, duration: event.duration ?? heard[id]?.duration, state: state)
     }
 }
 
@@ -146,7 +160,8 @@ func waitingText(_ event: Event, now: Double) -> String {
     switch event.reason {
     case .queued?:
         let ahead = event.ahead ?? 0
-        return "waiting: \(ahead) ahead" + (event.wait.map { " (about \(clockText(max(0, $0 - (now - event.time)))))" } ?? "")
+        return "waiting: \(ahead) ahead"
+            + (event.wait.map { " (about \(clockText(max(0, $0 - (now - event.time)))))" } ?? "")
     case .scheduled?:
         guard let at = event.at else { return "scheduled" }
         return "scheduled \(localTimeText(at)) (in \(spanText(at - now)))"

@@ -1,10 +1,11 @@
-import ArgumentParser
-#if canImport(Glibc)
-import Glibc
-#endif
+import AnnounceClient
 import AnnounceModel
 import AnnounceSystem
-import AnnounceClient
+import ArgumentParser
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `queue` and `status` show the same state: `queue` lists every item,
 /// `status` summarises.
@@ -12,7 +13,10 @@ struct QueueCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "queue", abstract: "What is playing, queued and scheduled.")
 
-    @Flag(help: #"The daemon's state as one JSON object with "running" and "paused", also when no daemon runs (docs/json.md)."#)
+    @Flag(
+        help:
+            #"The daemon's state as one JSON object with "running" and "paused", also when no daemon runs (docs/json.md)."#
+    )
     var json = false
 
     @OptionGroup var verbosity: QuietFlag
@@ -24,7 +28,10 @@ struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status", abstract: "The daemon's device, what plays, and how many items wait.")
 
-    @Flag(help: #"The daemon's state as one JSON object with "running" and "paused", also when no daemon runs (docs/json.md)."#)
+    @Flag(
+        help:
+            #"The daemon's state as one JSON object with "running" and "paused", also when no daemon runs (docs/json.md)."#
+    )
     var json = false
 
     @OptionGroup var verbosity: QuietFlag
@@ -39,19 +46,32 @@ private func showStatus(json: Bool, listItems: Bool, quiet: Bool) throws {
         guard let client = try DaemonClient.connect(autoStart: false, runtime: runtime) else {
             // The pause outlives the daemon: the next one starts paused.
             let since = runtime.pausedSince
-            if json { return print(jsonLine(Versioned(NoDaemon(paused: since != nil, pausedSince: since), running: false))) }
-            output("no daemon running; " + (since.map { "the queue is paused (since \(localTimeText($0))); announce resume lets it go on" } ?? "nothing is queued"))
+            if json {
+                return print(jsonLine(Versioned(NoDaemon(paused: since != nil, pausedSince: since), running: false)))
+            }
+            output(
+                "no daemon running; "
+                    + (since.map { "the queue is paused (since \(localTimeText($0))); announce resume lets it go on" }
+                        ?? "nothing is queued"))
             return
         }
-        guard let status = try client.call(.status).status else { throw AnnounceError.internal("status reply without status") }
+        guard let status = try client.call(.status).status else {
+            throw AnnounceError.internal("status reply without status")
+        }
         if json { return print(jsonLine(Versioned(status, running: true))) }
-        let paused = status.paused ? ", paused" + (status.pausedSince.map { " (since \(localTimeText($0)))" } ?? "") : ""
-        output("daemon pid \(status.pid), device '\(status.device)' (\(status.deviceOpen ? "open" : "closed"))\(paused)\(status.quiet ? ", quiet" + (status.quietLevel?.decibels.map { " (night level \(QuietLevel.lowered($0)))" } ?? "") : "")")
+        let paused =
+            status.paused ? ", paused" + (status.pausedSince.map { " (since \(localTimeText($0)))" } ?? "") : ""
+        output(
+            "daemon pid \(status.pid), device '\(status.device)' (\(status.deviceOpen ? "open" : "closed"))\(paused)\(status.quiet ? ", quiet" + (status.quietLevel?.decibels.map { " (night level \(QuietLevel.lowered($0)))" } ?? "") : "")"
+        )
         if let playing = status.playing { output(line(playing)) } else { output("nothing playing") }
         if let holds = status.holds { output("the queue waits: \(holds.map(\.description).joined(separator: "; "))") }
         if let call = status.call { output("call: \(call) (announce waits until it ends)") }
         if let playing = status.otherAudioPlaying {
-            output(playing ? "other audio playing: " + (status.otherAudioStreams ?? []).joined(separator: ", ") : "no other audio playing")
+            output(
+                playing
+                    ? "other audio playing: " + (status.otherAudioStreams ?? []).joined(separator: ", ")
+                    : "no other audio playing")
         }
         if let other = status.otherAudio.flatMap(otherAudioLine) { output(other) }
         let mixing = status.mixing ?? []
@@ -87,14 +107,15 @@ private func line(_ item: ItemStatus, mixing: Bool = false) -> String {
     let state = mixing ? "mixing" + (item.state == .playing ? "" : " (\(item.state.rawValue))") : item.state.rawValue
     var text = "\(state.padding(12)) \(item.id)  \(item.priority.rawValue.padding(8)) \(item.path)"
     if let title = item.title { text += "  \"\(title)\"" }
-    if let heard = item.heard { text += "  \(TimeSpan.format(heard))" + (item.duration.map { " / " + TimeSpan.format($0) } ?? "") }
+    if let heard = item.heard {
+        text += "  \(TimeSpan.format(heard))" + (item.duration.map { " / " + TimeSpan.format($0) } ?? "")
+    }
     if let at = item.eligibleAt { text += "  at \(localTimeText(at, withSeconds: true))" }
     if let tag = item.tag { text += "  tag=\(tag)" }
     if let session = item.session { text += "  [\(session)]" }
     if item.ducked == true { text += "  ducked" }
     return text
 }
-
 
 extension String {
     func padding(_ width: Int) -> String { self + String(repeating: " ", count: max(0, width - count)) }

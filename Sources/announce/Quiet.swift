@@ -1,10 +1,11 @@
-import ArgumentParser
-#if canImport(Glibc)
-import Glibc
-#endif
+import AnnounceClient
 import AnnounceModel
 import AnnounceSystem
-import AnnounceClient
+import ArgumentParser
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 private let quietSwitchNames = QuietSwitch.allCases.map { $0.rawValue }
 
@@ -31,10 +32,13 @@ struct Quiet: ParsableCommand {
               announce quiet --json
             """)
 
-    @Argument(help: ArgumentHelp("on, off or until; nothing: show the state.", valueName: "state"), completion: .list(quietSwitchNames))
+    @Argument(
+        help: ArgumentHelp("on, off or until; nothing: show the state.", valueName: "state"),
+        completion: .list(quietSwitchNames))
     var state: String?
 
-    @Argument(help: ArgumentHelp("With until: the local time quiet mode ends (the next one to come).", valueName: "HH:MM"))
+    @Argument(
+        help: ArgumentHelp("With until: the local time quiet mode ends (the next one to come).", valueName: "HH:MM"))
     var clockTime: String?
 
     @Flag(help: "Print the state as one JSON object.")
@@ -51,7 +55,9 @@ struct Quiet: ParsableCommand {
             throw ValidationError("Unknown quiet state '\(state)'; use on, off or until HH:MM.")
         }
         if position == .until {
-            guard let time = clockTime else { throw ValidationError("quiet until needs a time, e.g. 'announce quiet until 07:30'.") }
+            guard let time = clockTime else {
+                throw ValidationError("quiet until needs a time, e.g. 'announce quiet until 07:30'.")
+            }
             do { _ = try TimeOfDay(validating: time) } catch { throw ValidationError("until \(time): \(error)") }
         } else if clockTime != nil {
             throw ValidationError("quiet \(position.rawValue) takes no time.")
@@ -92,7 +98,9 @@ struct Quiet: ParsableCommand {
             let runtime = try RuntimeDirectory.forClient(RuntimeDirectory.clientTarget())
             let (user, warnings) = UserConfiguration.load()
             for warning in warnings { logger.warning("\(warning)") }
-            let mode = QuietMode(setting: runtime.loadQuietSetting(), hours: user.quietHours, level: user.quietLevel, localMinutes: QuietMode.systemLocalMinutes)
+            let mode = QuietMode(
+                setting: runtime.loadQuietSetting(), hours: user.quietHours, level: user.quietLevel,
+                localMinutes: QuietMode.systemLocalMinutes)
             show(mode.state(at: SystemClock.wall()))
         } catch let error as AnnounceError {
             throw reportedExit(error)
@@ -106,9 +114,10 @@ struct Quiet: ParsableCommand {
         if state.setting == .until, let until = state.until { reason = "announce quiet until \(localTimeText(until))" }
         output("quiet: \(state.quiet ? "on" : "off") (\(reason))")
         if case .lowered(let decibels)? = state.level {
-            output("night level: \(QuietLevel.lowered(decibels)): ambient items and alerts play that much lower, not silenced")
+            output(
+                "night level: \(QuietLevel.lowered(decibels)): ambient items and alerts play that much lower, not silenced"
+            )
         }
         if !state.hours.isEmpty { output("quiet hours: \(state.hours.map(\.description).joined(separator: ", "))") }
     }
 }
-

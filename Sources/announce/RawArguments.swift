@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The arguments as the kernel passed them: bytes. `CommandLine.arguments` (and so every word
 /// the parser gives) decodes argv lossily, each byte that is not UTF-8 as U+FFFD; a file name or
@@ -15,7 +16,10 @@ enum RawArguments {
         var raw: [[UInt8]] = []
         for index in 1..<Int(CommandLine.argc) {
             guard let pointer = CommandLine.unsafeArgv[index] else { continue }
-            raw.append(Array(UnsafeBufferPointer(start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer))))
+            raw.append(
+                Array(
+                    UnsafeBufferPointer(
+                        start: UnsafeRawPointer(pointer).assumingMemoryBound(to: UInt8.self), count: strlen(pointer))))
         }
         var bytes: [[UInt8]] = []
         var next = raw.count - 1
@@ -37,7 +41,9 @@ enum RawArguments {
 func workingDirectory() -> FileName? {
     guard let cwd = getcwd(nil, 0) else { return nil }
     defer { free(cwd) }
-    return FileName(bytes: UnsafeBufferPointer(start: UnsafeRawPointer(cwd).assumingMemoryBound(to: UInt8.self), count: strlen(cwd)))
+    return FileName(
+        bytes: UnsafeBufferPointer(start: UnsafeRawPointer(cwd).assumingMemoryBound(to: UInt8.self), count: strlen(cwd))
+    )
 }
 
 /// `file` made absolute against the working directory, as bytes: the daemon has its own.

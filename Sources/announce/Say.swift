@@ -1,29 +1,49 @@
-import ArgumentParser
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
-import AnnounceSystem
 import AnnounceOutput
 import AnnounceSources
+import AnnounceSystem
+import ArgumentParser
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 private let engineNames = SpeechEngine.allCases.map(\.rawValue)
 
 /// The speech engine and voice, for `say` (and the engine for `voices`).
 struct VoiceFlags: ParsableArguments {
-    @Option(name: .customLong("engine"), help: ArgumentHelp("Speech engine: espeak-ng (the default), piper or flite (default: the config file's [speech] engine).", valueName: "engine"), completion: .list(engineNames))
+    @Option(
+        name: .customLong("engine"),
+        help: ArgumentHelp(
+            "Speech engine: espeak-ng (the default), piper or flite (default: the config file's [speech] engine).",
+            valueName: "engine"), completion: .list(engineNames))
     var engine: SpeechEngine?
 
-    @Option(name: .customLong("voice"), help: ArgumentHelp("The engine's voice (see `announce voices`): espeak-ng's language or voice, flite's voice or .flitevox file, piper's model name or .onnx path; default: the config file's [speech] voice, else the engine's.", valueName: "voice"))
+    @Option(
+        name: .customLong("voice"),
+        help: ArgumentHelp(
+            "The engine's voice (see `announce voices`): espeak-ng's language or voice, flite's voice or .flitevox file, piper's model name or .onnx path; default: the config file's [speech] voice, else the engine's.",
+            valueName: "voice"))
     var voice: String?
 
-    @Option(name: .customLong("speed"), parsing: .unconditional, help: ArgumentHelp("Words per minute, \(Limits.speechSpeed.lowerBound) to \(Limits.speechSpeed.upperBound).", valueName: "wpm"))
+    @Option(
+        name: .customLong("speed"), parsing: .unconditional,
+        help: ArgumentHelp(
+            "Words per minute, \(Limits.speechSpeed.lowerBound) to \(Limits.speechSpeed.upperBound).", valueName: "wpm")
+    )
     var speed: Int?
 
-    @Option(name: .customLong("lang"), help: ArgumentHelp("Language (en, en-us, de, ...) when no --voice is given: the engine picks its voice for it.", valueName: "tag"))
+    @Option(
+        name: .customLong("lang"),
+        help: ArgumentHelp(
+            "Language (en, en-us, de, ...) when no --voice is given: the engine picks its voice for it.",
+            valueName: "tag"))
     var language: String?
 
-    @Flag(name: .customLong("ssml"), help: "The text is SSML (espeak-ng only). It is spoken as one piece: an interruption resumes it from its start.")
+    @Flag(
+        name: .customLong("ssml"),
+        help: "The text is SSML (espeak-ng only). It is spoken as one piece: an interruption resumes it from its start."
+    )
     var ssml = false
 
     /// The speech of `text`: the options, then the config file's [speech] section (its voice
@@ -31,16 +51,19 @@ struct VoiceFlags: ParsableArguments {
     func speech(_ text: String, configuration: UserConfiguration) -> Speech {
         let engine = engine ?? configuration.speechEngine ?? .default
         // The config file's voice is its engine's, and --lang asks for the language's voice.
-        let configured = language == nil && engine == (configuration.speechEngine ?? .default) ? configuration.speechVoice : nil
-        return Speech(text: text, engine: engine, voice: (voice ?? configured).map { Self.absolute($0, engine: engine) },
-                      speed: speed, language: language, ssml: ssml ? true : nil)
+        let configured =
+            language == nil && engine == (configuration.speechEngine ?? .default) ? configuration.speechVoice : nil
+        return Speech(
+            text: text, engine: engine, voice: (voice ?? configured).map { Self.absolute($0, engine: engine) },
+            speed: speed, language: language, ssml: ssml ? true : nil)
     }
 
     /// A piper or flite voice given as a relative path (a model or .flitevox file) made
     /// absolute: the daemon runs in another directory. (espeak-ng's `gmw/en-US` is its own name.)
     static func absolute(_ voice: String, engine: SpeechEngine) -> String {
         guard engine != .espeakNG, voice.contains("/"), !voice.hasPrefix("/"), !voice.contains("://"),
-              let cwd = getcwd(nil, 0) else { return voice }
+            let cwd = getcwd(nil, 0)
+        else { return voice }
         defer { free(cwd) }
         return String(cString: cwd) + "/" + voice
     }
@@ -71,7 +94,10 @@ struct Say: ParsableCommand {
               announce say --rate 1.5 --tag weather --replace -- "-5 degrees tonight."
             """)
 
-    @Argument(help: ArgumentHelp("The words to say (joined with spaces), or - to read the text from stdin. Text starting with - goes after --.", valueName: "text"))
+    @Argument(
+        help: ArgumentHelp(
+            "The words to say (joined with spaces), or - to read the text from stdin. Text starting with - goes after --.",
+            valueName: "text"))
     var words: [String]
 
     @OptionGroup var voice: VoiceFlags
@@ -86,7 +112,9 @@ struct Say: ParsableCommand {
     func validate() throws {
         if words.isEmpty { throw ValidationError("Missing the text to say (or - for stdin).") }
         if let speed = voice.speed, !Limits.speechSpeed.contains(speed) {
-            throw ValidationError("--speed \(speed): out of range \(Limits.speechSpeed.lowerBound)…\(Limits.speechSpeed.upperBound) words per minute")
+            throw ValidationError(
+                "--speed \(speed): out of range \(Limits.speechSpeed.lowerBound)…\(Limits.speechSpeed.upperBound) words per minute"
+            )
         }
         try output.validate(session: session, queue: queue)
         try zones.validate(devices: output)
@@ -100,7 +128,8 @@ struct Say: ParsableCommand {
             throw reportedExit(error)
         }
         let speech = voice.speech(text, configuration: UserConfiguration.load().configuration)
-        try submit(names: [speech.label], paths: [speech.label], delivery: delivery, session: session, zones: zones) { (_: FileHandover?) throws(AnnounceError) in
+        try submit(names: [speech.label], paths: [speech.label], delivery: delivery, session: session, zones: zones) {
+            (_: FileHandover?) throws(AnnounceError) in
             if let problem = speech.problem { throw .usage(optionText(problem)) }
             // The engine runs in the daemon, which looks on the same PATH (and the usual bin
             // directories); with --zone or --host, on each host, which renders it itself.
@@ -113,9 +142,11 @@ struct Say: ParsableCommand {
             let options = playback.options
             if options.start != nil && speech.ssml == true { throw .usage("--start cannot go into SSML") }
             let devices = try output.resolved()
-            var clip = Clip(path: speech.label, device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
-                            gain: options.gain, pan: options.pan, loops: options.loops, start: options.start?.seconds,
-                            environment: AudioEnvironment.caller(), speech: speech)
+            var clip = Clip(
+                path: speech.label, device: devices.first,
+                extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
+                gain: options.gain, pan: options.pan, loops: options.loops, start: options.start?.seconds,
+                environment: AudioEnvironment.caller(), speech: speech)
             playback.reshape(&clip)
             var request = queue.request(for: clip)
             try session.apply(to: &request)
@@ -128,7 +159,8 @@ struct Say: ParsableCommand {
     private func optionText(_ problem: String) -> String {
         if problem.hasPrefix("speech.text is empty") { return "nothing to say: the text is empty" }
         return problem.replacing("speech.text", with: "the text").replacing("speech.speed", with: "--speed")
-            .replacing("speech.voice", with: "--voice").replacing("speech.lang", with: "--lang").replacing("speech.ssml", with: "--ssml")
+            .replacing("speech.voice", with: "--voice").replacing("speech.lang", with: "--lang").replacing(
+                "speech.ssml", with: "--ssml")
     }
 
     /// The words as typed: their bytes, so that a byte that is not UTF-8 is named (65), not replaced.
@@ -145,7 +177,9 @@ struct Say: ParsableCommand {
             if got < 0 { throw .cannotOpen(path: "stdin", reason: systemErrorMessage(errno)) }
             if got == 0 { break }
             bytes += chunk[0..<got]
-            if bytes.count > Limits.maxSpeechBytes { throw .usage("stdin: the text is longer than \(Limits.maxSpeechBytes) bytes") }
+            if bytes.count > Limits.maxSpeechBytes {
+                throw .usage("stdin: the text is longer than \(Limits.maxSpeechBytes) bytes")
+            }
         }
         return try utf8Text(bytes, named: "stdin")
     }
@@ -158,7 +192,9 @@ struct Say: ParsableCommand {
         while true {
             switch parser.parseScalar(from: &iterator) {
             case .valid(let encoded):
-                if encoded.count == 1 && encoded.first == 0 { throw .undecodable(path: name, reason: "a NUL byte at byte offset \(offset)") }
+                if encoded.count == 1 && encoded.first == 0 {
+                    throw .undecodable(path: name, reason: "a NUL byte at byte offset \(offset)")
+                }
                 offset += encoded.count
             case .emptyInput: return String(decoding: bytes, as: UTF8.self)
             case .error: throw .undecodable(path: name, reason: "not UTF-8 at byte offset \(offset)")

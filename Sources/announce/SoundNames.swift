@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import AnnounceClient
 import AnnounceModel
 import AnnounceSystem
-import AnnounceClient
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `announce play chime`, `announce alert attention`: a file argument that is no file here and
 /// has no slash names an installed sound. The first directory that has it wins:
@@ -26,7 +27,9 @@ enum SoundNames {
     }
 
     static func directories() -> [String] {
-        let environment = { (name: String) in getenv(name).map { String(cString: $0) }.flatMap { $0.hasPrefix("/") ? $0 : nil } }
+        let environment = { (name: String) in
+            getenv(name).map { String(cString: $0) }.flatMap { $0.hasPrefix("/") ? $0 : nil }
+        }
         var result: [String] = []
         if let data = environment("XDG_DATA_HOME") {
             result.append(data + "/announce/sounds")
@@ -34,7 +37,9 @@ enum SoundNames {
             result.append(home + "/.local/share/announce/sounds")
         }
         if let prefix = installPrefix() { result.append(prefix + "/share/announce/sounds") }
-        let shared = getenv("XDG_DATA_DIRS").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 } ?? "/usr/local/share:/usr/share"
+        let shared =
+            getenv("XDG_DATA_DIRS").map { String(cString: $0) }.flatMap { $0.isEmpty ? nil : $0 }
+            ?? "/usr/local/share:/usr/share"
         for directory in shared.split(separator: ":") where directory.hasPrefix("/") {
             result.append(directory + "/announce/sounds")
         }
@@ -61,9 +66,12 @@ enum SoundNames {
         defer { closedir(stream) }
         var candidates: [String] = []
         while let entry = readdir(stream) {
-            let entryName = withUnsafeBytes(of: entry.pointee.d_name) { String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self) }
+            let entryName = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
             if entryName.hasPrefix(name + "."), !entryName.dropFirst(name.count + 1).contains("."),
-               isRegularFile(directory + "/" + entryName) {
+                isRegularFile(directory + "/" + entryName)
+            {
                 candidates.append(directory + "/" + entryName)
             }
         }

@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Audio `play` stores in the daemon's media directory before queueing it (DESIGN §2, the
 /// media directory): stdin (`-`). The clip names it as the user gave it (`label`: stdin), and
@@ -14,7 +15,9 @@ struct StoredInput {
     /// Stdin read into a media file; nil when `argument` is not `-`.
     static func store(_ argument: String) throws(AnnounceError) -> StoredInput? {
         guard argument == Play.stdinArgument else { return nil }
-        if isatty(STDIN_FILENO) == 1 { throw .usage("\(Clip.stdinLabel): is a terminal; pipe audio into announce play -") }
+        if isatty(STDIN_FILENO) == 1 {
+            throw .usage("\(Clip.stdinLabel): is a terminal; pipe audio into announce play -")
+        }
         let file = try mediaDirectory().store(from: STDIN_FILENO, label: Clip.stdinLabel, limit: MediaDirectory.limit)
         return StoredInput(file: file, label: Clip.stdinLabel)
     }

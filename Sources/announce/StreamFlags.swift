@@ -1,22 +1,31 @@
-import ArgumentParser
 import AnnounceModel
 import AnnounceOutput
+import ArgumentParser
 
 /// `play --stream`, `--duration`, `--persist`: live streams (DESIGN §4, Live streams). The
 /// client only checks the options and sends the URL; the daemon connects when the item plays.
 struct StreamFlags: ParsableArguments {
-    @Flag(name: .customLong("stream"), help: """
-        Play the http(s) URLs as live streams (internet radio): the daemon connects when the item plays, \
-        shows the stream's title, reconnects when it drops (for the config file's reconnect-limit, default 1m, \
-        then 66) and plays until it is stopped or --duration has passed; `play` waits that long (--no-wait returns \
-        at once). An interrupted stream rejoins live. Not resumed after a daemon restart unless --persist.
-        """)
+    @Flag(
+        name: .customLong("stream"),
+        help: """
+            Play the http(s) URLs as live streams (internet radio): the daemon connects when the item plays, \
+            shows the stream's title, reconnects when it drops (for the config file's reconnect-limit, default 1m, \
+            then 66) and plays until it is stopped or --duration has passed; `play` waits that long (--no-wait returns \
+            at once). An interrupted stream rejoins live. Not resumed after a daemon restart unless --persist.
+            """)
     var isOn = false
 
-    @Option(name: .customLong("duration"), parsing: .unconditional, help: ArgumentHelp("With --stream: stop after this much of it has been heard (10s, 5m, 1h30m); the outcome is played.", valueName: "duration"), transform: TimeSpan.argument)
+    @Option(
+        name: .customLong("duration"), parsing: .unconditional,
+        help: ArgumentHelp(
+            "With --stream: stop after this much of it has been heard (10s, 5m, 1h30m); the outcome is played.",
+            valueName: "duration"), transform: TimeSpan.argument)
     var duration: TimeSpan?
 
-    @Flag(name: .customLong("persist"), help: "With --stream: a daemon restart resumes the stream (rejoining it live) instead of ending it as cancelled.")
+    @Flag(
+        name: .customLong("persist"),
+        help:
+            "With --stream: a daemon restart resumes the stream (rejoining it live) instead of ending it as cancelled.")
     var persist = false
 
     /// The daemon's rules for a stream clip (`Clip.streamProblem`), in the options' words.
@@ -36,8 +45,9 @@ struct StreamFlags: ParsableArguments {
     /// The clip that asks the daemon to play `url` live, on `devices` (the daemon's when empty).
     func clip(_ url: String, playback: PlaybackFlags, devices: [String]) -> Clip {
         let options = playback.options
-        var clip = Clip(path: url, device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
-                        gain: options.gain, pan: options.pan, environment: AudioEnvironment.caller(), stream: stream(url))
+        var clip = Clip(
+            path: url, device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
+            gain: options.gain, pan: options.pan, environment: AudioEnvironment.caller(), stream: stream(url))
         playback.reshape(&clip)
         clip.seconds = duration?.seconds
         clip.proxies = callerProxies()

@@ -1,16 +1,19 @@
+import AnnounceClient
+import AnnounceModel
+import AnnounceOutput
+import AnnounceSystem
 import ArgumentParser
 import Logging
-import AnnounceModel
-import AnnounceSystem
-import AnnounceClient
-import AnnounceOutput
 
 /// `--device`, for `play` and `say`.
 struct DeviceFlags: ParsableArguments {
-    @Option(name: [.customLong("device"), .customShort("d")], help: ArgumentHelp("""
-        ALSA PCM to play on (see `announce devices`); default: the daemon's. With --category multi-route, \
-        give it up to \(Limits.maxDevices) times to play on every one at once.
-        """, valueName: "device"), completion: deviceCompletion)
+    @Option(
+        name: [.customLong("device"), .customShort("d")],
+        help: ArgumentHelp(
+            """
+            ALSA PCM to play on (see `announce devices`); default: the daemon's. With --category multi-route, \
+            give it up to \(Limits.maxDevices) times to play on every one at once.
+            """, valueName: "device"), completion: deviceCompletion)
     var device: [String] = []
 
     /// The daemon's rules for clip.device and clip.extraDevices and for timed sessions, in the
@@ -18,12 +21,15 @@ struct DeviceFlags: ParsableArguments {
     /// is SessionFlags' to report.
     func validate(session: SessionFlags, queue: QueueFlags) throws {
         if let audioSession = try? session.audioSession(),
-           let problem = ItemRequest.timingProblem(audioSession, timed: queue.delay != nil || queue.at != nil) {
+            let problem = ItemRequest.timingProblem(audioSession, timed: queue.delay != nil || queue.at != nil)
+        {
             throw ValidationError(optionText(problem))
         }
         let category = (try? session.audioSession().category) ?? .default
-        if let problem = DeviceName.problem(device: device.first, extra: Array(device.dropFirst()), category: category,
-                                            relativeFileAllowed: true) {
+        if let problem = DeviceName.problem(
+            device: device.first, extra: Array(device.dropFirst()), category: category,
+            relativeFileAllowed: true)
+        {
             throw ValidationError(optionText(problem))
         }
     }
@@ -42,7 +48,11 @@ struct DeliveryFlags: ParsableArguments {
     @Flag(name: .customLong("json"), help: "Print each outcome (or, with --no-wait, the ids) as a JSON object.")
     var json = false
 
-    @Flag(name: [.customLong("quiet"), .customShort("q")], help: "Errors only: no progress display, no ids with --no-wait, no warnings but that the queue is paused, no reason line for exit 75 (what --json asks for is still printed).")
+    @Flag(
+        name: [.customLong("quiet"), .customShort("q")],
+        help:
+            "Errors only: no progress display, no ids with --no-wait, no warnings but that the queue is paused, no reason line for exit 75 (what --json asks for is still printed)."
+    )
     var quiet = false
 }
 
@@ -63,8 +73,10 @@ enum Handover {
 /// `handover` learns whether the daemon took them, before any wait. For the system queue
 /// (DESIGN §8) `make` gets the files to hand over, where it adds each item's audio; the chimes
 /// are added here.
-func submit(names: [String], paths: [String], delivery: DeliveryFlags, session: SessionFlags, zones: ZoneFlags,
-            handover: (Handover) -> Void = { _ in }, make: (FileHandover?) throws(AnnounceError) -> [ItemRequest]) throws {
+func submit(
+    names: [String], paths: [String], delivery: DeliveryFlags, session: SessionFlags, zones: ZoneFlags,
+    handover: (Handover) -> Void = { _ in }, make: (FileHandover?) throws(AnnounceError) -> [ItemRequest]
+) throws {
     let logger = CLILogHandler.bootstrap(quiet: delivery.quiet)
     var display: ProgressLine?
     do {
@@ -83,8 +95,9 @@ func submit(names: [String], paths: [String], delivery: DeliveryFlags, session: 
         display = !delivery.noWait && !delivery.json && !delivery.quiet ? ProgressLine.forTerminal() : nil
         let reply: Reply
         do {
-            reply = try DaemonClient.play(PlayRequest(items: requests, wait: !delivery.noWait, progress: display != nil),
-                                          descriptors: files?.descriptors ?? [], on: &client)
+            reply = try DaemonClient.play(
+                PlayRequest(items: requests, wait: !delivery.noWait, progress: display != nil),
+                descriptors: files?.descriptors ?? [], on: &client)
         } catch {
             if case .daemon = error { handover(.refused) } else { handover(.unknown) }
             throw error
@@ -92,7 +105,8 @@ func submit(names: [String], paths: [String], delivery: DeliveryFlags, session: 
         handover(.accepted)
         let ids = reply.ids ?? []
         if delivery.noWait {
-            delivery.json ? print(jsonLine(Versioned(QueuedReply(ids: ids, pausedSince: reply.pausedSince))))
+            delivery.json
+                ? print(jsonLine(Versioned(QueuedReply(ids: ids, pausedSince: reply.pausedSince))))
                 : output(ids.joined(separator: "\n"))
             return
         }
@@ -101,16 +115,24 @@ func submit(names: [String], paths: [String], delivery: DeliveryFlags, session: 
         if let since = reply.pausedSince {
             if delivery.json {
                 for (id, request) in zip(ids, requests) {
-                    print(jsonLine(Event(.waiting, time: since, id: id, path: request.clip.path, priority: request.priority, reason: .paused)))
+                    print(
+                        jsonLine(
+                            Event(
+                                .waiting, time: since, id: id, path: request.clip.path, priority: request.priority,
+                                reason: .paused)))
                 }
             }
-            if display == nil { printError("warning: the queue is paused (since \(localTimeText(since))): waiting for `announce resume`") }
+            if display == nil {
+                printError(
+                    "warning: the queue is paused (since \(localTimeText(since))): waiting for `announce resume`")
+            }
         }
         client.cancelOnInterrupt(ids: ids)
         let follower = display.map { ProgressFollower($0, ids: ids, names: names) }
         let outcomes = try OutcomeWaiter.wait(for: ids, on: client, progress: display != nil) { follower?.handle($0) }
-        let status = reportOutcomes(outcomes, of: zip(ids, paths).map { (id: $0, path: $1) }, json: delivery.json,
-                                    quiet: delivery.quiet, shown: display != nil, logger: logger)
+        let status = reportOutcomes(
+            outcomes, of: zip(ids, paths).map { (id: $0, path: $1) }, json: delivery.json,
+            quiet: delivery.quiet, shown: display != nil, logger: logger)
         if status != 0 { throw ExitCode(status) }
     } catch let error as AnnounceError {
         display?.endLine()  // the error goes on a line of its own

@@ -1,13 +1,14 @@
+import AnnounceClient
+import AnnounceModel
+import AnnounceOutput
+import AnnounceSystem
 import ArgumentParser
 import FoundationEssentials
 import Logging
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
-import AnnounceModel
-import AnnounceSystem
-import AnnounceClient
-import AnnounceOutput
 
 /// `-q, --quiet` on every subcommand: errors only. Set once, by `CLILogHandler.bootstrap`.
 nonisolated(unsafe) private var errorsOnly = false
@@ -20,7 +21,9 @@ func output(_ text: String) {
 
 /// `-q, --quiet` for every subcommand.
 struct QuietFlag: ParsableArguments {
-    @Flag(name: [.customLong("quiet"), .customShort("q")], help: "Errors only: no output (but what --json asks for), no warnings, no reason line for exit 75.")
+    @Flag(
+        name: [.customLong("quiet"), .customShort("q")],
+        help: "Errors only: no output (but what --json asks for), no warnings, no reason line for exit 75.")
     var quiet = false
 }
 
@@ -68,7 +71,9 @@ struct CLILogHandler: LogHandler {
     }
 
     func log(event: LogEvent) {
-        printError("\(event.level == .warning ? "warning: " : event.level < .warning ? "\(event.level): " : "")\(event.message)")
+        printError(
+            "\(event.level == .warning ? "warning: " : event.level < .warning ? "\(event.level): " : "")\(event.message)"
+        )
     }
 
     static func bootstrap(quiet: Bool) -> Logger {
@@ -177,7 +182,8 @@ struct Versioned<Value: Encodable>: Encodable {
 func localTimeText(_ seconds: Double, withSeconds: Bool = false) -> String {
     guard var clock = time_t(exactly: seconds.rounded(.down)) else { return "?" }
     var now = time(nil)
-    var fields = tm(), today = tm()
+    var fields = tm()
+    var today = tm()
     guard localtime_r(&clock, &fields) != nil, localtime_r(&now, &today) != nil else { return "?" }
     let sameDay = fields.tm_year == today.tm_year && fields.tm_yday == today.tm_yday
     var text = [CChar](repeating: 0, count: 40)

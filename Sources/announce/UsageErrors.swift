@@ -1,7 +1,7 @@
-import ArgumentParser
+import AnnounceClient
 import AnnounceModel
 import AnnounceSystem
-import AnnounceClient
+import ArgumentParser
 
 /// Usage errors (64) as one line, `announce: <input>: <reason>`, with the nearest command,
 /// option or value suggested when the input looks like a typo of one.
@@ -13,8 +13,12 @@ enum UsageErrors {
     static func check(_ arguments: [String]) -> String? {
         guard let first = arguments.first, !first.hasPrefix("-") else { return nil }
         if first == "help" {
-            if arguments.count > 2 { return "help \(arguments.dropFirst().joined(separator: " ")): one command at most, e.g. announce help play" }
-            guard let topic = arguments.dropFirst().first, !topic.hasPrefix("-"), topic != "help", command(named: topic) == nil
+            if arguments.count > 2 {
+                return
+                    "help \(arguments.dropFirst().joined(separator: " ")): one command at most, e.g. announce help play"
+            }
+            guard let topic = arguments.dropFirst().first, !topic.hasPrefix("-"), topic != "help",
+                command(named: topic) == nil
             else { return nil }
             return "help \(topic): " + unknownCommand(topic)
         }
@@ -50,14 +54,17 @@ enum UsageErrors {
         let prefixed = candidates.filter { $0.hasPrefix(word) && $0 != word }
         if prefixed.count == 1, word.trimmingDashes.count >= 2 { return prefixed[0] }
         let limit = word.trimmingDashes.count <= 4 ? 1 : 2
-        let scored = candidates.map { (candidate: $0, distance: editDistance(word, $0)) }.filter { $0.distance <= limit }
+        let scored = candidates.map { (candidate: $0, distance: editDistance(word, $0)) }.filter {
+            $0.distance <= limit
+        }
         return scored.min { $0.distance < $1.distance }?.candidate
     }
 
     /// Optimal string alignment distance: insertions, deletions, substitutions and swaps of
     /// neighbours each cost one.
     static func editDistance(_ a: String, _ b: String) -> Int {
-        let a = Array(a), b = Array(b)
+        let a = Array(a)
+        let b = Array(b)
         guard !a.isEmpty, !b.isEmpty else { return max(a.count, b.count) }
         var d = [[Int]](repeating: [Int](repeating: 0, count: b.count + 1), count: a.count + 1)
         for i in 0...a.count { d[i][0] = i }
@@ -66,7 +73,9 @@ enum UsageErrors {
             for j in 1...b.count {
                 let cost = a[i - 1] == b[j - 1] ? 0 : 1
                 d[i][j] = min(d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + cost)
-                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] { d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1) }
+                if i > 1, j > 1, a[i - 1] == b[j - 2], a[i - 2] == b[j - 1] {
+                    d[i][j] = min(d[i][j], d[i - 2][j - 2] + 1)
+                }
             }
         }
         return d[a.count][b.count]
@@ -95,7 +104,9 @@ enum UsageErrors {
     /// for in the runtime's conformance scans.)
     private static func longOptionNames(of command: ParsableCommand.Type) -> [String] {
         var names: [String] = []
-        for word in command.helpMessage(columns: 1000).split(whereSeparator: { !($0.isLetter || $0.isNumber || $0 == "-") })
+        for word in command.helpMessage(columns: 1000).split(whereSeparator: {
+            !($0.isLetter || $0.isNumber || $0 == "-")
+        })
         where word.hasPrefix("--") && word.count > 2 && !names.contains(String(word)) {
             names.append(String(word))
         }
@@ -105,7 +116,9 @@ enum UsageErrors {
     /// The values ArgumentParser lists after "Please provide one of": 'a', 'b' or 'c', or a
     /// bulleted list.
     private static func listedValues(in message: String) -> [String] {
-        guard let list = message.split(separator: "Please provide one of", maxSplits: 1).dropFirst().first else { return [] }
+        guard let list = message.split(separator: "Please provide one of", maxSplits: 1).dropFirst().first else {
+            return []
+        }
         if list.contains("\n  - ") {
             return list.split(separator: "\n").compactMap { $0.hasPrefix("  - ") ? String($0.dropFirst(4)) : nil }
         }
@@ -113,6 +126,6 @@ enum UsageErrors {
     }
 }
 
-private extension String {
-    var trimmingDashes: Substring { drop { $0 == "-" } }
+extension String {
+    fileprivate var trimmingDashes: Substring { drop { $0 == "-" } }
 }

@@ -1,10 +1,11 @@
-import ArgumentParser
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
-import AnnounceSystem
 import AnnounceSources
+import AnnounceSystem
+import ArgumentParser
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 struct Voices: ParsableCommand {
     static let configuration = CommandConfiguration(
@@ -22,11 +23,16 @@ struct Voices: ParsableCommand {
             an engine fails to list its voices.
             """)
 
-    @Option(name: .customLong("engine"), help: ArgumentHelp("Only this engine's voices: espeak-ng, piper or flite.", valueName: "engine"),
-            completion: .list(SpeechEngine.allCases.map(\.rawValue)))
+    @Option(
+        name: .customLong("engine"),
+        help: ArgumentHelp("Only this engine's voices: espeak-ng, piper or flite.", valueName: "engine"),
+        completion: .list(SpeechEngine.allCases.map(\.rawValue)))
     var engine: SpeechEngine?
 
-    @Flag(help: "One JSON object {v, engines, voices}: each engine {engine, installed, path, problem}, each voice {engine, name, lang, gender, description} (docs/json.md).")
+    @Flag(
+        help:
+            "One JSON object {v, engines, voices}: each engine {engine, installed, path, problem}, each voice {engine, name, lang, gender, description} (docs/json.md)."
+    )
     var json = false
 
     @OptionGroup var verbosity: QuietFlag
@@ -40,12 +46,15 @@ struct Voices: ParsableCommand {
                 guard let program = ChildProcess.find(engine.program) else {
                     // Asked for by name, a missing engine is an error; in the overview, a line.
                     if self.engine != nil { throw engine.notInstalled }
-                    engines.append(ListedEngine(engine: engine, installed: false, problem: "not installed: \(engine.installHint)"))
+                    engines.append(
+                        ListedEngine(engine: engine, installed: false, problem: "not installed: \(engine.installHint)"))
                     continue
                 }
                 let found = try EngineVoices.list(engine, program: program)
-                engines.append(ListedEngine(engine: engine, installed: true, path: program,
-                                            problem: found.isEmpty ? "no voice installed: \(engine.installHint)" : nil))
+                engines.append(
+                    ListedEngine(
+                        engine: engine, installed: true, path: program,
+                        problem: found.isEmpty ? "no voice installed: \(engine.installHint)" : nil))
                 voices += found
             }
         } catch {  // typed: AnnounceError
@@ -56,7 +65,9 @@ struct Voices: ParsableCommand {
             return
         }
         for listed in engines {
-            output(listed.engine.rawValue + (listed.path.map { " (\($0))" } ?? "") + (listed.problem.map { ": \($0)" } ?? ""))
+            output(
+                listed.engine.rawValue + (listed.path.map { " (\($0))" } ?? "")
+                    + (listed.problem.map { ": \($0)" } ?? ""))
             let rows = voices.filter { $0.engine == listed.engine }
                 .map { [$0.name, $0.language ?? "-", $0.gender ?? "-", $0.description ?? ""] }
             let widths = (0..<3).map { column in rows.map { $0[column].count }.max() ?? 0 }
@@ -81,8 +92,8 @@ private struct ListedEngine: Encodable {
     var problem: String?
 }
 
-private extension String {
-    func trimmingSuffix(_ character: Character) -> String {
+extension String {
+    fileprivate func trimmingSuffix(_ character: Character) -> String {
         var text = self
         while text.last == character { text.removeLast() }
         return text

@@ -1,21 +1,33 @@
-import ArgumentParser
-import Logging
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
 import AnnounceZones
+import ArgumentParser
+import Logging
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `--zone` and `--host`: play on other hosts through the MQTT broker (docs/ZONES.md).
 struct ZoneFlags: ParsableArguments {
-    @Option(name: .customLong("zone"), help: ArgumentHelp("Play on every host of this zone (all: every host), through the config file's [mqtt] broker; repeatable. Prints one line per host and exits with the first host's status that did not play.", valueName: "zone"))
+    @Option(
+        name: .customLong("zone"),
+        help: ArgumentHelp(
+            "Play on every host of this zone (all: every host), through the config file's [mqtt] broker; repeatable. Prints one line per host and exits with the first host's status that did not play.",
+            valueName: "zone"))
     var zones: [String] = []
 
-    @Option(name: .customLong("host"), help: ArgumentHelp("Play on these hosts (comma-separated; repeatable), through the [mqtt] broker.", valueName: "name,..."))
+    @Option(
+        name: .customLong("host"),
+        help: ArgumentHelp(
+            "Play on these hosts (comma-separated; repeatable), through the [mqtt] broker.", valueName: "name,..."))
     var hostLists: [String] = []
 
-    @Option(name: .customLong("wait-timeout"), parsing: .unconditional, help: ArgumentHelp("With --zone or --host: how long to wait for the hosts' outcomes (default 60s); a host that has not answered by then is `no answer` (69).", valueName: "duration"), transform: TimeSpan.argument)
+    @Option(
+        name: .customLong("wait-timeout"), parsing: .unconditional,
+        help: ArgumentHelp(
+            "With --zone or --host: how long to wait for the hosts' outcomes (default 60s); a host that has not answered by then is `no answer` (69).",
+            valueName: "duration"), transform: TimeSpan.argument)
     var waitTimeout: TimeSpan?
 
     var hosts: [String] { hostLists.flatMap { $0.split(separator: ",").map { String($0).trimming(" ") } } }
@@ -24,10 +36,20 @@ struct ZoneFlags: ParsableArguments {
     static let defaultWaitTimeout = 60.0
 
     func validate(devices: DeviceFlags) throws {
-        for zone in zones { if let problem = ZoneName.problem(zone, kind: "zone") { throw ValidationError("--zone \(zone): \(problem)") } }
-        for host in hosts { if let problem = ZoneName.problem(host, kind: "host") { throw ValidationError("--host \(host): \(problem)") } }
+        for zone in zones {
+            if let problem = ZoneName.problem(zone, kind: "zone") {
+                throw ValidationError("--zone \(zone): \(problem)")
+            }
+        }
+        for host in hosts {
+            if let problem = ZoneName.problem(host, kind: "host") {
+                throw ValidationError("--host \(host): \(problem)")
+            }
+        }
         if waitTimeout != nil && !isOn { throw ValidationError("--wait-timeout goes with --zone or --host") }
-        if isOn && !devices.device.isEmpty { throw ValidationError("--device with --zone or --host: each host plays on its own device") }
+        if isOn && !devices.device.isEmpty {
+            throw ValidationError("--device with --zone or --host: each host plays on its own device")
+        }
     }
 
     var targets: ZoneSender.Targets { ZoneSender.Targets(hosts: hosts, zones: zones) }
@@ -36,14 +58,19 @@ struct ZoneFlags: ParsableArguments {
 /// `play`/`say` with `--zone`/`--host`: the items go to the hosts through the broker, a file's
 /// audio in the message (at most `ZoneLimits.maxAudioBytes` in all; larger: serve it and play
 /// the URL), and the hosts' results come back. Returns the exit status.
-func submitToZones(_ requests: [ItemRequest], zones: ZoneFlags, delivery: DeliveryFlags, logger: Logger) throws(AnnounceError) -> Int32 {
+func submitToZones(_ requests: [ItemRequest], zones: ZoneFlags, delivery: DeliveryFlags, logger: Logger)
+    throws(AnnounceError) -> Int32
+{
     let (configuration, warnings) = UserConfiguration.load()
     for warning in warnings { logger.warning("\(warning)") }
     guard let settings = configuration.mqtt else {
-        throw .usage("--zone and --host need a broker: [mqtt] broker = mqtt://HOST in \(UserConfiguration.defaultPath() ?? "the config file")")
+        throw .usage(
+            "--zone and --host need a broker: [mqtt] broker = mqtt://HOST in \(UserConfiguration.defaultPath() ?? "the config file")"
+        )
     }
     let items = try requests.map(remoteItem)
-    var play = RemotePlay(id: RemotePlay.newID(), from: settings.host ?? ZoneBridge.machineName(), sent: SystemClock.wall(), items: items)
+    var play = RemotePlay(
+        id: RemotePlay.newID(), from: settings.host ?? ZoneBridge.machineName(), sent: SystemClock.wall(), items: items)
     if let problem = play.problem { throw .usage(problem) }
     let timeout = zones.waitTimeout?.seconds ?? ZoneFlags.defaultWaitTimeout
     let sender = try ZoneSender(settings: settings, request: play.id, timeout: min(timeout, 30), waitsFor: timeout)
@@ -53,7 +80,9 @@ func submitToZones(_ requests: [ItemRequest], zones: ZoneFlags, delivery: Delive
     play.startTogether()
     try sender.send(play, to: zones.targets)
     if delivery.noWait {
-        delivery.json ? print(jsonLine(Versioned(SentPlay(id: play.id, hosts: hosts)))) : output(hosts.map { "\($0): sent" }.joined(separator: "\n"))
+        delivery.json
+            ? print(jsonLine(Versioned(SentPlay(id: play.id, hosts: hosts))))
+            : output(hosts.map { "\($0): sent" }.joined(separator: "\n"))
         return 0
     }
     let reports = sender.reports(of: hosts, until: SystemClock.monotonic() + timeout)
@@ -82,7 +111,8 @@ private func remoteItem(_ request: ItemRequest) throws(AnnounceError) -> RemoteI
     item.clip.chime = nil
     item.clip.chimeAfter = nil
     let chime = try request.clip.chime.map { path throws(AnnounceError) in try messageBytes(path, label: path) }
-    let chimeAfter = try request.clip.chimeAfter.map { path throws(AnnounceError) in try messageBytes(path, label: path) }
+    let chimeAfter = try request.clip.chimeAfter.map { path throws(AnnounceError) in try messageBytes(path, label: path)
+    }
     if item.clip.url != nil || item.clip.speech != nil || item.clip.stream != nil {
         if let url = item.clip.url, Clip.urlScheme(of: url) == "file" {
             throw .usage("\(url): a file:// URL names a file of this host; play the file itself with --zone or --host")
@@ -106,7 +136,9 @@ private func messageBytes(_ path: String, label: String) throws(AnnounceError) -
         throw .cannotOpen(path: label, reason: systemErrorMessage(errno))
     }
     if bytes.count > ZoneLimits.maxAudioBytes {
-        throw .usage("\(label): more than \(ZoneLimits.maxAudioBytes >> 20) MiB, the most a zone message carries; serve it over http(s) and play the URL")
+        throw .usage(
+            "\(label): more than \(ZoneLimits.maxAudioBytes >> 20) MiB, the most a zone message carries; serve it over http(s) and play the URL"
+        )
     }
     return bytes
 }
@@ -140,8 +172,12 @@ struct HostLine: Encodable {
             outcomes = result.outcomes
         } else {
             self.result = "no-answer"
-            reason = report.brokerLost ? "the broker was lost" : report.status == nil ? "never seen on the broker"
-                : report.status?.state == .offline ? "offline" : nil
+            reason =
+                report.brokerLost
+                ? "the broker was lost"
+                : report.status == nil
+                    ? "never seen on the broker"
+                    : report.status?.state == .offline ? "offline" : nil
             code = AnnounceError.unavailable("").exitCode
         }
     }

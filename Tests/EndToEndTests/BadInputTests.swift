@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Broken, missing and unreadable inputs, and a missing device: the documented exit code,
@@ -23,20 +23,24 @@ struct BadInputTests {
         BadCase(file: "bad/zero-channels.wav", status: 65),
         BadCase(file: "bad/zero-rate.wav", status: 65),
         BadCase(file: "bad/dir.wav", status: 66),
-        BadCase(file: "bad/does-not-exist.wav", status: 66),
+        BadCase(file: "bad/does-not-exist.wav", status: 66)
     ]
 
     /// Exit status, one stderr line naming `subject`, empty stdout.
-    static func expectOneError(_ outcome: Outcome, status: Int32, naming subject: String,
-                               sourceLocation: SourceLocation = #_sourceLocation) {
+    static func expectOneError(
+        _ outcome: Outcome, status: Int32, naming subject: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
         #expect(outcome.signal == nil, "crashed: \(outcome)", sourceLocation: sourceLocation)
         #expect(outcome.status == status, "\(outcome)", sourceLocation: sourceLocation)
         #expect(outcome.stdout.isEmpty, "stdout: \(outcome.stdout.debugDescription)", sourceLocation: sourceLocation)
         let lines = outcome.stderrLines
         #expect(lines.count == 1, "exactly one stderr line expected: \(lines)", sourceLocation: sourceLocation)
         if let line = lines.first {
-            #expect(line.hasPrefix("announce: \(subject)"), "\(line.debugDescription) should start with 'announce: \(subject)'",
-                    sourceLocation: sourceLocation)
+            #expect(
+                line.hasPrefix("announce: \(subject)"),
+                "\(line.debugDescription) should start with 'announce: \(subject)'",
+                sourceLocation: sourceLocation)
         }
         #expect(outcome.stderr.hasSuffix("\n"), "the line ends with a newline", sourceLocation: sourceLocation)
     }
@@ -58,15 +62,20 @@ struct BadInputTests {
 
     /// A WAV of a kind libsndfile reads that fails for another reason keeps libsndfile's own words:
     /// it is not called an unsupported format.
-    @Test("a WAV with 0 channels or 0 Hz: 65 with libsndfile's reason, from play and info",
-          arguments: [("bad/zero-channels.wav", "Channel count is zero."), ("bad/zero-rate.wav", "SF_INFO struct incomplete.")])
+    @Test(
+        "a WAV with 0 channels or 0 Hz: 65 with libsndfile's reason, from play and info",
+        arguments: [
+            ("bad/zero-channels.wav", "Channel count is zero."), ("bad/zero-rate.wav", "SF_INFO struct incomplete.")
+        ])
     func malformedWAV(_ file: String, _ reason: String) async throws {
         let path = try Harness.fixture(file)
         let play = try await Playback.run([path], debug: false, label: "malformed")
         let info = try await Runner.announce(["info", path])
         for outcome in [play.outcome, info] {
             Self.expectOneError(outcome, status: 65, naming: "\(path): ")
-            #expect(outcome.stderr.hasPrefix("announce: \(path): not decodable audio (") && outcome.stderr.contains(reason), "\(outcome)")
+            #expect(
+                outcome.stderr.hasPrefix("announce: \(path): not decodable audio (") && outcome.stderr.contains(reason),
+                "\(outcome)")
         }
     }
 
@@ -94,12 +103,15 @@ struct BadInputTests {
         if getuid() == 0 {
             // Root reads anything: drop to nobody so the permission bits apply.
             let setpriv = "/usr/bin/setpriv"
-            try #require(FileManager.default.isExecutableFile(atPath: setpriv),
-                         "running as root needs \(setpriv) (util-linux) to test as an unprivileged user")
+            try #require(
+                FileManager.default.isExecutableFile(atPath: setpriv),
+                "running as root needs \(setpriv) (util-linux) to test as an unprivileged user")
             let binary = try Harness.sharedBinaryResult.get()
             let dropped = ["--reuid=65534", "--regid=65534", "--clear-groups"]
             let probe = try await Runner.run(setpriv, dropped + [binary, "info", try Harness.fixture("one-frame.wav")])
-            try #require(probe.status == 0, """
+            try #require(
+                probe.status == 0,
+                """
                 uid 65534 cannot run \(binary) on the fixtures (every directory on the way must be \
                 world-searchable); \(probe)
                 """)
@@ -113,16 +125,19 @@ struct BadInputTests {
 
     @Test("an unknown device → 69, the line names the device")
     func unknownDevice() async throws {
-        let outcome = try await Runner.announce(["play", try Harness.fixture("wav16-stereo.wav"), "-d", "no_such_device"])
+        let outcome = try await Runner.announce([
+            "play", try Harness.fixture("wav16-stereo.wav"), "-d", "no_such_device"
+        ])
         Self.expectOneError(outcome, status: 69, naming: "device 'no_such_device': ")
     }
 
-    @Test("a bad file with good ones: nothing plays, the bad file's code is returned",
-          arguments: [
+    @Test(
+        "a bad file with good ones: nothing plays, the bad file's code is returned",
+        arguments: [
             (["wav16-stereo.wav", "bad/text.wav"], "bad/text.wav", Int32(65)),
             (["bad/does-not-exist.wav", "wav16-stereo.wav"], "bad/does-not-exist.wav", Int32(66)),
-            (["wav16-stereo.wav", "flac16.flac", "bad/zero-rate.wav"], "bad/zero-rate.wav", Int32(65)),
-          ])
+            (["wav16-stereo.wav", "flac16.flac", "bad/zero-rate.wav"], "bad/zero-rate.wav", Int32(65))
+        ])
     func badAmongGood(_ files: [String], _ bad: String, _ status: Int32) async throws {
         let play = try await Playback.run(try files.map(Harness.fixture), debug: false, label: "mixed")
         Self.expectOneError(play.outcome, status: status, naming: "\(try Harness.fixture(bad)): ")
@@ -169,8 +184,10 @@ struct BadInputTests {
         let quiet = try await Playback.run([path], debug: false, label: "splice")
         #expect(quiet.outcome.status == 0, "\(quiet.outcome)")
         let lines = quiet.outcome.stderrLines
-        #expect(lines.count == 1 && lines[0].hasPrefix("announce: warning: \(path): ") && lines[0].contains("format changes"),
-                "one warning naming the file: \(lines)")
+        #expect(
+            lines.count == 1 && lines[0].hasPrefix("announce: warning: \(path): ")
+                && lines[0].contains("format changes"),
+            "one warning naming the file: \(lines)")
     }
 
     @Test("info on an MP3 cut mid-frame counts the frames that play")
@@ -210,12 +227,13 @@ struct UsageTests {
         ["--start", "abc"],
         ["--start", "-1s"],
         ["--start", "2s"],  // past the end of a 1 s clip
-        ["--loops", "many"],
+        ["--loops", "many"]
     ]
 
     @Test("exit 64 and nothing played", arguments: cases)
     func usage(_ options: [String]) async throws {
-        let play = try await Playback.run([try Harness.fixture("wav16-stereo.wav")], options, debug: false, label: "usage")
+        let play = try await Playback.run(
+            [try Harness.fixture("wav16-stereo.wav")], options, debug: false, label: "usage")
         #expect(play.outcome.status == 64, "\(play.outcome)")
         #expect(play.outcome.signal == nil)
         #expect(play.outcome.stdout.isEmpty, "stdout: \(play.outcome.stdout)")
@@ -226,7 +244,8 @@ struct UsageTests {
     /// Said in the option's words, not the request's (`items[0]: tag …`).
     @Test("--tag empty or over 256 bytes → 64 naming --tag", arguments: ["", String(repeating: "t", count: 257)])
     func badTag(_ tag: String) async throws {
-        let play = try await Playback.run([try Harness.fixture("wav16-stereo.wav")], ["--tag", tag], debug: false, label: "tag")
+        let play = try await Playback.run(
+            [try Harness.fixture("wav16-stereo.wav")], ["--tag", tag], debug: false, label: "tag")
         #expect(play.outcome.status == 64, "\(play.outcome)")
         #expect(play.outcome.stderr.hasPrefix("announce: --tag must be 1 to 256 bytes"), "\(play.outcome.stderr)")
         #expect(play.capturedNothing, "something was played")

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// File names are bytes on Linux, and need not be UTF-8: a Latin-1 `caf\xe9.wav`, a lone 0xff.
@@ -29,15 +29,20 @@ struct ByteNameTests {
     }
 
     /// `sh -c SCRIPT sh ARGS...` in the harness environment (plus `environment`).
-    private func sh(_ script: String, _ arguments: [String], environment: [String: String?] = [:]) async throws -> Outcome {
+    private func sh(_ script: String, _ arguments: [String], environment: [String: String?] = [:]) async throws
+        -> Outcome
+    {
         try await Runner.run("/bin/sh", ["-c", script, "sh"] + arguments, environment: environment)
     }
 
     /// `announce SUBCOMMAND <the name printf makes of NAME> OPTIONS...` run in `directory`.
-    private func announce(_ subcommand: String, name: String, in directory: String, _ options: [String] = [],
-                          environment: [String: String?] = [:]) async throws -> Outcome {
-        try await sh(#"cd "$1" && b=$2 s=$3 n=$(printf "$4") && shift 4 && exec "$b" "$s" "$n" "$@""#,
-                     [directory, try Harness.binary(), subcommand, name] + options, environment: environment)
+    private func announce(
+        _ subcommand: String, name: String, in directory: String, _ options: [String] = [],
+        environment: [String: String?] = [:]
+    ) async throws -> Outcome {
+        try await sh(
+            #"cd "$1" && b=$2 s=$3 n=$(printf "$4") && shift 4 && exec "$b" "$s" "$n" "$@""#,
+            [directory, try Harness.binary(), subcommand, name] + options, environment: environment)
     }
 
     /// The capture's samples as sox reads them (raw, in the captured encoding); never empty.
@@ -50,8 +55,9 @@ struct ByteNameTests {
         return data
     }
 
-    @Test("a WAV and an MP3 named caf\\xe9 or \\xff play bit-exact as under a UTF-8 name, relative and absolute",
-          arguments: ["wav16-stereo.wav", "cbr128.mp3"])
+    @Test(
+        "a WAV and an MP3 named caf\\xe9 or \\xff play bit-exact as under a UTF-8 name, relative and absolute",
+        arguments: ["wav16-stereo.wav", "cbr128.mp3"])
     func playsBitExact(_ fixture: String) async throws {
         let (dir, ext) = try await directory(with: fixture, names: [Self.latin1, Self.loneFF])
         let reference = try Harness.capturePath("plain-" + ext)
@@ -88,21 +94,26 @@ struct ByteNameTests {
 
     /// Both open the file a second time, by its bytes: the count made alongside a play
     /// (LengthCount) and `info`'s scan (libFLAC's fresh handle).
-    @Test("an MP3 without Xing and a FLAC whose total is 0, named caf\\xe9, are counted exactly by play and info",
-          arguments: ["vbr-no-xing.mp3", "damaged/zero-total.flac"])
+    @Test(
+        "an MP3 without Xing and a FLAC whose total is 0, named caf\\xe9, are counted exactly by play and info",
+        arguments: ["vbr-no-xing.mp3", "damaged/zero-total.flac"])
     func countedExactly(_ fixture: String) async throws {
         let (dir, ext) = try await directory(with: fixture, names: [Self.latin1])
         let reference = try Harness.fixture(fixture) + (ext == "mp3" ? ".ref.f32" : ".ref.s16")
         let frames = try PCM.reference(reference, channels: 2).frames
         let play = try await announce("play", name: Self.latin1 + "." + ext, in: dir, ["--json", "-d", "null"])
         #expect(play.status == 0 && play.stderr.isEmpty, "\(play)")
-        let finished = try #require(try play.stdout.split(separator: "\n").compactMap {
-            try JSONSerialization.jsonObject(with: Data($0.utf8)) as? NSDictionary
-        }.first { $0["event"] as? String == "finished" }, "no finished event: \(play.stdout)")
+        let finished = try #require(
+            try play.stdout.split(separator: "\n").compactMap {
+                try JSONSerialization.jsonObject(with: Data($0.utf8)) as? NSDictionary
+            }.first { $0["event"] as? String == "finished" }, "no finished event: \(play.stdout)")
         let duration = try #require(finished["duration"] as? Double, "\(finished)")
-        #expect(abs(duration - Double(frames) / 44100) < 0.001, "duration \(duration) s; decoded \(Double(frames) / 44100) s")
+        #expect(
+            abs(duration - Double(frames) / 44100) < 0.001,
+            "duration \(duration) s; decoded \(Double(frames) / 44100) s")
         let info = try await announce("info", name: Self.latin1 + "." + ext, in: dir, ["--json"])
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(info.stdout.utf8)) as? NSDictionary, "\(info)")
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(info.stdout.utf8)) as? NSDictionary, "\(info)")
         #expect(object["frames"] as? Int == frames, "\(info)")
     }
 
@@ -120,10 +131,13 @@ struct ByteNameTests {
     func alert() async throws {
         let (dir, _) = try await directory(with: "wav16-second.wav", names: [Self.loneFF])
         let reference = try Harness.capturePath("alert-plain")
-        let plain = try await Runner.announce(["alert", "--wait", dir + "/plain.wav", "-d", Harness.fileDevice(reference)])
+        let plain = try await Runner.announce([
+            "alert", "--wait", dir + "/plain.wav", "-d", Harness.fileDevice(reference)
+        ])
         try #require(plain.status == 0, "\(plain)")
         let capture = try Harness.capturePath("alert-bytes")
-        let alert = try await announce("alert", name: Self.loneFF + ".wav", in: dir, ["--wait", "-d", Harness.fileDevice(capture)])
+        let alert = try await announce(
+            "alert", name: Self.loneFF + ".wav", in: dir, ["--wait", "-d", Harness.fileDevice(capture)])
         #expect(alert.status == 0 && alert.stderr.isEmpty, "\(alert)")
         #expect(try await soxSamples(capture) == (try await soxSamples(reference)))
     }
@@ -138,13 +152,15 @@ struct ByteNameTests {
             let plain = try await runtime.announce(["play", dir + "/plain.wav", "-d", Harness.fileDevice(reference)])
             try #require(plain.status == 0, "\(plain)")
             try await runtime.control("pause")
-            let queued = try await announce("play", name: Self.latin1 + ".wav", in: dir,
-                                            ["--no-wait", "-d", Harness.fileDevice(capture)], environment: runtime.environment)
+            let queued = try await announce(
+                "play", name: Self.latin1 + ".wav", in: dir,
+                ["--no-wait", "-d", Harness.fileDevice(capture)], environment: runtime.environment)
             try #require(queued.status == 0, "\(queued)")
             let id = queued.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             // The spool keeps the bytes (base64), which no String could.
             let entry = try Data(contentsOf: URL(fileURLWithPath: runtime.spoolPath + "/\(id).json"))
-            let clip = try #require((try JSONSerialization.jsonObject(with: entry) as? NSDictionary)?["clip"] as? NSDictionary)
+            let clip = try #require(
+                (try JSONSerialization.jsonObject(with: entry) as? NSDictionary)?["clip"] as? NSDictionary)
             let bytes = try #require((clip["pathBytes"] as? String).flatMap { Data(base64Encoded: $0) })
             #expect(bytes == Data((dir + "/caf").utf8) + [0xE9] + Data(".wav".utf8))
             #expect(clip["path"] as? String == dir + "/caf\u{FFFD}.wav")
@@ -172,7 +188,7 @@ struct ByteNameTests {
                 (#""%%""#, "malformed request: items[0].clip.pathBytes: invalid value"),
                 ("[1,2]", "malformed request: items[0].clip.pathBytes: expected String"),
                 (#""eOk=""#, "items[0]: pathBytes must be an absolute path, not x\u{FFFD}"),  // x\xe9
-                (#""L3gAeQ==""#, "items[0]: pathBytes contains a NUL byte"),  // /x\0y
+                (#""L3gAeQ==""#, "items[0]: pathBytes contains a NUL byte")  // /x\0y
             ]
             for (value, message) in cases {
                 let client = try runtime.client()

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Every process the end-to-end tests start (announce, its daemon, sox, PulseAudio's tools):
@@ -22,8 +22,10 @@ final class ChildProcess: @unchecked Sendable {
     /// Runs `arguments` (argv[0] looked up in PATH) with exactly `environment`.
     /// `stderr` may be the same file as `stdout`; `stdin` is opened for reading (a FIFO blocks
     /// until it has a writer).
-    init(_ name: String, _ arguments: [String], environment: [String: String], stdout: String, stderr: String,
-         stdin: String = "/dev/null") throws {
+    init(
+        _ name: String, _ arguments: [String], environment: [String: String], stdout: String, stderr: String,
+        stdin: String = "/dev/null"
+    ) throws {
         self.name = name
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
@@ -44,7 +46,9 @@ final class ChildProcess: @unchecked Sendable {
         posix_spawnattr_setsigmask(&attributes, &none)
         var defaults = sigset_t()
         sigemptyset(&defaults)
-        for signal in [SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGTERM, SIGCHLD, SIGUSR1, SIGUSR2, SIGALRM] { sigaddset(&defaults, signal) }
+        for signal in [SIGHUP, SIGINT, SIGQUIT, SIGPIPE, SIGTERM, SIGCHLD, SIGUSR1, SIGUSR2, SIGALRM] {
+            sigaddset(&defaults, signal)
+        }
         posix_spawnattr_setsigdefault(&attributes, &defaults)
         posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
 
@@ -73,7 +77,8 @@ final class ChildProcess: @unchecked Sendable {
     /// glibc's posix_spawn_file_actions_addclosefrom_np (2.34+), which Swift's Glibc module does not export.
     private static func addCloseFrom3(_ actions: inout posix_spawn_file_actions_t) {
         typealias CloseFrom = @convention(c) (UnsafeMutablePointer<posix_spawn_file_actions_t>, Int32) -> Int32
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np") else { return }
+        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "posix_spawn_file_actions_addclosefrom_np")
+        else { return }
         _ = unsafeBitCast(symbol, to: CloseFrom.self)(&actions, 3)
     }
 
@@ -138,7 +143,12 @@ final class ChildProcess: @unchecked Sendable {
 private final class Once: @unchecked Sendable {
     private let lock = NSLock()
     private var done = false
-    func claim() -> Bool { lock.withLock { defer { done = true }; return !done } }
+    func claim() -> Bool {
+        lock.withLock {
+            defer { done = true }
+            return !done
+        }
+    }
 }
 
 /// Runs blocking work (socket reads, waits on processes) off the cooperative pool, on a thread of
@@ -154,8 +164,10 @@ func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async thro
 
 /// `body` with what `up` brings up, taken down by `down` after it, also when it throws; both
 /// blocking steps (a sound server's start, its stop) run off the cooperative pool.
-func withServer<Server: Sendable>(up: @escaping @Sendable () throws -> Server, down: @escaping @Sendable (Server) -> Void,
-                                  _ body: (Server) async throws -> Void) async throws {
+func withServer<Server: Sendable>(
+    up: @escaping @Sendable () throws -> Server, down: @escaping @Sendable (Server) -> Void,
+    _ body: (Server) async throws -> Void
+) async throws {
     let server = try await offPool(up)
     do {
         try await body(server)
@@ -176,18 +188,24 @@ func monotonicNow() -> Double {
 /// Test clips made by sox: pure sines (or silence) as 16-bit WAV.
 enum Sox {
     /// `seconds` of a sine of `frequency` Hz (silence when nil) at `decibels` dBFS, written to `path`.
-    static func tone(_ path: String, frequency: Double?, seconds: Double, decibels: Double = -6,
-                     rate: Int = 48000, channels: Int) throws {
-        let synth = frequency.map { ["synth", "\(seconds)", "sine", "\($0)", "gain", "\(decibels)"] }
+    static func tone(
+        _ path: String, frequency: Double?, seconds: Double, decibels: Double = -6,
+        rate: Int = 48000, channels: Int
+    ) throws {
+        let synth =
+            frequency.map { ["synth", "\(seconds)", "sine", "\($0)", "gain", "\(decibels)"] }
             ?? ["trim", "0", "\(seconds)"]
         let errors = path + ".sox.err"
         defer { unlink(errors) }
-        let sox = try ChildProcess("sox", ["sox", "-R", "-D", "-V1", "-n", "-r", "\(rate)", "-c", "\(channels)", "-b", "16", path] + synth,
-                                   environment: ProcessInfo.processInfo.environment, stdout: "/dev/null", stderr: errors)
+        let sox = try ChildProcess(
+            "sox", ["sox", "-R", "-D", "-V1", "-n", "-r", "\(rate)", "-c", "\(channels)", "-b", "16", path] + synth,
+            environment: ProcessInfo.processInfo.environment, stdout: "/dev/null", stderr: errors)
         let status = sox.waitForExit(timeout: 30)
         guard status == 0, FileManager.default.fileExists(atPath: path) else {
             let message = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
-            throw HarnessError("sox could not make \(path) (\(status.map { "exit \($0)" } ?? "no exit within 30 s"); install sox): \(message)")
+            throw HarnessError(
+                "sox could not make \(path) (\(status.map { "exit \($0)" } ?? "no exit within 30 s"); install sox): \(message)"
+            )
         }
     }
 }

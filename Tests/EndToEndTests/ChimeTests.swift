@@ -8,13 +8,18 @@ import Testing
 struct ChimeTests {
     @Test("chime, clip and closing tone are one item joined sample for sample; heard and duration are the clip's")
     func joined() async throws {
-        let chime = try await LoudnessTests.clip("chime-a", rate: 48_000, ["synth", "0.3", "sine", "1320", "vol", "0.3"])
-        let clip = try await LoudnessTests.clip("chime-clip", rate: 48_000, ["synth", "0.5", "sine", "440", "vol", "0.3"])
-        let closing = try await LoudnessTests.clip("chime-z", rate: 48_000, ["synth", "0.2", "sine", "660", "vol", "0.3"])
+        let chime = try await LoudnessTests.clip(
+            "chime-a", rate: 48_000, ["synth", "0.3", "sine", "1320", "vol", "0.3"])
+        let clip = try await LoudnessTests.clip(
+            "chime-clip", rate: 48_000, ["synth", "0.5", "sine", "440", "vol", "0.3"])
+        let closing = try await LoudnessTests.clip(
+            "chime-z", rate: 48_000, ["synth", "0.2", "sine", "660", "vol", "0.3"])
         try await LoudnessTests.withDefaults(config: "loudness = off\n") { runtime, _, _ in
             let capture = try Harness.capturePath("chimed")
-            let outcome = try await runtime.announce(["play", clip, "--chime", chime, "--chime-after", closing, "--json",
-                                                      "-d", Harness.fileDevice(capture)])
+            let outcome = try await runtime.announce([
+                "play", clip, "--chime", chime, "--chime-after", closing, "--json",
+                "-d", Harness.fileDevice(capture)
+            ])
             #expect(outcome.status == 0, "\(outcome)")
             let finished = outcome.stdout.split(separator: "\n").compactMap { WireEvent(line: $0) }.first
             #expect(finished?.heard == 0.5 && finished?.outcome?.kind == "played", "\(outcome.stdout)")
@@ -29,11 +34,13 @@ struct ChimeTests {
 
     @Test("a chime of another rate and width is converted; the clip follows it at once, sample for sample")
     func converted() async throws {
-        let chime = try await LoudnessTests.clip("chime-44", rate: 44_100, channels: 1, ["synth", "0.4", "sine", "990", "vol", "0.3"])
+        let chime = try await LoudnessTests.clip(
+            "chime-44", rate: 44_100, channels: 1, ["synth", "0.4", "sine", "990", "vol", "0.3"])
         let clip = try await LoudnessTests.clip("chime-48", rate: 48_000, ["synth", "0.5", "sine", "440", "vol", "0.3"])
         try await LoudnessTests.withDefaults(config: "loudness = off\n") { runtime, _, _ in
             let capture = try Harness.capturePath("chime-converted")
-            let outcome = try await runtime.announce(["play", clip, "--chime", chime, "-d", Harness.fileDevice(capture)])
+            let outcome = try await runtime.announce(["play", clip, "--chime", chime, "-d", Harness.fileDevice(capture)]
+            )
             #expect(outcome.status == 0, "\(outcome)")
             let played = try await StreamTests.soxSamples(capture)
             let own = try await StreamTests.soxSamples(clip)
@@ -44,10 +51,13 @@ struct ChimeTests {
         }
     }
 
-    @Test("[chime] high = SOUND chimes high items only; --chime none turns it off; say --chime too; each part at -16 LUFS")
+    @Test(
+        "[chime] high = SOUND chimes high items only; --chime none turns it off; say --chime too; each part at -16 LUFS"
+    )
     func defaults() async throws {
         // Mono before stereo: measured as mono, it must be as loud in the clip's two channels.
-        let chime = try await LoudnessTests.clip("chime-quiet", rate: 48_000, channels: 1, ["synth", "1", "sine", "1000", "vol", "0.02"])
+        let chime = try await LoudnessTests.clip(
+            "chime-quiet", rate: 48_000, channels: 1, ["synth", "1", "sine", "1000", "vol", "0.02"])
         let clip = try await LoudnessTests.clip("chime-loud", rate: 48_000, ["synth", "2", "pinknoise", "vol", "0.5"])
         // The client reads [chime], as it reads the rest of the user's config.
         let home = try LoudnessTests.configHome("[chime]\nhigh = \(chime)\n")
@@ -55,7 +65,8 @@ struct ChimeTests {
             try await runtime.startDaemon(device: "null", environment: ["XDG_CONFIG_HOME": home])
             func seconds(_ arguments: [String]) async throws -> (Double, String) {
                 let capture = try Harness.capturePath("chime-default")
-                let outcome = try await runtime.announce(arguments + ["-d", Harness.fileDevice(capture)], environment: ["XDG_CONFIG_HOME": home])
+                let outcome = try await runtime.announce(
+                    arguments + ["-d", Harness.fileDevice(capture)], environment: ["XDG_CONFIG_HOME": home])
                 try #require(outcome.status == 0 && outcome.stderr.isEmpty, "\(arguments): \(outcome)")
                 let soxi = try await Runner.run("soxi", ["-D", capture])
                 return (Double(soxi.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0, capture)
@@ -83,10 +94,14 @@ struct ChimeTests {
     func badChimes() async throws {
         let clip = try await LoudnessTests.clip("chime-bad", ["synth", "0.2", "sine", "440"])
         try await withDaemonRuntime { runtime in
-            for (chime, status, reason) in [("no-such-sound", 66, "no such file"), ("/etc/passwd", 65, "unknown format")] {
+            for (chime, status, reason) in [
+                ("no-such-sound", 66, "no such file"), ("/etc/passwd", 65, "unknown format")
+            ] {
                 let outcome = try await runtime.announce(["play", clip, "--chime", chime, "--no-wait", "-d", "null"])
                 #expect(outcome.status == Int32(status), "\(outcome)")
-                #expect(outcome.stderrLines.count == 1 && outcome.stderr.hasPrefix("announce: --chime \(chime): \(reason)"), "\(outcome)")
+                #expect(
+                    outcome.stderrLines.count == 1 && outcome.stderr.hasPrefix("announce: --chime \(chime): \(reason)"),
+                    "\(outcome)")
             }
             #expect(runtime.mediaEntries().isEmpty)
             let status = try await runtime.announce(["status", "--json"])

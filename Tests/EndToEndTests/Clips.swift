@@ -42,10 +42,13 @@ extension Reference {
 
 extension Clip {
     /// A clip with one bit-exact reference decode, `FILE.ref.s16|s32|f32` after its format.
-    static func exact(_ file: String, _ format: SampleFormat, _ sampleRate: Int, _ channels: Int, _ container: String,
-                      _ note: String = "lossless: the same integers or floats") -> Clip {
-        Clip(file: file, sourceFormat: format, sampleRate: sampleRate, channels: channels, container: container,
-             references: [.exact("\(file).ref.\(format.referenceExtension)", note)])
+    static func exact(
+        _ file: String, _ format: SampleFormat, _ sampleRate: Int, _ channels: Int, _ container: String,
+        _ note: String = "lossless: the same integers or floats"
+    ) -> Clip {
+        Clip(
+            file: file, sourceFormat: format, sampleRate: sampleRate, channels: channels, container: container,
+            references: [.exact("\(file).ref.\(format.referenceExtension)", note)])
     }
 }
 
@@ -84,22 +87,25 @@ enum Clips {
         .exact("container.wve", .int16, 8000, 1, "Psion WVE", "sox: G.711 A-law expanded to int16, exact"),
         .exact("alac.caf", .int16, 22050, 2, "CAF", "ffmpeg's ALAC decoder: lossless, the same integers"),
         .exact("flac.oga", .int16, 22050, 2, "Ogg", "ffmpeg's FLAC decoder: lossless, the same integers"),
-        Clip(file: "vorbis.ogg", sourceFormat: .float32, sampleRate: 44100, channels: 2, container: "Ogg",
-             references: [
+        Clip(
+            file: "vorbis.ogg", sourceFormat: .float32, sampleRate: 44100, channels: 2, container: "Ogg",
+            references: [
                 // libvorbisfile through sox: full length, but ov_read rounds to 16 bits, so
                 // announce's floats differ by up to half an int16 LSB (seen: exactly that).
-                Reference(file: "vorbis.ogg.ref-sox.f32", tolerance: 0.5 / 32768 + 1e-7,
-                          note: "libvorbisfile via sox, rounded to int16: half an LSB"),
+                Reference(
+                    file: "vorbis.ogg.ref-sox.f32", tolerance: 0.5 / 32768 + 1e-7,
+                    note: "libvorbisfile via sox, rounded to int16: half an LSB"),
                 // ffmpeg's own Vorbis decoder: float, but a different implementation (seen
                 // 3e-7) and it drops the clip's last 128 frames.
-                Reference(file: "vorbis.ogg.ref.f32", tolerance: 1e-6, coversWholeClip: false,
-                          note: "ffmpeg native float decoder: rounding differences, seen 3e-7"),
-             ]),
+                Reference(
+                    file: "vorbis.ogg.ref.f32", tolerance: 1e-6, coversWholeClip: false,
+                    note: "ffmpeg native float decoder: rounding differences, seen 3e-7")
+            ]),
         .exact("opus.opus", .float32, 48000, 2, "Ogg", "libopus float decode through ffmpeg — bit-identical"),
         .exact("cbr128.mp3", .float32, 44100, 2, "MP3", mp3Note),
         .exact("vbr.mp3", .float32, 44100, 2, "MP3", mp3Note),
         .exact("mono.mp3", .float32, 22050, 1, "MP3", mp3Note),
-        .exact("cover.mp3", .float32, 44100, 2, "MP3", mp3Note),
+        .exact("cover.mp3", .float32, 44100, 2, "MP3", mp3Note)
     ]
 
     static func named(_ file: String) -> Clip { all.first { $0.file == file }! }

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 // Helpers for the daemon end-to-end tests (DaemonTests, QuietTests, and PacedHarness's
@@ -173,7 +173,9 @@ final class SocketClient: @unchecked Sendable {
     func write(_ bytes: [UInt8]) -> Int32 {
         var offset = 0
         while offset < bytes.count {
-            let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL)) }
+            let sent = bytes.withUnsafeBytes {
+                Glibc.send(fd, $0.baseAddress! + offset, $0.count - offset, Int32(MSG_NOSIGNAL))
+            }
             if sent < 0 && errno == EINTR { continue }
             if sent <= 0 { return errno }
             offset += sent
@@ -199,7 +201,9 @@ final class SocketClient: @unchecked Sendable {
                 return line
             }
             let left = deadline - monotonicNow()
-            guard left > 0 else { throw HarnessError("no line from the daemon within \(timeout) s (have \(buffer.count) bytes)") }
+            guard left > 0 else {
+                throw HarnessError("no line from the daemon within \(timeout) s (have \(buffer.count) bytes)")
+            }
             var descriptor = pollfd(fd: fd, events: Int16(POLLIN), revents: 0)
             let ready = poll(&descriptor, 1, Int32(max(1, left * 1000)))
             if ready < 0 && errno == EINTR { continue }
@@ -272,8 +276,9 @@ final class DaemonProcess: @unchecked Sendable {
     /// `announce daemon ARGUMENTS` with `Harness.environment(environment)`, output to `logPath`.
     init(arguments: [String], logPath: String, environment: [String: String?]) throws {
         self.logPath = logPath
-        child = try ChildProcess("announce daemon", [try Harness.binary(), "daemon"] + arguments,
-                                 environment: try Harness.environment(environment), stdout: logPath, stderr: logPath)
+        child = try ChildProcess(
+            "announce daemon", [try Harness.binary(), "daemon"] + arguments,
+            environment: try Harness.environment(environment), stdout: logPath, stderr: logPath)
     }
 
     /// Suspends until the process ends; false at the deadline.
@@ -318,14 +323,20 @@ final class DaemonRuntime: @unchecked Sendable {
         }
         environment = extra.merging(["ANNOUNCE_RUNTIME_DIR": path]) { $1 }
         try? FileManager.default.removeItem(atPath: path)
-        guard mkdir(path, 0o700) == 0 else { throw HarnessError("cannot create \(path): \(String(cString: strerror(errno)))") }
+        guard mkdir(path, 0o700) == 0 else {
+            throw HarnessError("cannot create \(path): \(String(cString: strerror(errno)))")
+        }
         chmod(path, 0o700)  // whatever the umask
-        guard (path + "/socket").utf8.count < 108 else { throw HarnessError("runtime path too long for a Unix socket: \(path)") }
+        guard (path + "/socket").utf8.count < 108 else {
+            throw HarnessError("runtime path too long for a Unix socket: \(path)")
+        }
     }
 
     /// `announce ARGS...` with this runtime directory, reading `stdin`.
-    func announce(_ arguments: [String], environment extra: [String: String?] = [:],
-                  stdin: String = "/dev/null") async throws -> Outcome {
+    func announce(
+        _ arguments: [String], environment extra: [String: String?] = [:],
+        stdin: String = "/dev/null"
+    ) async throws -> Outcome {
         try await Runner.announce(arguments, environment: environment.merging(extra) { $1 }, stdin: stdin)
     }
 
@@ -338,7 +349,9 @@ final class DaemonRuntime: @unchecked Sendable {
     /// `announce ARGS...` (a control command: pause, resume, quiet on...), expected to exit 0.
     func control(_ arguments: String..., sourceLocation: SourceLocation = #_sourceLocation) async throws {
         let result = try await announce(arguments)
-        #expect(result.status == 0, "announce \(arguments.joined(separator: " ")): \(result)", sourceLocation: sourceLocation)
+        #expect(
+            result.status == 0, "announce \(arguments.joined(separator: " ")): \(result)",
+            sourceLocation: sourceLocation)
     }
 
     /// The environment the processes of this runtime get, resolved.
@@ -348,17 +361,22 @@ final class DaemonRuntime: @unchecked Sendable {
     /// and returns once its socket answers a status request from that very process.
     /// `environment` entries override the runtime's (nil removes one).
     @discardableResult
-    func startDaemon(device: String?, arguments: [String] = [], environment extra: [String: String?] = [:],
-                     timeout: Double = 15) async throws -> DaemonProcess {
+    func startDaemon(
+        device: String?, arguments: [String] = [], environment extra: [String: String?] = [:],
+        timeout: Double = 15
+    ) async throws -> DaemonProcess {
         let index = lock.withLock { started.count }
-        let daemon = try DaemonProcess(arguments: (device.map { ["--device", $0] } ?? []) + arguments,
-                                       logPath: "\(path)/fg-daemon-\(index).log",
-                                       environment: environment.merging(extra) { $1 })
+        let daemon = try DaemonProcess(
+            arguments: (device.map { ["--device", $0] } ?? []) + arguments,
+            logPath: "\(path)/fg-daemon-\(index).log",
+            environment: environment.merging(extra) { $1 })
         lock.withLock { started.append(daemon) }
         do {
-            try await waitForDaemon(timeout: timeout, { $0 == daemon.pid }, unless: {
-                daemon.isRunning ? nil : "announce daemon exited (\(daemon.child.endDescription)) before answering"
-            })
+            try await waitForDaemon(
+                timeout: timeout, { $0 == daemon.pid },
+                unless: {
+                    daemon.isRunning ? nil : "announce daemon exited (\(daemon.child.endDescription)) before answering"
+                })
         } catch {
             throw HarnessError("\(error); its log: \(daemon.log)")
         }
@@ -368,19 +386,23 @@ final class DaemonRuntime: @unchecked Sendable {
     /// Waits until a daemon answers a status request on the socket with a pid that `accept`s;
     /// returns that pid. Throws at the deadline, or as soon as `unless` gives a reason.
     @discardableResult
-    func waitForDaemon(timeout: Double = 15, _ accept: @escaping @Sendable (pid_t) -> Bool,
-                       unless failure: () -> String? = { nil }) async throws -> pid_t {
+    func waitForDaemon(
+        timeout: Double = 15, _ accept: @escaping @Sendable (pid_t) -> Bool,
+        unless failure: () -> String? = { nil }
+    ) async throws -> pid_t {
         let deadline = monotonicNow() + timeout
         var backoff: UInt64 = 1_000_000
         while true {
             if let reason = failure() { throw HarnessError(reason) }
             if let client = try? client(),
-               let reply = try? await offPool({ try client.call(#"{"v":1,"op":"status"}"#, timeout: 5) }),
-               let pid = reply.status?.pid, accept(pid) {
+                let reply = try? await offPool({ try client.call(#"{"v":1,"op":"status"}"#, timeout: 5) }),
+                let pid = reply.status?.pid, accept(pid)
+            {
                 return pid
             }
             guard monotonicNow() < deadline else {
-                throw HarnessError("no daemon answered on \(socketPath) within \(timeout) s; daemon.log: \(daemonLogLines())")
+                throw HarnessError(
+                    "no daemon answered on \(socketPath) within \(timeout) s; daemon.log: \(daemonLogLines())")
             }
             // Nothing to wait on before the socket exists: back off between connection attempts.
             try await Task.sleep(nanoseconds: backoff)
@@ -433,7 +455,8 @@ final class DaemonRuntime: @unchecked Sendable {
     var daemonLockHeld: Bool {
         var info = stat()
         guard stat(path + "/daemon.lock", &info) == 0,
-              let locks = try? String(contentsOfFile: "/proc/locks", encoding: .utf8) else { return false }
+            let locks = try? String(contentsOfFile: "/proc/locks", encoding: .utf8)
+        else { return false }
         let suffix = ":\(info.st_ino)"
         return locks.split(separator: "\n").contains { line in
             let fields = line.split(separator: " ")
@@ -444,10 +467,13 @@ final class DaemonRuntime: @unchecked Sendable {
     /// True when `pid` is a live (not zombie) process whose environment names this runtime directory.
     func isOurDaemon(_ pid: pid_t) -> Bool {
         guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let close = stat.lastIndex(of: ")"),
-              stat[stat.index(close, offsetBy: 2)] != "Z",
-              let environ = FileManager.default.contents(atPath: "/proc/\(pid)/environ") else { return false }
-        return environ.split(separator: 0).contains { String(decoding: $0, as: UTF8.self) == "ANNOUNCE_RUNTIME_DIR=\(path)" }
+            let close = stat.lastIndex(of: ")"),
+            stat[stat.index(close, offsetBy: 2)] != "Z",
+            let environ = FileManager.default.contents(atPath: "/proc/\(pid)/environ")
+        else { return false }
+        return environ.split(separator: 0).contains {
+            String(decoding: $0, as: UTF8.self) == "ANNOUNCE_RUNTIME_DIR=\(path)"
+        }
     }
 
     /// Live `announce daemon` processes whose environment names this runtime directory.
@@ -456,7 +482,8 @@ final class DaemonRuntime: @unchecked Sendable {
         return pids.filter { pid in
             guard let cmdline = FileManager.default.contents(atPath: "/proc/\(pid)/cmdline") else { return false }
             let arguments = cmdline.split(separator: 0).map { String(decoding: $0, as: UTF8.self) }
-            return arguments.count >= 2 && arguments[0].hasSuffix("announce") && arguments[1] == "daemon" && isOurDaemon(pid)
+            return arguments.count >= 2 && arguments[0].hasSuffix("announce") && arguments[1] == "daemon"
+                && isOurDaemon(pid)
         }.sorted()
     }
 
@@ -538,11 +565,12 @@ enum Tones {
     /// The order tones were heard in a capture of the file device (mono or first channel).
     static func heardOrder(capture path: String, candidates: [Double]) throws -> [Double] {
         let capture = try WAVCapture(path: path)
-        let format: SampleFormat = switch capture.bitsPerSample {
-        case 16: .int16
-        case 32 where capture.formatTag == 3: .float32
-        default: .int32
-        }
+        let format: SampleFormat =
+            switch capture.bitsPerSample {
+            case 16: .int16
+            case 32 where capture.formatTag == 3: .float32
+            default: .int32
+            }
         let pcm = PCM(format: format, channels: capture.channels, bytes: capture.data)
         let timeline = ToneAnalysis.timeline(pcm.channel(0), rate: Double(capture.sampleRate), tones: candidates)
         return ToneAnalysis.segments(timeline).map(\.tone)

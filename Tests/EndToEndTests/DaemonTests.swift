@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The daemon end to end: the built binary, a private runtime directory per test, ALSA's
@@ -18,8 +18,10 @@ struct DaemonTests {
     }
 
     /// `announce play --no-wait ARGS...`; the ids, after checking it exited 0.
-    private func enqueue(_ runtime: DaemonRuntime, _ arguments: [String],
-                         sourceLocation: SourceLocation = #_sourceLocation) async throws -> [String] {
+    private func enqueue(
+        _ runtime: DaemonRuntime, _ arguments: [String],
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws -> [String] {
         let result = try await runtime.announce(["play", "--no-wait"] + arguments)
         try #require(result.status == 0, "play --no-wait \(arguments): \(result)", sourceLocation: sourceLocation)
         return ids(result)
@@ -36,7 +38,6 @@ struct DaemonTests {
         return try #require(seen.last?.id)
     }
 
-
     // MARK: 1. queue order
 
     @Test("priority order, FIFO within a priority, on one per-item file device")
@@ -50,11 +51,12 @@ struct DaemonTests {
             try await runtime.control("pause")
 
             let plan: [(tone: Int, priority: String)] = [
-                (200, "low"), (300, "normal"), (400, "high"), (500, "critical"), (600, "normal"), (700, "normal"),
+                (200, "low"), (300, "normal"), (400, "high"), (500, "critical"), (600, "normal"), (700, "normal")
             ]
             var ids: [String] = []
             for step in plan {
-                let id = try await enqueue(runtime, ["--priority", step.priority, "-d", device, try Tones.clip(step.tone)])
+                let id = try await enqueue(
+                    runtime, ["--priority", step.priority, "-d", device, try Tones.clip(step.tone)])
                 try #require(id.count == 1)
                 ids += id
             }
@@ -112,8 +114,9 @@ struct DaemonTests {
             let result = try await play.value
             #expect(result.status == 75, "\(result)")
             // The queue was paused when it was played: it said so, then why it ended.
-                #expect(result.stderrLines.count == 2 && result.stderrLines[0].contains("the queue is paused")
-                        && result.stderrLines[1].contains("cancelled"), "\(result)")
+            #expect(
+                result.stderrLines.count == 2 && result.stderrLines[0].contains("the queue is paused")
+                    && result.stderrLines[1].contains("cancelled"), "\(result)")
             #expect(try await runtime.status().queued.isEmpty)
             #expect(runtime.spoolEntries().isEmpty, "spool: \(runtime.spoolEntries())")
             // The id is final now: a second cancel says so.
@@ -136,8 +139,9 @@ struct DaemonTests {
             let result = try await play.value
             #expect(result.status == 75, "\(result)")
             // The queue was paused when it was played: it said so, then why it ended.
-                #expect(result.stderrLines.count == 2 && result.stderrLines[0].contains("the queue is paused")
-                        && result.stderrLines[1].contains("replaced"), "\(result)")
+            #expect(
+                result.stderrLines.count == 2 && result.stderrLines[0].contains("the queue is paused")
+                    && result.stderrLines[1].contains("replaced"), "\(result)")
             let status = try await runtime.status()
             #expect(status.queued.map(\.id) == newIDs, "only the newest message is left")
             #expect(!status.queued.map(\.id).contains(oldID))
@@ -148,18 +152,27 @@ struct DaemonTests {
     func replaceWithSeveralFiles() async throws {
         try await withDaemonRuntime { runtime in
             let capture = try Harness.capturePath("replace-several")
-            try await runtime.startDaemon(device: Harness.fileDevice(try Harness.capturePath("replace-several-default")))
+            try await runtime.startDaemon(
+                device: Harness.fileDevice(try Harness.capturePath("replace-several-default")))
             try await runtime.control("pause")
             // An older message with the tag, waiting: the one to replace.
             let older = try await enqueue(runtime, ["--tag", "status", try Tones.clip(300)])
-            let newer = try await enqueue(runtime, ["--tag", "status", "--replace", "-d", Harness.fileDevice(capture),
-                                                    try Tones.clip(440), try Tones.clip(550)])
+            let newer = try await enqueue(
+                runtime,
+                [
+                    "--tag", "status", "--replace", "-d", Harness.fileDevice(capture),
+                    try Tones.clip(440), try Tones.clip(550)
+                ])
             try #require(newer.count == 2)
             let status = try await runtime.status()
-            #expect(status.queued.map(\.id) == newer, "both files of the newest message wait; the older one (\(older)) is gone")
+            #expect(
+                status.queued.map(\.id) == newer,
+                "both files of the newest message wait; the older one (\(older)) is gone")
 
             let waiter = try runtime.client()
-            let reply = try await offPool { try waiter.call(#"{"v":1,"op":"wait","ids":["\#(newer[0])","\#(newer[1])"]}"#) }
+            let reply = try await offPool {
+                try waiter.call(#"{"v":1,"op":"wait","ids":["\#(newer[0])","\#(newer[1])"]}"#)
+            }
             #expect(reply.ok)
             try await runtime.control("resume")
             let finished = try await offPool {
@@ -169,7 +182,9 @@ struct DaemonTests {
                     return done.count == 2
                 }
             }.filter { $0.event == "finished" }
-            #expect(finished.map { $0.outcome?.kind } == ["played", "played"], "\(finished.map { "\($0.id ?? "") \($0.outcome?.kind ?? "") \($0.reason ?? "")" })")
+            #expect(
+                finished.map { $0.outcome?.kind } == ["played", "played"],
+                "\(finished.map { "\($0.id ?? "") \($0.outcome?.kind ?? "") \($0.reason ?? "")" })")
             let heard = try Tones.heardOrder(capture: capture, candidates: [300, 440, 550])
             #expect(heard == [440, 550], "both files of the newest message play")
         }
@@ -207,7 +222,8 @@ struct DaemonTests {
                 let result = try await play.value
                 #expect(result.status == 75, "\(result)")
                 // The queue was paused when it was played: it said so, then why it ended.
-                #expect(result.stderrLines.count == 2 && result.stderrLines[0].contains("the queue is paused")
+                #expect(
+                    result.stderrLines.count == 2 && result.stderrLines[0].contains("the queue is paused")
                         && result.stderrLines[1].contains("cancelled"), "\(result)")
             }
             let status = try await runtime.status()
@@ -270,7 +286,8 @@ struct DaemonTests {
                 }
             }
             let failures = results.filter { $0.status != 0 }
-            #expect(failures.isEmpty, "\(failures.count) clients failed, e.g. \(failures.first.map(\.description) ?? "")")
+            #expect(
+                failures.isEmpty, "\(failures.count) clients failed, e.g. \(failures.first.map(\.description) ?? "")")
             let perClient = results.map(ids)
             #expect(perClient.allSatisfy { $0.count == 10 })
             let all = perClient.flatMap { $0 }
@@ -286,7 +303,9 @@ struct DaemonTests {
             let position = Dictionary(uniqueKeysWithValues: listed.enumerated().map { ($1, $0) })
             for batch in perClient where batch.count == 10 {
                 let places = batch.compactMap { position[$0] }
-                #expect(places.count == 10 && places == Array(places[0]..<places[0] + 10), "batch \(batch[0]) not contiguous")
+                #expect(
+                    places.count == 10 && places == Array(places[0]..<places[0] + 10),
+                    "batch \(batch[0]) not contiguous")
             }
             let spool = runtime.spoolEntries()
             #expect(spool.count == 1000, "spool has \(spool.count) entries")
@@ -306,8 +325,12 @@ struct DaemonTests {
             let priorities = ["normal", "low", "high", "normal", "critical"]
             var ids: [String] = []
             for index in 0..<20 {
-                ids += try await enqueue(runtime, ["--priority", priorities[index % priorities.count],
-                                                   try Tones.clip(200 + 100 * index)])
+                ids += try await enqueue(
+                    runtime,
+                    [
+                        "--priority", priorities[index % priorities.count],
+                        try Tones.clip(200 + 100 * index)
+                    ])
             }
             let before = try await runtime.status().queued.map(\.id)
             #expect(Set(before) == Set(ids) && before.count == 20)
@@ -338,8 +361,12 @@ struct DaemonTests {
             let tones = (0..<20).map { 300 + 100 * $0 }
             var toneOf: [String: Int] = [:]
             for (index, tone) in tones.enumerated() {
-                let id = try await enqueue(runtime, ["--priority", priorities[index % priorities.count],
-                                                     "-d", device, try Tones.clip(tone)])
+                let id = try await enqueue(
+                    runtime,
+                    [
+                        "--priority", priorities[index % priorities.count],
+                        "-d", device, try Tones.clip(tone)
+                    ])
                 toneOf[id[0]] = tone
             }
             let before = try await runtime.status().queued.map(\.id)
@@ -408,8 +435,9 @@ struct DaemonTests {
             #expect(kinds == ["waiting", "finished"], "\(result)")
             let event = printed.last
             #expect(event?.id == id && event?.outcome?.kind == "played", "\(result)")
-            #expect(runtime.daemonLogLines().filter { $0.contains("listening on") }.count == 1,
-                    "the client auto-started one daemon: \(runtime.daemonLogLines())")
+            #expect(
+                runtime.daemonLogLines().filter { $0.contains("listening on") }.count == 1,
+                "the client auto-started one daemon: \(runtime.daemonLogLines())")
             #expect(runtime.daemonLogLines().contains { $0.contains("restored 1 item") }, "\(runtime.daemonLogLines())")
         }
     }
@@ -435,8 +463,11 @@ struct DaemonTests {
             let all = results.flatMap(ids)
             #expect(all.count == 50 && Set(all).count == 50 && all.allSatisfy { $0.isItemID })
             let log = runtime.daemonLogLines()
-            #expect(log.filter { $0.contains("listening on") }.count == 1, "daemon.log:\n\(log.joined(separator: "\n"))")
-            #expect(!log.contains { $0.contains("another daemon") }, "a second daemon was spawned:\n\(log.joined(separator: "\n"))")
+            #expect(
+                log.filter { $0.contains("listening on") }.count == 1, "daemon.log:\n\(log.joined(separator: "\n"))")
+            #expect(
+                !log.contains { $0.contains("another daemon") },
+                "a second daemon was spawned:\n\(log.joined(separator: "\n"))")
             let pid = try #require(runtime.lockPID)
             #expect(runtime.daemonProcesses() == [pid], "announce daemon processes for this directory")
             #expect(try await runtime.status().pid == pid)
@@ -449,18 +480,24 @@ struct DaemonTests {
             let daemon = try await runtime.startDaemon(device: "null")
             let listener = try runtime.client()
             _ = try await offPool { try listener.call(#"{"v":1,"op":"events"}"#) }
-            let bed = try await runtime.announce(["play", "--no-wait", "--category", "ambient", "--loops", "-1",
-                                                  try Tones.clip(440, seconds: 0.05)])
+            let bed = try await runtime.announce([
+                "play", "--no-wait", "--category", "ambient", "--loops", "-1",
+                try Tones.clip(440, seconds: 0.05)
+            ])
             #expect(bed.status == 0, "\(bed)")
             let id = bed.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             // Started: its decode thread and the device's thread run (each names itself first).
             _ = try await offPool { try listener.events(until: { $0.event == "started" && $0.id == id }) }
             let tasks = "/proc/\(daemon.pid)/task"
-            let names = Set(try FileManager.default.contentsOfDirectory(atPath: tasks).compactMap { task in
-                (try? String(contentsOfFile: "\(tasks)/\(task)/comm", encoding: .utf8))?.trimmingCharacters(in: .whitespacesAndNewlines)
-            })
+            let names = Set(
+                try FileManager.default.contentsOfDirectory(atPath: tasks).compactMap { task in
+                    (try? String(contentsOfFile: "\(tasks)/\(task)/comm", encoding: .utf8))?.trimmingCharacters(
+                        in: .whitespacesAndNewlines)
+                })
             try await runtime.control("cancel", id)
-            #expect(names.isSuperset(of: ["announce", "announce-out", "announce-play", "announce-house"]), "\(names.sorted())")
+            #expect(
+                names.isSuperset(of: ["announce", "announce-out", "announce-play", "announce-house"]),
+                "\(names.sorted())")
         }
     }
 
@@ -469,13 +506,18 @@ struct DaemonTests {
         try await withDaemonRuntime { runtime in
             let old = String(repeating: "an old line\n", count: 90_000)  // 1.08 MB
             try old.write(toFile: runtime.daemonLogPath, atomically: false, encoding: .utf8)
-            try "the previous rotation\n".write(toFile: runtime.daemonLogPath + ".1", atomically: false, encoding: .utf8)
+            try "the previous rotation\n".write(
+                toFile: runtime.daemonLogPath + ".1", atomically: false, encoding: .utf8)
             let played = try await runtime.announce(["play", "-d", "null", try Tones.clip(440, seconds: 0.05)])
             #expect(played.status == 0, "a play that starts the daemon: \(played)")
             let rotated = try String(contentsOfFile: runtime.daemonLogPath + ".1", encoding: .utf8)
-            #expect(rotated == old, "daemon.log.1 holds the old log (\(rotated.utf8.count) bytes), replacing the previous one")
+            #expect(
+                rotated == old,
+                "daemon.log.1 holds the old log (\(rotated.utf8.count) bytes), replacing the previous one")
             let log = runtime.daemonLogLines()
-            #expect(log.contains { $0.contains("listening on") } && !log.contains("an old line"), "daemon.log:\n\(log.joined(separator: "\n"))")
+            #expect(
+                log.contains { $0.contains("listening on") } && !log.contains("an old line"),
+                "daemon.log:\n\(log.joined(separator: "\n"))")
 
             // Grown past the limit while running (here by someone else's hand): rotated as an item ends.
             let handle = try #require(FileHandle(forWritingAtPath: runtime.daemonLogPath))
@@ -485,9 +527,13 @@ struct DaemonTests {
             let again = try await runtime.announce(["play", "-d", "null", try Tones.clip(440, seconds: 0.05)])
             #expect(again.status == 0, "\(again)")
             let rotatedAgain = try String(contentsOfFile: runtime.daemonLogPath + ".1", encoding: .utf8)
-            #expect(rotatedAgain.contains("listening on") && rotatedAgain.contains("a newer line"), "daemon.log.1: the running daemon's log")
+            #expect(
+                rotatedAgain.contains("listening on") && rotatedAgain.contains("a newer line"),
+                "daemon.log.1: the running daemon's log")
             // By the daemon that was running, as the item ended (not by a new one at its start).
-            func pid(_ line: String?) -> Substring? { line?.split(separator: "[").dropFirst().first?.split(separator: "]").first }
+            func pid(_ line: String?) -> Substring? {
+                line?.split(separator: "[").dropFirst().first?.split(separator: "]").first
+            }
             let goesOn = runtime.daemonLogLines().first { $0.contains("the log goes on from") }
             let listening = rotatedAgain.split(separator: "\n").map(String.init).first { $0.contains("listening on") }
             #expect(goesOn != nil && pid(goesOn) == pid(listening), "\(runtime.daemonLogLines())")
@@ -507,16 +553,22 @@ struct DaemonTests {
         BadLine(name: "not JSON", line: "hello, daemon", expected: "not valid JSON"),
         BadLine(name: "a JSON array", line: "[1,2,3]", expected: "malformed"),
         BadLine(name: "no version", line: #"{"op":"status"}"#, expected: "version"),
-        BadLine(name: "unsupported version", line: #"{"v":99,"op":"status"}"#, expected: "unsupported protocol version 99"),
-        BadLine(name: "wrong type", line: #"{"v":1,"op":"play","items":[{"clip":{"path":7}}]}"#, expected: "items[0].clip.path"),
+        BadLine(
+            name: "unsupported version", line: #"{"v":99,"op":"status"}"#, expected: "unsupported protocol version 99"),
+        BadLine(
+            name: "wrong type", line: #"{"v":1,"op":"play","items":[{"clip":{"path":7}}]}"#,
+            expected: "items[0].clip.path"),
         BadLine(name: "unknown op", line: #"{"v":1,"op":"nope"}"#, expected: "op"),
-        BadLine(name: "relative path",
-                line: #"{"v":1,"op":"play","items":[{"clip":{"path":"relative.wav","gain":1,"pan":0,"loops":0}}]}"#,
-                expected: "absolute"),
+        BadLine(
+            name: "relative path",
+            line: #"{"v":1,"op":"play","items":[{"clip":{"path":"relative.wav","gain":1,"pan":0,"loops":0}}]}"#,
+            expected: "absolute"),
         BadLine(name: "no items", line: #"{"v":1,"op":"play","items":[]}"#, expected: "at least one item"),
-        BadLine(name: "NaN gain", line: #"{"v":1,"op":"play","items":[{"clip":{"path":"/x.wav","gain":1e999,"pan":0,"loops":0}}]}"#,
-                expected: "malformed"),
-        BadLine(name: "cancel without ids", line: #"{"v":1,"op":"cancel"}"#, expected: "cancel needs"),
+        BadLine(
+            name: "NaN gain",
+            line: #"{"v":1,"op":"play","items":[{"clip":{"path":"/x.wav","gain":1e999,"pan":0,"loops":0}}]}"#,
+            expected: "malformed"),
+        BadLine(name: "cancel without ids", line: #"{"v":1,"op":"cancel"}"#, expected: "cancel needs")
     ]
 
     @Test("bad protocol lines get an error reply; the daemon lives on")
@@ -553,13 +605,17 @@ struct DaemonTests {
             let writer = Task { try await offPool { client.write(payload) } }
             let line = try await offPool { try client.readLine(timeout: 20) }
             let writeError = try await writer.value
-            #expect(writeError == 0 || writeError == EPIPE || writeError == ECONNRESET, "write: \(String(cString: strerror(writeError)))")
+            #expect(
+                writeError == 0 || writeError == EPIPE || writeError == ECONNRESET,
+                "write: \(String(cString: strerror(writeError)))")
             let reply = try line.map { try WireMessage(line: $0) }
             guard case .reply(let reply)? = reply else {
                 Issue.record("no reply to a 10 MB line: \(line?.prefix(200) ?? "connection closed")")
                 return
             }
-            #expect(!reply.ok && reply.error?.code == 64 && (reply.error?.message.contains("longer than") ?? false), "\(reply)")
+            #expect(
+                !reply.ok && reply.error?.code == 64 && (reply.error?.message.contains("longer than") ?? false),
+                "\(reply)")
             #expect(try await offPool { try client.readLine(timeout: 10) } == nil, "connection closed after the error")
             #expect(daemon.isRunning)
             let status = try await runtime.status()
@@ -604,15 +660,17 @@ struct DaemonTests {
         }
     }
 
-    @Test("a runtime directory owned by someone else is refused: 69",
-          .enabled(if: getuid() == 0, "needs root to chown the directory"))
+    @Test(
+        "a runtime directory owned by someone else is refused: 69",
+        .enabled(if: getuid() == 0, "needs root to chown the directory"))
     func runtimeDirectoryOwner() async throws {
         try await withDaemonRuntime { runtime in
             #expect(chown(runtime.path, 65534, 65534) == 0)
             for command in [["play", try Tones.clip(440)], ["daemon", "--device", "null"]] {
                 let result = try await runtime.announce(command)
                 #expect(result.status == 69, "\(command[0]): \(result)")
-                #expect(result.stderrLines.count == 1 && result.stderr.contains(runtime.path)
+                #expect(
+                    result.stderrLines.count == 1 && result.stderr.contains(runtime.path)
                         && result.stderr.contains("owned by"), "\(command[0]): \(result)")
             }
             #expect(!FileManager.default.fileExists(atPath: runtime.socketPath))

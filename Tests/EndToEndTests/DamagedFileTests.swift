@@ -30,7 +30,7 @@ struct DamagedFileTests {
         Case(file: "junk-before.mp3", warning: "damaged data skipped"),
         // Ogg cut in a transfer: libsndfile gives no length; counted by decoding.
         Case(file: "cut.opus", warning: "truncated: 7.0 s"),
-        Case(file: "cut.ogg", warning: "truncated: 6.1 s", tolerance: 1e-6),
+        Case(file: "cut.ogg", warning: "truncated: 6.1 s", tolerance: 1e-6)
     ]
 
     @Test("plays the reference decode of what is there, with one warning", arguments: cases)
@@ -88,7 +88,8 @@ struct DamagedFileTests {
         let path = try Harness.fixture("bad/huge-data-size.wav")
         let play = try await Playback.run([path], debug: false, label: "truncated-wav")
         #expect(play.outcome.status == 0)
-        #expect(play.outcome.stderrLines.count == 1
+        #expect(
+            play.outcome.stderrLines.count == 1
                 && play.outcome.stderrLines[0].hasSuffix("\(path): truncated: 0.5 of 12173.9 s"), "\(play.outcome)")
         let info = try await Runner.announce(["info", path])
         #expect(info.stdout.contains("damage     truncated: 0.5 of 12173.9 s"), "\(info)")

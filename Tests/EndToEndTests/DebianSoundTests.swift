@@ -11,11 +11,13 @@ struct DebianSoundTests {
     /// Regular files only: the theme's symlinks name the same sounds again.
     static var files: [String] {
         directories.flatMap { directory in
-            ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted().map { directory + "/" + $0 }
-                .filter { path in
-                    (try? FileManager.default.attributesOfItem(atPath: path)[.type] as? FileAttributeType) == .typeRegular
-                        && (path.hasSuffix(".wav") || path.hasSuffix(".oga"))
-                }
+            ((try? FileManager.default.contentsOfDirectory(atPath: directory)) ?? []).sorted().map {
+                directory + "/" + $0
+            }
+            .filter { path in
+                (try? FileManager.default.attributesOfItem(atPath: path)[.type] as? FileAttributeType) == .typeRegular
+                    && (path.hasSuffix(".wav") || path.hasSuffix(".oga"))
+            }
         }
     }
 
@@ -29,7 +31,8 @@ struct DebianSoundTests {
 
     @Test("the packages' files are there")
     func present() {
-        #expect(Self.files.count >= 30, "install alsa-utils and sound-theme-freedesktop (make deps-test): \(Self.files)")
+        #expect(
+            Self.files.count >= 30, "install alsa-utils and sound-theme-freedesktop (make deps-test): \(Self.files)")
     }
 
     @Test("info: frames as sox counts them; play: sox's decode", arguments: files)

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A duck never persists, also for a stream that ends while lowered (DESIGN §3): the server saved the
@@ -23,8 +23,11 @@ extension OtherAudioDuckChecks {
             unlink(out)
             let script = Harness.repoRoot.appendingPathComponent("Tests/Shell/restore-entry.py").path
             let child = try world.server.start(["/usr/bin/python3", script, restoreName(world)], stdout: out)
-            guard await child.status(within: 10) == 0, let text = try? String(contentsOfFile: out, encoding: .utf8) else {
-                throw HarnessError("restore-entry.py failed (python3-pulsectl): \((try? String(contentsOfFile: out + ".err", encoding: .utf8)) ?? "")")
+            guard await child.status(within: 10) == 0, let text = try? String(contentsOfFile: out, encoding: .utf8)
+            else {
+                throw HarnessError(
+                    "restore-entry.py failed (python3-pulsectl): \((try? String(contentsOfFile: out + ".err", encoding: .utf8)) ?? "")"
+                )
             }
             return text.trimmingCharacters(in: .whitespacesAndNewlines)
         case .pipeWire:
@@ -53,14 +56,20 @@ extension OtherAudioDuckChecks {
         func write(_ entry: [String: Any]) async throws {
             let file = world.directory + "/user-entry.json"
             try JSONSerialization.data(withJSONObject: entry).write(to: URL(fileURLWithPath: file))
-            let child = try world.server.start(["/usr/bin/python3", "-c", """
-                import json, sys, pulsectl
-                e = json.load(open(sys.argv[2]))
-                with pulsectl.Pulse("announce-test-user") as pulse:
-                    pulse.stream_restore_write(sys.argv[1], mode="replace", volume=[v / 65536 for v in e["volume"]],
-                                               channel_list=e["channels"], device=e["device"], mute=e["mute"])
-                """, restoreName(world), file], stdout: world.directory + "/user-entry.out")
-            guard await child.status(within: 10) == 0 else { throw HarnessError("writing the user's entry failed (python3-pulsectl)") }
+            let child = try world.server.start(
+                [
+                    "/usr/bin/python3", "-c",
+                    """
+                    import json, sys, pulsectl
+                    e = json.load(open(sys.argv[2]))
+                    with pulsectl.Pulse("announce-test-user") as pulse:
+                        pulse.stream_restore_write(sys.argv[1], mode="replace", volume=[v / 65536 for v in e["volume"]],
+                                                   channel_list=e["channels"], device=e["device"], mute=e["mute"])
+                    """, restoreName(world), file
+                ], stdout: world.directory + "/user-entry.out")
+            guard await child.status(within: 10) == 0 else {
+                throw HarnessError("writing the user's entry failed (python3-pulsectl)")
+            }
         }
         guard let original = try JSONSerialization.jsonObject(with: Data(before.utf8)) as? [String: Any] else {
             throw HarnessError("no entry before the duck: \(before)")
@@ -87,7 +96,9 @@ extension OtherAudioDuckChecks {
         let child = try server.start(["pactl", "list", "modules", "short"], stdout: out)
         guard await child.status(within: 10) == 0 else { throw HarnessError("pactl list modules failed") }
         let modules = (try? String(contentsOfFile: out, encoding: .utf8)) ?? ""
-        if !modules.contains("module-stream-restore") { try await server.pactl(["load-module", "module-stream-restore"]) }
+        if !modules.contains("module-stream-restore") {
+            try await server.pactl(["load-module", "module-stream-restore"])
+        }
     }
 
     /// The player's stream ends while announce has it lowered (with the daemon running, or killed with
@@ -145,16 +156,21 @@ extension OtherAudioDuckChecks {
                 if state != "idle" { try await Task.sleep(for: .milliseconds(10)) }
             }
             #expect(state == "idle", "the duck did not end: \(String(describing: state))")
-            let again = try server.startTone(client: world.otherName, frequency: 440, output: world.directory + "/again.out")
+            let again = try server.startTone(
+                client: world.otherName, frequency: 440, output: world.directory + "/again.out")
             defer { again.stop() }
             let first = try await waitForOtherStream(server, name: world.otherName)
             // WirePlumber sets a restored volume just after the stream appears: look again a second later.
             try await Task.sleep(for: .seconds(1))
             let settled = try await otherVolume(world)
-            PacedAudio.report("duck others on \(server.kind.rawValue), a stream that ended while lowered"
-                + "\(killed ? " (daemon killed)" : ""): the player's next stream starts at \(first), then \(String(describing: settled))")
-            #expect(first == world.original && settled == world.original,
-                    "the player's next stream: \(first), then \(String(describing: settled)); before the duck \(world.original)")
+            PacedAudio.report(
+                "duck others on \(server.kind.rawValue), a stream that ended while lowered"
+                    + "\(killed ? " (daemon killed)" : ""): the player's next stream starts at \(first), then \(String(describing: settled))"
+            )
+            #expect(
+                first == world.original && settled == world.original,
+                "the player's next stream: \(first), then \(String(describing: settled)); before the duck \(world.original)"
+            )
         }
     }
 }

@@ -25,9 +25,13 @@ struct FixtureTests {
         // WAVE_FORMAT_EXTENSIBLE (0xFFFE) in the fmt chunk of the 6-channel WAV.
         let ext = try bytes("wavext-6ch.wav")
         #expect(String(decoding: ext[12..<16], as: UTF8.self) == "fmt " && ext[20] == 0xFE && ext[21] == 0xFF)
-        let rf64 = try bytes("rf64.wav"), caf = try bytes("clip.caf"), aiff = try bytes("clip.aiff")
-        let floatAIFC = try bytes("float.aifc"), sowtAIFC = try bytes("sowt.aifc")
-        let opus = try bytes("opus.opus"), vorbis = try bytes("vorbis.ogg")
+        let rf64 = try bytes("rf64.wav")
+        let caf = try bytes("clip.caf")
+        let aiff = try bytes("clip.aiff")
+        let floatAIFC = try bytes("float.aifc")
+        let sowtAIFC = try bytes("sowt.aifc")
+        let opus = try bytes("opus.opus")
+        let vorbis = try bytes("vorbis.ogg")
         #expect(String(decoding: rf64.prefix(4), as: UTF8.self) == "RF64")
         #expect(String(decoding: caf.prefix(4), as: UTF8.self) == "caff")
         #expect(contains(floatAIFC, "AIFC", within: 12) && contains(floatAIFC, "fl32", within: 64))
@@ -40,7 +44,9 @@ struct FixtureTests {
     @Test func mp3Tags() throws {
         let cover = try bytes("cover.mp3")
         #expect(cover.starts(with: Array("ID3".utf8)) && cover[3] == 3, "ID3v2.3 tag expected")
-        #expect(contains(cover, "APIC", within: 4096) && contains(cover, "PNG", within: 4096), "embedded PNG picture expected")
+        #expect(
+            contains(cover, "APIC", within: 4096) && contains(cover, "PNG", within: 4096),
+            "embedded PNG picture expected")
         let cut = try bytes("bad/cut-mid-frame.mp3")
         #expect(contains(cut, "Info", within: 512) || contains(cut, "Xing", within: 512), "Info/Xing header expected")
     }
@@ -53,7 +59,8 @@ struct FixtureTests {
         #expect(String(decoding: huge[36..<40], as: UTF8.self) == "data" && le32(huge, 40) == 0x7FFF_FFF0)
         #expect(huge.count == 44 + 22050 * 4, "0.5 s of real samples after the header")
         let truncated = try bytes("bad/truncated-header.wav")
-        let zeroChannels = try bytes("bad/zero-channels.wav"), zeroRate = try bytes("bad/zero-rate.wav")
+        let zeroChannels = try bytes("bad/zero-channels.wav")
+        let zeroRate = try bytes("bad/zero-rate.wav")
         #expect(truncated.count == 20)
         #expect(le32(zeroChannels, 20) >> 16 == 0)
         #expect(le32(zeroRate, 24) == 0)

@@ -11,8 +11,9 @@ struct FormatTests {
         guard let output = play.output() else { return }
         #expect(play.outcome.stdout.isEmpty)
         #expect(play.otherStderrLines.isEmpty, "unexpected warnings or errors")
-        let line = try #require(play.debugLines.count == 1 ? play.debugLines.first : nil,
-                                "one debug line expected: \(play.debugLines)")
+        let line = try #require(
+            play.debugLines.count == 1 ? play.debugLines.first : nil,
+            "one debug line expected: \(play.debugLines)")
         #expect(line.path == path)
         // The file device takes anything, so the source's exact format is what it gets.
         #expect(line.format == clip.format)
@@ -23,13 +24,15 @@ struct FormatTests {
         #expect(line.frames == full.frames, "frames played vs the reference length")
         for reference in clip.references {
             let expected = try Clips.load(clip, reference)
-            expectSamples(output, match: expected, tolerance: reference.tolerance,
-                          outputMayContinue: !reference.coversWholeClip,
-                          "\(clip.file) vs \(reference.file) (\(reference.note))")
+            expectSamples(
+                output, match: expected, tolerance: reference.tolerance,
+                outputMayContinue: !reference.coversWholeClip,
+                "\(clip.file) vs \(reference.file) (\(reference.note))")
         }
     }
 
-    @Test("5.1 Vorbis and Opus play in WAV order, as ffmpeg decodes them", arguments: ["vorbis-6ch.ogg", "opus-6ch.opus"])
+    @Test(
+        "5.1 Vorbis and Opus play in WAV order, as ffmpeg decodes them", arguments: ["vorbis-6ch.ogg", "opus-6ch.opus"])
     func surroundChannelOrder(_ file: String) async throws {
         let path = try Harness.fixture(file)
         // ffmpeg's decodes: libopus's floats are bit-identical; its own Vorbis decoder rounds
@@ -38,15 +41,19 @@ struct FormatTests {
         let play = try await Playback.run([path], label: file)
         guard let output = play.output() else { return }
         try #require(output.channels == 6)
-        expectSamples(output, match: reference, tolerance: file.hasSuffix(".ogg") ? 1e-6 : Tolerance.exact,
-                      outputMayContinue: file.hasSuffix(".ogg"), "\(file) vs ffmpeg's decode")
+        expectSamples(
+            output, match: reference, tolerance: file.hasSuffix(".ogg") ? 1e-6 : Tolerance.exact,
+            outputMayContinue: file.hasSuffix(".ogg"), "\(file) vs ffmpeg's decode")
         // Each channel carries its own tone: 300 Hz front left ... 800 Hz back right (but the
         // LFE's 600 Hz, which libvorbis mostly drops: the comparison above covers that channel).
         let rate = 48000.0
         for (channel, tone) in [300.0, 400, 500, 600, 700, 800].enumerated() where channel != 3 {
-            let samples = stride(from: channel, to: min(output.samples.count, 6 * 12000), by: 6).map { output.samples[$0] }
+            let samples = stride(from: channel, to: min(output.samples.count, 6 * 12000), by: 6).map {
+                output.samples[$0]
+            }
             let own = ToneAnalysis.power(of: tone, in: samples[...], rate: rate)
-            let others = [300.0, 400, 500, 600, 700, 800].filter { $0 != tone }
+            let others =
+                [300.0, 400, 500, 600, 700, 800].filter { $0 != tone }
                 .map { ToneAnalysis.power(of: $0, in: samples[...], rate: rate) }.max() ?? 0
             #expect(own > 10 * others, "channel \(channel) should carry \(Int(tone)) Hz")
         }
@@ -65,14 +72,16 @@ struct FormatTests {
 
     @Test("two files in one play are played back to back, in order, on one open device")
     func backToBack() async throws {
-        let first = Clips.named("wav16-stereo.wav"), second = Clips.named("wav16-second.wav")
+        let first = Clips.named("wav16-stereo.wav")
+        let second = Clips.named("wav16-second.wav")
         let paths = [try Harness.fixture(first.file), try Harness.fixture(second.file)]
         let play = try await Playback.run(paths, label: "back-to-back")
         guard let output = play.output() else { return }
         #expect(play.debugLines.map(\.path) == paths)
         // Had the device been reopened for the second file, the capture would hold only it.
-        expectSamples(output, match: try Clips.load(first) + Clips.load(second), tolerance: Tolerance.exact,
-                      "first then second")
+        expectSamples(
+            output, match: try Clips.load(first) + Clips.load(second), tolerance: Tolerance.exact,
+            "first then second")
     }
 
     @Test("the same file twice plays twice")
@@ -139,23 +148,28 @@ struct InfoTests {
 extension InfoTests {
     @Test("several files with errors: every good one described, every error on its own line, the highest code")
     func errorsAmongFiles() async throws {
-        let good = try Harness.fixture("flac16.flac"), text = try Harness.fixture("bad/text.wav")
-        let missing = try Harness.fixture("bad/does-not-exist.wav"), random = try Harness.fixture("bad/random.mp3")
+        let good = try Harness.fixture("flac16.flac")
+        let text = try Harness.fixture("bad/text.wav")
+        let missing = try Harness.fixture("bad/does-not-exist.wav")
+        let random = try Harness.fixture("bad/random.mp3")
         let outcome = try await Runner.announce(["info", "--json", text, good, missing, random])
         #expect(outcome.status == 66, "65 and 66: the highest wins; \(outcome)")
         let described = try outcome.stdout.split(separator: "\n").map {
             try JSONDecoder().decode(Description.self, from: Data($0.utf8))
         }
         #expect(described.map(\.path) == [good])
-        #expect(outcome.stderrLines.map { $0.components(separatedBy: ": ").prefix(2).joined(separator: ": ") }
+        #expect(
+            outcome.stderrLines.map { $0.components(separatedBy: ": ").prefix(2).joined(separator: ": ") }
                 == ["announce: \(text)", "announce: \(missing)", "announce: \(random)"], "\(outcome.stderrLines)")
     }
 
     @Test("FLAC says FLAC and its bit depth; LAME's CBR is CBR and its VBR is VBR")
     func codecNames() async throws {
-        let expected = ["flac16.flac": "FLAC 16-bit", "flac24.flac": "FLAC 24-bit",
-                        "cbr128.mp3": "MPEG-1 Layer III 128 kbit/s CBR", "vbr.mp3": "MPEG-1 Layer III VBR",
-                        "vbr-no-xing.mp3": "MPEG-1 Layer III VBR"]
+        let expected = [
+            "flac16.flac": "FLAC 16-bit", "flac24.flac": "FLAC 24-bit",
+            "cbr128.mp3": "MPEG-1 Layer III 128 kbit/s CBR", "vbr.mp3": "MPEG-1 Layer III VBR",
+            "vbr-no-xing.mp3": "MPEG-1 Layer III VBR"
+        ]
         for (file, codec) in expected {
             let outcome = try await Runner.announce(["info", "--json", try Harness.fixture(file)])
             let info = try JSONDecoder().decode(Description.self, from: Data(outcome.stdout.utf8))
@@ -169,15 +183,19 @@ extension InfoTests {
     func multiRoute() async throws {
         let clip = Clips.named("wav16-stereo.wav")
         let path = try Harness.fixture(clip.file)
-        let first = try Harness.capturePath("route-a"), second = try Harness.capturePath("route-b")
-        let outcome = try await Runner.announce(["play", path, "--category", "multi-route",
-                                                 "-d", Harness.fileDevice(first), "-d", Harness.fileDevice(second)])
+        let first = try Harness.capturePath("route-a")
+        let second = try Harness.capturePath("route-b")
+        let outcome = try await Runner.announce([
+            "play", path, "--category", "multi-route",
+            "-d", Harness.fileDevice(first), "-d", Harness.fileDevice(second)
+        ])
         #expect(outcome.status == 0 && outcome.stderr.isEmpty, "\(outcome)")
         let reference = try Clips.load(clip)
         for capture in [first, second] {
             let wav = try WAVCapture(path: capture)
-            expectSamples(PCM(format: .int16, channels: wav.channels, bytes: wav.data), match: reference,
-                          tolerance: Tolerance.exact, capture)
+            expectSamples(
+                PCM(format: .int16, channels: wav.channels, bytes: wav.data), match: reference,
+                tolerance: Tolerance.exact, capture)
         }
     }
 
@@ -189,7 +207,8 @@ extension InfoTests {
         let outcome = try await Runner.announce(["alert", path, "--wait", "-d", Harness.fileDevice(capture)])
         #expect(outcome.status == 0 && outcome.stderr.isEmpty, "\(outcome)")
         let wav = try WAVCapture(path: capture)
-        expectSamples(PCM(format: .int16, channels: wav.channels, bytes: wav.data), match: try Clips.load(clip),
-                      tolerance: Tolerance.exact, "alert")
+        expectSamples(
+            PCM(format: .int16, channels: wav.channels, bytes: wav.data), match: try Clips.load(clip),
+            tolerance: Tolerance.exact, "alert")
     }
 }

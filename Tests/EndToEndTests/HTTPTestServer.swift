@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Tests/Servers/httpd.py (Python's http.server, with redirects, a loop, a stall, an HTML
@@ -17,8 +17,9 @@ final class HTTPTestServer: @unchecked Sendable {
         let script = Harness.repoRoot.appendingPathComponent("Tests/Servers/httpd.py").path
         let logPath = logging ? "\(try Harness.workResult.get().path)/httpd-\(UUID().uuidString).log" : nil
         self.logPath = logPath
-        let (process, line) = try startTelling("httpd.py", ["python3", script, directory, "\(lifetime)"] + (logPath.map { [$0] } ?? []),
-                                               environment: ProcessInfo.processInfo.environment)
+        let (process, line) = try startTelling(
+            "httpd.py", ["python3", script, directory, "\(lifetime)"] + (logPath.map { [$0] } ?? []),
+            environment: ProcessInfo.processInfo.environment)
         self.process = process
         guard let port = Int(line) else {
             process.stop()
@@ -52,7 +53,9 @@ final class RefusingPort {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
         }
         guard fd >= 0, bound else {
             if fd >= 0 { close(fd) }

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A failure of the test harness itself (no binary, fixtures not generated, a hung process).
@@ -19,11 +19,13 @@ enum Harness {
 
     /// `$ANNOUNCE_BIN`, else `<repo>/.build/debug/announce`.
     static let binaryResult: Result<String, HarnessError> = {
-        let path = ProcessInfo.processInfo.environment["ANNOUNCE_BIN"].flatMap { $0.isEmpty ? nil : $0 }
+        let path =
+            ProcessInfo.processInfo.environment["ANNOUNCE_BIN"].flatMap { $0.isEmpty ? nil : $0 }
             ?? repoRoot.appendingPathComponent(".build/debug/announce").path
         guard FileManager.default.isExecutableFile(atPath: path) else {
-            return .failure(HarnessError(
-                "the announce binary is missing at \(path): run `swift build` first (or set ANNOUNCE_BIN)"))
+            return .failure(
+                HarnessError(
+                    "the announce binary is missing at \(path): run `swift build` first (or set ANNOUNCE_BIN)"))
         }
         return .success(path)
     }()
@@ -36,15 +38,19 @@ enum Harness {
         let base = FileManager.default.temporaryDirectory
         let dir = base.appendingPathComponent("announce-e2e-\(getpid())-\(UUID().uuidString.prefix(8))")
         do {
-            try FileManager.default.createDirectory(at: dir.appendingPathComponent("captures"),
-                                                    withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(
+                at: dir.appendingPathComponent("captures"),
+                withIntermediateDirectories: true)
             // Readable by everyone: one test runs the binary as an unprivileged user.
             for path in [dir.path, dir.appendingPathComponent("captures").path] { chmod(path, 0o755) }
         } catch {
             return .failure(HarnessError("cannot create \(dir.path): \(error)"))
         }
         if dir.path.contains(",") || dir.path.contains(" ") {
-            return .failure(HarnessError("temporary directory \(dir.path) has a comma or space; ALSA's file device needs a plain path (set TMPDIR)"))
+            return .failure(
+                HarnessError(
+                    "temporary directory \(dir.path) has a comma or space; ALSA's file device needs a plain path (set TMPDIR)"
+                ))
         }
         scratchToRemove = dir.path
         atexit {
@@ -104,7 +110,8 @@ enum Harness {
         // system): moved in, not made here, where every test that wants one would block a thread
         // of the cooperative pool until the script ends (seen: the whole run stalled for 39 s).
         if let made = ProcessInfo.processInfo.environment["ANNOUNCE_TEST_FIXTURES"], !made.isEmpty,
-           rename(made, dir.path) == 0 {
+            rename(made, dir.path) == 0
+        {
             chmod(dir.path, 0o755)
             return .success(dir)
         }
@@ -112,15 +119,19 @@ enum Harness {
         let log = work.appendingPathComponent("make-fixtures.log").path
         let status: Int32?
         do {
-            status = try ChildProcess("make-fixtures.sh", ["/bin/bash", script, dir.path],
-                                      environment: ProcessInfo.processInfo.environment, stdout: log, stderr: log)
-                .waitForExit(timeout: 600)
+            status = try ChildProcess(
+                "make-fixtures.sh", ["/bin/bash", script, dir.path],
+                environment: ProcessInfo.processInfo.environment, stdout: log, stderr: log
+            )
+            .waitForExit(timeout: 600)
         } catch {
             return .failure(HarnessError("cannot run \(script): \(error)"))
         }
         guard status == 0 else {
             let output = (try? String(contentsOfFile: log, encoding: .utf8)) ?? ""
-            return .failure(HarnessError("\(script) failed (\(status.map { "status \($0)" } ?? "no exit within 600 s")):\n\(output)"))
+            return .failure(
+                HarnessError(
+                    "\(script) failed (\(status.map { "status \($0)" } ?? "no exit within 600 s")):\n\(output)"))
         }
         chmod(dir.path, 0o755)
         chmod(dir.appendingPathComponent("bad").path, 0o755)
@@ -220,8 +231,10 @@ enum Runner {
     /// After `killAfter` seconds it is killed and the outcome says "killed by signal 9" (for a
     /// command that might hang); without it, a command still running after `timeoutSeconds` is a
     /// harness error.
-    static func run(_ executable: String, _ arguments: [String],
-                    environment: [String: String?] = [:], killAfter: Double? = nil, stdin: String = "/dev/null") async throws -> Outcome {
+    static func run(
+        _ executable: String, _ arguments: [String],
+        environment: [String: String?] = [:], killAfter: Double? = nil, stdin: String = "/dev/null"
+    ) async throws -> Outcome {
         let env = try Harness.environment(environment)
         let work = try Harness.workResult.get()
         let id = UUID().uuidString
@@ -231,8 +244,9 @@ enum Runner {
             unlink(outPath)
             unlink(errPath)
         }
-        let child = try ChildProcess((executable as NSString).lastPathComponent, [executable] + arguments,
-                                     environment: env, stdout: outPath, stderr: errPath, stdin: stdin)
+        let child = try ChildProcess(
+            (executable as NSString).lastPathComponent, [executable] + arguments,
+            environment: env, stdout: outPath, stderr: errPath, stdin: stdin)
         let limit = killAfter ?? timeoutSeconds
         let finished = await child.exited(within: limit)
         if !finished {
@@ -242,22 +256,28 @@ enum Runner {
         let stdout = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "<not UTF-8>"
         let stderr = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "<not UTF-8>"
         if !finished && killAfter == nil {
-            throw HarnessError("`\(([executable] + arguments).joined(separator: " "))` did not finish within \(Int(limit)) s; killed. stderr: \(stderr)")
+            throw HarnessError(
+                "`\(([executable] + arguments).joined(separator: " "))` did not finish within \(Int(limit)) s; killed. stderr: \(stderr)"
+            )
         }
         let signal = child.terminatingSignal
-        return Outcome(status: child.exitStatus ?? signal.map { 128 + $0 } ?? -1, signal: signal, stdout: stdout, stderr: stderr)
+        return Outcome(
+            status: child.exitStatus ?? signal.map { 128 + $0 } ?? -1, signal: signal, stdout: stdout, stderr: stderr)
     }
 
     /// `announce ARGS...` started now, not when a task gets a thread of the cooperative pool
     /// (a loaded test run may keep them all busy for long): its outcome is awaited later.
-    static func launch(_ arguments: [String], environment: [String: String?] = [:], killAfter: Double) throws -> Launched {
+    static func launch(_ arguments: [String], environment: [String: String?] = [:], killAfter: Double) throws
+        -> Launched
+    {
         let work = try Harness.workResult.get()
         let id = UUID().uuidString
         let out = work.appendingPathComponent("captures/\(id).stdout").path
         let err = work.appendingPathComponent("captures/\(id).stderr").path
         let executable = try Harness.binary()
-        let child = try ChildProcess("announce", [executable] + arguments, environment: try Harness.environment(environment),
-                                     stdout: out, stderr: err, stdin: "/dev/null")
+        let child = try ChildProcess(
+            "announce", [executable] + arguments, environment: try Harness.environment(environment),
+            stdout: out, stderr: err, stdin: "/dev/null")
         return Launched(child: child, outPath: out, errPath: err, killAfter: killAfter)
     }
 
@@ -288,13 +308,17 @@ enum Runner {
             let stdout = (try? String(contentsOfFile: outPath, encoding: .utf8)) ?? "<not UTF-8>"
             let stderr = (try? String(contentsOfFile: errPath, encoding: .utf8)) ?? "<not UTF-8>"
             let signal = child.terminatingSignal
-            return Outcome(status: child.exitStatus ?? signal.map { 128 + $0 } ?? -1, signal: signal, stdout: stdout, stderr: stderr)
+            return Outcome(
+                status: child.exitStatus ?? signal.map { 128 + $0 } ?? -1, signal: signal, stdout: stdout,
+                stderr: stderr)
         }
     }
 
     /// `announce ARGS...`, reading `stdin`.
-    static func announce(_ arguments: [String], environment: [String: String?] = [:],
-                         killAfter: Double? = nil, stdin: String = "/dev/null") async throws -> Outcome {
+    static func announce(
+        _ arguments: [String], environment: [String: String?] = [:],
+        killAfter: Double? = nil, stdin: String = "/dev/null"
+    ) async throws -> Outcome {
         try await run(Harness.binary(), arguments, environment: environment, killAfter: killAfter, stdin: stdin)
     }
 }

@@ -9,7 +9,8 @@ struct HostileHeaderTests {
     private func patched(_ fixture: String, after marker: String, with field: [UInt8], name: String) throws -> String {
         var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: try Harness.fixture(fixture))))
         let needle = Array(marker.utf8)
-        let at = try #require((0...(bytes.count - needle.count)).first { bytes[$0..<$0 + needle.count].elementsEqual(needle) })
+        let at = try #require(
+            (0...(bytes.count - needle.count)).first { bytes[$0..<$0 + needle.count].elementsEqual(needle) })
         bytes.replaceSubrange(at + needle.count..<at + needle.count + field.count, with: field)
         let path = try Harness.capturePath(name)
         try Data(bytes).write(to: URL(fileURLWithPath: path))
@@ -18,7 +19,8 @@ struct HostileHeaderTests {
 
     @Test("a CAF whose data chunk claims 2^63-1 bytes: one line, 65, no crash; and no crash in the daemon either")
     func cafWithAHugeDataSize() async throws {
-        let path = try patched("clip.caf", after: "data", with: [0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF], name: "huge-caf")
+        let path = try patched(
+            "clip.caf", after: "data", with: [0x7F, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF], name: "huge-caf")
         let info = try await Runner.announce(["info", path])
         #expect(info.signal == nil && (info.status == 0 || info.status == 65), "\(info)")
         #expect(info.status == 0 || info.stderrLines.count == 1, "\(info)")

@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Tests/Servers/icy.py, a live radio server with ICY metadata, on 127.0.0.1 at a port the
@@ -28,15 +28,18 @@ final class IcyTestServer: @unchecked Sendable {
     init(serving file: String, options: [String] = [], port: Int? = nil, lifetime: Double = 600) throws {
         let work = try Harness.workResult.get().path
         let fifo = "\(work)/icy-\(UUID().uuidString).out"
-        guard mkfifo(fifo, 0o600) == 0 else { throw HarnessError("mkfifo \(fifo): \(String(cString: strerror(errno)))") }
+        guard mkfifo(fifo, 0o600) == 0 else {
+            throw HarnessError("mkfifo \(fifo): \(String(cString: strerror(errno)))")
+        }
         defer { unlink(fifo) }
         // Read-write, so the open waits for no one; kept for the connection lines.
         reader = open(fifo, O_RDWR | O_CLOEXEC | O_NONBLOCK)
         guard reader >= 0 else { throw HarnessError("open \(fifo): \(String(cString: strerror(errno)))") }
         let script = Harness.repoRoot.appendingPathComponent("Tests/Servers/icy.py").path
         do {
-            process = try ChildProcess("icy.py", ["python3", script, file, "\(lifetime)"] + (port.map { ["--port", "\($0)"] } ?? []) + options,
-                                       environment: ProcessInfo.processInfo.environment, stdout: fifo, stderr: fifo + ".stderr")
+            process = try ChildProcess(
+                "icy.py", ["python3", script, file, "\(lifetime)"] + (port.map { ["--port", "\($0)"] } ?? []) + options,
+                environment: ProcessInfo.processInfo.environment, stdout: fifo, stderr: fifo + ".stderr")
         } catch {
             close(reader)
             throw error
@@ -73,7 +76,9 @@ final class IcyTestServer: @unchecked Sendable {
 
     /// `connections(atLeast:)`, then `next` on the same thread: for a step that must follow the
     /// connection at once, even while a loaded run's cooperative pool has no thread free.
-    func connections<T: Sendable>(atLeast count: Int, timeout: Double = 20, then next: @escaping @Sendable () -> T) async throws -> T {
+    func connections<T: Sendable>(atLeast count: Int, timeout: Double = 20, then next: @escaping @Sendable () -> T)
+        async throws -> T
+    {
         try await offPool {
             _ = try self.waitForConnections(atLeast: count, timeout: timeout)
             return next()
@@ -86,12 +91,17 @@ final class IcyTestServer: @unchecked Sendable {
             while true {
                 let taken = lines.compactMap { line -> Connection? in
                     let fields = line.split(separator: " ")
-                    guard fields.count == 3, fields[0] == "connection", let number = Int(fields[1]), let offset = Int(fields[2]) else { return nil }
+                    guard fields.count == 3, fields[0] == "connection", let number = Int(fields[1]),
+                        let offset = Int(fields[2])
+                    else { return nil }
                     return Connection(number: number, offset: offset)
                 }
                 if taken.count >= count { return taken }
                 let left = deadline - monotonicNow()
-                guard left > 0 else { throw HarnessError("icy.py took \(taken.count) connection(s), not \(count), within \(timeout) s: \(lines)") }
+                guard left > 0 else {
+                    throw HarnessError(
+                        "icy.py took \(taken.count) connection(s), not \(count), within \(timeout) s: \(lines)")
+                }
                 _ = try Self.nextLine(reader, &pending, &lines, timeout: left)
             }
         }
@@ -105,7 +115,9 @@ final class IcyTestServer: @unchecked Sendable {
 
     /// Waits for one more line from the server and keeps it; nil when none came in time.
     @discardableResult
-    private static func nextLine(_ fd: Int32, _ pending: inout [UInt8], _ lines: inout [String], timeout: Double) throws -> String? {
+    private static func nextLine(_ fd: Int32, _ pending: inout [UInt8], _ lines: inout [String], timeout: Double) throws
+        -> String?
+    {
         let deadline = monotonicNow() + timeout
         while true {
             if let newline = pending.firstIndex(of: UInt8(ascii: "\n")) {
@@ -127,20 +139,25 @@ final class IcyTestServer: @unchecked Sendable {
 
 /// A clip for a stream made by sox: `seconds` of a sweep (or a sine when `to` is nil) from
 /// `from` Hz, as `path` (its extension chooses MP3 or Ogg Vorbis), with a comment when given.
-func makeStreamClip(_ path: String, from: Double, to: Double? = nil, seconds: Double, rate: Int = 44100,
-                    comments: [String] = []) async throws {
+func makeStreamClip(
+    _ path: String, from: Double, to: Double? = nil, seconds: Double, rate: Int = 44100,
+    comments: [String] = []
+) async throws {
     let frequency = to.map { "\(from)-\($0)" } ?? "\(from)"
-    let sox = try await Runner.run("sox", ["-R", "-D", "-V1", "-n", "-r", "\(rate)", "-c", "2"]
-                                   + comments.flatMap { ["--add-comment", $0] }
-                                   + (path.hasSuffix(".mp3") ? ["-C", "128"] : [])  // 16000 bytes a second
-                                   + [path, "synth", "\(seconds)", "sine", frequency, "gain", "-6"])
+    let sox = try await Runner.run(
+        "sox",
+        ["-R", "-D", "-V1", "-n", "-r", "\(rate)", "-c", "2"]
+            + comments.flatMap { ["--add-comment", $0] }
+            + (path.hasSuffix(".mp3") ? ["-C", "128"] : [])  // 16000 bytes a second
+            + [path, "synth", "\(seconds)", "sine", frequency, "gain", "-6"])
     guard sox.status == 0 else { throw HarnessError("sox could not make \(path): \(sox)") }
 }
 
 /// ffmpeg's decoding of `path` (a tool we did not write) as interleaved float samples.
 func ffmpegSamples(_ path: String, channels: Int = 2) async throws -> [Double] {
     let raw = path + ".ffmpeg.f32"
-    let ffmpeg = try await Runner.run("ffmpeg", ["-v", "error", "-y", "-i", path, "-f", "f32le", "-ac", "\(channels)", raw])
+    let ffmpeg = try await Runner.run(
+        "ffmpeg", ["-v", "error", "-y", "-i", path, "-f", "f32le", "-ac", "\(channels)", raw])
     guard ffmpeg.status == 0 else { throw HarnessError("ffmpeg could not decode \(path): \(ffmpeg)") }
     return try PCM.reference(raw, channels: channels).samples
 }

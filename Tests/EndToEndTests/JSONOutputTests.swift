@@ -8,7 +8,9 @@ import Testing
 struct JSONOutputTests {
     /// docs/json.md's tables: section name → (field → always present).
     static let documented: [String: [String: Bool]] = {
-        guard let text = try? String(contentsOf: Harness.repoRoot.appendingPathComponent("docs/json.md"), encoding: .utf8) else { return [:] }
+        guard
+            let text = try? String(contentsOf: Harness.repoRoot.appendingPathComponent("docs/json.md"), encoding: .utf8)
+        else { return [:] }
         var sections: [String: [String: Bool]] = [:]
         var section = ""
         for line in text.split(separator: "\n") {
@@ -23,7 +25,9 @@ struct JSONOutputTests {
 
     /// Parses one JSON object (a real parser, not ours) and checks it against `section`.
     @discardableResult
-    static func check(_ line: Substring, as section: String, sourceLocation: SourceLocation = #_sourceLocation) -> [String: Any] {
+    static func check(_ line: Substring, as section: String, sourceLocation: SourceLocation = #_sourceLocation)
+        -> [String: Any]
+    {
         let fields = documented[section] ?? [:]
         #expect(!fields.isEmpty, "docs/json.md has no table for \(section)", sourceLocation: sourceLocation)
         guard let object = (try? JSONSerialization.jsonObject(with: Data(line.utf8))) as? [String: Any] else {
@@ -31,12 +35,18 @@ struct JSONOutputTests {
             return [:]
         }
         for key in object.keys {
-            #expect(fields[key] != nil, "\(section): '\(key)' is printed but not in docs/json.md", sourceLocation: sourceLocation)
+            #expect(
+                fields[key] != nil, "\(section): '\(key)' is printed but not in docs/json.md",
+                sourceLocation: sourceLocation)
         }
         for (key, always) in fields where always {
-            #expect(object[key] != nil, "\(section): '\(key)' is documented as always present: \(line)", sourceLocation: sourceLocation)
+            #expect(
+                object[key] != nil, "\(section): '\(key)' is documented as always present: \(line)",
+                sourceLocation: sourceLocation)
         }
-        if fields["v"] != nil { #expect(object["v"] as? Int == 1, "\(section): v must be 1: \(line)", sourceLocation: sourceLocation) }
+        if fields["v"] != nil {
+            #expect(object["v"] as? Int == 1, "\(section): v must be 1: \(line)", sourceLocation: sourceLocation)
+        }
         return object
     }
 
@@ -57,7 +67,9 @@ struct JSONOutputTests {
     func statusWithItems() async throws {
         let file = try Harness.fixture("wav16-stereo.wav")
         let tag = "json-\(UUID().uuidString.prefix(8))"
-        let queued = try await Runner.announce(["play", "--no-wait", "--json", "--delay", "1h", "--tag", tag, "-d", "null", file, file])
+        let queued = try await Runner.announce([
+            "play", "--no-wait", "--json", "--delay", "1h", "--tag", tag, "-d", "null", file, file
+        ])
         #expect(queued.status == 0, "\(queued)")
         let ids = Self.check(Self.lines(queued.stdout).first ?? "", as: "ids")["ids"] as? [String] ?? []
         #expect(ids.count == 2)
@@ -68,7 +80,9 @@ struct JSONOutputTests {
             let scheduled = object["scheduled"] as? [[String: Any]] ?? []
             #expect(Set(ids).isSubset(of: scheduled.compactMap { $0["id"] as? String }), "\(outcome.stdout)")
             for item in scheduled {
-                Self.check(Substring(String(decoding: try JSONSerialization.data(withJSONObject: item), as: UTF8.self)), as: "item")
+                Self.check(
+                    Substring(String(decoding: try JSONSerialization.data(withJSONObject: item), as: UTF8.self)),
+                    as: "item")
             }
         }
         let cancelled = try await Runner.announce(["cancel", "--tag", tag])
@@ -103,9 +117,13 @@ struct JSONOutputTests {
         let devices = Self.check(lines.first ?? "", as: "devices")["devices"] as? [[String: Any]] ?? []
         #expect(devices.contains { $0["name"] as? String == "null" }, "ALSA's null PCM is always there")
         for device in devices {
-            let object = Self.check(Substring(String(decoding: try JSONSerialization.data(withJSONObject: device), as: UTF8.self)), as: "device")
+            let object = Self.check(
+                Substring(String(decoding: try JSONSerialization.data(withJSONObject: device), as: UTF8.self)),
+                as: "device")
             for holder in object["holders"] as? [[String: Any]] ?? [] {
-                Self.check(Substring(String(decoding: try JSONSerialization.data(withJSONObject: holder), as: UTF8.self)), as: "holder")
+                Self.check(
+                    Substring(String(decoding: try JSONSerialization.data(withJSONObject: holder), as: UTF8.self)),
+                    as: "holder")
             }
         }
     }
@@ -121,7 +139,9 @@ struct JSONOutputTests {
         #expect(caches.map { $0["kind"] as? String } == ["speech", "downloads"], "\(outcome.stdout)")
         #expect(caches.allSatisfy { $0["entries"] as? Int == 0 }, "\(outcome.stdout)")
         for cache in caches {
-            Self.check(Substring(String(decoding: try JSONSerialization.data(withJSONObject: cache), as: UTF8.self)), as: "cache entry")
+            Self.check(
+                Substring(String(decoding: try JSONSerialization.data(withJSONObject: cache), as: UTF8.self)),
+                as: "cache entry")
         }
     }
 
@@ -136,7 +156,8 @@ struct JSONOutputTests {
     /// An empty 0700 runtime directory of this test's own: no daemon answers there.
     static func freshRuntimeDirectory() throws -> String {
         let path = try Harness.workResult.get().appendingPathComponent("runtime-\(UUID().uuidString.prefix(8))").path
-        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
+        try FileManager.default.createDirectory(
+            atPath: path, withIntermediateDirectories: false, attributes: [.posixPermissions: 0o700])
         return path
     }
 }

@@ -17,16 +17,20 @@ import Testing
         "AnnounceBus": ["AnnounceModel", "AnnounceSystem"],
         // The daemon downloads URL items and opens live streams itself (AnnounceNetwork): they are
         // read while they play, not before they are queued.
-        "AnnounceDaemon": ["AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "AnnounceEngine",
-                           "AnnounceNetwork", "AnnounceBus"],
+        "AnnounceDaemon": [
+            "AnnounceModel", "AnnounceSystem", "AnnounceSources", "AnnounceOutput", "AnnounceEngine",
+            "AnnounceNetwork", "AnnounceBus"
+        ],
         "AnnounceClient": ["AnnounceModel", "AnnounceSystem"],
         // Zones over MQTT: the daemon's bridge is a client of its own daemon's socket, so that a
         // play from another host is a local play; the CLI sends zone plays through it too.
         "AnnounceZones": ["AnnounceModel", "AnnounceSystem", "AnnounceClient"],
         // The daemon's downloads and live streams; the CLI's `announce cache`.
         "AnnounceNetwork": ["AnnounceModel", "AnnounceSystem"],
-        "announce": ["AnnounceModel", "AnnounceSystem", "AnnounceClient", "AnnounceSources", "AnnounceOutput", "AnnounceNetwork",
-                     "AnnounceDaemon", "AnnounceZones"],
+        "announce": [
+            "AnnounceModel", "AnnounceSystem", "AnnounceClient", "AnnounceSources", "AnnounceOutput", "AnnounceNetwork",
+            "AnnounceDaemon", "AnnounceZones"
+        ]
     ]
     /// What the pure model may import: the standard library's own modules and swift-collections.
     static let modelImports: Set<String> = ["FoundationEssentials", "HeapModule", "Synchronization"]
@@ -34,8 +38,10 @@ import Testing
     /// CSDBus: sd-bus (libsystemd) for AnnounceBus, which no Swift package offers. CPulse (libpulse,
     /// loaded on first use): the daemon lowers other applications' streams (issue 15). CMosquitto
     /// (libmosquitto, loaded on first use): zones over MQTT (issue 16), for AnnounceZones only.
-    static let cModules: Set<String> = ["CALSA", "CSndFile", "CMpg123", "CFLAC", "CSpeexDSP", "CSonic", "CCurl", "CSDBus", "CPulse",
-                                        "CMosquitto", "CPosix"]
+    static let cModules: Set<String> = [
+        "CALSA", "CSndFile", "CMpg123", "CFLAC", "CSpeexDSP", "CSonic", "CCurl", "CSDBus", "CPulse",
+        "CMosquitto", "CPosix"
+    ]
     static let systemCModules: Set<String> = ["Glibc", "Darwin", "Musl", "SwiftGlibc"]
 
     static func sources(of target: String) throws -> [(file: String, imports: Set<String>)] {
@@ -69,7 +75,11 @@ import Testing
 
     /// Not I/O by import alone: FoundationEssentials, which the model may use, still reads files,
     /// the environment and the clock. The model's time comes in as arguments.
-    static func modelIO() throws -> Regex<AnyRegexOutput> { try Regex(#"\b(FileManager|FileHandle|ProcessInfo|URLSession|DispatchQueue|Thread|fopen|open|getenv|setenv|clock_gettime|gettimeofday|print)\(|\b(FileManager|FileHandle|ProcessInfo|Thread|CommandLine)\.|\b(Data|String|Array)\(contentsOf|\bDate\(\)|\bDate\.now\b"#) }
+    static func modelIO() throws -> Regex<AnyRegexOutput> {
+        try Regex(
+            #"\b(FileManager|FileHandle|ProcessInfo|URLSession|DispatchQueue|Thread|fopen|open|getenv|setenv|clock_gettime|gettimeofday|print)\(|\b(FileManager|FileHandle|ProcessInfo|Thread|CommandLine)\.|\b(Data|String|Array)\(contentsOf|\bDate\(\)|\bDate\.now\b"#
+        )
+    }
 
     /// Package.swift's targets and the names each lists as a dependency (read as text: a
     /// `swift package` run would wait on the lock that `swift test` holds).
@@ -83,7 +93,9 @@ import Testing
             let name = body[nameRange].split(separator: "\"")[1]
             var dependencies = Set<String>()
             if let list = body.range(of: #"dependencies: \[[^\]]*\]"#, options: .regularExpression) {
-                let quoted = body[list].split(separator: "\"").enumerated().filter { $0.offset % 2 == 1 }.map { String($0.element) }
+                let quoted = body[list].split(separator: "\"").enumerated().filter { $0.offset % 2 == 1 }.map {
+                    String($0.element)
+                }
                 dependencies = Set(quoted)
             }
             graph[String(name)] = dependencies
@@ -99,7 +111,8 @@ import Testing
             #expect(upward.isEmpty, "\(name) depends on \(upward.sorted()), above it or beside it")
         }
         let model = try #require(graph["AnnounceModel"])
-        #expect(model.isDisjoint(with: Self.cModules), "the model depends on \(model.intersection(Self.cModules).sorted())")
+        #expect(
+            model.isDisjoint(with: Self.cModules), "the model depends on \(model.intersection(Self.cModules).sorted())")
     }
 
     @Test(arguments: [
@@ -113,7 +126,7 @@ import Testing
         ("@_spi(Testing) public import AnnounceEngine", "AnnounceEngine"),
         ("import struct AnnounceDaemon.Daemon", "AnnounceDaemon"),
         ("import func Glibc.open", "Glibc"),
-        ("import AnnounceModel.Limits", "AnnounceModel"),
+        ("import AnnounceModel.Limits", "AnnounceModel")
     ])
     func everyFormOfImportNamesItsModule(line: String, module: String) {
         #expect(Self.importedModule(Substring(line)) == module, "\(line)")
@@ -142,20 +155,25 @@ import Testing
         }
         let io = try Self.modelIO()
         let model = Harness.repoRoot.appendingPathComponent("Sources/AnnounceModel")
-        for case let relative as String in FileManager.default.enumerator(atPath: model.path)! where relative.hasSuffix(".swift") {
+        for case let relative as String in FileManager.default.enumerator(atPath: model.path)!
+        where relative.hasSuffix(".swift") {
             let text = try String(contentsOf: model.appendingPathComponent(relative), encoding: .utf8)
             for (number, line) in text.split(separator: "\n", omittingEmptySubsequences: false).enumerated() {
                 let code = line.range(of: "//").map { line[..<$0.lowerBound] } ?? line  // comments may name them
-                #expect(!code.contains(io),
-                        "Sources/AnnounceModel/\(relative):\(number + 1) does I/O: \(line.trimmingCharacters(in: .whitespaces))")
+                #expect(
+                    !code.contains(io),
+                    "Sources/AnnounceModel/\(relative):\(number + 1) does I/O: \(line.trimmingCharacters(in: .whitespaces))"
+                )
             }
         }
     }
 
     @Test func theIODenylistCatchesWhatItNames() throws {
         let io = try Self.modelIO()
-        for code in ["let data = Data(contentsOf: url)", "FileManager.default.fileExists(atPath: p)", "let now = Date()",
-                     "ProcessInfo.processInfo.environment", "getenv(\"HOME\")", "fopen(path, \"r\")", "Date.now"] {
+        for code in [
+            "let data = Data(contentsOf: url)", "FileManager.default.fileExists(atPath: p)", "let now = Date()",
+            "ProcessInfo.processInfo.environment", "getenv(\"HOME\")", "fopen(path, \"r\")", "Date.now"
+        ] {
             #expect(code.contains(io), "\(code)")
         }
         for code in ["buffer.append(contentsOf: more)", "let isOpen = true", "func reopen()", "updated = date"] {
@@ -170,7 +188,8 @@ import Testing
         #expect(importers == ["DaemonCommand.swift"], "\(importers)")
         let entryPoint: Set<String> = ["Daemon", "Configuration", "init", "run"]
         let directory = Harness.repoRoot.appendingPathComponent("Sources/AnnounceDaemon")
-        for case let relative as String in FileManager.default.enumerator(atPath: directory.path)! where relative.hasSuffix(".swift") {
+        for case let relative as String in FileManager.default.enumerator(atPath: directory.path)!
+        where relative.hasSuffix(".swift") {
             let text = try String(contentsOf: directory.appendingPathComponent(relative), encoding: .utf8)
             var insideConfiguration = false
             for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
@@ -180,10 +199,16 @@ import Testing
                 let words = line.split(separator: " ").drop { $0.hasPrefix("@") }
                 guard let access = words.first, ["public", "package", "open"].contains(access) else { continue }
                 if insideConfiguration && words.contains("var") { continue }
-                let name = words.dropFirst()
-                    .first { !["final", "class", "struct", "enum", "func", "var", "let", "convenience", "static"].contains($0) }
+                let name =
+                    words.dropFirst()
+                    .first {
+                        !["final", "class", "struct", "enum", "func", "var", "let", "convenience", "static"].contains(
+                            $0)
+                    }
                     .map { String($0.prefix { $0.isLetter || $0.isNumber }) } ?? ""
-                #expect(entryPoint.contains(name), "Sources/AnnounceDaemon/\(relative): \(line.trimmingCharacters(in: .whitespaces))")
+                #expect(
+                    entryPoint.contains(name),
+                    "Sources/AnnounceDaemon/\(relative): \(line.trimmingCharacters(in: .whitespaces))")
             }
         }
     }
@@ -193,10 +218,12 @@ import Testing
     @Test func noSourceFileImportsAllOfFoundation() throws {
         let sources = Harness.repoRoot.appendingPathComponent("Sources")
         let whole = try Regex(#"^\s*(@_exported\s+)?import\s+(Foundation|FoundationInternationalization)\s*$"#)
-        for case let relative as String in FileManager.default.enumerator(atPath: sources.path)! where relative.hasSuffix(".swift") {
+        for case let relative as String in FileManager.default.enumerator(atPath: sources.path)!
+        where relative.hasSuffix(".swift") {
             let text = try String(contentsOf: sources.appendingPathComponent(relative), encoding: .utf8)
             for (number, line) in text.split(separator: "\n").enumerated() where line.firstMatch(of: whole) != nil {
-                Issue.record("Sources/\(relative):\(number + 1): \(line): import FoundationEssentials, or Glibc for the maths")
+                Issue.record(
+                    "Sources/\(relative):\(number + 1): \(line): import FoundationEssentials, or Glibc for the maths")
             }
         }
     }
@@ -207,13 +234,16 @@ import Testing
         let sources = Harness.repoRoot.appendingPathComponent("Sources")
         let unwrapped = try Regex(#":\s*\[?[A-Z][A-Za-z0-9_.]*(<[^>]*>)?\]?!(?!=)"#)
         var checked = 0
-        for case let relative as String in FileManager.default.enumerator(atPath: sources.path)! where relative.hasSuffix(".swift") {
+        for case let relative as String in FileManager.default.enumerator(atPath: sources.path)!
+        where relative.hasSuffix(".swift") {
             let text = try String(contentsOf: sources.appendingPathComponent(relative), encoding: .utf8)
             let lines = text.split(separator: "\n", omittingEmptySubsequences: false)
             let count = lines.count - (text.hasSuffix("\n") ? 1 : 0)
             #expect(count <= 400, "Sources/\(relative) has \(count) lines")
             for (number, line) in lines.enumerated() where !line.trimmingCharacters(in: .whitespaces).hasPrefix("//") {
-                #expect(line.firstMatch(of: unwrapped) == nil, "Sources/\(relative):\(number + 1): \(line.trimmingCharacters(in: .whitespaces))")
+                #expect(
+                    line.firstMatch(of: unwrapped) == nil,
+                    "Sources/\(relative):\(number + 1): \(line.trimmingCharacters(in: .whitespaces))")
             }
             checked += 1
         }

@@ -8,8 +8,9 @@ import Testing
 /// beyond its frames (truncated) lasts what decoded, not what its header says.
 @Suite("Lengths are exact at play time")
 struct LengthTests {
-    @Test("finished event's duration and info's frames are the decoded length",
-          arguments: ["vbr-no-xing.mp3", "damaged/zero-total.flac", "damaged/beyond-total.flac"])
+    @Test(
+        "finished event's duration and info's frames are the decoded length",
+        arguments: ["vbr-no-xing.mp3", "damaged/zero-total.flac", "damaged/beyond-total.flac"])
     func exactWithoutXing(_ file: String) async throws {
         let path = try Harness.fixture(file)
         let reference = path + (file.hasSuffix(".mp3") ? ".ref.f32" : ".ref.s16")
@@ -19,11 +20,14 @@ struct LengthTests {
         try #require(play.status == 0, "\(play)")
         #expect(play.stderrLines.count == (file.contains("beyond") ? 1 : 0), "\(play)")
         let lines = play.stdout.split(separator: "\n")
-        let finished = try #require(try lines.compactMap {
-            try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
-        }.first { $0["event"] as? String == "finished" }, "no finished event: \(play.stdout)")
+        let finished = try #require(
+            try lines.compactMap {
+                try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any]
+            }.first { $0["event"] as? String == "finished" }, "no finished event: \(play.stdout)")
         let duration = try #require(finished["duration"] as? Double, "\(finished)")
-        #expect(abs(duration - Double(frames) / rate) < 0.001, "duration \(duration) s vs \(Double(frames) / rate) s decoded")
+        #expect(
+            abs(duration - Double(frames) / rate) < 0.001,
+            "duration \(duration) s vs \(Double(frames) / rate) s decoded")
         #expect(finished["frames"] as? Int == frames)
 
         let info = try await Runner.announce(["info", "--json", path])

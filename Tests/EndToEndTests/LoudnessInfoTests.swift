@@ -8,13 +8,18 @@ import Testing
 struct LoudnessInfoTests {
     /// ffmpeg's summary: integrated loudness (LUFS) and true peak (dBFS, 4× oversampled).
     static func ffmpegLoudness(_ path: String) async throws -> (integrated: Double, truePeak: Double) {
-        let outcome = try await Runner.run("ffmpeg", ["-nostdin", "-nostats", "-hide_banner", "-i", path, "-af", "ebur128=peak=true",
-                                                      "-f", "null", "-"])
+        let outcome = try await Runner.run(
+            "ffmpeg",
+            [
+                "-nostdin", "-nostats", "-hide_banner", "-i", path, "-af", "ebur128=peak=true",
+                "-f", "null", "-"
+            ])
         try #require(outcome.status == 0, "ffmpeg: \(outcome)")
         let summary = try #require(outcome.stderr.components(separatedBy: "Summary:").last)
         func value(_ label: String) throws -> Double {
-            let line = try #require(summary.split(separator: "\n").first { $0.trimmingCharacters(in: .whitespaces).hasPrefix(label) },
-                                    "no \(label) in \(summary)")
+            let line = try #require(
+                summary.split(separator: "\n").first { $0.trimmingCharacters(in: .whitespaces).hasPrefix(label) },
+                "no \(label) in \(summary)")
             let number = line.split(separator: " ").dropFirst().first { Double($0) != nil }
             return try #require(number.flatMap { Double($0) }, "\(line)")
         }
@@ -28,9 +33,12 @@ struct LoudnessInfoTests {
         return try #require(object?["loudness"] as? [String: Any], "\(outcome.stdout)")
     }
 
-    @Test("integrated loudness within 0.3 LU and true peak within 0.3 dB of ffmpeg's, mono to 5.1, 22.05 to 48 kHz, every codec",
-          arguments: ["tone440-4s.wav", "wav16-stereo.wav", "cbr128.mp3", "flac16.flac", "vorbis.ogg", "speech.wav",
-                      "reshape/tone-48000-6.wav", "reshape/tone-22050-2.wav"])
+    @Test(
+        "integrated loudness within 0.3 LU and true peak within 0.3 dB of ffmpeg's, mono to 5.1, 22.05 to 48 kHz, every codec",
+        arguments: [
+            "tone440-4s.wav", "wav16-stereo.wav", "cbr128.mp3", "flac16.flac", "vorbis.ogg", "speech.wav",
+            "reshape/tone-48000-6.wav", "reshape/tone-22050-2.wav"
+        ])
     func beside(_ fixture: String) async throws {
         let path = try Harness.fixture(fixture)
         let ours = try await Self.announceLoudness(path)
@@ -41,7 +49,8 @@ struct LoudnessInfoTests {
         #expect(abs(truePeak - theirs.truePeak) <= 0.3, "\(truePeak) dBTP, ffmpeg \(theirs.truePeak)")
     }
 
-    @Test("a clip of silence has no integrated loudness (nothing above the gate): absent from --json, 'none' in the text")
+    @Test(
+        "a clip of silence has no integrated loudness (nothing above the gate): absent from --json, 'none' in the text")
     func silence() async throws {
         let path = try Harness.capturePath("silence") + ".wav"
         let sox = try await Runner.run("sox", ["-n", "-r", "48000", "-c", "2", "-b", "16", path, "trim", "0", "2"])

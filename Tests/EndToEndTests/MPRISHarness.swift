@@ -1,7 +1,7 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A private D-Bus session bus (`dbus-daemon --session`), its life bounded by `timeout`, and the
@@ -17,17 +17,23 @@ final class PrivateSessionBus: @unchecked Sendable {
     init(_ label: String, lifetime: Int = 120) throws {
         for (program, package) in [("dbus-daemon", "dbus-daemon"), ("mpv", "mpv"), ("playerctl", "playerctl")]
         where !Self.onPath(program) {
-            throw HarnessError("\(program) is not installed: the MPRIS tests need Debian's \(package) (`make test` installs it)")
+            throw HarnessError(
+                "\(program) is not installed: the MPRIS tests need Debian's \(package) (`make test` installs it)")
         }
         guard FileManager.default.fileExists(atPath: Self.mprisScript) else {
-            throw HarnessError("\(Self.mprisScript) is missing: the MPRIS tests need Debian's mpv-mpris (`make test` installs it)")
+            throw HarnessError(
+                "\(Self.mprisScript) is missing: the MPRIS tests need Debian's mpv-mpris (`make test` installs it)")
         }
         directory = try Harness.workResult.get().appendingPathComponent("mpris-\(label)").path
         try? FileManager.default.removeItem(atPath: directory)
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        (daemon, address) = try startTelling("dbus-daemon", ["timeout", "\(lifetime)", "dbus-daemon", "--session", "--nofork",
-                                                             "--print-address=1"],
-                                             environment: ProcessInfo.processInfo.environment)
+        (daemon, address) = try startTelling(
+            "dbus-daemon",
+            [
+                "timeout", "\(lifetime)", "dbus-daemon", "--session", "--nofork",
+                "--print-address=1"
+            ],
+            environment: ProcessInfo.processInfo.environment)
     }
 
     /// mpv-mpris as Debian installs it (mpv loads it by path: `--no-config` leaves /etc/mpv out).
@@ -45,15 +51,21 @@ final class PrivateSessionBus: @unchecked Sendable {
 
     /// mpv playing `file` in a loop to no device (`--ao=null`), on this bus as an MPRIS player.
     func startMPV(_ file: String, label: String) throws -> ChildProcess {
-        try start(label, ["timeout", "120", "mpv", "--no-config", "--script=\(Self.mprisScript)", "--ao=null", "--no-video",
-                          "--loop-file=inf", "--really-quiet", file])
+        try start(
+            label,
+            [
+                "timeout", "120", "mpv", "--no-config", "--script=\(Self.mprisScript)", "--ao=null", "--no-video",
+                "--loop-file=inf", "--really-quiet", file
+            ])
     }
 
     /// `playerctl -p PLAYER --follow COMMAND` (`status`, `metadata KEY`): each value it sees, one a line.
     func follow(_ player: String, _ command: String...) throws -> StatusFollower {
         let path = "\(directory)/follow-\(player)-\(UUID().uuidString).txt"
-        let process = try start("follow-\(player)", ["timeout", "120", "playerctl", "-p", player, "--follow"]
-                                    + (command.isEmpty ? ["status"] : command), stdout: path)
+        let process = try start(
+            "follow-\(player)",
+            ["timeout", "120", "playerctl", "-p", player, "--follow"]
+                + (command.isEmpty ? ["status"] : command), stdout: path)
         return StatusFollower(player: player, path: path, process: process)
     }
 

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// announce on a private D-Bus session bus (DESIGN §3, Other players), with real programs: mpv
@@ -13,11 +13,14 @@ import Glibc
 @Suite("MPRIS", .serialized, PacedAudioTrait(name: "paced-mpris"), .timeLimit(.minutes(3)))
 struct MPRISTests {
     /// A private bus, a paced session on it, and mpv playing (its follower has seen Playing).
-    private func withPlayingMPV(_ label: String,
-                                _ body: (PrivateSessionBus, PacedSession, StatusFollower) async throws -> Void) async throws {
+    private func withPlayingMPV(
+        _ label: String,
+        _ body: (PrivateSessionBus, PacedSession, StatusFollower) async throws -> Void
+    ) async throws {
         let bus = try PrivateSessionBus(label)
         defer { bus.stop() }
-        try await withPacedSession("mpris-\(label)", environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address]) { session in
+        try await withPacedSession("mpris-\(label)", environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address]) {
+            session in
             try await session.start()
             _ = try bus.startMPV(session.paced.clips.a3, label: "mpv")
             let mpv = try bus.follow("mpv")
@@ -30,8 +33,10 @@ struct MPRISTests {
 
     /// announce's player says `status`, through a call its bus thread answers only after it
     /// has carried out the queue's state it last took.
-    private func announceIs(_ status: String, on bus: PrivateSessionBus, announce: StatusFollower,
-                            sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    private func announceIs(
+        _ status: String, on bus: PrivateSessionBus, announce: StatusFollower,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
         try await announce.waitFor(status, after: 1)
         let answer = try await bus.playerctl("-p", "announce", "status")
         #expect(answer.stdout == status + "\n", "\(answer)", sourceLocation: sourceLocation)
@@ -96,15 +101,19 @@ struct MPRISTests {
     /// announce pauses mpv, is killed with SIGKILL, `meanwhile` runs, and the next daemon starts (with the
     /// queue paused, so the item the spool kept does not pause mpv again): mpv is resumed if it was
     /// still Paused, else left as it is.
-    private func killDaemonWhilePaused(_ label: String,
-                                       meanwhile: (PrivateSessionBus, StatusFollower) async throws -> Void) async throws {
+    private func killDaemonWhilePaused(
+        _ label: String,
+        meanwhile: (PrivateSessionBus, StatusFollower) async throws -> Void
+    ) async throws {
         try await withPlayingMPV(label) { bus, session, mpv in
             let announce = try bus.follow("announce")
             #expect(try await session.announce(["play", "--no-wait", session.paced.clips.a3]).status == 0)
             let paused = try await mpv.waitFor("Paused", after: 1)
             let journal = session.runtime.path + "/paused-players"
             let written = (try? String(contentsOfFile: journal, encoding: .utf8)) ?? ""
-            #expect(written.contains(#""org.mpris.MediaPlayer2.mpv""#), "the journal: \(written); the daemon's log: \(session.daemonLog)")
+            #expect(
+                written.contains(#""org.mpris.MediaPlayer2.mpv""#),
+                "the journal: \(written); the daemon's log: \(session.daemonLog)")
             #expect(session.runtime.signalLockHolder(SIGKILL) != nil)
             #expect(await session.runtime.waitForLockRelease(timeout: 10), "the daemon outlived SIGKILL")
             #expect(try await bus.playerctl("-p", "mpv", "status").stdout == "Paused\n", "the kill resumed it")
@@ -140,7 +149,8 @@ struct MPRISTests {
             let outcome = try await session.announce(["play", "--category", "ambient", session.paced.clips.b])
             #expect(outcome.status == 0, "\(outcome)")
             try await announceIs("Stopped", on: bus, announce: announce)
-            #expect(announce.statuses.contains("Playing"), "announce never showed the ambient item: \(announce.statuses)")
+            #expect(
+                announce.statuses.contains("Playing"), "announce never showed the ambient item: \(announce.statuses)")
             #expect(try await bus.playerctl("-p", "mpv", "status").stdout == "Playing\n")
             #expect(mpv.sincePlaying == ["Playing"])
         }
@@ -150,7 +160,8 @@ struct MPRISTests {
     func playerctlControlsTheQueue() async throws {
         let bus = try PrivateSessionBus("controls")
         defer { bus.stop() }
-        try await withPacedSession("mpris-controls", environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address]) { session in
+        try await withPacedSession("mpris-controls", environment: ["DBUS_SESSION_BUS_ADDRESS": bus.address]) {
+            session in
             try await session.start()
             let clips = session.paced.clips
             let announce = try bus.follow("announce")
@@ -178,12 +189,16 @@ struct MPRISTests {
             _ = try await session.waitForEvent("second resumed") { $0.event == "resumed" && $0.time > resumed.time }
 
             #expect(try await bus.playerctl("-p", "announce", "next").status == 0)
-            let skipped = try await session.waitForEvent("a3 finished") { $0.event == "finished" && $0.path == clips.a3 }
+            let skipped = try await session.waitForEvent("a3 finished") {
+                $0.event == "finished" && $0.path == clips.a3
+            }
             #expect(skipped.outcome?.kind == "cancelled", "\(skipped)")
             _ = try await session.waitForEvent("a2 started") { $0.event == "started" && $0.path == clips.a2 }
 
             #expect(try await bus.playerctl("-p", "announce", "stop").status == 0)
-            let stopped = try await session.waitForEvent("a2 finished") { $0.event == "finished" && $0.path == clips.a2 }
+            let stopped = try await session.waitForEvent("a2 finished") {
+                $0.event == "finished" && $0.path == clips.a2
+            }
             #expect(stopped.outcome?.kind == "cancelled", "\(stopped)")
             let after = try await session.announce(["status", "--json"])
             #expect(!after.stdout.contains(#""playing":{"#) && after.stdout.contains(#""queued":[]"#), "\(after)")
@@ -199,9 +214,18 @@ struct NoSessionBusTests {
         let userBus = "/run/user/\(getuid())/bus"
         var info = stat()
         let hasUserBus = lstat(userBus, &info) == 0
-        for (address, expected) in [(nil, hasUserBus ? "on the session bus unix:path=\(userBus)"
-                                                     : "no session bus: DBUS_SESSION_BUS_ADDRESS is not set and \(userBus) does not exist"),
-                                    ("unix:path=/nonexistent/announce-test-bus", "not on the session bus: cannot connect to the session bus unix:path=/nonexistent/announce-test-bus")] {
+        for (address, expected) in [
+            (
+                nil,
+                hasUserBus
+                    ? "on the session bus unix:path=\(userBus)"
+                    : "no session bus: DBUS_SESSION_BUS_ADDRESS is not set and \(userBus) does not exist"
+            ),
+            (
+                "unix:path=/nonexistent/announce-test-bus",
+                "not on the session bus: cannot connect to the session bus unix:path=/nonexistent/announce-test-bus"
+            )
+        ] {
             try await withDaemonRuntime { runtime in
                 try await runtime.startDaemon(device: "null", environment: ["DBUS_SESSION_BUS_ADDRESS": address])
                 let json = try await runtime.announce(["status", "--json"])
@@ -212,7 +236,9 @@ struct NoSessionBusTests {
                 #expect(text.status == 0 && text.stdout.contains(expected), "\(text)")
                 // Not on a user's own bus: a test must not pause their players.
                 if address != nil {
-                    #expect(try await runtime.announce(["play", try Harness.fixture("wav16-stereo.wav"), "-d", "null"]).status == 0)
+                    #expect(
+                        try await runtime.announce(["play", try Harness.fixture("wav16-stereo.wav"), "-d", "null"])
+                            .status == 0)
                 }
             }
         }

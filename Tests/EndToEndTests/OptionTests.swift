@@ -8,8 +8,9 @@ struct OptionTests {
     private func play(_ clip: Clip, _ options: [String], sourceLocation: SourceLocation = #_sourceLocation)
         async throws -> (Playback, PCM?)
     {
-        let play = try await Playback.run([try Harness.fixture(clip.file)], options,
-                                          label: clip.file + options.joined())
+        let play = try await Playback.run(
+            [try Harness.fixture(clip.file)], options,
+            label: clip.file + options.joined())
         return (play, play.output(sourceLocation: sourceLocation))
     }
 
@@ -34,7 +35,7 @@ struct OptionTests {
         GainCase(clip: "wav16-stereo.wav", options: ["--gain", "12"], gain: pow(10, 12.0 / 20)),
         GainCase(clip: "wav24.wav", options: ["--volume", "0.5"], gain: 0.5),
         GainCase(clip: "wavfloat.wav", options: ["--gain=-6"], gain: pow(10, -6.0 / 20)),
-        GainCase(clip: "cbr128.mp3", options: ["--volume", "0.25"], gain: 0.25),
+        GainCase(clip: "cbr128.mp3", options: ["--volume", "0.25"], gain: 0.25)
     ]
 
     @Test("--volume and --gain scale every sample", arguments: gainCases)
@@ -48,8 +49,9 @@ struct OptionTests {
             let top = (clip.format.scale - 1) / clip.format.scale
             expected.samples = expected.samples.map { min(max($0, -1), top) }
         }
-        expectSamples(output, match: expected, tolerance: gainTolerance(clip),
-                      "\(test.testDescription): reference × \(test.gain), clipped to full scale")
+        expectSamples(
+            output, match: expected, tolerance: gainTolerance(clip),
+            "\(test.testDescription): reference × \(test.gain), clipped to full scale")
     }
 
     struct PanCase: Sendable, CustomTestStringConvertible {
@@ -66,7 +68,7 @@ struct OptionTests {
         PanCase(clip: "wav16-stereo.wav", pan: "0.25", gains: [0.75, 1]),
         PanCase(clip: "wav16-mono.wav", pan: "1", gains: [0, 1]),
         PanCase(clip: "wav16-mono.wav", pan: "-1", gains: [1, 0]),
-        PanCase(clip: "mono.mp3", pan: "0.5", gains: [0.5, 1]),
+        PanCase(clip: "mono.mp3", pan: "0.5", gains: [0.5, 1])
     ]
 
     @Test("--pan is a stereo balance; a mono clip with a pan plays in stereo", arguments: panCases)
@@ -78,8 +80,9 @@ struct OptionTests {
         #expect(play.debugLines.first?.channels == 2, "a panned clip plays in stereo")
         var reference = try Clips.load(clip)
         if reference.channels == 1 { reference = reference.monoToStereo() }
-        expectSamples(output, match: reference.scaled(test.gains), tolerance: gainTolerance(clip),
-                      "\(test.testDescription): reference × \(test.gains)")
+        expectSamples(
+            output, match: reference.scaled(test.gains), tolerance: gainTolerance(clip),
+            "\(test.testDescription): reference × \(test.gains)")
         for (channel, gain) in test.gains.enumerated() where gain == 0 {
             #expect(output.channel(channel).allSatisfy { $0 == 0 }, "channel \(channel) must be silent")
         }
@@ -93,8 +96,9 @@ struct OptionTests {
             let (_, joinedOutput) = try await play(clip, joined)
             #expect(spacedPlay.outcome.status == 0, "\(spaced.joined(separator: " ")): \(spacedPlay.outcome)")
             if let spacedOutput, let joinedOutput {
-                expectSamples(spacedOutput, match: joinedOutput, tolerance: Tolerance.exact,
-                              "\(spaced.joined(separator: " ")) vs \(joined[0])")
+                expectSamples(
+                    spacedOutput, match: joinedOutput, tolerance: Tolerance.exact,
+                    "\(spaced.joined(separator: " ")) vs \(joined[0])")
             }
         }
     }
@@ -107,8 +111,9 @@ struct OptionTests {
             guard let output else { continue }
             let reference = try Clips.load(clip)
             #expect(play.debugLines.first?.frames == 3 * reference.frames)
-            expectSamples(output, match: reference + reference + reference, tolerance: Tolerance.exact,
-                          "\(name) --loops 2")
+            expectSamples(
+                output, match: reference + reference + reference, tolerance: Tolerance.exact,
+                "\(name) --loops 2")
         }
     }
 
@@ -135,7 +140,7 @@ struct OptionTests {
         StartCase(clip: "cbr128.mp3", start: "0.5s", seconds: 0.5, loops: 1, tolerance: 1e-6),
         StartCase(clip: "mono.mp3", start: "1s", seconds: 1, tolerance: 1e-6),
         StartCase(clip: "vbr.mp3", start: "0.5s", seconds: 0.5, tolerance: 1e-6),
-        StartCase(clip: "vbr.mp3", start: "0.25s", seconds: 0.25, tolerance: 1e-6),
+        StartCase(clip: "vbr.mp3", start: "0.25s", seconds: 0.25, tolerance: 1e-6)
     ]
 
     @Test("--start skips to frame round(seconds × rate); later loops start at 0", arguments: startCases)
@@ -155,9 +160,10 @@ struct OptionTests {
             } else if test.loops > 0 {
                 continue  // a prefix-only reference cannot line up the later passes
             }
-            expectSamples(output, match: expected, tolerance: max(reference.tolerance, test.tolerance ?? 0),
-                          outputMayContinue: !reference.coversWholeClip,
-                          "\(test.testDescription) vs \(reference.file) from frame \(startFrame)")
+            expectSamples(
+                output, match: expected, tolerance: max(reference.tolerance, test.tolerance ?? 0),
+                outputMayContinue: !reference.coversWholeClip,
+                "\(test.testDescription) vs \(reference.file) from frame \(startFrame)")
         }
     }
 }

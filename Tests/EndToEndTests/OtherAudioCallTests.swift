@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Other applications' audio as announce's session sees it (issue 15, DESIGN §3): a call (a
@@ -10,8 +10,9 @@ import Glibc
 /// says whether other audio plays, and `--if-other-audio` skips, waits or ducks; on a real
 /// PulseAudio and a real PipeWire (pipewire-pulse). What sounds is measured on the sink's
 /// monitor, the status JSON is read by python's json, volumes by pactl.
-@Suite("Calls and other audio: PulseAudio", .serialized, OtherAudioServerTrait(kind: .pulseAudio, name: "call-pa"),
-       .timeLimit(.minutes(2)))
+@Suite(
+    "Calls and other audio: PulseAudio", .serialized, OtherAudioServerTrait(kind: .pulseAudio, name: "call-pa"),
+    .timeLimit(.minutes(2)))
 struct OtherAudioCallPulseAudioTests {
     @Test("a phone stream pauses announce's item; when it ends the item resumes, every frame heard once")
     func callInterruptsAndResumes() async throws { try await OtherAudioCallChecks.callInterruptsAndResumes() }
@@ -31,8 +32,9 @@ struct OtherAudioCallPulseAudioTests {
     }
 }
 
-@Suite("Calls and other audio: PipeWire", .serialized, OtherAudioServerTrait(kind: .pipeWire, name: "call-pw"),
-       .timeLimit(.minutes(2)))
+@Suite(
+    "Calls and other audio: PipeWire", .serialized, OtherAudioServerTrait(kind: .pipeWire, name: "call-pw"),
+    .timeLimit(.minutes(2)))
 struct OtherAudioCallPipeWireTests {
     @Test("a phone stream pauses announce's item; when it ends the item resumes, every frame heard once")
     func callInterruptsAndResumes() async throws { try await OtherAudioCallChecks.callInterruptsAndResumes() }
@@ -61,12 +63,16 @@ struct OtherAudioCallPlainALSATests {
         let nowhere = try Harness.workResult.get().appendingPathComponent("no-server-calls").path
         try? FileManager.default.createDirectory(atPath: nowhere, withIntermediateDirectories: true)
         chmod(nowhere, 0o700)
-        let runtime = try DaemonRuntime(environment: ["PULSE_SERVER": "unix:\(nowhere)/native", "XDG_RUNTIME_DIR": nowhere])
+        let runtime = try DaemonRuntime(environment: [
+            "PULSE_SERVER": "unix:\(nowhere)/native", "XDG_RUNTIME_DIR": nowhere
+        ])
         do {
             try await runtime.startDaemon(device: "null", arguments: ["--idle-exit", "60s"])
             let clip = try Tones.clip(440, seconds: 0.2)
             let status = try await runtime.status()
-            #expect(status.otherAudioPlaying == nil && status.call == nil, "status: \(String(describing: status.otherAudioPlaying))")
+            #expect(
+                status.otherAudioPlaying == nil && status.call == nil,
+                "status: \(String(describing: status.otherAudioPlaying))")
             for choice in ["skip", "wait", "duck"] {
                 let played = try await runtime.announce(["play", clip, "--if-other-audio", choice])
                 #expect(played.status == 0, "--if-other-audio \(choice) with no sound server: \(played)")
@@ -87,7 +93,9 @@ enum OtherAudioCallChecks {
     static let clipSeconds = 3.0
 
     /// A fresh directory and runtime on the suite's server, cleaned up after `body`.
-    static func withRuntime(_ label: String, _ body: (OtherAudioServer, String, DaemonRuntime) async throws -> Void) async throws {
+    static func withRuntime(_ label: String, _ body: (OtherAudioServer, String, DaemonRuntime) async throws -> Void)
+        async throws
+    {
         guard let server = OtherAudioServerTrait.current else { throw HarnessError("no sound server for \(label)") }
         try await HeavyLoad.exclusively {
             let directory = server.directory + "/" + label
@@ -109,11 +117,15 @@ enum OtherAudioCallChecks {
     static func callInterruptsAndResumes() async throws {
         try await withRuntime("call") { server, directory, runtime in
             let recording = directory + "/monitor.s16"
-            let recorder = try server.start(["timeout", "60", "parec", "--raw", "--format=s16le", "--rate=48000", "--channels=2",
-                                             "--latency-msec=10", "-d", server.sink + ".monitor"], stdout: recording)
+            let recorder = try server.start(
+                [
+                    "timeout", "60", "parec", "--raw", "--format=s16le", "--rate=48000", "--channels=2",
+                    "--latency-msec=10", "-d", server.sink + ".monitor"
+                ], stdout: recording)
             defer { recorder.stop() }
             try await runtime.startDaemon(device: "pulse", arguments: ["--idle-exit", "60s"])
-            let clip = directory + "/announce-1000.wav", phone = directory + "/phone-440.wav"
+            let clip = directory + "/announce-1000.wav"
+            let phone = directory + "/phone-440.wav"
             try Sox.tone(clip, frequency: 1000, seconds: clipSeconds, rate: Int(rate), channels: 2)
             try Sox.tone(phone, frequency: 440, seconds: 1, rate: Int(rate), channels: 2)
             try await OtherAudioDuckChecks.waitForBytes(recording, atLeast: bytesPerSecond / 2)
@@ -122,28 +134,38 @@ enum OtherAudioCallChecks {
             _ = try await offPool { try client.events(until: { $0.event == "started" }, timeout: 20) }
             try await Task.sleep(for: .milliseconds(700))
             let callStart = Date().timeIntervalSince1970
-            let caller = try server.start(["timeout", "30", "paplay", "--client-name=call-test", "--property=media.role=phone",
-                                           "--latency-msec=20", phone], stdout: directory + "/phone.out")
+            let caller = try server.start(
+                [
+                    "timeout", "30", "paplay", "--client-name=call-test", "--property=media.role=phone",
+                    "--latency-msec=20", phone
+                ], stdout: directory + "/phone.out")
             defer { caller.stop() }
-            let untilBegan = try await offPool { try client.events(until: { $0.event == "interruption-began" }, timeout: 10) }
+            let untilBegan = try await offPool {
+                try client.events(until: { $0.event == "interruption-began" }, timeout: 10)
+            }
             let began = try #require(untilBegan.last)
             // While the call lasts the queue holds, and status says why.
             let during = try await runtime.status()
             let rest = try await offPool { try client.events(until: { $0.event == "finished" }, timeout: 30) }
             let outcome = await play.outcome()
             #expect(outcome.status == 0, "announce play: \(outcome)")
-            #expect(began.reason == "call" && (began.warning ?? "").contains("call-test") && (began.warning ?? "").contains("role phone"),
-                    "interruption-began: \(began) warning \(began.warning ?? "-")")
-            #expect(during.holds == ["call"] && (during.call ?? "").contains("call-test") && during.playing == nil,
-                    "status during the call: holds \(String(describing: during.holds)), call \(during.call ?? "-")")
+            #expect(
+                began.reason == "call" && (began.warning ?? "").contains("call-test")
+                    && (began.warning ?? "").contains("role phone"),
+                "interruption-began: \(began) warning \(began.warning ?? "-")")
+            #expect(
+                during.holds == ["call"] && (during.call ?? "").contains("call-test") && during.playing == nil,
+                "status during the call: holds \(String(describing: during.holds)), call \(during.call ?? "-")")
             let ended = rest.first { $0.event == "interruption-ended" }
             #expect(ended?.shouldResume == true, "interruption-ended: \(String(describing: ended)); events \(rest)")
             let resumed = rest.last { $0.event == "started" }
             #expect(rest.last?.outcome?.kind == "played", "finished: \(String(describing: rest.last))")
             let reaction = began.time - callStart
-            PacedAudio.report("call on \(server.kind.rawValue): paplay (media.role=phone) started → interruption-began "
-                + "\(String(format: "%.0f", reaction * 1000)) ms (heard \(began.heard ?? -1) s); interruption-ended → started again "
-                + "\(String(format: "%.0f", ((resumed?.time ?? 0) - (ended?.time ?? 0)) * 1000)) ms, resumed at \(resumed?.heard ?? -1) s")
+            PacedAudio.report(
+                "call on \(server.kind.rawValue): paplay (media.role=phone) started → interruption-began "
+                    + "\(String(format: "%.0f", reaction * 1000)) ms (heard \(began.heard ?? -1) s); interruption-ended → started again "
+                    + "\(String(format: "%.0f", ((resumed?.time ?? 0) - (ended?.time ?? 0)) * 1000)) ms, resumed at \(resumed?.heard ?? -1) s"
+            )
             #expect(reaction < 2, "announce paused \(reaction) s after the phone stream started")
             // What the sink heard: announce's tone in two parts around the call, all of it once.
             let size = (try FileManager.default.attributesOfItem(atPath: recording)[.size] as? Int) ?? 0
@@ -160,24 +182,32 @@ enum OtherAudioCallChecks {
         func spans(_ frequency: Double) -> [ClosedRange<Double>] {
             let envelope = ToneAnalysis.envelope(samples, frequency: frequency, rate: rate, window: window, hop: hop)
             // An underrun on a loaded machine splits a span; less than 60 ms apart is one.
-            return ToneAnalysis.spans(envelope, level: ToneAnalysis.plateau(envelope), rate: rate, window: window, hop: hop)
-                .reduce(into: [ClosedRange<Double>]()) { joined, span in
-                    if let last = joined.last, span.lowerBound - last.upperBound < 0.06 {
-                        joined[joined.count - 1] = last.lowerBound...span.upperBound
-                    } else {
-                        joined.append(span)
-                    }
+            return ToneAnalysis.spans(
+                envelope, level: ToneAnalysis.plateau(envelope), rate: rate, window: window, hop: hop
+            )
+            .reduce(into: [ClosedRange<Double>]()) { joined, span in
+                if let last = joined.last, span.lowerBound - last.upperBound < 0.06 {
+                    joined[joined.count - 1] = last.lowerBound...span.upperBound
+                } else {
+                    joined.append(span)
                 }
+            }
         }
-        let voice = spans(1000), call = spans(440)
-        let text = { (spans: [ClosedRange<Double>]) in spans.map { String(format: "%.3f–%.3f", $0.lowerBound, $0.upperBound) } }
-        try #require(voice.count == 2 && call.count == 1, "announce's tone should sound twice around one call: \(text(voice)), call \(text(call))")
+        let voice = spans(1000)
+        let call = spans(440)
+        let text = { (spans: [ClosedRange<Double>]) in
+            spans.map { String(format: "%.3f–%.3f", $0.lowerBound, $0.upperBound) }
+        }
+        try #require(
+            voice.count == 2 && call.count == 1,
+            "announce's tone should sound twice around one call: \(text(voice)), call \(text(call))")
         let heard = voice.map { $0.upperBound - $0.lowerBound }.reduce(0, +)
         let silentAfter = voice[0].upperBound - call[0].lowerBound
         let backAfter = voice[1].lowerBound - call[0].upperBound
-        PacedAudio.report("call on \(server.rawValue), as heard: announce \(text(voice)), call \(text(call)); announce silent "
-            + "\(String(format: "%.0f", silentAfter * 1000)) ms after the call sounded, back \(String(format: "%.0f", backAfter * 1000)) ms "
-            + "after it ended; \(String(format: "%.3f", heard)) s of the \(clipSeconds) s clip heard")
+        PacedAudio.report(
+            "call on \(server.rawValue), as heard: announce \(text(voice)), call \(text(call)); announce silent "
+                + "\(String(format: "%.0f", silentAfter * 1000)) ms after the call sounded, back \(String(format: "%.0f", backAfter * 1000)) ms "
+                + "after it ended; \(String(format: "%.3f", heard)) s of the \(clipSeconds) s clip heard")
         #expect(abs(heard - clipSeconds) <= 0.06, "announce's parts last \(heard) s, not the clip's \(clipSeconds) s")
         #expect(silentAfter <= 0.5, "announce still sounded \(silentAfter) s into the call")
         #expect(backAfter >= -0.02 && backAfter <= 1.5, "announce came back \(backAfter) s after the call ended")
@@ -186,38 +216,51 @@ enum OtherAudioCallChecks {
     static func callInterruptsBothLanes() async throws {
         try await withRuntime("lanes") { server, directory, runtime in
             try await runtime.startDaemon(device: "pulse", arguments: ["--idle-exit", "60s"])
-            let bed = directory + "/bed-660.wav", voice = directory + "/voice-1000.wav", phone = directory + "/phone-440.wav"
+            let bed = directory + "/bed-660.wav"
+            let voice = directory + "/voice-1000.wav"
+            let phone = directory + "/phone-440.wav"
             try Sox.tone(bed, frequency: 660, seconds: 2, rate: Int(rate), channels: 2)
             try Sox.tone(voice, frequency: 1000, seconds: 0.3, rate: Int(rate), channels: 2)
             try Sox.tone(phone, frequency: 440, seconds: 0.8, rate: Int(rate), channels: 2)
             let client = try await runtime.subscribe()
-            let ambient = try Runner.launch(["play", bed, "--category", "ambient"], environment: runtime.environment, killAfter: 30)
+            let ambient = try Runner.launch(
+                ["play", bed, "--category", "ambient"], environment: runtime.environment, killAfter: 30)
             _ = try await offPool { try client.events(until: { $0.event == "started" }, timeout: 20) }
-            let caller = try server.start(["timeout", "30", "paplay", "--client-name=call-lanes", "--property=media.role=communication",
-                                           "--latency-msec=20", phone], stdout: directory + "/phone.out")
+            let caller = try server.start(
+                [
+                    "timeout", "30", "paplay", "--client-name=call-lanes", "--property=media.role=communication",
+                    "--latency-msec=20", phone
+                ], stdout: directory + "/phone.out")
             defer { caller.stop() }
-            let began = try await offPool { try client.events(until: { $0.event == "interruption-began" }, timeout: 10) }.last
+            let began = try await offPool {
+                try client.events(until: { $0.event == "interruption-began" }, timeout: 10)
+            }.last
             // Queued during the call: it waits for the call's end.
             let queued = try await runtime.announce(["play", voice, "--no-wait", "--priority", "critical"])
             #expect(queued.status == 0, "play --no-wait during the call: \(queued)")
             let voiceID = queued.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             let rest = try await offPool {
                 var finished = 0
-                return try client.events(until: { event in
-                    if event.event == "finished" { finished += 1 }
-                    return finished == 2
-                }, timeout: 30)
+                return try client.events(
+                    until: { event in
+                        if event.event == "finished" { finished += 1 }
+                        return finished == 2
+                    }, timeout: 30)
             }
             let outcome = await ambient.outcome()
             #expect(outcome.status == 0, "the ambient item: \(outcome)")
-            #expect(began?.reason == "call" && began?.path == bed && (began?.warning ?? "").contains("role communication"),
-                    "interruption-began: \(String(describing: began))")
+            #expect(
+                began?.reason == "call" && began?.path == bed && (began?.warning ?? "").contains("role communication"),
+                "interruption-began: \(String(describing: began))")
             let ended = rest.first { $0.event == "interruption-ended" && $0.path == bed }
             #expect(ended?.shouldResume == true, "the ambient item's interruption-ended: \(rest)")
             let voiceStarted = rest.first { $0.event == "started" && $0.path == voice }
-            #expect(voiceStarted != nil && voiceStarted!.time >= ended?.time ?? .infinity,
-                    "the item queued during the call started at \(String(describing: voiceStarted?.time)), the call ended at \(String(describing: ended?.time))")
-            #expect(rest.filter { $0.event == "finished" }.allSatisfy { $0.outcome?.kind == "played" }, "outcomes: \(rest)")
+            #expect(
+                voiceStarted != nil && voiceStarted!.time >= ended?.time ?? .infinity,
+                "the item queued during the call started at \(String(describing: voiceStarted?.time)), the call ended at \(String(describing: ended?.time))"
+            )
+            #expect(
+                rest.filter { $0.event == "finished" }.allSatisfy { $0.outcome?.kind == "played" }, "outcomes: \(rest)")
             #expect(!voiceID.isEmpty)
         }
     }
@@ -226,24 +269,38 @@ enum OtherAudioCallChecks {
     static func corkedCallEnds() async throws {
         try await withRuntime("cork") { server, directory, runtime in
             try await runtime.startDaemon(device: "pulse", arguments: ["--idle-exit", "60s"])
-            let clip = directory + "/announce-1000.wav", phone = directory + "/phone-440.wav", socket = directory + "/mpv.sock"
+            let clip = directory + "/announce-1000.wav"
+            let phone = directory + "/phone-440.wav"
+            let socket = directory + "/mpv.sock"
             try Sox.tone(clip, frequency: 1000, seconds: 2, rate: Int(rate), channels: 2)
             try Sox.tone(phone, frequency: 440, seconds: 2, rate: Int(rate), channels: 2)
             let client = try await runtime.subscribe()
             let play = try Runner.launch(["play", clip], environment: runtime.environment, killAfter: 40)
             _ = try await offPool { try client.events(until: { $0.event == "started" }, timeout: 20) }
-            let mpv = try server.start(["timeout", "60", "env", "PULSE_PROP=media.role=phone", "mpv", "--no-config", "--no-video",
-                                        "--ao=pulse", "--loop-file=inf", "--input-ipc-server=" + socket, "--audio-client-name=call-mpv",
-                                        phone], stdout: directory + "/mpv.out")
+            let mpv = try server.start(
+                [
+                    "timeout", "60", "env", "PULSE_PROP=media.role=phone", "mpv", "--no-config", "--no-video",
+                    "--ao=pulse", "--loop-file=inf", "--input-ipc-server=" + socket, "--audio-client-name=call-mpv",
+                    phone
+                ], stdout: directory + "/mpv.out")
             defer { mpv.stop() }
-            let began = try await offPool { try client.events(until: { $0.event == "interruption-began" }, timeout: 20) }.last
-            #expect(began?.reason == "call" && (began?.warning ?? "").contains("call-mpv"), "interruption-began: \(String(describing: began))")
+            let began = try await offPool {
+                try client.events(until: { $0.event == "interruption-began" }, timeout: 20)
+            }.last
+            #expect(
+                began?.reason == "call" && (began?.warning ?? "").contains("call-mpv"),
+                "interruption-began: \(String(describing: began))")
             let pauseAsked = Date().timeIntervalSince1970
-            let paused = try await Runner.run("python3", ["-c", """
-                import socket, sys
-                s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
-                s.sendall(b'{"command":["set_property","pause",true]}\\n'); print(s.recv(200).decode())
-                """, socket])
+            let paused = try await Runner.run(
+                "python3",
+                [
+                    "-c",
+                    """
+                    import socket, sys
+                    s = socket.socket(socket.AF_UNIX); s.connect(sys.argv[1])
+                    s.sendall(b'{"command":["set_property","pause",true]}\\n'); print(s.recv(200).decode())
+                    """, socket
+                ])
             #expect(paused.status == 0 && paused.stdout.contains("success"), "mpv's pause: \(paused)")
             let rest = try await offPool { try client.events(until: { $0.event == "finished" }, timeout: 20) }
             let outcome = await play.outcome()
@@ -253,8 +310,10 @@ enum OtherAudioCallChecks {
             #expect(rest.last?.outcome?.kind == "played", "finished: \(String(describing: rest.last))")
             let still = try await server.streams().contains { $0.application == "call-mpv" }
             #expect(still, "mpv's stream went away: the interruption ended by its end, not by its cork")
-            PacedAudio.report("call on \(server.kind.rawValue): mpv asked to pause (its stream corks) → interruption-ended "
-                + "\(String(format: "%.0f", ((ended?.time ?? 0) - pauseAsked) * 1000)) ms (python3's start included)")
+            PacedAudio.report(
+                "call on \(server.kind.rawValue): mpv asked to pause (its stream corks) → interruption-ended "
+                    + "\(String(format: "%.0f", ((ended?.time ?? 0) - pauseAsked) * 1000)) ms (python3's start included)"
+            )
         }
     }
 
@@ -266,13 +325,16 @@ enum OtherAudioCallChecks {
         guard status.status == 0 else { throw HarnessError("announce status --json: \(status)") }
         let file = directory + "/status.json"
         try status.stdout.write(toFile: file, atomically: true, encoding: .utf8)
-        let read = try await Runner.run("python3", ["-c", "import json, sys; print(json.load(open(sys.argv[1])).get('otherAudioPlaying'))", file])
+        let read = try await Runner.run(
+            "python3", ["-c", "import json, sys; print(json.load(open(sys.argv[1])).get('otherAudioPlaying'))", file])
         guard read.status == 0 else { throw HarnessError("python3 could not read the status: \(read)") }
         return read.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Polls until status says `expected`; the seconds it took, nil at `timeout`.
-    static func waitForOtherAudio(_ expected: String, _ runtime: DaemonRuntime, _ directory: String, timeout: Double) async throws -> Double? {
+    static func waitForOtherAudio(_ expected: String, _ runtime: DaemonRuntime, _ directory: String, timeout: Double)
+        async throws -> Double?
+    {
         let start = monotonicNow()
         while monotonicNow() - start < timeout {
             if try await otherAudioPlaying(runtime, directory) == expected { return monotonicNow() - start }
@@ -292,23 +354,34 @@ enum OtherAudioCallChecks {
             let seen = try await waitForOtherAudio("True", runtime, directory, timeout: 15)
             #expect(seen != nil, "status never said other audio plays while another application played")
             let status = try await runtime.status()
-            #expect((status.otherAudioStreams ?? []).contains { $0.hasPrefix("other-status") }, "streams: \(String(describing: status.otherAudioStreams))")
+            #expect(
+                (status.otherAudioStreams ?? []).contains { $0.hasPrefix("other-status") },
+                "streams: \(String(describing: status.otherAudioStreams))")
             let text = try await runtime.announce(["status"])
             #expect(text.stdout.contains("other audio playing: other-status"), "status: \(text.stdout)")
 
             // skip: silenced, 75, with the reason.
             let skipped = try await runtime.announce(["play", clip, "--if-other-audio", "skip"])
-            #expect(skipped.status == 75 && skipped.stderr.contains("silenced (other audio playing)"), "--if-other-audio skip: \(skipped)")
+            #expect(
+                skipped.status == 75 && skipped.stderr.contains("silenced (other audio playing)"),
+                "--if-other-audio skip: \(skipped)")
             // wait: held (status says why) until the other stream stops, then it plays.
             let client = try await runtime.subscribe()
-            let waiting = try Runner.launch(["play", clip, "--if-other-audio", "wait", "--expire", "20s"],
-                                            environment: runtime.environment, killAfter: 30)
+            let waiting = try Runner.launch(
+                ["play", clip, "--if-other-audio", "wait", "--expire", "20s"],
+                environment: runtime.environment, killAfter: 30)
             var held: WireStatus?
             for _ in 0..<200 where held == nil {
                 let now = try await runtime.status()
-                if now.holds == ["other audio playing"] { held = now } else { try await Task.sleep(for: .milliseconds(20)) }
+                if now.holds == ["other audio playing"] {
+                    held = now
+                } else {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
             }
-            #expect(held != nil && held?.queued.count == 1 && held?.playing == nil, "status while it waits: \(String(describing: held?.holds))")
+            #expect(
+                held != nil && held?.queued.count == 1 && held?.playing == nil,
+                "status while it waits: \(String(describing: held?.holds))")
             try await Task.sleep(for: .milliseconds(300))
             #expect(waiting.child.isRunning, "--if-other-audio wait played while the other stream played")
             let stopped = Date().timeIntervalSince1970
@@ -317,10 +390,16 @@ enum OtherAudioCallChecks {
             let outcome = await waiting.outcome()
             #expect(outcome.status == 0, "--if-other-audio wait: \(outcome)")
             let started = try #require(events.first { $0.event == "started" }, "no started: \(events)")
-            PacedAudio.report("other audio on \(server.kind.rawValue): status said playing \(String(format: "%.0f", (seen ?? -1) * 1000)) ms "
-                + "after the other player started; --if-other-audio wait started \(String(format: "%.0f", (started.time - stopped) * 1000)) ms after it was stopped")
-            #expect(started.time >= stopped && started.time - stopped < 3, "started \(started.time - stopped) s after the other stream was stopped")
-            #expect(try await waitForOtherAudio("False", runtime, directory, timeout: 5) != nil, "status still says other audio plays")
+            PacedAudio.report(
+                "other audio on \(server.kind.rawValue): status said playing \(String(format: "%.0f", (seen ?? -1) * 1000)) ms "
+                    + "after the other player started; --if-other-audio wait started \(String(format: "%.0f", (started.time - stopped) * 1000)) ms after it was stopped"
+            )
+            #expect(
+                started.time >= stopped && started.time - stopped < 3,
+                "started \(started.time - stopped) s after the other stream was stopped")
+            #expect(
+                try await waitForOtherAudio("False", runtime, directory, timeout: 5) != nil,
+                "status still says other audio plays")
         }
     }
 }

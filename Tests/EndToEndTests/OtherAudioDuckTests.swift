@@ -2,14 +2,15 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `--duck-others` lowers other applications (issue 15, DESIGN §3) on a real PulseAudio and a real
 /// PipeWire (pipewire-pulse): another program's tone (pacat, no media.role) is measured on the
 /// sink's monitor while announce plays over it, and its volume is read back with pactl.
-@Suite("Duck other applications: PulseAudio", .serialized, OtherAudioServerTrait(kind: .pulseAudio, name: "duck-pa"),
-       .timeLimit(.minutes(4)))
+@Suite(
+    "Duck other applications: PulseAudio", .serialized, OtherAudioServerTrait(kind: .pulseAudio, name: "duck-pa"),
+    .timeLimit(.minutes(4)))
 struct OtherAudioDuckPulseAudioTests {
     @Test("another application's stream ramps down 12 dB, holds, ramps up and gets its exact volume back")
     func duckAndRestore() async throws { try await OtherAudioDuckChecks.duckAndRestore() }
@@ -17,15 +18,18 @@ struct OtherAudioDuckPulseAudioTests {
     @Test("SIGKILL mid-duck: the next daemon restores the other stream's volume within 1 s")
     func restoreAfterKill() async throws { try await OtherAudioDuckChecks.restoreAfterKill() }
 
-    @Test("a stream that ends while lowered leaves the restore database as it was: the player's next stream starts at 100 %")
+    @Test(
+        "a stream that ends while lowered leaves the restore database as it was: the player's next stream starts at 100 %"
+    )
     func endedWhileLowered() async throws { try await OtherAudioDuckChecks.endedWhileLowered(killed: false) }
 
     @Test("the same after SIGKILL: the next daemon puts the restore database back from its journal")
     func endedWhileKilled() async throws { try await OtherAudioDuckChecks.endedWhileLowered(killed: true) }
 }
 
-@Suite("Duck other applications: PipeWire", .serialized, OtherAudioServerTrait(kind: .pipeWire, name: "duck-pw"),
-       .timeLimit(.minutes(4)))
+@Suite(
+    "Duck other applications: PipeWire", .serialized, OtherAudioServerTrait(kind: .pipeWire, name: "duck-pw"),
+    .timeLimit(.minutes(4)))
 struct OtherAudioDuckPipeWireTests {
     @Test("another application's stream ramps down 12 dB, holds, ramps up and gets its exact volume back")
     func duckAndRestore() async throws { try await OtherAudioDuckChecks.duckAndRestore() }
@@ -33,7 +37,9 @@ struct OtherAudioDuckPipeWireTests {
     @Test("SIGKILL mid-duck: the next daemon restores the other stream's volume within 1 s")
     func restoreAfterKill() async throws { try await OtherAudioDuckChecks.restoreAfterKill() }
 
-    @Test("a stream that ends while lowered leaves the restore database as it was: the player's next stream starts at 100 %")
+    @Test(
+        "a stream that ends while lowered leaves the restore database as it was: the player's next stream starts at 100 %"
+    )
     func endedWhileLowered() async throws { try await OtherAudioDuckChecks.endedWhileLowered(killed: false) }
 
     @Test("the same after SIGKILL: the next daemon puts the restore database back from its journal")
@@ -48,7 +54,9 @@ struct OtherAudioDuckPlainALSATests {
         let nowhere = try Harness.workResult.get().appendingPathComponent("no-server").path
         try? FileManager.default.createDirectory(atPath: nowhere, withIntermediateDirectories: true)
         chmod(nowhere, 0o700)
-        let runtime = try DaemonRuntime(environment: ["PULSE_SERVER": "unix:\(nowhere)/native", "XDG_RUNTIME_DIR": nowhere])
+        let runtime = try DaemonRuntime(environment: [
+            "PULSE_SERVER": "unix:\(nowhere)/native", "XDG_RUNTIME_DIR": nowhere
+        ])
         do {
             try await runtime.startDaemon(device: "null", arguments: ["--idle-exit", "60s"])
             let clip = try Tones.clip(440, seconds: 0.3)
@@ -105,8 +113,10 @@ enum OtherAudioDuckChecks {
                 // pacat's pid is a grandchild: find its stream by application name.
                 let original = try await waitForOtherStream(server, name: otherName)
                 try #require(original == [65536, 65536], "the other player starts at \(original), not 100 %")
-                try await body(World(server: server, directory: directory, runtime: runtime, other: other, original: original,
-                                     otherName: otherName))
+                try await body(
+                    World(
+                        server: server, directory: directory, runtime: runtime, other: other, original: original,
+                        otherName: otherName))
             } catch {
                 await runtime.cleanup()
                 throw error
@@ -120,7 +130,9 @@ enum OtherAudioDuckChecks {
     static func waitForOtherStream(_ server: OtherAudioServer, name: String) async throws -> [Int] {
         let start = monotonicNow()
         while monotonicNow() - start < 30 {  // a loaded machine starts a player slowly
-            if let stream = try await server.streams().first(where: { $0.application == name }), stream.volume.contains(where: { $0 > 0 }) {
+            if let stream = try await server.streams().first(where: { $0.application == name }),
+                stream.volume.contains(where: { $0 > 0 })
+            {
                 return stream.volume
             }
             try await Task.sleep(for: .milliseconds(10))
@@ -139,11 +151,15 @@ enum OtherAudioDuckChecks {
 
     /// Polls pactl until `application`'s stream volume passes `accept` (a pactl run is ~10 ms);
     /// the seconds it took, nil at `timeout`.
-    static func waitForVolume(_ world: World, of application: String, timeout: Double,
-                              _ accept: ([Int]) -> Bool) async throws -> Double? {
+    static func waitForVolume(
+        _ world: World, of application: String, timeout: Double,
+        _ accept: ([Int]) -> Bool
+    ) async throws -> Double? {
         let start = monotonicNow()
         while monotonicNow() - start < timeout {
-            if let volume = try await world.server.streams().first(where: { $0.application == application })?.volume, accept(volume) {
+            if let volume = try await world.server.streams().first(where: { $0.application == application })?.volume,
+                accept(volume)
+            {
                 return monotonicNow() - start
             }
             try await Task.sleep(for: .milliseconds(5))
@@ -168,8 +184,11 @@ enum OtherAudioDuckChecks {
         try await withWorld(label) { world in
             let server = world.server
             let recording = world.directory + "/monitor.s16"
-            let recorder = try server.start(["timeout", "60", "parec", "--raw", "--format=s16le", "--rate=48000", "--channels=2",
-                                             "--latency-msec=10", "-d", server.sink + ".monitor"], stdout: recording)
+            let recorder = try server.start(
+                [
+                    "timeout", "60", "parec", "--raw", "--format=s16le", "--rate=48000", "--channels=2",
+                    "--latency-msec=10", "-d", server.sink + ".monitor"
+                ], stdout: recording)
             defer { recorder.stop() }
             try await world.runtime.startDaemon(device: "pulse", arguments: ["--idle-exit", "60s"])
             let clip = world.directory + "/announce-1000.wav"
@@ -180,17 +199,24 @@ enum OtherAudioDuckChecks {
             var ducking: WireStatus?
             for _ in 0..<100 where ducking == nil {
                 let status = try await world.runtime.status()
-                if status.otherAudio?.state == "ducking" { ducking = status } else { try await Task.sleep(for: .milliseconds(20)) }
+                if status.otherAudio?.state == "ducking" {
+                    ducking = status
+                } else {
+                    try await Task.sleep(for: .milliseconds(20))
+                }
             }
             let outcome = try await play.value
             #expect(outcome.status == 0, "announce play \(options.joined(separator: " ")): \(outcome)")
-            #expect(ducking?.otherAudio?.streams == 1, "status while ducking: \(String(describing: ducking?.otherAudio))")
+            #expect(
+                ducking?.otherAudio?.streams == 1, "status while ducking: \(String(describing: ducking?.otherAudio))")
             let restoredAfter = try await waitForOtherVolume(world, timeout: 3) { $0 == world.original }
             let size = (try FileManager.default.attributesOfItem(atPath: recording)[.size] as? Int) ?? 0
             try await waitForBytes(recording, atLeast: size + 3 * bytesPerSecond / 2)
             recorder.stop()
             let final = try await otherVolume(world)
-            #expect(final == world.original, "pactl: the other stream's volume \(String(describing: final)), before \(world.original)")
+            #expect(
+                final == world.original,
+                "pactl: the other stream's volume \(String(describing: final)), before \(world.original)")
             #expect(restoredAfter != nil, "the other stream's volume did not come back to \(world.original) within 3 s")
             try analyse(try PacedAudio.monoSamples(ofRecording: recording), server: server.kind)
             let after = try await world.runtime.status()
@@ -216,12 +242,16 @@ enum OtherAudioDuckChecks {
         try #require(spans.count == 1, "announce's 1000 Hz clip should sound once: \(spans)")
         let (onset, end) = (spans[0].lowerBound, spans[0].upperBound)
         func time(_ index: Int) -> Double { (Double(index * hop) + Double(window) / 2) / rate }
-        func index(_ time: Double) -> Int { max(0, min(other.count - 1, Int((time * rate - Double(window) / 2) / Double(hop)))) }
+        func index(_ time: Double) -> Int {
+            max(0, min(other.count - 1, Int((time * rate - Double(window) / 2) / Double(hop))))
+        }
         func median(_ from: Double, _ to: Double) -> Double {
             let values = other[index(from)...index(to)].sorted()
             return values[values.count / 2]
         }
-        let before = median(onset - 0.6, onset - 0.1), during = median(onset + 0.5, end - 0.1), after = median(end + 0.9, end + 1.3)
+        let before = median(onset - 0.6, onset - 0.1)
+        let during = median(onset + 0.5, end - 0.1)
+        let after = median(end + 0.9, end + 1.3)
         let depth = before - during
         // Held for 40 ms: a dip of the other player's own (an underrun of it on a loaded machine,
         // seen in CI as a "ramp" of 14 ms before announce was heard) is no ramp.
@@ -238,11 +268,14 @@ enum OtherAudioDuckChecks {
         let up10 = firstTime(from: end - 0.1) { $0 >= during + 0.1 * depth }
         let up90 = firstTime(from: end - 0.1) { $0 >= during + 0.9 * depth }
         let ms = { (value: Double?) in value.map { String(format: "%.0f ms", $0 * 1000) } ?? "-" }
-        PacedAudio.report("duck others on \(server.rawValue): other stream \(String(format: "%.2f", db(during / before))) dB under announce, "
-            + "\(String(format: "%+.3f", db(after / before))) dB after; down 10–90 % \(ms(down90.flatMap { a in down10.map { a - $0 } })), "
-            + "up 10–90 % \(ms(up90.flatMap { a in up10.map { a - $0 } })); announce's onset to the duck level (90 %) \(ms(down90.map { $0 - onset }))")
+        PacedAudio.report(
+            "duck others on \(server.rawValue): other stream \(String(format: "%.2f", db(during / before))) dB under announce, "
+                + "\(String(format: "%+.3f", db(after / before))) dB after; down 10–90 % \(ms(down90.flatMap { a in down10.map { a - $0 } })), "
+                + "up 10–90 % \(ms(up90.flatMap { a in up10.map { a - $0 } })); announce's onset to the duck level (90 %) \(ms(down90.map { $0 - onset }))"
+        )
         #expect(abs(db(during / before) + 12) <= 1, "the other stream dropped \(db(during / before)) dB, not 12 ± 1")
-        #expect(abs(db(after / before)) <= 0.1, "the other stream is \(db(after / before)) dB off its level after the duck")
+        #expect(
+            abs(db(after / before)) <= 0.1, "the other stream is \(db(after / before)) dB off its level after the duck")
         let down = try #require(down90.flatMap { a in down10.map { a - $0 } }, "no ramp down")
         let up = try #require(up90.flatMap { a in up10.map { a - $0 } }, "no ramp up")
         // A step (no ramp) reads ~20 ms through the 25 ms window; 88 ms and 236 ms are the curves' own. On a
@@ -275,13 +308,19 @@ enum OtherAudioDuckChecks {
             let daemon = try await startLongDuck(world)
             // announce's own stream is never ducked by itself.
             let own = try await world.server.streams().filter { $0.pid == Int(daemon.pid) }
-            #expect(!own.isEmpty && own.allSatisfy { $0.volume.allSatisfy { $0 == 65536 } }, "announce's own streams: \(own)")
+            #expect(
+                !own.isEmpty && own.allSatisfy { $0.volume.allSatisfy { $0 == 65536 } },
+                "announce's own streams: \(own)")
             // A player that starts during the duck is lowered too; once its user sets its volume, it is theirs.
-            let late = try world.server.startTone(client: "late-player", frequency: 440, output: world.directory + "/late.out")
+            let late = try world.server.startTone(
+                client: "late-player", frequency: 440, output: world.directory + "/late.out")
             defer { late.stop() }
-            let lateLowered = try await waitForVolume(world, of: "late-player", timeout: 5) { $0.allSatisfy { (41185...41385).contains($0) } }
+            let lateLowered = try await waitForVolume(world, of: "late-player", timeout: 5) {
+                $0.allSatisfy { (41185...41385).contains($0) }
+            }
             #expect(lateLowered != nil, "the player that started during the duck was not lowered to 63 %")
-            let lateIndex = try await #require(try await world.server.streams().first { $0.application == "late-player" }?.index)
+            let lateIndex = try await #require(
+                try await world.server.streams().first { $0.application == "late-player" }?.index)
             // A change in a stream's first half second is taken as the server's own policy (WirePlumber's
             // restore-stream sets a new stream's volume just after it appears), not the user's: past it.
             try await Task.sleep(for: .milliseconds(600))
@@ -292,26 +331,39 @@ enum OtherAudioDuckChecks {
                 if streams == 1 { break }
                 try await Task.sleep(for: .milliseconds(10))
             }
-            #expect(streams == 1, "after the user set the late player's volume, announce still counts \(String(describing: streams)) lowered")
-            #expect(FileManager.default.fileExists(atPath: world.runtime.path + "/ducked-others"), "no journal while ducking")
+            #expect(
+                streams == 1,
+                "after the user set the late player's volume, announce still counts \(String(describing: streams)) lowered"
+            )
+            #expect(
+                FileManager.default.fileExists(atPath: world.runtime.path + "/ducked-others"),
+                "no journal while ducking")
             daemon.signal(SIGKILL)
             #expect(await daemon.waitForExit(timeout: 5), "the daemon survived SIGKILL")
             let stuck = try await otherVolume(world)
-            #expect(stuck != world.original, "the server put the volume back by itself; nothing for the journal to prove")
+            #expect(
+                stuck != world.original, "the server put the volume back by itself; nothing for the journal to prove")
             // Paused, the item the spool kept does not play (and duck) again: only the restore is seen.
             try await world.runtime.control("pause")
             let started = monotonicNow()
             try await world.runtime.startDaemon(device: "pulse", arguments: ["--idle-exit", "60s"])
             let restored = try await waitForOtherVolume(world, timeout: 3) { $0 == world.original } != nil
             let total = monotonicNow() - started
-            PacedAudio.report("duck others on \(world.server.kind.rawValue): after SIGKILL, \(String(describing: try await otherVolume(world))) "
-                + "(before the duck \(world.original)) \(String(format: "%.0f", total * 1000)) ms after the next daemon was started")
+            PacedAudio.report(
+                "duck others on \(world.server.kind.rawValue): after SIGKILL, \(String(describing: try await otherVolume(world))) "
+                    + "(before the duck \(world.original)) \(String(format: "%.0f", total * 1000)) ms after the next daemon was started"
+            )
             let now = try await otherVolume(world)
-            #expect(restored, "after SIGKILL the next daemon did not restore \(world.original): \(String(describing: now))")
+            #expect(
+                restored, "after SIGKILL the next daemon did not restore \(world.original): \(String(describing: now))")
             #expect(total <= 1.0, "restored \(total) s after the next daemon was started, not within 1 s")
-            #expect(!FileManager.default.fileExists(atPath: world.runtime.path + "/ducked-others"), "the journal outlived the restore")
+            #expect(
+                !FileManager.default.fileExists(atPath: world.runtime.path + "/ducked-others"),
+                "the journal outlived the restore")
             let lateNow = try await world.server.streams().first { $0.application == "late-player" }?.volume
-            #expect(lateNow == [30000, 30000], "the late player's volume, as its user set it: \(String(describing: lateNow))")
+            #expect(
+                lateNow == [30000, 30000],
+                "the late player's volume, as its user set it: \(String(describing: lateNow))")
         }
     }
 }

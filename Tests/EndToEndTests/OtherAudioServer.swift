@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A private sound server with a null sink that other applications (paplay) and announce (ALSA
@@ -18,7 +18,9 @@ struct OtherAudioServer: Sendable {
     let environment: [String: String]
     var sink: String { environment["PACED_SINK"] ?? "" }
     var script: String {
-        Harness.repoRoot.appendingPathComponent(kind == .pulseAudio ? "Tests/Shell/paced-audio.sh" : "Tests/Shell/pipewire-audio.sh").path
+        Harness.repoRoot.appendingPathComponent(
+            kind == .pulseAudio ? "Tests/Shell/paced-audio.sh" : "Tests/Shell/pipewire-audio.sh"
+        ).path
     }
 
     /// Starts the server in a fresh directory under the scratch directory; a watchdog takes it down
@@ -30,7 +32,8 @@ struct OtherAudioServer: Sendable {
         let (status, output) = try server.run(["up", directory], extra: ["PACED_WATCH_PID": "\(getpid())"])
         guard status == 0, let text = try? String(contentsOfFile: directory + "/env", encoding: .utf8) else {
             _ = try? server.run(["down", directory])
-            throw HarnessError("the private \(kind.rawValue) did not come up (\(server.script) up: exit \(status)): \(output)")
+            throw HarnessError(
+                "the private \(kind.rawValue) did not come up (\(server.script) up: exit \(status)): \(output)")
         }
         var environment: [String: String] = [:]
         for line in text.split(separator: "\n") {
@@ -46,8 +49,9 @@ struct OtherAudioServer: Sendable {
     private func run(_ arguments: [String], extra: [String: String] = [:]) throws -> (Int32, String) {
         let log = directory + ".script.log"
         defer { unlink(log) }
-        let child = try ChildProcess("sound server script", ["bash", script] + arguments,
-                                     environment: PacedAudio.inheritedEnvironment.merging(extra) { $1 }, stdout: log, stderr: log)
+        let child = try ChildProcess(
+            "sound server script", ["bash", script] + arguments,
+            environment: PacedAudio.inheritedEnvironment.merging(extra) { $1 }, stdout: log, stderr: log)
         let status = child.waitForExit(timeout: 60) ?? -1
         return (status, (try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
     }
@@ -62,8 +66,9 @@ struct OtherAudioServer: Sendable {
 
     /// Starts `arguments` (paplay, parec) against this server, output to `stdout`.
     func start(_ arguments: [String], stdout: String) throws -> ChildProcess {
-        try ChildProcess(arguments[0], arguments, environment: try Harness.environment(processEnvironment),
-                         stdout: stdout, stderr: stdout + ".err")
+        try ChildProcess(
+            arguments[0], arguments, environment: try Harness.environment(processEnvironment),
+            stdout: stdout, stderr: stdout + ".err")
     }
 
     /// Another application playing a steady tone until stopped: sox's endless synth into pacat. A
@@ -72,7 +77,8 @@ struct OtherAudioServer: Sendable {
         let sox = "sox -R -D -V1 -n -r 48000 -c 2 -b 16 -e signed -t raw - synth sine \(frequency) gain -6"
         // 200 ms of buffer: a loaded machine does not starve it (the server applies a volume as it
         // mixes, after the buffer, so the duck's timing is the same).
-        let pacat = "pacat --playback --raw --format=s16le --rate=48000 --channels=2 --latency-msec=200 --client-name=\(client)"
+        let pacat =
+            "pacat --playback --raw --format=s16le --rate=48000 --channels=2 --latency-msec=200 --client-name=\(client)"
         // `timeout`: a player left behind by a killed test run ends by itself.
         return try start(["timeout", "300", "sh", "-c", sox + " | " + pacat], stdout: output)
     }
@@ -84,12 +90,15 @@ struct OtherAudioServer: Sendable {
         unlink(out)  // ChildProcess appends
         let child = try start(["pactl", "list", "sink-inputs"], stdout: out)
         guard await child.status(within: 10) == 0, let text = try? String(contentsOfFile: out, encoding: .utf8) else {
-            throw HarnessError("pactl list sink-inputs failed: \((try? String(contentsOfFile: out + ".err", encoding: .utf8)) ?? "")")
+            throw HarnessError(
+                "pactl list sink-inputs failed: \((try? String(contentsOfFile: out + ".err", encoding: .utf8)) ?? "")")
         }
         var result: [(index: Int, application: String, pid: Int?, volume: [Int])] = []
         for block in text.components(separatedBy: "Sink Input #").dropFirst() {
             let index = Int(block.prefix { $0.isNumber }) ?? -1
-            var application = "", pid: Int?, volume: [Int] = []
+            var application = ""
+            var pid: Int?
+            var volume: [Int] = []
             for line in block.split(separator: "\n") {
                 let line = line.trimmingCharacters(in: .whitespaces)
                 if line.hasPrefix("Volume:") {
@@ -112,7 +121,9 @@ struct OtherAudioServer: Sendable {
         unlink(out)
         let child = try start(["pactl"] + arguments, stdout: out)
         guard await child.status(within: 10) == 0 else {
-            throw HarnessError("pactl \(arguments.joined(separator: " ")) failed: \((try? String(contentsOfFile: out + ".err", encoding: .utf8)) ?? "")")
+            throw HarnessError(
+                "pactl \(arguments.joined(separator: " ")) failed: \((try? String(contentsOfFile: out + ".err", encoding: .utf8)) ?? "")"
+            )
         }
     }
 
@@ -142,8 +153,11 @@ struct OtherAudioServerTrait: SuiteTrait, TestScoping {
 
     @TaskLocal static var current: OtherAudioServer?
 
-    func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void) async throws {
-        try await withServer(up: { [kind, name] in try OtherAudioServer.up(kind, name: name) }, down: { $0.down() }) { server in
+    func provideScope(for test: Test, testCase: Test.Case?, performing function: @Sendable () async throws -> Void)
+        async throws
+    {
+        try await withServer(up: { [kind, name] in try OtherAudioServer.up(kind, name: name) }, down: { $0.down() }) {
+            server in
             try await Self.$current.withValue(server) { try await function() }
         }
     }

@@ -64,11 +64,15 @@ struct PCM: Sendable {
             switch format {
             case .int16:
                 for i in 0..<count {
-                    samples[i] = Double(Int16(littleEndian: raw.loadUnaligned(fromByteOffset: 2 * i, as: Int16.self))) / format.scale
+                    samples[i] =
+                        Double(Int16(littleEndian: raw.loadUnaligned(fromByteOffset: 2 * i, as: Int16.self)))
+                        / format.scale
                 }
             case .int32:
                 for i in 0..<count {
-                    samples[i] = Double(Int32(littleEndian: raw.loadUnaligned(fromByteOffset: 4 * i, as: Int32.self))) / format.scale
+                    samples[i] =
+                        Double(Int32(littleEndian: raw.loadUnaligned(fromByteOffset: 4 * i, as: Int32.self)))
+                        / format.scale
                 }
             case .float32:
                 for i in 0..<count {
@@ -97,14 +101,17 @@ struct PCM: Sendable {
     func quantised(to target: SampleFormat) -> PCM {
         guard format == .float32, target != .float32 else { return self }
         let top = target == .int32 ? 2_147_483_520.0 : 32_767
-        return PCM(format: target, channels: channels, samples: samples.map {
-            min(max(($0 * target.scale).rounded(), -target.scale), top) / target.scale
-        })
+        return PCM(
+            format: target, channels: channels,
+            samples: samples.map {
+                min(max(($0 * target.scale).rounded(), -target.scale), top) / target.scale
+            })
     }
 
     /// Frames `range` (clamped) as a new PCM.
     func frames(_ range: Range<Int>) -> PCM {
-        let lower = min(max(range.lowerBound, 0), frames), upper = min(max(range.upperBound, lower), frames)
+        let lower = min(max(range.lowerBound, 0), frames)
+        let upper = min(max(range.upperBound, lower), frames)
         return PCM(format: format, channels: channels, samples: Array(samples[lower * channels..<upper * channels]))
     }
 
@@ -151,7 +158,9 @@ struct WAVCapture: Sendable {
             throw HarnessError("cannot read capture \(path)")
         }
         let bytes = [UInt8](file)
-        func u32(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 | Int(bytes[at + 2]) << 16 | Int(bytes[at + 3]) << 24 }
+        func u32(_ at: Int) -> Int {
+            Int(bytes[at]) | Int(bytes[at + 1]) << 8 | Int(bytes[at + 2]) << 16 | Int(bytes[at + 3]) << 24
+        }
         func u16(_ at: Int) -> Int { Int(bytes[at]) | Int(bytes[at + 1]) << 8 }
         func id(_ at: Int) -> String { String(decoding: bytes[at..<at + 4], as: UTF8.self) }
         guard bytes.count >= 12, id(0) == "RIFF", id(8) == "WAVE" else {
@@ -160,7 +169,8 @@ struct WAVCapture: Sendable {
         var fmt: (tag: Int, channels: Int, rate: Int, bits: Int)?
         var offset = 12
         while offset + 8 <= bytes.count {
-            let chunk = id(offset), size = u32(offset + 4)
+            let chunk = id(offset)
+            let size = u32(offset + 4)
             if chunk == "fmt ", offset + 24 <= bytes.count {
                 fmt = (u16(offset + 8), u16(offset + 10), u32(offset + 12), u16(offset + 22))
             }
@@ -197,14 +207,19 @@ enum Tolerance {
 /// a period) but what follows must be silence, unless `outputMayContinue` (the reference is
 /// only a prefix of what plays). Records one issue per kind of failure, naming the first
 /// offending frame and the largest difference.
-func expectSamples(_ output: PCM, match expected: PCM, tolerance: Double, outputMayContinue: Bool = false,
-                   _ what: String, sourceLocation: SourceLocation = #_sourceLocation) {
+func expectSamples(
+    _ output: PCM, match expected: PCM, tolerance: Double, outputMayContinue: Bool = false,
+    _ what: String, sourceLocation: SourceLocation = #_sourceLocation
+) {
     guard output.format == expected.format else {
-        Issue.record("\(what): device format \(output.format.rawValue), expected \(expected.format.rawValue)", sourceLocation: sourceLocation)
+        Issue.record(
+            "\(what): device format \(output.format.rawValue), expected \(expected.format.rawValue)",
+            sourceLocation: sourceLocation)
         return
     }
     guard output.channels == expected.channels else {
-        Issue.record("\(what): \(output.channels) channels out, expected \(expected.channels)", sourceLocation: sourceLocation)
+        Issue.record(
+            "\(what): \(output.channels) channels out, expected \(expected.channels)", sourceLocation: sourceLocation)
         return
     }
     let scale = expected.format.scale
@@ -212,15 +227,21 @@ func expectSamples(_ output: PCM, match expected: PCM, tolerance: Double, output
         expected.format == .float32 ? "\(value)" : "\(Int((value * scale).rounded()))"
     }
     let compared = min(output.samples.count, expected.samples.count)
-    var worst = 0.0, worstIndex = -1, firstBad = -1
+    var worst = 0.0
+    var worstIndex = -1
+    var firstBad = -1
     for i in 0..<compared {
         let difference = abs(output.samples[i] - expected.samples[i])
-        if difference > worst { worst = difference; worstIndex = i }
+        if difference > worst {
+            worst = difference
+            worstIndex = i
+        }
         if difference > tolerance && firstBad < 0 { firstBad = i }
     }
     if firstBad >= 0 {
         let c = expected.channels
-        Issue.record("""
+        Issue.record(
+            """
             \(what): samples differ beyond \(tolerance)\(expected.format == .float32 ? "" : " (\(show(tolerance)) \(expected.format.rawValue) LSB)") \
             from frame \(firstBad / c) channel \(firstBad % c): got \(show(output.samples[firstBad])), \
             expected \(show(expected.samples[firstBad])); largest difference \(worst) \
@@ -228,11 +249,14 @@ func expectSamples(_ output: PCM, match expected: PCM, tolerance: Double, output
             """, sourceLocation: sourceLocation)
     }
     if output.samples.count < expected.samples.count {
-        Issue.record("\(what): \(output.frames) frames out, expected at least \(expected.frames)",
-                     sourceLocation: sourceLocation)
+        Issue.record(
+            "\(what): \(output.frames) frames out, expected at least \(expected.frames)",
+            sourceLocation: sourceLocation)
     } else if !outputMayContinue,
-              let extra = output.samples[expected.samples.count...].firstIndex(where: { $0 != 0 }) {
-        Issue.record("""
+        let extra = output.samples[expected.samples.count...].firstIndex(where: { $0 != 0 })
+    {
+        Issue.record(
+            """
             \(what): \(output.frames) frames out for \(expected.frames) expected, and the extra frames \
             are not silence (frame \(extra / expected.channels) is \(show(output.samples[extra])))
             """, sourceLocation: sourceLocation)

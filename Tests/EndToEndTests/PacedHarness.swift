@@ -3,7 +3,7 @@ import Synchronization
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The private, real-time paced PulseAudio of Tests/Shell/paced-audio.sh (a null sink at 48 kHz, ALSA
@@ -38,7 +38,8 @@ final class PacedAudio: Sendable {
         let (status, output) = try runScript(["up", directory], extraEnvironment: ["PACED_WATCH_PID": "\(getpid())"])
         guard status == 0 else {
             _ = try? runScript(["down", directory])
-            throw HarnessError("""
+            throw HarnessError(
+                """
                 the paced audio device did not come up (`Tests/Shell/paced-audio.sh up` exit \(status)). \
                 These tests need Debian's pulseaudio, pulseaudio-utils, libasound2-plugins and sox \
                 (`make test` installs them). Output:
@@ -87,18 +88,24 @@ final class PacedAudio: Sendable {
     /// Also at exit, in case a test run ends without the trait's teardown (the watchdog covers a kill).
     static let downAtExit: Void = {
         atexit {
-            if let directory = PacedAudio.started.withLock({ $0 }) { _ = try? PacedAudio.runScript(["down", directory]) }
+            if let directory = PacedAudio.started.withLock({ $0 }) {
+                _ = try? PacedAudio.runScript(["down", directory])
+            }
         }
     }()
 
     /// `bash Tests/Shell/paced-audio.sh ARGS`: exit status and output. Through `ChildProcess`, so that
     /// PulseAudio and its reader start with default signal handling and no inherited descriptors.
-    private static func runScript(_ arguments: [String], extraEnvironment: [String: String] = [:]) throws -> (Int32, String) {
-        let log = FileManager.default.temporaryDirectory.appendingPathComponent("paced-audio-\(UUID().uuidString).log").path
+    private static func runScript(_ arguments: [String], extraEnvironment: [String: String] = [:]) throws -> (
+        Int32, String
+    ) {
+        let log = FileManager.default.temporaryDirectory.appendingPathComponent("paced-audio-\(UUID().uuidString).log")
+            .path
         defer { unlink(log) }
-        let child = try ChildProcess("paced-audio.sh", ["bash", script] + arguments,
-                                     environment: inheritedEnvironment.merging(extraEnvironment) { $1 },
-                                     stdout: log, stderr: log)
+        let child = try ChildProcess(
+            "paced-audio.sh", ["bash", script] + arguments,
+            environment: inheritedEnvironment.merging(extraEnvironment) { $1 },
+            stdout: log, stderr: log)
         let status = child.waitForExit(timeout: 60) ?? -1
         return (status, (try? String(contentsOfFile: log, encoding: .utf8)) ?? "")
     }
@@ -111,7 +118,9 @@ extension PacedAudio {
     /// `pulse` device and the session's recorder among them, loses its connection at once.
     func killServer() throws {
         let (status, output) = try Self.runScript(["kill-server", directory])
-        guard status == 0 else { throw HarnessError("Tests/Shell/paced-audio.sh kill-server: exit \(status): \(output)") }
+        guard status == 0 else {
+            throw HarnessError("Tests/Shell/paced-audio.sh kill-server: exit \(status): \(output)")
+        }
     }
 
     /// Starts the same server again (same socket, sink and environment) and records its sink's
@@ -121,23 +130,31 @@ extension PacedAudio {
     @discardableResult
     func startServer(recording: String) throws -> String {
         let (status, output) = try Self.runScript(["start-server", directory, recording])
-        guard status == 0 else { throw HarnessError("Tests/Shell/paced-audio.sh start-server: exit \(status): \(output)") }
+        guard status == 0 else {
+            throw HarnessError("Tests/Shell/paced-audio.sh start-server: exit \(status): \(output)")
+        }
         return output.trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// Stops the recorder `startServer` started; its file is complete then.
     func stopServerRecorder() throws {
         let (status, output) = try Self.runScript(["stop-recorder", directory])
-        guard status == 0 else { throw HarnessError("Tests/Shell/paced-audio.sh stop-recorder: exit \(status): \(output)") }
+        guard status == 0 else {
+            throw HarnessError("Tests/Shell/paced-audio.sh stop-recorder: exit \(status): \(output)")
+        }
     }
 
     /// A raw s16le stereo recording as mono samples (the first channel; the clips have the same
     /// signal in both).
     static func monoSamples(ofRecording path: String) throws -> [Double] {
-        guard let data = FileManager.default.contents(atPath: path) else { throw HarnessError("no recording at \(path)") }
+        guard let data = FileManager.default.contents(atPath: path) else {
+            throw HarnessError("no recording at \(path)")
+        }
         return data.withUnsafeBytes { raw in
             let samples = raw.bindMemory(to: Int16.self)
-            return stride(from: 0, to: samples.count - 1, by: 2).map { Double(Int16(littleEndian: samples[$0])) / 32768 }
+            return stride(from: 0, to: samples.count - 1, by: 2).map {
+                Double(Int16(littleEndian: samples[$0])) / 32768
+            }
         }
     }
 }
@@ -151,8 +168,10 @@ struct PacedAudioTrait: SuiteTrait, TestScoping {
 
     var isRecursive: Bool { false }
 
-    func provideScope(for test: Test, testCase: Test.Case?,
-                      performing function: @Sendable () async throws -> Void) async throws {
+    func provideScope(
+        for test: Test, testCase: Test.Case?,
+        performing function: @Sendable () async throws -> Void
+    ) async throws {
         PacedAudio.downAtExit
         try await withServer(up: { [name] in try PacedAudio.up(name: name) }, down: { $0.down() }) { paced in
             try await PacedAudio.$current.withValue(paced) { try await function() }
@@ -183,9 +202,10 @@ struct PacedClips: Sendable {
             try Sox.tone(path, frequency: frequency, seconds: seconds, rate: PacedAudio.rate, channels: 2)
             return path
         }
-        return PacedClips(a3: try tone("a-440-3s.wav", 3.0, aTone), a2: try tone("a-440-2s.wav", 2.0, aTone),
-                          b: try tone("b-880-0.5s.wav", 0.5, bTone), c: try tone("c-660-0.5s.wav", 0.5, cTone),
-                          silence: try tone("silence-20ms.wav", 0.02, nil))
+        return PacedClips(
+            a3: try tone("a-440-3s.wav", 3.0, aTone), a2: try tone("a-440-2s.wav", 2.0, aTone),
+            b: try tone("b-880-0.5s.wav", 0.5, bTone), c: try tone("c-660-0.5s.wav", 0.5, cTone),
+            silence: try tone("silence-20ms.wav", 0.02, nil))
     }
 }
 
@@ -214,7 +234,9 @@ final class PacedSession: @unchecked Sendable {
         // None of the runner's PULSE_* (PULSE_SINK, or PULSE_LATENCY_MSEC, which makes drains
         // through the pulse plugin hang): only the paced server's.
         var environment: [String: String?] = [:]
-        for key in ProcessInfo.processInfo.environment.keys where key.hasPrefix("PULSE_") { environment[key] = .some(nil) }
+        for key in ProcessInfo.processInfo.environment.keys where key.hasPrefix("PULSE_") {
+            environment[key] = .some(nil)
+        }
         for (key, value) in paced.environment.merging(extra, uniquingKeysWith: { $1 }) { environment[key] = value }
         runtime = try DaemonRuntime(path: directory + "/runtime", environment: environment)
         eventsPath = directory + "/events.jsonl"
@@ -226,17 +248,23 @@ final class PacedSession: @unchecked Sendable {
     /// clip play) and the device is warm.
     func start(environment: [String: String?] = [:]) async throws {
         // --idle-exit: a daemon left behind by a killed test run goes away by itself.
-        daemon = try await runtime.startDaemon(device: "pulse", arguments: ["--idle-exit", "60s"], environment: environment)
+        daemon = try await runtime.startDaemon(
+            device: "pulse", arguments: ["--idle-exit", "60s"], environment: environment)
         // `timeout`: a listener left behind by a killed test run ends, and then its daemon
         // (--idle-exit); the watchdog of Tests/Shell/paced-audio.sh takes PulseAudio down.
-        events = try ChildProcess("events", ["timeout", "120", try Harness.binary(), "events", "--json"],
-                                  environment: try runtime.resolvedEnvironment(), stdout: eventsPath,
-                                  stderr: directory + "/events.err")
+        events = try ChildProcess(
+            "events", ["timeout", "120", try Harness.binary(), "events", "--json"],
+            environment: try runtime.resolvedEnvironment(), stdout: eventsPath,
+            stderr: directory + "/events.err")
         // Until the listener reports a warm-up's end (it may subscribe after the first one ended).
         for _ in 0..<20 {
             let warmUp = try await announce(["play", paced.clips.silence])
-            guard warmUp.status == 0 else { throw HarnessError("the warm-up clip did not play on pulse: \(warmUp); \(daemonLog)") }
-            if (try? await waitForEvent("", timeout: 0.5, { $0.event == "finished" && $0.path == self.paced.clips.silence })) != nil {
+            guard warmUp.status == 0 else {
+                throw HarnessError("the warm-up clip did not play on pulse: \(warmUp); \(daemonLog)")
+            }
+            if (try? await waitForEvent(
+                "", timeout: 0.5, { $0.event == "finished" && $0.path == self.paced.clips.silence })) != nil
+            {
                 return
             }
         }
@@ -268,11 +296,16 @@ final class PacedSession: @unchecked Sendable {
     /// decides when it preempts. Await the task for the item's `finished` event.
     func schedule(_ path: String, priority: String, at time: Double) async throws -> Task<WireEvent, any Error> {
         let client = try runtime.client()
-        let request = #"{"v":1,"op":"play","wait":true,"items":[{"clip":{"path":"\#(path)","gain":1,"pan":0,"loops":0},"priority":"\#(priority)","at":\#(time)}]}"#
+        let request =
+            #"{"v":1,"op":"play","wait":true,"items":[{"clip":{"path":"\#(path)","gain":1,"pan":0,"loops":0},"priority":"\#(priority)","at":\#(time)}]}"#
         let reply = try await offPool { try client.call(request) }
-        guard reply.ok, let id = reply.ids?.first else { throw HarnessError("play \(path) at \(time) refused: \(reply)") }
+        guard reply.ok, let id = reply.ids?.first else {
+            throw HarnessError("play \(path) at \(time) refused: \(reply)")
+        }
         return Task {
-            let seen = try await offPool { try client.events(until: { $0.event == "finished" && $0.id == id }, timeout: 30) }
+            let seen = try await offPool {
+                try client.events(until: { $0.event == "finished" && $0.id == id }, timeout: 30)
+            }
             return seen[seen.count - 1]
         }
     }
@@ -281,7 +314,9 @@ final class PacedSession: @unchecked Sendable {
 
     /// Every event seen so far.
     func allEvents() -> [WireEvent] {
-        guard let data = FileManager.default.contents(atPath: eventsPath), data.count > eventsRead else { return eventLines }
+        guard let data = FileManager.default.contents(atPath: eventsPath), data.count > eventsRead else {
+            return eventLines
+        }
         let fresh = data[eventsRead...]
         guard let lastNewline = fresh.lastIndex(of: UInt8(ascii: "\n")) else { return eventLines }
         let complete = String(decoding: data[eventsRead...lastNewline], as: UTF8.self)
@@ -292,8 +327,10 @@ final class PacedSession: @unchecked Sendable {
 
     /// The first event matching `predicate`; throws after `timeout` seconds. The listener writes
     /// to a file, read every 2 ms: what a test times from an event is the event's own `time`.
-    func waitForEvent(_ what: String, timeout: Double = 10,
-                      _ predicate: @escaping (WireEvent) -> Bool) async throws -> WireEvent {
+    func waitForEvent(
+        _ what: String, timeout: Double = 10,
+        _ predicate: @escaping (WireEvent) -> Bool
+    ) async throws -> WireEvent {
         let deadline = monotonicNow() + timeout
         while true {
             if let event = allEvents().first(where: predicate) { return event }
@@ -313,10 +350,14 @@ final class PacedSession: @unchecked Sendable {
 
     /// Starts recording what the sink plays (its monitor), as raw s16le stereo at 48 kHz.
     func startRecording() throws {
-        recorder = try ChildProcess("recorder", ["parec", "--raw", "--format=s16le", "--rate=\(PacedAudio.rate)", "--channels=2",
-                                                 "--latency-msec=10", "-d", paced.sink + ".monitor"],
-                                    environment: try runtime.resolvedEnvironment(), stdout: recordingPath,
-                                    stderr: directory + "/parec.err")
+        recorder = try ChildProcess(
+            "recorder",
+            [
+                "parec", "--raw", "--format=s16le", "--rate=\(PacedAudio.rate)", "--channels=2",
+                "--latency-msec=10", "-d", paced.sink + ".monitor"
+            ],
+            environment: try runtime.resolvedEnvironment(), stdout: recordingPath,
+            stderr: directory + "/parec.err")
     }
 
     /// Records `tail` seconds more (the thing observed: nothing may sound after the clients
@@ -332,7 +373,9 @@ final class PacedSession: @unchecked Sendable {
         }
         return data.withUnsafeBytes { raw in
             let samples = raw.bindMemory(to: Int16.self)
-            return stride(from: 0, to: samples.count - 1, by: 2).map { Double(Int16(littleEndian: samples[$0])) / 32768 }
+            return stride(from: 0, to: samples.count - 1, by: 2).map {
+                Double(Int16(littleEndian: samples[$0])) / 32768
+            }
         }
     }
 
@@ -350,7 +393,9 @@ final class PacedSession: @unchecked Sendable {
 
 /// Runs `body` with a fresh session (not started) and always closes it, also when it throws;
 /// never while a test that loads the machine hard runs (HeavyLoad).
-func withPacedSession(_ label: String, environment: [String: String] = [:], _ body: (PacedSession) async throws -> Void) async throws {
+func withPacedSession(_ label: String, environment: [String: String] = [:], _ body: (PacedSession) async throws -> Void)
+    async throws
+{
     try await HeavyLoad.exclusively {
         let session = try PacedSession(label, environment: environment)
         do {
@@ -394,7 +439,9 @@ enum PacedAnalysis {
     static func segments(_ samples: [Double], tones: [Double] = PacedClips.tones, minimum: Int = 3) -> [ToneSegment] {
         let timeline = ToneAnalysis.timeline(samples, rate: Double(PacedAudio.rate), tones: tones, window: window)
         return ToneAnalysis.segments(timeline, minimum: minimum).map {
-            ToneSegment(tone: $0.tone, start: Double($0.windows.lowerBound) * window, end: Double($0.windows.upperBound) * window)
+            ToneSegment(
+                tone: $0.tone, start: Double($0.windows.lowerBound) * window,
+                end: Double($0.windows.upperBound) * window)
         }
     }
 }

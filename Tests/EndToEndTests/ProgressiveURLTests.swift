@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `announce play URL` downloaded by the daemon: it plays while the body arrives, and a
@@ -18,7 +18,8 @@ struct ProgressiveURLTests {
         let directory = try Harness.workResult.get().path + "/served-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
         let name = String(file.split(separator: "/").last ?? "")
-        try FileManager.default.copyItem(atPath: file.hasPrefix("/") ? file : try Harness.fixture(file), toPath: directory + "/" + name)
+        try FileManager.default.copyItem(
+            atPath: file.hasPrefix("/") ? file : try Harness.fixture(file), toPath: directory + "/" + name)
         return (try HTTPTestServer(directory: directory, logging: true), directory, directory + "/" + name + ".open")
     }
 
@@ -41,8 +42,10 @@ struct ProgressiveURLTests {
     private func fourSeconds(_ name: String) async throws -> String {
         let directory = try Harness.workResult.get().path + "/four-\(UUID().uuidString)"
         try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        let wav = directory + "/source.wav", path = directory + "/" + name
-        let sox = try await Runner.run("sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", wav, "synth", "4", "pluck", "220", "vol", "0.5"])
+        let wav = directory + "/source.wav"
+        let path = directory + "/" + name
+        let sox = try await Runner.run(
+            "sox", ["-n", "-r", "44100", "-c", "2", "-b", "16", wav, "synth", "4", "pluck", "220", "vol", "0.5"])
         try #require(sox.status == 0, "\(sox)")
         if !name.hasSuffix(".wav") {
             let ffmpeg = try await Runner.run("ffmpeg", ["-nostdin", "-loglevel", "error", "-y", "-i", wav, path])
@@ -53,8 +56,9 @@ struct ProgressiveURLTests {
         return path
     }
 
-    @Test("the first half plays while the second is held back; the whole plays bit for bit as the file",
-          arguments: ["progressive.wav", "progressive.mp3", "progressive.flac"])
+    @Test(
+        "the first half plays while the second is held back; the whole plays bit for bit as the file",
+        arguments: ["progressive.wav", "progressive.mp3", "progressive.flac"])
     func playsWhileDownloading(_ name: String) async throws {
         let source = try await fourSeconds(name)
         let (server, _, gate) = try served(source)
@@ -63,29 +67,36 @@ struct ProgressiveURLTests {
             let reference = try await runtime.playCapture([source], label: "progressive-path-" + name)
             let capture = try Harness.capturePath("progressive-" + name)
             let url = server.url("gate/" + name)
-            let play = Task { try await runtime.announce(["play", url, "-d", Harness.fileDevice(capture)], environment: Self.direct) }
+            let play = Task {
+                try await runtime.announce(["play", url, "-d", Harness.fileDevice(capture)], environment: Self.direct)
+            }
             // Audio reaches the device while the server still holds the second half back.
             let quarter = reference.capture.map { $0.data.count / 4 } ?? .max
             do {
                 try await until("a quarter of the clip captured before the gate opens") { size(capture) > quarter }
             } catch {
                 let media = runtime.mediaEntries().map { "\($0) \(size(runtime.mediaPath + "/" + $0))" }
-                throw HarnessError("\(error): \(size(capture)) of \(quarter) bytes captured; media \(media); \(server.requests()); "
-                                   + "daemon.log \(runtime.daemonLogLines().suffix(4))")
+                throw HarnessError(
+                    "\(error): \(size(capture)) of \(quarter) bytes captured; media \(media); \(server.requests()); "
+                        + "daemon.log \(runtime.daemonLogLines().suffix(4))")
             }
-            #expect(!server.requests().contains("sent /gate/" + name), "the body was complete already: \(server.requests())")
+            #expect(
+                !server.requests().contains("sent /gate/" + name), "the body was complete already: \(server.requests())"
+            )
             FileManager.default.createFile(atPath: gate, contents: Data())
             let outcome = try await play.value
             #expect(outcome.status == 0, "\(outcome)")
-            let played = Playback(outcome: outcome, capturePath: capture, debugLines: [], otherStderrLines: [],
-                                  capture: try WAVCapture(path: capture))
+            let played = Playback(
+                outcome: outcome, capturePath: capture, debugLines: [], otherStderrLines: [],
+                capture: try WAVCapture(path: capture))
             try expectSameCapture(played, as: reference, url)
             #expect(runtime.mediaEntries().isEmpty, "media left after the outcome: \(runtime.mediaEntries())")
         }
     }
 
-    @Test("kill -9 mid-download: the next daemon asks for the rest with a Range (or all of it from a server without ranges) and the item plays to its end",
-          arguments: [("gate", 206), ("gate-norange", 200)])
+    @Test(
+        "kill -9 mid-download: the next daemon asks for the rest with a Range (or all of it from a server without ranges) and the item plays to its end",
+        arguments: [("gate", 206), ("gate-norange", 200)])
     func resumesAfterKill(_ route: String, _ status: Int) async throws {
         let name = "wav16-stereo.wav"
         let (server, directory, gate) = try served(name)
@@ -94,16 +105,21 @@ struct ProgressiveURLTests {
             let reference = try await runtime.playCapture([try Harness.fixture(name)], label: "resume-path-\(route)")
             let capture = try Harness.capturePath("resume-\(route)")
             let url = server.url("\(route)/\(name)")
-            let play = Task { try await runtime.announce(["play", url, "-d", Harness.fileDevice(capture)], environment: Self.direct) }
+            let play = Task {
+                try await runtime.announce(["play", url, "-d", Harness.fileDevice(capture)], environment: Self.direct)
+            }
             let half = size(directory + "/" + name) / 2
             // Half the body is in the media directory (the spooled partial download) and playing.
             do {
                 try await until("half the body downloaded", timeout: 30) {
-                    runtime.mediaEntries().contains { !$0.hasPrefix(".") && !$0.hasSuffix(".head") && size(runtime.mediaPath + "/" + $0) >= half }
+                    runtime.mediaEntries().contains {
+                        !$0.hasPrefix(".") && !$0.hasSuffix(".head") && size(runtime.mediaPath + "/" + $0) >= half
+                    }
                 }
             } catch {
                 let media = runtime.mediaEntries().map { "\($0) \(size(runtime.mediaPath + "/" + $0))" }
-                throw HarnessError("\(error): media \(media); \(server.requests()); daemon.log \(runtime.daemonLogLines().suffix(4))")
+                throw HarnessError(
+                    "\(error): media \(media); \(server.requests()); daemon.log \(runtime.daemonLogLines().suffix(4))")
             }
             // The crash; the waiting client starts the next daemon itself, as it would for a user.
             let first = try #require(runtime.lockPID)
@@ -122,8 +138,10 @@ struct ProgressiveURLTests {
             // What the second daemon played goes on from where the first was heard to, to the end.
             let played = try WAVCapture(path: capture)
             let whole = try #require(reference.capture).data
-            #expect(!played.data.isEmpty && whole.count >= played.data.count && whole.suffix(played.data.count) == played.data,
-                    "\(played.data.count) of \(whole.count) bytes, not the clip's end")
+            #expect(
+                !played.data.isEmpty && whole.count >= played.data.count
+                    && whole.suffix(played.data.count) == played.data,
+                "\(played.data.count) of \(whole.count) bytes, not the clip's end")
             #expect(runtime.mediaEntries().isEmpty, "media left after the outcome: \(runtime.mediaEntries())")
         }
     }
@@ -137,18 +155,23 @@ struct ProgressiveURLTests {
         try await withDaemonRuntime { runtime in
             // Queued behind a paused queue: it downloads while it waits, and never plays.
             try await runtime.control("pause")
-            let queued = try await runtime.announce(["play", "--no-wait", server.url("gate/" + name), "-d", "null"], environment: Self.direct)
+            let queued = try await runtime.announce(
+                ["play", "--no-wait", server.url("gate/" + name), "-d", "null"], environment: Self.direct)
             try #require(queued.status == 0, "\(queued)")
             let half = size(directory + "/" + name) / 2
             try await until("half the body downloaded while queued") {
-                runtime.mediaEntries().contains { !$0.hasPrefix(".") && !$0.hasSuffix(".head") && size(runtime.mediaPath + "/" + $0) >= half }
+                runtime.mediaEntries().contains {
+                    !$0.hasPrefix(".") && !$0.hasSuffix(".head") && size(runtime.mediaPath + "/" + $0) >= half
+                }
             }
             let id = queued.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             let cancelled = try await runtime.announce(["cancel", id])
             #expect(cancelled.status == 0, "\(cancelled)")
             try await until("media/ empty after the cancel") { runtime.mediaEntries().isEmpty }
             // The transfer ends: the daemon hangs up on the server (within libcurl's second).
-            try await until("the daemon hung up on the server", timeout: 5) { server.requests().contains("closed /gate/" + name) }
+            try await until("the daemon hung up on the server", timeout: 5) {
+                server.requests().contains("closed /gate/" + name)
+            }
             #expect(runtime.mediaEntries().isEmpty, "\(runtime.mediaEntries())")
         }
     }

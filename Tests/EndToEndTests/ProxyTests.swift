@@ -17,7 +17,8 @@ struct ProxyTests {
             try await runtime.startDaemon(device: nil, environment: TestProxy.deadProxyEnvironment)
             let file = "wav16-stereo.wav"
             let byPath = try await runtime.playCapture([try Harness.fixture(file)], label: "proxy-path")
-            let byURL = try await runtime.playCapture([server.url(file)], label: "proxy-url", environment: proxy.callerEnvironment)
+            let byURL = try await runtime.playCapture(
+                [server.url(file)], label: "proxy-url", environment: proxy.callerEnvironment)
             #expect(byURL.outcome.status == 0, "\(byURL.outcome)")
             try expectSameCapture(byURL, as: byPath, file)
             #expect(server.requests().contains("proxied /\(file)"), "not through a proxy: \(server.requests())")
@@ -35,8 +36,9 @@ struct ProxyTests {
         try await withDaemonRuntime { runtime in
             try await runtime.startDaemon(device: nil, environment: TestProxy.deadProxyEnvironment)
             let capture = try Harness.capturePath("proxy-stream")
-            let outcome = try await runtime.announce(["play", "--stream", server.url(), "--duration", "1s", "-d", Harness.fileDevice(capture)],
-                                                     environment: proxy.callerEnvironment)
+            let outcome = try await runtime.announce(
+                ["play", "--stream", server.url(), "--duration", "1s", "-d", Harness.fileDevice(capture)],
+                environment: proxy.callerEnvironment)
             #expect(outcome.status == 0 && outcome.stderr.isEmpty, "\(outcome)")
             let connections = try await server.connections(atLeast: 1)
             #expect(server.proxiedConnections() == connections.map(\.number), "\(connections)")
@@ -53,9 +55,12 @@ struct ProxyTests {
         defer { server.stop() }
         try await withDaemonRuntime { runtime in
             try await runtime.startDaemon(device: nil, environment: TestProxy.deadProxyEnvironment)
-            let environment: [String: String?] = ["http_proxy": nil, "all_proxy": nil, "ALL_PROXY": nil, "no_proxy": nil, "NO_PROXY": nil]
-            let outcome = try await runtime.announce(["play", "--stream", server.url(), "--duration", "0.5s", "-d", "null"],
-                                                     environment: environment)
+            let environment: [String: String?] = [
+                "http_proxy": nil, "all_proxy": nil, "ALL_PROXY": nil, "no_proxy": nil, "NO_PROXY": nil
+            ]
+            let outcome = try await runtime.announce(
+                ["play", "--stream", server.url(), "--duration", "0.5s", "-d", "null"],
+                environment: environment)
             #expect(outcome.status == 0 && outcome.stderr.isEmpty, "\(outcome)")
             _ = try await server.connections(atLeast: 1)
             #expect(server.proxiedConnections().isEmpty)

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Quiet mode end to end (DESIGN §3): the built binary, a private runtime directory, ALSA's
@@ -10,22 +10,32 @@ import Glibc
 @Suite("Quiet mode", .serialized)
 struct QuietTests {
     /// `announce play [ARGS] CLIP -d <fresh capture>`: silenced (75, one "silenced" line, nothing written).
-    private func expectSilenced(_ runtime: DaemonRuntime, _ arguments: [String] = [], label: String,
-                                sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    private func expectSilenced(
+        _ runtime: DaemonRuntime, _ arguments: [String] = [], label: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
         let capture = try Harness.capturePath(label)
         let clip = try Tones.clip(440)
-        let result = try await runtime.announce(["play"] + arguments + ["-d", Harness.fileDevice(capture), clip], killAfter: 10)
+        let result = try await runtime.announce(
+            ["play"] + arguments + ["-d", Harness.fileDevice(capture), clip], killAfter: 10)
         #expect(result.status == 75, "\(result)", sourceLocation: sourceLocation)
-        #expect(result.stderrLines == ["announce: \(clip): silenced (quiet mode)"], "\(result)", sourceLocation: sourceLocation)
-        #expect(try WAVCapture.audioBytes(atPath: capture) == 0, "a silenced item wrote audio", sourceLocation: sourceLocation)
+        #expect(
+            result.stderrLines == ["announce: \(clip): silenced (quiet mode)"], "\(result)",
+            sourceLocation: sourceLocation)
+        #expect(
+            try WAVCapture.audioBytes(atPath: capture) == 0, "a silenced item wrote audio",
+            sourceLocation: sourceLocation)
     }
 
     /// `announce play [ARGS] CLIP -d <fresh capture>`: played (0) and the tone is in the capture.
-    private func expectPlayed(_ runtime: DaemonRuntime, _ arguments: [String] = [], label: String,
-                              sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    private func expectPlayed(
+        _ runtime: DaemonRuntime, _ arguments: [String] = [], label: String,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
         let capture = try Harness.capturePath(label)
-        let result = try await runtime.announce(["play"] + arguments + ["-d", Harness.fileDevice(capture), try Tones.clip(550)],
-                                                killAfter: 10)
+        let result = try await runtime.announce(
+            ["play"] + arguments + ["-d", Harness.fileDevice(capture), try Tones.clip(550)],
+            killAfter: 10)
         #expect(result.status == 0, "\(result)", sourceLocation: sourceLocation)
         #expect(try Tones.heardOrder(capture: capture, candidates: [440, 550]) == [550], sourceLocation: sourceLocation)
     }
@@ -34,7 +44,8 @@ struct QuietTests {
     private func quietState(_ runtime: DaemonRuntime) async throws -> [String: Any] {
         let result = try await runtime.announce(["quiet", "--json"])
         try #require(result.status == 0, "\(result)")
-        return try #require(try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result)")
+        return try #require(
+            try JSONSerialization.jsonObject(with: Data(result.stdout.utf8)) as? [String: Any], "\(result)")
     }
 
     /// Local `HH:MM` `minutes` from now.
@@ -92,7 +103,8 @@ struct QuietTests {
             let state = try await quietState(runtime)
             #expect(state["setting"] as? String == "until", "\(state)")
             let until = try #require(state["until"] as? Double)
-            #expect(until > Date().timeIntervalSince1970 + 55 && until <= Date().timeIntervalSince1970 + 125, "\(state)")
+            #expect(
+                until > Date().timeIntervalSince1970 + 55 && until <= Date().timeIntervalSince1970 + 125, "\(state)")
             try await expectSilenced(runtime, label: "quiet-until")
 
             let bad = try await runtime.announce(["quiet", "until"])
@@ -109,14 +121,14 @@ struct QuietTests {
             try FileManager.default.createDirectory(atPath: home + "/announce", withIntermediateDirectories: true)
             let daemonDevice = Harness.fileDevice(try Harness.capturePath("quiet-config-default"))
             try """
-                # test config
-                device = \(daemonDevice)
-                duck-level = -9dB
-                quiet-hours = \(window)
-                colour = blue
-                quiet-hours = 7:00
-                \(Harness.baseConfig)
-                """.write(toFile: home + "/announce/config", atomically: true, encoding: .utf8)
+            # test config
+            device = \(daemonDevice)
+            duck-level = -9dB
+            quiet-hours = \(window)
+            colour = blue
+            quiet-hours = 7:00
+            \(Harness.baseConfig)
+            """.write(toFile: home + "/announce/config", atomically: true, encoding: .utf8)
             let environment: [String: String?] = ["XDG_CONFIG_HOME": home]
 
             // No --device: the config file's device.

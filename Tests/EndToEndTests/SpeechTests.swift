@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `announce say` through the daemon on ALSA's file device, checked against espeak-ng's own
@@ -26,7 +26,8 @@ struct SpeechTests {
         let bin = directory + "/bin"
         try FileManager.default.createDirectory(atPath: bin, withIntermediateDirectories: true)
         let runs = directory + "/runs"
-        let script = "#!/bin/sh\ntext=$(cat)\necho run >> '\(runs)'\nREAL=/usr/bin/espeak-ng\nprintf '%s' \"$text\" | {\n\(body)\n}\n"
+        let script =
+            "#!/bin/sh\ntext=$(cat)\necho run >> '\(runs)'\nREAL=/usr/bin/espeak-ng\nprintf '%s' \"$text\" | {\n\(body)\n}\n"
         FileManager.default.createFile(atPath: bin + "/espeak-ng", contents: Data(script.utf8))
         chmod(bin + "/espeak-ng", 0o755)
         return (bin + ":" + (ProcessInfo.processInfo.environment["PATH"] ?? "/usr/bin:/bin"), runs)
@@ -41,8 +42,9 @@ struct SpeechTests {
         try await withDaemonRuntime { runtime in
             let capture = try Harness.capturePath("say")
             let home = try scratch("say-cache")
-            let result = try await runtime.announce(["say", "-d", Harness.fileDevice(capture), Self.text],
-                                                    environment: ["XDG_CACHE_HOME": home])
+            let result = try await runtime.announce(
+                ["say", "-d", Harness.fileDevice(capture), Self.text],
+                environment: ["XDG_CACHE_HOME": home])
             try #require(result.status == 0, "\(result)")
             let heard = try await SpeechAudio.samples(capture)
             let reference = try await SpeechAudio.samples(try await SpeechAudio.espeakRender(Self.text))
@@ -65,22 +67,26 @@ struct SpeechTests {
             }
             let empty = try await say(["  "])
             #expect(empty.status == 64 && empty.stderr.contains("empty"), "\(empty)")
-            let invalid = try await Runner.run("sh", ["-c", "exec \"$0\" say -d \"$1\" \"$(printf 'caf\\303 ok')\"", try Harness.binary(), device],
-                                               environment: runtime.environment)
+            let invalid = try await Runner.run(
+                "sh", ["-c", "exec \"$0\" say -d \"$1\" \"$(printf 'caf\\303 ok')\"", try Harness.binary(), device],
+                environment: runtime.environment)
             #expect(invalid.status == 65 && invalid.stderr.contains("not UTF-8 at byte offset 3"), "\(invalid)")
-            let stdin = try await Runner.run("sh", ["-c", "printf 'ab\\377' | exec \"$0\" say -d \"$1\" -", try Harness.binary(), device],
-                                             environment: runtime.environment)
+            let stdin = try await Runner.run(
+                "sh", ["-c", "printf 'ab\\377' | exec \"$0\" say -d \"$1\" -", try Harness.binary(), device],
+                environment: runtime.environment)
             #expect(stdin.status == 65 && stdin.stderr.contains("stdin: not UTF-8 at byte offset 2"), "\(stdin)")
             let missing = try await say(["hello"], ["PATH": "/nonexistent"])
-            #expect(missing.status == 69 && missing.stderr.contains("install the Debian package espeak-ng"), "\(missing)")
+            #expect(
+                missing.status == 69 && missing.stderr.contains("install the Debian package espeak-ng"), "\(missing)")
             let dash = try await say(["--", "-5 degrees tonight."])
             #expect(dash.status == 0, "text starting with - after --: \(dash)")
             let speed = try await say(["--speed", "10", "hi"])
             #expect(speed.status == 64 && speed.stderr.contains("--speed 10"), "\(speed)")
             let ssml = try await say(["--engine", "flite", "--ssml", "<speak>hi</speak>"])
             #expect(ssml.status == 64 && ssml.stderr.contains("flite does not read SSML"), "\(ssml)")
-            let nul = try await Runner.run("sh", ["-c", "printf 'ab\\000cd' | exec \"$0\" say -d \"$1\" -", try Harness.binary(), device],
-                                           environment: runtime.environment)
+            let nul = try await Runner.run(
+                "sh", ["-c", "printf 'ab\\000cd' | exec \"$0\" say -d \"$1\" -", try Harness.binary(), device],
+                environment: runtime.environment)
             #expect(nul.status == 65 && nul.stderr.contains("stdin: a NUL byte at byte offset 2"), "\(nul)")
             let voice = try await say(["--voice", "zz", "hi"])
             #expect(voice.status == 69 && voice.stderr.contains("espeak-ng has no voice 'zz'"), "\(voice)")
@@ -106,8 +112,9 @@ struct SpeechTests {
             let directory = try scratch("say-crash")
             let engine = try fakeEngine(in: directory, "\"$REAL\" \"$@\" | head -c 20000\nkill -SEGV $$")
             let capture = try Harness.capturePath("say-crash")
-            try await runtime.startDaemon(device: Harness.fileDevice(capture),
-                                          environment: ["PATH": engine.path, "XDG_CACHE_HOME": directory])
+            try await runtime.startDaemon(
+                device: Harness.fileDevice(capture),
+                environment: ["PATH": engine.path, "XDG_CACHE_HOME": directory])
             let crashed = try await runtime.announce(["say", Self.text])
             #expect(crashed.status == 70 && crashed.stderr.contains("espeak-ng: crashed (signal 11)"), "\(crashed)")
             let tone = try await runtime.announce(["play", try Tones.clip(440)])
@@ -124,7 +131,8 @@ struct SpeechTests {
         try await withDaemonRuntime { runtime in
             let directory = try scratch("say-stall")
             let engine = try fakeEngine(in: directory, "exec sleep 40")
-            try await runtime.startDaemon(device: "null", environment: ["PATH": engine.path, "XDG_CACHE_HOME": directory])
+            try await runtime.startDaemon(
+                device: "null", environment: ["PATH": engine.path, "XDG_CACHE_HOME": directory])
             let queued = try await runtime.announce(["say", "--no-wait", Self.text])
             let id = try #require(queued.stdout.split(separator: "\n").first.map(String.init), "\(queued)")
             let watcher = try runtime.client()
@@ -135,9 +143,15 @@ struct SpeechTests {
             while runs(engine.runs) == 0 && monotonicNow() < deadline { try await Task.sleep(for: .milliseconds(10)) }
             let stopped = monotonicNow()
             try await runtime.control("stop")
-            let finished = try await offPool { try watcher.events(until: { $0.event == "finished" && $0.id == id }, timeout: 15) }
-            #expect(finished.last?.outcome?.kind == "cancelled", "a stopped utterance is cancelled, not failed: \(finished)")
-            #expect(monotonicNow() - stopped < 3, "the stop took \(monotonicNow() - stopped) s: it waited for the stalled engine")
+            let finished = try await offPool {
+                try watcher.events(until: { $0.event == "finished" && $0.id == id }, timeout: 15)
+            }
+            #expect(
+                finished.last?.outcome?.kind == "cancelled", "a stopped utterance is cancelled, not failed: \(finished)"
+            )
+            #expect(
+                monotonicNow() - stopped < 3,
+                "the stop took \(monotonicNow() - stopped) s: it waited for the stalled engine")
             // SIGKILL reaches its process group at once; a loaded machine may take a moment to end it.
             var sleeping = try await Runner.run("pgrep", ["-f", "sleep 40"])
             let gone = monotonicNow() + 3
@@ -154,32 +168,43 @@ struct SpeechTests {
         try await withDaemonRuntime { runtime in
             let directory = try scratch("say-cache")
             let engine = try fakeEngine(in: directory, "exec \"$REAL\" \"$@\"")
-            let first = try Harness.capturePath("say-cache-1"), second = try Harness.capturePath("say-cache-2")
-            try await runtime.startDaemon(device: Harness.fileDevice(first),
-                                          environment: ["PATH": engine.path, "XDG_CACHE_HOME": directory])
+            let first = try Harness.capturePath("say-cache-1")
+            let second = try Harness.capturePath("say-cache-2")
+            try await runtime.startDaemon(
+                device: Harness.fileDevice(first),
+                environment: ["PATH": engine.path, "XDG_CACHE_HOME": directory])
             let once = try await runtime.announce(["say", Self.text])
             try #require(once.status == 0, "\(once)")
             let rendered = runs(engine.runs)
             #expect(rendered == 3, "three sentences, three renders: \(rendered)")
             let twice = try await runtime.announce(["say", "-d", Harness.fileDevice(second), Self.text])
             try #require(twice.status == 0, "\(twice)")
-            #expect(runs(engine.runs) == rendered, "the repeat ran the engine \(runs(engine.runs) - rendered) more times")
-            let a = try await SpeechAudio.samples(first), b = try await SpeechAudio.samples(second)
+            #expect(
+                runs(engine.runs) == rendered, "the repeat ran the engine \(runs(engine.runs) - rendered) more times")
+            let a = try await SpeechAudio.samples(first)
+            let b = try await SpeechAudio.samples(second)
             #expect(a == b, "the cached render plays the same samples (\(a.count) and \(b.count) frames)")
             // `announce cache` sees them (python's json reads it); `cache clear` deletes them, and
             // the next say renders again.
             let listed = try await runtime.announce(["cache", "--json"], environment: ["XDG_CACHE_HOME": directory])
-            let check = try await Runner.run("python3", ["-c", """
-                import json, sys
-                o = json.loads(sys.argv[1]); c = o["caches"][0]
-                assert o["v"] == 1 and c["kind"] == "speech" and c["entries"] == 3 and c["bytes"] > 100000, o
-                assert c["path"] == sys.argv[2] + "/announce/speech", c
-                """, listed.stdout, directory])
+            let check = try await Runner.run(
+                "python3",
+                [
+                    "-c",
+                    """
+                    import json, sys
+                    o = json.loads(sys.argv[1]); c = o["caches"][0]
+                    assert o["v"] == 1 and c["kind"] == "speech" and c["entries"] == 3 and c["bytes"] > 100000, o
+                    assert c["path"] == sys.argv[2] + "/announce/speech", c
+                    """, listed.stdout, directory
+                ])
             #expect(listed.status == 0 && check.status == 0, "\(listed) \(check)")
             let cleared = try await runtime.announce(["cache", "clear"], environment: ["XDG_CACHE_HOME": directory])
             #expect(cleared.status == 0 && cleared.stdout.contains("3 renders deleted"), "\(cleared)")
             let again = try await runtime.announce(["say", "-d", Harness.fileDevice(second), Self.text])
-            #expect(again.status == 0 && runs(engine.runs) == rendered * 2, "after cache clear the engine renders again: \(runs(engine.runs))")
+            #expect(
+                again.status == 0 && runs(engine.runs) == rendered * 2,
+                "after cache clear the engine renders again: \(runs(engine.runs))")
         }
     }
 
@@ -196,7 +221,8 @@ struct SpeechTests {
             let entries = runtime.spoolEntries().filter { $0.hasSuffix(".json") }
             try #require(entries.count == 1, "\(runtime.spoolEntries())")
             let record = try String(contentsOfFile: runtime.spoolPath + "/" + entries[0], encoding: .utf8)
-            #expect(record.contains(Self.text) && record.utf8.count < 4096, "the spooled item holds the text: \(record)")
+            #expect(
+                record.contains(Self.text) && record.utf8.count < 4096, "the spooled item holds the text: \(record)")
             first.signal(SIGKILL)
             #expect(await first.waitForExit(timeout: 10))
             try await runtime.startDaemon(device: "null", environment: environment)
@@ -205,7 +231,9 @@ struct SpeechTests {
             try await runtime.control("resume")
             let reply = try await offPool { try waiter.call(#"{"v":1,"op":"wait","ids":["\#(id)"]}"#) }
             #expect(reply.ok, "\(reply)")
-            let finished = try await offPool { try waiter.events(until: { $0.event == "finished" && $0.id == id }, timeout: 30) }
+            let finished = try await offPool {
+                try waiter.events(until: { $0.event == "finished" && $0.id == id }, timeout: 30)
+            }
             #expect(finished.last?.outcome?.kind == "played", "\(finished)")
             let heard = try await SpeechAudio.samples(capture)
             let reference = try await SpeechAudio.samples(try await SpeechAudio.espeakRender(Self.text))
@@ -220,23 +248,29 @@ struct SpeechTests {
             let directory = try scratch("say-long")
             let textPath = directory + "/text"
             // Sentences that differ, so that each is a render of its own (the cache would play a repeat).
-            let text = (1...1500).map { "This is sentence \($0) of a very long announcement that goes on and on. " }.joined()
+            let text = (1...1500).map { "This is sentence \($0) of a very long announcement that goes on and on. " }
+                .joined()
             try #require(text.utf8.count > 100_000)
             try text.write(toFile: textPath, atomically: true, encoding: .utf8)
             let daemon = try await runtime.startDaemon(device: "null", environment: ["XDG_CACHE_HOME": directory])
-            let queued = try await Runner.run("sh", ["-c", "exec \"$0\" say --no-wait - < \"$1\"", try Harness.binary(), textPath],
-                                              environment: runtime.environment)
+            let queued = try await Runner.run(
+                "sh", ["-c", "exec \"$0\" say --no-wait - < \"$1\"", try Harness.binary(), textPath],
+                environment: runtime.environment)
             try #require(queued.status == 0, "\(queued)")
             let id = try #require(queued.stdout.split(separator: "\n").first.map(String.init))
             let watcher = try runtime.client()
             try watcher.send(#"{"v":1,"op":"wait","ids":["\#(id)"],"progress":true}"#)
             // Let it render and play a few dozen sentences on the unpaced null device.
             let progress = try await offPool {
-                try watcher.events(until: { $0.event == "progress" && $0.id == id && ($0.heard ?? 0) > 60 }, timeout: 60)
+                try watcher.events(
+                    until: { $0.event == "progress" && $0.id == id && ($0.heard ?? 0) > 60 }, timeout: 60)
             }
             #expect(progress.contains { $0.event == "progress" })
             let status = try String(contentsOfFile: "/proc/\(daemon.pid)/status", encoding: .utf8)
-            let rss = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }.flatMap { Int($0.split(separator: " ")[1]) } ?? 0
+            let rss =
+                status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }.flatMap {
+                    Int($0.split(separator: " ")[1])
+                } ?? 0
             #expect(rss > 0 && rss < 60_000, "the daemon's peak RSS is \(rss) kB")
             let cancel = try await runtime.announce(["cancel", id])
             #expect(cancel.status == 0, "\(cancel)")

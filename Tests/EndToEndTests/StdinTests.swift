@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// `announce play -`: audio on stdin is stored in the runtime directory's media/ before the
@@ -26,18 +26,26 @@ struct StdinTests {
     }
 
     /// libsndfile reads no FLAC from a pipe and 0 frames of CAF: stdin is stored first.
-    @Test("FLAC and CAF on a real pipe (cat FILE | announce play -) play as the file", arguments: ["flac16.flac", "clip.caf"])
+    @Test(
+        "FLAC and CAF on a real pipe (cat FILE | announce play -) play as the file",
+        arguments: ["flac16.flac", "clip.caf"])
     func pipe(_ file: String) async throws {
         try await withDaemonRuntime { runtime in
             let path = try Harness.fixture(file)
             let byPath = try await runtime.playCapture([path], label: "pipe-path-" + file)
             let capture = try Harness.capturePath("pipe-" + file)
-            let outcome = try await Runner.run("/bin/sh", ["-c", #"cat "$1" | exec "$2" play - -d "$3""#, "sh",
-                                                           path, try Harness.binary(), Harness.fileDevice(capture)],
-                                               environment: runtime.environment)
+            let outcome = try await Runner.run(
+                "/bin/sh",
+                [
+                    "-c", #"cat "$1" | exec "$2" play - -d "$3""#, "sh",
+                    path, try Harness.binary(), Harness.fileDevice(capture)
+                ],
+                environment: runtime.environment)
             try #require(outcome.status == 0 && outcome.stderr.isEmpty, "\(outcome)")
-            try expectSameCapture(Playback(outcome: outcome, capturePath: capture, debugLines: [], otherStderrLines: [],
-                                           capture: try WAVCapture(path: capture)), as: byPath, file)
+            try expectSameCapture(
+                Playback(
+                    outcome: outcome, capturePath: capture, debugLines: [], otherStderrLines: [],
+                    capture: try WAVCapture(path: capture)), as: byPath, file)
             #expect(runtime.mediaEntries().isEmpty)
         }
     }
@@ -45,7 +53,9 @@ struct StdinTests {
     @Test("- among files plays in its place; --json names it stdin; options apply as to the file")
     func mixedAndOptions() async throws {
         try await withDaemonRuntime { runtime in
-            let first = try Tones.clip(440), middle = try Tones.clip(880), last = try Tones.clip(660)
+            let first = try Tones.clip(440)
+            let middle = try Tones.clip(880)
+            let last = try Tones.clip(660)
             let mixed = try await runtime.playCapture([first, "-", last, "--json"], label: "mixed", stdin: middle)
             try #require(mixed.outcome.status == 0, "\(mixed.outcome)")
             #expect(try Tones.heardOrder(capture: mixed.capturePath, candidates: [440, 880, 660]) == [440, 880, 660])
@@ -68,19 +78,31 @@ struct StdinTests {
             let text = try Harness.workResult.get().path + "/stdin-text.txt"
             try "just some words\n".write(toFile: text, atomically: true, encoding: .utf8)
             let wav = try Harness.fixture("wav16-stereo.wav")
-            let cases: [(what: String, arguments: [String], stdin: String, environment: [String: String?], status: Int32, line: String)] = [
-                ("empty", ["-"], "/dev/null", [:], 65, "announce: stdin: empty"),
-                ("text", ["-"], text, [:], 65, "announce: stdin: unknown format (text, not audio)"),
-                ("over the limit", ["-"], wav, ["ANNOUNCE_TEST_MEDIA_LIMIT": "10000"], 65,
-                 "announce: stdin: more than 10000 bytes, the most announce takes from stdin; play a file instead"),
-                ("a missing file after -", ["-", "/nonexistent/x.wav"], wav, [:], 66, "announce: /nonexistent/x.wav: no such file"),
-                ("--start past its end", ["-", "--start", "1h"], wav, [:], 64, "announce: stdin: --start "),
-            ]
+            let cases:
+                [(
+                    what: String, arguments: [String], stdin: String, environment: [String: String?], status: Int32,
+                    line: String
+                )] = [
+                    ("empty", ["-"], "/dev/null", [:], 65, "announce: stdin: empty"),
+                    ("text", ["-"], text, [:], 65, "announce: stdin: unknown format (text, not audio)"),
+                    (
+                        "over the limit", ["-"], wav, ["ANNOUNCE_TEST_MEDIA_LIMIT": "10000"], 65,
+                        "announce: stdin: more than 10000 bytes, the most announce takes from stdin; play a file instead"
+                    ),
+                    (
+                        "a missing file after -", ["-", "/nonexistent/x.wav"], wav, [:], 66,
+                        "announce: /nonexistent/x.wav: no such file"
+                    ),
+                    ("--start past its end", ["-", "--start", "1h"], wav, [:], 64, "announce: stdin: --start ")
+                ]
             for bad in cases {
-                let outcome = try await runtime.announce(["play"] + bad.arguments + ["-d", "null"], environment: bad.environment,
-                                                         stdin: bad.stdin)
+                let outcome = try await runtime.announce(
+                    ["play"] + bad.arguments + ["-d", "null"], environment: bad.environment,
+                    stdin: bad.stdin)
                 #expect(outcome.status == bad.status, "\(bad.what): \(outcome)")
-                #expect(outcome.stderrLines.count == 1 && outcome.stderrLines.first?.contains(bad.line) == true, "\(bad.what): \(outcome)")
+                #expect(
+                    outcome.stderrLines.count == 1 && outcome.stderrLines.first?.contains(bad.line) == true,
+                    "\(bad.what): \(outcome)")
                 #expect(outcome.stdout.isEmpty)
                 #expect(runtime.mediaEntries().isEmpty, "\(bad.what) left \(runtime.mediaEntries())")
             }
@@ -96,11 +118,18 @@ struct StdinTests {
     func storeFails() async throws {
         try await withDaemonRuntime { runtime in
             let wav = try Harness.fixture("wav16-stereo.wav")
-            let outcome = try await Runner.run("/bin/sh", ["-c", #"trap "" XFSZ; ulimit -f 16; exec "$1" play - -d null < "$2""#, "sh",
-                                                           try Harness.binary(), wav], environment: runtime.environment)
+            let outcome = try await Runner.run(
+                "/bin/sh",
+                [
+                    "-c", #"trap "" XFSZ; ulimit -f 16; exec "$1" play - -d null < "$2""#, "sh",
+                    try Harness.binary(), wav
+                ], environment: runtime.environment)
             #expect(outcome.status == 69, "\(outcome)")
-            #expect(outcome.stderrLines.count == 1 && outcome.stderr.contains("announce: stdin: cannot store it in \(runtime.mediaPath): File too large"),
-                    "\(outcome)")
+            #expect(
+                outcome.stderrLines.count == 1
+                    && outcome.stderr.contains(
+                        "announce: stdin: cannot store it in \(runtime.mediaPath): File too large"),
+                "\(outcome)")
             #expect(runtime.mediaEntries().isEmpty, "left \(runtime.mediaEntries())")
         }
     }
@@ -109,12 +138,15 @@ struct StdinTests {
     func survivesDaemonKill() async throws {
         try await withDaemonRuntime { runtime in
             let tone = try Tones.clip(523, seconds: 0.5)
-            let daemon = try await runtime.startDaemon(device: Harness.fileDevice(try Harness.capturePath("kill-first")))
+            let daemon = try await runtime.startDaemon(
+                device: Harness.fileDevice(try Harness.capturePath("kill-first")))
             try await runtime.control("pause")
             let queued = try await runtime.announce(["play", "-", "--no-wait"], stdin: tone)
             let id = queued.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
             try #require(queued.status == 0 && id.isItemID, "\(queued)")
-            #expect(runtime.mediaEntries().count == 1 && runtime.mediaEntries().first?.hasPrefix(".") == false, "\(runtime.mediaEntries())")
+            #expect(
+                runtime.mediaEntries().count == 1 && runtime.mediaEntries().first?.hasPrefix(".") == false,
+                "\(runtime.mediaEntries())")
             daemon.signal(SIGKILL)
             #expect(await daemon.waitForExit(timeout: 10))
 
@@ -149,7 +181,9 @@ struct StdinTests {
             killed.close()
 
             let daemon = try await runtime.startDaemon(device: nil)
-            #expect(runtime.mediaEntries().count == 1, "the killed client's file goes, the live one's stays: \(runtime.mediaEntries())")
+            #expect(
+                runtime.mediaEntries().count == 1,
+                "the killed client's file goes, the live one's stays: \(runtime.mediaEntries())")
             #expect(daemon.log.contains("removed 1 media file(s) of no queued item"), "\(daemon.log)")
             live.write(wav.dropFirst(8192))
             live.close()
@@ -168,13 +202,16 @@ private final class StdinFeeder: @unchecked Sendable {
 
     init(runtime: DaemonRuntime, capture: String) throws {
         let fifo = capture + ".fifo"
-        guard mkfifo(fifo, 0o600) == 0 else { throw HarnessError("mkfifo \(fifo): \(String(cString: strerror(errno)))") }
+        guard mkfifo(fifo, 0o600) == 0 else {
+            throw HarnessError("mkfifo \(fifo): \(String(cString: strerror(errno)))")
+        }
         // Read-write: the open does not wait for the client, and the client's open finds a writer.
         writer = open(fifo, O_RDWR | O_CLOEXEC)
         guard writer >= 0 else { throw HarnessError("open \(fifo): \(String(cString: strerror(errno)))") }
         stderrPath = capture + ".stderr"
-        client = try ChildProcess("announce play -", [try Harness.binary(), "play", "-", "-d", Harness.fileDevice(capture)],
-                                  environment: try runtime.resolvedEnvironment(), stdout: stderrPath, stderr: stderrPath, stdin: fifo)
+        client = try ChildProcess(
+            "announce play -", [try Harness.binary(), "play", "-", "-d", Harness.fileDevice(capture)],
+            environment: try runtime.resolvedEnvironment(), stdout: stderrPath, stderr: stderrPath, stdin: fifo)
     }
 
     deinit { close() }

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The machine's queue (`announce daemon --system`, DESIGN §8) as real users meet it: users
@@ -10,9 +10,11 @@ import Glibc
 /// started as root and dropping to user announce. What was heard is checked with sox, who owns
 /// what with Foundation's JSON parser, the permission cases by what the daemon answered and
 /// what it queued. Root only (CI runs as root).
-@Suite("the system queue", .serialized,
-       .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/useradd")
-                && FileManager.default.isExecutableFile(atPath: "/usr/sbin/runuser")))
+@Suite(
+    "the system queue", .serialized,
+    .enabled(
+        if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/useradd")
+            && FileManager.default.isExecutableFile(atPath: "/usr/sbin/runuser")))
 struct SystemQueueTests {
     static let member = "annc-member"
     static let outsider = "annc-outsider"
@@ -27,7 +29,8 @@ struct SystemQueueTests {
         try await queue.expectCapture(equals: [clip])
         // Real, effective, saved and filesystem uid: announce's; the socket: group announce, 0660.
         let ids = try String(contentsOfFile: "/proc/\(queue.daemon.pid)/status", encoding: .utf8)
-            .split(separator: "\n").first { $0.hasPrefix("Uid:") }?.split(whereSeparator: \.isWhitespace).dropFirst().map(String.init)
+            .split(separator: "\n").first { $0.hasPrefix("Uid:") }?.split(whereSeparator: \.isWhitespace).dropFirst()
+            .map(String.init)
         #expect(ids == Array(repeating: String(SystemQueue.daemonUser.uid), count: 4), "\(ids ?? [])")
         var socket = stat()
         #expect(stat(queue.directory + "/socket", &socket) == 0)
@@ -55,7 +58,10 @@ struct SystemQueueTests {
         for quiet in [false, true] {
             let refused = try await queue.run(as: Self.outsider, ["play"] + (quiet ? ["-q"] : []) + [clip])
             #expect(refused.status == 77, "\(refused)")
-            #expect(refused.stderrLines == ["announce: not allowed to use the system queue: \(Self.outsider) is not in group 'announce'"])
+            #expect(
+                refused.stderrLines == [
+                    "announce: not allowed to use the system queue: \(Self.outsider) is not in group 'announce'"
+                ])
         }
         #expect((try await queue.status(as: nil)["queued"] as? [Any])?.isEmpty == true)
     }
@@ -67,9 +73,11 @@ struct SystemQueueTests {
         defer { queue.stop() }
         let first = try queue.privateClip(of: nil, seconds: 0.3, frequency: 440)
         let second = try queue.privateClip(of: nil, seconds: 0.3, frequency: 660)
-        let played = try await Runner.run(try Harness.binary(), ["play", "--no-wait", first], environment: queue.rootEnvironment)
+        let played = try await Runner.run(
+            try Harness.binary(), ["play", "--no-wait", first], environment: queue.rootEnvironment)
         #expect(played.status == 0, "\(played)")
-        let piped = try await Runner.run(try Harness.binary(), ["play", "--no-wait", "-"], environment: queue.rootEnvironment, stdin: second)
+        let piped = try await Runner.run(
+            try Harness.binary(), ["play", "--no-wait", "-"], environment: queue.rootEnvironment, stdin: second)
         #expect(piped.status == 0, "\(piped)")
         let resumed = try await Runner.run(try Harness.binary(), ["resume"], environment: queue.rootEnvironment)
         #expect(resumed.status == 0, "\(resumed)")
@@ -85,7 +93,8 @@ struct SystemQueueTests {
         let queued = try await queue.run(as: Self.member, ["play", "--no-wait", "--tag", "t", mine, mine])
         try #require(queued.status == 0, "\(queued)")
         let memberIDs = queued.stdout.split(separator: "\n").map(String.init)
-        let rootQueued = try await Runner.run(try Harness.binary(), ["play", "--no-wait", "--tag", "t", roots], environment: queue.rootEnvironment)
+        let rootQueued = try await Runner.run(
+            try Harness.binary(), ["play", "--no-wait", "--tag", "t", roots], environment: queue.rootEnvironment)
         try #require(rootQueued.status == 0, "\(rootQueued)")
         let rootID = rootQueued.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
 
@@ -99,9 +108,13 @@ struct SystemQueueTests {
         // Root sees all of it; the spool keeps each owner.
         let all = try #require(try await queue.status(as: nil)["queued"] as? [[String: Any]])
         #expect(all.first { $0["id"] as? String == rootID }?["path"] as? String == roots)
-        let spooled = try FileManager.default.contentsOfDirectory(atPath: queue.directory + "/spool").filter { $0.hasSuffix(".json") }
+        let spooled = try FileManager.default.contentsOfDirectory(atPath: queue.directory + "/spool").filter {
+            $0.hasSuffix(".json")
+        }
         let owners = try spooled.map { name -> String in
-            let entry = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: queue.directory + "/spool/" + name))) as? [String: Any]
+            let entry =
+                try JSONSerialization.jsonObject(
+                    with: Data(contentsOf: URL(fileURLWithPath: queue.directory + "/spool/" + name))) as? [String: Any]
             return (entry?["owner"] as? [String: Any])?["name"] as? String ?? "none"
         }
         #expect(owners.sorted() == [Self.member, Self.member, "root"], "\(spooled)")
@@ -140,19 +153,40 @@ struct SystemQueueTests {
         // device, a handed directory, a handed /proc file.
         let crafted: [(String, String, Int)] = [
             ("a path", #"{"v":1,"op":"play","items":[{"clip":{"path":"\#(others)","gain":1,"pan":0,"loops":0}}]}"#, 77),
-            ("a media name", #"{"v":1,"op":"play","items":[{"clip":{"path":"stdin","media":"abcdef","gain":1,"pan":0,"loops":0}}]}"#, 77),
-            ("a chime path", #"{"v":1,"op":"play","items":[{"clip":{"path":"/x","handed":{"audio":0},"chime":"\#(others)","gain":1,"pan":0,"loops":0}}]}"#, 77),
-            ("a file: device", #"{"v":1,"op":"play","items":[{"clip":{"path":"/x","handed":{"audio":0},"device":"file:FILE=/tmp/x,FORMAT=raw","gain":1,"pan":0,"loops":0}}]}"#, 77),
-            ("a file:// URL", #"{"v":1,"op":"play","items":[{"clip":{"path":"file://\#(others)","url":"file://\#(others)","gain":1,"pan":0,"loops":0}}]}"#, 77),
+            (
+                "a media name",
+                #"{"v":1,"op":"play","items":[{"clip":{"path":"stdin","media":"abcdef","gain":1,"pan":0,"loops":0}}]}"#,
+                77
+            ),
+            (
+                "a chime path",
+                #"{"v":1,"op":"play","items":[{"clip":{"path":"/x","handed":{"audio":0},"chime":"\#(others)","gain":1,"pan":0,"loops":0}}]}"#,
+                77
+            ),
+            (
+                "a file: device",
+                #"{"v":1,"op":"play","items":[{"clip":{"path":"/x","handed":{"audio":0},"device":"file:FILE=/tmp/x,FORMAT=raw","gain":1,"pan":0,"loops":0}}]}"#,
+                77
+            ),
+            (
+                "a file:// URL",
+                #"{"v":1,"op":"play","items":[{"clip":{"path":"file://\#(others)","url":"file://\#(others)","gain":1,"pan":0,"loops":0}}]}"#,
+                77
+            )
         ]
         for (what, line, code) in crafted {
             let reply = try await queue.rawRequest(as: Self.member, line, handing: "/dev/null")
-            #expect(reply["ok"] as? Bool == false && (reply["error"] as? [String: Any])?["code"] as? Int == code, "\(what): \(reply)")
+            #expect(
+                reply["ok"] as? Bool == false && (reply["error"] as? [String: Any])?["code"] as? Int == code,
+                "\(what): \(reply)")
         }
         for (what, handed) in [("a directory", "/home/\(Self.member)"), ("a /proc file", "/proc/self/status")] {
-            let line = #"{"v":1,"op":"play","items":[{"clip":{"path":"/x","handed":{"audio":0},"gain":1,"pan":0,"loops":0}}]}"#
+            let line =
+                #"{"v":1,"op":"play","items":[{"clip":{"path":"/x","handed":{"audio":0},"gain":1,"pan":0,"loops":0}}]}"#
             let reply = try await queue.rawRequest(as: Self.member, line, handing: handed)
-            #expect(reply["ok"] as? Bool == false && (reply["error"] as? [String: Any])?["code"] as? Int == 66, "\(what): \(reply)")
+            #expect(
+                reply["ok"] as? Bool == false && (reply["error"] as? [String: Any])?["code"] as? Int == 66,
+                "\(what): \(reply)")
         }
         #expect((try await queue.status(as: nil)["queued"] as? [Any])?.isEmpty == true)
         #expect(try FileManager.default.contentsOfDirectory(atPath: queue.directory + "/media").isEmpty)
@@ -166,10 +200,13 @@ struct SystemQueueTests {
         let three = try await queue.run(as: Self.member, ["play", "--no-wait", clip, clip, clip])
         #expect(three.status == 0, "\(three)")
         let fourth = try await queue.run(as: Self.member, ["play", "--no-wait", clip])
-        #expect(fourth.status == 69 && fourth.stderr.contains("at most 3 items per user ([system] max-items-per-user)"), "\(fourth)")
+        #expect(
+            fourth.status == 69 && fourth.stderr.contains("at most 3 items per user ([system] max-items-per-user)"),
+            "\(fourth)")
         let rootClip = try queue.privateClip(of: nil, seconds: 0.1, frequency: 660)
-        let root = try await Runner.run(try Harness.binary(), ["play", "--no-wait", rootClip, rootClip, rootClip, rootClip],
-                                        environment: queue.rootEnvironment)
+        let root = try await Runner.run(
+            try Harness.binary(), ["play", "--no-wait", rootClip, rootClip, rootClip, rootClip],
+            environment: queue.rootEnvironment)
         #expect(root.status == 0, "\(root)")
 
         try await queue.restartAfterKill()
@@ -261,9 +298,11 @@ final class SystemQueue: @unchecked Sendable {
         chown(work, daemonUser.uid, daemonUser.gid)  // the capture is the daemon's to write
         let config = work + "/config"
         try (Harness.baseConfig + "[system]\n" + system).write(toFile: config, atomically: true, encoding: .utf8)
-        let queue = SystemQueue(directory: work + "/run", capture: work + "/capture.wav", config: config, log: work + "/daemon.log",
-                                daemon: try launchDaemon(directory: work + "/run", capture: work + "/capture.wav", config: config,
-                                                         log: work + "/daemon.log"))
+        let queue = SystemQueue(
+            directory: work + "/run", capture: work + "/capture.wav", config: config, log: work + "/daemon.log",
+            daemon: try launchDaemon(
+                directory: work + "/run", capture: work + "/capture.wav", config: config,
+                log: work + "/daemon.log"))
         do {
             try await queue.waitForSocket()
             if paused {
@@ -277,12 +316,17 @@ final class SystemQueue: @unchecked Sendable {
         return queue
     }
 
-    private static func launchDaemon(directory: String, capture: String, config: String, log: String) throws -> ChildProcess {
-        var environment = try Harness.environment(["ANNOUNCE_RUNTIME_DIR": nil, "ANNOUNCE_SYSTEM_DIR": directory,
-                                                   "ANNOUNCE_SYSTEM_CONFIG": config])
+    private static func launchDaemon(directory: String, capture: String, config: String, log: String) throws
+        -> ChildProcess
+    {
+        var environment = try Harness.environment([
+            "ANNOUNCE_RUNTIME_DIR": nil, "ANNOUNCE_SYSTEM_DIR": directory,
+            "ANNOUNCE_SYSTEM_CONFIG": config
+        ])
         environment["ANNOUNCE_RUNTIME_DIR"] = nil
-        return try ChildProcess("announce", [try Harness.binary(), "daemon", "--system", "--device", Harness.fileDevice(capture)],
-                                environment: environment, stdout: log, stderr: log)
+        return try ChildProcess(
+            "announce", [try Harness.binary(), "daemon", "--system", "--device", Harness.fileDevice(capture)],
+            environment: environment, stdout: log, stderr: log)
     }
 
     /// Root's environment for a client: no ANNOUNCE_RUNTIME_DIR, so the automatic choice decides.
@@ -323,23 +367,30 @@ final class SystemQueue: @unchecked Sendable {
     func launch(as user: String, _ arguments: [String], killAfter: Double) throws -> Runner.Launched {
         let work = try Harness.workResult.get()
         let id = UUID().uuidString
-        let out = work.appendingPathComponent("captures/\(id).stdout").path, err = work.appendingPathComponent("captures/\(id).stderr").path
-        let child = try ChildProcess("runuser", ["/usr/sbin/runuser", "-l", user, "-c", command(arguments)],
-                                     environment: try Harness.environment(), stdout: out, stderr: err)
+        let out = work.appendingPathComponent("captures/\(id).stdout").path
+        let err = work.appendingPathComponent("captures/\(id).stderr").path
+        let child = try ChildProcess(
+            "runuser", ["/usr/sbin/runuser", "-l", user, "-c", command(arguments)],
+            environment: try Harness.environment(), stdout: out, stderr: err)
         return Runner.Launched(child: child, outPath: out, errPath: err, killAfter: killAfter)
     }
 
     private func command(_ arguments: [String]) throws -> String {
-        "ANNOUNCE_SYSTEM_DIR=" + Self.quoted(directory) + " " + ([try Harness.binary()] + arguments).map(Self.quoted).joined(separator: " ")
+        "ANNOUNCE_SYSTEM_DIR=" + Self.quoted(directory) + " "
+            + ([try Harness.binary()] + arguments).map(Self.quoted).joined(separator: " ")
     }
 
     static func quoted(_ word: String) -> String { "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'" }
 
     /// `status --json`, parsed, as `user` (nil: root).
     func status(as user: String?) async throws -> [String: Any] {
-        let outcome = if let user { try await run(as: user, ["status", "--json"]) }
-            else { try await Runner.run(try Harness.binary(), ["status", "--json"], environment: rootEnvironment) }
-        guard outcome.status == 0, let object = try JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [String: Any] else {
+        let outcome =
+            if let user { try await run(as: user, ["status", "--json"]) } else {
+                try await Runner.run(try Harness.binary(), ["status", "--json"], environment: rootEnvironment)
+            }
+        guard outcome.status == 0,
+            let object = try JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [String: Any]
+        else {
             throw HarnessError("status: \(outcome)")
         }
         return object
@@ -355,8 +406,12 @@ final class SystemQueue: @unchecked Sendable {
             socket.send_fds(s, [sys.argv[2].encode() + b"\\n"], [fd])
             s.settimeout(20); print(s.makefile().readline(), end="")
             """
-        let outcome = try await Runner.run("/usr/sbin/runuser", ["-u", user, "--", "python3", "-c", script,
-                                                                  directory + "/socket", line, handing])
+        let outcome = try await Runner.run(
+            "/usr/sbin/runuser",
+            [
+                "-u", user, "--", "python3", "-c", script,
+                directory + "/socket", line, handing
+            ])
         guard let object = try? JSONSerialization.jsonObject(with: Data(outcome.stdout.utf8)) as? [String: Any] else {
             throw HarnessError("no reply: \(outcome)")
         }
@@ -366,10 +421,17 @@ final class SystemQueue: @unchecked Sendable {
     /// A tone made with sox into `user`'s home (0600, in a 0700 home; nil: root's, in the work
     /// directory), 48 kHz stereo 16-bit.
     func privateClip(of user: String?, seconds: Double, frequency: Int, name: String = "tone") throws -> String {
-        let home = user.map { "/home/\($0)" } ?? (URL(fileURLWithPath: capture).deletingLastPathComponent().path + "/root-files")
+        let home =
+            user.map { "/home/\($0)" }
+            ?? (URL(fileURLWithPath: capture).deletingLastPathComponent().path + "/root-files")
         try FileManager.default.createDirectory(atPath: home, withIntermediateDirectories: true)
         let path = home + "/\(name)-\(frequency)-\(UUID().uuidString.prefix(6)).wav"
-        let sox = try Self.sync("/usr/bin/sox", ["-n", "-r", "48000", "-c", "2", "-b", "16", path, "synth", String(seconds), "sine", String(frequency), "vol", "0.5"])
+        let sox = try Self.sync(
+            "/usr/bin/sox",
+            [
+                "-n", "-r", "48000", "-c", "2", "-b", "16", path, "synth", String(seconds), "sine", String(frequency),
+                "vol", "0.5"
+            ])
         guard sox == 0 else { throw HarnessError("sox failed (\(sox)) making \(path)") }
         if let user, let account = getpwnam(user) {
             chown(path, account.pointee.pw_uid, account.pointee.pw_gid)
@@ -384,18 +446,26 @@ final class SystemQueue: @unchecked Sendable {
 
     /// The capture's samples are exactly `files`' one after another (raw PCM from sox), once the
     /// daemon closed the device; with `anyOrderOf`, the same multiset of equal-length clips.
-    func expectCapture(equals files: [String], anyOrderOf: Bool = false, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+    func expectCapture(
+        equals files: [String], anyOrderOf: Bool = false, sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
         try await waitForIdle()
         let captured = try Self.raw(capture)
         let parts = try files.map(Self.raw)
         if anyOrderOf {
             let size = parts.first?.count ?? 0
-            let chunks = stride(from: 0, to: captured.count, by: max(size, 1)).map { captured[$0..<min($0 + size, captured.count)] }
-            #expect(chunks.count == parts.count && chunks.allSatisfy { chunk in parts.contains { Data($0) == Data(chunk) } },
-                    "capture of \(captured.count) bytes is not the \(parts.count) clips", sourceLocation: sourceLocation)
+            let chunks = stride(from: 0, to: captured.count, by: max(size, 1)).map {
+                captured[$0..<min($0 + size, captured.count)]
+            }
+            #expect(
+                chunks.count == parts.count
+                    && chunks.allSatisfy { chunk in parts.contains { Data($0) == Data(chunk) } },
+                "capture of \(captured.count) bytes is not the \(parts.count) clips", sourceLocation: sourceLocation)
         } else {
-            #expect(captured == parts.reduce(Data(), +), "capture of \(captured.count) bytes, the files \(parts.map(\.count))",
-                    sourceLocation: sourceLocation)
+            #expect(
+                captured == parts.reduce(Data(), +),
+                "capture of \(captured.count) bytes, the files \(parts.map(\.count))",
+                sourceLocation: sourceLocation)
         }
     }
 
@@ -409,7 +479,11 @@ final class SystemQueue: @unchecked Sendable {
     private func waitForIdle() async throws {
         for _ in 0..<600 {
             let status = try await status(as: nil)
-            if status["playing"] == nil, (status["queued"] as? [Any])?.isEmpty == true, status["deviceOpen"] as? Bool == false { return }
+            if status["playing"] == nil, (status["queued"] as? [Any])?.isEmpty == true,
+                status["deviceOpen"] as? Bool == false
+            {
+                return
+            }
             _ = await daemon.exited(within: 0.1)
         }
         throw HarnessError("the system queue did not become idle")
@@ -419,7 +493,8 @@ final class SystemQueue: @unchecked Sendable {
     static func raw(_ path: String) throws -> Data {
         let out = path + ".\(UUID().uuidString.prefix(6)).raw"
         defer { unlink(out) }
-        let status = try sync("/usr/bin/sox", [path, "-t", "raw", "-e", "signed-integer", "-b", "16", "-c", "2", "-r", "48000", out])
+        let status = try sync(
+            "/usr/bin/sox", [path, "-t", "raw", "-e", "signed-integer", "-b", "16", "-c", "2", "-r", "48000", out])
         guard status == 0 else { throw HarnessError("sox could not read \(path)") }
         return try Data(contentsOf: URL(fileURLWithPath: out))
     }
@@ -429,8 +504,9 @@ final class SystemQueue: @unchecked Sendable {
     static func sync(_ tool: String, _ arguments: [String]) throws -> Int32 {
         let log = try Harness.workResult.get().appendingPathComponent("captures/tool-\(UUID().uuidString).log").path
         defer { unlink(log) }
-        let child = try ChildProcess((tool as NSString).lastPathComponent, [tool] + arguments, environment: ProcessInfo.processInfo.environment,
-                                     stdout: log, stderr: log)
+        let child = try ChildProcess(
+            (tool as NSString).lastPathComponent, [tool] + arguments, environment: ProcessInfo.processInfo.environment,
+            stdout: log, stderr: log)
         guard let status = child.waitForExit(timeout: 30) else {
             child.stop()
             throw HarnessError("\(tool) did not finish")
@@ -444,10 +520,16 @@ final class SystemQueue: @unchecked Sendable {
         do {
             if getgrnam("announce") == nil { try sync("/usr/sbin/groupadd", ["--system", "announce"]) }
             if getpwnam("announce") == nil {
-                try sync("/usr/sbin/useradd", ["--system", "--no-create-home", "--home-dir", "/nonexistent",
-                                               "--shell", "/usr/sbin/nologin", "-g", "announce", "announce"])
+                try sync(
+                    "/usr/sbin/useradd",
+                    [
+                        "--system", "--no-create-home", "--home-dir", "/nonexistent",
+                        "--shell", "/usr/sbin/nologin", "-g", "announce", "announce"
+                    ])
             }
-            guard let user = getpwnam("announce"), let group = getgrnam("announce") else { return .failure(HarnessError("no user announce")) }
+            guard let user = getpwnam("announce"), let group = getgrnam("announce") else {
+                return .failure(HarnessError("no user announce"))
+            }
             daemonUser = (user.pointee.pw_uid, user.pointee.pw_gid)
             groupID = group.pointee.gr_gid
             try ensureUser(SystemQueueTests.member, inGroup: true)
@@ -469,7 +551,11 @@ final class SystemQueue: @unchecked Sendable {
                 throw HarnessError("useradd \(name) failed")
             }
         }
-        if inGroup { try sync("/usr/sbin/usermod", ["-aG", "announce", name]) } else { try sync("/usr/bin/gpasswd", ["-d", name, "announce"]) }
+        if inGroup {
+            try sync("/usr/sbin/usermod", ["-aG", "announce", name])
+        } else {
+            try sync("/usr/bin/gpasswd", ["-d", name, "announce"])
+        }
     }
 }
 
@@ -477,9 +563,11 @@ final class SystemQueue: @unchecked Sendable {
 /// PulseAudio (a private paced null sink the listener user runs), connects to the system queue;
 /// root's items are heard there, recorded from the sink's monitor by the listener's parec and
 /// measured with numpy. Only audio crosses: the listener's daemon never learns the path.
-@Suite("the system queue heard through a listener's sound server", .serialized,
-       .enabled(if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/useradd")
-                && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
+@Suite(
+    "the system queue heard through a listener's sound server", .serialized,
+    .enabled(
+        if: getuid() == 0 && FileManager.default.isExecutableFile(atPath: "/usr/sbin/useradd")
+            && FileManager.default.isExecutableFile(atPath: "/usr/bin/setpriv")))
 struct SystemQueueListenerTests {
     static let listener = "annc-listener"
 
@@ -494,7 +582,8 @@ struct SystemQueueListenerTests {
         let first = try Runner.launch(["play", long], environment: session.queue.rootEnvironment, killAfter: 30)
         try await session.waitForListenerLog("started", count: 1)
         try await Task.sleep(for: .seconds(1))
-        let preempting = try Runner.launch(["play", "--priority", "high", high], environment: session.queue.rootEnvironment, killAfter: 30)
+        let preempting = try Runner.launch(
+            ["play", "--priority", "high", high], environment: session.queue.rootEnvironment, killAfter: 30)
         let preemptingOutcome = await preempting.outcome()
         #expect(preemptingOutcome.status == 0, "\(preemptingOutcome)")
         let firstOutcome = await first.outcome()
@@ -514,11 +603,16 @@ struct SystemQueueListenerTests {
     func listenerPausedPlaysOnTheDevice() async throws {
         let session = try await ListenerSession.start()
         defer { session.stop() }
-        let paused = try await Runner.run("/usr/bin/setpriv", try ListenerSession.listenerCommand(session.paced, [try Harness.binary(), "pause"],
-                                                                                               extra: ["ANNOUNCE_RUNTIME_DIR=" + session.paced + "/run"]).dropFirst().map { $0 })
+        let paused = try await Runner.run(
+            "/usr/bin/setpriv",
+            try ListenerSession.listenerCommand(
+                session.paced, [try Harness.binary(), "pause"],
+                extra: ["ANNOUNCE_RUNTIME_DIR=" + session.paced + "/run"]
+            ).dropFirst().map { $0 })
         try #require(paused.status == 0, "\(paused)")
         let clip = try session.queue.privateClip(of: nil, seconds: 0.5, frequency: 440)
-        let played = try await Runner.run(try Harness.binary(), ["play", clip], environment: session.queue.rootEnvironment)
+        let played = try await Runner.run(
+            try Harness.binary(), ["play", clip], environment: session.queue.rootEnvironment)
         #expect(played.status == 0, "\(played)")
         try await session.queue.expectCapture(equals: [clip])
         #expect(session.queue.log.contains("queue is paused: it plays on the device"), "\(session.queue.log)")
@@ -539,13 +633,19 @@ struct SystemQueueListenerTests {
         let heard = try await session.stopRecording(tones: [440])
         let onDevice = try await session.queue.captureFrames()
         let seconds = (heard.first?.seconds ?? 0) + Double(onDevice) / 48000
-        #expect(heard.count == 1 && onDevice > 0 && abs(seconds - 6) < 0.15, "listener \(heard), device \(Double(onDevice) / 48000) s")
+        #expect(
+            heard.count == 1 && onDevice > 0 && abs(seconds - 6) < 0.15,
+            "listener \(heard), device \(Double(onDevice) / 48000) s")
         // Its spool kept the forwarded item (stopped where heard): started again, it ends it unplayed.
         let again = try session.startListenerDaemon()
         defer { again.stop() }
         try await session.waitForListenerLog("the system queue's play does not outlive its connection", count: 1)
-        let status = try await Runner.run("/usr/bin/setpriv", try ListenerSession.listenerCommand(session.paced, [try Harness.binary(), "status", "--json"],
-                                                                                               extra: ["ANNOUNCE_RUNTIME_DIR=" + session.paced + "/run"]).dropFirst().map { $0 })
+        let status = try await Runner.run(
+            "/usr/bin/setpriv",
+            try ListenerSession.listenerCommand(
+                session.paced, [try Harness.binary(), "status", "--json"],
+                extra: ["ANNOUNCE_RUNTIME_DIR=" + session.paced + "/run"]
+            ).dropFirst().map { $0 })
         let parsed = try JSONSerialization.jsonObject(with: Data(status.stdout.utf8)) as? [String: Any]
         #expect(parsed?["playing"] == nil && (parsed?["queued"] as? [Any])?.isEmpty == true, "\(status)")
     }
@@ -581,18 +681,27 @@ final class ListenerSession: @unchecked Sendable {
         do {
             try FileManager.default.createDirectory(atPath: paced, withIntermediateDirectories: true)
             chown(paced, account.pw_uid, account.pw_gid)
-            let up = try SystemQueue.sync("/usr/sbin/runuser", ["-u", SystemQueueListenerTests.listener, "--", "env", "PACED_WATCH_PID=\(getpid())",
-                                                                script, "up", paced])
-            guard up == 0 else { throw HarnessError("paced-audio.sh up as \(SystemQueueListenerTests.listener) failed (\(up))") }
+            let up = try SystemQueue.sync(
+                "/usr/sbin/runuser",
+                [
+                    "-u", SystemQueueListenerTests.listener, "--", "env", "PACED_WATCH_PID=\(getpid())",
+                    script, "up", paced
+                ])
+            guard up == 0 else {
+                throw HarnessError("paced-audio.sh up as \(SystemQueueListenerTests.listener) failed (\(up))")
+            }
             daemon = try listenerDaemon(paced: paced, system: queue.directory, log: paced + "/daemon.log")
         } catch {
             queue.stop()
-            _ = try? SystemQueue.sync("/usr/sbin/runuser", ["-u", SystemQueueListenerTests.listener, "--", script, "down", paced])
+            _ = try? SystemQueue.sync(
+                "/usr/sbin/runuser", ["-u", SystemQueueListenerTests.listener, "--", script, "down", paced])
             throw error
         }
-        let session = ListenerSession(queue: queue, paced: paced, listenerDaemon: daemon, listenerLog: paced + "/daemon.log")
+        let session = ListenerSession(
+            queue: queue, paced: paced, listenerDaemon: daemon, listenerLog: paced + "/daemon.log")
         do {
-            try await session.waitForSystemLog("\(SystemQueueListenerTests.listener)'s announce connected as a listener")
+            try await session.waitForSystemLog(
+                "\(SystemQueueListenerTests.listener)'s announce connected as a listener")
         } catch {
             session.stop()
             throw error
@@ -602,10 +711,15 @@ final class ListenerSession: @unchecked Sendable {
 
     /// The listener's own permanent daemon on its PulseAudio (`pulse`), as its user unit runs it.
     static func listenerDaemon(paced: String, system: String, log: String) throws -> ChildProcess {
-        try ChildProcess("setpriv", try listenerCommand(paced, [try Harness.binary(), "daemon", "--device", "pulse"],
-                                                        extra: ["ANNOUNCE_SYSTEM_DIR=" + system, "ANNOUNCE_RUNTIME_DIR=" + paced + "/run",
-                                                                "XDG_CONFIG_HOME=" + Harness.baseConfigHome]),
-                         environment: [:], stdout: log, stderr: log)
+        try ChildProcess(
+            "setpriv",
+            try listenerCommand(
+                paced, [try Harness.binary(), "daemon", "--device", "pulse"],
+                extra: [
+                    "ANNOUNCE_SYSTEM_DIR=" + system, "ANNOUNCE_RUNTIME_DIR=" + paced + "/run",
+                    "XDG_CONFIG_HOME=" + Harness.baseConfigHome
+                ]),
+            environment: [:], stdout: log, stderr: log)
     }
 
     /// The listener's daemon again, on the same runtime directory.
@@ -617,16 +731,26 @@ final class ListenerSession: @unchecked Sendable {
     static func listenerCommand(_ paced: String, _ arguments: [String], extra: [String] = []) throws -> [String] {
         let variables = try String(contentsOfFile: paced + "/env", encoding: .utf8).split(separator: "\n")
             .compactMap { line in line.hasPrefix("export ") ? String(line.dropFirst("export ".count)) : nil }
-        return ["/usr/bin/setpriv", "--reuid", SystemQueueListenerTests.listener, "--regid", SystemQueueListenerTests.listener,
-                "--init-groups", "/usr/bin/env", "-i", "PATH=/usr/bin:/bin", "HOME=/home/\(SystemQueueListenerTests.listener)"]
+        return [
+            "/usr/bin/setpriv", "--reuid", SystemQueueListenerTests.listener, "--regid",
+            SystemQueueListenerTests.listener,
+            "--init-groups", "/usr/bin/env", "-i", "PATH=/usr/bin:/bin",
+            "HOME=/home/\(SystemQueueListenerTests.listener)"
+        ]
             + variables + extra + arguments
     }
 
     func startRecording() throws {
-        recorder = try ChildProcess("setpriv", try Self.listenerCommand(paced, ["/usr/bin/sh", "-c",
-                                    "exec parec --raw --format=s16le --rate=48000 --channels=2 --latency-msec=10 -d announce_paced.monitor > \"$0\"",
-                                    recording]),
-                                    environment: [:], stdout: paced + "/parec.log", stderr: paced + "/parec.log")
+        recorder = try ChildProcess(
+            "setpriv",
+            try Self.listenerCommand(
+                paced,
+                [
+                    "/usr/bin/sh", "-c",
+                    "exec parec --raw --format=s16le --rate=48000 --channels=2 --latency-msec=10 -d announce_paced.monitor > \"$0\"",
+                    recording
+                ]),
+            environment: [:], stdout: paced + "/parec.log", stderr: paced + "/parec.log")
     }
 
     /// Stops the recorder (SIGTERM, by pid) and measures the tones heard, in order.
@@ -635,9 +759,16 @@ final class ListenerSession: @unchecked Sendable {
         recorder?.stop()
         let out = paced + "/tones.json"
         let script = Harness.repoRoot.appendingPathComponent("Tests/Shell/tone-sequence.py").path
-        let status = try SystemQueue.sync("/bin/sh", ["-c", "\"$0\" \"$1\" 48000 2 \(tones.map(String.init).joined(separator: " ")) > \"$2\"",
-                                                      script, recording, out])
-        guard status == 0, let runs = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out))) as? [[Double]] else {
+        let status = try SystemQueue.sync(
+            "/bin/sh",
+            [
+                "-c", "\"$0\" \"$1\" 48000 2 \(tones.map(String.init).joined(separator: " ")) > \"$2\"",
+                script, recording, out
+            ])
+        guard status == 0,
+            let runs = try JSONSerialization.jsonObject(with: Data(contentsOf: URL(fileURLWithPath: out)))
+                as? [[Double]]
+        else {
             throw HarnessError("tone-sequence.py failed on \(recording)")
         }
         return runs.map { (Int($0[0]), $0[1]) }
@@ -650,7 +781,9 @@ final class ListenerSession: @unchecked Sendable {
             if log.split(separator: "\n").filter({ $0.contains(word) }).count >= count { return }
             try await Task.sleep(for: .milliseconds(50))
         }
-        throw HarnessError("the listener's daemon did not log '\(word)': \((try? String(contentsOfFile: listenerLog, encoding: .utf8)) ?? "")")
+        throw HarnessError(
+            "the listener's daemon did not log '\(word)': \((try? String(contentsOfFile: listenerLog, encoding: .utf8)) ?? "")"
+        )
     }
 
     /// Until the system daemon has logged `line` (bounded: 10 s).
@@ -666,6 +799,7 @@ final class ListenerSession: @unchecked Sendable {
         recorder?.stop()
         listenerDaemon.stop()
         queue.stop()
-        _ = try? SystemQueue.sync("/usr/sbin/runuser", ["-u", SystemQueueListenerTests.listener, "--", Self.script, "down", paced])
+        _ = try? SystemQueue.sync(
+            "/usr/sbin/runuser", ["-u", SystemQueueListenerTests.listener, "--", Self.script, "down", paced])
     }
 }

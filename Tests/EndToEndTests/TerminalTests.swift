@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A real terminal: a private tmux server (its own socket) with one window running bash, read
@@ -14,8 +14,11 @@ final class Terminal: @unchecked Sendable {
     init(columns: Int, environment: [String: String]) throws {
         socket = "announce-test-\(getpid())-\(UUID().uuidString.prefix(8))"
         let variables = environment.map { "\($0.key)=\($0.value)" }
-        try run(["-f", "/dev/null", "new-session", "-d", "-x", "\(columns)", "-y", "10",
-                 "env", "-i"] + variables + ["PS1=$ ", "bash", "--norc", "--noprofile"])
+        try run(
+            [
+                "-f", "/dev/null", "new-session", "-d", "-x", "\(columns)", "-y", "10",
+                "env", "-i"
+            ] + variables + ["PS1=$ ", "bash", "--norc", "--noprofile"])
     }
 
     /// `tmux -L SOCKET ARGUMENTS`; its stdout.
@@ -23,11 +26,16 @@ final class Terminal: @unchecked Sendable {
     private func run(_ arguments: [String]) throws -> String {
         let output = try Harness.workResult.get().appendingPathComponent("captures/tmux-\(UUID().uuidString)").path
         defer { unlink(output) }
-        let tmux = try ChildProcess("tmux", ["/usr/bin/tmux", "-L", socket] + arguments, environment: ["PATH": "/usr/bin:/bin"],
-                                    stdout: output, stderr: output)
+        let tmux = try ChildProcess(
+            "tmux", ["/usr/bin/tmux", "-L", socket] + arguments, environment: ["PATH": "/usr/bin:/bin"],
+            stdout: output, stderr: output)
         let status = tmux.waitForExit(timeout: 10)
         let text = (try? String(contentsOfFile: output, encoding: .utf8)) ?? ""
-        guard status == 0 else { throw HarnessError("tmux \(arguments.joined(separator: " ")) (is tmux installed? make test installs it): \(status.map { "exit \($0)" } ?? "hung"): \(text)") }
+        guard status == 0 else {
+            throw HarnessError(
+                "tmux \(arguments.joined(separator: " ")) (is tmux installed? make test installs it): \(status.map { "exit \($0)" } ?? "hung"): \(text)"
+            )
+        }
         return text
     }
 
@@ -51,7 +59,9 @@ final class Terminal: @unchecked Sendable {
         while true {
             let rows = try screen()
             if rows.contains(where: predicate) { return rows }
-            guard Date() < deadline else { throw HarnessError("no \(what) on the terminal within \(timeout) s:\n\(rows.joined(separator: "\n"))") }
+            guard Date() < deadline else {
+                throw HarnessError("no \(what) on the terminal within \(timeout) s:\n\(rows.joined(separator: "\n"))")
+            }
             try await Task.sleep(for: .milliseconds(20))
         }
     }
@@ -68,8 +78,10 @@ struct TerminalTests {
         return path
     }
 
-    static func withTerminal(columns: Int = 80, environment extra: [String: String?] = [:],
-                             _ body: @Sendable (Terminal, DaemonRuntime, String) async throws -> Void) async throws {
+    static func withTerminal(
+        columns: Int = 80, environment extra: [String: String?] = [:],
+        _ body: @Sendable (Terminal, DaemonRuntime, String) async throws -> Void
+    ) async throws {
         let runtime = try DaemonRuntime(environment: extra)
         // A colour terminal: NO_COLOR (set in some CI environments) would make the line plain.
         var environment = try runtime.resolvedEnvironment()
@@ -93,12 +105,16 @@ struct TerminalTests {
         try await Self.withTerminal { terminal, runtime, announce in
             try await runtime.control("pause")  // no daemon runs: the pause waits for one
             try terminal.type("\(announce) play -d null \(clip); echo EXIT=$?")
-            _ = try await terminal.waitFor("the paused line") { $0 == "… tone-1s.wav  paused: waits for announce resume" }
+            _ = try await terminal.waitFor("the paused line") {
+                $0 == "… tone-1s.wav  paused: waits for announce resume"
+            }
             try await runtime.control("resume")
             let rows = try await terminal.waitFor("the exit") { $0.hasPrefix("EXIT=") }
             let exit = rows.firstIndex { $0.hasPrefix("EXIT=") } ?? 1
             #expect(rows[exit] == "EXIT=0")
-            #expect(rows[exit - 1] == "▶ tone-1s.wav  0:01.0 / 0:01.0", "the finished line stays, ended by a newline: \(rows)")
+            #expect(
+                rows[exit - 1] == "▶ tone-1s.wav  0:01.0 / 0:01.0",
+                "the finished line stays, ended by a newline: \(rows)")
         }
     }
 
@@ -106,8 +122,12 @@ struct TerminalTests {
     func streamTitle() async throws {
         let clip = try Harness.capturePath("sweep") + ".mp3"
         try await makeStreamClip(clip, from: 200, to: 2000, seconds: 3)
-        let server = try IcyTestServer(serving: clip, options: ["--rate", "16000", "--metaint", "4000",
-                                                              "--titles", "First song|Second song", "--title-every", "12000"])
+        let server = try IcyTestServer(
+            serving: clip,
+            options: [
+                "--rate", "16000", "--metaint", "4000",
+                "--titles", "First song|Second song", "--title-every", "12000"
+            ])
         defer { server.stop() }
         try await Self.withTerminal(environment: URLTests.direct) { terminal, _, announce in
             // Titles turn every 0.75 s for 6 s: a loaded machine's screen reads still see each.
@@ -129,7 +149,9 @@ struct TerminalTests {
             try terminal.type("clear; \(announce) play -d null --loops -1 \(clip); echo EXIT=$?")
             _ = try await terminal.waitFor("the playing line") { $0.hasPrefix("▶ tone-1s.wav  ") }
             try await runtime.control("pause")
-            let isStopped: @Sendable (String) -> Bool = { $0.wholeMatch(of: /⏸ tone-1s\.wav  (\d+:)?\d+:\d\d\.\d  paused by you/) != nil }
+            let isStopped: @Sendable (String) -> Bool = {
+                $0.wholeMatch(of: /⏸ tone-1s\.wav  (\d+:)?\d+:\d\d\.\d  paused by you/) != nil
+            }
             _ = try await terminal.waitFor("the paused line", isStopped)
             // The daemon's `waiting` (paused) event follows at once (only a waiting client gets it,
             // so it cannot be watched for): the line must not turn into a waiting line meanwhile.
@@ -144,9 +166,11 @@ struct TerminalTests {
         }
     }
 
-    @Test("a cancelled item is said once: the line ends with cancelled, no reason line repeats it", arguments: [
-        (["cancel", "--tag", "t"], "cancelled"), (["clear"], "cancelled (cleared)"),
-    ])
+    @Test(
+        "a cancelled item is said once: the line ends with cancelled, no reason line repeats it",
+        arguments: [
+            (["cancel", "--tag", "t"], "cancelled"), (["clear"], "cancelled (cleared)")
+        ])
     func cancelledOnce(_ command: [String], _ outcome: String) async throws {
         let clip = try Self.tone("tone-1s.wav")
         try await Self.withTerminal { terminal, runtime, announce in
@@ -162,7 +186,8 @@ struct TerminalTests {
 
     @Test("several files: a line each, the second waiting for the first until it plays")
     func twoFiles() async throws {
-        let first = try Self.tone("tone-1s.wav"), second = try Self.tone("second-1s.wav")
+        let first = try Self.tone("tone-1s.wav")
+        let second = try Self.tone("second-1s.wav")
         try await Self.withTerminal { terminal, runtime, announce in
             try await runtime.control("pause")
             try terminal.type("clear; \(announce) play -d null \(first) \(second); echo EXIT=$?")
@@ -170,7 +195,10 @@ struct TerminalTests {
             try await runtime.control("resume")
             let rows = try await terminal.waitFor("the exit") { $0.hasPrefix("EXIT=") }
             let exit = rows.firstIndex { $0.hasPrefix("EXIT=") } ?? 2
-            #expect(Array(rows[(exit - 2)...exit]) == ["▶ tone-1s.wav  0:01.0 / 0:01.0", "▶ second-1s.wav  0:01.0 / 0:01.0", "EXIT=0"], "\(rows)")
+            #expect(
+                Array(rows[(exit - 2)...exit]) == [
+                    "▶ tone-1s.wav  0:01.0 / 0:01.0", "▶ second-1s.wav  0:01.0 / 0:01.0", "EXIT=0"
+                ], "\(rows)")
         }
     }
 
@@ -187,7 +215,9 @@ struct TerminalTests {
         }
     }
 
-    @Test("the line is cut to the terminal's width (no wrapped rows) by shortening the name, and Ctrl-C leaves it ended by a newline")
+    @Test(
+        "the line is cut to the terminal's width (no wrapped rows) by shortening the name, and Ctrl-C leaves it ended by a newline"
+    )
     func widthAndInterrupt() async throws {
         let clip = try Self.tone("a-file-name-long-enough-to-be-wider-than-the-terminal.wav")
         try await Self.withTerminal(columns: 40) { terminal, _, announce in
@@ -196,14 +226,18 @@ struct TerminalTests {
             let line = rows.firstIndex { $0.hasPrefix("… a-file-n") } ?? 0
             #expect(rows[line].count == 39, "cut one column short of the 40-column edge: \(rows[line])")
             // The name gives way, the state stays whole.
-            #expect(rows[line].wholeMatch(of: /… a-file-n[a-z-]*…  scheduled \d\d:\d\d \(in (59m|1h00m)\)/) != nil, "\(rows[line])")
+            #expect(
+                rows[line].wholeMatch(of: /… a-file-n[a-z-]*…  scheduled \d\d:\d\d \(in (59m|1h00m)\)/) != nil,
+                "\(rows[line])")
             #expect(rows[line + 1].isEmpty, "nothing wrapped onto the next row: \(rows)")
             try terminal.press("C-c")
             let after = try await terminal.waitFor("the exit") { $0.hasPrefix("EXIT=") }
             let exit = after.firstIndex { $0.hasPrefix("EXIT=") } ?? 1
             #expect(after[exit] == "EXIT=130")
             // The terminal echoes ^C after the line (wrapping its C at the edge); then our newline.
-            #expect(after[..<exit].contains { $0.hasPrefix("… a-file-n") }, "the line stays and the exit is on a row of its own: \(after)")
+            #expect(
+                after[..<exit].contains { $0.hasPrefix("… a-file-n") },
+                "the line stays and the exit is on a row of its own: \(after)")
         }
     }
 
@@ -222,22 +256,29 @@ struct TerminalTests {
     }
 
     /// `script` gives the command a terminal and records every byte written to it.
-    static func rawTerminalOutput(_ runtime: DaemonRuntime, _ command: String, environment: [String: String?]) async throws -> [UInt8] {
+    static func rawTerminalOutput(_ runtime: DaemonRuntime, _ command: String, environment: [String: String?])
+        async throws -> [UInt8]
+    {
         let record = try Harness.workResult.get().appendingPathComponent("captures/script-\(UUID().uuidString)").path
-        let outcome = try await Runner.run("/usr/bin/script", ["-q", "-e", "-c", command, record],
-                                           environment: runtime.environment.merging(environment) { $1 })
+        let outcome = try await Runner.run(
+            "/usr/bin/script", ["-q", "-e", "-c", command, record],
+            environment: runtime.environment.merging(environment) { $1 })
         #expect(outcome.status == 0, "\(command): \(outcome)")
         return Array(try Data(contentsOf: URL(fileURLWithPath: record)))
     }
 
-    @Test("TERM=dumb and NO_COLOR get plain ASCII without escape sequences", arguments: [["TERM": "dumb"], ["TERM": "xterm", "NO_COLOR": "1"]])
+    @Test(
+        "TERM=dumb and NO_COLOR get plain ASCII without escape sequences",
+        arguments: [["TERM": "dumb"], ["TERM": "xterm", "NO_COLOR": "1"]])
     func plain(_ environment: [String: String]) async throws {
         let clip = try Self.tone("tone-1s.wav")
         let runtime = try DaemonRuntime()
         defer { Task { await runtime.cleanup() } }
         let command = "\(try Harness.binary()) play -d null \(clip)"
         let plain = try await Self.rawTerminalOutput(runtime, command, environment: environment)
-        #expect(!plain.contains(0x1B) && plain.allSatisfy { $0 < 0x80 }, "\(String(decoding: plain, as: UTF8.self).debugDescription)")
+        #expect(
+            !plain.contains(0x1B) && plain.allSatisfy { $0 < 0x80 },
+            "\(String(decoding: plain, as: UTF8.self).debugDescription)")
         #expect(String(decoding: plain, as: UTF8.self).contains("> tone-1s.wav  0:01.0 / 0:01.0"))
         // The same terminal without them gets the erase-line escape and the glyph: the check above can fail.
         let fancy = try await Self.rawTerminalOutput(runtime, command, environment: ["TERM": "xterm", "NO_COLOR": nil])

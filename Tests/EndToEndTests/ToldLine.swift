@@ -1,13 +1,15 @@
 import Foundation
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Starts a server that tells where it listens as its first line on stdout (a port, a bus
 /// address), through a FIFO: returns the process and that line, or throws after `within` s.
-func startTelling(_ name: String, _ arguments: [String], environment: [String: String],
-                  within seconds: Double = 60) throws -> (process: ChildProcess, line: String) {
+func startTelling(
+    _ name: String, _ arguments: [String], environment: [String: String],
+    within seconds: Double = 60
+) throws -> (process: ChildProcess, line: String) {
     let work = try Harness.workResult.get().path
     let fifo = "\(work)/\(name)-\(UUID().uuidString).told"
     guard mkfifo(fifo, 0o600) == 0 else { throw HarnessError("mkfifo \(fifo): \(String(cString: strerror(errno)))") }

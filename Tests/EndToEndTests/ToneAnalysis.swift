@@ -8,7 +8,8 @@ enum ToneAnalysis {
     static func power(of frequency: Double, in samples: ArraySlice<Double>, rate: Double) -> Double {
         guard !samples.isEmpty else { return 0 }
         let coefficient = 2 * cos(2 * Double.pi * frequency / rate)
-        var previous = 0.0, beforePrevious = 0.0
+        var previous = 0.0
+        var beforePrevious = 0.0
         for sample in samples {
             let current = sample + coefficient * previous - beforePrevious
             beforePrevious = previous
@@ -21,13 +22,17 @@ enum ToneAnalysis {
 
     /// The tone in each `window`-second window: the candidate with the most power,
     /// or nil when none reaches `threshold` (silence, or a fade).
-    static func timeline(_ samples: [Double], rate: Double, tones: [Double], window: Double = 0.02,
-                         threshold: Double = 0.001) -> [Double?] {
+    static func timeline(
+        _ samples: [Double], rate: Double, tones: [Double], window: Double = 0.02,
+        threshold: Double = 0.001
+    ) -> [Double?] {
         let size = max(1, Int(window * rate))
         return stride(from: 0, to: samples.count - size + 1, by: size).map { start in
             let slice = samples[start..<start + size]
             let powers = tones.map { power(of: $0, in: slice, rate: rate) }
-            guard let best = powers.indices.max(by: { powers[$0] < powers[$1] }), powers[best] >= threshold else { return nil }
+            guard let best = powers.indices.max(by: { powers[$0] < powers[$1] }), powers[best] >= threshold else {
+                return nil
+            }
             return tones[best]
         }
     }
@@ -36,7 +41,11 @@ enum ToneAnalysis {
     static func runs(_ timeline: [Double?]) -> [(tone: Double?, windows: Int)] {
         var runs: [(tone: Double?, windows: Int)] = []
         for tone in timeline {
-            if let last = runs.last, last.tone == tone { runs[runs.count - 1].windows += 1 } else { runs.append((tone, 1)) }
+            if let last = runs.last, last.tone == tone {
+                runs[runs.count - 1].windows += 1
+            } else {
+                runs.append((tone, 1))
+            }
         }
         return runs
     }
@@ -80,8 +89,10 @@ extension ToneAnalysis {
     /// `fraction` of `level`. With `fraction` 0.5 the window is half over the tone at each
     /// crossing, so an abrupt edge is placed at the window's middle to within a hop. Runs
     /// shorter than `minimum` seconds are left out.
-    static func spans(_ envelope: [Double], level: Double, fraction: Double = 0.5, rate: Double, window: Int, hop: Int,
-                      minimum: Double = 0.02) -> [ClosedRange<Double>] {
+    static func spans(
+        _ envelope: [Double], level: Double, fraction: Double = 0.5, rate: Double, window: Int, hop: Int,
+        minimum: Double = 0.02
+    ) -> [ClosedRange<Double>] {
         var spans: [ClosedRange<Double>] = []
         var first: Int?
         func time(_ index: Int) -> Double { (Double(index * hop) + Double(window) / 2) / rate }

@@ -2,7 +2,7 @@ import Foundation
 import Testing
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A mosquitto broker on 127.0.0.1 at a free port, with a generated config, for the zone tests:
@@ -16,7 +16,9 @@ final class TestBroker: @unchecked Sendable {
     private let lock = NSLock()
     private var process: ChildProcess
 
-    static let program = ["/usr/sbin/mosquitto", "/usr/bin/mosquitto"].first { FileManager.default.isExecutableFile(atPath: $0) }
+    static let program = ["/usr/sbin/mosquitto", "/usr/bin/mosquitto"].first {
+        FileManager.default.isExecutableFile(atPath: $0)
+    }
     static var isInstalled: Bool { program != nil }
 
     /// `persistent`: the broker keeps sessions, subscriptions and queued messages across a restart.
@@ -32,16 +34,16 @@ final class TestBroker: @unchecked Sendable {
         for _ in 0..<5 where started == nil {
             let port = try Self.freePort()
             try """
-                listener \(port) 127.0.0.1
-                allow_anonymous true
-                persistence \(persistent)
-                persistence_location \(directory)/
-                user \(Self.userName)
-                log_dest stderr
-                log_type error
-                log_type warning
-                log_type notice
-                \(tls.map { """
+            listener \(port) 127.0.0.1
+            allow_anonymous true
+            persistence \(persistent)
+            persistence_location \(directory)/
+            user \(Self.userName)
+            log_dest stderr
+            log_type error
+            log_type warning
+            log_type notice
+            \(tls.map { """
                     cafile \($0.ca)
                     certfile \($0.serverCertificate)
                     keyfile \($0.serverKey)
@@ -49,12 +51,14 @@ final class TestBroker: @unchecked Sendable {
                     allow_anonymous false
                     password_file \($0.passwords)
                     """ } ?? "")
-                \(extra)
-                """.write(toFile: config, atomically: true, encoding: .utf8)
+            \(extra)
+            """.write(toFile: config, atomically: true, encoding: .utf8)
             let child = try Self.launch(config: config, lifetime: lifetime, log: "\(directory)/broker.log")
             if Self.waitForListener(port: port, child: child) { started = (port, child) } else { child.stop() }
         }
-        guard let (port, child) = started else { throw HarnessError("mosquitto did not start; see \(directory)/broker.log") }
+        guard let (port, child) = started else {
+            throw HarnessError("mosquitto did not start; see \(directory)/broker.log")
+        }
         self.port = port
         process = child
     }
@@ -65,15 +69,18 @@ final class TestBroker: @unchecked Sendable {
     /// mosquitto with `config`; `timeout` bounds its life even if the test process dies first.
     private static func launch(config: String, lifetime: Int, log: String) throws -> ChildProcess {
         guard let program else { throw HarnessError("mosquitto is not installed (make deps-test installs it)") }
-        return try ChildProcess("mosquitto", ["/usr/bin/timeout", String(lifetime), program, "-c", config],
-                                environment: ProcessInfo.processInfo.environment, stdout: log, stderr: log)
+        return try ChildProcess(
+            "mosquitto", ["/usr/bin/timeout", String(lifetime), program, "-c", config],
+            environment: ProcessInfo.processInfo.environment, stdout: log, stderr: log)
     }
 
     /// Stops the broker (SIGTERM: a persistent one saves its database).
     func halt() throws {
         let old = lock.withLock { process }
         old.signal(SIGTERM)
-        guard old.waitForExit(timeout: 10) != nil || !old.isRunning else { throw HarnessError("mosquitto did not stop") }
+        guard old.waitForExit(timeout: 10) != nil || !old.isRunning else {
+            throw HarnessError("mosquitto did not stop")
+        }
     }
 
     /// Stops the broker and starts it again on its port.
@@ -85,7 +92,9 @@ final class TestBroker: @unchecked Sendable {
     /// Starts the broker again on its port after `halt`.
     func start() throws {
         let child = try Self.launch(config: config, lifetime: lifetime, log: "\(directory)/broker-2.log")
-        guard Self.waitForListener(port: port, child: child) else { throw HarnessError("mosquitto did not start again") }
+        guard Self.waitForListener(port: port, child: child) else {
+            throw HarnessError("mosquitto did not start again")
+        }
         lock.withLock { process = child }
     }
 
@@ -104,7 +113,9 @@ final class TestBroker: @unchecked Sendable {
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
         var length = socklen_t(MemoryLayout<sockaddr_in>.size)
         let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0
+            }
         }
         guard bound else { throw HarnessError("cannot find a free port") }
         return Int(UInt16(bigEndian: address.sin_port))
@@ -121,7 +132,9 @@ final class TestBroker: @unchecked Sendable {
             address.sin_port = UInt16(port).bigEndian
             address.sin_addr.s_addr = inet_addr("127.0.0.1")
             let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) {
+                    connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
+                }
             }
             close(fd)
             if connected { return true }
@@ -133,7 +146,8 @@ final class TestBroker: @unchecked Sendable {
 
     /// `mosquitto_pub` of `file`'s bytes to `topic` (QoS 1), with `options` (`-r`: retained; MQTT 5 properties).
     func publish(_ topic: String, file: String, options: [String] = []) async throws {
-        let outcome = try await Runner.run("mosquitto_pub", ["-h", "127.0.0.1", "-p", String(port), "-q", "1", "-t", topic, "-f", file] + options)
+        let outcome = try await Runner.run(
+            "mosquitto_pub", ["-h", "127.0.0.1", "-p", String(port), "-q", "1", "-t", topic, "-f", file] + options)
         try #require(outcome.status == 0, "mosquitto_pub: \(outcome)")
     }
 }
@@ -158,9 +172,13 @@ final class ZoneHosts {
     }
 
     @discardableResult
-    func start(_ name: String, zones: [String], broker: TestBroker, daemon: Bool = true,
-               extraConfig: String = "") async throws -> ZoneHost {
-        let host = try await ZoneHost.start(name, zones: zones, broker: broker, daemon: daemon, extraConfig: extraConfig) {
+    func start(
+        _ name: String, zones: [String], broker: TestBroker, daemon: Bool = true,
+        extraConfig: String = ""
+    ) async throws -> ZoneHost {
+        let host = try await ZoneHost.start(
+            name, zones: zones, broker: broker, daemon: daemon, extraConfig: extraConfig
+        ) {
             runtimes.append($0)
         }
         all.append(host)
@@ -177,18 +195,20 @@ struct ZoneHost: Sendable {
 
     /// A runtime whose config file names `broker`, `name` and `zones`; with `daemon`, its
     /// daemon runs on a file: device capturing to `capture`.
-    static func start(_ name: String, zones: [String], broker: TestBroker, daemon: Bool = true, extraConfig: String = "",
-                      created: (DaemonRuntime) -> Void = { _ in }) async throws -> ZoneHost {
+    static func start(
+        _ name: String, zones: [String], broker: TestBroker, daemon: Bool = true, extraConfig: String = "",
+        created: (DaemonRuntime) -> Void = { _ in }
+    ) async throws -> ZoneHost {
         let home = try Harness.workResult.get().path + "/zone-config-\(name)-\(UUID().uuidString.prefix(6))"
         try FileManager.default.createDirectory(atPath: home + "/announce", withIntermediateDirectories: true)
         try """
-            \(Harness.baseConfig)
-            [mqtt]
-            broker = \(broker.url)
-            host = \(name)
-            \(zones.isEmpty ? "" : "zones = " + zones.joined(separator: ", "))
-            \(extraConfig)
-            """.write(toFile: home + "/announce/config", atomically: true, encoding: .utf8)
+        \(Harness.baseConfig)
+        [mqtt]
+        broker = \(broker.url)
+        host = \(name)
+        \(zones.isEmpty ? "" : "zones = " + zones.joined(separator: ", "))
+        \(extraConfig)
+        """.write(toFile: home + "/announce/config", atomically: true, encoding: .utf8)
         let capture = try Harness.capturePath("zone-\(name)-\(UUID().uuidString.prefix(6))")
         let runtime = try DaemonRuntime(environment: ["XDG_CONFIG_HOME": home])
         created(runtime)
@@ -202,7 +222,9 @@ struct ZoneHost: Sendable {
     static func waitForLog(_ daemon: DaemonProcess, _ text: String, count: Int = 1) async throws {
         let deadline = monotonicNow() + 40
         while daemon.log.components(separatedBy: text).count - 1 < count {
-            guard monotonicNow() < deadline, daemon.isRunning else { throw HarnessError("no '\(text)' in the log: \(daemon.log)") }
+            guard monotonicNow() < deadline, daemon.isRunning else {
+                throw HarnessError("no '\(text)' in the log: \(daemon.log)")
+            }
             try await Task.sleep(nanoseconds: 10_000_000)
         }
     }

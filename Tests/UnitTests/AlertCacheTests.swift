@@ -1,12 +1,13 @@
 import Foundation
 import Testing
-@testable import AnnounceModel
-@testable import AnnounceSystem
-@testable import AnnounceSources
-@testable import AnnounceOutput
-@testable import AnnounceEngine
-@testable import AnnounceDaemon
+
 @testable import AnnounceClient
+@testable import AnnounceDaemon
+@testable import AnnounceEngine
+@testable import AnnounceModel
+@testable import AnnounceOutput
+@testable import AnnounceSources
+@testable import AnnounceSystem
 
 @Suite struct AlertCacheTests {
     @Test func aRepeatedAlertIsNotDecodedAgainUntilTheFileChanges() throws {
@@ -33,12 +34,22 @@ import Testing
     @Test func anAlertTooLargeToCacheIsRefusedBeforeItIsDecoded() throws {
         // 25 s of 8 channels at 96 kHz: a 38 MB file that would take 77 MB as float.
         var data = Data()
-        func append<T: FixedWidthInteger>(_ value: T) { withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) } }
+        func append<T: FixedWidthInteger>(_ value: T) {
+            withUnsafeBytes(of: value.littleEndian) { data.append(contentsOf: $0) }
+        }
         let bytes = UInt32(25 * 96_000 * 8 * 2)
-        data.append(contentsOf: Array("RIFF".utf8)); append(UInt32(36) + bytes)
-        data.append(contentsOf: Array("WAVEfmt ".utf8)); append(UInt32(16)); append(UInt16(1)); append(UInt16(8))
-        append(UInt32(96_000)); append(UInt32(96_000 * 16)); append(UInt16(16)); append(UInt16(16))
-        data.append(contentsOf: Array("data".utf8)); append(bytes)
+        data.append(contentsOf: Array("RIFF".utf8))
+        append(UInt32(36) + bytes)
+        data.append(contentsOf: Array("WAVEfmt ".utf8))
+        append(UInt32(16))
+        append(UInt16(1))
+        append(UInt16(8))
+        append(UInt32(96_000))
+        append(UInt32(96_000 * 16))
+        append(UInt16(16))
+        append(UInt16(16))
+        data.append(contentsOf: Array("data".utf8))
+        append(bytes)
         data.append(Data(count: Int(bytes)))
         let path = NSTemporaryDirectory() + "announce-large-\(UUID().uuidString).wav"
         try data.write(to: URL(fileURLWithPath: path))
@@ -48,7 +59,9 @@ import Testing
             Issue.record("expected a refusal")
         } catch {
             #expect(error.exitCode == 65)
-            #expect(error.description.hasPrefix(path) && error.description.contains("more than an alert's 64 MiB decoded"), "\(error)")
+            #expect(
+                error.description.hasPrefix(path) && error.description.contains("more than an alert's 64 MiB decoded"),
+                "\(error)")
         }
     }
 
@@ -57,7 +70,11 @@ import Testing
         let path = NSTemporaryDirectory() + "announce-fifo-\(UUID().uuidString).wav"
         #expect(mkfifo(path, 0o600) == 0)
         defer { unlink(path) }
-        #expect(throws: AnnounceError.cannotOpen(path: path, reason: "not a regular file")) { try DecoderRegistry.open(path) }
-        #expect(throws: AnnounceError.cannotOpen(path: path, reason: "not a regular file")) { try AlertCache().decoder(for: FileName(path)) }
+        #expect(throws: AnnounceError.cannotOpen(path: path, reason: "not a regular file")) {
+            try DecoderRegistry.open(path)
+        }
+        #expect(throws: AnnounceError.cannotOpen(path: path, reason: "not a regular file")) {
+            try AlertCache().decoder(for: FileName(path))
+        }
     }
 }

@@ -1,13 +1,15 @@
-@testable import AnnounceModel
-@testable import AnnounceSystem
-@testable import AnnounceSources
-@testable import AnnounceOutput
-@testable import AnnounceEngine
-@testable import AnnounceDaemon
-@testable import AnnounceClient
 import Testing
+
+@testable import AnnounceClient
+@testable import AnnounceDaemon
+@testable import AnnounceEngine
+@testable import AnnounceModel
+@testable import AnnounceOutput
+@testable import AnnounceSources
+@testable import AnnounceSystem
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 @Suite("AudioEnvironment: which sound-server variables a device opens with")
@@ -21,13 +23,17 @@ struct AudioEnvironmentRuleTests {
 
     @Test("a request's set replaces the daemon's whole set; a missing XDG_RUNTIME_DIR is the user's logind directory")
     func caller() {
-        let chosen = AudioEnvironment.effective(["PULSE_COOKIE": "/c"], daemon: daemon, userRuntimeDirectory: "/run/user/7")
+        let chosen = AudioEnvironment.effective(
+            ["PULSE_COOKIE": "/c"], daemon: daemon, userRuntimeDirectory: "/run/user/7")
         #expect(chosen == ["PULSE_COOKIE": "/c", "XDG_RUNTIME_DIR": "/run/user/7"])
     }
 
     @Test("a daemon started with env -i gets /run/user/UID when that is the user's own, and nothing else")
     func emptyDaemon() {
-        #expect(AudioEnvironment.effective(nil, daemon: [:], userRuntimeDirectory: "/run/user/7") == ["XDG_RUNTIME_DIR": "/run/user/7"])
+        #expect(
+            AudioEnvironment.effective(nil, daemon: [:], userRuntimeDirectory: "/run/user/7") == [
+                "XDG_RUNTIME_DIR": "/run/user/7"
+            ])
         #expect(AudioEnvironment.effective(nil, daemon: [:], userRuntimeDirectory: nil) == [:])
     }
 
@@ -48,7 +54,9 @@ struct AudioEnvironmentRuleTests {
         #expect(AudioEnvironment.caller { _ in nil } == nil)
     }
 
-    @Test("while a device opens, stderr goes to a scratch file and the log's descriptor does not: another thread's line stays in the log")
+    @Test(
+        "while a device opens, stderr goes to a scratch file and the log's descriptor does not: another thread's line stays in the log"
+    )
     func logBypassesTheCapture() throws {
         func identity(_ fd: Int32) -> [UInt64] {
             var info = stat()
@@ -62,7 +70,8 @@ struct AudioEnvironmentRuleTests {
         }
         #expect(!log.isEmpty && inside.log == log)
         #expect(inside.stderr != stderr && inside.stderr != log, "stderr was not sent to a scratch file")
-        #expect(LogOutput.stderrChange.withLock { _ in identity(STDERR_FILENO) } == stderr, "stderr is back after the open")
+        #expect(
+            LogOutput.stderrChange.withLock { _ in identity(STDERR_FILENO) } == stderr, "stderr is back after the open")
     }
 }
 
@@ -71,16 +80,23 @@ struct FileDeviceNameTests {
     let absolute: (String) -> String = { "/home/u/" + $0 }
 
     @Test func relativeFilesBecomeAbsoluteNamedOrPositional() throws {
-        #expect(try DeviceProbe.resolvingFile("file:FILE=out.wav,FORMAT=wav", absolute: absolute) == "file:FILE=/home/u/out.wav,FORMAT=wav")
-        #expect(try DeviceProbe.resolvingFile("file:out.wav,wav", absolute: absolute) == "file:FILE=/home/u/out.wav,wav")
+        #expect(
+            try DeviceProbe.resolvingFile("file:FILE=out.wav,FORMAT=wav", absolute: absolute)
+                == "file:FILE=/home/u/out.wav,FORMAT=wav")
+        #expect(
+            try DeviceProbe.resolvingFile("file:out.wav,wav", absolute: absolute) == "file:FILE=/home/u/out.wav,wav")
         #expect(try DeviceProbe.resolvingFile("file:'a b.wav'", absolute: absolute) == #"file:FILE="/home/u/a b.wav""#)
     }
 
     @Test func absoluteFilesAndOtherDevicesAreLeftAlone() throws {
-        #expect(try DeviceProbe.resolvingFile("file:FILE=/tmp/x.wav,FORMAT=raw", absolute: absolute) == "file:FILE=/tmp/x.wav,FORMAT=raw")
+        #expect(
+            try DeviceProbe.resolvingFile("file:FILE=/tmp/x.wav,FORMAT=raw", absolute: absolute)
+                == "file:FILE=/tmp/x.wav,FORMAT=raw")
         #expect(try DeviceProbe.resolvingFile("plughw:CARD=PCH,DEV=0", absolute: absolute) == "plughw:CARD=PCH,DEV=0")
         #expect(DeviceName.problem("file:FILE=/tmp/x.wav") == nil)
-        #expect(DeviceName.problem("file:FILE=x.wav")?.description == "device file:FILE=x.wav: FILE must be an absolute path")
+        #expect(
+            DeviceName.problem("file:FILE=x.wav")?.description
+                == "device file:FILE=x.wav: FILE must be an absolute path")
         // A client makes it absolute before it sends.
         #expect(DeviceName.problem("file:FILE=x.wav", relativeFileAllowed: true) == nil)
     }

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import AnnounceModel
+
 @testable import AnnounceEngine
+@testable import AnnounceModel
 
 /// Chimes and the wake-up silence in the engine: written in the play's stream around the clip,
 /// in none of its positions (framesPlayed, progress), and again on every play (a resume).
@@ -10,12 +11,17 @@ import Testing
 
     @Test func theChimeAndTheClosingToneFrameTheClipAndCountInNoPosition() throws {
         let clip = ramp(frames: 4_000, channels: 2)
-        let before = [Float](repeating: 0.25, count: 300 * 2), after = [Float](repeating: -0.5, count: 200 * 2)
+        let before = [Float](repeating: 0.25, count: 300 * 2)
+        let after = [Float](repeating: -0.5, count: 200 * 2)
         let (engine, outputs) = makeEngine(formats: [.float32])
         var last: PlaybackProgress?
-        let report = try engine.play(MemorySource(samples: clip, channels: 2), options: PlaybackOptions(loops: 1),
-                                     chimes: Chimes(before: before, after: after)) { last = $0 }
-        #expect(outputs()[0].floatSamples == before + Self.floats(clip) + Self.floats(clip) + after, "once before, once after, both passes between")
+        let report = try engine.play(
+            MemorySource(samples: clip, channels: 2), options: PlaybackOptions(loops: 1),
+            chimes: Chimes(before: before, after: after)
+        ) { last = $0 }
+        #expect(
+            outputs()[0].floatSamples == before + Self.floats(clip) + Self.floats(clip) + after,
+            "once before, once after, both passes between")
         #expect(report.framesPlayed == 8_000, "the program's frames only")
         #expect(last?.totalFrames == 8_000 && last?.framesPlayed == 8_000)
     }
@@ -24,8 +30,9 @@ import Testing
         let clip = ramp(frames: 4_000, channels: 1)
         let before = [Float](repeating: 0.25, count: 100)
         let (engine, outputs) = makeEngine(formats: [.float32])
-        let report = try engine.play(MemorySource(samples: clip, channels: 1),
-                                     options: PlaybackOptions(start: TimeSpan(seconds: 1_000.0 / 48_000)), chimes: Chimes(before: before))
+        let report = try engine.play(
+            MemorySource(samples: clip, channels: 1),
+            options: PlaybackOptions(start: TimeSpan(seconds: 1_000.0 / 48_000)), chimes: Chimes(before: before))
         #expect(outputs()[0].floatSamples == before + Self.floats(Array(clip[1_000...])))
         #expect(report.framesPlayed == 3_000)
     }

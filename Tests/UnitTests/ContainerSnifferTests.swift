@@ -1,12 +1,13 @@
 import Foundation
 import Testing
-@testable import AnnounceModel
-@testable import AnnounceSystem
-@testable import AnnounceSources
-@testable import AnnounceOutput
-@testable import AnnounceEngine
-@testable import AnnounceDaemon
+
 @testable import AnnounceClient
+@testable import AnnounceDaemon
+@testable import AnnounceEngine
+@testable import AnnounceModel
+@testable import AnnounceOutput
+@testable import AnnounceSources
+@testable import AnnounceSystem
 
 @Suite struct ContainerSnifferTests {
     private func sniff(_ text: String, _ tail: [UInt8] = []) -> SniffedContainer {
@@ -26,8 +27,10 @@ import Testing
     }
 
     @Test func knowsWhatLibsndfileReads() {
-        for header in ["RIFX\u{0}\u{0}\u{0}\u{0}WAVE", ".snd", "dns.", "NIST_1A\n", "Creative Voice File\u{1A}",
-                       " paf", "FORM\u{0}\u{0}\u{0}\u{0}8SVX", "2BIT", "ALawSoundFile**"] {
+        for header in [
+            "RIFX\u{0}\u{0}\u{0}\u{0}WAVE", ".snd", "dns.", "NIST_1A\n", "Creative Voice File\u{1A}",
+            " paf", "FORM\u{0}\u{0}\u{0}\u{0}8SVX", "2BIT", "ALawSoundFile**"
+        ] {
             #expect(sniff(header) == .sndfile, "\(header)")
         }
         #expect(SniffedContainer.sniff([0x72, 0x69, 0x66, 0x66, 0x2E, 0x91, 0xCF, 0x11]) == .sndfile)  // Wave64
@@ -81,7 +84,9 @@ import Testing
 
     @Test func takesNoMachineCodeForMPEGAudio() {
         // A jump table as compilers emit it (from /usr/bin/ar): a chain of 32-byte Layer I frames.
-        let table = [UInt8](repeating: 0x90, count: 100) + Array([[UInt8]](repeating: [0xFF, 0xFF, 0x16, 0xDF], count: 512).joined())
+        let table =
+            [UInt8](repeating: 0x90, count: 100)
+            + Array([[UInt8]](repeating: [0xFF, 0xFF, 0x16, 0xDF], count: 512).joined())
         #expect(SniffedContainer.mpegStreamStart(table) == nil)
         // Layer I from the first byte is still MPEG audio: 32 kbit/s at 48 kHz, 32-byte frames.
         let layerI = [0xFF, 0xFF, 0x14, 0xC0] + [UInt8](repeating: 0, count: 28)
@@ -102,13 +107,15 @@ import Testing
     /// How many ELF files there are in the system's folders, and those that pass for MPEG audio.
     private static func elfFilesPassingForMPEG() -> (checked: Int, passed: [String]) {
         let folders = ["/usr/bin", "/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib"]
-        var checked = 0, passed: [String] = []
+        var checked = 0
+        var passed: [String] = []
         for folder in folders {
             for name in (try? FileManager.default.contentsOfDirectory(atPath: folder)) ?? [] {
                 let path = folder + "/" + name
                 var isDirectory: ObjCBool = false
                 guard FileManager.default.fileExists(atPath: path, isDirectory: &isDirectory), !isDirectory.boolValue,
-                      let file = FileHandle(forReadingAtPath: path) else { continue }
+                    let file = FileHandle(forReadingAtPath: path)
+                else { continue }
                 let start = [UInt8]((try? file.read(upToCount: 65536)) ?? Data())
                 try? file.close()
                 // Past the magic number, as if it were damaged: the search itself must refuse.
@@ -123,8 +130,9 @@ import Testing
     }
 
     @Test func namesWhatIsNotAudio() {
-        #expect(SniffedContainer.sniff([0x7F, 0x45, 0x4C, 0x46, 2, 1, 1, 0] + [UInt8](repeating: 0, count: 8) + [3, 0])
-            == .notAudio("an ELF executable"))
+        #expect(
+            SniffedContainer.sniff([0x7F, 0x45, 0x4C, 0x46, 2, 1, 1, 0] + [UInt8](repeating: 0, count: 8) + [3, 0])
+                == .notAudio("an ELF executable"))
         #expect(sniff("%PDF-1.7\n") == .notAudio("a PDF document"))
         #expect(sniff("PK\u{3}\u{4}") == .notAudio("a ZIP archive"))
         #expect(SniffedContainer.sniff([0x1F, 0x8B, 8, 0]) == .notAudio("gzip-compressed data"))

@@ -1,11 +1,12 @@
 import Testing
-@testable import AnnounceModel
-@testable import AnnounceSystem
-@testable import AnnounceSources
-@testable import AnnounceOutput
-@testable import AnnounceEngine
-@testable import AnnounceDaemon
+
 @testable import AnnounceClient
+@testable import AnnounceDaemon
+@testable import AnnounceEngine
+@testable import AnnounceModel
+@testable import AnnounceOutput
+@testable import AnnounceSources
+@testable import AnnounceSystem
 
 @Suite struct DeclaredLengthTests {
     private func le32(_ value: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
@@ -15,7 +16,9 @@ import Testing
         let block = channels * bits / 8
         let fmt = le16(tag) + le16(channels) + le32(44100) + le32(44100 * block) + le16(block) + le16(bits)
         var body = Array("WAVE".utf8) + Array("fmt ".utf8) + le32(fmt.count) + fmt
-        if let listSize { body += Array("LIST".utf8) + le32(listSize) + [UInt8](repeating: 0, count: listSize + listSize % 2) }
+        if let listSize {
+            body += Array("LIST".utf8) + le32(listSize) + [UInt8](repeating: 0, count: listSize + listSize % 2)
+        }
         body += Array("data".utf8) + le32(dataSize)
         return Array("RIFF".utf8) + le32(body.count + dataSize) + body
     }

@@ -1,14 +1,16 @@
-@testable import AnnounceModel
-@testable import AnnounceSystem
-@testable import AnnounceSources
-@testable import AnnounceOutput
-@testable import AnnounceEngine
-@testable import AnnounceDaemon
-@testable import AnnounceClient
 import FoundationEssentials
 import Testing
+
+@testable import AnnounceClient
+@testable import AnnounceDaemon
+@testable import AnnounceEngine
+@testable import AnnounceModel
+@testable import AnnounceOutput
+@testable import AnnounceSources
+@testable import AnnounceSystem
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A fake filesystem root with /proc/asound and /proc/PID trees, made per test
@@ -160,13 +162,17 @@ private func unreadableDirectoriesAreReadable(_ root: FixtureRoot) -> Bool {
     return true
 }
 
-private let mpv = DeviceHolder(card: 0, device: 0, subdevice: 0, cardID: "PCH", pid: 4242, command: "mpv --no-video song.mp3")
-private let aplay = DeviceHolder(card: 0, device: 3, subdevice: nil, cardID: "PCH", pid: 300,
-                                 command: "aplay -D hw:0,3 '/tmp/my file.wav'")
+private let mpv = DeviceHolder(
+    card: 0, device: 0, subdevice: 0, cardID: "PCH", pid: 4242, command: "mpv --no-video song.mp3")
+private let aplay = DeviceHolder(
+    card: 0, device: 3, subdevice: nil, cardID: "PCH", pid: 300,
+    command: "aplay -D hw:0,3 '/tmp/my file.wav'")
 private let kworker = DeviceHolder(card: 1, device: 0, subdevice: nil, cardID: "USB", pid: 301, command: "kworker/u8:2")
-private let evil = DeviceHolder(card: 1, device: 0, subdevice: nil, cardID: "USB", pid: 500,
-                                command: "evil?[2J " + String(repeating: "x", count: 70) + "…")
-private let pulseaudio = DeviceHolder(card: 1, device: 0, subdevice: 0, cardID: "USB", pid: 600, command: "pulseaudio --daemonize=no")
+private let evil = DeviceHolder(
+    card: 1, device: 0, subdevice: nil, cardID: "USB", pid: 500,
+    command: "evil?[2J " + String(repeating: "x", count: 70) + "…")
+private let pulseaudio = DeviceHolder(
+    card: 1, device: 0, subdevice: 0, cardID: "USB", pid: 600, command: "pulseaudio --daemonize=no")
 private let hidden = DeviceHolder(card: 1, device: 2, subdevice: 0, cardID: "USB", pid: 9999, command: "")
 private let secret = DeviceHolder(card: 2, device: 0, subdevice: nil, cardID: "HDMI", pid: 401, command: "secret")
 
@@ -184,10 +190,11 @@ private let secret = DeviceHolder(card: 2, device: 0, subdevice: nil, cardID: "H
         #expect(!found.contains { $0.pid == 4242 })
         // Our own pid is no longer excluded: its fd link, and its status entries
         // (one by itself, one by its thread 88888) as one per device.
-        #expect(found.filter { $0.pid == root.me } == [
-            DeviceHolder(card: 0, device: 0, subdevice: nil, cardID: "PCH", pid: root.me, command: ""),
-            DeviceHolder(card: 1, device: 1, subdevice: 0, cardID: "USB", pid: root.me, command: ""),
-        ])
+        #expect(
+            found.filter { $0.pid == root.me } == [
+                DeviceHolder(card: 0, device: 0, subdevice: nil, cardID: "PCH", pid: root.me, command: ""),
+                DeviceHolder(card: 1, device: 1, subdevice: 0, cardID: "USB", pid: root.me, command: "")
+            ])
     }
 
     @Test func emptyAndMissingRoots() {
@@ -206,10 +213,11 @@ private let secret = DeviceHolder(card: 2, device: 0, subdevice: nil, cardID: "H
         root.file("proc/12/cmdline", argv("/usr/bin/speaker-test", "-D", "hw:0"))
         root.link("proc/12/fd/4", to: "/dev/snd/pcmC0D0p")
         root.link("proc/13/fd/4", to: "/dev/snd/pcmC10D11p")
-        #expect(DeviceHolders.find(root: root.path + "/") == [
-            DeviceHolder(card: 0, device: 0, subdevice: nil, cardID: nil, pid: 12, command: "speaker-test -D hw:0"),
-            DeviceHolder(card: 10, device: 11, subdevice: nil, cardID: nil, pid: 13, command: ""),
-        ])
+        #expect(
+            DeviceHolders.find(root: root.path + "/") == [
+                DeviceHolder(card: 0, device: 0, subdevice: nil, cardID: nil, pid: 12, command: "speaker-test -D hw:0"),
+                DeviceHolder(card: 10, device: 11, subdevice: nil, cardID: nil, pid: 13, command: "")
+            ])
     }
 
     @Test func resolvesNames() {
@@ -232,7 +240,9 @@ private let secret = DeviceHolder(card: 2, device: 0, subdevice: nil, cardID: "H
         #expect(target("front:0,0") == DeviceTarget(card: 0, device: nil, subdevice: nil))
         #expect(target("dmix:CARD=HDMI,DEV=3") == DeviceTarget(card: 2, device: nil, subdevice: nil))
         // Nothing to map.
-        for name in ["default", "pulse", "null", "hw", "hw:", "hw:CARD=Nope,DEV=0", "hw:0,abc", "hw:0,-1", "file:/tmp/x.raw", ""] {
+        for name in [
+            "default", "pulse", "null", "hw", "hw:", "hw:CARD=Nope,DEV=0", "hw:0,abc", "hw:0,-1", "file:/tmp/x.raw", ""
+        ] {
             #expect(target(name) == nil, "\(name)")
         }
     }
@@ -258,7 +268,9 @@ private let secret = DeviceHolder(card: 2, device: 0, subdevice: nil, cardID: "H
     @Test func exactHoldersForTheDeviceList() {
         let root = systemFixture()
         let all = DeviceHolders.find(root: root.path)
-        func exact(_ name: String) -> [Int32] { DeviceHolders.exactHolders(ofDevice: name, among: all, root: root.path).map(\.pid) }
+        func exact(_ name: String) -> [Int32] {
+            DeviceHolders.exactHolders(ofDevice: name, among: all, root: root.path).map(\.pid)
+        }
         #expect(exact("hw:CARD=USB,DEV=0") == [301, 500, 600])
         #expect(exact("plughw:CARD=PCH,DEV=0") == [4242])
         #expect(exact("hw:CARD=PCH,DEV=3") == [300])
@@ -273,28 +285,35 @@ private let secret = DeviceHolder(card: 2, device: 0, subdevice: nil, cardID: "H
         #expect(DeviceHolders.describe([]) == "held by another program")
         #expect(DeviceHolders.describe([mpv]) == "held by pid 4242 (mpv --no-video song.mp3)")
         #expect(DeviceHolders.describe([hidden]) == "held by pid 9999")
-        #expect(DeviceHolders.describe([mpv, aplay]) == "held by pid 4242 (mpv --no-video song.mp3) and pid 300 (aplay -D hw:0,3 '/tmp/my file.wav')")
+        #expect(
+            DeviceHolders.describe([mpv, aplay])
+                == "held by pid 4242 (mpv --no-video song.mp3) and pid 300 (aplay -D hw:0,3 '/tmp/my file.wav')")
         var again = mpv
         again.device = 3
         #expect(DeviceHolders.describe([mpv, again]) == "held by pid 4242 (mpv --no-video song.mp3)")
-        #expect(DeviceHolders.describe([kworker, pulseaudio, hidden])
-            == "held by pid 301 (kworker/u8:2), pid 600 (pulseaudio --daemonize=no) and pid 9999")
-        #expect(DeviceHolders.describe([kworker, pulseaudio, hidden, mpv, aplay])
-            == "held by pid 301 (kworker/u8:2), pid 600 (pulseaudio --daemonize=no), pid 9999 and 2 more")
+        #expect(
+            DeviceHolders.describe([kworker, pulseaudio, hidden])
+                == "held by pid 301 (kworker/u8:2), pid 600 (pulseaudio --daemonize=no) and pid 9999")
+        #expect(
+            DeviceHolders.describe([kworker, pulseaudio, hidden, mpv, aplay])
+                == "held by pid 301 (kworker/u8:2), pid 600 (pulseaudio --daemonize=no), pid 9999 and 2 more")
     }
 
     /// The exit-69 message ALSAOutput gives for EBUSY.
     @Test func busyMessage() {
         let root = systemFixture()
         let reason = DeviceHolders.busyReason(device: "hw:0", root: root.path)
-        #expect(AnnounceError.deviceUnavailable(device: "hw:0", reason: reason).description
-            == "device 'hw:0': busy, held by pid 4242 (mpv --no-video song.mp3)")
+        #expect(
+            AnnounceError.deviceUnavailable(device: "hw:0", reason: reason).description
+                == "device 'hw:0': busy, held by pid 4242 (mpv --no-video song.mp3)")
         #expect(AnnounceError.deviceUnavailable(device: "hw:0", reason: reason).exitCode == 69)
         #expect(DeviceHolders.busyReason(device: "hw:1,1", root: root.path) == "busy: another program is using it")
     }
 
     @Test func readableCommands() {
-        func command(_ bytes: [UInt8]?, _ comm: String? = nil) -> String { DeviceHolders.readableCommand(cmdline: bytes, comm: comm) }
+        func command(_ bytes: [UInt8]?, _ comm: String? = nil) -> String {
+            DeviceHolders.readableCommand(cmdline: bytes, comm: comm)
+        }
         #expect(command(argv("/usr/bin/mpv", "--no-video", "song.mp3"), "mpv\n") == "mpv --no-video song.mp3")
         #expect(command(argv("mpv", "a b.mp3")) == "mpv 'a b.mp3'")
         // Rewritten titles: one string with spaces, padded with NULs.
@@ -315,14 +334,17 @@ private let secret = DeviceHolder(card: 2, device: 0, subdevice: nil, cardID: "H
         root.file("proc/12/cmdline", argv("/usr/bin/mpv", String(repeating: "y", count: 10_000), "z"))
         root.link("proc/12/fd/4", to: "/dev/snd/pcmC0D0p")
         let holders = DeviceHolders.find(root: root.path)
-        #expect(holders.map(\.command) == ["mpv " + String(repeating: "y", count: DeviceHolders.commandLimit - 5) + "…"])
+        #expect(
+            holders.map(\.command) == ["mpv " + String(repeating: "y", count: DeviceHolders.commandLimit - 5) + "…"])
     }
 
     @Test func playbackNodes() {
         #expect(DeviceHolders.playbackNode("/dev/snd/pcmC0D0p")! == (0, 0))
         #expect(DeviceHolders.playbackNode("/dev/snd/pcmC12D3p")! == (12, 3))
-        for path in ["/dev/snd/pcmC0D0c", "/dev/snd/controlC0", "/dev/snd/pcmCD0p", "/dev/snd/pcmC0D0p (deleted)",
-                     "/dev/snd/pcmC0D0D0p", "socket:[1]", "/tmp/dev/snd/pcmC0D0p", "/dev/snd/pcmC+1D0p"] {
+        for path in [
+            "/dev/snd/pcmC0D0c", "/dev/snd/controlC0", "/dev/snd/pcmCD0p", "/dev/snd/pcmC0D0p (deleted)",
+            "/dev/snd/pcmC0D0D0p", "socket:[1]", "/tmp/dev/snd/pcmC0D0p", "/dev/snd/pcmC+1D0p"
+        ] {
             #expect(DeviceHolders.playbackNode(path) == nil, "\(path)")
         }
     }
@@ -331,8 +353,13 @@ private let secret = DeviceHolder(card: 2, device: 0, subdevice: nil, cardID: "H
     @Test func jsonShape() throws {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        #expect(String(decoding: try encoder.encode([aplay]), as: UTF8.self)
-            == #"[{"card":0,"cardID":"PCH","command":"aplay -D hw:0,3 '/tmp/my file.wav'","device":3,"pid":300,"subdevice":null}]"#)
-        #expect(try JSONDecoder().decode([DeviceHolder].self, from: try encoder.encode([mpv, aplay, hidden])) == [mpv, aplay, hidden])
+        #expect(
+            String(decoding: try encoder.encode([aplay]), as: UTF8.self)
+                == #"[{"card":0,"cardID":"PCH","command":"aplay -D hw:0,3 '/tmp/my file.wav'","device":3,"pid":300,"subdevice":null}]"#
+        )
+        #expect(
+            try JSONDecoder().decode([DeviceHolder].self, from: try encoder.encode([mpv, aplay, hidden])) == [
+                mpv, aplay, hidden
+            ])
     }
 }

@@ -1,18 +1,21 @@
 import Testing
-@testable import AnnounceModel
+
 @testable import AnnounceDaemon
+@testable import AnnounceModel
 
 /// Busy and lost devices, and the retry backoff, on the daemon's clock (no device, no waiting).
 @Suite struct DeviceSupervisorTests {
     @Test func aBusyDeviceIsRetriedWithBackoffThatDoublesUpToFourSeconds() throws {
         var devices = DeviceSupervisor()
-        var now = 100.0, gaps: [Double] = []
+        var now = 100.0
+        var gaps: [Double] = []
         for _ in 0..<7 {
             let wait = devices.failed(.busy(device: "hw:0", reason: "held by pid 1"), failsWhenBusy: false, now: now)
             #expect(wait == .busy(reason: "held by pid 1"))
             let retryAt = try #require(devices.retryAt)
             gaps.append(retryAt - now)
-            let early = devices.retryIsDue(now: retryAt - 0.001), due = devices.retryIsDue(now: retryAt)
+            let early = devices.retryIsDue(now: retryAt - 0.001)
+            let due = devices.retryIsDue(now: retryAt)
             let again = devices.retryIsDue(now: retryAt)
             #expect(!early && due && !again, "due once, at its time")
             now = retryAt
@@ -36,7 +39,8 @@ import Testing
     @Test func busyWithIfBusyFailAndAnUnknownDeviceAreFinal() {
         var devices = DeviceSupervisor()
         let busy = devices.failed(.busy(device: "hw:0", reason: "x"), failsWhenBusy: true, now: 0)
-        let unknown = devices.failed(.unavailable(device: "hw:9", reason: "no such device"), failsWhenBusy: false, now: 0)
+        let unknown = devices.failed(
+            .unavailable(device: "hw:9", reason: "no such device"), failsWhenBusy: false, now: 0)
         #expect(busy == nil && unknown == nil)
         #expect(devices.retryAt == nil, "nothing to retry")
     }
@@ -65,7 +69,8 @@ import Testing
         let again = devices.failed(.lost(device: "usb", reason: "unplugged"), failsWhenBusy: false, now: 0.3)
         #expect(unavailable == .stillLost && taken == .stillLost)
         #expect(again == .lost(reason: "unplugged", newlyLost: false))
-        let back = devices.works("usb"), backAgain = devices.works("usb")
+        let back = devices.works("usb")
+        let backAgain = devices.works("usb")
         #expect(back && !backAgain, "back, once")
         #expect(devices.waitReason(for: ["usb"]).reason == .deviceBusy)
     }
@@ -78,7 +83,8 @@ import Testing
 
     @Test func theDaemonsOwnDeviceClosesAfterItsGraceUnlessSomethingPlays() {
         var devices = DeviceSupervisor()
-        let first = devices.opened("default"), again = devices.opened("default")
+        let first = devices.opened("default")
+        let again = devices.opened("default")
         #expect(first && !again, "opened once")
         devices.nothingPlays(own: "default", grace: 0.1, now: 5)
         devices.nothingPlays(own: "default", grace: 0.1, now: 5.05)
@@ -86,9 +92,12 @@ import Testing
         devices.playStarts()
         #expect(devices.closeAt == nil)
         devices.nothingPlays(own: "default", grace: 0.1, now: 6)
-        let early = devices.closeIsDue(now: 6.05), due = devices.closeIsDue(now: 6.1), twice = devices.closeIsDue(now: 6.2)
+        let early = devices.closeIsDue(now: 6.05)
+        let due = devices.closeIsDue(now: 6.1)
+        let twice = devices.closeIsDue(now: 6.2)
         #expect(!early && due && !twice)
-        let closed = devices.closed("default"), closedAgain = devices.closed("default")
+        let closed = devices.closed("default")
+        let closedAgain = devices.closed("default")
         #expect(closed && !closedAgain && devices.open.isEmpty)
         devices.nothingPlays(own: "default", grace: 0.1, now: 7)
         #expect(devices.closeAt == nil, "a closed device has no grace to wait for")

@@ -1,12 +1,13 @@
-import Testing
 import AnnounceModel
+import Testing
+
 @testable import AnnounceNetwork
 
 /// What `play` takes for a URL, and the config keys of its downloads.
 @Suite struct DownloadSettingsTests {
     @Test(arguments: [
         ("https://host/x.mp3", "https"), ("HTTP://host/x", "http"), ("file:///tmp/x.wav", "file"), ("ftp://h/x", "ftp"),
-        ("svn+ssh://h/x", "svn+ssh"),
+        ("svn+ssh://h/x", "svn+ssh")
     ])
     func urlsHaveTheirScheme(argument: String, scheme: String) {
         #expect(Clip.urlScheme(of: argument) == scheme)
@@ -30,8 +31,11 @@ import AnnounceModel
         #expect(defaults.connectTimeout == 10 && defaults.stallTimeout == 30)
         let (bad, warnings) = UserConfiguration.parse("connect-timeout = 0s\nstall-timeout = forever\n", name: "c")
         #expect(bad.connectTimeout == 10 && bad.stallTimeout == 30)
-        #expect(warnings == ["c:1: connect-timeout must be a time of 1s to 10m, like 30s, not '0s'",
-                             "c:2: stall-timeout must be a time of 1s to 10m, like 30s, not 'forever'"])
+        #expect(
+            warnings == [
+                "c:1: connect-timeout must be a time of 1s to 10m, like 30s, not '0s'",
+                "c:2: stall-timeout must be a time of 1s to 10m, like 30s, not 'forever'"
+            ])
     }
 
     @Test func theDownloadSectionSetsTheCache() {
@@ -39,25 +43,39 @@ import AnnounceModel
         #expect(none.isEmpty && set.cacheDownloads && set.downloadCacheBytes == 1 << 30)
         #expect(!UserConfiguration().cacheDownloads && UserConfiguration().downloadCacheBytes == 256 << 20)
         let (_, warnings) = UserConfiguration.parse("[download]\ncache = maybe\nsize = 1\n", name: "c")
-        #expect(warnings == ["c:2: cache must be yes or no, not 'maybe'", "c:3: unknown key 'size' in [download] (known: cache, cache-size)"])
+        #expect(
+            warnings == [
+                "c:2: cache must be yes or no, not 'maybe'",
+                "c:3: unknown key 'size' in [download] (known: cache, cache-size)"
+            ])
     }
 
     @Test func theCallersVariablesAloneChooseTheProxy() {
-        let variables = ["http_proxy": "http://p:1", "HTTP_PROXY": "http://cgi:2", "HTTPS_PROXY": "http://s:3", "ALL_PROXY": "socks5://a:4"]
+        let variables = [
+            "http_proxy": "http://p:1", "HTTP_PROXY": "http://cgi:2", "HTTPS_PROXY": "http://s:3",
+            "ALL_PROXY": "socks5://a:4"
+        ]
         #expect(CurlTransfer.proxy(for: "http", in: variables) == "http://p:1")
         #expect(CurlTransfer.proxy(for: "https", in: variables) == "http://s:3")
-        #expect(CurlTransfer.proxy(for: "http", in: ["HTTP_PROXY": "http://cgi:2"]) == "", "HTTP_PROXY is a request header under CGI")
+        #expect(
+            CurlTransfer.proxy(for: "http", in: ["HTTP_PROXY": "http://cgi:2"]) == "",
+            "HTTP_PROXY is a request header under CGI")
         #expect(CurlTransfer.proxy(for: "https", in: ["ALL_PROXY": "socks5://a:4"]) == "socks5://a:4")
         #expect(CurlTransfer.proxy(for: "https", in: [:]) == "", "none: the daemon's own variables never count")
     }
 
     @Test func aResponseHeadKeepsWhatAResumeNeeds() {
         var head = ResponseHead(status: 206)
-        for line in ["Content-Type: Audio/MPEG; charset=x\r\n", "content-length: 100\r\n", "Content-Range: bytes 400-499/500\r\n",
-                     "ETag: \"abc\"\r\n", "Last-Modified: Wed, 21 Oct 2015 07:28:00 GMT\r\n", "X-Other: 1\r\n", "garbage\r\n"] {
+        for line in [
+            "Content-Type: Audio/MPEG; charset=x\r\n", "content-length: 100\r\n",
+            "Content-Range: bytes 400-499/500\r\n",
+            "ETag: \"abc\"\r\n", "Last-Modified: Wed, 21 Oct 2015 07:28:00 GMT\r\n", "X-Other: 1\r\n", "garbage\r\n"
+        ] {
             head.take(headerLine: line)
         }
-        #expect(head.contentType == "audio/mpeg" && head.contentLength == 100 && head.rangeStart == 400 && head.rangeTotal == 500)
+        #expect(
+            head.contentType == "audio/mpeg" && head.contentLength == 100 && head.rangeStart == 400
+                && head.rangeTotal == 500)
         #expect(head.etag == "\"abc\"" && head.lastModified == "Wed, 21 Oct 2015 07:28:00 GMT")
         #expect(head.continues(from: 400) && !head.continues(from: 0) && head.totalLength == 500)
         var whole = ResponseHead(status: 200)

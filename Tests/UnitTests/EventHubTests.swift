@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import AnnounceModel
+
 @testable import AnnounceDaemon
+@testable import AnnounceModel
 
 /// Who gets which event: on socket pairs, the client's end read back as lines.
 @Suite struct EventHubTests {
@@ -23,20 +24,25 @@ import Testing
 
         /// The event kinds (and ids) received so far.
         func received() -> [String] {
-            var bytes: [UInt8] = [], chunk = [UInt8](repeating: 0, count: 65536)
+            var bytes: [UInt8] = []
+            var chunk = [UInt8](repeating: 0, count: 65536)
             while case let got = read(peer, &chunk, chunk.count), got > 0 { bytes += chunk[0..<got] }
             return bytes.split(separator: UInt8(ascii: "\n")).compactMap { line in
                 guard let event = try? JSONDecoder().decode(Event.self, from: Data(line)) else {
                     Issue.record("not an event: \(String(decoding: line, as: UTF8.self))")
                     return nil
                 }
-                return "\(event.event.rawValue)" + (event.id.map { " \($0)" } ?? "") + (event.percent.map { " \($0)%" } ?? "")
+                return "\(event.event.rawValue)" + (event.id.map { " \($0)" } ?? "")
+                    + (event.percent.map { " \($0)%" } ?? "")
             }
         }
     }
 
     @Test func subscribersGetEverythingAndWaitersTheirItemsButItsQueuedEvent() {
-        let hub = EventHub(), subscriber = Client(), waiter = Client(), other = Client()
+        let hub = EventHub()
+        let subscriber = Client()
+        let waiter = Client()
+        let other = Client()
         subscriber.connection.subscribed = true
         waiter.connection.waiting = ["a"]
         for client in [subscriber, waiter, other] { hub.add(client.connection) }
@@ -51,14 +57,19 @@ import Testing
     }
 
     @Test func progressGoesToWatchersAndQuarterMarksToSubscribers() {
-        let hub = EventHub(), subscriber = Client(), watcher = Client()
+        let hub = EventHub()
+        let subscriber = Client()
+        let watcher = Client()
         subscriber.connection.subscribed = true
         watcher.connection.waiting = ["a"]
         watcher.connection.wantsProgress = true
         hub.add(subscriber.connection)
         hub.add(watcher.connection)
         var built = 0
-        let tick = { () -> Event in built += 1; return Event(.progress, time: 0, id: "a") }
+        let tick = { () -> Event in
+            built += 1
+            return Event(.progress, time: 0, id: "a")
+        }
         hub.publishProgress(of: "a", milestone: 0, tick)
         hub.publishProgress(of: "a", milestone: 25, tick)
         hub.publishProgress(of: "b", milestone: 0, tick)
@@ -69,7 +80,8 @@ import Testing
     }
 
     @Test func aFinishedEventHeldForItsDeviceGoesOutWhenItCloses() {
-        let hub = EventHub(), waiter = Client()
+        let hub = EventHub()
+        let waiter = Client()
         waiter.connection.waiting = ["a"]
         hub.add(waiter.connection)
         hub.emit(Event(.finished, time: 0, id: "a"), whenClosed: "file:/tmp/a.wav")

@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import AnnounceModel
 
 /// `reason` is typed, and the wire keeps the strings docs/protocol.md lists (Events).
@@ -10,9 +11,10 @@ import Testing
         ("device-busy", .deviceBusy), ("device-lost", .deviceLost),
         ("preempted by 0a0ad6c1de08", .preempted(by: "0a0ad6c1de08")),
         ("non-mixable-activation", .nonMixableActivation), ("spoken-audio-interrupted", .spokenAudioInterrupted),
-        ("waiting for announce resume", .awaitingResume), ("interrupted by 0a0ad6c1de08", .interruptedBy("0a0ad6c1de08")),
+        ("waiting for announce resume", .awaitingResume),
+        ("interrupted by 0a0ad6c1de08", .interruptedBy("0a0ad6c1de08")),
         ("old-device-unavailable", .oldDeviceUnavailable), ("new-device-available", .newDeviceAvailable),
-        ("quiet mode", .other("quiet mode")), ("replaced by 0a0ad6c1de08", .other("replaced by 0a0ad6c1de08")),
+        ("quiet mode", .other("quiet mode")), ("replaced by 0a0ad6c1de08", .other("replaced by 0a0ad6c1de08"))
     ]
 
     @Test func theWireStringsDecodeTypedAndEncodeTheSameBytes() throws {
@@ -20,7 +22,8 @@ import Testing
             let line = #"{"v":1,"event":"interruption-began","time":5,"reason":"\#(text)"}"#
             let event = try JSONCoding.decode(Event.self, from: Array(line.utf8))
             #expect(event.reason == reason, "\(text)")
-            let written = try #require(JSONSerialization.jsonObject(with: Data(JSONCoding.encode(event, orElse: ""))) as? [String: Any])
+            let written = try #require(
+                JSONSerialization.jsonObject(with: Data(JSONCoding.encode(event, orElse: ""))) as? [String: Any])
             #expect(written["reason"] as? String == text)
         }
     }
@@ -34,17 +37,23 @@ import Testing
 
     @Test func holdsAreToldInTheirOrder() {
         // The device first, then a session's interruption, then a --no-notify-others pause.
-        let holds: Set<QueueHold> = [.awaitingResume, .interruptedBy("b"), .deviceLost, .interruptedBy("a"), .deviceBusy]
-        #expect(holds.sorted().map(\.description)
-                == ["device-busy", "device-lost", "interrupted by a", "interrupted by b", "waiting for announce resume"])
+        let holds: Set<QueueHold> = [
+            .awaitingResume, .interruptedBy("b"), .deviceLost, .interruptedBy("a"), .deviceBusy
+        ]
+        #expect(
+            holds.sorted().map(\.description)
+                == ["device-busy", "device-lost", "interrupted by a", "interrupted by b", "waiting for announce resume"]
+        )
         #expect(holds.min() == .deviceBusy)
     }
 
     @Test func statusHoldsAreTheWireStrings() throws {
-        var status = DaemonStatus(pid: 1, device: UserConfiguration.defaultDevice, deviceOpen: false, paused: false,
-                                  playing: nil, queued: [], scheduled: [])
+        var status = DaemonStatus(
+            pid: 1, device: UserConfiguration.defaultDevice, deviceOpen: false, paused: false,
+            playing: nil, queued: [], scheduled: [])
         status.holds = [QueueHold.deviceBusy.reason, QueueHold.interruptedBy("a").reason]
-        let written = try #require(JSONSerialization.jsonObject(with: Data(JSONCoding.encode(status, orElse: ""))) as? [String: Any])
+        let written = try #require(
+            JSONSerialization.jsonObject(with: Data(JSONCoding.encode(status, orElse: ""))) as? [String: Any])
         #expect(written["holds"] as? [String] == ["device-busy", "interrupted by a"])
         #expect(written["device"] as? String == "default")
     }

@@ -1,11 +1,12 @@
 import Synchronization
-@testable import AnnounceModel
-@testable import AnnounceSystem
-@testable import AnnounceSources
-@testable import AnnounceOutput
-@testable import AnnounceEngine
-@testable import AnnounceDaemon
+
 @testable import AnnounceClient
+@testable import AnnounceDaemon
+@testable import AnnounceEngine
+@testable import AnnounceModel
+@testable import AnnounceOutput
+@testable import AnnounceSources
+@testable import AnnounceSystem
 
 /// Frames from memory, as int16 or float, so engine tests know every sample. A `Source` as a
 /// speech render or a stream will be: its length may be unknown, and it may refuse to seek.
@@ -34,11 +35,15 @@ final class MemorySource: Source, @unchecked Sendable {
     private(set) var seeks: [Int64] = []
 
     convenience init(name: String = "memory.wav", floats: [Float], channels: Int, rate: Int = 48_000) {
-        self.init(name: name, samples: floats.map { Int16(($0 * 32_768).rounded()) }, channels: channels, rate: rate, floatOnly: true)
+        self.init(
+            name: name, samples: floats.map { Int16(($0 * 32_768).rounded()) }, channels: channels, rate: rate,
+            floatOnly: true)
     }
 
-    init(name: String = "memory.wav", samples: [Int16], channels: Int, rate: Int = 48_000, floatOnly: Bool = false,
-         lengthKnown: Bool = true, canSeek: Bool = true, resumption: Resumption = .exactFrame) {
+    init(
+        name: String = "memory.wav", samples: [Int16], channels: Int, rate: Int = 48_000, floatOnly: Bool = false,
+        lengthKnown: Bool = true, canSeek: Bool = true, resumption: Resumption = .exactFrame
+    ) {
         self.name = name
         self.samples = samples
         format = SourceFormat(sampleRate: rate, channels: channels, exactSampleFormat: floatOnly ? .float32 : .int16)
@@ -111,7 +116,9 @@ final class CapturingOutput: AudioOutput, @unchecked Sendable {
 
     func write(_ samples: UnsafeRawPointer, frames: Int) throws(OutputFailure) -> Int {
         beforeWrite?(framesSoFar)
-        if let limit = failAfterFrames, framesSoFar + frames > limit { throw OutputFailure(code: 19, operation: "write") }
+        if let limit = failAfterFrames, framesSoFar + frames > limit {
+            throw OutputFailure(code: 19, operation: "write")
+        }
         framesSoFar += frames
         let bytes = UnsafeRawBufferPointer(start: samples, count: frames * format.bytesPerFrame)
         captured.withLock { $0.append(contentsOf: bytes) }
@@ -139,8 +146,10 @@ final class CapturingOutput: AudioOutput, @unchecked Sendable {
 }
 
 /// An engine whose device is a CapturingOutput taking only `formats`.
-func makeEngine(formats: Set<SampleFormat> = [.int16, .float32], periodFrames: Int = 64,
-                configure: @escaping (CapturingOutput) -> Void = { _ in })
+func makeEngine(
+    formats: Set<SampleFormat> = [.int16, .float32], periodFrames: Int = 64,
+    configure: @escaping (CapturingOutput) -> Void = { _ in }
+)
     -> (PlaybackEngine, () -> [CapturingOutput])
 {
     let opened = Mutex<[CapturingOutput]>([])
@@ -148,8 +157,10 @@ func makeEngine(formats: Set<SampleFormat> = [.int16, .float32], periodFrames: I
         guard let format = request.sampleFormats.first(where: formats.contains) else {
             throw .deviceUnavailable(device: "capture", reason: "no format")
         }
-        let output = CapturingOutput(format: OutputFormat(sampleFormat: format, sampleRate: request.sampleRate,
-                                                          channels: request.channels), periodFrames: periodFrames)
+        let output = CapturingOutput(
+            format: OutputFormat(
+                sampleFormat: format, sampleRate: request.sampleRate,
+                channels: request.channels), periodFrames: periodFrames)
         configure(output)
         opened.withLock { $0.append(output) }
         return output

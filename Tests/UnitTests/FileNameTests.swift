@@ -1,9 +1,11 @@
 import Foundation
 import Testing
+
 @testable import AnnounceModel
 @testable import AnnounceSources
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// File names are bytes on Linux: a name that is not UTF-8 (Latin-1 `caf\xe9.wav`) is carried
@@ -17,7 +19,9 @@ import Glibc
         let name = FileName(bytes: [0x78, 0xFF])
         #expect(name.absolute(against: FileName("/home/u")).bytes == Array("/home/u/x".utf8) + [0xFF])
         #expect(name.absolute(against: FileName("/")).bytes == Array("/x".utf8) + [0xFF])
-        #expect(FileName(bytes: Array("./x".utf8) + [0xFF]).absolute(against: FileName("/d")).bytes == Array("/d/x".utf8) + [0xFF])
+        #expect(
+            FileName(bytes: Array("./x".utf8) + [0xFF]).absolute(against: FileName("/d")).bytes == Array("/d/x".utf8)
+                + [0xFF])
         #expect(Self.latin1.absolute(against: FileName("/elsewhere")) == Self.latin1)
     }
 
@@ -30,7 +34,8 @@ import Glibc
         clip.file = Self.latin1
         #expect(clip.path == "/tmp/caf\u{FFFD}.wav" && clip.pathBytes == Self.latin1 && clip.file == Self.latin1)
         // base64 of the bytes, as Python's base64.b64encode(b'/tmp/caf\xe9.wav') gives it.
-        let object = try #require(try JSONSerialization.jsonObject(with: Data(JSONCoding.encode(clip) ?? [])) as? NSDictionary)
+        let object = try #require(
+            try JSONSerialization.jsonObject(with: Data(JSONCoding.encode(clip) ?? [])) as? NSDictionary)
         #expect(object["pathBytes"] as? String == "L3RtcC9jYWbpLndhdg==")
         #expect(try JSONCoding.decode(Clip.self, from: JSONCoding.encode(clip) ?? []) == clip)
         // A clip spooled before the field existed opens its path.
@@ -47,7 +52,9 @@ import Glibc
         #expect(problem(Self.latin1.bytes) == nil)
         #expect(problem(Array("caf".utf8) + [0xE9]) == "pathBytes must be an absolute path, not caf\u{FFFD}")
         #expect(problem(Array("/a".utf8) + [0, 0xE9]) == "pathBytes contains a NUL byte")
-        #expect(problem([0x2F] + [UInt8](repeating: 0xE9, count: Limits.maxPathBytes)) == "pathBytes is longer than 4096 bytes")
+        #expect(
+            problem([0x2F] + [UInt8](repeating: 0xE9, count: Limits.maxPathBytes))
+                == "pathBytes is longer than 4096 bytes")
         #expect(problem([0x2F] + [UInt8](repeating: 0xE9, count: Limits.maxPathBytes - 1)) == nil)
         #expect(problem([]) == "pathBytes must be an absolute path, not ")
         #expect(problem(Self.latin1.bytes, speech: true) == "pathBytes is for files, not speech")
@@ -78,7 +85,9 @@ import Glibc
         let name = FileName(bytes: Array((directory + "/caf").utf8) + [0xE9] + Array(".wav".utf8))
         // A 16-bit mono WAV of 100 silent frames, written by the name's bytes.
         var wav = Array("RIFF".utf8) + le32(36 + 200) + Array("WAVEfmt ".utf8) + le32(16)
-        wav += [1, 0, 1, 0] + le32(8000) + le32(16000) + [2, 0, 16, 0] + Array("data".utf8) + le32(200) + [UInt8](repeating: 0, count: 200)
+        wav +=
+            [1, 0, 1, 0] + le32(8000) + le32(16000) + [2, 0, 16, 0] + Array("data".utf8) + le32(200)
+            + [UInt8](repeating: 0, count: 200)
         let fd = name.withCString { open($0, O_WRONLY | O_CREAT | O_EXCL, 0o600) }
         try #require(fd >= 0)
         _ = wav.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }

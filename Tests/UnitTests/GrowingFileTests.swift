@@ -1,6 +1,7 @@
 import Foundation
 import Synchronization
 import Testing
+
 @testable import AnnounceModel
 @testable import AnnounceSystem
 
@@ -34,7 +35,9 @@ import Testing
     @Test func aWaitingReaderWakesWhenTheByteArrivesNotBefore() throws {
         let file = GrowingFile(path: "/tmp/x")
         file.grew(to: 1_000)  // not yet: byte 1000 is the 1001st
-        let result = Self.onThread { Result { () throws(AnnounceError) in try file.wait(forByteAt: 1_000, cancellation: nil) } }
+        let result = Self.onThread {
+            Result { () throws(AnnounceError) in try file.wait(forByteAt: 1_000, cancellation: nil) }
+        }
         file.grew(to: 4_096)
         #expect(try result()?.get() == 4_096)
     }
@@ -42,7 +45,9 @@ import Testing
     @Test func aFailureReachesEveryWaitingReaderButNotBytesAlreadyThere() throws {
         let file = GrowingFile(path: "/tmp/x", available: 10)
         let failure = AnnounceError.cannotOpen(path: "http://host/a.mp3", reason: "connection reset")
-        let byte = Self.onThread { Result { () throws(AnnounceError) in try file.wait(forByteAt: 10, cancellation: nil) } }
+        let byte = Self.onThread {
+            Result { () throws(AnnounceError) in try file.wait(forByteAt: 10, cancellation: nil) }
+        }
         let end = Self.onThread { Result { () throws(AnnounceError) in try file.waitForEnd(cancellation: nil) } }
         file.fail(failure)
         #expect(throws: failure) { try byte()?.get() }
@@ -64,7 +69,9 @@ import Testing
         stop.fire()
         let outcome = result()
         #expect(outcome != nil, "the stop must end the wait")
-        #expect(throws: AnnounceError.cannotOpen(path: "/tmp/x", reason: "stopped while waiting for its download")) { try outcome?.get() }
+        #expect(throws: AnnounceError.cannotOpen(path: "/tmp/x", reason: "stopped while waiting for its download")) {
+            try outcome?.get()
+        }
         // Stopped before it waits: it does not wait at all.
         #expect(throws: AnnounceError.self) { try file.waitForEnd(cancellation: stop) }
     }

@@ -1,12 +1,13 @@
 import Foundation
 import Synchronization
 import Testing
+
 @testable import AnnounceModel
-@testable import AnnounceSystem
 @testable import AnnounceSources
+@testable import AnnounceSystem
 
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// A download played while it arrives: the end-to-end tests' fixtures (Tests/Shell/make-fixtures.sh)
@@ -19,8 +20,11 @@ import Glibc
     /// Every float32 frame `source` gives from where it is to its end.
     static func decode(_ source: FileSource) throws -> [Float] {
         let channels = source.format.channels
-        var all: [Float] = [], buffer = [Float](repeating: 0, count: 4_096 * channels)
-        while case let got = try buffer.withUnsafeMutableBytes({ try source.read(into: $0.baseAddress!, frames: 4_096, as: .float32) }), got > 0 {
+        var all: [Float] = []
+        var buffer = [Float](repeating: 0, count: 4_096 * channels)
+        while case let got = try buffer.withUnsafeMutableBytes({
+            try source.read(into: $0.baseAddress!, frames: 4_096, as: .float32)
+        }), got > 0 {
             all += buffer[..<(got * channels)]
         }
         return all
@@ -39,10 +43,13 @@ import Glibc
         feeder.start(holdingAt: feeder.size / 2, then: .finish)
         let source = try FileSource(input: GrowingInput(file: feeder.file, name: "http://host/\(fixture)"))
         var first = [Float](repeating: 0, count: 4_096 * source.format.channels)
-        let got = try first.withUnsafeMutableBytes { try source.read(into: $0.baseAddress!, frames: 4_096, as: .float32) }
+        let got = try first.withUnsafeMutableBytes {
+            try source.read(into: $0.baseAddress!, frames: 4_096, as: .float32)
+        }
         #expect(got > 0)
-        #expect(feeder.written <= feeder.size / 2 && !feeder.heldTooLong,
-                "the first frames needed \(feeder.written) of \(feeder.size) bytes")
+        #expect(
+            feeder.written <= feeder.size / 2 && !feeder.heldTooLong,
+            "the first frames needed \(feeder.written) of \(feeder.size) bytes")
         feeder.release()
         let all = Array(first[..<(got * source.format.channels)]) + (try Self.decode(source))
         #expect(all.count == expected.count && all == expected, "the same samples as the complete file")
@@ -54,9 +61,12 @@ import Glibc
     /// Whether the length is known or not (then what needs it waits for the end), each decodes
     /// as the complete file, damage and all: Ogg and CAF read their end at open, MP3s with Info
     /// headers or with junk or damage before their frames, FLACs cut or without a total.
-    @Test(arguments: ["cbr128.mp3", "vbr.mp3", "wav24.wav", "flac16.flac", "flac.oga", "vorbis.ogg", "clip.caf",
-                      "damaged/junk-before.mp3", "damaged/damaged-head.mp3", "damaged/cut.wav", "damaged/cut.caf",
-                      "damaged/cut.flac", "damaged/zero-total.flac", "damaged/cut.ogg"], [true, false])
+    @Test(
+        arguments: [
+            "cbr128.mp3", "vbr.mp3", "wav24.wav", "flac16.flac", "flac.oga", "vorbis.ogg", "clip.caf",
+            "damaged/junk-before.mp3", "damaged/damaged-head.mp3", "damaged/cut.wav", "damaged/cut.caf",
+            "damaged/cut.flac", "damaged/zero-total.flac", "damaged/cut.ogg"
+        ], [true, false])
     func aDownloadDecodesAsTheCompleteFile(fixture: String, lengthKnown: Bool) throws {
         let path = try Fixtures.path(fixture)
         try Self.expectSameDecode(path, lengthKnown: lengthKnown)
@@ -68,7 +78,8 @@ import Glibc
         let tagged = NSTemporaryDirectory() + "announce-id3v1-\(UUID().uuidString).mp3"
         defer { unlink(tagged) }
         let tag = Array("TAG".utf8) + Array("Title".utf8) + [UInt8](repeating: 0, count: 120)
-        try Data(try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("cbr128.mp3"))) + tag).write(to: URL(fileURLWithPath: tagged))
+        try Data(try Data(contentsOf: URL(fileURLWithPath: Fixtures.path("cbr128.mp3"))) + tag).write(
+            to: URL(fileURLWithPath: tagged))
         try Self.expectSameDecode(tagged, lengthKnown: true)
     }
 
@@ -115,7 +126,9 @@ import Glibc
             var buffer = [Float](repeating: 0, count: 4_096 * 2)
             do {
                 while true {
-                    let got = try buffer.withUnsafeMutableBytes { try unsafeSource.read(into: $0.baseAddress!, frames: 4_096, as: .float32) }
+                    let got = try buffer.withUnsafeMutableBytes {
+                        try unsafeSource.read(into: $0.baseAddress!, frames: 4_096, as: .float32)
+                    }
                     if got == 0 { return "ended" }
                     readSome.signal()
                 }
@@ -138,7 +151,9 @@ import Glibc
         feeder.start(holdingAt: feeder.size * 3 / 5, then: .restart)
         let source = try FileSource(input: GrowingInput(file: feeder.file))
         var first = [Float](repeating: 0, count: 4_096 * 2)
-        let got = try first.withUnsafeMutableBytes { try source.read(into: $0.baseAddress!, frames: 4_096, as: .float32) }
+        let got = try first.withUnsafeMutableBytes {
+            try source.read(into: $0.baseAddress!, frames: 4_096, as: .float32)
+        }
         feeder.release()
         #expect(Array(first[..<(got * 2)]) + (try Self.decode(source)) == expected)
     }
@@ -147,7 +162,8 @@ import Glibc
 /// The fixtures the end-to-end tests use, made once per test process and removed at its exit.
 enum Fixtures {
     static let directory: Result<String, FixtureError> = {
-        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
         let directory = NSTemporaryDirectory() + "announce-unit-fixtures-\(getpid())"
         made = directory
         atexit {
@@ -159,10 +175,14 @@ enum Fixtures {
         let log = Pipe()
         process.standardOutput = FileHandle.nullDevice
         process.standardError = log
-        do { try process.run() } catch { return .failure(FixtureError(description: "cannot run make-fixtures.sh: \(error)")) }
+        do { try process.run() } catch {
+            return .failure(FixtureError(description: "cannot run make-fixtures.sh: \(error)"))
+        }
         let output = String(decoding: log.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
         process.waitUntilExit()
-        guard process.terminationStatus == 0 else { return .failure(FixtureError(description: "make-fixtures.sh failed: \(output)")) }
+        guard process.terminationStatus == 0 else {
+            return .failure(FixtureError(description: "make-fixtures.sh failed: \(output)"))
+        }
         return .success(directory)
     }()
 
@@ -244,7 +264,9 @@ final class Feeder: Sendable {
             offset += Int64(count)
             progress.withLock { $0.written = offset }
             file.grew(to: offset)
-            if offset == hold, gate.wait(timeout: .now() + 10) == .timedOut { progress.withLock { $0.heldTooLong = true } }
+            if offset == hold, gate.wait(timeout: .now() + 10) == .timedOut {
+                progress.withLock { $0.heldTooLong = true }
+            }
             usleep(200)
         }
     }

@@ -1,5 +1,5 @@
-import Testing
 import AnnounceModel
+import Testing
 
 /// ICY metadata out of a stream's body: the audio comes out byte for byte, whatever the chunks.
 @Suite struct IcyDemuxerTests {
@@ -49,10 +49,14 @@ import AnnounceModel
 
     static let audio = (0..<5000).map { UInt8(truncatingIfNeeded: $0 &* 7 &+ 3) }
 
-    @Test("metadata is taken out wherever the chunks split it, a block or its length byte too",
-          arguments: [1, 2, 3, 15, 16, 17, 100, 999, 1000, 1001, 5000, 100_000])
+    @Test(
+        "metadata is taken out wherever the chunks split it, a block or its length byte too",
+        arguments: [1, 2, 3, 15, 16, 17, 100, 999, 1000, 1001, 5000, 100_000])
     func splitAnywhere(chunk: Int) {
-        let blocks: [String?] = ["StreamTitle='One';", nil, "StreamTitle='Two';StreamUrl='http://x';", "StreamTitle='Two';StreamUrl='http://x';"]
+        let blocks: [String?] = [
+            "StreamTitle='One';", nil, "StreamTitle='Two';StreamUrl='http://x';",
+            "StreamTitle='Two';StreamUrl='http://x';"
+        ]
         let body = Self.body(audio: Self.audio, interval: 1000, blocks: blocks)
         #expect(body.count > Self.audio.count + 4)
         let (audio, titles) = Self.demux(body, interval: 1000, chunk: chunk)
@@ -94,6 +98,8 @@ import AnnounceModel
     @Test func theHeaderValueMakesADemuxerOnlyWhenItIsACount() {
         #expect(IcyDemuxer(header: "16000")?.interval == 16000)
         #expect(IcyDemuxer(header: " 8192\r\n")?.interval == 8192)
-        for bad in [nil, "", "0", "-5", "lots", "99999999999"] as [String?] { #expect(IcyDemuxer(header: bad) == nil, "\(bad ?? "nil")") }
+        for bad in [nil, "", "0", "-5", "lots", "99999999999"] as [String?] {
+            #expect(IcyDemuxer(header: bad) == nil, "\(bad ?? "nil")")
+        }
     }
 }

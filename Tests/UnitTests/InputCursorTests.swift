@@ -1,7 +1,8 @@
-@testable import AnnounceModel
-@testable import AnnounceSources
 import Foundation
 import Testing
+
+@testable import AnnounceModel
+@testable import AnnounceSources
 
 /// A decoder's cursor reads ahead of small reads on a whole file: the bytes and the end seen are
 /// those of the file, whatever the reads' sizes and seeks.

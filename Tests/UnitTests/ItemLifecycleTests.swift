@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AnnounceModel
 
 /// Each interruption is announced once, whoever reports it, a play's start once, and an item ends once.
@@ -7,11 +8,16 @@ import Testing
         var life = ItemLifecycle()
         life.start()
         #expect(life.state == .starting)
-        #expect(life.heard(stillInterrupted: false) == ItemLifecycle.Heard(endsInterruption: false), "a first start ends no interruption")
+        #expect(
+            life.heard(stillInterrupted: false) == ItemLifecycle.Heard(endsInterruption: false),
+            "a first start ends no interruption")
         #expect(life.state == .playing)
-        #expect(life.heard(stillInterrupted: false) == nil, "a multi-route play's second device: its start is announced once")
+        #expect(
+            life.heard(stillInterrupted: false) == nil,
+            "a multi-route play's second device: its start is announced once")
         // The device reports it busy, then the scheduler's effect says the same: announced once.
-        let first = life.interrupt(), second = life.interrupt()
+        let first = life.interrupt()
+        let second = life.interrupt()
         #expect(first && !second)
         life.start()
         #expect(life.state == .starting)
@@ -27,21 +33,26 @@ import Testing
         life.start()
         #expect(life.heard(stillInterrupted: true) == ItemLifecycle.Heard(endsInterruption: false))
         #expect(life.isInterrupted)
-        let ended = life.endInterruption(), twice = life.endInterruption()
+        let ended = life.endInterruption()
+        let twice = life.endInterruption()
         #expect(ended && !twice)
         #expect(life.isInterrupted, "it still waits to be heard again; `status` says interrupted")
         life.start()
-        #expect(life.heard(stillInterrupted: false) == ItemLifecycle.Heard(endsInterruption: false), "already announced as ended")
+        #expect(
+            life.heard(stillInterrupted: false) == ItemLifecycle.Heard(endsInterruption: false),
+            "already announced as ended")
         #expect(life.state == .resumed)
     }
 
     @Test func anItemEndsOnceAndThenNothingChangesIt() {
         var life = ItemLifecycle()
-        let first = life.finish(Outcome(.played)), second = life.finish(Outcome(.cancelled))
+        let first = life.finish(Outcome(.played))
+        let second = life.finish(Outcome(.cancelled))
         #expect(first && !second)
         #expect(life.state == .final(Outcome(.played)))
         life.start()
-        let interrupted = life.interrupt(), heard = life.heard(stillInterrupted: false)
+        let interrupted = life.interrupt()
+        let heard = life.heard(stillInterrupted: false)
         #expect(!interrupted && heard == nil && life.isFinal)
     }
 
@@ -54,8 +65,11 @@ import Testing
         let restoredInterrupted = Bool.random(using: &generator)
         var life = ItemLifecycle(interrupted: restoredInterrupted)
         // What a client has heard: an interruption open (began without ended), outcomes, announcements after one.
-        var open = restoredInterrupted, outcomes: [Outcome] = [], afterFinal = 0
-        var startsInPlay = 0, interruptedSinceHeard = restoredInterrupted
+        var open = restoredInterrupted
+        var outcomes: [Outcome] = []
+        var afterFinal = 0
+        var startsInPlay = 0
+        var interruptedSinceHeard = restoredInterrupted
         let kinds = OutcomeKind.allCases
         for _ in 0..<200 {
             let final = life.isFinal

@@ -1,9 +1,14 @@
 import Testing
+
 @testable import AnnounceModel
 
-private func item(_ id: String, _ priority: Priority = .normal, session: AudioSession = AudioSession(category: .playback),
-                  delay: Double? = nil) -> QueueItem {
-    QueueItem(id: id, clip: Clip(path: "/sounds/\(id).wav"), priority: priority, arrival: 0, eligibleAt: delay, session: session)
+private func item(
+    _ id: String, _ priority: Priority = .normal, session: AudioSession = AudioSession(category: .playback),
+    delay: Double? = nil
+) -> QueueItem {
+    QueueItem(
+        id: id, clip: Clip(path: "/sounds/\(id).wav"), priority: priority, arrival: 0, eligibleAt: delay,
+        session: session)
 }
 
 /// Both lanes behind one interface: which lane an id is on, its item, and what plays.

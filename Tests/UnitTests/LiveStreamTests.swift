@@ -1,5 +1,5 @@
-import Testing
 import AnnounceModel
+import Testing
 
 /// A live stream's reconnection backoff, its request rules and its config key.
 @Suite struct LiveStreamTests {

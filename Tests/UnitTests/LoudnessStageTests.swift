@@ -1,8 +1,9 @@
 import Foundation
 import Testing
+
+@testable import AnnounceEngine
 @testable import AnnounceModel
 @testable import AnnounceSources
-@testable import AnnounceEngine
 
 /// The loudness stage: the gain rule, the look-ahead limiter (its true peak measured by
 /// libebur128, not by the limiter's own detector), the leveled source and the cache.
@@ -27,7 +28,8 @@ import Testing
     @Test func theGainBringsTheLevelToTheTargetAndLeavesSilenceAlone() {
         #expect(Loudness(integrated: -30).gain(toward: -16) == 14)
         #expect(Loudness(integrated: -8).gain(toward: -16) == -8)
-        #expect(Loudness(momentaryMax: -20).gain(toward: -16) == 4, "a clip under 400 ms: its loudest momentary loudness")
+        #expect(
+            Loudness(momentaryMax: -20).gain(toward: -16) == 4, "a clip under 400 ms: its loudest momentary loudness")
         #expect(Loudness(integrated: -75, momentaryMax: -72).gain(toward: -16) == 0, "near-silence is not amplified")
         #expect(Loudness().gain(toward: -16) == 0, "silence is not amplified")
     }
@@ -50,7 +52,9 @@ import Testing
         let encoded = try JSONEncoder().encode([LoudnessTarget.off, .lufs(-14.5)])
         #expect(String(decoding: encoded, as: UTF8.self) == #"["off",-14.5]"#)
         #expect(try JSONDecoder().decode([LoudnessTarget].self, from: encoded) == [.off, .lufs(-14.5)])
-        #expect(throws: DecodingError.self) { try JSONDecoder().decode(LoudnessTarget.self, from: Data(#""loud""#.utf8)) }
+        #expect(throws: DecodingError.self) {
+            try JSONDecoder().decode(LoudnessTarget.self, from: Data(#""loud""#.utf8))
+        }
         #expect(ItemRequest.loudnessProblem(.lufs(7))?.description == "loudness must be -40 to -5 LUFS or off, not 7.0")
     }
 
@@ -103,7 +107,8 @@ import Testing
     @Test func theTapSeesTheRestOfOneUnbrokenPass() throws {
         let input = Self.stereo(seconds: 1, left: 440, right: 660, amplitude: 0.1)
         let tap = Tap()
-        _ = try ReshapedSourceTests.readAll(LeveledSource(MemorySource(floats: input, channels: 2), gain: 0, tap: tap, tapFrom: 30_000))
+        _ = try ReshapedSourceTests.readAll(
+            LeveledSource(MemorySource(floats: input, channels: 2), gain: 0, tap: tap, tapFrom: 30_000))
         #expect(tap.frames == 18_000 && tap.ended == 1)
         let broken = Tap()
         let leveled = LeveledSource(MemorySource(floats: input, channels: 2), gain: 0, tap: broken, tapFrom: 100)
@@ -137,7 +142,9 @@ import Testing
         let key = String(repeating: "a", count: 32)
         cache.store(gain: 4.5, for: key)
         #expect(LoudnessCache(path: path, warn: warnings.add).gain(for: key) == 4.5, "read back by a new daemon")
-        try ("garbage\n" + String(repeating: "b", count: 32) + " nan\n" + (try String(contentsOfFile: path, encoding: .utf8)))
+        try
+            ("garbage\n" + String(repeating: "b", count: 32) + " nan\n"
+            + (try String(contentsOfFile: path, encoding: .utf8)))
             .write(toFile: path, atomically: true, encoding: .utf8)
         let reread = LoudnessCache(path: path, warn: warnings.add)
         #expect(reread.gain(for: key) == 4.5, "good lines are kept")
@@ -148,7 +155,9 @@ import Testing
         unwritable.store(gain: 1, for: key)
         unwritable.store(gain: 2, for: key)
         #expect(unwritable.gain(for: key) == 2, "kept in memory")
-        #expect(warnings.lines.count == 2 && warnings.lines[1].hasPrefix("loudness cache /proc/announce-cannot-be-here/loudness: "))
+        #expect(
+            warnings.lines.count == 2
+                && warnings.lines[1].hasPrefix("loudness cache /proc/announce-cannot-be-here/loudness: "))
     }
 
     @Test func anEditedFileHasAnotherKey() throws {

@@ -1,11 +1,13 @@
 import Foundation
 import Testing
-#if canImport(Glibc)
-import Glibc
-#endif
+
+@testable import AnnounceDaemon
 @testable import AnnounceModel
 @testable import AnnounceSystem
-@testable import AnnounceDaemon
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// RUNTIME/media: what `announce play -` stores, who may delete it and when.
 @Suite struct MediaDirectoryTests {
@@ -42,12 +44,18 @@ import Glibc
 
             let tooMuch = try pipe(bytes)
             defer { close(tooMuch) }
-            #expect(throws: AnnounceError.undecodable(path: "stdin", reason: "more than 49999 bytes, the most announce takes from stdin; play a file instead")) {
+            #expect(
+                throws: AnnounceError.undecodable(
+                    path: "stdin",
+                    reason: "more than 49999 bytes, the most announce takes from stdin; play a file instead")
+            ) {
                 _ = try media.store(from: tooMuch, label: "stdin", limit: 49_999)
             }
             let nothing = try pipe([])
             defer { close(nothing) }
-            #expect(throws: AnnounceError.undecodable(path: "stdin", reason: "empty")) { _ = try media.store(from: nothing, label: "stdin", limit: 10) }
+            #expect(throws: AnnounceError.undecodable(path: "stdin", reason: "empty")) {
+                _ = try media.store(from: nothing, label: "stdin", limit: 10)
+            }
             #expect(entries(media) == [file.name], "the refused ones left nothing")
         }
     }
@@ -59,12 +67,18 @@ import Glibc
                 defer { close(input) }
                 return try media.store(from: input, label: "stdin", limit: 10)
             }
-            let referenced = try stored(), held = try stored(), orphan = try stored()
+            let referenced = try stored()
+            let held = try stored()
+            let orphan = try stored()
             referenced.release()
             orphan.release()
-            try [UInt8]("partial".utf8).withUnsafeBytes { try Data($0).write(to: URL(fileURLWithPath: media.path + "/.dead.tmp")) }
+            try [UInt8]("partial".utf8).withUnsafeBytes {
+                try Data($0).write(to: URL(fileURLWithPath: media.path + "/.dead.tmp"))
+            }
             #expect(media.sweep(keeping: [referenced.name]) == 2)
-            #expect(entries(media) == [referenced.name, held.name].sorted(), "the held one is a client's, still waiting for its ack")
+            #expect(
+                entries(media) == [referenced.name, held.name].sorted(),
+                "the held one is a client's, still waiting for its ack")
             held.discard()
             #expect(entries(media) == [referenced.name])
         }
@@ -81,12 +95,15 @@ import Glibc
                 file.release()
                 return file.name
             }
-            let kept = try stored(), played = try stored(), orphan = try stored()
+            let kept = try stored()
+            let played = try stored()
+            let orphan = try stored()
             for (id, name) in [("0000000000e1", kept), ("0000000000e2", played)] {
                 try spool.save(QueueItem(id: id, clip: Clip(path: Clip.stdinLabel, media: name), arrival: 1))
             }
-            try spool.finish(QueueItem(id: "0000000000e2", clip: Clip(path: Clip.stdinLabel, media: played), arrival: 1),
-                             event: Event(.finished, time: 2, id: "0000000000e2", outcome: Outcome(.played)))
+            try spool.finish(
+                QueueItem(id: "0000000000e2", clip: Clip(path: Clip.stdinLabel, media: played), arrival: 1),
+                event: Event(.finished, time: 2, id: "0000000000e2", outcome: Outcome(.played)))
             #expect(entries(media) == [kept, orphan].sorted())
             let restored = try Spool(runtime: runtime).load()
             #expect(restored.items.map(\.clip.media) == [kept])

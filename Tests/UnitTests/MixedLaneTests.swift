@@ -1,20 +1,24 @@
 import Testing
+
 @testable import AnnounceModel
 
 private func stream(_ id: String, at arrival: Double = 0, tag: String? = nil, expireAfter: Double? = nil) -> QueueItem {
-    QueueItem(id: id, clip: Clip(path: "/sounds/\(id).wav"), tag: tag, arrival: arrival, expireAfter: expireAfter,
-              session: AudioSession(category: .ambient))
+    QueueItem(
+        id: id, clip: Clip(path: "/sounds/\(id).wav"), tag: tag, arrival: arrival, expireAfter: expireAfter,
+        session: AudioSession(category: .ambient))
 }
 
 /// Effects as short lines, so a test states the exact sequence it expects.
 private func describe(_ effects: [MixedLaneEffect]) -> [String] {
     effects.map { effect in
         switch effect {
-        case let .play(item, alert): "play \(item.id)" + (item.heardFrames > 0 ? " from \(item.heardFrames)" : "") + (alert ? " (alert)" : "")
-        case let .stop(id): "stop \(id)"
-        case let .persist(item): "persist \(item.id) at \(item.heardFrames)"
-        case let .suspend(id): "suspend \(id)"
-        case let .finish(item, outcome): "finish \(item.id): \(outcome.kind.rawValue)" + (outcome.reason.map { " (\($0))" } ?? "")
+        case .play(let item, let alert):
+            "play \(item.id)" + (item.heardFrames > 0 ? " from \(item.heardFrames)" : "") + (alert ? " (alert)" : "")
+        case .stop(let id): "stop \(id)"
+        case .persist(let item): "persist \(item.id) at \(item.heardFrames)"
+        case .suspend(let id): "suspend \(id)"
+        case .finish(let item, let outcome):
+            "finish \(item.id): \(outcome.kind.rawValue)" + (outcome.reason.map { " (\($0))" } ?? "")
         }
     }
 }
@@ -26,7 +30,9 @@ private func describe(_ effects: [MixedLaneEffect]) -> [String] {
         #expect(describe(lane.play("a")) == ["play a"])
         #expect(describe(lane.play("a")) == [], "a play in progress is not started twice")
         #expect(lane.isPlaying)
-        let ended = lane.playEnded("a", heard: 480, total: 480, end: .finished, mayPlay: true, stopping: false) { _ in false }
+        let ended = lane.playEnded("a", heard: 480, total: 480, end: .finished, mayPlay: true, stopping: false) { _ in
+            false
+        }
         #expect(describe(ended) == ["finish a: played"])
         #expect(lane.isEmpty)
     }
@@ -35,10 +41,13 @@ private func describe(_ effects: [MixedLaneEffect]) -> [String] {
         var lane = MixedLane()
         lane.add(stream("a", tag: "news"), alert: false)
         _ = lane.play("a")
-        #expect(describe(lane.end(where: { $0.tag == "news" }, Outcome(.replaced, reason: "replaced by b"))) == ["stop a"])
+        #expect(
+            describe(lane.end(where: { $0.tag == "news" }, Outcome(.replaced, reason: "replaced by b"))) == ["stop a"])
         #expect(lane["a"] != nil, "still there until its play ends")
         // The stop reaches the play as it finished on its own: the outcome asked for wins.
-        let ended = lane.playEnded("a", heard: 100, total: nil, end: .finished, mayPlay: true, stopping: false) { _ in false }
+        let ended = lane.playEnded("a", heard: 100, total: nil, end: .finished, mayPlay: true, stopping: false) { _ in
+            false
+        }
         #expect(describe(ended) == ["finish a: replaced (replaced by b)"])
         #expect(describe(lane.end("a", Outcome(.cancelled))) == [], "final once")
     }
@@ -48,7 +57,9 @@ private func describe(_ effects: [MixedLaneEffect]) -> [String] {
         lane.add(stream("a"), alert: false)
         _ = lane.play("a")
         #expect(describe(lane.interrupt("a")) == ["stop a"])
-        let ended = lane.playEnded("a", heard: 300, total: 1000, end: .stopped, mayPlay: false, stopping: false) { _ in false }
+        let ended = lane.playEnded("a", heard: 300, total: 1000, end: .stopped, mayPlay: false, stopping: false) { _ in
+            false
+        }
         #expect(describe(ended) == ["persist a at 300"])
         #expect(lane["a"]?.waiting == .interrupted)
         #expect(describe(lane.resume("a")) == ["play a from 300"])
@@ -60,7 +71,9 @@ private func describe(_ effects: [MixedLaneEffect]) -> [String] {
         lane.add(stream("ding"), alert: true)
         #expect(describe(lane.play("ding")) == ["play ding (alert)"])
         _ = lane.interrupt("ding")
-        let ended = lane.playEnded("ding", heard: 10, total: nil, end: .stopped, mayPlay: true, stopping: false) { _ in false }
+        let ended = lane.playEnded("ding", heard: 10, total: nil, end: .stopped, mayPlay: true, stopping: false) { _ in
+            false
+        }
         #expect(describe(ended) == ["play ding from 10 (alert)"])
     }
 
@@ -72,14 +85,21 @@ private func describe(_ effects: [MixedLaneEffect]) -> [String] {
         _ = lane.play("b")
         var asked: [String] = []
         for id in ["a", "b"] {
-            let ended = lane.playEnded(id, heard: 0, total: nil, end: .failed(code: 69, message: "busy"), mayPlay: true,
-                                       stopping: false) { asked.append($0.id); return true }
+            let ended = lane.playEnded(
+                id, heard: 0, total: nil, end: .failed(code: 69, message: "busy"), mayPlay: true,
+                stopping: false
+            ) {
+                asked.append($0.id)
+                return true
+            }
             #expect(describe(ended) == ["suspend \(id)", "persist \(id) at 0"])
         }
         #expect(asked == ["a", "b"])
         #expect(describe(lane.retryDevice(now: 10.25) { _ in false }) == ["play a", "play b"])
         for id in ["a", "b"] {
-            _ = lane.playEnded(id, heard: 0, total: nil, end: .failed(code: 69, message: "busy"), mayPlay: true, stopping: false) { _ in true }
+            _ = lane.playEnded(
+                id, heard: 0, total: nil, end: .failed(code: 69, message: "busy"), mayPlay: true, stopping: false
+            ) { _ in true }
         }
         // At the next retry a's --expire has passed; b waits on, held by a session meanwhile.
         #expect(describe(lane.retryDevice(now: 10.75) { $0 == "b" }) == ["finish a: expired (not started within 0.6s)"])
@@ -90,8 +110,10 @@ private func describe(_ effects: [MixedLaneEffect]) -> [String] {
         var lane = MixedLane()
         lane.add(stream("a"), alert: false)
         _ = lane.play("a")
-        let ended = lane.playEnded("a", heard: 0, total: nil, end: .failed(code: 65, message: "not audio"), mayPlay: true,
-                                   stopping: false) { _ in false }
+        let ended = lane.playEnded(
+            "a", heard: 0, total: nil, end: .failed(code: 65, message: "not audio"), mayPlay: true,
+            stopping: false
+        ) { _ in false }
         #expect(describe(ended) == ["finish a: failed (not audio)"])
     }
 
@@ -101,8 +123,13 @@ private func describe(_ effects: [MixedLaneEffect]) -> [String] {
         _ = lane.play("a")
         _ = lane.end("a", Outcome(.cancelled, reason: "cancelled"))
         var asked = false
-        let ended = lane.playEnded("a", heard: 0, total: nil, end: .failed(code: 69, message: "lost"), mayPlay: true,
-                                   stopping: false) { _ in asked = true; return true }
+        let ended = lane.playEnded(
+            "a", heard: 0, total: nil, end: .failed(code: 69, message: "lost"), mayPlay: true,
+            stopping: false
+        ) { _ in
+            asked = true
+            return true
+        }
         #expect(describe(ended) == ["finish a: cancelled (cancelled)"])
         #expect(!asked, "the device is not waited for on behalf of an item that is ending")
     }
@@ -113,7 +140,8 @@ private func describe(_ effects: [MixedLaneEffect]) -> [String] {
         _ = lane.play("a")
         _ = lane.play("b")
         #expect(describe(lane.stopAll()) == ["stop b", "stop a"], "by arrival")
-        let ended = lane.playEnded("a", heard: 5, total: nil, end: .stopped, mayPlay: true, stopping: true) { _ in false }
+        let ended = lane.playEnded("a", heard: 5, total: nil, end: .stopped, mayPlay: true, stopping: true) { _ in false
+        }
         #expect(describe(ended) == ["persist a at 5"], "not played again while the daemon stops")
     }
 
@@ -123,21 +151,23 @@ private func describe(_ effects: [MixedLaneEffect]) -> [String] {
     @Test(arguments: 0..<20 as Range<UInt64>) func randomWalkKeepsEveryStreamConsistent(seed: UInt64) {
         var generator = SplitMix64(state: seed)
         var lane = MixedLane()
-        var playing: Set<String> = [], finished: Set<String> = [], known: [String] = []
+        var playing: Set<String> = []
+        var finished: Set<String> = []
+        var known: [String] = []
         var now = 0.0
         func check(_ effects: [MixedLaneEffect]) {
             for effect in effects {
                 switch effect {
-                case let .play(item, _):
+                case .play(let item, _):
                     #expect(!playing.contains(item.id) && !finished.contains(item.id), "seed \(seed): play \(item.id)")
                     playing.insert(item.id)
-                case let .stop(id):
+                case .stop(let id):
                     #expect(playing.contains(id), "seed \(seed): stop \(id) while not playing")
-                case let .persist(item):
+                case .persist(let item):
                     #expect(!finished.contains(item.id), "seed \(seed): persist \(item.id) after its end")
-                case let .suspend(id):
+                case .suspend(let id):
                     #expect(!playing.contains(id) && !finished.contains(id))
-                case let .finish(item, _):
+                case .finish(let item, _):
                     #expect(!playing.contains(item.id), "seed \(seed): \(item.id) finished while playing")
                     #expect(finished.insert(item.id).inserted, "seed \(seed): \(item.id) finished twice")
                     #expect(lane[item.id] == nil)
@@ -151,8 +181,10 @@ private func describe(_ effects: [MixedLaneEffect]) -> [String] {
             case 0:
                 let new = "s\(step)"
                 known.append(new)
-                lane.add(stream(new, at: now, tag: ["t0", "t1"].randomElement(using: &generator),
-                                expireAfter: Bool.random(using: &generator) ? 0.5 : nil), alert: Bool.random(using: &generator))
+                lane.add(
+                    stream(
+                        new, at: now, tag: ["t0", "t1"].randomElement(using: &generator),
+                        expireAfter: Bool.random(using: &generator) ? 0.5 : nil), alert: Bool.random(using: &generator))
                 check(lane.play(new))
             case 1: check(lane.interrupt(id))
             case 2: check(lane.resume(id))
@@ -164,21 +196,28 @@ private func describe(_ effects: [MixedLaneEffect]) -> [String] {
                 // A play in progress ends the way plays end.
                 guard let ending = playing.sorted().randomElement(using: &generator) else { continue }
                 playing.remove(ending)
-                let end: PlaybackEnd = switch Int.random(in: 0..<5, using: &generator) {
-                case 0: .finished
-                case 1: .stopped
-                case 2: .silenced(reason: "quiet mode")
-                default: .failed(code: 69, message: "busy")
-                }
-                check(lane.playEnded(ending, heard: Int64.random(in: 0...100, using: &generator), total: nil, end: end,
-                                     mayPlay: Bool.random(using: &generator), stopping: false) { _ in Bool.random(using: &generator) })
+                let end: PlaybackEnd =
+                    switch Int.random(in: 0..<5, using: &generator) {
+                    case 0: .finished
+                    case 1: .stopped
+                    case 2: .silenced(reason: "quiet mode")
+                    default: .failed(code: 69, message: "busy")
+                    }
+                check(
+                    lane.playEnded(
+                        ending, heard: Int64.random(in: 0...100, using: &generator), total: nil, end: end,
+                        mayPlay: Bool.random(using: &generator), stopping: false
+                    ) { _ in Bool.random(using: &generator) })
             }
             #expect(lane.isPlaying == !playing.isEmpty, "seed \(seed), step \(step)")
         }
         // Everything ends: plays end, then what is left is cancelled.
         while let ending = playing.first {
             playing.remove(ending)
-            check(lane.playEnded(ending, heard: 0, total: nil, end: .stopped, mayPlay: false, stopping: false) { _ in false })
+            check(
+                lane.playEnded(ending, heard: 0, total: nil, end: .stopped, mayPlay: false, stopping: false) { _ in
+                    false
+                })
         }
         for id in known { check(lane.end(id, Outcome(.cancelled))) }
         #expect(lane.isEmpty && finished == Set(known), "seed \(seed): every stream final once")

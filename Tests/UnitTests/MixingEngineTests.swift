@@ -1,13 +1,14 @@
 import Foundation
 import Synchronization
 import Testing
-@testable import AnnounceModel
-@testable import AnnounceSystem
-@testable import AnnounceSources
-@testable import AnnounceOutput
-@testable import AnnounceEngine
-@testable import AnnounceDaemon
+
 @testable import AnnounceClient
+@testable import AnnounceDaemon
+@testable import AnnounceEngine
+@testable import AnnounceModel
+@testable import AnnounceOutput
+@testable import AnnounceSources
+@testable import AnnounceSystem
 
 /// Several plays at once on one engine: the playback thread mixes them. The capturing
 /// device blocks its write at a chosen frame until the test has started the next step,
@@ -17,7 +18,9 @@ import Testing
 @Suite(.timeLimit(.minutes(1))) struct MixingEngineTests {
     /// A sine in [-amplitude, amplitude], exactly representable in int16.
     static func tone(_ frequency: Double, frames: Int, amplitude: Double = 0.25, rate: Double = 48_000) -> [Float] {
-        (0..<frames).map { Float((amplitude * sin(2 * .pi * frequency * Double($0) / rate) * 32_768).rounded() / 32_768) }
+        (0..<frames).map {
+            Float((amplitude * sin(2 * .pi * frequency * Double($0) / rate) * 32_768).rounded() / 32_768)
+        }
     }
 
     /// Runs `body` on its own thread; `wait()` returns its result.
@@ -58,8 +61,10 @@ import Testing
 
     /// Starts `first`; once the device holds at `gate`, starts `second`, and lets the device go
     /// on once the second's first chunk is submitted (its second read begins after that).
-    static func overlap(_ engine: PlaybackEngine, gate: Gate, _ first: MemorySource, _ second: MemorySource,
-                        control: PlaybackControl? = nil) -> (Background<PlaybackReport>, Background<PlaybackReport>) {
+    static func overlap(
+        _ engine: PlaybackEngine, gate: Gate, _ first: MemorySource, _ second: MemorySource,
+        control: PlaybackControl? = nil
+    ) -> (Background<PlaybackReport>, Background<PlaybackReport>) {
         let one = Background { try engine.play(first) }
         gate.reached.wait()
         let submitted = CountingSemaphore()
@@ -71,12 +76,15 @@ import Testing
     }
 
     @Test func twoPlaysAtOnceAreSummed() throws {
-        let a = Self.tone(440, frames: 20_000), b = Self.tone(1000, frames: 6_000)
+        let a = Self.tone(440, frames: 20_000)
+        let b = Self.tone(1000, frames: 6_000)
         let gate = Gate(at: 4_800)
         let (engine, outputs) = makeEngine(formats: [.float32]) { output in output.beforeWrite = gate.check }
-        let (first, second) = Self.overlap(engine, gate: gate, MemorySource(floats: a, channels: 1),
-                                           MemorySource(floats: b, channels: 1))
-        let reportA = try first.wait(), reportB = try second.wait()
+        let (first, second) = Self.overlap(
+            engine, gate: gate, MemorySource(floats: a, channels: 1),
+            MemorySource(floats: b, channels: 1))
+        let reportA = try first.wait()
+        let reportB = try second.wait()
         #expect(reportA.framesPlayed == 20_000 && reportB.framesPlayed == 6_000)
         #expect(outputs().count == 1, "the second play joins the open device")
         let out = outputs()[0].floatSamples
@@ -86,7 +94,9 @@ import Testing
         // B joins and is summed with A for its whole length, then A goes on alone.
         let mixed = (0..<6_000).map { abs(out[join + $0] - (a[join + $0] + b[$0])) }.max()!
         #expect(mixed < 1e-6, "largest error in the mix \(mixed)")
-        #expect(out.count == 20_000 && out[(join + 6_000)...].elementsEqual(a[(join + 6_000)...]), "A alone again, sample-exact")
+        #expect(
+            out.count == 20_000 && out[(join + 6_000)...].elementsEqual(a[(join + 6_000)...]),
+            "A alone again, sample-exact")
     }
 
     @Test func aPlayThatStartsDuckedIsScaledFromItsFirstFrame() throws {
@@ -108,7 +118,8 @@ import Testing
     @Test func duckingRampsSmoothlyToTheLevelAndBack() throws {
         let a = [Float](repeating: 0.5, count: 48_000)
         let control = PlaybackControl()
-        let down = Gate(at: 4_800), up = Gate(at: 24_000)
+        let down = Gate(at: 4_800)
+        let up = Gate(at: 24_000)
         let (engine, outputs) = makeEngine(formats: [.float32]) { output in
             output.beforeWrite = { written in
                 down.check(written)
@@ -130,30 +141,37 @@ import Testing
         #expect(out[4_864 + 3_600] < 0.45 && out[24_064 + 9_600] > 0.17, "ramping, not jumping")
         // Raised cosine: the largest step is about π/2 of a straight line's.
         let steps = zip(out.dropFirst(), out).map { abs($0 - $1) }
-        let downStep = steps[4_800..<(4_864 + 7_200)].max()!, upStep = steps[24_000..<(24_064 + 19_200)].max()!
+        let downStep = steps[4_800..<(4_864 + 7_200)].max()!
+        let upStep = steps[24_000..<(24_064 + 19_200)].max()!
         #expect(downStep <= 0.375 * Float.pi / 2 / 7_200 * 1.01, "step \(downStep)")
         #expect(upStep <= 0.375 * Float.pi / 2 / 19_200 * 1.01, "step \(upStep)")
     }
 
     @Test func aStopUnderAnotherPlayFadesOutAndTheOtherGoesOn() throws {
-        let a = [Float](repeating: 0.25, count: 30_000), b = [Float](repeating: 0.125, count: 30_000)
+        let a = [Float](repeating: 0.25, count: 30_000)
+        let b = [Float](repeating: 0.125, count: 30_000)
         let stopB = PlaybackControl()
-        let gate = Gate(at: 4_800), stopAt = Gate(at: 9_600)
+        let gate = Gate(at: 4_800)
+        let stopAt = Gate(at: 9_600)
         let (engine, outputs) = makeEngine(formats: [.float32]) { output in
             output.beforeWrite = { written in
                 gate.check(written)
                 stopAt.check(written)
             }
         }
-        let (first, second) = Self.overlap(engine, gate: gate, MemorySource(floats: a, channels: 1),
-                                           MemorySource(floats: b, channels: 1), control: stopB)
+        let (first, second) = Self.overlap(
+            engine, gate: gate, MemorySource(floats: a, channels: 1),
+            MemorySource(floats: b, channels: 1), control: stopB)
         stopAt.reached.wait()
         stopB.stop()
         stopAt.release.signal()
-        let reportA = try first.wait(), reportB = try second.wait()
+        let reportA = try first.wait()
+        let reportB = try second.wait()
         #expect(reportB.stopped && !reportA.stopped)
         #expect(reportA.framesPlayed == 30_000)
-        #expect((4_800...5_400).contains(Int(reportB.framesPlayed)), "B heard from 4 800 to the stop at 9 600 plus the 10 ms fade: \(reportB.framesPlayed)")
+        #expect(
+            (4_800...5_400).contains(Int(reportB.framesPlayed)),
+            "B heard from 4 800 to the stop at 9 600 plus the 10 ms fade: \(reportB.framesPlayed)")
         let out = outputs()[0].floatSamples
         #expect(abs(out[9_663] - 0.375) < 1e-6)
         #expect(out[(9_664 + 480)...].allSatisfy { abs($0 - 0.25) < 1e-6 }, "A alone after B's fade")
@@ -164,12 +182,14 @@ import Testing
     @Test func aResumedPlayFadesInFromSilence() throws {
         let a = [Float](repeating: 0.5, count: 9_600)
         let (engine, outputs) = makeEngine(formats: [.float32])
-        _ = try engine.play(MemorySource(floats: a, channels: 1), options: PlaybackOptions(fadeIn: TimeSpan(seconds: 0.05)))
+        _ = try engine.play(
+            MemorySource(floats: a, channels: 1), options: PlaybackOptions(fadeIn: TimeSpan(seconds: 0.05)))
         let out = outputs()[0].floatSamples
         #expect(out.count == 9_600)
         #expect(out[0] < 0.001)
         #expect(zip(out.dropFirst(), out).allSatisfy { $0 >= $1 }, "rises monotonically")
-        #expect(abs(out[1_199] - 0.25) < 0.001, "half way through the 50 ms raised cosine, half the level: \(out[1_199])")
+        #expect(
+            abs(out[1_199] - 0.25) < 0.001, "half way through the 50 ms raised cosine, half the level: \(out[1_199])")
         #expect(zip(out.dropFirst(), out).map { $0 - $1 }.max()! <= 0.5 * Float.pi / 2 / 2_400 * 1.01, "no step")
         #expect(out[2_400...].allSatisfy { $0 == 0.5 })
     }
@@ -177,13 +197,17 @@ import Testing
     @Test func aStereoPlayJoiningAMonoDeviceIsMixedDown() throws {
         let a = [Float](repeating: 0.25, count: 20_000)
         let stereo = [Float](unsafeUninitializedCapacity: 8_000) { buffer, count in
-            for i in 0..<4_000 { buffer[2 * i] = 0.25; buffer[2 * i + 1] = 0.125 }
+            for i in 0..<4_000 {
+                buffer[2 * i] = 0.25
+                buffer[2 * i + 1] = 0.125
+            }
             count = 8_000
         }
         let gate = Gate(at: 4_800)
         let (engine, outputs) = makeEngine(formats: [.float32]) { output in output.beforeWrite = gate.check }
-        let (first, second) = Self.overlap(engine, gate: gate, MemorySource(floats: a, channels: 1),
-                                           MemorySource(floats: stereo, channels: 2))
+        let (first, second) = Self.overlap(
+            engine, gate: gate, MemorySource(floats: a, channels: 1),
+            MemorySource(floats: stereo, channels: 2))
         _ = try first.wait()
         _ = try second.wait()
         let out = outputs()[0].floatSamples
@@ -196,8 +220,9 @@ import Testing
         let b = Self.tone(1_000, frames: 12_000, amplitude: 0.125, rate: 24_000)  // 0.5 s at 24 kHz
         let gate = Gate(at: 4_800)
         let (engine, outputs) = makeEngine(formats: [.float32]) { output in output.beforeWrite = gate.check }
-        let (first, second) = Self.overlap(engine, gate: gate, MemorySource(floats: a, channels: 1),
-                                           MemorySource(floats: b, channels: 1, rate: 24_000))
+        let (first, second) = Self.overlap(
+            engine, gate: gate, MemorySource(floats: a, channels: 1),
+            MemorySource(floats: b, channels: 1, rate: 24_000))
         _ = try first.wait()
         let report = try second.wait()
         #expect(outputs().count == 1 && outputs()[0].format.sampleRate == 48_000, "the open device is kept")
@@ -219,8 +244,9 @@ import Testing
     @Test func loopsAreResampledAcrossTheSeam() throws {
         let tone = MixingEngineTests.tone(1_000, frames: 2_400, amplitude: 0.25, rate: 24_000)  // 100 ms, whole cycles
         let source = MemorySource(floats: tone, channels: 1, rate: 24_000)
-        let feed = ClipFeed(source: source, ringFormat: .float32,
-                            resampler: try Resampler(channels: 1, inputRate: 24_000, outputRate: 48_000), loops: 1)
+        let feed = ClipFeed(
+            source: source, ringFormat: .float32,
+            resampler: try Resampler(channels: 1, inputRate: 24_000, outputRate: 48_000), loops: 1)
         var out: [Float] = []
         var buffer = [Float](repeating: 0, count: 1_000)
         while let got = try buffer.withUnsafeMutableBytes({ try feed.fill($0.baseAddress!, room: 1_000) }) {

@@ -1,12 +1,13 @@
 import Foundation
 import Testing
-@testable import AnnounceModel
-@testable import AnnounceSystem
-@testable import AnnounceSources
-@testable import AnnounceOutput
-@testable import AnnounceEngine
-@testable import AnnounceDaemon
+
 @testable import AnnounceClient
+@testable import AnnounceDaemon
+@testable import AnnounceEngine
+@testable import AnnounceModel
+@testable import AnnounceOutput
+@testable import AnnounceSources
+@testable import AnnounceSystem
 
 /// The mixer's pure stages: gain ramps (ducking), the soft limiter, the stream mixer.
 @Suite struct MixingTests {
@@ -29,7 +30,8 @@ import Testing
     }
 
     private func maxStep(_ gains: [Float], from previous: Float) -> Float {
-        var last = previous, largest: Float = 0
+        var last = previous
+        var largest: Float = 0
         for gain in gains {
             largest = max(largest, abs(gain - last))
             last = gain
@@ -355,7 +357,9 @@ import Testing
     /// Channel counts come from the file: nonsense is refused, not a trap.
     @Test func impossibleChannelCountsAreRefused() {
         let stereo = StreamMixer(channels: 2, maxStreams: 8, maxFrames: 8)
-        for channels in [0, -1, 1025, Int.max, Int.min] { #expect(stereo.addStream(channels: channels) == nil, "\(channels)") }
+        for channels in [0, -1, 1025, Int.max, Int.min] {
+            #expect(stereo.addStream(channels: channels) == nil, "\(channels)")
+        }
         #expect(stereo.activeStreams == 0)
         for channels in [1, 2, 3, 6, 8] { #expect(stereo.addStream(channels: channels) != nil, "\(channels)") }
     }
@@ -365,12 +369,14 @@ import Testing
         let id = mixer.addStream(channels: 6)!
         mixer.beginBlock(frames: 3)
         // FL only; C only (to both sides at -3 dB); every channel at full scale but LFE.
-        mixer.accumulate(id, [1, 0, 0, 0, 0, 0,  0, 0, 1, 0, 0, 0,  1, 1, 1, 1, 1, 1], frames: 3)
+        mixer.accumulate(id, [1, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0, 0, 1, 1, 1, 1, 1, 1], frames: 3)
         let out = Array(UnsafeBufferPointer(start: mixer.finishBlock(), count: 6))
         let norm = 1 / (1 + 2 * Float(0.5.squareRoot()))
         #expect(abs(out[0] - norm) < 1e-6 && out[1] == 0, "FL goes left only")
         #expect(abs(out[2] - out[3]) < 1e-7 && abs(out[2] - Float(0.5.squareRoot()) * norm) < 1e-6, "centre to both")
-        #expect(out[4] <= 1 && out[4] > 0.95 && out[5] <= 1 && out[5] > 0.95, "full scale stays full scale (soft-limited): \(out)")
+        #expect(
+            out[4] <= 1 && out[4] > 0.95 && out[5] <= 1 && out[5] > 0.95,
+            "full scale stays full scale (soft-limited): \(out)")
     }
 
     @Test func otherLayoutsGoChannelToChannel() {

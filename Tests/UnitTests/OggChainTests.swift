@@ -1,5 +1,5 @@
-import Testing
 import AnnounceModel
+import Testing
 
 /// A chained Ogg stream cut where each link begins, with every byte passed on in order.
 @Suite struct OggChainTests {
@@ -29,10 +29,13 @@ import AnnounceModel
 
     /// One link: identification page, comments, `pages` pages of audio-like bytes, the last marked EOS.
     static func link(serial: UInt32, tags: [String], pages: Int) -> [UInt8] {
-        var bytes = page(beginsStream: true, serial: serial, body: [1] + Array("vorbis".utf8) + [UInt8](repeating: 9, count: 23))
+        var bytes = page(
+            beginsStream: true, serial: serial, body: [1] + Array("vorbis".utf8) + [UInt8](repeating: 9, count: 23))
         bytes += page(serial: serial, body: comments(tags))
         for index in 0..<pages {
-            bytes += page(endsStream: index == pages - 1, serial: serial, body: (0..<(300 + index * 97)).map { UInt8(truncatingIfNeeded: $0) })
+            bytes += page(
+                endsStream: index == pages - 1, serial: serial,
+                body: (0..<(300 + index * 97)).map { UInt8(truncatingIfNeeded: $0) })
         }
         return bytes
     }
@@ -61,20 +64,27 @@ import AnnounceModel
         return (out, seen)
     }
 
-    @Test("each new link is announced at its first page, its comments give the title", arguments: [1, 2, 5, 27, 28, 100, 1000, 1 << 20])
+    @Test(
+        "each new link is announced at its first page, its comments give the title",
+        arguments: [1, 2, 5, 27, 28, 100, 1000, 1 << 20])
     func links(chunk: Int) {
         let first = Self.link(serial: 1, tags: ["ARTIST=Someone", "title=A Song"], pages: 3)
         let second = Self.link(serial: 2, tags: ["TITLE=Only A Title"], pages: 2)
         let third = Self.link(serial: 1, tags: ["DATE=2024"], pages: 1)
         let (bytes, seen) = Self.follow(first + second + third, chunk: chunk)
         #expect(bytes == first + second + third)
-        #expect(seen == [.title("Someone - A Song"), .newStream(at: first.count), .title("Only A Title"),
-                         .newStream(at: first.count + second.count), .title(nil)])
+        #expect(
+            seen == [
+                .title("Someone - A Song"), .newStream(at: first.count), .title("Only A Title"),
+                .newStream(at: first.count + second.count), .title(nil)
+            ])
     }
 
     @Test func streamsThatBeginTogetherAreOneLink() {
         // Two logical streams multiplexed: both BOS pages come first.
-        let bytes = Self.page(beginsStream: true, serial: 1, body: [1, 2, 3]) + Self.page(beginsStream: true, serial: 2, body: [4])
+        let bytes =
+            Self.page(beginsStream: true, serial: 1, body: [1, 2, 3])
+            + Self.page(beginsStream: true, serial: 2, body: [4])
             + Self.page(serial: 1, body: [5, 6]) + Self.page(serial: 2, body: [7])
         let (out, seen) = Self.follow(bytes, chunk: 3)
         #expect(out == bytes)

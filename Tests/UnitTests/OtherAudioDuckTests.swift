@@ -1,7 +1,8 @@
+import AnnounceEngine
 import Foundation
 import Testing
+
 @testable import AnnounceModel
-import AnnounceEngine
 
 /// The rules of ducking other applications (OtherAudioDuck, DESIGN §3) on a virtual clock and a
 /// pretend sound server: which streams are lowered, to what, and that each is put back exactly.
@@ -16,7 +17,9 @@ import AnnounceEngine
         var streams: [OtherStream]
         mutating func apply(_ step: DuckStep) {
             for change in step.changes {
-                if let index = streams.firstIndex(where: { $0.index == change.index }) { streams[index].volume = change.volume }
+                if let index = streams.firstIndex(where: { $0.index == change.index }) {
+                    streams[index].volume = change.volume
+                }
             }
         }
         func volume(_ index: UInt32) -> [UInt32]? { streams.first { $0.index == index }?.volume }
@@ -28,11 +31,14 @@ import AnnounceEngine
             OtherStream(index: 1, volume: [65536, 60000], processID: 100, application: "mpv"),
             OtherStream(index: 2, volume: [50000, 50000], processID: 101, role: "music", application: "firefox"),
             OtherStream(index: 3, volume: [65536, 65536], processID: Self.own, application: "ALSA plug-in [announce]"),
-            OtherStream(index: 4, volume: [65536, 65536], processID: 999, role: "announce", application: "other announce"),
+            OtherStream(
+                index: 4, volume: [65536, 65536], processID: 999, role: "announce", application: "other announce")
         ])
         duck.retarget(Self.gain, seconds: 0.15, now: 0)
         let first = duck.step(server.streams, now: 0)
-        #expect(first.journalFirst && first.journal?.map(\.index) == [1, 2], "the journal knows both before they are lowered")
+        #expect(
+            first.journalFirst && first.journal?.map(\.index) == [1, 2],
+            "the journal knows both before they are lowered")
         server.apply(first)
         var previous = server.volume(1)!
         for tick in 1...20 {
@@ -44,7 +50,9 @@ import AnnounceEngine
         // Volumes are cubic in amplitude: 0.25^(1/3) = 0.63.
         #expect(server.volume(1) == [41285, 37798])
         #expect(server.volume(2) == [31498, 31498])
-        #expect(server.volume(3) == [65536, 65536] && server.volume(4) == [65536, 65536], "announce's own streams are never ducked")
+        #expect(
+            server.volume(3) == [65536, 65536] && server.volume(4) == [65536, 65536],
+            "announce's own streams are never ducked")
         duck.retarget(1, seconds: 0.4, now: 1)
         var last = DuckStep()
         for tick in 0...45 {
@@ -61,7 +69,7 @@ import AnnounceEngine
         duck.sparedRoles = ["phone", "communication"]
         var server = Server(streams: [
             OtherStream(index: 1, volume: [65536, 65536], processID: 100, role: "music", application: "mpv"),
-            OtherStream(index: 2, volume: [65536, 65536], processID: 101, role: "phone", application: "linphone"),
+            OtherStream(index: 2, volume: [65536, 65536], processID: 101, role: "phone", application: "linphone")
         ])
         duck.retarget(Self.gain, seconds: 0, now: 0)
         server.apply(duck.step(server.streams, now: 0))
@@ -84,7 +92,8 @@ import AnnounceEngine
         server.apply(duck.step(server.streams, now: 0.8))
         #expect(duck.lowered.map(\.index) == [7], "the changed stream is forgotten")
         server.apply(duck.step(server.streams, now: 0.85))
-        #expect(duck.lowered.map(\.index) == [7] && server.volume(1) == [20000, 20000], "and not taken again as a new one")
+        #expect(
+            duck.lowered.map(\.index) == [7] && server.volume(1) == [20000, 20000], "and not taken again as a new one")
         duck.retarget(1, seconds: 0.4, now: 1)
         server.apply(duck.step(server.streams, now: 2))
         #expect(server.volume(1) == [20000, 20000], "left as the user set it")
@@ -111,27 +120,38 @@ import AnnounceEngine
         var server = Server(streams: [
             OtherStream(index: 1, volume: [65536, 65536], processID: 100, application: "mpv"),
             OtherStream(index: 2, volume: [40000, 40000], processID: 101, application: "paplay"),
-            OtherStream(index: 3, volume: [65536, 65536], processID: 102, application: "no database"),
+            OtherStream(index: 3, volume: [65536, 65536], processID: 102, application: "no database")
         ])
         let stereo: [Int32] = [1, 2]
-        let saved = RestoreEntry(name: "sink-input-by-application-name:mpv", channelMap: stereo, volume: [], muted: false)
+        let saved = RestoreEntry(
+            name: "sink-input-by-application-name:mpv", channelMap: stereo, volume: [], muted: false)
         let restores: [UInt32: StreamRestore] = [
-            1: StreamRestore(stream: RestoreEntry(name: saved.name, channelMap: stereo, volume: [65536, 65536]), saved: saved),
-            2: StreamRestore(stream: RestoreEntry(name: "sink-input-by-application-name:paplay", channelMap: stereo,
-                                                  volume: [40000, 40000], muted: true), saved: nil),
+            1: StreamRestore(
+                stream: RestoreEntry(name: saved.name, channelMap: stereo, volume: [65536, 65536]), saved: saved),
+            2: StreamRestore(
+                stream: RestoreEntry(
+                    name: "sink-input-by-application-name:paplay", channelMap: stereo,
+                    volume: [40000, 40000], muted: true), saved: nil)
         ]
         duck.retarget(Self.gain, seconds: 0, now: 0)
         #expect(duck.newcomers(in: server.streams).map(\.index) == [1, 2, 3])
         let first = duck.step(server.streams, restores: restores, now: 0)
-        #expect(first.journalFirst && first.journal?.map(\.restore) == [restores[1], restores[2], nil], "the journal has them before the lowering")
+        #expect(
+            first.journalFirst && first.journal?.map(\.restore) == [restores[1], restores[2], nil],
+            "the journal has them before the lowering")
         server.apply(first)
         #expect(duck.newcomers(in: server.streams).isEmpty, "read once, before the first lowering")
         #expect(duck.step(server.streams, now: 0.05).restoreEntries.isEmpty)
         server.streams = []  // all three end while lowered
         let ended = duck.step(server.streams, now: 0.1)
         // The entry as it was; with none read back (pipewire-pulse), the stream's own with its original volume.
-        #expect(ended.restoreEntries == [saved, RestoreEntry(name: "sink-input-by-application-name:paplay", channelMap: stereo,
-                                                             volume: [40000, 40000], muted: true)])
+        #expect(
+            ended.restoreEntries == [
+                saved,
+                RestoreEntry(
+                    name: "sink-input-by-application-name:paplay", channelMap: stereo,
+                    volume: [40000, 40000], muted: true)
+            ])
         #expect(!ended.journalFirst && ended.journal == [], "the journal forgets them once the entries are written")
         duck.retarget(1, seconds: 0, now: 1)
         #expect(duck.step(server.streams, now: 1).restoreEntries.isEmpty && duck.isIdle)
@@ -140,7 +160,8 @@ import AnnounceEngine
     @Test func aStreamPutBackAtTheEndNeedsNoRestoreEntry() {
         var duck = duck()
         var server = Server(streams: [OtherStream(index: 1, volume: [65536, 65536], processID: 100)])
-        let place = StreamRestore(stream: RestoreEntry(name: "sink-input-by-application-name:x", channelMap: [1, 2], volume: []), saved: nil)
+        let place = StreamRestore(
+            stream: RestoreEntry(name: "sink-input-by-application-name:x", channelMap: [1, 2], volume: []), saved: nil)
         duck.retarget(Self.gain, seconds: 0, now: 0)
         server.apply(duck.step(server.streams, restores: [1: place], now: 0))
         duck.retarget(1, seconds: 0, now: 1)
@@ -188,7 +209,8 @@ import AnnounceEngine
             case 0, 1:
                 let volume = UInt32.random(in: 1000...90000, using: &generator)
                 let own = Int.random(in: 0..<4, using: &generator) == 0
-                server.streams.append(OtherStream(index: next, volume: [volume, volume / 2], processID: own ? Self.own : Int64(next)))
+                server.streams.append(
+                    OtherStream(index: next, volume: [volume, volume / 2], processID: own ? Self.own : Int64(next)))
                 originals[next] = [volume, volume / 2]
                 next += 1
             case 2 where !server.streams.isEmpty:
@@ -202,7 +224,9 @@ import AnnounceEngine
                     // Lowered a while ago: the user's from here on. Otherwise (not lowered, or just
                     // now: a server's policy settling) simply its volume from now.
                     let lowered = duck.lowered.first { $0.index == stream.index }
-                    if lowered.map({ now - $0.since >= OtherAudioDuck.settleSeconds }) == true || touched[stream.index] != nil {
+                    if lowered.map({ now - $0.since >= OtherAudioDuck.settleSeconds }) == true
+                        || touched[stream.index] != nil
+                    {
                         touched[stream.index] = set
                     } else {
                         originals[stream.index] = set
@@ -220,8 +244,9 @@ import AnnounceEngine
             let step = duck.step(server.streams, now: now)
             if step.journalFirst, let written = step.journal { journal = written }
             for change in step.changes {
-                #expect(journal.contains { $0.index == change.index } || change.volume == originals[change.index],
-                        "seed \(seed): \(change.index) lowered before the journal knew it")
+                #expect(
+                    journal.contains { $0.index == change.index } || change.volume == originals[change.index],
+                    "seed \(seed): \(change.index) lowered before the journal knew it")
             }
             server.apply(step)
             if !step.journalFirst, let written = step.journal { journal = written }
@@ -232,21 +257,27 @@ import AnnounceEngine
             }
             for stream in server.streams {
                 if let set = touched[stream.index] {
-                    #expect(stream.volume == set, "seed \(seed): announce changed \(stream.index) after its user set it")
+                    #expect(
+                        stream.volume == set, "seed \(seed): announce changed \(stream.index) after its user set it")
                     continue
                 }
                 let original = originals[stream.index]!
-                if stream.processID == Self.own { #expect(stream.volume == original, "seed \(seed): own stream changed") }
+                if stream.processID == Self.own {
+                    #expect(stream.volume == original, "seed \(seed): own stream changed")
+                }
                 let floor = OtherAudioDuck.scaled(original, gain: deepest)
-                #expect(zip(stream.volume, original).allSatisfy { $0 <= $1 } && zip(stream.volume, floor).allSatisfy { $0 >= $1 },
-                        "seed \(seed): \(stream.volume) outside \(floor)...\(original)")
+                #expect(
+                    zip(stream.volume, original).allSatisfy { $0 <= $1 }
+                        && zip(stream.volume, floor).allSatisfy { $0 >= $1 },
+                    "seed \(seed): \(stream.volume) outside \(floor)...\(original)")
             }
         }
         duck.retarget(1, seconds: 0.4, now: now)
         let step = duck.step(server.streams, now: now + 1)
         server.apply(step)
         for stream in server.streams where touched[stream.index] == nil {
-            #expect(stream.volume == originals[stream.index], "seed \(seed): stream \(stream.index) not restored exactly")
+            #expect(
+                stream.volume == originals[stream.index], "seed \(seed): stream \(stream.index) not restored exactly")
         }
         #expect(duck.isIdle && (step.journal ?? journal).isEmpty, "seed \(seed): something left in the journal")
     }

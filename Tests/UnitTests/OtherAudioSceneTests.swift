@@ -1,4 +1,5 @@
 import Testing
+
 @testable import AnnounceModel
 
 /// What other applications play (OtherAudioScene, DESIGN §3): other audio playing, calls, and
@@ -13,10 +14,11 @@ import Testing
 
     @Test func announcesOwnAndCorkedStreamsNeverCount() {
         let seen = scene([
-            OtherStream(index: 1, volume: [65536], processID: Self.own, role: "phone", application: "ALSA plug-in [announce]"),
+            OtherStream(
+                index: 1, volume: [65536], processID: Self.own, role: "phone", application: "ALSA plug-in [announce]"),
             OtherStream(index: 2, volume: [65536], processID: 7, role: "announce", application: "another announce"),
             OtherStream(index: 3, volume: [65536], processID: 8, role: "phone", application: "linphone", corked: true),
-            OtherStream(index: 4, volume: [65536], processID: 9, application: "mpv", corked: true),
+            OtherStream(index: 4, volume: [65536], processID: 9, application: "mpv", corked: true)
         ])
         #expect(seen == OtherAudioScene())
         #expect(!seen.isOtherAudioPlaying && seen.call == nil)
@@ -27,17 +29,22 @@ import Testing
             OtherStream(index: 4, volume: [65536], processID: 9, application: "mpv"),
             OtherStream(index: 5, volume: [65536], processID: 10, role: "communication", application: "firefox"),
             OtherStream(index: 6, volume: [65536], processID: 11, role: "phone", application: "linphone"),
-            OtherStream(index: 7, volume: [65536], role: "music"),
+            OtherStream(index: 7, volume: [65536], role: "music")
         ])
-        #expect(seen.playing == ["mpv (pid 9)", "firefox (pid 10, role communication)", "linphone (pid 11, role phone)",
-                                 "stream #7 (role music)"])
+        #expect(
+            seen.playing == [
+                "mpv (pid 9)", "firefox (pid 10, role communication)", "linphone (pid 11, role phone)",
+                "stream #7 (role music)"
+            ])
         #expect(seen.isOtherAudioPlaying)
         #expect(seen.call == "firefox (pid 10, role communication)", "the first in the server's order names it")
     }
 
     @Test func theConfiguredRolesDecideWhatIsACall() {
-        let streams = [OtherStream(index: 1, volume: [65536], processID: 9, role: "phone", application: "linphone"),
-                       OtherStream(index: 2, volume: [65536], processID: 10, role: "alarm", application: "clock")]
+        let streams = [
+            OtherStream(index: 1, volume: [65536], processID: 9, role: "phone", application: "linphone"),
+            OtherStream(index: 2, volume: [65536], processID: 10, role: "alarm", application: "clock")
+        ]
         #expect(scene(streams, roles: ["alarm"]).call == "clock (pid 10, role alarm)")
         #expect(scene(streams, roles: []).call == nil)
         #expect(scene(streams, roles: []).isOtherAudioPlaying)
@@ -71,9 +78,11 @@ import Testing
             switch Int.random(in: 0..<4, using: &generator) {
             case 0:
                 let own = Int.random(in: 0..<5, using: &generator) == 0
-                streams.append(OtherStream(index: next, volume: [65536], processID: own ? Self.own : Int64(next + 100),
-                                           role: roles.randomElement(using: &generator)!, application: "app\(next)",
-                                           corked: Bool.random(using: &generator)))
+                streams.append(
+                    OtherStream(
+                        index: next, volume: [65536], processID: own ? Self.own : Int64(next + 100),
+                        role: roles.randomElement(using: &generator)!, application: "app\(next)",
+                        corked: Bool.random(using: &generator)))
                 next += 1
             case 1 where !streams.isEmpty:
                 streams.remove(at: Int.random(in: 0..<streams.count, using: &generator))
@@ -116,11 +125,16 @@ import Testing
         #expect(UserConfiguration.parse("", name: "c").configuration.interruptingRoles == ["phone", "communication"])
         let set = UserConfiguration.parse("[session]\ninterrupting-roles = Phone, alarm\n", name: "c")
         #expect(set.configuration.interruptingRoles == ["phone", "alarm"] && set.warnings.isEmpty)
-        #expect(UserConfiguration.parse("[session]\ninterrupting-roles = none\n", name: "c").configuration.interruptingRoles == [])
+        #expect(
+            UserConfiguration.parse("[session]\ninterrupting-roles = none\n", name: "c").configuration.interruptingRoles
+                == [])
         let bad = UserConfiguration.parse("[session]\ninterrupting-roles = phone,,x\nringtone = yes\n", name: "c")
         #expect(bad.configuration.interruptingRoles == ["phone", "communication"])
-        #expect(bad.warnings == ["c:2: interrupting-roles must be media roles separated by commas, like phone, communication, or none; not 'phone,,x'",
-                                 "c:3: unknown key 'ringtone' in [session] (known: interrupting-roles)"])
+        #expect(
+            bad.warnings == [
+                "c:2: interrupting-roles must be media roles separated by commas, like phone, communication, or none; not 'phone,,x'",
+                "c:3: unknown key 'ringtone' in [session] (known: interrupting-roles)"
+            ])
     }
 
     @Test func waitIsRefusedForAMixableSession() {

@@ -1,6 +1,7 @@
 import Testing
-@testable import AnnounceModel
+
 @testable import AnnounceBus
+@testable import AnnounceModel
 
 // Expectations written from DESIGN §3, Other players.
 
@@ -46,10 +47,12 @@ import Testing
             .init(unique: ":1.5", name: "org.mpris.MediaPlayer2.vlc"),  // the user played it meanwhile
             .init(unique: ":1.6", name: "org.mpris.MediaPlayer2.spotify"),  // restarted: another connection
             .init(unique: ":1.7", name: "org.mpris.MediaPlayer2.gone"),  // left the bus
-            .init(unique: ":1.8", name: "org.mpris.MediaPlayer2.stopped"),
+            .init(unique: ":1.8", name: "org.mpris.MediaPlayer2.stopped")
         ])
-        let owners = ["org.mpris.MediaPlayer2.mpv": ":1.4", "org.mpris.MediaPlayer2.vlc": ":1.5",
-                      "org.mpris.MediaPlayer2.spotify": ":1.9", "org.mpris.MediaPlayer2.stopped": ":1.8"]
+        let owners = [
+            "org.mpris.MediaPlayer2.mpv": ":1.4", "org.mpris.MediaPlayer2.vlc": ":1.5",
+            "org.mpris.MediaPlayer2.spotify": ":1.9", "org.mpris.MediaPlayer2.stopped": ":1.8"
+        ]
         let statuses: [String: PlaybackStatus] = [":1.4": .paused, ":1.5": .playing, ":1.9": .paused, ":1.8": .stopped]
         #expect(OtherPlayers.adoptable(journal, owners: owners, statuses: statuses) == [":1.4"])
     }
@@ -99,19 +102,24 @@ import Testing
     }
 
     @Test func playingShowsTheMainLaneItem() {
-        let status = DaemonStatus(pid: 1, device: "null", deviceOpen: true, paused: false,
-                                  playing: item("a1", .playing, duration: 2.5), queued: [item("b2", .queued)], scheduled: [])
-        #expect(NowPlaying(status) == NowPlaying(status: .playing, id: "a1", title: "/sounds/a1.wav", duration: 2.5, hasNext: true))
+        let status = DaemonStatus(
+            pid: 1, device: "null", deviceOpen: true, paused: false,
+            playing: item("a1", .playing, duration: 2.5), queued: [item("b2", .queued)], scheduled: [])
+        #expect(
+            NowPlaying(status)
+                == NowPlaying(status: .playing, id: "a1", title: "/sounds/a1.wav", duration: 2.5, hasNext: true))
     }
 
     @Test func aPausedQueueShowsWhatItHolds() {
-        let status = DaemonStatus(pid: 1, device: "null", deviceOpen: false, paused: true, playing: nil,
-                                  queued: [item("b2", .interrupted)], scheduled: [])
+        let status = DaemonStatus(
+            pid: 1, device: "null", deviceOpen: false, paused: true, playing: nil,
+            queued: [item("b2", .interrupted)], scheduled: [])
         #expect(NowPlaying(status) == NowPlaying(status: .paused, id: "b2", title: "/sounds/b2.wav", hasNext: false))
     }
 
     @Test func nothingIsStopped() {
-        let status = DaemonStatus(pid: 1, device: "null", deviceOpen: false, paused: true, playing: nil, queued: [], scheduled: [])
+        let status = DaemonStatus(
+            pid: 1, device: "null", deviceOpen: false, paused: true, playing: nil, queued: [], scheduled: [])
         #expect(NowPlaying(status) == .stopped)
     }
 
@@ -134,7 +142,10 @@ import Testing
     @Test func theEnvironmentWinsThenTheUsersSocket() {
         #expect(SessionBusAddress.find(environment: "unix:path=/tmp/bus") == .found("unix:path=/tmp/bus"))
         // An empty variable is no address; a user with no /run/user directory has no bus there.
-        #expect(SessionBusAddress.find(environment: "", uid: 3_999_999)
-            == .none(reason: "no session bus: DBUS_SESSION_BUS_ADDRESS is not set and /run/user/3999999/bus does not exist"))
+        #expect(
+            SessionBusAddress.find(environment: "", uid: 3_999_999)
+                == .none(
+                    reason:
+                        "no session bus: DBUS_SESSION_BUS_ADDRESS is not set and /run/user/3999999/bus does not exist"))
     }
 }

@@ -1,6 +1,7 @@
 import Testing
-@testable import AnnounceModel
+
 @testable import AnnounceDaemon
+@testable import AnnounceModel
 
 @Suite struct PlayMeterTests {
     @Test func eachQuarterMarkIsAnnouncedOnceAndOnlyGoingForward() {

@@ -1,12 +1,13 @@
 import Foundation
 import Testing
-@testable import AnnounceModel
-@testable import AnnounceSystem
-@testable import AnnounceSources
-@testable import AnnounceOutput
-@testable import AnnounceEngine
-@testable import AnnounceDaemon
+
 @testable import AnnounceClient
+@testable import AnnounceDaemon
+@testable import AnnounceEngine
+@testable import AnnounceModel
+@testable import AnnounceOutput
+@testable import AnnounceSources
+@testable import AnnounceSystem
 
 // A lost wake-up would hang, not fail: the time limit turns it into a failure.
 @Suite(.timeLimit(.minutes(1))) struct PlaybackEngineTests {
@@ -63,11 +64,14 @@ import Testing
     @Test func startAtOrPastTheEndIsAUsageError() {
         let (engine, _) = makeEngine()
         let source = MemorySource(samples: ramp(frames: 480, channels: 1), channels: 1)
-        #expect(throws: AnnounceError.self) { try engine.play(source, options: PlaybackOptions(start: TimeSpan(seconds: 0.01))) }
+        #expect(throws: AnnounceError.self) {
+            try engine.play(source, options: PlaybackOptions(start: TimeSpan(seconds: 0.01)))
+        }
     }
 
     @Test func consecutiveClipsShareTheDeviceWhenTheFormatMatches() throws {
-        let first = ramp(frames: 700, channels: 2), second = ramp(frames: 900, channels: 2).reversed()
+        let first = ramp(frames: 700, channels: 2)
+        let second = ramp(frames: 900, channels: 2).reversed()
         let (engine, outputs) = makeEngine()
         _ = try engine.play(MemorySource(samples: first, channels: 2))
         _ = try engine.play(MemorySource(samples: Array(second), channels: 2))
@@ -97,7 +101,9 @@ import Testing
         let (engine, _) = makeEngine()
         let broken = MemorySource(samples: ramp(frames: 100, channels: 2), channels: 2)
         broken.failFirstRead = true
-        #expect(throws: AnnounceError.undecodable(path: "memory.wav", reason: "broken on purpose")) { try engine.play(broken) }
+        #expect(throws: AnnounceError.undecodable(path: "memory.wav", reason: "broken on purpose")) {
+            try engine.play(broken)
+        }
         let report = try engine.play(MemorySource(samples: ramp(frames: 100, channels: 2), channels: 2))
         #expect(report.framesPlayed == 100)
     }
@@ -120,7 +126,9 @@ import Testing
         let (engine, outputs) = makeEngine()
         let broken = MemorySource(samples: ramp(frames: 48_000, channels: 2), channels: 2)
         broken.failAtRead = 2
-        #expect(throws: AnnounceError.undecodable(path: "memory.wav", reason: "broken on purpose")) { try engine.play(broken) }
+        #expect(throws: AnnounceError.undecodable(path: "memory.wav", reason: "broken on purpose")) {
+            try engine.play(broken)
+        }
         #expect(engine.activePlays == 0)
         let next = ramp(frames: 3_000, channels: 2)
         let report = try engine.play(MemorySource(samples: next, channels: 2))
@@ -183,7 +191,8 @@ import Testing
         _ = try engine.play(MemorySource(samples: ramp(frames: 24_000, channels: 1), channels: 1), control: control) {
             frames.append($0.framesPlayed)
         }
-        let before = frames.filter { $0 < Int64(switchAt) }, after = frames.filter { $0 >= Int64(switchAt) }
+        let before = frames.filter { $0 < Int64(switchAt) }
+        let after = frames.filter { $0 >= Int64(switchAt) }
         #expect(before.count == 1, "at one a second, only the start in the first 250 ms: \(frames)")
         // The switch, then every 100 ms of the remaining 250 ms, and the end (one either way for timing).
         #expect((3...5).contains(after.count), "\(frames)")

@@ -2,13 +2,14 @@ import Foundation
 import Logging
 import Synchronization
 import Testing
-@testable import AnnounceModel
-@testable import AnnounceSystem
-@testable import AnnounceSources
-@testable import AnnounceOutput
-@testable import AnnounceEngine
-@testable import AnnounceDaemon
+
 @testable import AnnounceClient
+@testable import AnnounceDaemon
+@testable import AnnounceEngine
+@testable import AnnounceModel
+@testable import AnnounceOutput
+@testable import AnnounceSources
+@testable import AnnounceSystem
 
 /// The progress cadence as a client sees it, on the in-process daemon with a device paced in real
 /// time (64 frames per 1.33 ms): the engine reports from frames heard, so these take the clips'
@@ -20,12 +21,14 @@ import Testing
     @Test func aClientShowingProgressGetsItTenTimesASecond() throws {
         let clip = try InProcessDaemonTests.writeClip(frames: 28_800)  // 600 ms
         defer { unlink(clip.path) }
-        try InProcessDaemonTests.withDaemon(opens: [], configure: { $0.beforeWrite = { _ in usleep(1_333) } }) { runtime, _ in
+        try InProcessDaemonTests.withDaemon(opens: [], configure: { $0.beforeWrite = { _ in usleep(1_333) } }) {
+            runtime, _ in
             let client = try #require(try DaemonClient.connect(autoStart: false, runtime: runtime))
             let item = ItemRequest(clip: Clip(path: clip.path))
             let ids = try client.call(Request.play(items: [item, item], wait: true, progress: true)).ids ?? []
             try #require(ids.count == 2)
-            var progress: [String: Int] = [:], played = 0
+            var progress: [String: Int] = [:]
+            var played = 0
             while played < 2, let message = try client.next() {
                 guard case .event(let event) = message, let id = event.id else { continue }
                 if event.event == .progress { progress[id, default: 0] += 1 }
@@ -34,7 +37,9 @@ import Testing
             #expect(played == 2)
             for id in ids {
                 // About 6; a loaded machine stretches the play, a flood (one per write) would be ~450.
-                #expect((4...15).contains(progress[id, default: 0]), "\(progress[id, default: 0]) progress events in 600 ms of audio, not about 6")
+                #expect(
+                    (4...15).contains(progress[id, default: 0]),
+                    "\(progress[id, default: 0]) progress events in 600 ms of audio, not about 6")
             }
         }
     }
@@ -42,9 +47,11 @@ import Testing
     /// An `events` listener is not a progress watcher (a desktop may keep one for good): the
     /// unwatched reports still come eight times per clip at least, so it sees every mark.
     @Test func anEventsListenerSeesEveryQuarterOfAShortClip() throws {
-        let clip = try InProcessDaemonTests.writeClip(frames: 38_400)  // 800 ms: at one report a second, 25 and 50 would go by
+        // 800 ms: at one report a second, 25 and 50 would go by
+        let clip = try InProcessDaemonTests.writeClip(frames: 38_400)
         defer { unlink(clip.path) }
-        try InProcessDaemonTests.withDaemon(opens: [], configure: { $0.beforeWrite = { _ in usleep(1_333) } }) { runtime, _ in
+        try InProcessDaemonTests.withDaemon(opens: [], configure: { $0.beforeWrite = { _ in usleep(1_333) } }) {
+            runtime, _ in
             let events = try InProcessDaemonTests.play(clip.path, runtime: runtime)
             let marks = events.filter { $0.event == .progress }.compactMap(\.percent)
             #expect(marks == [25, 50, 75], "\(events.map { "\($0.event)\($0.percent.map { " \($0)%" } ?? "")" })")

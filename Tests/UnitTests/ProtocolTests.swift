@@ -1,5 +1,6 @@
 import Foundation
 import Testing
+
 @testable import AnnounceModel
 
 /// The typed messages on the wire (docs/protocol.md): each request and reply round-trips, the
@@ -32,8 +33,10 @@ import Testing
     }
 
     static let item = ItemRequest(
-        clip: Clip(path: "/abs/file.mp3", device: "plughw:0", extraDevices: ["plughw:1"], gain: 1, pan: 0, loops: 0, start: 1.5,
-                   environment: ["PULSE_SERVER": "unix:/run/user/1000/pulse/native"], seconds: 3),
+        clip: Clip(
+            path: "/abs/file.mp3", device: "plughw:0", extraDevices: ["plughw:1"], gain: 1, pan: 0, loops: 0,
+            start: 1.5,
+            environment: ["PULSE_SERVER": "unix:/run/user/1000/pulse/native"], seconds: 3),
         priority: .high, interrupts: true, onInterrupt: .resume, dropAfter: 0.8, tag: "backup", replace: true,
         at: 1_795_000_000, delay: 30, expire: 600,
         session: AudioSession(category: .multiRoute, options: SessionOptions(duckOthers: true), mode: .voicePrompt),
@@ -42,10 +45,14 @@ import Testing
     /// Every request, each as the version-1 client wrote it (keys sorted; `wait` and `progress` always
     /// written where the op takes them).
     static let requests: [(Request, String)] = [
-        (.play(items: [ItemRequest(clip: Clip(path: "/tmp/a.wav"))], wait: true),
-         #"{"items":[{"clip":{"gain":1,"loops":0,"pan":0,"path":"/tmp/a.wav"}}],"op":"play","progress":false,"v":1,"wait":true}"#),
-        (.alert(AlertRequest(path: "/s/ding.wav", gain: 0.5, ignoreQuiet: true), wait: false),
-         #"{"alert":{"gain":0.5,"ignoreQuiet":true,"path":"/s/ding.wav"},"op":"alert","v":1,"wait":false}"#),
+        (
+            .play(items: [ItemRequest(clip: Clip(path: "/tmp/a.wav"))], wait: true),
+            #"{"items":[{"clip":{"gain":1,"loops":0,"pan":0,"path":"/tmp/a.wav"}}],"op":"play","progress":false,"v":1,"wait":true}"#
+        ),
+        (
+            .alert(AlertRequest(path: "/s/ding.wav", gain: 0.5, ignoreQuiet: true), wait: false),
+            #"{"alert":{"gain":0.5,"ignoreQuiet":true,"path":"/s/ding.wav"},"op":"alert","v":1,"wait":false}"#
+        ),
         (.wait(ids: ["0a0ad6c1de08"], progress: true), #"{"ids":["0a0ad6c1de08"],"op":"wait","progress":true,"v":1}"#),
         (.status, #"{"op":"status","v":1}"#),
         (.skip, #"{"op":"skip","v":1}"#),
@@ -58,7 +65,7 @@ import Testing
         (.events, #"{"op":"events","v":1}"#),
         (.quiet(.on), #"{"op":"quiet","state":"on","v":1}"#),
         (.quiet(.off), #"{"op":"quiet","state":"off","v":1}"#),
-        (.quiet(.until(1_795_030_000)), #"{"op":"quiet","state":"until","until":1795030000,"v":1}"#),
+        (.quiet(.until(1_795_030_000)), #"{"op":"quiet","state":"until","until":1795030000,"v":1}"#)
     ]
 
     @Test func everyRequestIsTheLineVersionOneSentAndReadsBack() throws {
@@ -69,7 +76,8 @@ import Testing
             #expect(try self.request(sent) == request)
             #expect(try object(sent)["v"] as? Int == 1 && object(sent)["op"] as? String == request.operation.rawValue)
         }
-        let play = Request.play(items: [Self.item, ItemRequest(clip: Clip(path: "/b.wav"))], wait: false, progress: true)
+        let play = Request.play(
+            items: [Self.item, ItemRequest(clip: Clip(path: "/b.wav"))], wait: false, progress: true)
         #expect(try request(line(play)) == play)
     }
 
@@ -81,8 +89,10 @@ import Testing
         (.ids([], unknown: ["nothere"]), #"{"ids":[],"ok":true,"unknown":["nothere"],"v":1}"#),
         (.cancelled(unknown: []), #"{"ok":true,"unknown":[],"v":1}"#),
         (.cancelled(unknown: ["nothere"]), #"{"ok":true,"unknown":["nothere"],"v":1}"#),
-        (.failure(64, "malformed request: items[0].clip.path: expected String"),
-         #"{"error":{"code":64,"message":"malformed request: items[0].clip.path: expected String"},"ok":false,"v":1}"#),
+        (
+            .failure(64, "malformed request: items[0].clip.path: expected String"),
+            #"{"error":{"code":64,"message":"malformed request: items[0].clip.path: expected String"},"ok":false,"v":1}"#
+        )
     ]
 
     @Test func everyReplyIsTheLineVersionOneSentAndReadsBack() throws {
@@ -96,12 +106,16 @@ import Testing
             }
             #expect(read == reply)
         }
-        let status = DaemonStatus(pid: 42, device: "null", deviceOpen: false, paused: false,
-                                  playing: ItemStatus(id: "0a0ad6c1de08", state: .playing, path: "/a.wav", priority: .normal, heard: 1.2),
-                                  queued: [], scheduled: [])
+        let status = DaemonStatus(
+            pid: 42, device: "null", deviceOpen: false, paused: false,
+            playing: ItemStatus(id: "0a0ad6c1de08", state: .playing, path: "/a.wav", priority: .normal, heard: 1.2),
+            queued: [], scheduled: [])
         let sent = line(Reply.status(status))
-        #expect(try object(sent)["ok"] as? Bool == true && (object(sent)["status"] as? NSDictionary)?["pid"] as? Int == 42)
-        guard case .reply(let read)? = try DaemonMessage.decode(Array(sent.utf8)) else { throw ProtocolTestError("status") }
+        #expect(
+            try object(sent)["ok"] as? Bool == true && (object(sent)["status"] as? NSDictionary)?["pid"] as? Int == 42)
+        guard case .reply(let read)? = try DaemonMessage.decode(Array(sent.utf8)) else {
+            throw ProtocolTestError("status")
+        }
         #expect(read == .status(status) && read.status == status)
     }
 
@@ -137,7 +151,8 @@ import Testing
 
     private static var protocolDocument: String {
         get throws {
-            let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+            let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+                .deletingLastPathComponent()
             return try String(contentsOf: root.appendingPathComponent("docs/protocol.md"), encoding: .utf8)
         }
     }
@@ -158,10 +173,14 @@ import Testing
         #expect(play.problem == nil)
 
         // The documented ItemRequest, error reply, status and quiet request.
-        let blocks = document.components(separatedBy: "```json\n").dropFirst().map { $0.components(separatedBy: "```")[0] }
+        let blocks = document.components(separatedBy: "```json\n").dropFirst().map {
+            $0.components(separatedBy: "```")[0]
+        }
         let item = try #require(blocks.first { $0.hasPrefix(#"{"clip""#) })
         let decoded = try JSONCoding.decode(ItemRequest.self, from: Array(item.utf8))
-        #expect(decoded.clip.extraDevices == ["plughw:1"] && decoded.session?.category == .multiRoute && decoded.ifBusy == .fail)
+        #expect(
+            decoded.clip.extraDevices == ["plughw:1"] && decoded.session?.category == .multiRoute
+                && decoded.ifBusy == .fail)
         #expect(decoded.problem == nil)
         let error = try #require(blocks.first { $0.hasPrefix(#"{"error""#) })
         guard case .reply(.failure(let failure))? = try DaemonMessage.decode(Array(error.utf8)) else {
@@ -200,14 +219,27 @@ import Testing
         (#"{"v":1,"op":"status","items":7}"#, "malformed request: items: expected Array<Any>"),
         (#"{"v":1,"op":"skip","ids":[1]}"#, "malformed request: ids[0]: expected String"),
         (#"{"v":1,"op":"events","progress":1}"#, "malformed request: progress: expected Bool"),
-        (#"{"v":1,"op":"play","items":[{"clip":{"path":7}}]}"#, "malformed request: items[0].clip.path: expected String"),
+        (
+            #"{"v":1,"op":"play","items":[{"clip":{"path":7}}]}"#,
+            "malformed request: items[0].clip.path: expected String"
+        ),
         (#"{"v":1,"op":"play","items":[{}]}"#, #"malformed request: items[0]: missing "clip""#),
-        (#"{"v":1,"op":"play","items":[{"clip":{"path":"/x.wav","gain":1,"pan":0}}]}"#, #"malformed request: items[0].clip: missing "loops""#),
-        (#"{"v":1,"op":"play","items":[{"clip":{"path":"/x.wav","gain":1e999,"pan":0,"loops":0}}]}"#, "malformed request: not valid JSON"),
-        (#"{"v":1,"op":"play","items":[{"clip":{"path":"/x.wav","gain":1,"pan":0,"loops":0},"priority":"urgent"}]}"#,
-         "malformed request: items[0].priority: invalid value"),
-        (#"{"v":1,"op":"play","items":[{"clip":{"path":"/x.wav","gain":1,"pan":0,"loops":0},"session":{"category":"record"}}]}"#,
-         "malformed request: items[0].session.category: invalid value"),
+        (
+            #"{"v":1,"op":"play","items":[{"clip":{"path":"/x.wav","gain":1,"pan":0}}]}"#,
+            #"malformed request: items[0].clip: missing "loops""#
+        ),
+        (
+            #"{"v":1,"op":"play","items":[{"clip":{"path":"/x.wav","gain":1e999,"pan":0,"loops":0}}]}"#,
+            "malformed request: not valid JSON"
+        ),
+        (
+            #"{"v":1,"op":"play","items":[{"clip":{"path":"/x.wav","gain":1,"pan":0,"loops":0},"priority":"urgent"}]}"#,
+            "malformed request: items[0].priority: invalid value"
+        ),
+        (
+            #"{"v":1,"op":"play","items":[{"clip":{"path":"/x.wav","gain":1,"pan":0,"loops":0},"session":{"category":"record"}}]}"#,
+            "malformed request: items[0].session.category: invalid value"
+        ),
         (#"{"v":1,"op":"play"}"#, "play needs at least one item"),
         (#"{"v":1,"op":"play","items":[]}"#, "play needs at least one item"),
         (#"{"v":1,"op":"cancel"}"#, "cancel needs ids or a tag"),
@@ -216,7 +248,7 @@ import Testing
         (#"{"v":1,"op":"quiet","state":"maybe"}"#, "malformed request: state: invalid value"),
         (#"{"v":1,"op":"quiet","state":"until"}"#, #"quiet until needs an "until" time"#),
         (#"{"v":1,"op":"alert"}"#, #"alert needs an "alert""#),
-        (#"{"v":1,"op":"alert","alert":{}}"#, #"malformed request: alert: missing "path""#),
+        (#"{"v":1,"op":"alert","alert":{}}"#, #"malformed request: alert: missing "path""#)
     ]
 
     @Test func badLinesGetTheRefusalTheyAlwaysGot() {
@@ -237,11 +269,16 @@ import Testing
     @Test func theValuesAreCheckedByTheSharedRules() {
         let good = ItemRequest(clip: Clip(path: "/a.wav"))
         #expect(Request.play(items: [good]).problem == nil)
-        #expect(Request.play(items: [good, ItemRequest(clip: Clip(path: "/a.wav", gain: 20))]).problem
+        #expect(
+            Request.play(items: [good, ItemRequest(clip: Clip(path: "/a.wav", gain: 20))]).problem
                 == "items[1]: gain must be 0 to 16, not 20.0")
         #expect(Request.play(items: Array(repeating: good, count: Limits.maxItemsPerPlay)).problem == nil)
-        #expect(Request.play(items: Array(repeating: good, count: Limits.maxItemsPerPlay + 1)).problem == "at most 1000 items per request")
-        #expect(Request.alert(AlertRequest(path: "rel.wav"), wait: false).problem == "alert: path must be absolute, not rel.wav")
+        #expect(
+            Request.play(items: Array(repeating: good, count: Limits.maxItemsPerPlay + 1)).problem
+                == "at most 1000 items per request")
+        #expect(
+            Request.alert(AlertRequest(path: "rel.wav"), wait: false).problem
+                == "alert: path must be absolute, not rel.wav")
         #expect(Request.status.problem == nil)
     }
 
@@ -253,16 +290,22 @@ import Testing
         #expect(try request(line(keyed)) == keyed)
         #expect(keyed.problem == nil)
         for bad in ["", String(repeating: "a", count: 65), "a b", "é", "a/b", "{"] {
-            #expect(Request.play(PlayRequest(items: [good], key: bad)).problem == "key: 1 to 64 letters, digits, '-' or '_'", "\(bad)")
+            #expect(
+                Request.play(PlayRequest(items: [good], key: bad)).problem
+                    == "key: 1 to 64 letters, digits, '-' or '_'", "\(bad)")
         }
-        #expect(refusal(line(keyed).replacingOccurrences(of: #""key":"8f3a-K_9""#, with: #""key":7"#)) == "malformed request: key: expected String")
+        #expect(
+            refusal(line(keyed).replacingOccurrences(of: #""key":"8f3a-K_9""#, with: #""key":7"#))
+                == "malformed request: key: expected String")
     }
 
     @Test func quietUntilMustLieAheadWithinTheLongestSpan() throws {
         #expect(try QuietRequest.on.setting(at: 100) == .on)
         #expect(try QuietRequest.off.setting(at: 100) == .off(since: 100))
         #expect(try QuietRequest.until(200).setting(at: 100) == .until(200))
-        #expect(throws: AnnounceError.usage("quiet until: the time has already passed")) { try QuietRequest.until(100).setting(at: 100) }
+        #expect(throws: AnnounceError.usage("quiet until: the time has already passed")) {
+            try QuietRequest.until(100).setting(at: 100)
+        }
         #expect(throws: AnnounceError.usage("quiet until: the time is too far ahead")) {
             try QuietRequest.until(100 + TimeSpan.longest.seconds + 1).setting(at: 100)
         }

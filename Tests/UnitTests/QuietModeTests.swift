@@ -1,12 +1,13 @@
 import FoundationEssentials
 import Testing
-@testable import AnnounceModel
-@testable import AnnounceSystem
-@testable import AnnounceSources
-@testable import AnnounceOutput
-@testable import AnnounceEngine
-@testable import AnnounceDaemon
+
 @testable import AnnounceClient
+@testable import AnnounceDaemon
+@testable import AnnounceEngine
+@testable import AnnounceModel
+@testable import AnnounceOutput
+@testable import AnnounceSources
+@testable import AnnounceSystem
 
 // Quiet mode's rules and the config file, on a fake local clock: the local time of day is
 // the epoch time modulo a day (as in UTC), so `at("23:00", day: 1)` reads as it says.
@@ -30,16 +31,18 @@ private func mode(_ setting: QuietSetting? = nil, _ windows: [QuietHours] = []) 
 @Suite struct QuietHoursTests {
     @Test(arguments: [
         ("22:00-07:00", 1320, 420), ("7:30-8:00", 450, 480), (" 12:00 - 13:00 ", 720, 780),
-        ("00:00-24:00", 0, 1440), ("23:59-00:00", 1439, 0), ("22:00:00-07:00", 1320, 420),
+        ("00:00-24:00", 0, 1440), ("23:59-00:00", 1439, 0), ("22:00:00-07:00", 1320, 420)
     ])
     func parses(_ text: String, _ start: Int, _ end: Int) throws {
         let window = try QuietHours(parsing: text)
         #expect(window.start == start && window.end == end)
     }
 
-    @Test(arguments: ["22:00", "25:00-01:00", "12:60-13:00", "10:00-10:00", "a-b", "24:00-01:00", "1:2-3:04",
-                      "12:00-13:00-14:00", "-", "", "12h-13h", "１２:00-13:00",
-                      "22:00:30-07:00", "+7:00-8:00", "7:00-24:00:00"])
+    @Test(arguments: [
+        "22:00", "25:00-01:00", "12:60-13:00", "10:00-10:00", "a-b", "24:00-01:00", "1:2-3:04",
+        "12:00-13:00-14:00", "-", "", "12h-13h", "１２:00-13:00",
+        "22:00:30-07:00", "+7:00-8:00", "7:00-24:00:00"
+    ])
     func refuses(_ text: String) {
         #expect(throws: AnnounceError.self) { try QuietHours(parsing: text) }
     }
@@ -51,7 +54,9 @@ private func mode(_ setting: QuietSetting? = nil, _ windows: [QuietHours] = []) 
 
     @Test func containsStartButNotEnd() throws {
         let day = try QuietHours(parsing: "12:00-13:00")
-        #expect(!day.contains(minute: 719) && day.contains(minute: 720) && day.contains(minute: 779) && !day.contains(minute: 780))
+        #expect(
+            !day.contains(minute: 719) && day.contains(minute: 720) && day.contains(minute: 779)
+                && !day.contains(minute: 780))
         let night = try QuietHours(parsing: "22:00-07:00")
         #expect(night.contains(minute: 1320) && night.contains(minute: 1439) && night.contains(minute: 0))
         #expect(night.contains(minute: 419) && !night.contains(minute: 420) && !night.contains(minute: 1319))
@@ -62,15 +67,19 @@ private func mode(_ setting: QuietSetting? = nil, _ windows: [QuietHours] = []) 
 
 /// The one HH:MM[:SS] parser: quiet hours, `--at` and `quiet until` all read times with it.
 @Suite struct TimeOfDayTests {
-    @Test(arguments: [("7:30", 7, 30, 0), ("07:30", 7, 30, 0), ("0:00", 0, 0, 0), ("23:59", 23, 59, 0),
-                      ("07:30:15", 7, 30, 15), ("23:59:59", 23, 59, 59)])
+    @Test(arguments: [
+        ("7:30", 7, 30, 0), ("07:30", 7, 30, 0), ("0:00", 0, 0, 0), ("23:59", 23, 59, 0),
+        ("07:30:15", 7, 30, 15), ("23:59:59", 23, 59, 59)
+    ])
     func parses(_ text: String, _ hour: Int, _ minute: Int, _ second: Int) throws {
         let time = try #require(TimeOfDay(parsing: text))
         #expect(time.hour == hour && time.minute == minute && time.second == second)
     }
 
-    @Test(arguments: ["24:00", "25:00", "12:60", "12:00:60", "7:5", "7:05:1", "123:00", "07", "07:00:00:00", "",
-                      ":", "+7:00", "-1:00", "07:+5", "7 :30", "07:30 ", "١٢:00", "１２:00", "99999999999999999999:00"])
+    @Test(arguments: [
+        "24:00", "25:00", "12:60", "12:00:60", "7:5", "7:05:1", "123:00", "07", "07:00:00:00", "",
+        ":", "+7:00", "-1:00", "07:+5", "7 :30", "07:30 ", "١٢:00", "１２:00", "99999999999999999999:00"
+    ])
     func refuses(_ text: String) {
         #expect(TimeOfDay(parsing: text) == nil)
     }
@@ -160,8 +169,12 @@ private func mode(_ setting: QuietSetting? = nil, _ windows: [QuietHours] = []) 
             #expect(try JSONDecoder().decode(QuietSetting.self, from: data) == setting)
         }
         #expect(String(decoding: try JSONEncoder().encode(QuietSetting.on), as: UTF8.self) == #"{"state":"on"}"#)
-        #expect(throws: (any Error).self) { try JSONDecoder().decode(QuietSetting.self, from: Data(#"{"state":"until"}"#.utf8)) }
-        #expect(throws: (any Error).self) { try JSONDecoder().decode(QuietSetting.self, from: Data(#"{"state":"loud"}"#.utf8)) }
+        #expect(throws: (any Error).self) {
+            try JSONDecoder().decode(QuietSetting.self, from: Data(#"{"state":"until"}"#.utf8))
+        }
+        #expect(throws: (any Error).self) {
+            try JSONDecoder().decode(QuietSetting.self, from: Data(#"{"state":"loud"}"#.utf8))
+        }
         // A damaged runtime file: `announce quiet` used to trap showing this as local time.
         for json in [#"{"state":"until","until":1e300}"#, #"{"state":"off","since":-1e19}"#] {
             #expect(throws: DecodingError.self) { try JSONDecoder().decode(QuietSetting.self, from: Data(json.utf8)) }
@@ -223,25 +236,34 @@ private func mode(_ setting: QuietSetting? = nil, _ windows: [QuietHours] = []) 
     }
 
     @Test func silenceGapAndLevelSetWhatSkipSilenceCuts() {
-        let (configuration, warnings) = UserConfiguration.parse("silence-gap = 500ms\nsilence-level = -40dB\n", name: "cfg")
+        let (configuration, warnings) = UserConfiguration.parse(
+            "silence-gap = 500ms\nsilence-level = -40dB\n", name: "cfg")
         #expect(warnings.isEmpty, "\(warnings)")
         #expect(configuration.silence == SilenceRule(gap: 0.5, level: -40))
         #expect(UserConfiguration().silence == SilenceRule(gap: 0.3, level: -50), "the documented defaults")
-        let bad = "silence-gap = 20ms\nsilence-gap = 11s\nsilence-gap = soon\nsilence-level = -10dB\nsilence-level = -100\n"
+        let bad =
+            "silence-gap = 20ms\nsilence-gap = 11s\nsilence-gap = soon\nsilence-level = -10dB\nsilence-level = -100\n"
         let (kept, problems) = UserConfiguration.parse(bad, name: "cfg")
         #expect(kept.silence == .default, "a bad value leaves the default")
         #expect(problems.count == 5, "\(problems)")
-        #expect(problems.prefix(3).allSatisfy { $0.contains("silence-gap must be a pause of 50ms to 10s") }, "\(problems)")
-        #expect(problems.suffix(2).allSatisfy { $0.contains("silence-level must be a level in dB from -90 to -20") }, "\(problems)")
+        #expect(
+            problems.prefix(3).allSatisfy { $0.contains("silence-gap must be a pause of 50ms to 10s") }, "\(problems)")
+        #expect(
+            problems.suffix(2).allSatisfy { $0.contains("silence-level must be a level in dB from -90 to -20") },
+            "\(problems)")
     }
 
     @Test func keepOpenIsAGraceOf100msTo1h() {
         #expect(UserConfiguration().keepOpen == 0.1, "the documented default: a grace that writes nothing")
         let (configuration, warnings) = UserConfiguration.parse("keep-open = 10s\n", name: "cfg")
         #expect(warnings.isEmpty && configuration.keepOpen == 10, "\(warnings)")
-        let (kept, problems) = UserConfiguration.parse("keep-open = 50ms\nkeep-open = 2h\nkeep-open = long\n", name: "cfg")
+        let (kept, problems) = UserConfiguration.parse(
+            "keep-open = 50ms\nkeep-open = 2h\nkeep-open = long\n", name: "cfg")
         #expect(kept.keepOpen == 0.1, "a bad value leaves the default")
-        #expect(problems.count == 3 && problems.allSatisfy { $0.contains("keep-open must be a time of 100ms to 1h, like 10s") }, "\(problems)")
+        #expect(
+            problems.count == 3
+                && problems.allSatisfy { $0.contains("keep-open must be a time of 100ms to 1h, like 10s") },
+            "\(problems)")
     }
 
     @Test func emptyTextMeansTheDefaults() {
@@ -263,10 +285,16 @@ private func mode(_ setting: QuietSetting? = nil, _ windows: [QuietHours] = []) 
         let (configuration, warnings) = UserConfiguration.parse(text, name: "/home/u/.config/announce/config")
         #expect(warnings.count == 5, "\(warnings)")
         let prefixes = warnings.map { $0.split(separator: ":").prefix(2).joined(separator: ":") }
-        #expect(prefixes == ["/home/u/.config/announce/config:2", "/home/u/.config/announce/config:3",
-                             "/home/u/.config/announce/config:4", "/home/u/.config/announce/config:5",
-                             "/home/u/.config/announce/config:6"])
-        #expect(warnings[0].hasSuffix("unknown key 'volume' (known: device, loudness, duck-level, quiet-hours, quiet-level, wake-up, keep-open, silence-gap, silence-level, connect-timeout, stall-timeout, reconnect-limit)"))
+        #expect(
+            prefixes == [
+                "/home/u/.config/announce/config:2", "/home/u/.config/announce/config:3",
+                "/home/u/.config/announce/config:4", "/home/u/.config/announce/config:5",
+                "/home/u/.config/announce/config:6"
+            ])
+        #expect(
+            warnings[0].hasSuffix(
+                "unknown key 'volume' (known: device, loudness, duck-level, quiet-hours, quiet-level, wake-up, keep-open, silence-gap, silence-level, connect-timeout, stall-timeout, reconnect-limit)"
+            ))
         #expect(warnings[1].contains("duck-level"))
         #expect(warnings[2].contains("'25:00' is not a time of day"))
         // The good values around the bad ones still count.
@@ -275,7 +303,9 @@ private func mode(_ setting: QuietSetting? = nil, _ windows: [QuietHours] = []) 
         #expect(configuration.quietHours.map(\.description) == ["22:00-07:00"])
     }
 
-    @Test(arguments: [("-12dB", -12.0), ("-12 dB", -12), ("-6db", -6), ("-3", -3), ("0dB", 0), ("-60dB", -60), ("-4.5dB", -4.5)])
+    @Test(arguments: [
+        ("-12dB", -12.0), ("-12 dB", -12), ("-6db", -6), ("-3", -3), ("0dB", 0), ("-60dB", -60), ("-4.5dB", -4.5)
+    ])
     func duckLevels(_ text: String, _ expected: Double) {
         #expect(UserConfiguration.parseDecibels(text) == expected)
     }

@@ -1,25 +1,29 @@
 import Foundation
 import Testing
-@testable import AnnounceModel
-@testable import AnnounceSystem
-@testable import AnnounceSources
-@testable import AnnounceOutput
-@testable import AnnounceEngine
-@testable import AnnounceDaemon
+
 @testable import AnnounceClient
+@testable import AnnounceDaemon
+@testable import AnnounceEngine
+@testable import AnnounceModel
+@testable import AnnounceOutput
+@testable import AnnounceSources
+@testable import AnnounceSystem
 
 @Suite struct ResamplerTests {
     static let conversions = [(44_100, 48_000), (48_000, 44_100), (22_050, 48_000)]
 
     /// Resamples all of `input` (interleaved) in calls of `chunk` frames, then flushes the tail
     /// `finishCapacity` frames at a time. Every call must take its whole chunk.
-    private func resample(_ input: [Float], channels: Int = 1, from inputRate: Int, to outputRate: Int,
-                          chunk: Int? = nil, finishCapacity: Int? = nil) throws -> [Float] {
+    private func resample(
+        _ input: [Float], channels: Int = 1, from inputRate: Int, to outputRate: Int,
+        chunk: Int? = nil, finishCapacity: Int? = nil
+    ) throws -> [Float] {
         let resampler = try Resampler(channels: channels, inputRate: inputRate, outputRate: outputRate)
         return run(resampler, input, chunk: chunk, finishCapacity: finishCapacity)
     }
 
-    private func run(_ resampler: Resampler, _ input: [Float], chunk: Int? = nil, finishCapacity: Int? = nil) -> [Float] {
+    private func run(_ resampler: Resampler, _ input: [Float], chunk: Int? = nil, finishCapacity: Int? = nil) -> [Float]
+    {
         let channels = resampler.channels
         let frames = input.count / channels
         let chunk = max(1, chunk ?? frames)
@@ -30,8 +34,9 @@ import Testing
             var position = 0
             while position < frames {
                 let count = min(chunk, frames - position)
-                let (consumed, produced) = resampler.process(input.baseAddress! + position * channels, frames: count,
-                                                             into: &buffer, capacity: capacity)
+                let (consumed, produced) = resampler.process(
+                    input.baseAddress! + position * channels, frames: count,
+                    into: &buffer, capacity: capacity)
                 #expect(consumed == count, "outputCapacity(forInputFrames: \(count)) too small")
                 if consumed == 0 { return }
                 output += buffer[0..<produced * channels]
@@ -61,11 +66,19 @@ import Testing
 
     /// Least-squares amplitude of the `frequency` component of `samples`.
     private func amplitude(of frequency: Double, in samples: ArraySlice<Float>, rate: Int) -> Double {
-        var ss = 0.0, cc = 0.0, sc = 0.0, ys = 0.0, yc = 0.0
+        var ss = 0.0
+        var cc = 0.0
+        var sc = 0.0
+        var ys = 0.0
+        var yc = 0.0
         for index in samples.indices {
             let phase = 2 * .pi * frequency * Double(index) / Double(rate)
             let (s, c, y) = (sin(phase), cos(phase), Double(samples[index]))
-            ss += s * s; cc += c * c; sc += s * c; ys += y * s; yc += y * c
+            ss += s * s
+            cc += c * c
+            sc += s * c
+            ys += y * s
+            yc += y * c
         }
         let determinant = ss * cc - sc * sc
         let (a, b) = ((ys * cc - yc * sc) / determinant, (yc * ss - ys * sc) / determinant)
@@ -97,7 +110,9 @@ import Testing
         for frames in [1, 2, 100, 12_345, inputRate] {
             let output = try resample([Float](repeating: 0.25, count: frames), from: inputRate, to: outputRate)
             let expected = (Double(frames) * Double(outputRate) / Double(inputRate)).rounded()
-            #expect(abs(Double(output.count) - expected) <= 2, "\(frames) frames at \(inputRate) Hz → \(output.count) at \(outputRate) Hz")
+            #expect(
+                abs(Double(output.count) - expected) <= 2,
+                "\(frames) frames at \(inputRate) Hz → \(output.count) at \(outputRate) Hz")
         }
     }
 
@@ -122,7 +137,9 @@ import Testing
             let output = try resample(input, from: inputRate, to: outputRate)
             let index = try #require(output.firstIndex { $0 >= 0.25 })
             // Interpolated crossing; the first output frame has nothing before it.
-            let crossing = index == 0 ? 0 : Double(index - 1) + Double(0.25 - output[index - 1]) / Double(output[index] - output[index - 1])
+            let crossing =
+                index == 0
+                ? 0 : Double(index - 1) + Double(0.25 - output[index - 1]) / Double(output[index] - output[index - 1])
             #expect(abs(crossing - max(0, Double(onset) - 0.5) * ratio) <= 2, "step at \(onset) crosses at \(crossing)")
         }
         for click in [0, 100, 5_001, frames - 3, frames - 1] {
@@ -141,7 +158,8 @@ import Testing
         let input = (0..<2 * 12_000).map { _ in Float.random(in: -0.5...0.5, using: &generator) }
         let whole = try resample(input, channels: 2, from: inputRate, to: outputRate)
         for chunk in [1, 7, 333, 4_096] {
-            let chunked = try resample(input, channels: 2, from: inputRate, to: outputRate, chunk: chunk, finishCapacity: 1)
+            let chunked = try resample(
+                input, channels: 2, from: inputRate, to: outputRate, chunk: chunk, finishCapacity: 1)
             try #require(chunked.count == whole.count, "chunks of \(chunk)")
             let difference = zip(whole, chunked).map { abs($0 - $1) }.max() ?? 0
             #expect(difference <= 1e-6, "chunks of \(chunk) differ by \(difference)")
@@ -176,8 +194,12 @@ import Testing
         #expect(throws: AnnounceError.self) { try Resampler(channels: 2, inputRate: 0, outputRate: 48_000) }
         #expect(throws: AnnounceError.self) { try Resampler(channels: 2, inputRate: 44_100, outputRate: 0) }
         #expect(throws: AnnounceError.self) { try Resampler(channels: 2, inputRate: 44_100, outputRate: 1 << 40) }
-        #expect(throws: AnnounceError.self) { try Resampler(channels: 2, inputRate: 44_100, outputRate: 48_000, quality: 11) }
-        #expect(throws: AnnounceError.self) { try Resampler(channels: 2, inputRate: 44_100, outputRate: 48_000, quality: -1) }
+        #expect(throws: AnnounceError.self) {
+            try Resampler(channels: 2, inputRate: 44_100, outputRate: 48_000, quality: 11)
+        }
+        #expect(throws: AnnounceError.self) {
+            try Resampler(channels: 2, inputRate: 44_100, outputRate: 48_000, quality: -1)
+        }
         #expect(throws: Never.self) { try Resampler(channels: 2, inputRate: 44_100, outputRate: 48_000) }
     }
 }

@@ -1,11 +1,12 @@
 import Foundation
 import Synchronization
 import Testing
+
+@testable import AnnounceClient
+@testable import AnnounceDaemon
+@testable import AnnounceEngine
 @testable import AnnounceModel
 @testable import AnnounceSystem
-@testable import AnnounceEngine
-@testable import AnnounceDaemon
-@testable import AnnounceClient
 
 /// An item at `--rate 2` interrupted mid-way goes on at the source position it was heard to,
 /// through the daemon in this process (InProcessDaemonTests' scripted device).
@@ -17,17 +18,22 @@ import Testing
     /// The device is lost after 0.65 s heard at 2×, which is 1.3 s of the source (in its third
     /// half second, 300 Hz); the item resumes there: 0.2 s of source, 0.1 s heard, before 600 Hz.
     @Test func anItemAtRateTwoLostMidWayResumesAtTheSourcePositionHeard() throws {
-        let clip = try InProcessDaemonTests.writeClip(frames: 2_400)  // the item's path; what plays comes from `makeSource`
+        // the item's path; what plays comes from `makeSource`
+        let clip = try InProcessDaemonTests.writeClip(frames: 2_400)
         defer { unlink(clip.path) }
         let made = Mutex<[MemorySource]>([])
-        try InProcessDaemonTests.withDaemon(opens: [.works(failAfterFrames: 31_200), .unavailable], makeSource: { _, _, _ in
-            let source = MemorySource(floats: Self.source, channels: 1)
-            made.withLock { $0.append(source) }
-            return source
-        }) { runtime, outputs in
+        try InProcessDaemonTests.withDaemon(
+            opens: [.works(failAfterFrames: 31_200), .unavailable],
+            makeSource: { _, _, _ in
+                let source = MemorySource(floats: Self.source, channels: 1)
+                made.withLock { $0.append(source) }
+                return source
+            }
+        ) { runtime, outputs in
             let client = try #require(try DaemonClient.connect(autoStart: false, runtime: runtime))
             try client.send(Request.events)
-            let request = ItemRequest(clip: Clip(path: clip.path, rate: 2), session: AudioSession(category: .soloAmbient))
+            let request = ItemRequest(
+                clip: Clip(path: clip.path, rate: 2), session: AudioSession(category: .soloAmbient))
             try client.send(Request.play(items: [request], wait: true))
             var events: [Event] = []
             while let message = try client.next() {
@@ -40,7 +46,9 @@ import Testing
             #expect(finished.outcome?.kind == .played, "\(finished)")
             #expect(finished.heard == 4, "the whole source, heard once, in source time: \(finished.heard ?? -1)")
             let starts = events.filter { $0.event == .started }
-            #expect(starts.count == 2 && abs((starts.last?.heard ?? 0) - 1.3) <= 0.02, "resumed at \(starts.last?.heard ?? -1) s")
+            #expect(
+                starts.count == 2 && abs((starts.last?.heard ?? 0) - 1.3) <= 0.02,
+                "resumed at \(starts.last?.heard ?? -1) s")
             // The play that resumed (the one before it found the device unavailable) sought the
             // source to 1.3 s, within the map's 20 ms.
             let seek = try #require(made.withLock { $0.last?.seeks.first })

@@ -1,7 +1,8 @@
 import Foundation
 import Testing
-@testable import AnnounceModel
+
 @testable import AnnounceEngine
+@testable import AnnounceModel
 
 /// `--rate`, `--pitch` and `--skip-silence` over any Source, read as the engine reads it: what
 /// comes out, and where in the source each frame out was.
@@ -23,7 +24,9 @@ import Testing
         var out: [Float] = []
         var buffer = [Float](repeating: 0, count: 8192 * source.format.channels)
         while true {
-            let got = try buffer.withUnsafeMutableBytes { try source.read(into: $0.baseAddress!, frames: 8192, as: .float32) }
+            let got = try buffer.withUnsafeMutableBytes {
+                try source.read(into: $0.baseAddress!, frames: 8192, as: .float32)
+            }
             if got == 0 { return out }
             out += buffer.prefix(got * source.format.channels)
         }
@@ -51,7 +54,9 @@ import Testing
     func tempoChangesTheLengthAndKeepsThePitch(rate: Double) throws {
         let source = MemorySource(floats: Self.tone([(440, 2)]), channels: 1)
         let reshaped = try ReshapedSource.applying(Reshaping(rate: rate), to: source)
-        #expect(reshaped.format.exactSampleFormat == .float32 && reshaped.duration == .exact(96_000), "lengths stay source time")
+        #expect(
+            reshaped.format.exactSampleFormat == .float32 && reshaped.duration == .exact(96_000),
+            "lengths stay source time")
         let out = try Self.readAll(reshaped)
         #expect(abs(Double(out.count) - 96_000 / rate) <= 96_000 / rate * 0.01, "\(out.count) frames")
         // A tone's period is not a whole number of samples (109.09 at 48 kHz): each splice slips
@@ -59,7 +64,8 @@ import Testing
         #expect(abs(Self.frequency(out[...]) - 440) < (rate <= 2 ? 2 : 3), "\(Self.frequency(out[...])) Hz")
         #expect(reshaped.sourceFrames(forRead: Int64(out.count)) == 96_000, "the whole source heard")
         // Within 20 ms, as the map is (aPositionOutMapsToTheSameSoundIn).
-        #expect(abs(reshaped.sourceFrames(forRead: Int64(out.count / 2)) - 48_000) <= 960, "half way out is half way in")
+        #expect(
+            abs(reshaped.sourceFrames(forRead: Int64(out.count / 2)) - 48_000) <= 960, "half way out is half way in")
     }
 
     @Test(arguments: [(12.0, 880.0), (-12, 220), (7, 659.26)])
@@ -67,7 +73,8 @@ import Testing
         let source = MemorySource(floats: Self.tone([(440, 2)]), channels: 1)
         let out = try Self.readAll(try ReshapedSource.applying(Reshaping(semitones: semitones), to: source))
         #expect(abs(out.count - 96_000) <= 240, "\(out.count) frames")
-        #expect(abs(Self.frequency(out[4_800..<91_200]) - expected) < expected * 0.005, "\(Self.frequency(out[...])) Hz")
+        #expect(
+            abs(Self.frequency(out[4_800..<91_200]) - expected) < expected * 0.005, "\(Self.frequency(out[...])) Hz")
     }
 
     /// 0.5 s tone, 1 s pause, 0.5 s tone, 0.5 s trailing silence: the pause is cut to 300 ms,
@@ -83,7 +90,9 @@ import Testing
         #expect(reshaped.sourceFrames(forRead: 0) == 4_801)
         let afterPause = Int64(24_000 + 14_400) - 1  // output frame of the second tone's start
         #expect(abs(reshaped.sourceFrames(forRead: afterPause) - (4_800 + 72_000)) <= 2)
-        #expect(reshaped.sourceFrames(forRead: Int64(out.count)) == Int64(samples.count), "trailing silence counts as heard")
+        #expect(
+            reshaped.sourceFrames(forRead: Int64(out.count)) == Int64(samples.count), "trailing silence counts as heard"
+        )
     }
 
     /// Of a long pause, the latest part plays: the sound after it keeps its own lead-in.
@@ -91,7 +100,8 @@ import Testing
         // A pause of quiet steps (each below -50 dBFS) that say where in it a frame was.
         let pause = (0..<48_000).map { Float($0 / 4_800 + 1) * 1e-4 }
         let samples = Self.tone([(440, 0.1)]) + pause + Self.tone([(440, 0.1)])
-        let reshaped = try ReshapedSource(MemorySource(floats: samples, channels: 1), Reshaping(silence: SilenceRule(gap: 0.1, level: -50)))
+        let reshaped = try ReshapedSource(
+            MemorySource(floats: samples, channels: 1), Reshaping(silence: SilenceRule(gap: 0.1, level: -50)))
         let out = try Self.readAll(reshaped)
         // After the first tone (its leading zero cut): 100 ms held, the last of them the second
         // tone's first sample (a zero, silent too).
@@ -119,17 +129,20 @@ import Testing
     @Test(arguments: [(0.5, 0.0), (2, 0), (4, 0), (8, 0), (1, 12), (2, -7)])
     func aPositionOutMapsToTheSameSoundIn(rate: Double, semitones: Double) throws {
         let parts = (0..<16).map { (frequency: $0 % 2 == 0 ? 300.0 : 600.0, seconds: 0.5) }
-        let reshaped = try ReshapedSource(MemorySource(floats: Self.tone(parts), channels: 1),
-                                          Reshaping(rate: rate, semitones: semitones))
+        let reshaped = try ReshapedSource(
+            MemorySource(floats: Self.tone(parts), channels: 1),
+            Reshaping(rate: rate, semitones: semitones))
         let out = try Self.readAll(reshaped).map(Double.init)
         let shift = pow(2, semitones / 12)
         // 600 Hz louder than 300 Hz in 10 ms windows every 1 ms: the changes, where the side flips.
         let (window, hop) = (480, 48)
-        var changes: [Int] = [], previous: Bool?
+        var changes: [Int] = []
+        var previous: Bool?
         for start in stride(from: 0, to: out.count - window, by: hop) {
             let slice = out[start..<start + window]
             let high = goertzel(600 * shift, slice) > goertzel(300 * shift, slice)
-            if let previous, previous != high { changes.append(start + window / 2 - hop / 2) }  // between the two windows
+            // between the two windows
+            if let previous, previous != high { changes.append(start + window / 2 - hop / 2) }
             previous = high
         }
         try #require(changes.count == 15, "\(changes.count) changes heard")

@@ -1,5 +1,6 @@
-@testable import AnnounceModel
 import Testing
+
+@testable import AnnounceModel
 
 /// Frames a reshaping source gave out, mapped back to source frames: steady at the tempo,
 /// jumping over cut silence, exact where a pass ended.

@@ -1,11 +1,12 @@
-@testable import AnnounceModel
-@testable import AnnounceSystem
-@testable import AnnounceSources
-@testable import AnnounceOutput
-@testable import AnnounceEngine
-@testable import AnnounceDaemon
-@testable import AnnounceClient
 import Testing
+
+@testable import AnnounceClient
+@testable import AnnounceDaemon
+@testable import AnnounceEngine
+@testable import AnnounceModel
+@testable import AnnounceOutput
+@testable import AnnounceSources
+@testable import AnnounceSystem
 
 /// Where a preempted item goes on: heard frames counted over the whole program
 /// (every pass, the first from --start) mapped back to a file offset and passes left.
@@ -39,11 +40,14 @@ import Testing
         #expect(try #require(EngineDriver.resumePoint(of: file, heard: 400, startFrame: 250, loops: 0)) == (650, 0, 0))
         let speech = MemorySource(samples: ramp(frames: 1000, channels: 1), channels: 1, resumption: .sentenceStart)
         speech.sentenceStarts = [300, 600, 900]
-        #expect(try #require(EngineDriver.resumePoint(of: speech, heard: 400, startFrame: 250, loops: 0)) == (600, 0, 50))
-        #expect(try #require(EngineDriver.resumePoint(of: speech, heard: 0, startFrame: 250, loops: 0)) == (250, 0, 0),
-                "a first play starts at --start")
-        let live = MemorySource(samples: ramp(frames: 1000, channels: 1), channels: 1, lengthKnown: false, canSeek: false,
-                                resumption: .liveRejoin)
+        #expect(
+            try #require(EngineDriver.resumePoint(of: speech, heard: 400, startFrame: 250, loops: 0)) == (600, 0, 50))
+        #expect(
+            try #require(EngineDriver.resumePoint(of: speech, heard: 0, startFrame: 250, loops: 0)) == (250, 0, 0),
+            "a first play starts at --start")
+        let live = MemorySource(
+            samples: ramp(frames: 1000, channels: 1), channels: 1, lengthKnown: false, canSeek: false,
+            resumption: .liveRejoin)
         #expect(try #require(EngineDriver.resumePoint(of: live, heard: 48_000, startFrame: 0, loops: 0)) == (0, 0, 0))
     }
 

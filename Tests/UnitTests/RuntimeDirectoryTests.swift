@@ -1,38 +1,44 @@
-@testable import AnnounceModel
-@testable import AnnounceSystem
-@testable import AnnounceSources
-@testable import AnnounceOutput
-@testable import AnnounceEngine
-@testable import AnnounceDaemon
-@testable import AnnounceClient
 import Foundation
 import Testing
+
+@testable import AnnounceClient
+@testable import AnnounceDaemon
+@testable import AnnounceEngine
+@testable import AnnounceModel
+@testable import AnnounceOutput
+@testable import AnnounceSources
+@testable import AnnounceSystem
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 @Suite struct RuntimeDirectoryTests {
     @Test func explicitDirectoryWins() {
-        let path = RuntimeDirectory.defaultPath(environment: { ["ANNOUNCE_RUNTIME_DIR": "/x", "XDG_RUNTIME_DIR": "/run/user/7"][$0] },
-                                                isOwnDirectory: { _ in true })
+        let path = RuntimeDirectory.defaultPath(
+            environment: { ["ANNOUNCE_RUNTIME_DIR": "/x", "XDG_RUNTIME_DIR": "/run/user/7"][$0] },
+            isOwnDirectory: { _ in true })
         #expect(path == "/x")
     }
 
     @Test func xdgRuntimeDirectoryIsUsed() {
-        let path = RuntimeDirectory.defaultPath(environment: { ["XDG_RUNTIME_DIR": "/run/user/7"][$0] },
-                                                isOwnDirectory: { $0 == "/run/user/7" })
+        let path = RuntimeDirectory.defaultPath(
+            environment: { ["XDG_RUNTIME_DIR": "/run/user/7"][$0] },
+            isOwnDirectory: { $0 == "/run/user/7" })
         #expect(path == "/run/user/7/announce")
     }
 
     /// `sudo -u` keeps the caller's XDG_RUNTIME_DIR; a logout leaves a stale one: neither is ours.
     @Test func anXDGRuntimeDirectoryNotOursIsPassedOver() {
-        let path = RuntimeDirectory.defaultPath(environment: { ["XDG_RUNTIME_DIR": "/run/user/1000"][$0] }, isOwnDirectory: { _ in false })
+        let path = RuntimeDirectory.defaultPath(
+            environment: { ["XDG_RUNTIME_DIR": "/run/user/1000"][$0] }, isOwnDirectory: { _ in false })
         #expect(path == "/tmp/announce-\(getuid())")
     }
 
     /// cron has no XDG_RUNTIME_DIR: it must still find the login session's daemon.
     @Test func cronFindsTheLogindDirectory() {
-        let path = RuntimeDirectory.defaultPath(environment: { _ in nil }, isOwnDirectory: { $0 == "/run/user/\(getuid())" })
+        let path = RuntimeDirectory.defaultPath(
+            environment: { _ in nil }, isOwnDirectory: { $0 == "/run/user/\(getuid())" })
         #expect(path == "/run/user/\(getuid())/announce")
     }
 
@@ -58,7 +64,8 @@ import Glibc
     }
 
     @Test func aRelativeXDGRuntimeDirectoryIsIgnored() {
-        let path = RuntimeDirectory.defaultPath(environment: { ["XDG_RUNTIME_DIR": "run"][$0] }, isOwnDirectory: { _ in false })
+        let path = RuntimeDirectory.defaultPath(
+            environment: { ["XDG_RUNTIME_DIR": "run"][$0] }, isOwnDirectory: { _ in false })
         #expect(path == "/tmp/announce-\(getuid())")
     }
 
@@ -66,8 +73,11 @@ import Glibc
         let path = "/tmp/announce-rtd-link-\(getpid())"
         symlink("/tmp", path)
         defer { unlink(path) }
-        #expect(throws: AnnounceError.unavailable(
-            "runtime directory \(path) is a symlink, not a directory; refusing to use it (set ANNOUNCE_RUNTIME_DIR to a private directory of yours)")) {
+        #expect(
+            throws: AnnounceError.unavailable(
+                "runtime directory \(path) is a symlink, not a directory; refusing to use it (set ANNOUNCE_RUNTIME_DIR to a private directory of yours)"
+            )
+        ) {
             try RuntimeDirectory.prepare(path)
         }
     }
@@ -81,7 +91,9 @@ import Glibc
             _ = try RuntimeDirectory.prepare(path)
             Issue.record("a 0750 directory was accepted")
         } catch {
-            #expect(error.description.contains("chmod 700 \(path)") && error.description.contains("ANNOUNCE_RUNTIME_DIR"), "\(error)")
+            #expect(
+                error.description.contains("chmod 700 \(path)") && error.description.contains("ANNOUNCE_RUNTIME_DIR"),
+                "\(error)")
         }
     }
 
@@ -95,7 +107,9 @@ import Glibc
         // The squatted name, stood in for by a path of our own.
         let squatted = home + "/squatted"
         switch kind {
-        case "directory": mkdir(squatted, 0o777); chmod(squatted, 0o777)
+        case "directory":
+            mkdir(squatted, 0o777)
+            chmod(squatted, 0o777)
         case "file": close(open(squatted, O_CREAT | O_WRONLY, 0o644))
         case "fifo": mkfifo(squatted, 0o666)
         default: symlink("/tmp", squatted)

@@ -1,30 +1,34 @@
 import Testing
-@testable import AnnounceModel
-@testable import AnnounceSystem
-@testable import AnnounceSources
-@testable import AnnounceOutput
-@testable import AnnounceEngine
-@testable import AnnounceDaemon
+
 @testable import AnnounceClient
+@testable import AnnounceDaemon
+@testable import AnnounceEngine
+@testable import AnnounceModel
+@testable import AnnounceOutput
+@testable import AnnounceSources
+@testable import AnnounceSystem
 
 // The clock is just the `now` each call gets; tests move it by hand.
 
-private func item(_ id: String, _ priority: Priority = .normal, at arrival: Double = 0, interrupts: Bool = true,
-                  onInterrupt: InterruptAction = .resume, dropAfter: Double = 0.8, tag: String? = nil,
-                  eligibleAt: Double? = nil, expireAfter: Double? = nil) -> QueueItem {
-    QueueItem(id: id, clip: Clip(path: "/sounds/\(id).wav"), priority: priority, interrupts: interrupts,
-              onInterrupt: onInterrupt, dropAfter: dropAfter, tag: tag, arrival: arrival,
-              eligibleAt: eligibleAt, expireAfter: expireAfter)
+private func item(
+    _ id: String, _ priority: Priority = .normal, at arrival: Double = 0, interrupts: Bool = true,
+    onInterrupt: InterruptAction = .resume, dropAfter: Double = 0.8, tag: String? = nil,
+    eligibleAt: Double? = nil, expireAfter: Double? = nil
+) -> QueueItem {
+    QueueItem(
+        id: id, clip: Clip(path: "/sounds/\(id).wav"), priority: priority, interrupts: interrupts,
+        onInterrupt: onInterrupt, dropAfter: dropAfter, tag: tag, arrival: arrival,
+        eligibleAt: eligibleAt, expireAfter: expireAfter)
 }
 
 private func text(_ reason: StopReason) -> String {
     switch reason {
-    case let .preempted(by: id): "preempted by \(id)"
+    case .preempted(by: let id): "preempted by \(id)"
     case .paused: "paused"
-    case let .held(why): "held: \(why)"
+    case .held(let why): "held: \(why)"
     case .skipped: "skipped"
     case .cancelled: "cancelled"
-    case let .replaced(by: id): "replaced by \(id)"
+    case .replaced(by: let id): "replaced by \(id)"
     case .stopped: "stopped"
     }
 }
@@ -33,34 +37,36 @@ private func text(_ reason: StopReason) -> String {
 private func describe(_ effects: [SchedulerEffect]) -> [String] {
     effects.map { effect in
         switch effect {
-        case let .play(item):
+        case .play(let item):
             item.heardFrames > 0 ? "play \(item.id) from \(item.heardFrames)" : "play \(item.id)"
-        case let .persist(item):
+        case .persist(let item):
             "persist \(item.id)"
-        case let .stopPlayback(id, reason):
+        case .stopPlayback(let id, let reason):
             "stop \(id): \(text(reason))"
-        case let .interrupted(item, reason):
+        case .interrupted(let item, let reason):
             "interrupted \(item.id): \(text(reason))"
-        case let .finish(item, outcome):
+        case .finish(let item, let outcome):
             "finish \(item.id): \(outcome.kind.rawValue)" + (outcome.code.map { " \($0)" } ?? "")
                 + (outcome.reason.map { " (\($0))" } ?? "")
         }
     }
 }
 
-private extension Scheduler {
+extension Scheduler {
     /// The playing item ends on its own.
-    mutating func endPlaying(_ end: PlaybackEnd = .finished, heard: Int64 = 0, total: Int64? = nil,
-                             now: Double = 0) -> [String] {
+    fileprivate mutating func endPlaying(
+        _ end: PlaybackEnd = .finished, heard: Int64 = 0, total: Int64? = nil,
+        now: Double = 0
+    ) -> [String] {
         describe(playbackEnded(id: playing?.id ?? "", heardFrames: heard, totalFrames: total, end: end, now: now))
     }
 
-    mutating func add(_ item: QueueItem, replace: Bool = false, now: Double = 0) -> [String] {
+    fileprivate mutating func add(_ item: QueueItem, replace: Bool = false, now: Double = 0) -> [String] {
         describe(enqueue(item, replace: replace, now: now))
     }
 
     /// Plays everything to the end; returns the ids in the order they played.
-    mutating func playAll(now: Double = 0) -> [String] {
+    fileprivate mutating func playAll(now: Double = 0) -> [String] {
         var played: [String] = []
         while let current = playing {
             played.append(current.id)
@@ -76,9 +82,13 @@ private extension Scheduler {
     @Test func aRequestBecomesAnItemWithTheDefaultsAndAPastTimeIsNow() {
         let clip = Clip(path: "/a.wav")
         let plain = QueueItem(request: ItemRequest(clip: clip), id: "a", now: 100)
-        #expect(plain == QueueItem(id: "a", clip: clip, priority: .normal, interrupts: true, onInterrupt: .resume,
-                                   dropAfter: 0.8, arrival: 100))
-        let delayed = QueueItem(request: ItemRequest(clip: clip, priority: .high, delay: 5, expire: 2), id: "b", now: 100)
+        #expect(
+            plain
+                == QueueItem(
+                    id: "a", clip: clip, priority: .normal, interrupts: true, onInterrupt: .resume,
+                    dropAfter: 0.8, arrival: 100))
+        let delayed = QueueItem(
+            request: ItemRequest(clip: clip, priority: .high, delay: 5, expire: 2), id: "b", now: 100)
         #expect(delayed.eligibleAt == 105 && delayed.expiresAt == 107 && delayed.priority == .high)
         let past = QueueItem(request: ItemRequest(clip: clip, at: 99, delay: 5), id: "c", now: 100)
         #expect(past.eligibleAt == nil, "--at wins over --delay; a time already passed is ready at once")
@@ -89,8 +99,10 @@ private extension Scheduler {
     @Test func ordersByPriorityThenArrival() {
         var scheduler = Scheduler()
         #expect(scheduler.pause(now: 0).isEmpty)
-        let arrivals: [(String, Priority)] = [("a", .low), ("b", .normal), ("c", .high), ("d", .critical),
-                                              ("e", .normal), ("f", .low)]
+        let arrivals: [(String, Priority)] = [
+            ("a", .low), ("b", .normal), ("c", .high), ("d", .critical),
+            ("e", .normal), ("f", .low)
+        ]
         for (id, priority) in arrivals {
             #expect(scheduler.add(item(id, priority)) == ["persist \(id)"])
         }
@@ -151,8 +163,9 @@ private extension Scheduler {
         _ = scheduler.add(item("a"))
         var bQueued = item("b", .high, at: 1)
         bQueued.sequence = 2
-        #expect(scheduler.enqueue(item("b", .high, at: 1), now: 1)
-            == [.persist(bQueued), .stopPlayback(id: "a", reason: .preempted(by: "b"))])
+        #expect(
+            scheduler.enqueue(item("b", .high, at: 1), now: 1)
+                == [.persist(bQueued), .stopPlayback(id: "a", reason: .preempted(by: "b"))])
         #expect(scheduler.isStopping)
         #expect(scheduler.playing?.id == "a")
 
@@ -164,8 +177,9 @@ private extension Scheduler {
         aInterrupted.totalFrames = 1000
         var bPlaying = bQueued
         bPlaying.started = true
-        #expect(scheduler.playbackEnded(id: "a", heardFrames: 300, totalFrames: 1000, end: .stopped, now: 2)
-            == [.interrupted(aInterrupted, reason: .preempted(by: "b")), .persist(aInterrupted), .play(bPlaying)])
+        #expect(
+            scheduler.playbackEnded(id: "a", heardFrames: 300, totalFrames: 1000, end: .stopped, now: 2)
+                == [.interrupted(aInterrupted, reason: .preempted(by: "b")), .persist(aInterrupted), .play(bPlaying)])
         #expect(!scheduler.isStopping)
         #expect(scheduler.ready == [aInterrupted])
 
@@ -174,8 +188,9 @@ private extension Scheduler {
         bPlayed.totalFrames = 500
         var aResumed = aInterrupted
         aResumed.interrupted = false
-        #expect(scheduler.playbackEnded(id: "b", heardFrames: 500, totalFrames: 500, end: .finished, now: 3)
-            == [.finish(bPlayed, Outcome(.played)), .play(aResumed)])
+        #expect(
+            scheduler.playbackEnded(id: "b", heardFrames: 500, totalFrames: 500, end: .finished, now: 3)
+                == [.finish(bPlayed, Outcome(.played)), .play(aResumed)])
     }
 
     @Test func noInterruptItemWaitsForThePlayingOne() {
@@ -227,7 +242,7 @@ private extension Scheduler {
         (Int64(850), Int64?.some(1000), ["finish a: dropped (preempted by b after 85% heard)", "play b"]),
         (Int64(5000), Int64?.some(1000), ["finish a: dropped (preempted by b after 100% heard)", "play b"]),
         (Int64(999_999), Int64?.none, ["interrupted a: preempted by b", "persist a", "play b"]),
-        (Int64(999_999), Int64?.some(0), ["interrupted a: preempted by b", "persist a", "play b"]),
+        (Int64(999_999), Int64?.some(0), ["interrupted a: preempted by b", "persist a", "play b"])
     ])
     func dropsAPreemptedItemOnceEnoughWasHeard(heard: Int64, total: Int64?, expected: [String]) {
         var scheduler = Scheduler()
@@ -242,35 +257,44 @@ private extension Scheduler {
         var scheduler = Scheduler()
         _ = scheduler.add(item("a"))
         _ = scheduler.add(item("b", .high))
-        #expect(describe(scheduler.playbackEnded(id: "a", heardFrames: 900, totalFrames: 1000, heardFraction: 0.75,
-                                                 end: .stopped, now: 0)) == ["interrupted a: preempted by b", "persist a", "play b"])
+        #expect(
+            describe(
+                scheduler.playbackEnded(
+                    id: "a", heardFrames: 900, totalFrames: 1000, heardFraction: 0.75,
+                    end: .stopped, now: 0)) == ["interrupted a: preempted by b", "persist a", "play b"])
         _ = scheduler.endPlaying()
         _ = scheduler.add(item("c", .high))
-        #expect(describe(scheduler.playbackEnded(id: "a", heardFrames: 0, totalFrames: nil, heardFraction: 0.8,
-                                                 end: .stopped, now: 0)) == ["finish a: dropped (preempted by c after 80% heard)", "play c"])
+        #expect(
+            describe(
+                scheduler.playbackEnded(
+                    id: "a", heardFrames: 0, totalFrames: nil, heardFraction: 0.8,
+                    end: .stopped, now: 0)) == ["finish a: dropped (preempted by c after 80% heard)", "play c"])
     }
 
     @Test func heardFramesAddUpAcrossPlaysForTheDropRule() {
         var scheduler = Scheduler()
         _ = scheduler.add(item("a", .low))
         _ = scheduler.add(item("b", .normal))
-        #expect(scheduler.endPlaying(.stopped, heard: 500, total: 1000).prefix(2)
-            == ["interrupted a: preempted by b", "persist a"])
+        #expect(
+            scheduler.endPlaying(.stopped, heard: 500, total: 1000).prefix(2)
+                == ["interrupted a: preempted by b", "persist a"])
         _ = scheduler.add(item("c", .high))
         _ = scheduler.endPlaying(.stopped, heard: 10, total: 1000)
         #expect(scheduler.endPlaying() == ["finish c: played", "play b from 10"])
         #expect(scheduler.endPlaying() == ["finish b: played", "play a from 500"])
         _ = scheduler.add(item("d", .high))
-        #expect(scheduler.endPlaying(.stopped, heard: 300, total: 1000)
-            == ["finish a: dropped (preempted by d after 80% heard)", "play d"])
+        #expect(
+            scheduler.endPlaying(.stopped, heard: 300, total: 1000)
+                == ["finish a: dropped (preempted by d after 80% heard)", "play d"])
     }
 
     @Test func onInterruptRestartStartsOver() {
         var scheduler = Scheduler()
         _ = scheduler.add(item("a", onInterrupt: .restart))
         _ = scheduler.add(item("b", .high))
-        #expect(scheduler.endPlaying(.stopped, heard: 300, total: 1000)
-            == ["interrupted a: preempted by b", "persist a", "play b"])
+        #expect(
+            scheduler.endPlaying(.stopped, heard: 300, total: 1000)
+                == ["interrupted a: preempted by b", "persist a", "play b"])
         #expect(scheduler.ready.first?.heardFrames == 0)
         #expect(scheduler.ready.first?.interrupted == true)
         #expect(scheduler.endPlaying() == ["finish b: played", "play a"])
@@ -280,7 +304,8 @@ private extension Scheduler {
         var scheduler = Scheduler()
         _ = scheduler.add(item("a", onInterrupt: .drop))
         _ = scheduler.add(item("b", .high))
-        #expect(scheduler.endPlaying(.stopped, heard: 10, total: 1000) == ["finish a: dropped (preempted by b)", "play b"])
+        #expect(
+            scheduler.endPlaying(.stopped, heard: 10, total: 1000) == ["finish a: dropped (preempted by b)", "play b"])
         #expect(scheduler.count == 1)
     }
 
@@ -293,9 +318,12 @@ private extension Scheduler {
         _ = scheduler.add(item("s1", tag: "status", eligibleAt: 50))
         _ = scheduler.add(item("other", tag: "mail"))
         #expect(scheduler.add(item("q2", tag: "status")) == ["persist q2"])
-        #expect(scheduler.add(item("q3", tag: "status"), replace: true)
-            == ["persist q3", "finish q1: replaced (replaced by q3)", "finish q2: replaced (replaced by q3)",
-                "finish s1: replaced (replaced by q3)"])
+        #expect(
+            scheduler.add(item("q3", tag: "status"), replace: true)
+                == [
+                    "persist q3", "finish q1: replaced (replaced by q3)", "finish q2: replaced (replaced by q3)",
+                    "finish s1: replaced (replaced by q3)"
+                ])
         #expect(scheduler.ready.map(\.id) == ["other", "q3"])
         #expect(scheduler.scheduled.isEmpty)
         #expect(scheduler.nextDeadline == nil)
@@ -305,8 +333,9 @@ private extension Scheduler {
         var scheduler = Scheduler()
         _ = scheduler.add(item("a", tag: "status"))
         #expect(scheduler.add(item("b", tag: "status"), replace: true) == ["persist b", "stop a: replaced by b"])
-        #expect(scheduler.add(item("c", tag: "status"), replace: true)
-            == ["persist c", "finish b: replaced (replaced by c)"])
+        #expect(
+            scheduler.add(item("c", tag: "status"), replace: true)
+                == ["persist c", "finish b: replaced (replaced by c)"])
         #expect(scheduler.endPlaying(.stopped, heard: 10) == ["finish a: replaced (replaced by b)", "play c"])
     }
 
@@ -412,7 +441,8 @@ private extension Scheduler {
         #expect(describe(scheduler.resume(now: 1)) == ["play a"])
         #expect(describe(scheduler.pause(now: 2)) == ["stop a: paused"])
         #expect(scheduler.pause(now: 2).isEmpty)
-        #expect(scheduler.endPlaying(.stopped, heard: 300, total: 1000, now: 2) == ["interrupted a: paused", "persist a"])
+        #expect(
+            scheduler.endPlaying(.stopped, heard: 300, total: 1000, now: 2) == ["interrupted a: paused", "persist a"])
         #expect(scheduler.playing == nil)
         #expect(scheduler.add(item("b", .high), now: 3) == ["persist b"])
         #expect(describe(scheduler.resume(now: 4)) == ["play b"])
@@ -452,8 +482,9 @@ private extension Scheduler {
         _ = scheduler.add(item("b", .low, expireAfter: 5))
         _ = scheduler.add(item("c", .high, interrupts: false))
         _ = scheduler.add(item("s", eligibleAt: 10))
-        #expect(describe(scheduler.clear(now: 1))
-            == ["finish c: cancelled (cleared)", "finish b: cancelled (cleared)", "finish s: cancelled (cleared)"])
+        #expect(
+            describe(scheduler.clear(now: 1))
+                == ["finish c: cancelled (cleared)", "finish b: cancelled (cleared)", "finish s: cancelled (cleared)"])
         #expect(scheduler.playing?.id == "a")
         #expect(!scheduler.isStopping)
         #expect(scheduler.count == 1)
@@ -467,8 +498,9 @@ private extension Scheduler {
         _ = scheduler.add(item("a"))
         _ = scheduler.add(item("b"))
         _ = scheduler.add(item("s", eligibleAt: 10))
-        #expect(describe(scheduler.stop(now: 1))
-            == ["finish b: cancelled (cleared)", "finish s: cancelled (cleared)", "stop a: stopped"])
+        #expect(
+            describe(scheduler.stop(now: 1))
+                == ["finish b: cancelled (cleared)", "finish s: cancelled (cleared)", "stop a: stopped"])
         #expect(scheduler.stop(now: 1).isEmpty)
         #expect(scheduler.endPlaying(.stopped, heard: 10, now: 2) == ["finish a: cancelled (stopped)"])
         #expect(scheduler.count == 0)
@@ -497,8 +529,9 @@ private extension Scheduler {
         _ = scheduler.add(item("b", tag: "t"))
         _ = scheduler.add(item("c", tag: "u"))
         _ = scheduler.add(item("s", tag: "t", eligibleAt: 10))
-        #expect(describe(scheduler.cancel(tag: "t", now: 1))
-            == ["finish b: cancelled (cancelled)", "finish s: cancelled (cancelled)", "stop a: cancelled"])
+        #expect(
+            describe(scheduler.cancel(tag: "t", now: 1))
+                == ["finish b: cancelled (cancelled)", "finish s: cancelled (cancelled)", "stop a: cancelled"])
         #expect(scheduler.cancel(tag: "nothing", now: 1).isEmpty)
         #expect(scheduler.endPlaying(.stopped, heard: 10, now: 2) == ["finish a: cancelled (cancelled)", "play c"])
     }
@@ -533,8 +566,9 @@ private extension Scheduler {
         _ = scheduler.skip(now: 0)
         // It reached its end before the stop took effect.
         #expect(scheduler.endPlaying(.finished) == ["finish a: played", "play b"])
-        #expect(scheduler.endPlaying(.failed(code: 66, message: "cannot open /sounds/b.wav"))
-            == ["finish b: failed 66 (cannot open /sounds/b.wav)", "play c"])
+        #expect(
+            scheduler.endPlaying(.failed(code: 66, message: "cannot open /sounds/b.wav"))
+                == ["finish b: failed 66 (cannot open /sounds/b.wav)", "play c"])
         #expect(scheduler.endPlaying(.stopped, heard: 40) == ["interrupted c: paused", "persist c", "play c from 40"])
         _ = scheduler.endPlaying()
         #expect(scheduler.playbackEnded(id: "c", heardFrames: 1, totalFrames: nil, end: .finished, now: 0).isEmpty)
@@ -550,13 +584,18 @@ private extension Scheduler {
         _ = scheduler.add(item("c", .low))
         #expect(describe(scheduler.resume(now: 1)) == ["play a"])
         // The daemon declines each play it is offered while quiet mode is on.
-        #expect(scheduler.endPlaying(.silenced(reason: "quiet mode"), now: 1)
-            == ["finish a: silenced (quiet mode)", "play b"])
-        #expect(scheduler.endPlaying(.silenced(reason: "quiet mode"), now: 1)
-            == ["finish b: silenced (quiet mode)", "play c"])
+        #expect(
+            scheduler.endPlaying(.silenced(reason: "quiet mode"), now: 1)
+                == ["finish a: silenced (quiet mode)", "play b"])
+        #expect(
+            scheduler.endPlaying(.silenced(reason: "quiet mode"), now: 1)
+                == ["finish b: silenced (quiet mode)", "play c"])
         // A late second report for a silenced item changes nothing.
-        #expect(scheduler.playbackEnded(id: "a", heardFrames: 0, totalFrames: nil,
-                                        end: .silenced(reason: "quiet mode"), now: 1).isEmpty)
+        #expect(
+            scheduler.playbackEnded(
+                id: "a", heardFrames: 0, totalFrames: nil,
+                end: .silenced(reason: "quiet mode"), now: 1
+            ).isEmpty)
         #expect(scheduler.playing?.id == "c")
         #expect(scheduler.endPlaying(now: 2) == ["finish c: played"])
         #expect(scheduler.count == 0 && scheduler.playing == nil)
@@ -566,8 +605,9 @@ private extension Scheduler {
         var scheduler = Scheduler()
         _ = scheduler.add(item("a"))
         #expect(scheduler.add(item("h", .high)) == ["persist h", "stop a: preempted by h"])
-        #expect(scheduler.endPlaying(.stopped, heard: 40, total: 1000)
-            == ["interrupted a: preempted by h", "persist a", "play h"])
+        #expect(
+            scheduler.endPlaying(.stopped, heard: 40, total: 1000)
+                == ["interrupted a: preempted by h", "persist a", "play h"])
         #expect(scheduler.endPlaying() == ["finish h: played", "play a from 40"])
         // Quiet mode came on meanwhile: the resumption is declined, and that is its one outcome.
         #expect(scheduler.endPlaying(.silenced(reason: "quiet mode")) == ["finish a: silenced (quiet mode)"])
@@ -578,8 +618,10 @@ private extension Scheduler {
     // MARK: Restore
 
     @Test func restoresShuffledItemsInOrder() {
-        func restored(_ id: String, _ priority: Priority, sequence: UInt64, eligibleAt: Double? = nil,
-                      heard: Int64 = 0) -> QueueItem {
+        func restored(
+            _ id: String, _ priority: Priority, sequence: UInt64, eligibleAt: Double? = nil,
+            heard: Int64 = 0
+        ) -> QueueItem {
             var restoredItem = item(id, priority, eligibleAt: eligibleAt)
             restoredItem.sequence = sequence
             if heard > 0 {
@@ -596,7 +638,7 @@ private extension Scheduler {
             restored("r3", .normal, sequence: 7, heard: 400),
             restored("r4", .low, sequence: 2),
             restored("r5", .normal, sequence: 4, eligibleAt: 100),
-            restored("r6", .normal, sequence: 9, eligibleAt: 10),
+            restored("r6", .normal, sequence: 9, eligibleAt: 10)
         ]
         var generator = SplitMix64(state: 42)
         var scheduler = Scheduler(restoring: items.shuffled(using: &generator))
@@ -646,22 +688,22 @@ private extension Scheduler {
         mutating func apply(_ effects: [SchedulerEffect]) {
             for effect in effects {
                 switch effect {
-                case let .persist(item):
+                case .persist(let item):
                     if finishes[item.id] != nil { problems.append("persist after finish: \(item.id)") }
                     accepted.insert(item.id)
                     spool[item.id] = item
-                case let .play(item):
+                case .play(let item):
                     if playing != nil { problems.append("play \(item.id) while \(playing ?? "") plays") }
                     if spool[item.id] == nil { problems.append("play of unspooled \(item.id)") }
                     playing = item.id
                     stopRequested = false
-                case let .stopPlayback(id, _):
+                case .stopPlayback(let id, _):
                     if id != playing { problems.append("stop of \(id), not playing") }
                     if stopRequested { problems.append("second stop for \(id)") }
                     stopRequested = true
-                case let .interrupted(item, _):
+                case .interrupted(let item, _):
                     if spool[item.id] == nil { problems.append("interrupted unspooled \(item.id)") }
-                case let .finish(item, _):
+                case .finish(let item, _):
                     finishes[item.id, default: 0] += 1
                     if finishes[item.id, default: 0] > 1 { problems.append("second finish for \(item.id)") }
                     if item.id == playing { problems.append("finish of \(item.id) while it plays") }
@@ -673,16 +715,19 @@ private extension Scheduler {
         /// The daemon reports the end of the play it started.
         mutating func endPlay(_ scheduler: inout Scheduler, generator: inout SplitMix64, now: Double) {
             guard let id = playing else { return }
-            let end: PlaybackEnd = switch Int.random(in: 0..<10, using: &generator) {
-            case 0: .failed(code: 65, message: "corrupt")
-            case 1...3: .finished
-            default: stopRequested ? .stopped : .finished
-            }
+            let end: PlaybackEnd =
+                switch Int.random(in: 0..<10, using: &generator) {
+                case 0: .failed(code: 65, message: "corrupt")
+                case 1...3: .finished
+                default: stopRequested ? .stopped : .finished
+                }
             let total: Int64? = Bool.random(using: &generator) ? 1000 : nil
             playing = nil
             stopRequested = false
-            apply(scheduler.playbackEnded(id: id, heardFrames: Int64.random(in: 0...600, using: &generator),
-                                          totalFrames: total, end: end, now: now))
+            apply(
+                scheduler.playbackEnded(
+                    id: id, heardFrames: Int64.random(in: 0...600, using: &generator),
+                    totalFrames: total, end: end, now: now))
         }
     }
 
@@ -717,14 +762,17 @@ private extension Scheduler {
                         ? now + Double.random(in: -5...20, using: &generator) : nil,
                     expireAfter: Int.random(in: 0..<5, using: &generator) == 0
                         ? Double.random(in: 0...30, using: &generator) : nil)
-                daemon.apply(scheduler.enqueue(newItem, replace: Int.random(in: 0..<3, using: &generator) == 0, now: now))
+                daemon.apply(
+                    scheduler.enqueue(newItem, replace: Int.random(in: 0..<3, using: &generator) == 0, now: now))
             case 30..<45:
                 now += Double.random(in: 0...5, using: &generator)
                 daemon.apply(scheduler.advance(now: now))
             case 45..<62:
                 daemon.endPlay(&scheduler, generator: &generator, now: now)
             case 62..<67:
-                var ids = (0..<Int.random(in: 1...3, using: &generator)).compactMap { _ in issued.randomElement(using: &generator) }
+                var ids = (0..<Int.random(in: 1...3, using: &generator)).compactMap { _ in
+                    issued.randomElement(using: &generator)
+                }
                 ids.append("nope")
                 let live = Set(daemon.spool.keys)
                 let (effects, unknown) = scheduler.cancel(ids: ids, now: now)
@@ -737,7 +785,8 @@ private extension Scheduler {
                 #expect(unknown == expectedUnknown, "step \(step)")
                 daemon.apply(effects)
             case 67..<70:
-                daemon.apply(scheduler.cancel(tag: tags.compactMap { $0 }.randomElement(using: &generator) ?? "t0", now: now))
+                daemon.apply(
+                    scheduler.cancel(tag: tags.compactMap { $0 }.randomElement(using: &generator) ?? "t0", now: now))
             case 70..<74:
                 daemon.apply(scheduler.skip(now: now))
             case 74..<78:
@@ -840,11 +889,17 @@ private extension Scheduler {
             ([.persist(b), .play(b)], ["persist b", "play b"]),
             // A write never passes what could end its item.
             ([.persist(a), .finish(a, .played), .play(b)], ["persist a", "finish a: played", "play b"]),
-            ([.persist(a), .stopPlayback(id: "a", reason: .paused), .play(b)], ["persist a", "stop a: paused", "play b"]),
+            (
+                [.persist(a), .stopPlayback(id: "a", reason: .paused), .play(b)],
+                ["persist a", "stop a: paused", "play b"]
+            ),
             // Without a play, the order is the scheduler's.
-            ([.persist(a), .interrupted(a, reason: .paused), .persist(c)], ["persist a", "interrupted a: paused", "persist c"]),
+            (
+                [.persist(a), .interrupted(a, reason: .paused), .persist(c)],
+                ["persist a", "interrupted a: paused", "persist c"]
+            ),
             // Each play takes only the writes just before it.
-            ([.persist(a), .play(b), .persist(c), .play(a)], ["play b", "persist a", "play a", "persist c"]),
+            ([.persist(a), .play(b), .persist(c), .play(a)], ["play b", "persist a", "play a", "persist c"])
         ]
         for (effects, expected) in cases { #expect(describe(SchedulerEffect.playsFirst(effects)) == expected) }
     }

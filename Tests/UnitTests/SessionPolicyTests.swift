@@ -1,19 +1,21 @@
 import Foundation
 import Testing
-@testable import AnnounceModel
-@testable import AnnounceSystem
-@testable import AnnounceSources
-@testable import AnnounceOutput
-@testable import AnnounceEngine
-@testable import AnnounceDaemon
+
 @testable import AnnounceClient
+@testable import AnnounceDaemon
+@testable import AnnounceEngine
+@testable import AnnounceModel
+@testable import AnnounceOutput
+@testable import AnnounceSources
+@testable import AnnounceSystem
 
 // Expectations here are written out by hand from DESIGN §3 and never computed by the code under test.
 
 /// Every subset of the four options, notify-others included.
 private let allOptions: [SessionOptions] = (0..<16).map { bits in
-    SessionOptions(mixWithOthers: bits & 1 != 0, duckOthers: bits & 2 != 0,
-                   interruptSpokenAudioAndMixWithOthers: bits & 4 != 0, notifyOthersOnDeactivation: bits & 8 != 0)
+    SessionOptions(
+        mixWithOthers: bits & 1 != 0, duckOthers: bits & 2 != 0,
+        interruptSpokenAudioAndMixWithOthers: bits & 4 != 0, notifyOthersOnDeactivation: bits & 8 != 0)
 }
 
 /// One row of DESIGN's category table, spelled out per option.
@@ -36,21 +38,25 @@ private struct CategoryRow {
 
 private let categoryTable: [SessionCategory: CategoryRow] = [
     //                        plain   +mix-with-others  +interrupt-spoken-audio  quiet silences
-    .ambient: CategoryRow(plain: .mixed, withMixWithOthers: .mixed, withInterruptSpokenAudio: .mixed, silencedByQuietMode: true),
-    .soloAmbient: CategoryRow(plain: .main, withMixWithOthers: .main, withInterruptSpokenAudio: .main, silencedByQuietMode: true),
-    .playback: CategoryRow(plain: .main, withMixWithOthers: .mixed, withInterruptSpokenAudio: .mixed, silencedByQuietMode: false),
-    .multiRoute: CategoryRow(plain: .main, withMixWithOthers: .mixed, withInterruptSpokenAudio: .mixed, silencedByQuietMode: false),
+    .ambient: CategoryRow(
+        plain: .mixed, withMixWithOthers: .mixed, withInterruptSpokenAudio: .mixed, silencedByQuietMode: true),
+    .soloAmbient: CategoryRow(
+        plain: .main, withMixWithOthers: .main, withInterruptSpokenAudio: .main, silencedByQuietMode: true),
+    .playback: CategoryRow(
+        plain: .main, withMixWithOthers: .mixed, withInterruptSpokenAudio: .mixed, silencedByQuietMode: false),
+    .multiRoute: CategoryRow(
+        plain: .main, withMixWithOthers: .mixed, withInterruptSpokenAudio: .mixed, silencedByQuietMode: false)
 ]
 
 /// The kinds of stream already active when the new one activates.
 private enum Kind: CaseIterable {
-    case bed          // ambient, default mode: mixes
-    case podcast      // ambient, spoken-audio: mixes
-    case main         // solo-ambient, default mode: the main lane
-    case mainSpoken   // playback, spoken-audio: the main lane
-    case duckingBed   // ambient + duck-others: mixes and ducks
-    case mainDucker   // solo-ambient + duck-others: the main lane, ducks
-    case held         // solo-ambient, already interrupted by a session that is not in the list
+    case bed  // ambient, default mode: mixes
+    case podcast  // ambient, spoken-audio: mixes
+    case main  // solo-ambient, default mode: the main lane
+    case mainSpoken  // playback, spoken-audio: the main lane
+    case duckingBed  // ambient + duck-others: mixes and ducks
+    case mainDucker  // solo-ambient + duck-others: the main lane, ducks
+    case held  // solo-ambient, already interrupted by a session that is not in the list
 
     var session: AudioSession {
         switch self {
@@ -71,17 +77,22 @@ private enum Kind: CaseIterable {
 /// What activating a session does to a stream of each kind:
 /// columns are (new session on the main lane?, new session has --interrupt-spoken-audio?).
 private func interruption(of kind: Kind, newOnMain: Bool, interruptSpoken: Bool) -> InterruptionReason? {
-    let N = InterruptionReason.nonMixableActivation, S = InterruptionReason.spokenAudioInterrupted
-    let table: [Kind: (main: InterruptionReason?, mainSpoken: InterruptionReason?, mixed: InterruptionReason?, mixedSpoken: InterruptionReason?)] = [
-        //             main lane  main+spoken  mixed  mixed+spoken
-        .bed:        (nil,       nil,         nil,   nil),
-        .podcast:    (nil,       S,           nil,   S),
-        .main:       (N,         N,           nil,   nil),
-        .mainSpoken: (N,         N,           nil,   S),
-        .duckingBed: (nil,       nil,         nil,   nil),
-        .mainDucker: (N,         N,           nil,   nil),
-        .held:       (N,         N,           nil,   nil),
-    ]
+    let N = InterruptionReason.nonMixableActivation
+    let S = InterruptionReason.spokenAudioInterrupted
+    let table:
+        [Kind: (
+            main: InterruptionReason?, mainSpoken: InterruptionReason?, mixed: InterruptionReason?,
+            mixedSpoken: InterruptionReason?
+        )] = [
+            //             main lane  main+spoken  mixed  mixed+spoken
+            .bed: (nil, nil, nil, nil),
+            .podcast: (nil, S, nil, S),
+            .main: (N, N, nil, nil),
+            .mainSpoken: (N, N, nil, S),
+            .duckingBed: (nil, nil, nil, nil),
+            .mainDucker: (N, N, nil, nil),
+            .held: (N, N, nil, nil)
+        ]
     let row = table[kind]!
     switch (newOnMain, interruptSpoken) {
     case (true, false): return row.main
@@ -101,7 +112,7 @@ private let backgrounds: [[Kind]] = [
     [.bed, .podcast, .main],
     [.duckingBed, .bed],
     [.mainDucker, .bed, .podcast],
-    [.held, .podcast],
+    [.held, .podcast]
 ]
 
 private func id(_ kind: Kind) -> String { "\(kind)" }
@@ -109,8 +120,9 @@ private func id(_ kind: Kind) -> String { "\(kind)" }
 /// Hand-set initial state: ducked when another kind in the set ducks.
 private func initialStreams(_ kinds: [Kind]) -> [ActiveStream] {
     kinds.map { kind in
-        ActiveStream(id: id(kind), session: kind.session, interruptedBy: kind.alreadyInterrupted ? ["elsewhere"] : [],
-                     ducked: !kind.ducksOthers && kinds.contains { $0 != kind && $0.ducksOthers && !$0.alreadyInterrupted })
+        ActiveStream(
+            id: id(kind), session: kind.session, interruptedBy: kind.alreadyInterrupted ? ["elsewhere"] : [],
+            ducked: !kind.ducksOthers && kinds.contains { $0 != kind && $0.ducksOthers && !$0.alreadyInterrupted })
     }
 }
 
@@ -140,7 +152,7 @@ private func initialStreams(_ kinds: [Kind]) -> [ActiveStream] {
             (.ambient, true, false, true),
             (.soloAmbient, false, true, true),
             (.playback, false, true, false),
-            (.multiRoute, false, true, false),
+            (.multiRoute, false, true, false)
         ]
         for (category, mixes, interrupts, silenced) in rows {
             let session = AudioSession(category: category)
@@ -179,10 +191,15 @@ private func initialStreams(_ kinds: [Kind]) -> [ActiveStream] {
         var expectedInterrupted: [Interruption] = []
         var interruptedByNew: Set<Kind> = []
         for kind in kinds {
-            guard let reason = interruption(of: kind, newOnMain: lane == .main,
-                                            interruptSpoken: session.options.interruptSpokenAudioAndMixWithOthers) else { continue }
+            guard
+                let reason = interruption(
+                    of: kind, newOnMain: lane == .main,
+                    interruptSpoken: session.options.interruptSpokenAudioAndMixWithOthers)
+            else { continue }
             interruptedByNew.insert(kind)
-            if !kind.alreadyInterrupted { expectedInterrupted.append(Interruption(id: id(kind), by: "new", reason: reason)) }
+            if !kind.alreadyInterrupted {
+                expectedInterrupted.append(Interruption(id: id(kind), by: "new", reason: reason))
+            }
         }
         let start = initialStreams(kinds)
         let playingDuckers = kinds.filter { $0.ducksOthers && !$0.alreadyInterrupted && !interruptedByNew.contains($0) }
@@ -192,8 +209,9 @@ private func initialStreams(_ kinds: [Kind]) -> [ActiveStream] {
             if after && !before.ducked { expectedDucking.ducked.append(id(kind)) }
             if !after && before.ducked { expectedDucking.unducked.append(id(kind)) }
         }
-        let expected = PolicyDecision(id: "new", startsDucked: !ducks && !playingDuckers.isEmpty,
-                                      interrupted: expectedInterrupted, ducking: expectedDucking)
+        let expected = PolicyDecision(
+            id: "new", startsDucked: !ducks && !playingDuckers.isEmpty,
+            interrupted: expectedInterrupted, ducking: expectedDucking)
 
         var policy = SessionPolicy(streams: start)
         let decision = policy.activate("new", session: session)
@@ -231,7 +249,8 @@ private func initialStreams(_ kinds: [Kind]) -> [ActiveStream] {
 
     @Test(arguments: [
         ("ambient", SessionCategory.ambient), ("solo-ambient", .soloAmbient), ("soloAmbient", .soloAmbient),
-        ("SOLO_AMBIENT", .soloAmbient), ("playback", .playback), ("multi-route", .multiRoute), ("multiRoute", .multiRoute),
+        ("SOLO_AMBIENT", .soloAmbient), ("playback", .playback), ("multi-route", .multiRoute),
+        ("multiRoute", .multiRoute)
     ])
     func parsesCategories(_ text: String, _ category: SessionCategory) throws {
         #expect(try SessionCategory(parsing: text) == category)
@@ -241,10 +260,12 @@ private func initialStreams(_ kinds: [Kind]) -> [ActiveStream] {
         ("record", "announce only plays: category 'record' needs a microphone"),
         ("play-and-record", "announce only plays: category 'play-and-record' needs a microphone; use 'playback'"),
         ("playAndRecord", "announce only plays: category 'play-and-record' needs a microphone; use 'playback'"),
-        ("audio-processing",
-         "announce only plays: category 'audio-processing' processes audio offline and plays nothing; use 'playback'"),
+        (
+            "audio-processing",
+            "announce only plays: category 'audio-processing' processes audio offline and plays nothing; use 'playback'"
+        ),
         ("loud", "unknown category 'loud'; valid: ambient, solo-ambient, playback, multi-route"),
-        ("", "unknown category ''; valid: ambient, solo-ambient, playback, multi-route"),
+        ("", "unknown category ''; valid: ambient, solo-ambient, playback, multi-route")
     ])
     func refusesCategories(_ text: String, _ message: String) {
         #expect(throws: AnnounceError.usage(message)) { try SessionCategory(parsing: text) }
@@ -266,9 +287,10 @@ private func initialStreams(_ kinds: [Kind]) -> [ActiveStream] {
     }
 
     @Test func codableWithKebabCaseValuesAndDefaults() throws {
-        let session = AudioSession(category: .soloAmbient,
-                                   options: SessionOptions(duckOthers: true, notifyOthersOnDeactivation: false),
-                                   mode: .spokenAudio)
+        let session = AudioSession(
+            category: .soloAmbient,
+            options: SessionOptions(duckOthers: true, notifyOthersOnDeactivation: false),
+            mode: .spokenAudio)
         let json = String(decoding: try JSONEncoder().encode(session), as: UTF8.self)
         #expect(json.contains("\"solo-ambient\""))
         #expect(json.contains("\"spoken-audio\""))
@@ -285,9 +307,10 @@ private func initialStreams(_ kinds: [Kind]) -> [ActiveStream] {
 
     @Test func describesItselfInFlags() {
         #expect(AudioSession().description == "solo-ambient")
-        let session = AudioSession(category: .playback,
-                                   options: SessionOptions(mixWithOthers: true, notifyOthersOnDeactivation: false),
-                                   mode: .spokenAudio)
+        let session = AudioSession(
+            category: .playback,
+            options: SessionOptions(mixWithOthers: true, notifyOthersOnDeactivation: false),
+            mode: .spokenAudio)
         #expect(session.description == "playback (mix-with-others, no-notify-others) spoken-audio")
         #expect(AudioSession(category: .soloAmbient, options: SessionOptions(mixWithOthers: true)).warnings.count == 1)
         #expect(AudioSession(category: .playback, options: SessionOptions(mixWithOthers: true)).warnings.isEmpty)
@@ -297,22 +320,27 @@ private func initialStreams(_ kinds: [Kind]) -> [ActiveStream] {
 
     @Test func duckingAcrossTwoDuckOthersSessionsEndsWithTheLast() {
         var policy = SessionPolicy()
-        let bed = policy.activate("bed", session: AudioSession(category: .ambient, options: SessionOptions(mixWithOthers: true)))
+        let bed = policy.activate(
+            "bed", session: AudioSession(category: .ambient, options: SessionOptions(mixWithOthers: true)))
         #expect(bed == PolicyDecision(id: "bed"))
 
         let first = policy.activate("first", session: AudioSession(options: SessionOptions(duckOthers: true)))
         #expect(first == PolicyDecision(id: "first", ducking: DuckChanges(ducked: ["bed"])))
-        let second = policy.activate("second", session: AudioSession(category: .ambient, options: SessionOptions(duckOthers: true)))
+        let second = policy.activate(
+            "second", session: AudioSession(category: .ambient, options: SessionOptions(duckOthers: true)))
         #expect(second == PolicyDecision(id: "second"), "the bed is already down; duckers stay up")
         #expect(policy.duckers == ["first", "second"])
 
         #expect(policy.deactivate("first") == DeactivationDecision(id: "first"))
         #expect(policy["bed"]?.ducked == true)
-        #expect(policy.deactivate("second") == DeactivationDecision(id: "second", ducking: DuckChanges(unducked: ["bed"])))
-        #expect(policy.deactivate("second") == DeactivationDecision(id: "second"), "a second deactivation changes nothing")
+        #expect(
+            policy.deactivate("second") == DeactivationDecision(id: "second", ducking: DuckChanges(unducked: ["bed"])))
+        #expect(
+            policy.deactivate("second") == DeactivationDecision(id: "second"), "a second deactivation changes nothing")
 
         // A stream that starts under a ducker starts ducked.
-        _ = policy.activate("ducker", session: AudioSession(category: .ambient, options: SessionOptions(duckOthers: true)))
+        _ = policy.activate(
+            "ducker", session: AudioSession(category: .ambient, options: SessionOptions(duckOthers: true)))
         #expect(policy.activate("late", session: AudioSession(category: .ambient)).startsDucked)
     }
 
@@ -320,9 +348,12 @@ private func initialStreams(_ kinds: [Kind]) -> [ActiveStream] {
     func notifyOthersOnDeactivation(_ notify: Bool) {
         var policy = SessionPolicy()
         _ = policy.activate("a", session: AudioSession())
-        let b = policy.activate("b", session: AudioSession(category: .playback,
-                                                          options: SessionOptions(notifyOthersOnDeactivation: notify)),
-                                preempting: "a")
+        let b = policy.activate(
+            "b",
+            session: AudioSession(
+                category: .playback,
+                options: SessionOptions(notifyOthersOnDeactivation: notify)),
+            preempting: "a")
         #expect(b.interrupted == [Interruption(id: "a", by: "b", reason: .preempted)])
         let end = policy.deactivate("b")
         #expect(end.ended == [InterruptionEnd(id: "a", by: "b", shouldResume: notify)])
@@ -341,19 +372,22 @@ private func initialStreams(_ kinds: [Kind]) -> [ActiveStream] {
         _ = policy.activate("music", session: AudioSession(category: .ambient))
         _ = policy.activate("talk", session: AudioSession(category: .playback, mode: .spokenAudio))
         let navSession = AudioSession(
-            category: .playback, options: SessionOptions(interruptSpokenAudioAndMixWithOthers: true), mode: .voicePrompt)
+            category: .playback, options: SessionOptions(interruptSpokenAudioAndMixWithOthers: true), mode: .voicePrompt
+        )
         #expect(navSession.lane == .mixed)
         let nav = policy.activate("nav", session: navSession)
-        #expect(nav.interrupted == [
-            Interruption(id: "podcast", by: "nav", reason: .spokenAudioInterrupted),
-            Interruption(id: "talk", by: "nav", reason: .spokenAudioInterrupted),
-        ])
+        #expect(
+            nav.interrupted == [
+                Interruption(id: "podcast", by: "nav", reason: .spokenAudioInterrupted),
+                Interruption(id: "talk", by: "nav", reason: .spokenAudioInterrupted)
+            ])
         #expect(policy["music"]?.isPlaying == true)
         let end = policy.deactivate("nav")
-        #expect(end.ended == [
-            InterruptionEnd(id: "podcast", by: "nav", shouldResume: true),
-            InterruptionEnd(id: "talk", by: "nav", shouldResume: true),
-        ])
+        #expect(
+            end.ended == [
+                InterruptionEnd(id: "podcast", by: "nav", shouldResume: true),
+                InterruptionEnd(id: "talk", by: "nav", shouldResume: true)
+            ])
         #expect(policy.streams.allSatisfy { $0.isPlaying })
     }
 
@@ -362,7 +396,8 @@ private func initialStreams(_ kinds: [Kind]) -> [ActiveStream] {
         _ = policy.activate("podcast", session: AudioSession(category: .ambient, mode: .spokenAudio))
         let quiet = SessionOptions(interruptSpokenAudioAndMixWithOthers: true, notifyOthersOnDeactivation: false)
         #expect(policy.activate("x", session: AudioSession(category: .ambient, options: quiet)).interrupted.count == 1)
-        let y = policy.activate("y", session: AudioSession(options: SessionOptions(interruptSpokenAudioAndMixWithOthers: true)))
+        let y = policy.activate(
+            "y", session: AudioSession(options: SessionOptions(interruptSpokenAudioAndMixWithOthers: true)))
         #expect(y.interrupted.isEmpty, "already paused: no second interruption-began")
         #expect(policy["podcast"]?.interruptedBy == ["x", "y"])
 
@@ -378,18 +413,26 @@ private func initialStreams(_ kinds: [Kind]) -> [ActiveStream] {
         _ = policy.activate("low", session: AudioSession(options: SessionOptions(duckOthers: true)))
         #expect(policy["bed"]?.ducked == true)
         let high = policy.activate("high", session: AudioSession(category: .playback), preempting: "low")
-        #expect(high == PolicyDecision(id: "high",
-                                       interrupted: [Interruption(id: "low", by: "high", reason: .preempted)],
-                                       ducking: DuckChanges(unducked: ["bed"])))
+        #expect(
+            high
+                == PolicyDecision(
+                    id: "high",
+                    interrupted: [Interruption(id: "low", by: "high", reason: .preempted)],
+                    ducking: DuckChanges(unducked: ["bed"])))
         let end = policy.deactivate("high")
-        #expect(end == DeactivationDecision(id: "high", ended: [InterruptionEnd(id: "low", by: "high", shouldResume: true)],
-                                            ducking: DuckChanges(ducked: ["bed"])))
+        #expect(
+            end
+                == DeactivationDecision(
+                    id: "high", ended: [InterruptionEnd(id: "low", by: "high", shouldResume: true)],
+                    ducking: DuckChanges(ducked: ["bed"])))
     }
 
     @Test func aNewcomerIsNotInterruptedByWhatIsAlreadyActive() {
         var policy = SessionPolicy()
-        _ = policy.activate("nav", session: AudioSession(
-            category: .playback, options: SessionOptions(interruptSpokenAudioAndMixWithOthers: true)))
+        _ = policy.activate(
+            "nav",
+            session: AudioSession(
+                category: .playback, options: SessionOptions(interruptSpokenAudioAndMixWithOthers: true)))
         let podcast = policy.activate("podcast", session: AudioSession(category: .ambient, mode: .spokenAudio))
         #expect(podcast.interrupted.isEmpty)
         #expect(policy["podcast"]?.isPlaying == true)

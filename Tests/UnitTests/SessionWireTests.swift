@@ -1,12 +1,13 @@
 import FoundationEssentials
 import Testing
-@testable import AnnounceModel
-@testable import AnnounceSystem
-@testable import AnnounceSources
-@testable import AnnounceOutput
-@testable import AnnounceEngine
-@testable import AnnounceDaemon
+
 @testable import AnnounceClient
+@testable import AnnounceDaemon
+@testable import AnnounceEngine
+@testable import AnnounceModel
+@testable import AnnounceOutput
+@testable import AnnounceSources
+@testable import AnnounceSystem
 
 /// The session layer on the wire and in the spool: `session`, `duckLevel`, `ifBusy`,
 /// `clip.extraDevices`, op `alert`, event `route-change`; and the JSON written before them.
@@ -39,7 +40,8 @@ import Testing
 
         // Saved again, it carries the session and no longer the old key, and reads back the same.
         let saved = try encoded(item)
-        #expect(saved.contains(#""session":{"category":"playback""#) && !saved.contains(#""category":"playback","clip""#))
+        #expect(
+            saved.contains(#""session":{"category":"playback""#) && !saved.contains(#""category":"playback","clip""#))
         #expect(try decode(QueueItem.self, saved) == item)
     }
 
@@ -64,36 +66,46 @@ import Testing
     }
 
     @Test func sessionWinsOverAnOldCategory() throws {
-        let both = #"{"clip":{"path":"/a.wav","gain":1,"pan":0,"loops":0},"category":"ambient","session":{"category":"playback"}}"#
+        let both =
+            #"{"clip":{"path":"/a.wav","gain":1,"pan":0,"loops":0},"category":"ambient","session":{"category":"playback"}}"#
         #expect(try decode(ItemRequest.self, both).session?.category == .playback)
     }
 
     @Test func theWholeSessionRoundTrips() throws {
-        let session = AudioSession(category: .multiRoute,
-                                   options: SessionOptions(mixWithOthers: true, duckOthers: true,
-                                                           interruptSpokenAudioAndMixWithOthers: true,
-                                                           notifyOthersOnDeactivation: false),
-                                   mode: .voicePrompt)
-        let request = ItemRequest(clip: Clip(path: "/a.wav", device: "hw:0", extraDevices: ["hw:1", "hw:2"]),
-                                  session: session, duckLevel: -20, ifBusy: .fail)
+        let session = AudioSession(
+            category: .multiRoute,
+            options: SessionOptions(
+                mixWithOthers: true, duckOthers: true,
+                interruptSpokenAudioAndMixWithOthers: true,
+                notifyOthersOnDeactivation: false),
+            mode: .voicePrompt)
+        let request = ItemRequest(
+            clip: Clip(path: "/a.wav", device: "hw:0", extraDevices: ["hw:1", "hw:2"]),
+            session: session, duckLevel: -20, ifBusy: .fail)
         let json = try encoded(request)
-        #expect(json == """
-            {"clip":{"device":"hw:0","extraDevices":["hw:1","hw:2"],"gain":1,"loops":0,"pan":0,"path":"/a.wav"},\
-            "duckLevel":-20,"ifBusy":"fail","session":{"category":"multi-route","mode":"voice-prompt","options":\
-            {"duckOthers":true,"interruptSpokenAudioAndMixWithOthers":true,"mixWithOthers":true,\
-            "notifyOthersOnDeactivation":false}}}
-            """)
+        #expect(
+            json == """
+                {"clip":{"device":"hw:0","extraDevices":["hw:1","hw:2"],"gain":1,"loops":0,"pan":0,"path":"/a.wav"},\
+                "duckLevel":-20,"ifBusy":"fail","session":{"category":"multi-route","mode":"voice-prompt","options":\
+                {"duckOthers":true,"interruptSpokenAudioAndMixWithOthers":true,"mixWithOthers":true,\
+                "notifyOthersOnDeactivation":false}}}
+                """)
         #expect(try decode(ItemRequest.self, json) == request)
 
         // The daemon turns the request into a spooled item carrying the same fields.
-        let item = QueueItem(id: "a", clip: request.clip, arrival: 1, session: request.session,
-                             duckLevel: request.duckLevel, ifBusy: request.ifBusy)
+        let item = QueueItem(
+            id: "a", clip: request.clip, arrival: 1, session: request.session,
+            duckLevel: request.duckLevel, ifBusy: request.ifBusy)
         #expect(try decode(QueueItem.self, try encoded(item)) == item)
         #expect(item.audioSession == session)
 
         // Defaults are absent fields; a partial session fills in the rest.
-        #expect(try encoded(ItemRequest(clip: Clip(path: "/a.wav"))) == #"{"clip":{"gain":1,"loops":0,"pan":0,"path":"/a.wav"}}"#)
-        let partial = try decode(ItemRequest.self, #"{"clip":{"path":"/a.wav","gain":1,"pan":0,"loops":0},"session":{"mode":"spoken-audio"}}"#)
+        #expect(
+            try encoded(ItemRequest(clip: Clip(path: "/a.wav")))
+                == #"{"clip":{"gain":1,"loops":0,"pan":0,"path":"/a.wav"}}"#)
+        let partial = try decode(
+            ItemRequest.self,
+            #"{"clip":{"path":"/a.wav","gain":1,"pan":0,"loops":0},"session":{"mode":"spoken-audio"}}"#)
         #expect(partial.session == AudioSession(mode: .spokenAudio))
         #expect(throws: DecodingError.self) {
             try decode(ItemRequest.self, #"{"clip":{"path":"/a.wav","gain":1,"pan":0,"loops":0},"ifBusy":"maybe"}"#)
@@ -116,16 +128,23 @@ import Testing
     @Test func clipDevices() {
         #expect(Clip(path: "/a.wav").devices(default: "default") == ["default"])
         #expect(Clip(path: "/a.wav", device: "hw:0").devices(default: "default") == ["hw:0"])
-        #expect(Clip(path: "/a.wav", device: "hw:0", extraDevices: ["hw:1"]).devices(default: "default") == ["hw:0", "hw:1"])
+        #expect(
+            Clip(path: "/a.wav", device: "hw:0", extraDevices: ["hw:1"]).devices(default: "default") == ["hw:0", "hw:1"]
+        )
         #expect(Clip(path: "/a.wav", extraDevices: ["hw:1"]).devices(default: "null") == ["null", "hw:1"])
     }
 
     @Test func alertRequestAndRouteChange() throws {
-        let request = Request.alert(AlertRequest(path: "/s/ding.wav", gain: 0.5, ignoreQuiet: true, device: "hw:0"), wait: true)
+        let request = Request.alert(
+            AlertRequest(path: "/s/ding.wav", gain: 0.5, ignoreQuiet: true, device: "hw:0"), wait: true)
         let json = try encoded(request)
-        #expect(json == #"{"alert":{"device":"hw:0","gain":0.5,"ignoreQuiet":true,"path":"/s/ding.wav"},"op":"alert","v":1,"wait":true}"#)
+        #expect(
+            json
+                == #"{"alert":{"device":"hw:0","gain":0.5,"ignoreQuiet":true,"path":"/s/ding.wav"},"op":"alert","v":1,"wait":true}"#
+        )
         #expect(try decode(Request.self, json) == request)
-        #expect(try decode(Request.self, #"{"v":1,"op":"alert","alert":{"path":"/a.wav","gain":1}}"#)
+        #expect(
+            try decode(Request.self, #"{"v":1,"op":"alert","alert":{"path":"/a.wav","gain":1}}"#)
                 == .alert(AlertRequest(path: "/a.wav"), wait: false))
 
         let event = Event(.routeChange, time: 1, reason: .oldDeviceUnavailable, device: "hw:1")
@@ -142,14 +161,17 @@ import Testing
 /// What `announce alert` accepts, judged on what the decoder found.
 @Suite struct SystemSoundTests {
     private func info(_ container: Container, _ codec: Codec, seconds: Double = 1) -> AudioFileInfo {
-        AudioFileInfo(container: container, codec: codec, sampleRate: 48000, channels: 1,
-                      frames: Int64(seconds * 48000), exactSampleFormat: .int16)
+        AudioFileInfo(
+            container: container, codec: codec, sampleRate: 48000, channels: 1,
+            frames: Int64(seconds * 48000), exactSampleFormat: .int16)
     }
 
     @Test func linearPCMInWAVCAFAIFFPasses() {
-        for (container, codec) in [(Container.wav, Codec.pcm(bits: 16)), (.wavExtensible, .pcm(bits: 24)), (.rf64, .pcm(bits: 16)),
-                                   (.caf, .pcm(bits: 16)), (.aiff, .pcm(bits: 8)), (.aifc, .float(bits: 32)),
-                                   (.wav, .float(bits: 64)), (.rifx, .pcm(bits: 8, unsigned: true))] {
+        for (container, codec) in [
+            (Container.wav, Codec.pcm(bits: 16)), (.wavExtensible, .pcm(bits: 24)), (.rf64, .pcm(bits: 16)),
+            (.caf, .pcm(bits: 16)), (.aiff, .pcm(bits: 8)), (.aifc, .float(bits: 32)),
+            (.wav, .float(bits: 64)), (.rifx, .pcm(bits: 8, unsigned: true))
+        ] {
             #expect(SystemSound.refusal(of: info(container, codec), path: "a") == nil, "\(container) \(codec)")
         }
         #expect(SystemSound.refusal(of: info(.wav, .pcm(bits: 16), seconds: 30), path: "a") == nil)
@@ -157,34 +179,50 @@ import Testing
 
     @Test func otherFormatsAreRefusedNamingWhatTheyAre() {
         let mp3 = Codec.mpeg(MPEGAudio(version: "1", layer: 3, bitrate: .constant(kbps: 128)))
-        let cases = [(info(.flac, .flac(bits: 16)), "FLAC"), (info(.mp3, mp3), "MP3"),
-                     (info(.ogg, .vorbis), "Ogg Vorbis"), (info(.wav, .imaADPCM), "IMA ADPCM in WAV"),
-                     (info(.wav, .muLaw), "mu-law in WAV"), (info(.caf, .alac(bits: 16)), "ALAC 16-bit in CAF"),
-                     (info(.wave64, .pcm(bits: 16)), "Wave64"), (info(.ogg, .flac(bits: 24)), "Ogg FLAC 24-bit")]
+        let cases = [
+            (info(.flac, .flac(bits: 16)), "FLAC"), (info(.mp3, mp3), "MP3"),
+            (info(.ogg, .vorbis), "Ogg Vorbis"), (info(.wav, .imaADPCM), "IMA ADPCM in WAV"),
+            (info(.wav, .muLaw), "mu-law in WAV"), (info(.caf, .alac(bits: 16)), "ALAC 16-bit in CAF"),
+            (info(.wave64, .pcm(bits: 16)), "Wave64"), (info(.ogg, .flac(bits: 24)), "Ogg FLAC 24-bit")
+        ]
         for (info, kind) in cases {
-            #expect(SystemSound.refusal(of: info, path: "x.snd")
-                    == .undecodable(path: "x.snd", reason: "alerts play PCM WAV, CAF or AIFF; this is \(kind) (use announce play)"))
+            #expect(
+                SystemSound.refusal(of: info, path: "x.snd")
+                    == .undecodable(
+                        path: "x.snd", reason: "alerts play PCM WAV, CAF or AIFF; this is \(kind) (use announce play)"))
         }
     }
 
     /// `announce info` prints these names: they are the ones it always printed.
     @Test func formatNamesAreTheOnesInfoPrints() {
-        #expect([Container.wav, .wavExtensible, .rifx, .nistSphere, .svx8, .psionWVE, .other("libsndfile format 0x99")].map(\.name)
-                == ["WAV", "WAV (extensible)", "WAV (RIFX)", "NIST SPHERE", "8SVX", "Psion WVE", "libsndfile format 0x99"])
-        let codecs: [Codec] = [.pcm(bits: 8, unsigned: true), .float(bits: 64), .flac(bits: nil), .flac(bits: 24), .alac(bits: 20),
-                               .mpeg(nil), .mpeg(MPEGAudio(version: "1", layer: 3, bitrate: .constant(kbps: 128))),
-                               .mpeg(MPEGAudio(version: "2.5", layer: 2, bitrate: .variable)),
-                               .mpeg(MPEGAudio(version: "2", layer: 1, bitrate: .average)), .muLaw, .gsm610, .g723ADPCM]
-        #expect(codecs.map(\.name) == ["PCM 8-bit unsigned", "float 64-bit", "FLAC", "FLAC 24-bit", "ALAC 20-bit", "MPEG audio",
-                                       "MPEG-1 Layer III 128 kbit/s CBR", "MPEG-2.5 Layer II VBR", "MPEG-2 Layer I ABR",
-                                       "mu-law", "GSM 6.10", "G.723 ADPCM"])
+        #expect(
+            [Container.wav, .wavExtensible, .rifx, .nistSphere, .svx8, .psionWVE, .other("libsndfile format 0x99")].map(
+                \.name)
+                == [
+                    "WAV", "WAV (extensible)", "WAV (RIFX)", "NIST SPHERE", "8SVX", "Psion WVE",
+                    "libsndfile format 0x99"
+                ])
+        let codecs: [Codec] = [
+            .pcm(bits: 8, unsigned: true), .float(bits: 64), .flac(bits: nil), .flac(bits: 24), .alac(bits: 20),
+            .mpeg(nil), .mpeg(MPEGAudio(version: "1", layer: 3, bitrate: .constant(kbps: 128))),
+            .mpeg(MPEGAudio(version: "2.5", layer: 2, bitrate: .variable)),
+            .mpeg(MPEGAudio(version: "2", layer: 1, bitrate: .average)), .muLaw, .gsm610, .g723ADPCM
+        ]
+        #expect(
+            codecs.map(\.name) == [
+                "PCM 8-bit unsigned", "float 64-bit", "FLAC", "FLAC 24-bit", "ALAC 20-bit", "MPEG audio",
+                "MPEG-1 Layer III 128 kbit/s CBR", "MPEG-2.5 Layer II VBR", "MPEG-2 Layer I ABR",
+                "mu-law", "GSM 6.10", "G.723 ADPCM"
+            ])
     }
 
     @Test func longerThan30SecondsIsRefused() {
-        #expect(SystemSound.refusal(of: info(.wav, .pcm(bits: 16), seconds: 31.2), path: "long.wav")?.description
+        #expect(
+            SystemSound.refusal(of: info(.wav, .pcm(bits: 16), seconds: 31.2), path: "long.wav")?.description
                 == "long.wav: 31.2 s is longer than an alert's 30 s (use announce play)")
         // Never "30.0 s is longer than 30 s".
-        #expect(SystemSound.refusal(of: info(.wav, .pcm(bits: 16), seconds: 30.01), path: "a")?.description
+        #expect(
+            SystemSound.refusal(of: info(.wav, .pcm(bits: 16), seconds: 30.01), path: "a")?.description
                 == "a: 30.01 s is longer than an alert's 30 s (use announce play)")
         var unknown = info(.wav, .pcm(bits: 16))
         unknown.frames = nil

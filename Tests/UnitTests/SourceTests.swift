@@ -1,11 +1,12 @@
 import Foundation
 import Testing
-@testable import AnnounceModel
-@testable import AnnounceSystem
-@testable import AnnounceSources
-@testable import AnnounceOutput
-@testable import AnnounceEngine
+
 @testable import AnnounceDaemon
+@testable import AnnounceEngine
+@testable import AnnounceModel
+@testable import AnnounceOutput
+@testable import AnnounceSources
+@testable import AnnounceSystem
 
 /// The engine plays any `Source`: these drive it with sources that are not files (known tone,
 /// unknown length, no seeking), as speech renders and streams will be, and check a file's
@@ -47,7 +48,10 @@ import Testing
     @Test func aSourceThatCannotSeekRefusesStartAndLoopsBeforeTheDeviceOpens() throws {
         let source = MemorySource(samples: tone(hertz: 440, frames: 4_800), channels: 1, canSeek: false)
         let (engine, outputs) = makeEngine()
-        #expect(throws: AnnounceError.usage("memory.wav: --start needs a source that can seek; this one plays from its beginning")) {
+        #expect(
+            throws: AnnounceError.usage(
+                "memory.wav: --start needs a source that can seek; this one plays from its beginning")
+        ) {
             try engine.play(source, options: PlaybackOptions(start: TimeSpan(seconds: 0.05)))
         }
         #expect(throws: AnnounceError.usage("memory.wav: --loops needs a source that can seek; this one plays once")) {
@@ -77,8 +81,9 @@ import Testing
         // Resuming is a start at the frame heard: every frame from it, none before, none twice.
         let samples = ramp(frames: 9_600, channels: 2)
         let (engine, outputs) = makeEngine()
-        let report = try engine.play(MemorySource(samples: samples, channels: 2),
-                                     options: PlaybackOptions(start: TimeSpan(seconds: 3_333.0 / 48_000)))
+        let report = try engine.play(
+            MemorySource(samples: samples, channels: 2),
+            options: PlaybackOptions(start: TimeSpan(seconds: 3_333.0 / 48_000)))
         #expect(outputs()[0].int16Samples == Array(samples[(3_333 * 2)...]))
         #expect(report.framesPlayed == Int64(9_600 - 3_333))
     }
@@ -88,8 +93,11 @@ import Testing
         defer { unlink(clip.path) }
         let source = try FileSource(path: clip.path)
         #expect(source.name == clip.path)
-        #expect(source.format == SourceFormat(sampleRate: 48_000, channels: 2, exactSampleFormat: .int16,
-                                              container: .wav, codec: .pcm(bits: 16)))
+        #expect(
+            source.format
+                == SourceFormat(
+                    sampleRate: 48_000, channels: 2, exactSampleFormat: .int16,
+                    container: .wav, codec: .pcm(bits: 16)))
         #expect(source.duration == .exact(4_800) && source.settledDuration() == .exact(4_800))
         #expect(source.canSeek && source.resumption == .exactFrame)
         let (engine, outputs) = makeEngine()
@@ -112,7 +120,7 @@ import Testing
             (.skipped, "damaged data skipped"),
             (.moreStreams, "more than one Ogg stream (chained or multiplexed): only the first plays"),
             (.formatChange, "format changes mid-stream; stopped at the change"),
-            (.stopped("decoding stopped early: bad frame"), "decoding stopped early: bad frame"),
+            (.stopped("decoding stopped early: bad frame"), "decoding stopped early: bad frame")
         ]
         for (damage, words) in cases { #expect(damage.description == words) }
         #expect(cases.map(\.0.isTruncation) == [true, true, false, false, false, false])

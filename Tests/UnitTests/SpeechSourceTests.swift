@@ -1,11 +1,12 @@
-@testable import AnnounceModel
-@testable import AnnounceSystem
-@testable import AnnounceSources
-@testable import AnnounceDaemon
 import Testing
 
+@testable import AnnounceDaemon
+@testable import AnnounceModel
+@testable import AnnounceSources
+@testable import AnnounceSystem
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Sentences, the spoken-text source over the real espeak-ng, and the `[speech]` config section.
@@ -17,7 +18,7 @@ import Glibc
         ("Wait... what?", ["Wait...", "what?"]),
         ("one line\nwrapped here.\n\nNew paragraph", ["one line wrapped here.", "New paragraph"]),
         ("  \n ", []),
-        ("no end mark", ["no end mark"]),
+        ("no end mark", ["no end mark"])
     ])
     func splitsAtSentenceEnds(text: String, expected: [String]) {
         #expect(Sentences.split(text) == expected)
@@ -28,7 +29,7 @@ import Glibc
     @Test(arguments: [
         "word\u{a0}" + String(repeating: "a", count: 700),
         String(repeating: "b", count: 1900),
-        "\u{3000}" + String(repeating: "漢", count: 1300) + "\u{3000}x",
+        "\u{3000}" + String(repeating: "漢", count: 1300) + "\u{3000}x"
     ])
     func alwaysMakesProgress(text: String) {
         let pieces = Sentences.split(text)
@@ -45,7 +46,8 @@ import Glibc
         let text = words.joined(separator: " ") + ", and " + words.joined(separator: " ")
         let pieces = Sentences.split(text)
         #expect(pieces.count > 1 && pieces.allSatisfy { $0.count <= Sentences.maxCharacters })
-        #expect(pieces.joined(separator: " ").split(separator: " ") == text.split(separator: " "), "no word is cut or lost")
+        #expect(
+            pieces.joined(separator: " ").split(separator: " ") == text.split(separator: " "), "no word is cut or lost")
     }
 
     @Test func aLabelShowsNoControlCharacters() {
@@ -53,7 +55,8 @@ import Glibc
     }
 
     @Test func configSpeechSection() {
-        let (configuration, warnings) = UserConfiguration.parse("""
+        let (configuration, warnings) = UserConfiguration.parse(
+            """
             device = null
             [speech]
             engine = flite
@@ -63,10 +66,15 @@ import Glibc
             [zones]
             broker = x
             """, name: "c")
-        #expect(configuration.device == "null" && configuration.speechEngine == .flite && configuration.speechVoice == "slt")
+        #expect(
+            configuration.device == "null" && configuration.speechEngine == .flite && configuration.speechVoice == "slt"
+        )
         #expect(configuration.speechCacheBytes == 8 << 20)
-        #expect(warnings == ["c:6: unknown key 'colour' in [speech] (known: engine, voice, cache-size)",
-                             "c:7: unknown section [zones] (known: [chime], [speech], [download], [session], [mqtt], [system])"])
+        #expect(
+            warnings == [
+                "c:6: unknown key 'colour' in [speech] (known: engine, voice, cache-size)",
+                "c:7: unknown section [zones] (known: [chime], [speech], [download], [session], [mqtt], [system])"
+            ])
     }
 }
 
@@ -78,7 +86,9 @@ struct SpeechSourceTests {
         var samples: [Int16] = []
         var buffer = [Int16](repeating: 0, count: 1000 * source.format.channels)
         while true {
-            let got = try buffer.withUnsafeMutableBytes { raw in try source.read(into: raw.baseAddress!, frames: 1000, as: .int16) }
+            let got = try buffer.withUnsafeMutableBytes { raw in
+                try source.read(into: raw.baseAddress!, frames: 1000, as: .int16)
+            }
             if got == 0 { return samples }
             samples += buffer[0..<(got * source.format.channels)]
         }
@@ -133,9 +143,14 @@ struct SpeechSourceTests {
             var info = stat()
             return stat(directory + "/" + name, &info) == 0 ? total + Int64(info.st_size) : total
         }
-        #expect(total <= 100_000 && entries.count >= 1 && entries.allSatisfy { $0.hasSuffix(".wav") }, "\(entries): \(total) bytes")
-        let last = (try? EngineSetup.find(for: Speech(text: "x"))).flatMap { $0 }.map { SpeechCache.key(speech: Speech(text: "Sentence number 6 is here."), engineBuild: $0.build,
-                                                                      sentence: "Sentence number 6 is here.") }
+        #expect(
+            total <= 100_000 && entries.count >= 1 && entries.allSatisfy { $0.hasSuffix(".wav") },
+            "\(entries): \(total) bytes")
+        let last = (try? EngineSetup.find(for: Speech(text: "x"))).flatMap { $0 }.map {
+            SpeechCache.key(
+                speech: Speech(text: "Sentence number 6 is here."), engineBuild: $0.build,
+                sentence: "Sentence number 6 is here.")
+        }
         #expect(last.flatMap { cache.lookup($0) } != nil, "the newest render is kept")
     }
 }
@@ -153,13 +168,17 @@ struct SpeechSourceTests {
         #expect(standby.secondsLeft(now: clock.now) == nil)
         standby.prepare(executable: "/bin/cat", command: command)
         #expect(standby.secondsLeft(now: clock.now) == EngineStandby.idleSeconds)
-        #expect(standby.take(executable: "/bin/cat", command: SpeechCommand(arguments: ["-u"], output: command.output)) == nil,
-                "another command does not take it")
+        #expect(
+            standby.take(executable: "/bin/cat", command: SpeechCommand(arguments: ["-u"], output: command.output))
+                == nil,
+            "another command does not take it")
         // The one that waits is still there for the right command, and it echoes what it is given.
         let process = try #require(standby.take(executable: "/bin/cat", command: command))
         try process.send(Array("ab".utf8))
         var bytes = [UInt8](repeating: 0, count: 2)
-        #expect(try bytes.withUnsafeMutableBytes { try process.read(into: $0.baseAddress!, count: 2, stallSeconds: 5) } == 2)
+        #expect(
+            try bytes.withUnsafeMutableBytes { try process.read(into: $0.baseAddress!, count: 2, stallSeconds: 5) } == 2
+        )
         #expect(bytes == Array("ab".utf8) && process.wait() == .exited(0))
         // A new one, unused for a minute, is ended.
         standby.prepare(executable: "/bin/cat", command: command)
@@ -168,6 +187,7 @@ struct SpeechSourceTests {
         #expect(standby.secondsLeft(now: clock.now) == 1)
         clock.now += 1
         standby.expire(now: clock.now)
-        #expect(standby.secondsLeft(now: clock.now) == nil && standby.take(executable: "/bin/cat", command: command) == nil)
+        #expect(
+            standby.secondsLeft(now: clock.now) == nil && standby.take(executable: "/bin/cat", command: command) == nil)
     }
 }

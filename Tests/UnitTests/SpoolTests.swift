@@ -1,31 +1,39 @@
-@testable import AnnounceModel
-@testable import AnnounceSystem
-@testable import AnnounceSources
-@testable import AnnounceOutput
-@testable import AnnounceEngine
-@testable import AnnounceDaemon
-@testable import AnnounceClient
 import Foundation
 import Testing
+
+@testable import AnnounceClient
+@testable import AnnounceDaemon
+@testable import AnnounceEngine
+@testable import AnnounceModel
+@testable import AnnounceOutput
+@testable import AnnounceSources
+@testable import AnnounceSystem
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The spool across crashes and a full disk: what a restarted daemon's `load()` finds.
 @Suite(.serialized) struct SpoolTests {
     /// A fresh runtime directory (0700) under `parent`, removed afterwards.
-    private func withRuntime(in parent: String = NSTemporaryDirectory(), _ body: (RuntimeDirectory) throws -> Void) throws {
+    private func withRuntime(in parent: String = NSTemporaryDirectory(), _ body: (RuntimeDirectory) throws -> Void)
+        throws
+    {
         let path = parent + "/announce-spool-test-\(getpid())-\(UInt32.random(in: 0...UInt32.max))"
         let runtime = try RuntimeDirectory.prepare(path)
         defer { try? FileManager.default.removeItem(atPath: path) }
         try body(runtime)
     }
 
-    private func item(_ id: String) -> QueueItem { QueueItem(id: id, clip: Clip(path: "/sounds/\(id).wav"), arrival: 1) }
+    private func item(_ id: String) -> QueueItem {
+        QueueItem(id: id, clip: Clip(path: "/sounds/\(id).wav"), arrival: 1)
+    }
 
     private func finished(_ id: String) -> Event { Event(.finished, time: 2, id: id, outcome: Outcome(.played)) }
 
-    private func entries(_ path: String) -> Set<String> { Set((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? []) }
+    private func entries(_ path: String) -> Set<String> {
+        Set((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [])
+    }
 
     @Test func aRequestInterruptedBeforeItsCommitIsDiscardedOnLoad() throws {
         try withRuntime { runtime in
@@ -99,7 +107,9 @@ import Glibc
             // The daemon dies before the reply: the next one learns the whole request, once.
             let restored = try Spool(runtime: runtime).load()
             #expect(Set(restored.items.map(\.id)) == ["0000000000c1", "0000000000c3"])
-            #expect(restored.committed?.key == "8f3a" && restored.committed?.ids == ["0000000000c3", "0000000000c1", "0000000000c2"])
+            #expect(
+                restored.committed?.key == "8f3a"
+                    && restored.committed?.ids == ["0000000000c3", "0000000000c1", "0000000000c2"])
             #expect(try Spool(runtime: runtime).load().committed == nil)
         }
     }
@@ -110,7 +120,9 @@ import Glibc
             let spool = try Spool(runtime: runtime)
             try spool.save(item("0000000000c1"))
             try FileManager.default.removeItem(atPath: runtime.outcomesPath)
-            #expect(throws: AnnounceError.self) { try spool.finish(item("0000000000c1"), event: finished("0000000000c1")) }
+            #expect(throws: AnnounceError.self) {
+                try spool.finish(item("0000000000c1"), event: finished("0000000000c1"))
+            }
             #expect(entries(runtime.spoolPath).isEmpty)
             #expect(try Spool(runtime: runtime).load().items.isEmpty, "a restart would play it again")
         }
@@ -121,9 +133,13 @@ import Glibc
     func onAFullDiskEnqueueFailsClearlyAndAPlayedItemStillLeaves() throws {
         let mountPoint = NSTemporaryDirectory() + "/announce-full-\(getpid())"
         mkdir(mountPoint, 0o700)
-        try #require(mount("tmpfs", mountPoint, "tmpfs", 0, "size=64k,mode=0700") == 0,
-                     "mount tmpfs: \(String(cString: strerror(errno)))")
-        defer { umount(mountPoint); rmdir(mountPoint) }
+        try #require(
+            mount("tmpfs", mountPoint, "tmpfs", 0, "size=64k,mode=0700") == 0,
+            "mount tmpfs: \(String(cString: strerror(errno)))")
+        defer {
+            umount(mountPoint)
+            rmdir(mountPoint)
+        }
         try withRuntime(in: mountPoint) { runtime in
             let spool = try Spool(runtime: runtime)
             try spool.save(item("0000000000d1"))
@@ -140,7 +156,9 @@ import Glibc
             } catch {
                 #expect("\(error)".contains("No space left on device"), "\(error)")
             }
-            #expect(throws: AnnounceError.self) { try spool.finish(item("0000000000d1"), event: finished("0000000000d1")) }
+            #expect(throws: AnnounceError.self) {
+                try spool.finish(item("0000000000d1"), event: finished("0000000000d1"))
+            }
             #expect(!entries(runtime.spoolPath).contains("0000000000d1.json"), "played: its entry must go")
             #expect(try Spool(runtime: runtime).load().items.isEmpty)
 

@@ -1,11 +1,12 @@
-import Testing
-import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
-import AnnounceSystem
 import AnnounceSources
+import AnnounceSystem
+import Synchronization
+import Testing
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A live stream as a source, over segments a test makes (WAV in pipes), without a network:
 /// segments joined, the --duration counted across plays, a change of format, bytes that are not
@@ -14,8 +15,11 @@ import AnnounceSources
     /// 16-bit mono PCM WAV of `seconds` of a ramp, whole.
     static func wav(seconds: Double, rate: Int = 8000) -> [UInt8] {
         let frames = Int(seconds * Double(rate))
-        func le(_ value: Int, _ bytes: Int) -> [UInt8] { (0..<bytes).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) } }
-        var bytes = Array("RIFF".utf8) + le(36 + frames * 2, 4) + Array("WAVEfmt ".utf8) + le(16, 4) + le(1, 2) + le(1, 2)
+        func le(_ value: Int, _ bytes: Int) -> [UInt8] {
+            (0..<bytes).map { UInt8(truncatingIfNeeded: value >> (8 * $0)) }
+        }
+        var bytes =
+            Array("RIFF".utf8) + le(36 + frames * 2, 4) + Array("WAVEfmt ".utf8) + le(16, 4) + le(1, 2) + le(1, 2)
         bytes += le(rate, 4) + le(rate * 2, 4) + le(2, 2) + le(16, 2) + Array("data".utf8) + le(frames * 2, 4)
         for frame in 0..<frames { bytes += le((frame % 200) * 100 - 10000, 2) }
         return bytes
@@ -31,7 +35,9 @@ import AnnounceSources
         private let stopped = CountingSemaphore()
         private let isStopped = Atomic<Bool>(false)
 
-        init(_ segments: [[UInt8]], failure: AnnounceError? = nil, hang: Bool = false, contentType: String? = "audio/wav") {
+        init(
+            _ segments: [[UInt8]], failure: AnnounceError? = nil, hang: Bool = false, contentType: String? = "audio/wav"
+        ) {
             self.segments = Mutex(segments)
             self.failure = failure
             self.hang = hang
@@ -45,8 +51,9 @@ import AnnounceSources
                 guard pipe(&ends) == 0 else { throw .internal("pipe") }
                 _ = bytes.withUnsafeBytes { write(ends[1], $0.baseAddress, $0.count) }
                 close(ends[1])
-                return LiveSegment(head: Array(bytes.prefix(LiveSegment.headLength)), fd: ends[0], contentType: contentType,
-                                   startsConnection: true)
+                return LiveSegment(
+                    head: Array(bytes.prefix(LiveSegment.headLength)), fd: ends[0], contentType: contentType,
+                    startsConnection: true)
             }
             if let failure { throw failure }
             if hang {
@@ -95,8 +102,13 @@ import AnnounceSources
     }
 
     @Test func aSegmentInAnotherFormatFailsTheStream() throws {
-        let source = try StreamSource(stream: Self.stream, input: FakeInput([Self.wav(seconds: 1), Self.wav(seconds: 1, rate: 16000)]))
-        #expect(throws: AnnounceError.undecodable(path: Self.stream.url, reason: "the stream changed from 8000 Hz mono to 16000 Hz mono; announce plays a stream in one format")) {
+        let source = try StreamSource(
+            stream: Self.stream, input: FakeInput([Self.wav(seconds: 1), Self.wav(seconds: 1, rate: 16000)]))
+        #expect(
+            throws: AnnounceError.undecodable(
+                path: Self.stream.url,
+                reason: "the stream changed from 8000 Hz mono to 16000 Hz mono; announce plays a stream in one format")
+        ) {
             _ = try Self.readAll(source)
         }
     }
@@ -111,7 +123,8 @@ import AnnounceSources
     }
 
     @Test func theReconnectLimitPassingFailsTheReadsAfterTheAudio() throws {
-        let gone = AnnounceError.cannotOpen(path: Self.stream.url, reason: "the stream dropped and did not come back within 2 s")
+        let gone = AnnounceError.cannotOpen(
+            path: Self.stream.url, reason: "the stream dropped and did not come back within 2 s")
         let source = try StreamSource(stream: Self.stream, input: FakeInput([Self.wav(seconds: 1)], failure: gone))
         let block = UnsafeMutablePointer<Float>.allocate(capacity: 8000)
         defer { block.deallocate() }

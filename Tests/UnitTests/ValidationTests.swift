@@ -1,12 +1,13 @@
 import Foundation
 import Testing
-@testable import AnnounceModel
-@testable import AnnounceSystem
-@testable import AnnounceSources
-@testable import AnnounceOutput
-@testable import AnnounceEngine
-@testable import AnnounceDaemon
+
 @testable import AnnounceClient
+@testable import AnnounceDaemon
+@testable import AnnounceEngine
+@testable import AnnounceModel
+@testable import AnnounceOutput
+@testable import AnnounceSources
+@testable import AnnounceSystem
 
 /// Values from the wire or the command line that once trapped the daemon or the
 /// client (a trap in the daemon, replayed from the spool, would crash every restart),
@@ -30,13 +31,29 @@ import Testing
     /// `clip.media` never becomes a path outside the daemon's media directory: only hex names.
     @Test func mediaIsAHexNameAndItsPathALabel() {
         let name = String(repeating: "a1", count: 16)
-        #expect(problem { $0.clip.media = name; $0.clip.path = Clip.stdinLabel } == nil)
+        #expect(
+            problem {
+                $0.clip.media = name
+                $0.clip.path = Clip.stdinLabel
+            } == nil)
         for bad in ["", "../spool/x", ".a1.tmp", "A1", "a/b", String(repeating: "a", count: 65)] {
-            #expect(problem { $0.clip.media = bad } == "media must be 1 to 64 lowercase hex digits, without speech", "\(bad)")
+            #expect(
+                problem { $0.clip.media = bad } == "media must be 1 to 64 lowercase hex digits, without speech",
+                "\(bad)")
         }
-        #expect(problem { $0.clip.media = name; $0.clip.speech = Speech(text: "hi") }?.hasPrefix("media must be") == true)
-        #expect(problem { $0.clip.media = name; $0.clip.path = "stdin\u{0}" }?.contains("NUL") == true)
-        #expect(problem { $0.clip.path = Clip.stdinLabel }?.hasPrefix("path must be absolute") == true, "a label needs media")
+        #expect(
+            problem {
+                $0.clip.media = name
+                $0.clip.speech = Speech(text: "hi")
+            }?.hasPrefix("media must be") == true)
+        #expect(
+            problem {
+                $0.clip.media = name
+                $0.clip.path = "stdin\u{0}"
+            }?.contains("NUL") == true)
+        #expect(
+            problem { $0.clip.path = Clip.stdinLabel }?.hasPrefix("path must be absolute") == true,
+            "a label needs media")
     }
 
     @Test func refusesAbsurdLoopsTimesAndPaths() {
@@ -57,7 +74,8 @@ import Testing
         }
         for pitch in [-12.0, 0, 7.5, 12] { #expect(problem { $0.clip.pitch = pitch } == nil, "\(pitch)") }
         for pitch: Double in [-12.5, 13, .nan, -.infinity] {
-            #expect(problem { $0.clip.pitch = pitch }?.hasPrefix("pitch must be -12 to 12 semitones") == true, "\(pitch)")
+            #expect(
+                problem { $0.clip.pitch = pitch }?.hasPrefix("pitch must be -12 to 12 semitones") == true, "\(pitch)")
         }
     }
 
@@ -77,62 +95,91 @@ import Testing
         #expect(problem { $0.duckLevel = 0 } == nil)
         #expect(problem { $0.duckLevel = -60 } == nil)
         for level: Double in [3, -61, .nan, .infinity, -.infinity] {
-            #expect(problem { $0.duckLevel = level }?.hasPrefix("duckLevel must be -60 to 0 dB") == true,
-                    "\(level)")
+            #expect(
+                problem { $0.duckLevel = level }?.hasPrefix("duckLevel must be -60 to 0 dB") == true,
+                "\(level)")
         }
     }
 
     @Test func devicesForMultiRoute() {
         let multiRoute = AudioSession(category: .multiRoute)
-        #expect(problem {
-            $0.session = multiRoute
-            $0.clip.device = "hw:0"
-            $0.clip.extraDevices = ["hw:1", "hw:2"]
-        } == nil)
+        #expect(
+            problem {
+                $0.session = multiRoute
+                $0.clip.device = "hw:0"
+                $0.clip.extraDevices = ["hw:1", "hw:2"]
+            } == nil)
         // Without a device of its own, the daemon's device comes first.
-        #expect(problem {
-            $0.session = multiRoute
-            $0.clip.extraDevices = ["hw:1"]
-        } == nil)
+        #expect(
+            problem {
+                $0.session = multiRoute
+                $0.clip.extraDevices = ["hw:1"]
+            } == nil)
         #expect(problem { $0.clip.extraDevices = [] } == nil)
         // Extra devices in any other category, the default one included.
         for session in [nil, AudioSession(category: .playback), AudioSession(category: .ambient)] {
-            #expect(problem {
-                $0.session = session
-                $0.clip.device = "hw:0"
-                $0.clip.extraDevices = ["hw:1"]
-            }?.hasPrefix("extraDevices need category multi-route") == true)
+            #expect(
+                problem {
+                    $0.session = session
+                    $0.clip.device = "hw:0"
+                    $0.clip.extraDevices = ["hw:1"]
+                }?.hasPrefix("extraDevices need category multi-route") == true)
         }
         // Eight in all, the daemon's device counted.
         let eight = (1...7).map { "hw:\($0)" }
-        #expect(problem { $0.session = multiRoute; $0.clip.device = "hw:0"; $0.clip.extraDevices = eight } == nil)
-        #expect(problem { $0.session = multiRoute; $0.clip.extraDevices = eight } == nil)
-        #expect(problem { $0.session = multiRoute; $0.clip.extraDevices = eight + ["hw:8"] }?
+        #expect(
+            problem {
+                $0.session = multiRoute
+                $0.clip.device = "hw:0"
+                $0.clip.extraDevices = eight
+            } == nil)
+        #expect(
+            problem {
+                $0.session = multiRoute
+                $0.clip.extraDevices = eight
+            } == nil)
+        #expect(
+            problem {
+                $0.session = multiRoute
+                $0.clip.extraDevices = eight + ["hw:8"]
+            }?
             .hasPrefix("at most 8 devices") == true)
         // Names: none empty, none over 1024 bytes, none twice.
         let long = String(repeating: "x", count: 1025)
         for extra in [[""], [long], ["hw:1", ""]] {
-            #expect(problem { $0.session = multiRoute; $0.clip.extraDevices = extra }
+            #expect(
+                problem {
+                    $0.session = multiRoute
+                    $0.clip.extraDevices = extra
+                }
                     == "device name is empty or too long")
         }
         #expect(problem { $0.clip.device = "" } == "device name is empty or too long")
         #expect(problem { $0.clip.device = long } == "device name is empty or too long")
         #expect(problem { $0.clip.device = String(repeating: "x", count: 1024) } == nil)
-        #expect(problem {
-            $0.session = multiRoute
-            $0.clip.device = "hw:0"
-            $0.clip.extraDevices = ["hw:1", "hw:0"]
-        } == "device hw:0 is given twice")
+        #expect(
+            problem {
+                $0.session = multiRoute
+                $0.clip.device = "hw:0"
+                $0.clip.extraDevices = ["hw:1", "hw:0"]
+            } == "device hw:0 is given twice")
     }
 
     @Test func theDeviceRuleIsOneForClientAndDaemon() {
         // What play's -d options give (device first, the rest extra) and what the daemon reads.
-        #expect(DeviceName.problem(device: "hw:0", extra: ["hw:1"], category: .soloAmbient) == .severalNeedMultiRoute(.soloAmbient))
-        #expect(DeviceName.problem(device: nil, extra: (1...8).map { "hw:\($0)" }, category: .multiRoute) == .tooMany(9))
+        #expect(
+            DeviceName.problem(device: "hw:0", extra: ["hw:1"], category: .soloAmbient)
+                == .severalNeedMultiRoute(.soloAmbient))
+        #expect(
+            DeviceName.problem(device: nil, extra: (1...8).map { "hw:\($0)" }, category: .multiRoute) == .tooMany(9))
         #expect(DeviceName.problem(device: "hw:0", extra: ["hw:0"], category: .multiRoute) == .givenTwice("hw:0"))
         #expect(DeviceName.problem(device: "", extra: [], category: .multiRoute) == .emptyName)
-        #expect(DeviceName.problem(device: "file:out.wav", extra: [], category: .soloAmbient) == .relativeFile("file:out.wav"))
-        #expect(DeviceName.problem(device: "file:out.wav", extra: [], category: .soloAmbient, relativeFileAllowed: true) == nil)
+        #expect(
+            DeviceName.problem(device: "file:out.wav", extra: [], category: .soloAmbient)
+                == .relativeFile("file:out.wav"))
+        #expect(
+            DeviceName.problem(device: "file:out.wav", extra: [], category: .soloAmbient, relativeFileAllowed: true)
+                == nil)
         #expect(DeviceProblem.tooMany(9).description == "at most 8 devices, not 9")
     }
 
@@ -154,8 +201,14 @@ import Testing
         #expect(request { $0.delay = -1 }.problem == .time(.delay, -1))
         #expect(ItemProblem.time(.at, 1e300).description == "at must be 0 to 100000000000.0, not 1e+300")
         let ambient = AudioSession(category: .ambient)
-        #expect(request { $0.session = ambient; $0.delay = 5 }.problem == .timedMixable(ambient))
-        #expect(ItemProblem.timedMixable(ambient).description == "a mixable session (ambient) starts at once; at and delay need a queued one")
+        #expect(
+            request {
+                $0.session = ambient
+                $0.delay = 5
+            }.problem == .timedMixable(ambient))
+        #expect(
+            ItemProblem.timedMixable(ambient).description
+                == "a mixable session (ambient) starts at once; at and delay need a queued one")
         #expect(ItemRequest.timingProblem(AudioSession(), timed: true) == nil)
         #expect(ItemRequest.panProblem(-1) == nil && ItemRequest.panProblem(1.5) == .pan(1.5))
         #expect(ItemRequest.loopsProblem(Limits.maxLoops) == nil && ItemRequest.loopsProblem(-1) == nil)
@@ -175,7 +228,9 @@ import Testing
         #expect(AlertRequest(path: "/s/a\u{0}.wav").problem?.description.contains("NUL") == true)
         #expect(AlertRequest(path: "/" + String(repeating: "a", count: 4096)).problem == .pathTooLong)
         for gain: Float in [-0.1, 16.5, .nan, .infinity] {
-            #expect(AlertRequest(path: "/a.wav", gain: gain).problem?.description.hasPrefix("gain must be 0 to 16") == true, "\(gain)")
+            #expect(
+                AlertRequest(path: "/a.wav", gain: gain).problem?.description.hasPrefix("gain must be 0 to 16") == true,
+                "\(gain)")
         }
         #expect(AlertRequest(path: "/a.wav", device: "").problem?.description == "device name is empty or too long")
     }
@@ -195,12 +250,14 @@ import Testing
     }
 
     @Test func aStartAtOrPastTheEndIsAUsageError() {
-        let info = AudioFileInfo(container: .wav, codec: .pcm(bits: 16), sampleRate: 48_000, channels: 1, frames: 48_000,
-                                 exactSampleFormat: .int16)
+        let info = AudioFileInfo(
+            container: .wav, codec: .pcm(bits: 16), sampleRate: 48_000, channels: 1, frames: 48_000,
+            exactSampleFormat: .int16)
         func problem(_ start: Double) -> AnnounceError? {
             PlaybackOptions(start: TimeSpan(seconds: start)).startProblem(in: info, path: "a.wav")
         }
-        #expect(problem(0.5) == nil && problem(0) == nil && PlaybackOptions().startProblem(in: info, path: "a.wav") == nil)
+        #expect(
+            problem(0.5) == nil && problem(0) == nil && PlaybackOptions().startProblem(in: info, path: "a.wav") == nil)
         #expect(problem(1) == .usage("a.wav: --start 0:01.0 is at or past the end (0:01.0)"))
         #expect(problem(2)?.exitCode == 64)
         var unknownLength = info

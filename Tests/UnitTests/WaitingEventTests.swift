@@ -1,18 +1,20 @@
 import Foundation
 import Testing
-@testable import AnnounceModel
-@testable import AnnounceSystem
-@testable import AnnounceSources
-@testable import AnnounceOutput
-@testable import AnnounceEngine
-@testable import AnnounceDaemon
+
 @testable import AnnounceClient
+@testable import AnnounceDaemon
+@testable import AnnounceEngine
+@testable import AnnounceModel
+@testable import AnnounceOutput
+@testable import AnnounceSources
+@testable import AnnounceSystem
 
 /// A client that shows progress learns why its item waits (`waiting` events, docs/protocol.md).
 @Suite(.serialized, .timeLimit(.minutes(1))) struct WaitingEventTests {
     /// Every event of `ids` until all have finished.
     static func events(of ids: [String], on client: DaemonClient) throws -> [Event] {
-        var events: [Event] = [], finished = 0
+        var events: [Event] = []
+        var finished = 0
         while finished < ids.count, let message = try client.next() {
             guard case .event(let event) = message, let id = event.id, ids.contains(id) else { continue }
             events.append(event)
@@ -36,7 +38,8 @@ import Testing
             let ids = try client.call(Request.play(items: [item, item, item], wait: true, progress: true)).ids ?? []
             try #require(ids.count == 3)
             gate.reached.wait()
-            var waits: [Event] = [], finished = 0
+            var waits: [Event] = []
+            var finished = 0
             while finished < ids.count, let message = try client.next() {
                 guard case .event(let event) = message, let id = event.id, ids.contains(id) else { continue }
                 if event.event == .finished { finished += 1 }
@@ -44,7 +47,8 @@ import Testing
                 waits.append(event)
                 if id == ids[2] && event.ahead == 2 { gate.release.signal() }
             }
-            let second = waits.filter { $0.id == ids[1] }, third = waits.filter { $0.id == ids[2] }
+            let second = waits.filter { $0.id == ids[1] }
+            let third = waits.filter { $0.id == ids[2] }
             #expect(second.map(\.reason) == [.queued] && second.map(\.ahead) == [1], "\(second)")
             #expect(third.map(\.ahead) == [2, 1], "two ahead, then one: \(third)")
             // 0.4 s while the first has not been heard; 0.2 s once the second starts (at 1×).
@@ -58,7 +62,10 @@ import Testing
         defer { unlink(clip.path) }
         try InProcessDaemonTests.withDaemon(opens: [.busy, .busy]) { runtime, _ in
             let client = try #require(try DaemonClient.connect(autoStart: false, runtime: runtime))
-            let ids = try client.call(Request.play(items: [ItemRequest(clip: Clip(path: clip.path))], wait: true, progress: true)).ids ?? []
+            let ids =
+                try client.call(
+                    Request.play(items: [ItemRequest(clip: Clip(path: clip.path))], wait: true, progress: true)
+                ).ids ?? []
             let waits = try Self.events(of: ids, on: client).filter { $0.event == .waiting }
             #expect(waits.map(\.reason) == [.deviceBusy], "\(waits)")
             #expect(waits.first?.warning == "busy, held by pid 4242 (other-player)")
@@ -73,10 +80,14 @@ import Testing
             _ = try control.call(Request.pause)
             let since = try #require(runtime.pausedSince)
             let client = try #require(try DaemonClient.connect(autoStart: false, runtime: runtime))
-            let reply = try client.call(Request.play(items: [ItemRequest(clip: Clip(path: clip.path))], wait: true, progress: true))
+            let reply = try client.call(
+                Request.play(items: [ItemRequest(clip: Clip(path: clip.path))], wait: true, progress: true))
             #expect(reply.pausedSince == since, "the reply says since when the queue is paused")
             let first = try #require(try client.next())
-            guard case .event(let event) = first else { Issue.record("\(first)"); return }
+            guard case .event(let event) = first else {
+                Issue.record("\(first)")
+                return
+            }
             #expect(event.event == .waiting && event.reason == .paused)
             let status = try #require(try control.call(Request.status).status)
             #expect(status.paused && status.pausedSince == since)

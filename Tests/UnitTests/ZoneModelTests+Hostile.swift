@@ -1,6 +1,6 @@
+import AnnounceModel
 import FoundationEssentials
 import Testing
-import AnnounceModel
 
 /// What a message from another machine may not do to a host: trap it with absurd times, name
 /// its files through a voice, or fill its disk with records of plays seen.
@@ -8,22 +8,27 @@ extension ZoneModelTests {
     /// The message a reviewer found: `sent` far in the past makes the wait at the broker ~1e19 s,
     /// which trapped the daemon where it turned that into an Int for its log.
     @Test func anAbsurdSendingTimeIsRefusedAndTheWaitAtTheBrokerIsBounded() throws {
-        let message = #"{"v":1,"id":"\#(String(repeating: "ef", count: 16))","from":"desk","sent":-1e19,"items":[{"item":{"clip":{"path":"x.wav","gain":1,"pan":0,"loops":0},"at":1,"expire":1},"audio":"AAAA"}]}"#
+        let message =
+            #"{"v":1,"id":"\#(String(repeating: "ef", count: 16))","from":"desk","sent":-1e19,"items":[{"item":{"clip":{"path":"x.wav","gain":1,"pan":0,"loops":0},"at":1,"expire":1},"audio":"AAAA"}]}"#
         guard case .failure(let refusal) = RemotePlay.decode(Array(message.utf8)) else {
             Issue.record("sent -1e19 was taken")
             return
         }
-        #expect(refusal.id == String(repeating: "ef", count: 16) && refusal.reason.hasPrefix("sent must be 0 to"), "\(refusal)")
+        #expect(
+            refusal.id == String(repeating: "ef", count: 16) && refusal.reason.hasPrefix("sent must be 0 to"),
+            "\(refusal)")
         for sent in [-1.0, Limits.latestTime + 1, 1e300, -.infinity] {
-            let play = RemotePlay(id: String(repeating: "ab", count: 16), from: "d", sent: sent,
-                                  items: [RemoteItem(item: ItemRequest(clip: Clip(path: "x")), bytes: [1])])
+            let play = RemotePlay(
+                id: String(repeating: "ab", count: 16), from: "d", sent: sent,
+                items: [RemoteItem(item: ItemRequest(clip: Clip(path: "x")), bytes: [1])])
             #expect(play.problem?.hasPrefix("sent must be") == true, "sent \(sent)")
         }
 
         // Whatever the broker says is left of the expiry, the wait is 0 to the play's expiry.
         var item = ItemRequest(clip: Clip(path: "x"))
         item.expire = 10
-        let play = RemotePlay(id: String(repeating: "ab", count: 16), from: "d", sent: 1000, items: [RemoteItem(item: item, bytes: [1])])
+        let play = RemotePlay(
+            id: String(repeating: "ab", count: 16), from: "d", sent: 1000, items: [RemoteItem(item: item, bytes: [1])])
         #expect(play.waitedAtBroker(expiryLeft: 4) == 6)
         #expect(play.waitedAtBroker(expiryLeft: nil) == 0)
         #expect(play.waitedAtBroker(expiryLeft: 1e12) == 0)
@@ -38,16 +43,24 @@ extension ZoneModelTests {
     /// reads voice files: from another host a voice (or language) is a name only.
     @Test func aVoiceFromAnotherHostIsANameNeverAPathOrURL() {
         func speech(voice: String? = nil, language: String? = nil, engine: SpeechEngine = .piper) -> RemotePlay {
-            RemotePlay(id: String(repeating: "ab", count: 16), from: "desk", sent: 1000, items: [
-                RemoteItem(item: ItemRequest(clip: Clip(path: "say", speech: Speech(text: "hi", engine: engine, voice: voice, language: language)))),
-            ])
+            RemotePlay(
+                id: String(repeating: "ab", count: 16), from: "desk", sent: 1000,
+                items: [
+                    RemoteItem(
+                        item: ItemRequest(
+                            clip: Clip(
+                                path: "say",
+                                speech: Speech(text: "hi", engine: engine, voice: voice, language: language))))
+                ])
         }
         for voice in ["en_US-lessac-medium", "en-us+f3", "kal", "mb-de4"] {
             #expect(speech(voice: voice).problem == nil, "\(voice)")
         }
         for voice in ["/home/u/evil", "../../tmp/x", "voices/x", ".hidden", "http://h/v.flitevox", "c:x", #"a\b"#] {
             let problem = speech(voice: voice, engine: .flite).problem ?? ""
-            #expect(problem.hasPrefix("items[0]: speech.voice: ") && problem.hasSuffix("is a path or URL, not a voice name"), "\(voice): \(problem)")
+            #expect(
+                problem.hasPrefix("items[0]: speech.voice: ")
+                    && problem.hasSuffix("is a path or URL, not a voice name"), "\(voice): \(problem)")
         }
         #expect(speech(language: "../en", engine: .espeakNG).problem?.hasPrefix("items[0]: speech.lang: ") == true)
         // The same voice given on this host is the user's own choice: a path is theirs to name.
@@ -56,14 +69,17 @@ extension ZoneModelTests {
 
     @Test func aHostForgetsExpiredPlayRecordsAndKeepsAtMostTheLimit() {
         typealias Entry = SeenRecords.Entry
-        let entries = [Entry(name: "a", expires: 50, pending: false), Entry(name: "b", expires: 200, pending: false),
-                       Entry(name: "c", expires: 150, pending: true), Entry(name: "d", expires: 300, pending: false)]
+        let entries = [
+            Entry(name: "a", expires: 50, pending: false), Entry(name: "b", expires: 200, pending: false),
+            Entry(name: "c", expires: 150, pending: true), Entry(name: "d", expires: 300, pending: false)
+        ]
         #expect(SeenRecords.toForget(entries, now: 100, limit: 10) == ["a"])
         // Over the limit (3 kept > 2): the soonest to expire go until a tenth of the room is free,
         // but not a play still waiting for its outcome.
         #expect(SeenRecords.toForget(entries, now: 100, limit: 2) == ["a", "b", "d"])
         let many = (0..<1000).map { Entry(name: String($0), expires: 1000 + Double($0), pending: $0 % 20 == 0) }
         let forgotten = Set(SeenRecords.toForget(many, now: 0, limit: 100))
-        #expect(many.count - forgotten.count == 90 && many.filter(\.pending).allSatisfy { !forgotten.contains($0.name) })
+        #expect(
+            many.count - forgotten.count == 90 && many.filter(\.pending).allSatisfy { !forgotten.contains($0.name) })
     }
 }

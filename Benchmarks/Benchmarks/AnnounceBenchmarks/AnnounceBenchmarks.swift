@@ -17,7 +17,9 @@ private let repoRoot = URL(fileURLWithPath: #filePath).deletingLastPathComponent
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
 private func input(_ name: String, orElse fallback: String) -> String {
-    if let dir = ProcessInfo.processInfo.environment["BENCH_INPUTS"], FileManager.default.fileExists(atPath: "\(dir)/\(name)") {
+    if let dir = ProcessInfo.processInfo.environment["BENCH_INPUTS"],
+        FileManager.default.fileExists(atPath: "\(dir)/\(name)")
+    {
         return "\(dir)/\(name)"
     }
     return repoRoot.appendingPathComponent(fallback).path
@@ -76,7 +78,8 @@ let benchmarks: @Sendable () -> Void = {
                 var frame = 0
                 while frame < 44_100 {
                     let n = min(4096, 44_100 - frame)
-                    let (used, made) = resampler.process(samples.baseAddress! + frame * 2, frames: n, into: output, capacity: capacity)
+                    let (used, made) = resampler.process(
+                        samples.baseAddress! + frame * 2, frames: n, into: output, capacity: capacity)
                     blackHole(made)
                     frame += used
                 }
@@ -120,12 +123,17 @@ let benchmarks: @Sendable () -> Void = {
     }
 
     // Decoding a whole file to float32 (open included), as the daemon's decode thread does.
-    for (label, name, fallback) in [("MP3 (libmpg123)", "mp3-1min.mp3", "sounds/done.mp3"),
-                                    ("WAV (libsndfile)", "wav-1min.wav", "sounds/attention.wav")] {
+    for (label, name, fallback) in [
+        ("MP3 (libmpg123)", "mp3-1min.mp3", "sounds/done.mp3"),
+        ("WAV (libsndfile)", "wav-1min.wav", "sounds/attention.wav")
+    ] {
         let path = input(name, orElse: fallback)
-        Benchmark("decode: \(label), \((path as NSString).lastPathComponent)",
-                  configuration: .init(metrics: [.wallClock, .mallocCountTotal], timeUnits: .microseconds,
-                                       maxIterations: 100)) { benchmark in
+        Benchmark(
+            "decode: \(label), \((path as NSString).lastPathComponent)",
+            configuration: .init(
+                metrics: [.wallClock, .mallocCountTotal], timeUnits: .microseconds,
+                maxIterations: 100)
+        ) { benchmark in
             for _ in benchmark.scaledIterations {
                 blackHole(try decodeAll(path))
             }
@@ -144,7 +152,9 @@ let benchmarks: @Sendable () -> Void = {
             }
             while let playing = scheduler.playing {
                 now += 1
-                blackHole(scheduler.playbackEnded(id: playing.id, heardFrames: 48_000, totalFrames: 48_000, end: .finished, now: now))
+                blackHole(
+                    scheduler.playbackEnded(
+                        id: playing.id, heardFrames: 48_000, totalFrames: 48_000, end: .finished, now: now))
             }
         }
     }

@@ -10,11 +10,15 @@ struct ConfigKey: Sendable {
     /// Every key, in the order the warnings list them.
     static let all: [ConfigKey] = [
         ConfigKey(section: "", name: "device") { value, draft, warn in
-            guard value.utf8.count <= Limits.maxDeviceNameBytes else { return warn("device name is longer than \(Limits.maxDeviceNameBytes) bytes") }
+            guard value.utf8.count <= Limits.maxDeviceNameBytes else {
+                return warn("device name is longer than \(Limits.maxDeviceNameBytes) bytes")
+            }
             draft.configuration.device = value
         },
         ConfigKey(section: "", name: "loudness") { value, draft, warn in
-            guard let target = LoudnessTarget(parsing: value) else { return warn("loudness must be \(LoudnessTarget.rule), not '\(value)'") }
+            guard let target = LoudnessTarget(parsing: value) else {
+                return warn("loudness must be \(LoudnessTarget.rule), not '\(value)'")
+            }
             draft.configuration.loudness = target
         },
         level("duck-level", UserConfiguration.duckLevelRange, like: UserConfiguration.defaultDuckLevel, \.duckLevel),
@@ -38,16 +42,24 @@ struct ConfigKey: Sendable {
         time("keep-open", "a time", Limits.keepOpen, like: 10, \.keepOpen),
         time("silence-gap", "a pause", Limits.silenceGap, like: SilenceRule.default.gap, \.silence.gap),
         level("silence-level", Limits.silenceLevel, like: SilenceRule.default.level, \.silence.level),
-        time("connect-timeout", "a time", UserConfiguration.downloadTimeoutRange, like: UserConfiguration.defaultStallTimeout, \.connectTimeout),
-        time("stall-timeout", "a time", UserConfiguration.downloadTimeoutRange, like: UserConfiguration.defaultStallTimeout, \.stallTimeout),
-        time("reconnect-limit", "a time", UserConfiguration.reconnectLimitRange, like: UserConfiguration.defaultReconnectLimit,
-             \.reconnectLimit),
+        time(
+            "connect-timeout", "a time", UserConfiguration.downloadTimeoutRange,
+            like: UserConfiguration.defaultStallTimeout, \.connectTimeout),
+        time(
+            "stall-timeout", "a time", UserConfiguration.downloadTimeoutRange,
+            like: UserConfiguration.defaultStallTimeout, \.stallTimeout),
+        time(
+            "reconnect-limit", "a time", UserConfiguration.reconnectLimitRange,
+            like: UserConfiguration.defaultReconnectLimit,
+            \.reconnectLimit),
 
         chime(.low), chime(.normal), chime(.high), chime(.critical),
 
         ConfigKey(section: "speech", name: "engine") { value, draft, warn in
             guard let engine = SpeechEngine(rawValue: value) else {
-                return warn("engine must be one of \(SpeechEngine.allCases.map(\.rawValue).joined(separator: ", ")), not '\(value)'")
+                return warn(
+                    "engine must be one of \(SpeechEngine.allCases.map(\.rawValue).joined(separator: ", ")), not '\(value)'"
+                )
             }
             draft.configuration.speechEngine = engine
         },
@@ -61,11 +73,22 @@ struct ConfigKey: Sendable {
         size("download", UserConfiguration.defaultDownloadCacheBytes, \.downloadCacheBytes),
 
         ConfigKey(section: "session", name: "interrupting-roles") { value, draft, warn in
-            let roles = value.split(separator: ",", omittingEmptySubsequences: false).map { String($0).trimming(" \t").lowercased() }
-            if roles == ["none"] { return draft.configuration.interruptingRoles = [] }
+            let roles = value.split(separator: ",", omittingEmptySubsequences: false).map {
+                String($0).trimming(" \t").lowercased()
+            }
+            if roles == ["none"] {
+                draft.configuration.interruptingRoles = []
+                return
+            }
             guard !roles.isEmpty,
-                  roles.allSatisfy({ !$0.isEmpty && $0.utf8.count <= 63 && $0.allSatisfy { $0.isASCII && !$0.isWhitespace } })
-            else { return warn("interrupting-roles must be media roles separated by commas, like phone, communication, or none; not '\(value)'") }
+                roles.allSatisfy({
+                    !$0.isEmpty && $0.utf8.count <= 63 && $0.allSatisfy { $0.isASCII && !$0.isWhitespace }
+                })
+            else {
+                return warn(
+                    "interrupting-roles must be media roles separated by commas, like phone, communication, or none; not '\(value)'"
+                )
+            }
             draft.configuration.interruptingRoles = roles
         },
 
@@ -93,13 +116,16 @@ struct ConfigKey: Sendable {
         ConfigKey(section: "mqtt", name: "password") { value, draft, warn in
             draft.mqtt.settings.password = value
         },
-        path("password-file", \.passwordFile), path("ca-file", \.caFile), path("cert-file", \.certFile), path("key-file", \.keyFile),
+        path("password-file", \.passwordFile), path("ca-file", \.caFile), path("cert-file", \.certFile),
+        path("key-file", \.keyFile),
         flag("mqtt", "discovery") { $0.mqtt.settings.discovery = $1 },
 
         ConfigKey(section: "system", name: "max-items-per-user") { value, draft, warn in
             let range = SystemSettings.itemsRange
             guard let count = Int(value), range.contains(count) else {
-                return warn("max-items-per-user must be a number of items from \(range.lowerBound) to \(range.upperBound), not '\(value)'")
+                return warn(
+                    "max-items-per-user must be a number of items from \(range.lowerBound) to \(range.upperBound), not '\(value)'"
+                )
             }
             draft.configuration.system.maxItemsPerUser = count
         },
@@ -111,7 +137,9 @@ struct ConfigKey: Sendable {
         },
         ConfigKey(section: "system", name: "devices") { value, draft, warn in
             let names = value.split(separator: ",").map { String($0).trimming(" \t") }.filter { !$0.isEmpty }
-            if let bad = names.first(where: { DeviceName.problem($0) != nil }) { return warn("devices: '\(bad)' is no device name") }
+            if let bad = names.first(where: { DeviceName.problem($0) != nil }) {
+                return warn("devices: '\(bad)' is no device name")
+            }
             draft.configuration.system.devices = names
         },
         ConfigKey(section: "system", name: "control-group") { value, draft, warn in
@@ -125,7 +153,7 @@ struct ConfigKey: Sendable {
                 return warn("listener must be a user's name, not '\(value)'")
             }
             draft.configuration.system.listener = value
-        },
+        }
     ]
 
     /// The sections, in order ("" first).
@@ -149,19 +177,25 @@ struct ConfigKey: Sendable {
     // MARK: kinds of value
 
     /// A duration within `range`: `noun` says what it is in the warning.
-    private static func time(_ name: String, _ noun: String, _ range: ClosedRange<Double>, like example: Double,
-                             _ field: WritableKeyPath<UserConfiguration, Double> & Sendable) -> ConfigKey {
+    private static func time(
+        _ name: String, _ noun: String, _ range: ClosedRange<Double>, like example: Double,
+        _ field: WritableKeyPath<UserConfiguration, Double> & Sendable
+    ) -> ConfigKey {
         ConfigKey(section: "", name: name) { value, draft, warn in
             guard let seconds = TimeSpan(parsing: value)?.seconds, range.contains(seconds) else {
-                return warn("\(name) must be \(noun) of \(spoken(range.lowerBound)) to \(spoken(range.upperBound)), like \(spoken(example)), not '\(value)'")
+                return warn(
+                    "\(name) must be \(noun) of \(spoken(range.lowerBound)) to \(spoken(range.upperBound)), like \(spoken(example)), not '\(value)'"
+                )
             }
             draft.configuration[keyPath: field] = seconds
         }
     }
 
     /// A level in dB within `range`.
-    private static func level(_ name: String, _ range: ClosedRange<Double>, like example: Double,
-                              _ field: WritableKeyPath<UserConfiguration, Double> & Sendable) -> ConfigKey {
+    private static func level(
+        _ name: String, _ range: ClosedRange<Double>, like example: Double,
+        _ field: WritableKeyPath<UserConfiguration, Double> & Sendable
+    ) -> ConfigKey {
         ConfigKey(section: "", name: name) { value, draft, warn in
             guard let level = UserConfiguration.parseAnyDecibels(value), range.contains(level) else {
                 return warn("\(name) must be \(levelRule(range, like: example)), not '\(value)'")
@@ -186,16 +220,22 @@ struct ConfigKey: Sendable {
     }
 
     /// `cache-size`: bytes, K, M or G; 0 keeps none.
-    private static func size(_ section: String, _ example: Int64,
-                             _ field: WritableKeyPath<UserConfiguration, Int64> & Sendable) -> ConfigKey {
+    private static func size(
+        _ section: String, _ example: Int64,
+        _ field: WritableKeyPath<UserConfiguration, Int64> & Sendable
+    ) -> ConfigKey {
         ConfigKey(section: section, name: "cache-size") { value, draft, warn in
-            guard let bytes = UserConfiguration.parseBytes(value) else { return warn("cache-size must be a size like \(example >> 20)MB or 0, not '\(value)'") }
+            guard let bytes = UserConfiguration.parseBytes(value) else {
+                return warn("cache-size must be a size like \(example >> 20)MB or 0, not '\(value)'")
+            }
             draft.configuration[keyPath: field] = bytes
         }
     }
 
     /// yes or no (true, on; false, off).
-    private static func flag(_ section: String, _ name: String, _ set: @escaping @Sendable (inout ConfigDraft, Bool) -> Void) -> ConfigKey {
+    private static func flag(
+        _ section: String, _ name: String, _ set: @escaping @Sendable (inout ConfigDraft, Bool) -> Void
+    ) -> ConfigKey {
         ConfigKey(section: section, name: name) { value, draft, warn in
             switch value.lowercased() {
             case "yes", "true", "on": set(&draft, true)
@@ -208,7 +248,9 @@ struct ConfigKey: Sendable {
     /// An `[mqtt]` file: absolute, or under `~/`.
     private static func path(_ name: String, _ field: WritableKeyPath<MQTTSettings, String?> & Sendable) -> ConfigKey {
         ConfigKey(section: "mqtt", name: name) { value, draft, warn in
-            guard value.hasPrefix("/") || value.hasPrefix("~/") else { return warn("\(name) must be an absolute path, not '\(value)'") }
+            guard value.hasPrefix("/") || value.hasPrefix("~/") else {
+                return warn("\(name) must be an absolute path, not '\(value)'")
+            }
             draft.mqtt.settings[keyPath: field] = value
         }
     }

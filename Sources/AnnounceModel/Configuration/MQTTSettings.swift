@@ -42,9 +42,15 @@ public struct MQTTSettings: Equatable, Sendable {
         public init?(parsing text: String) {
             let lower = text.lowercased()
             let rest: Substring
-            if lower.hasPrefix("mqtt://") { tls = false; rest = text.dropFirst(7) }
-            else if lower.hasPrefix("mqtts://") { tls = true; rest = text.dropFirst(8) }
-            else { return nil }
+            if lower.hasPrefix("mqtt://") {
+                tls = false
+                rest = text.dropFirst(7)
+            } else if lower.hasPrefix("mqtts://") {
+                tls = true
+                rest = text.dropFirst(8)
+            } else {
+                return nil
+            }
             let authority = rest.hasSuffix("/") ? rest.dropLast() : rest
             var hostPart = authority
             var port = tls ? 8883 : 1883
@@ -62,13 +68,17 @@ public struct MQTTSettings: Equatable, Sendable {
                 hostPart = authority[..<colon]
             }
             guard !hostPart.isEmpty, (1...65535).contains(port),
-                  hostPart.unicodeScalars.allSatisfy({ $0.isASCII && $0.value > 32 && !"/@?#".unicodeScalars.contains($0) })
+                hostPart.unicodeScalars.allSatisfy({
+                    $0.isASCII && $0.value > 32 && !"/@?#".unicodeScalars.contains($0)
+                })
             else { return nil }
             host = String(hostPart)
             self.port = port
         }
 
-        public var description: String { "\(tls ? "mqtts" : "mqtt")://\(host.contains(":") ? "[\(host)]" : host):\(port)" }
+        public var description: String {
+            "\(tls ? "mqtts" : "mqtt")://\(host.contains(":") ? "[\(host)]" : host):\(port)"
+        }
     }
 
     public init(broker: Broker) { self.broker = broker }

@@ -111,8 +111,10 @@ public struct UserConfiguration: Equatable, Sendable {
     /// What a duck level must be, for the messages of the config file and `--duck-level`.
     public static let duckLevelRule = ConfigKey.levelRule(duckLevelRange, like: defaultDuckLevel)
 
-    public init(device: String? = nil, duckLevel: Double = UserConfiguration.defaultDuckLevel, quietHours: [QuietHours] = [],
-                silence: SilenceRule = .default) {
+    public init(
+        device: String? = nil, duckLevel: Double = UserConfiguration.defaultDuckLevel, quietHours: [QuietHours] = [],
+        silence: SilenceRule = .default
+    ) {
         self.device = device
         self.duckLevel = duckLevel
         self.quietHours = quietHours
@@ -134,7 +136,10 @@ public struct UserConfiguration: Equatable, Sendable {
             if line.hasPrefix("[") && line.hasSuffix("]") {
                 section = String(line.dropFirst().dropLast()).trimming(" \t").lowercased()
                 if !ConfigKey.sections.contains(section) { warn(ConfigKey.unknownSection(section)) }
-                if section == "mqtt" && !draft.mqtt.seen { draft.mqtt.seen = true; mqttLine = index + 1 }
+                if section == "mqtt" && !draft.mqtt.seen {
+                    draft.mqtt.seen = true
+                    mqttLine = index + 1
+                }
                 continue
             }
             guard let equals = line.firstIndex(of: "=") else {
@@ -163,7 +168,10 @@ public struct UserConfiguration: Equatable, Sendable {
     /// `1048576`, `512K`, `64MB`, `1 GiB`: bytes (powers of 1024).
     static func parseBytes(_ text: String) -> Int64? {
         var number = text.lowercased().trimming(" \t")
-        for suffix in ["ib", "b"] where number.hasSuffix(suffix) { number = String(number.dropLast(suffix.count)); break }
+        for suffix in ["ib", "b"] where number.hasSuffix(suffix) {
+            number = String(number.dropLast(suffix.count))
+            break
+        }
         var scale: Int64 = 1
         if let unit = number.last, let power = ["k": 10, "m": 20, "g": 30][unit] {
             scale = 1 << power
@@ -171,7 +179,8 @@ public struct UserConfiguration: Equatable, Sendable {
         }
         number = number.trimming(" \t")
         guard !number.isEmpty, number.allSatisfy(\.isASCII), let value = Int64(number), value >= 0,
-              value <= Int64.max / scale else { return nil }
+            value <= Int64.max / scale
+        else { return nil }
         return value * scale
     }
 
@@ -186,7 +195,8 @@ public struct UserConfiguration: Equatable, Sendable {
         var number = text.trimming(" \t")
         if number.lowercased().hasSuffix("db") { number = String(number.dropLast(2)).trimming(" \t") }
         guard !number.isEmpty, number.allSatisfy({ $0.isASCII && ($0.isNumber || "+-.".contains($0)) }),
-              let value = Double(number), value.isFinite else { return nil }
+            let value = Double(number), value.isFinite
+        else { return nil }
         return value
     }
 

@@ -42,7 +42,8 @@ public enum AnnounceError: Error, Equatable, Sendable, CustomStringConvertible {
         case .usage(let message): message
         case .undecodable(let path, let reason): "\(path): \(reason)"
         case .cannotOpen(let path, let reason): "\(path): \(reason)"
-        case .deviceUnavailable(let device, let reason), .deviceBusy(let device, let reason): "device '\(device)': \(reason)"
+        case .deviceUnavailable(let device, let reason), .deviceBusy(let device, let reason):
+            "device '\(device)': \(reason)"
         case .unavailable(let message): message
         case .daemon(_, let message): message
         case .programFailed(let program, let reason): "\(program): \(reason)"

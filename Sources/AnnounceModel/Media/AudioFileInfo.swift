@@ -27,8 +27,10 @@ public struct AudioFileInfo: Equatable, Sendable {
     /// What a full scan found wrong (a truncation, skipped data); nil when nothing or not scanned.
     public var damage: Damage? = nil
 
-    public init(container: Container, codec: Codec, sampleRate: Int, channels: Int, frames: Int64?,
-                exactSampleFormat: SampleFormat, damage: Damage? = nil) {
+    public init(
+        container: Container, codec: Codec, sampleRate: Int, channels: Int, frames: Int64?,
+        exactSampleFormat: SampleFormat, damage: Damage? = nil
+    ) {
         self.container = container
         self.codec = codec
         self.sampleRate = sampleRate

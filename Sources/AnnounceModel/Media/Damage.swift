@@ -19,7 +19,8 @@ public enum Damage: Hashable, Sendable, CustomStringConvertible {
     /// "truncated: 0.9 of 261.0 s", "truncated: 14.0 s", "damaged data skipped".
     public var description: String {
         switch self {
-        case .truncated(let played, let promised?, let rate): "truncated: \(Self.tenths(played, rate)) of \(Self.tenths(promised, rate)) s"
+        case .truncated(let played, let promised?, let rate):
+            "truncated: \(Self.tenths(played, rate)) of \(Self.tenths(promised, rate)) s"
         case .truncated(let played, nil, let rate): "truncated: \(Self.tenths(played, rate)) s"
         case .skipped: "damaged data skipped"
         case .moreStreams: "more than one Ogg stream (chained or multiplexed): only the first plays"

@@ -30,7 +30,9 @@ public struct FileName: Codable, Hashable, Sendable, CustomStringConvertible {
 
     /// The name as a C string for `open(2)` and the like (a NUL inside ends it early: callers
     /// refuse such names first, `ItemRequest.pathProblem`).
-    public func withCString<Result, Failure: Error>(_ body: (UnsafePointer<CChar>) throws(Failure) -> Result) throws(Failure) -> Result {
+    public func withCString<Result, Failure: Error>(_ body: (UnsafePointer<CChar>) throws(Failure) -> Result)
+        throws(Failure) -> Result
+    {
         try body(bytes.map { CChar(bitPattern: $0) } + [0])
     }
 

@@ -34,7 +34,9 @@ public struct IcyDemuxer: Sendable {
 
     /// `icy-metaint`'s value as a demuxer; nil when absent or not a positive count in `intervals`.
     public init?(header value: String?) {
-        guard let value, let interval = Int(value.trimming(" \t\r\n")), Self.intervals.contains(interval) else { return nil }
+        guard let value, let interval = Int(value.trimming(" \t\r\n")), Self.intervals.contains(interval) else {
+            return nil
+        }
         self.init(interval: interval)
     }
 
@@ -48,8 +50,10 @@ public struct IcyDemuxer: Sendable {
 
     /// Takes `bytes` in and passes the audio among them to `emit`, in a few spans, each title
     /// change where it came.
-    public mutating func feed<Failure: Error>(_ bytes: UnsafeRawBufferPointer,
-                                              emit: (Piece) throws(Failure) -> Void) throws(Failure) {
+    public mutating func feed<Failure: Error>(
+        _ bytes: UnsafeRawBufferPointer,
+        emit: (Piece) throws(Failure) -> Void
+    ) throws(Failure) {
         var offset = 0
         while offset < bytes.count {
             switch phase {
@@ -91,7 +95,8 @@ public struct IcyDemuxer: Sendable {
         guard let start = firstIndex(of: key, in: block[...]) else { return nil }
         let value = block[(start + key.count)...].prefix { $0 != 0 }
         // The value ends at `';` (a title may hold an apostrophe), else at the last quote.
-        let end = firstIndex(of: Array("';".utf8), in: value) ?? value.lastIndex(of: UInt8(ascii: "'")) ?? value.endIndex
+        let end =
+            firstIndex(of: Array("';".utf8), in: value) ?? value.lastIndex(of: UInt8(ascii: "'")) ?? value.endIndex
         return displayLine(value[value.startIndex..<end])
     }
 
@@ -99,14 +104,20 @@ public struct IcyDemuxer: Sendable {
     /// line safe for a terminal: control characters become spaces, runs of space one, at most
     /// `maxTitleCharacters`. Nil when nothing is left.
     public static func displayLine(_ bytes: some Collection<UInt8>) -> String? {
-        let text = String(validating: bytes, as: UTF8.self)
+        let text =
+            String(validating: bytes, as: UTF8.self)
             ?? String(String.UnicodeScalarView(bytes.map { Unicode.Scalar($0) }))
         var line = ""
         for scalar in text.unicodeScalars {
-            let control = scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
+            let control =
+                scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value)
                 || scalar.properties.generalCategory == .format && scalar.value != 0x200D
             let space = control || scalar.properties.isWhitespace
-            if space { if !line.isEmpty && line.last != " " { line.append(" ") } } else { line.unicodeScalars.append(scalar) }
+            if space {
+                if !line.isEmpty && line.last != " " { line.append(" ") }
+            } else {
+                line.unicodeScalars.append(scalar)
+            }
             if line.count >= maxTitleCharacters { break }
         }
         while line.last == " " { line.removeLast() }

@@ -61,7 +61,8 @@ public enum LoudnessTarget: Codable, Equatable, Sendable, CustomStringConvertibl
     public static let standard = LoudnessTarget.lufs(-16)
 
     /// What a target must be, in a warning's or an option's words.
-    public static let rule = "a loudness in LUFS from \(Int(Limits.loudness.lowerBound)) to \(Int(Limits.loudness.upperBound)), like -16, or off"
+    public static let rule =
+        "a loudness in LUFS from \(Int(Limits.loudness.lowerBound)) to \(Int(Limits.loudness.upperBound)), like -16, or off"
 
     /// "-16", "-16LUFS", "-16 LUFS" or "off"; nil for anything else, a target outside `Limits.loudness` too.
     public init?(parsing text: String) {
@@ -101,7 +102,8 @@ enum NumberOrWord {
         let container = try decoder.singleValueContainer()
         guard let text = try? container.decode(String.self) else { return try container.decode(Double.self) }
         guard text == word else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "a number or \"\(word)\""))
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: decoder.codingPath, debugDescription: "a number or \"\(word)\""))
         }
         return nil
     }

@@ -44,7 +44,9 @@ public struct OggChain: Sendable {
     }
 
     /// Takes `bytes` in and passes them to `emit` with the news found among them.
-    public mutating func feed<Failure: Error>(_ bytes: UnsafeRawBufferPointer, emit: (Piece) throws(Failure) -> Void) throws(Failure) {
+    public mutating func feed<Failure: Error>(_ bytes: UnsafeRawBufferPointer, emit: (Piece) throws(Failure) -> Void)
+        throws(Failure)
+    {
         var offset = 0
         while offset < bytes.count {
             switch phase {
@@ -128,9 +130,16 @@ public struct OggChain: Sendable {
     /// The `KEY=value` comments of a Vorbis (`\u{3}vorbis`) or Opus (`OpusTags`) comment header,
     /// as far as `packet` holds them; nil when it is neither.
     public static func comments(_ packet: [UInt8]) -> [(key: String, value: ArraySlice<UInt8>)]? {
-        let vorbis = [3] + Array("vorbis".utf8), opus = Array("OpusTags".utf8)
+        let vorbis = [3] + Array("vorbis".utf8)
+        let opus = Array("OpusTags".utf8)
         var at: Int
-        if packet.starts(with: vorbis) { at = vorbis.count } else if packet.starts(with: opus) { at = opus.count } else { return nil }
+        if packet.starts(with: vorbis) {
+            at = vorbis.count
+        } else if packet.starts(with: opus) {
+            at = opus.count
+        } else {
+            return nil
+        }
         func number() -> Int? {
             guard at + 4 <= packet.count else { return nil }
             defer { at += 4 }
@@ -154,8 +163,8 @@ public struct OggChain: Sendable {
     public static func title(from tags: [(key: String, value: ArraySlice<UInt8>)]) -> String? {
         func tag(_ key: String) -> String? { tags.first { $0.key == key }.flatMap { IcyDemuxer.displayLine($0.value) } }
         switch (tag("ARTIST"), tag("TITLE")) {
-        case let (artist?, title?): return IcyDemuxer.displayLine(Array("\(artist) - \(title)".utf8))
-        case let (artist, title): return title ?? artist
+        case (let artist?, let title?): return IcyDemuxer.displayLine(Array("\(artist) - \(title)".utf8))
+        case (let artist, let title): return title ?? artist
         }
     }
 }

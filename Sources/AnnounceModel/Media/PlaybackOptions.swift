@@ -34,11 +34,14 @@ extension PlaybackOptions {
 
     /// The one rule for `--start` against a length (the client's check of a file, the engine's
     /// of a source): at or past the end is a usage error (64); an unknown length passes.
-    public static func startProblem(_ start: TimeSpan?, sampleRate: Int, frames: Int64?, name: String) -> AnnounceError? {
+    public static func startProblem(_ start: TimeSpan?, sampleRate: Int, frames: Int64?, name: String) -> AnnounceError?
+    {
         guard let start, let frames else { return nil }
         let startFrame = start.frames(atRate: sampleRate)
         guard startFrame > 0, startFrame >= frames else { return nil }
-        return .usage("\(name): --start \(start) is at or past the end (\(TimeSpan(seconds: Double(frames) / Double(sampleRate))))")
+        return .usage(
+            "\(name): --start \(start) is at or past the end (\(TimeSpan(seconds: Double(frames) / Double(sampleRate))))"
+        )
     }
 
     /// Frames in the whole program: every pass, the first from `startFrame`; nil when it loops

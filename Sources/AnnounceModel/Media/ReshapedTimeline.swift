@@ -67,7 +67,8 @@ public struct ReshapedTimeline: Sendable {
 
     /// The last anchor at or before `position`, and the one after it.
     private static func lookup(_ position: Int64, in anchors: [Anchor]) -> (Anchor, Anchor?) {
-        var low = 0, high = anchors.count
+        var low = 0
+        var high = anchors.count
         while high - low > 1 {
             let middle = (low + high) / 2
             if anchors[middle].from <= position { low = middle } else { high = middle }

@@ -73,7 +73,10 @@ public struct SourceFormat: Equatable, Sendable {
     public var container: Container?
     public var codec: Codec?
 
-    public init(sampleRate: Int, channels: Int, exactSampleFormat: SampleFormat, container: Container? = nil, codec: Codec? = nil) {
+    public init(
+        sampleRate: Int, channels: Int, exactSampleFormat: SampleFormat, container: Container? = nil,
+        codec: Codec? = nil
+    ) {
         self.sampleRate = sampleRate
         self.channels = channels
         self.exactSampleFormat = exactSampleFormat
@@ -137,7 +140,9 @@ extension Source {
         let frame = start.map { $0.frames(atRate: format.sampleRate) } ?? 0
         guard let start, frame > 0 else { return frame }
         if !canSeek { throw .usage("\(name): --start needs a source that can seek; this one plays from its beginning") }
-        if let problem = PlaybackOptions.startProblem(start, sampleRate: format.sampleRate, frames: duration.frames, name: name) {
+        if let problem = PlaybackOptions.startProblem(
+            start, sampleRate: format.sampleRate, frames: duration.frames, name: name)
+        {
             throw problem
         }
         return frame

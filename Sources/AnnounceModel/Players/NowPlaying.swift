@@ -15,8 +15,10 @@ public struct NowPlaying: Equatable, Sendable {
 
     public static let stopped = NowPlaying(status: .stopped, hasNext: false)
 
-    public init(status: PlaybackStatus, id: String? = nil, title: String? = nil, duration: Double? = nil,
-                position: Double? = nil, hasNext: Bool) {
+    public init(
+        status: PlaybackStatus, id: String? = nil, title: String? = nil, duration: Double? = nil,
+        position: Double? = nil, hasNext: Bool
+    ) {
         self.status = status
         self.id = id
         self.title = title
@@ -39,7 +41,9 @@ public struct NowPlaying: Equatable, Sendable {
     }
 
     private init(status: PlaybackStatus, item: ItemStatus, hasNext: Bool) {
-        self.init(status: status, id: item.id, title: item.path, duration: item.duration, position: item.heard, hasNext: hasNext)
+        self.init(
+            status: status, id: item.id, title: item.path, duration: item.duration, position: item.heard,
+            hasNext: hasNext)
     }
 
     /// What each MPRIS control does to the queue: the request `announce` itself would send.

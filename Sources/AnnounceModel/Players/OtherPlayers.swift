@@ -74,15 +74,19 @@ public struct OtherPlayers: Sendable {
     /// ones still on the bus as the same connection (`owners`: each well-known name's unique one
     /// now) and still Paused are announce's again. Any other status, or another connection (the
     /// player restarted), means their user took them over.
-    public static func adoptable(_ journal: PausedPlayersJournal, owners: [String: String],
-                                 statuses: [String: PlaybackStatus]) -> [String] {
+    public static func adoptable(
+        _ journal: PausedPlayersJournal, owners: [String: String],
+        statuses: [String: PlaybackStatus]
+    ) -> [String] {
         journal.players.filter { owners[$0.name] == $0.unique && statuses[$0.unique] == .paused }.map(\.unique).sorted()
     }
 
     /// Takes back `players` (`adoptable`) at the daemon's start, once it knows whether its
     /// non-mixable activity lasts (`active`: the spool's items play on): then they are resumed at
     /// its end, with those it pauses now (`statuses`); else at once.
-    public mutating func adopt(_ players: [String], active nowActive: Bool, statuses: [String: PlaybackStatus]) -> [Effect] {
+    public mutating func adopt(_ players: [String], active nowActive: Bool, statuses: [String: PlaybackStatus])
+        -> [Effect]
+    {
         guard nowActive else { return players.isEmpty ? [] : [.resume(players.sorted())] }
         let effects = activate(statuses: statuses.filter { !players.contains($0.key) })
         pausedByAnnounce.formUnion(players)

@@ -13,8 +13,10 @@ public enum DeviceName {
     /// Why a clip cannot play on `device` (nil: the daemon's, which counts too) and `extra`:
     /// a bad name, extra devices outside category multi-route, more than `Limits.maxDevices`,
     /// or a name given twice.
-    public static func problem(device: String?, extra: [String], category: SessionCategory,
-                               relativeFileAllowed: Bool = false) -> DeviceProblem? {
+    public static func problem(
+        device: String?, extra: [String], category: SessionCategory,
+        relativeFileAllowed: Bool = false
+    ) -> DeviceProblem? {
         let given = [device].compactMap { $0 } + extra
         for name in given {
             if let problem = problem(name, relativeFileAllowed: relativeFileAllowed) { return problem }
@@ -42,7 +44,9 @@ public enum DeviceName {
     /// The arguments after `NAME:`, `KEY=VALUE` or positional, values optionally quoted; none without a colon.
     public static func arguments(of name: String) -> [(name: String?, value: String)] {
         guard let colon = name.firstIndex(of: ":") else { return [] }
-        var pieces: [String] = [], current = "", quote: Character?
+        var pieces: [String] = []
+        var current = ""
+        var quote: Character?
         for character in name[name.index(after: colon)...] {
             if let open = quote {
                 if character == open { quote = nil } else { current.append(character) }

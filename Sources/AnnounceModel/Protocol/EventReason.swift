@@ -53,9 +53,13 @@ public enum EventReason: Hashable, Sendable {
         case "old-device-unavailable": self = .oldDeviceUnavailable
         case "new-device-available": self = .newDeviceAvailable
         default:
-            if let by = Self.suffix(of: text, after: "preempted by ") { self = .preempted(by: by) }
-            else if let by = Self.suffix(of: text, after: "interrupted by ") { self = .interruptedBy(by) }
-            else { self = .other(text) }
+            if let by = Self.suffix(of: text, after: "preempted by ") {
+                self = .preempted(by: by)
+            } else if let by = Self.suffix(of: text, after: "interrupted by ") {
+                self = .interruptedBy(by)
+            } else {
+                self = .other(text)
+            }
         }
     }
 

@@ -15,7 +15,8 @@ public enum JSONCoding {
         encode(value) ?? Array(fallback.utf8)
     }
 
-    public static func decode<Value: Decodable>(_ type: Value.Type, from bytes: some Collection<UInt8>) throws -> Value {
+    public static func decode<Value: Decodable>(_ type: Value.Type, from bytes: some Collection<UInt8>) throws -> Value
+    {
         try JSONDecoder().decode(type, from: Data(bytes))
     }
 }

@@ -15,7 +15,9 @@ public enum Reply: Equatable, Sendable {
     case failure(ReplyError)
 
     /// A failure with the exit status a client ends with (64 a bad request, 69 a device or the spool).
-    public static func failure(_ code: Int32, _ message: String) -> Reply { .failure(ReplyError(code: code, message: message)) }
+    public static func failure(_ code: Int32, _ message: String) -> Reply {
+        .failure(ReplyError(code: code, message: message))
+    }
 
     /// A bad request's error reply (64, a usage error).
     public static func refusal(_ message: String) -> Reply { .failure(AnnounceError.usage(message).exitCode, message) }
@@ -69,12 +71,14 @@ extension Reply: Codable {
         if let error = try container.decodeIfPresent(ReplyError.self, forKey: .error), !ok {
             self = .failure(error)
         } else if !ok {
-            self = .failure(ReplyError(code: AnnounceError.internalExitCode, message: "the daemon failed without saying why"))
+            self = .failure(
+                ReplyError(code: AnnounceError.internalExitCode, message: "the daemon failed without saying why"))
         } else if let status = try container.decodeIfPresent(DaemonStatus.self, forKey: .status) {
             self = .status(status)
         } else if let ids = try container.decodeIfPresent([String].self, forKey: .ids) {
-            self = .ids(ids, unknown: try container.decodeIfPresent([String].self, forKey: .unknown) ?? [],
-                        pausedSince: try container.decodeIfPresent(Double.self, forKey: .pausedSince))
+            self = .ids(
+                ids, unknown: try container.decodeIfPresent([String].self, forKey: .unknown) ?? [],
+                pausedSince: try container.decodeIfPresent(Double.self, forKey: .pausedSince))
         } else if let unknown = try container.decodeIfPresent([String].self, forKey: .unknown) {
             self = .cancelled(unknown: unknown)
         } else {

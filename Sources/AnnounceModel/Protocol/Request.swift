@@ -116,7 +116,8 @@ extension Request: Codable {
             throw RequestRefusal(message: "malformed request: no protocol version \"v\"")
         }
         guard version == WireProtocol.version else {
-            throw RequestRefusal(message: "unsupported protocol version \(version); this daemon speaks \(WireProtocol.version)")
+            throw RequestRefusal(
+                message: "unsupported protocol version \(version); this daemon speaks \(WireProtocol.version)")
         }
         let operation = try container.decode(Operation.self, forKey: .op)
         // Each field has one type whatever the op: a field of the wrong type is refused even
@@ -145,9 +146,13 @@ extension Request: Codable {
         case .stop: self = .stop
         case .clear: self = .clear
         case .cancel:
-            if let tag { self = .cancel(.tag(tag)) }
-            else if let ids, !ids.isEmpty { self = .cancel(.ids(ids)) }
-            else { throw RequestRefusal(message: "cancel needs ids or a tag") }
+            if let tag {
+                self = .cancel(.tag(tag))
+            } else if let ids, !ids.isEmpty {
+                self = .cancel(.ids(ids))
+            } else {
+                throw RequestRefusal(message: "cancel needs ids or a tag")
+            }
         case .events: self = .events
         case .quiet:
             switch state {

@@ -28,11 +28,13 @@ extension PlayRequest {
 
     /// 1 to 64 ASCII letters, digits, `-` or `_`.
     static func isKey(_ text: String) -> Bool {
-        (1...64).contains(text.utf8.count) && text.utf8.allSatisfy { byte in
-            let letter = byte | 0x20  // lower case
-            return (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(letter) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
-                || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
-        }
+        (1...64).contains(text.utf8.count)
+            && text.utf8.allSatisfy { byte in
+                let letter = byte | 0x20  // lower case
+                return (UInt8(ascii: "a")...UInt8(ascii: "z")).contains(letter)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(byte)
+                    || byte == UInt8(ascii: "-") || byte == UInt8(ascii: "_")
+            }
     }
 }
 
@@ -129,11 +131,13 @@ public enum ItemProblem: Equatable, Sendable, CustomStringConvertible {
             "a mixable session (\(session)) is never queued; --if-other-audio wait needs a queued one (play, duck or skip)"
         case .duckLevel(let level): "duckLevel must be \(text(UserConfiguration.duckLevelRange)) dB, not \(level)"
         case .speech(let problem): problem
-        case .handed: "handed: descriptor indices are 0 to \(Limits.maxHandedFiles - 1); a chime's needs its label, and audio cannot be handed beside speech, media, a URL or a stream"
+        case .handed:
+            "handed: descriptor indices are 0 to \(Limits.maxHandedFiles - 1); a chime's needs its label, and audio cannot be handed beside speech, media, a URL or a stream"
         case .rate(let rate): "rate must be \(Limits.rate.lowerBound) to \(Limits.rate.upperBound), not \(rate)"
         case .pitch(let pitch): "pitch must be \(text(Limits.pitch)) semitones, not \(pitch)"
         case .media: "media must be 1 to 64 lowercase hex digits, without speech"
-        case .url: "url must be an http, https or file URL of at most \(Limits.maxPathBytes) bytes without spaces or control characters, and without media; cache needs it, proxies need it or a stream"
+        case .url:
+            "url must be an http, https or file URL of at most \(Limits.maxPathBytes) bytes without spaces or control characters, and without media; cache needs it, proxies need it or a stream"
         case .proxy(let name): "proxies: \(name) is not a proxy variable, or its value is too long or has a NUL byte"
         case .stream(let problem): problem.description
         }
@@ -143,22 +147,31 @@ public enum ItemProblem: Equatable, Sendable, CustomStringConvertible {
 extension ItemRequest {
     public var problem: ItemProblem? {
         if let media = clip.media, clip.speech != nil || !Clip.isValidMediaName(media) { return .media }
-        if let handed = clip.handed, handed.indices.contains(where: { !(0..<Limits.maxHandedFiles).contains($0) })
-            || (handed.audio != nil && (clip.speech != nil || clip.media != nil || clip.url != nil || clip.stream != nil))
-            || (handed.chime != nil && clip.chime == nil) || (handed.chimeAfter != nil && clip.chimeAfter == nil) {
+        if let handed = clip.handed,
+            handed.indices.contains(where: { !(0..<Limits.maxHandedFiles).contains($0) })
+                || (handed.audio != nil
+                    && (clip.speech != nil || clip.media != nil || clip.url != nil || clip.stream != nil))
+                || (handed.chime != nil && clip.chime == nil) || (handed.chimeAfter != nil && clip.chimeAfter == nil)
+        {
             return .handed
         }
         if let problem = Self.urlProblem(clip) { return problem }
         if let problem = clip.streamProblem { return .stream(problem) }
-        if clip.speech != nil || clip.media != nil || clip.url != nil || clip.stream != nil || clip.handed?.audio != nil {
+        if clip.speech != nil || clip.media != nil || clip.url != nil || clip.stream != nil || clip.handed?.audio != nil
+        {
             // The path is only its label.
             if let problem = clip.speech?.problem { return .speech(problem) }
             if clip.path.utf8.contains(0) { return .pathHasNUL }
             if clip.path.utf8.count > Limits.maxPathBytes { return .pathTooLong }
-        } else if let problem = Self.pathProblem(clip.path) { return problem }
+        } else if let problem = Self.pathProblem(clip.path) {
+            return problem
+        }
         if let problem = Self.pathBytesProblem(clip.pathBytes, speech: clip.speech != nil) { return problem }
         if let problem = Self.gainProblem(clip.gain) ?? Self.panProblem(clip.pan)
-            ?? Self.loopsProblem(clip.loops) ?? clip.loudness.flatMap(Self.loudnessProblem) { return problem }
+            ?? Self.loopsProblem(clip.loops) ?? clip.loudness.flatMap(Self.loudnessProblem)
+        {
+            return problem
+        }
         if let problem = clip.rate.flatMap(Self.rateProblem) ?? clip.pitch.flatMap(Self.pitchProblem) { return problem }
         for (field, path) in [("chime", clip.chime), ("chimeAfter", clip.chimeAfter)] {
             if let path, Self.pathProblem(path) != nil { return .chime(field) }
@@ -250,9 +263,13 @@ extension ItemRequest {
             return .proxy(name)
         }
         // A live stream's URL is `clip.stream`'s (`LiveStream.problem` checks it).
-        guard let url = clip.url else { return (clip.proxies != nil && clip.stream == nil) || clip.cache != nil ? .url : nil }
-        guard clip.media == nil, clip.speech == nil, let scheme = Clip.urlScheme(of: url), Clip.urlSchemes.contains(scheme),
-              url.utf8.count <= Limits.maxPathBytes, !url.unicodeScalars.contains(where: { $0.value <= 32 || $0.value == 127 })
+        guard let url = clip.url else {
+            return (clip.proxies != nil && clip.stream == nil) || clip.cache != nil ? .url : nil
+        }
+        guard clip.media == nil, clip.speech == nil, let scheme = Clip.urlScheme(of: url),
+            Clip.urlSchemes.contains(scheme),
+            url.utf8.count <= Limits.maxPathBytes,
+            !url.unicodeScalars.contains(where: { $0.value <= 32 || $0.value == 127 })
         else { return .url }
         return nil
     }
@@ -277,7 +294,10 @@ extension AlertRequest {
     /// Whether the file is a PCM WAV/CAF/AIFF of at most 30 s is for the decoder (`SystemSound.refusal`).
     public var problem: ItemProblem? {
         if let problem = ItemRequest.pathProblem(path) ?? ItemRequest.pathBytesProblem(pathBytes)
-            ?? ItemRequest.gainProblem(gain) ?? loudness.flatMap(ItemRequest.loudnessProblem) { return problem }
+            ?? ItemRequest.gainProblem(gain) ?? loudness.flatMap(ItemRequest.loudnessProblem)
+        {
+            return problem
+        }
         if let device, let problem = DeviceName.problem(device) { return .device(problem) }
         if let handed, !(0..<Limits.maxHandedFiles).contains(handed) { return .handed }
         return ItemRequest.environmentProblem(environment)
@@ -293,7 +313,9 @@ extension QuietRequest {
         case .off: return .off(since: now)
         case .until(let until):
             guard until > now else { throw .usage("quiet until: the time has already passed") }
-            guard until <= now + TimeSpan.longest.seconds else { throw .usage("quiet until: the time is too far ahead") }
+            guard until <= now + TimeSpan.longest.seconds else {
+                throw .usage("quiet until: the time is too far ahead")
+            }
             return .until(until)
         }
     }

@@ -105,8 +105,10 @@ public struct MixedLane: Sendable {
     /// session policy lets it play now. `waitsForDevice` is asked (with the item as heard so
     /// far) only for a failure that is not an end the daemon asked for: true when a busy or lost
     /// device is waited for. `stopping`: the daemon is going down; a stopped stream keeps its place.
-    public mutating func playEnded(_ id: String, heard: Int64, total: Int64?, end: PlaybackEnd, mayPlay: Bool,
-                                   stopping: Bool, waitsForDevice: (QueueItem) -> Bool) -> [MixedLaneEffect] {
+    public mutating func playEnded(
+        _ id: String, heard: Int64, total: Int64?, end: PlaybackEnd, mayPlay: Bool,
+        stopping: Bool, waitsForDevice: (QueueItem) -> Bool
+    ) -> [MixedLaneEffect] {
         guard var stream = streams[id] else { return [] }
         stream.playing = false
         let (sum, overflow) = stream.item.heardFrames.addingReportingOverflow(max(0, heard))
@@ -128,7 +130,9 @@ public struct MixedLane: Sendable {
             streams[id]?.waiting = .interrupted
             return persist
         case (.failed(let code, let message), _):
-            guard waitsForDevice(stream.item) else { return self.end(id, Outcome(.failed, reason: message, code: code)) }
+            guard waitsForDevice(stream.item) else {
+                return self.end(id, Outcome(.failed, reason: message, code: code))
+            }
             // Waits for the device, unless an interruption keeps it paused anyway.
             streams[id]?.waiting = intent == .interrupt || !mayPlay ? .interrupted : .device
             return [.suspend(id: id)] + persist

@@ -4,11 +4,12 @@ extension QueueItem {
     /// has already passed dropped (it is ready at once). The scheduler gives it its sequence.
     public init(request: ItemRequest, id: String, now: Double) {
         let eligibleAt = request.at ?? request.delay.map { now + $0 }
-        self.init(id: id, clip: request.clip, priority: request.priority ?? .default,
-                  interrupts: request.interrupts ?? QueueItem.defaultInterrupts, onInterrupt: request.onInterrupt ?? .default,
-                  dropAfter: request.dropAfter ?? QueueItem.defaultDropAfter, tag: request.tag, arrival: now,
-                  eligibleAt: eligibleAt.flatMap { $0 > now ? $0 : nil }, expireAfter: request.expire,
-                  session: request.session, duckLevel: request.duckLevel, ifBusy: request.ifBusy,
-                  ifOtherAudio: request.ifOtherAudio)
+        self.init(
+            id: id, clip: request.clip, priority: request.priority ?? .default,
+            interrupts: request.interrupts ?? QueueItem.defaultInterrupts, onInterrupt: request.onInterrupt ?? .default,
+            dropAfter: request.dropAfter ?? QueueItem.defaultDropAfter, tag: request.tag, arrival: now,
+            eligibleAt: eligibleAt.flatMap { $0 > now ? $0 : nil }, expireAfter: request.expire,
+            session: request.session, duckLevel: request.duckLevel, ifBusy: request.ifBusy,
+            ifOtherAudio: request.ifOtherAudio)
     }
 }

@@ -33,7 +33,7 @@ public enum SessionCategory: String, Codable, CaseIterable, Sendable, CustomStri
     private static let refused: [(name: String, why: String)] = [
         ("record", "needs a microphone"),
         ("play-and-record", "needs a microphone; use 'playback'"),
-        ("audio-processing", "processes audio offline and plays nothing; use 'playback'"),
+        ("audio-processing", "processes audio offline and plays nothing; use 'playback'")
     ]
 
     /// A user's spelling: `solo-ambient`, `solo_ambient`, `soloAmbient` and `SOLO-AMBIENT` are all accepted.
@@ -106,8 +106,10 @@ public struct SessionOptions: Codable, Equatable, Hashable, Sendable, CustomStri
     /// it interrupted stay paused until an explicit `announce resume`.
     public var notifyOthersOnDeactivation: Bool
 
-    public init(mixWithOthers: Bool = false, duckOthers: Bool = false,
-                interruptSpokenAudioAndMixWithOthers: Bool = false, notifyOthersOnDeactivation: Bool = true) {
+    public init(
+        mixWithOthers: Bool = false, duckOthers: Bool = false,
+        interruptSpokenAudioAndMixWithOthers: Bool = false, notifyOthersOnDeactivation: Bool = true
+    ) {
         self.mixWithOthers = mixWithOthers
         self.duckOthers = duckOthers
         self.interruptSpokenAudioAndMixWithOthers = interruptSpokenAudioAndMixWithOthers
@@ -123,9 +125,12 @@ public struct SessionOptions: Codable, Equatable, Hashable, Sendable, CustomStri
         let defaults = SessionOptions()
         mixWithOthers = try container.decodeIfPresent(Bool.self, forKey: .mixWithOthers) ?? defaults.mixWithOthers
         duckOthers = try container.decodeIfPresent(Bool.self, forKey: .duckOthers) ?? defaults.duckOthers
-        interruptSpokenAudioAndMixWithOthers = try container.decodeIfPresent(
-            Bool.self, forKey: .interruptSpokenAudioAndMixWithOthers) ?? defaults.interruptSpokenAudioAndMixWithOthers
-        notifyOthersOnDeactivation = try container.decodeIfPresent(Bool.self, forKey: .notifyOthersOnDeactivation)
+        interruptSpokenAudioAndMixWithOthers =
+            try container.decodeIfPresent(
+                Bool.self, forKey: .interruptSpokenAudioAndMixWithOthers)
+            ?? defaults.interruptSpokenAudioAndMixWithOthers
+        notifyOthersOnDeactivation =
+            try container.decodeIfPresent(Bool.self, forKey: .notifyOthersOnDeactivation)
             ?? defaults.notifyOthersOnDeactivation
     }
 
@@ -157,8 +162,10 @@ public struct AudioSession: Codable, Equatable, Hashable, Sendable, CustomString
 
     public static let `default` = AudioSession()
 
-    public init(category: SessionCategory = .default, options: SessionOptions = SessionOptions(),
-                mode: SessionMode = .default) {
+    public init(
+        category: SessionCategory = .default, options: SessionOptions = SessionOptions(),
+        mode: SessionMode = .default
+    ) {
         self.category = category
         self.options = options
         self.mode = mode
@@ -200,7 +207,9 @@ public struct AudioSession: Codable, Equatable, Hashable, Sendable, CustomString
         guard category == .soloAmbient else { return [] }
         var lines: [String] = []
         if options.mixWithOthers {
-            lines.append("--mix-with-others has no effect with category solo-ambient, which never mixes; use ambient or playback")
+            lines.append(
+                "--mix-with-others has no effect with category solo-ambient, which never mixes; use ambient or playback"
+            )
         }
         if options.interruptSpokenAudioAndMixWithOthers {
             lines.append("--interrupt-spoken-audio does not make solo-ambient mix; it only pauses spoken audio")

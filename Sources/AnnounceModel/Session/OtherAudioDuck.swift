@@ -11,8 +11,10 @@ public struct OtherStream: Equatable, Sendable {
     /// Paused by its application: it makes no sound (it still counts for a duck).
     public var corked: Bool
 
-    public init(index: UInt32, volume: [UInt32], settable: Bool = true, processID: Int64? = nil, role: String = "",
-                application: String = "", corked: Bool = false) {
+    public init(
+        index: UInt32, volume: [UInt32], settable: Bool = true, processID: Int64? = nil, role: String = "",
+        application: String = "", corked: Bool = false
+    ) {
         self.index = index
         self.volume = volume
         self.settable = settable
@@ -237,13 +239,16 @@ public struct OtherAudioDuck: Sendable {
 
     /// One look at the server's `streams` at `now`; `restores`: the newcomers' places in the restore
     /// database, by stream index.
-    public mutating func step(_ streams: [OtherStream], restores: [UInt32: StreamRestore] = [:], now: Double) -> DuckStep {
+    public mutating func step(_ streams: [OtherStream], restores: [UInt32: StreamRestore] = [:], now: Double)
+        -> DuckStep
+    {
         let gain = self.gain(at: now)
         var result = DuckStep()
         var kept: [LoweredStream] = []
         var journalChanged = false
         leftAlone = leftAlone.filter { alone in streams.contains { Self.same($0, alone) } }
-        for stream in streams where stream.settable && !isSpared(stream) && !leftAlone.contains(where: { Self.same($0, stream) }) {
+        for stream in streams
+        where stream.settable && !isSpared(stream) && !leftAlone.contains(where: { Self.same($0, stream) }) {
             if var known = lowered.first(where: { $0.matches(stream) }) {
                 if Self.changedByUser(stream.volume, lastSet: known.lastSet) {
                     if now - known.since < Self.settleSeconds {
@@ -262,8 +267,10 @@ public struct OtherAudioDuck: Sendable {
                 kept.append(known)
             } else if target < 1 {
                 let wanted = Self.scaled(stream.volume, gain: gain)
-                kept.append(LoweredStream(index: stream.index, application: stream.application, processID: stream.processID,
-                                          original: stream.volume, lastSet: wanted, since: now, restore: restores[stream.index]))
+                kept.append(
+                    LoweredStream(
+                        index: stream.index, application: stream.application, processID: stream.processID,
+                        original: stream.volume, lastSet: wanted, since: now, restore: restores[stream.index]))
                 if wanted != stream.volume { result.changes.append(VolumeChange(index: stream.index, volume: wanted)) }
                 journalChanged = true
                 result.journalFirst = true

@@ -32,7 +32,8 @@ public struct OtherAudioScene: Equatable, Sendable {
 
     /// `paplay (pid 4242, role phone)`: the application, and what the server knows of the stream.
     public static func name(of stream: OtherStream) -> String {
-        let details = [stream.processID.map { "pid \($0)" }, stream.role.isEmpty ? nil : "role \(stream.role)"].compactMap { $0 }
+        let details = [stream.processID.map { "pid \($0)" }, stream.role.isEmpty ? nil : "role \(stream.role)"]
+            .compactMap { $0 }
         let application = stream.application.isEmpty ? "stream #\(stream.index)" : stream.application
         return details.isEmpty ? application : "\(application) (\(details.joined(separator: ", ")))"
     }

@@ -24,8 +24,10 @@ public struct QuietMode: Sendable {
     public var level: QuietLevel
     public var localMinutes: LocalMinutes
 
-    public init(setting: QuietSetting? = nil, hours: [QuietHours] = [], level: QuietLevel = .silent,
-                localMinutes: @escaping LocalMinutes) {
+    public init(
+        setting: QuietSetting? = nil, hours: [QuietHours] = [], level: QuietLevel = .silent,
+        localMinutes: @escaping LocalMinutes
+    ) {
         self.setting = setting
         self.hours = hours
         self.level = level
@@ -126,7 +128,8 @@ public enum QuietSetting: Codable, Equatable, Sendable {
         func time(_ key: CodingKeys) throws -> Double {
             let value = try container.decode(Double.self, forKey: key)
             guard Int64(exactly: value.rounded(.down)) != nil else {
-                throw DecodingError.dataCorruptedError(forKey: key, in: container, debugDescription: "\(value) is not a time")
+                throw DecodingError.dataCorruptedError(
+                    forKey: key, in: container, debugDescription: "\(value) is not a time")
             }
             return value
         }
@@ -181,7 +184,9 @@ public enum QuietLevel: Codable, Equatable, Sendable, CustomStringConvertible {
         self = try NumberOrWord.decode(from: decoder, word: "silent").map(QuietLevel.lowered) ?? .silent
     }
 
-    public func encode(to encoder: any Encoder) throws { try NumberOrWord.encode(decibels, word: "silent", to: encoder) }
+    public func encode(to encoder: any Encoder) throws {
+        try NumberOrWord.encode(decibels, word: "silent", to: encoder)
+    }
 }
 
 public enum QuietSwitch: String, Codable, CaseIterable, Sendable {
@@ -203,8 +208,10 @@ public struct QuietState: Codable, Equatable, Sendable {
     /// What quiet mode does (the config file's `quiet-level`); absent from an older daemon: silent.
     public var level: QuietLevel?
 
-    public init(quiet: Bool, setting: QuietSwitch? = nil, until: Double? = nil, hours: [QuietHours] = [], reason: String,
-                level: QuietLevel? = nil) {
+    public init(
+        quiet: Bool, setting: QuietSwitch? = nil, until: Double? = nil, hours: [QuietHours] = [], reason: String,
+        level: QuietLevel? = nil
+    ) {
         self.quiet = quiet
         self.setting = setting
         self.until = until
@@ -274,7 +281,8 @@ public struct QuietHours: Hashable, Codable, Sendable, CustomStringConvertible {
     }
 
     private static func text(_ minutes: Int) -> String {
-        let hour = minutes / 60, minute = minutes % 60
+        let hour = minutes / 60
+        let minute = minutes % 60
         return (hour < 10 ? "0" : "") + "\(hour):" + (minute < 10 ? "0" : "") + "\(minute)"
     }
 }
@@ -296,12 +304,14 @@ public struct TimeOfDay: Equatable, Sendable {
         let fields = text.split(separator: ":", omittingEmptySubsequences: false)
         // ASCII digits only: Int(_:) alone would take "+7".
         guard (2...3).contains(fields.count), (1...2).contains(fields[0].utf8.count),
-              fields.dropFirst().allSatisfy({ $0.utf8.count == 2 }),
-              fields.allSatisfy({ $0.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } })
+            fields.dropFirst().allSatisfy({ $0.utf8.count == 2 }),
+            fields.allSatisfy({ $0.utf8.allSatisfy { (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) } })
         else { throw TimeTextError("not a time of day; give HH:MM or HH:MM:SS on a 24-hour clock, like 07:30") }
         let numbers = fields.compactMap { Int($0) }
         let second = numbers.count == 3 ? numbers[2] : 0
-        guard numbers[0] <= 23 else { throw TimeTextError("hour \(numbers[0]) is past 23 (a 24-hour clock runs 00:00 to 23:59)") }
+        guard numbers[0] <= 23 else {
+            throw TimeTextError("hour \(numbers[0]) is past 23 (a 24-hour clock runs 00:00 to 23:59)")
+        }
         guard numbers[1] <= 59 else { throw TimeTextError("minute \(numbers[1]) is past 59") }
         guard second <= 59 else { throw TimeTextError("second \(second) is past 59") }
         hour = numbers[0]
@@ -315,7 +325,8 @@ extension String {
     package func trimming(_ set: String) -> String {
         let characters = Set(set)
         guard let first = firstIndex(where: { !characters.contains($0) }),
-              let last = lastIndex(where: { !characters.contains($0) }) else { return "" }
+            let last = lastIndex(where: { !characters.contains($0) })
+        else { return "" }
         return String(self[first...last])
     }
 }

@@ -75,8 +75,10 @@ public struct ActiveStream: Codable, Equatable, Sendable {
     /// keeps its session and interruptions, but does not duck others meanwhile.
     public var suspended = false
 
-    public init(id: String, session: AudioSession, interruptedBy: [String] = [], awaitsResume: Bool = false,
-                ducked: Bool = false) {
+    public init(
+        id: String, session: AudioSession, interruptedBy: [String] = [], awaitsResume: Bool = false,
+        ducked: Bool = false
+    ) {
         self.id = id
         self.session = session
         self.interruptedBy = interruptedBy
@@ -101,7 +103,9 @@ public struct PolicyDecision: Equatable, Sendable {
     /// Gain changes for the other streams.
     public var ducking: DuckChanges
 
-    public init(id: String, startsDucked: Bool = false, interrupted: [Interruption] = [], ducking: DuckChanges = DuckChanges()) {
+    public init(
+        id: String, startsDucked: Bool = false, interrupted: [Interruption] = [], ducking: DuckChanges = DuckChanges()
+    ) {
         self.id = id
         self.startsDucked = startsDucked
         self.interrupted = interrupted

@@ -14,18 +14,26 @@ public enum SystemSound {
     /// "long.wav: 31.2 s is longer than an alert's 30 s (use announce play)".
     public static func refusal(of info: AudioFileInfo, path: String) -> AnnounceError? {
         if !isLinearPCM(info) {
-            return .undecodable(path: path, reason: "alerts play PCM WAV, CAF or AIFF; this is \(kind(of: info)) (use announce play)")
+            return .undecodable(
+                path: path, reason: "alerts play PCM WAV, CAF or AIFF; this is \(kind(of: info)) (use announce play)")
         }
         guard let seconds = info.durationSeconds else {
-            return .undecodable(path: path, reason: "its length is unknown; alerts are at most \(Int(maxSeconds)) s (use announce play)")
+            return .undecodable(
+                path: path, reason: "its length is unknown; alerts are at most \(Int(maxSeconds)) s (use announce play)"
+            )
         }
         if seconds > maxSeconds {
-            return .undecodable(path: path, reason: "\(secondsText(seconds)) s is longer than an alert's \(Int(maxSeconds)) s (use announce play)")
+            return .undecodable(
+                path: path,
+                reason: "\(secondsText(seconds)) s is longer than an alert's \(Int(maxSeconds)) s (use announce play)")
         }
-        let channels = Double(info.channels), rate = Double(info.sampleRate)
+        let channels = Double(info.channels)
+        let rate = Double(info.sampleRate)
         if seconds * rate * channels * 4 > Double(maxDecodedBytes) {
-            return .undecodable(path: path, reason: "\(info.channels) channels at \(info.sampleRate) Hz for \(secondsText(seconds)) s "
-                                + "is more than an alert's \(maxDecodedBytes >> 20) MiB decoded (use announce play)")
+            return .undecodable(
+                path: path,
+                reason: "\(info.channels) channels at \(info.sampleRate) Hz for \(secondsText(seconds)) s "
+                    + "is more than an alert's \(maxDecodedBytes >> 20) MiB decoded (use announce play)")
         }
         return nil
     }

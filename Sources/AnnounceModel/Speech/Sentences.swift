@@ -24,7 +24,8 @@ public enum Sentences {
                 guard sentence.count > maxCharacters else { break }
                 let window = sentence.prefix(maxCharacters)
                 // After the last pause or space in the window; a window with neither is cut at its end.
-                let cut = window.lastIndex(where: { pauses.contains($0) || $0.isWhitespace }).map { window.index(after: $0) }
+                let cut =
+                    window.lastIndex(where: { pauses.contains($0) || $0.isWhitespace }).map { window.index(after: $0) }
                     ?? window.endIndex
                 sentences.append(String(trimmed(sentence[..<cut])))
                 sentence = sentence[cut...]
@@ -35,16 +36,27 @@ public enum Sentences {
         for character in text {
             if character.isNewline {
                 newlines += 1
-                if newlines >= 2 || pendingEnd { flush(); pendingEnd = false } else { current.append(" ") }
+                if newlines >= 2 || pendingEnd {
+                    flush()
+                    pendingEnd = false
+                } else {
+                    current.append(" ")
+                }
                 continue
             }
             newlines = 0
             if character.isWhitespace {
-                if pendingEnd { flush(); pendingEnd = false } else { current.append(character) }
+                if pendingEnd {
+                    flush()
+                    pendingEnd = false
+                } else {
+                    current.append(character)
+                }
                 continue
             }
             if pendingEnd && fullWidthEnd(current) && !closers.contains(character) && !marks.contains(character)
-                && !fullWidthMarks.contains(character) {
+                && !fullWidthMarks.contains(character)
+            {
                 flush()  // 。 ends a sentence without a space after it
                 pendingEnd = false
             }
@@ -66,7 +78,8 @@ public enum Sentences {
 
     private static func trimmed(_ text: Substring) -> Substring {
         guard let first = text.firstIndex(where: { !$0.isWhitespace }),
-              let last = text.lastIndex(where: { !$0.isWhitespace }) else { return "" }
+            let last = text.lastIndex(where: { !$0.isWhitespace })
+        else { return "" }
         return text[first...last]
     }
 }

@@ -13,8 +13,10 @@ public struct Speech: Codable, Equatable, Sendable {
     /// `text` is SSML (espeak-ng only).
     public var ssml: Bool?
 
-    public init(text: String, engine: SpeechEngine = .default, voice: String? = nil, speed: Int? = nil,
-                language: String? = nil, ssml: Bool? = nil) {
+    public init(
+        text: String, engine: SpeechEngine = .default, voice: String? = nil, speed: Int? = nil,
+        language: String? = nil, ssml: Bool? = nil
+    ) {
         self.text = text
         self.engine = engine
         self.voice = voice
@@ -36,7 +38,8 @@ public struct Speech: Codable, Equatable, Sendable {
     /// What status, events and `announce queue` call it: `say: "backup finished…"`.
     public var label: String {
         // Control characters (a terminal's escapes) are spaces here: status and queue print it.
-        let printable = String(String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
+        let printable = String(
+            String.UnicodeScalarView(text.unicodeScalars.map { $0.properties.generalCategory == .control ? " " : $0 }))
         let words = printable.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         let shown = words.count > Self.labelCharacters ? words.prefix(Self.labelCharacters - 1) + "…" : Substring(words)
         return "say: \"\(shown)\""
@@ -47,10 +50,13 @@ public struct Speech: Codable, Equatable, Sendable {
     /// Why the daemon refuses it, or nil (one line naming the field, as `ItemProblem`).
     public var problem: String? {
         if text.unicodeScalars.allSatisfy({ $0.properties.isWhitespace }) { return "speech.text is empty" }
-        if text.utf8.count > Limits.maxSpeechBytes { return "speech.text is longer than \(Limits.maxSpeechBytes) bytes" }
+        if text.utf8.count > Limits.maxSpeechBytes {
+            return "speech.text is longer than \(Limits.maxSpeechBytes) bytes"
+        }
         if text.utf8.contains(0) { return "speech.text contains a NUL byte" }
         if let speed, !Limits.speechSpeed.contains(speed) {
-            return "speech.speed must be \(Limits.speechSpeed.lowerBound) to \(Limits.speechSpeed.upperBound) words per minute, not \(speed)"
+            return
+                "speech.speed must be \(Limits.speechSpeed.lowerBound) to \(Limits.speechSpeed.upperBound) words per minute, not \(speed)"
         }
         for (field, value) in [("voice", voice), ("lang", language)] {
             if let value, let problem = Self.nameProblem(value) { return "speech.\(field) \(problem)" }
@@ -58,7 +64,9 @@ public struct Speech: Codable, Equatable, Sendable {
         if engine == .flite, let language, !language.lowercased().hasPrefix("en") {
             return "speech.lang: flite's voices speak US English only, not \(language)"
         }
-        if ssml == true && !engine.readsSSML { return "speech.ssml: \(engine.rawValue) does not read SSML (espeak-ng does)" }
+        if ssml == true && !engine.readsSSML {
+            return "speech.ssml: \(engine.rawValue) does not read SSML (espeak-ng does)"
+        }
         return nil
     }
 
@@ -67,7 +75,9 @@ public struct Speech: Codable, Equatable, Sendable {
     static func nameProblem(_ name: String) -> String? {
         if name.isEmpty || name.utf8.count > 256 { return "must be 1 to 256 bytes" }
         if name.hasPrefix("-") { return "must not start with '-'" }
-        if name.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7f }) { return "must not contain spaces or control characters" }
+        if name.unicodeScalars.contains(where: { $0.value <= 0x20 || $0.value == 0x7f }) {
+            return "must not contain spaces or control characters"
+        }
         return nil
     }
 }

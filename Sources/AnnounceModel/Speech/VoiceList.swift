@@ -10,7 +10,9 @@ public struct VoiceEntry: Encodable, Equatable, Sendable {
     /// The engine's own words for it (espeak-ng's voice name, a piper model's dataset).
     public var description: String?
 
-    public init(engine: SpeechEngine, name: String, language: String?, gender: String? = nil, description: String? = nil) {
+    public init(
+        engine: SpeechEngine, name: String, language: String?, gender: String? = nil, description: String? = nil
+    ) {
         self.engine = engine
         self.name = name
         self.language = language
@@ -34,13 +36,16 @@ public enum VoiceList {
         for line in listing.split(separator: "\n").dropFirst() {
             let fields = line.split(whereSeparator: \.isWhitespace)
             guard fields.count >= 5, Int(fields[0]) != nil, seen.insert(String(fields[1])).inserted else { continue }
-            let gender: String? = switch fields[2].split(separator: "/").last {
-            case "M": "male"
-            case "F": "female"
-            default: nil
-            }
-            voices.append(VoiceEntry(engine: .espeakNG, name: String(fields[1]), language: String(fields[1]), gender: gender,
-                                     description: String(fields[3]).replacing("_", with: " ")))
+            let gender: String? =
+                switch fields[2].split(separator: "/").last {
+                case "M": "male"
+                case "F": "female"
+                default: nil
+                }
+            voices.append(
+                VoiceEntry(
+                    engine: .espeakNG, name: String(fields[1]), language: String(fields[1]), gender: gender,
+                    description: String(fields[3]).replacing("_", with: " ")))
         }
         return voices
     }
@@ -54,7 +59,9 @@ public enum VoiceList {
         }
     }
 
-    static let fliteGenders = ["slt": "female", "kal": "male", "kal16": "male", "awb": "male", "awb_time": "male", "rms": "male"]
+    static let fliteGenders = [
+        "slt": "female", "kal": "male", "kal16": "male", "awb": "male", "awb_time": "male", "rms": "male"
+    ]
 
     /// A piper voice model as listed.
     public static func piper(_ model: VoiceModel) -> VoiceEntry {

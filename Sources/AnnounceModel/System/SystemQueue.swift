@@ -104,9 +104,10 @@ extension Event {
     /// What a caller who does not own the item sees: owner, id, priority and kind; no path,
     /// text or URL, device, format, title or words of the reason.
     public func privateView() -> Event {
-        var view = Event(event, time: time, id: id, path: path == nil ? nil : SystemSettings.othersLabel, priority: priority,
-                         reason: reason, shouldResume: shouldResume, heard: heard, duration: duration, percent: percent,
-                         outcome: outcome.map { Outcome($0.kind, reason: $0.reason == nil ? nil : $0.kind.rawValue, code: $0.code) })
+        var view = Event(
+            event, time: time, id: id, path: path == nil ? nil : SystemSettings.othersLabel, priority: priority,
+            reason: reason, shouldResume: shouldResume, heard: heard, duration: duration, percent: percent,
+            outcome: outcome.map { Outcome($0.kind, reason: $0.reason == nil ? nil : $0.kind.rawValue, code: $0.code) })
         if case .other? = reason { view.reason = nil }
         view.owner = owner
         view.ahead = ahead
@@ -134,8 +135,9 @@ extension DaemonStatus {
 extension ItemStatus {
     /// As `Event.privateView`: owner, id, priority, state and times.
     public func privateView() -> ItemStatus {
-        var view = ItemStatus(id: id, state: state, path: SystemSettings.othersLabel, priority: priority, heard: heard,
-                              duration: duration, eligibleAt: eligibleAt, expiresAt: expiresAt)
+        var view = ItemStatus(
+            id: id, state: state, path: SystemSettings.othersLabel, priority: priority, heard: heard,
+            duration: duration, eligibleAt: eligibleAt, expiresAt: expiresAt)
         view.owner = owner
         return view
     }

@@ -8,11 +8,14 @@ extension ItemRequest {
             // A file reaches the system queue only as a descriptor the client opened.
             let isFile = clip.speech == nil && clip.url == nil && clip.stream == nil
             if isFile && clip.handed?.audio == nil {
-                return clip.media != nil ? "clip.media: the system queue takes no media name; hand the file over"
+                return clip.media != nil
+                    ? "clip.media: the system queue takes no media name; hand the file over"
                     : "\(clip.path): the system queue opens no caller's path; hand the file over (announce does)"
             }
-            for (field, path, handed) in [("chime", clip.chime, clip.handed?.chime), ("chimeAfter", clip.chimeAfter, clip.handed?.chimeAfter)]
-                where path != nil && handed == nil {
+            for (field, path, handed) in [
+                ("chime", clip.chime, clip.handed?.chime), ("chimeAfter", clip.chimeAfter, clip.handed?.chimeAfter)
+            ]
+            where path != nil && handed == nil {
                 return "clip.\(field) \(path!): the system queue opens no caller's path; hand the file over"
             }
         }
@@ -25,7 +28,8 @@ extension ItemRequest {
         }
         let named = [clip.device].compactMap { $0 } + (clip.extraDevices ?? [])
         if let device = named.first(where: { !allowedDevices.contains($0) }) {
-            return "device '\(device)' is not one the system queue lets users choose ([system] devices: \(allowedDevices.joined(separator: ", ")))"
+            return
+                "device '\(device)' is not one the system queue lets users choose ([system] devices: \(allowedDevices.joined(separator: ", ")))"
         }
         return nil
     }
@@ -34,10 +38,13 @@ extension ItemRequest {
 extension AlertRequest {
     /// As `ItemRequest.systemRefusal`: a handed sound, and an allowed device.
     public func systemRefusal(for caller: Caller, allowedDevices: [String]) -> String? {
-        if !caller.isSelf && handed == nil { return "\(path): the system queue opens no caller's path; hand the file over (announce does)" }
+        if !caller.isSelf && handed == nil {
+            return "\(path): the system queue opens no caller's path; hand the file over (announce does)"
+        }
         if caller.uid == 0 || caller.isSelf { return nil }
         if let device, !allowedDevices.contains(device) {
-            return "device '\(device)' is not one the system queue lets users choose ([system] devices: \(allowedDevices.joined(separator: ", ")))"
+            return
+                "device '\(device)' is not one the system queue lets users choose ([system] devices: \(allowedDevices.joined(separator: ", ")))"
         }
         return nil
     }

@@ -39,7 +39,9 @@ public struct TimeSpan: Equatable, Sendable, CustomStringConvertible {
             }
             if unitText.isEmpty {
                 // A bare number is seconds, and only on its own.
-                guard total == 0, nextUnit == 0, rest.isEmpty else { throw TimeTextError("a number without a unit; give one \(example)") }
+                guard total == 0, nextUnit == 0, rest.isEmpty else {
+                    throw TimeTextError("a number without a unit; give one \(example)")
+                }
                 return value
             }
             guard let index = units.firstIndex(where: { $0.name == unitText }) else {
@@ -73,7 +75,7 @@ public struct TimeSpan: Equatable, Sendable, CustomStringConvertible {
     /// A non-negative decimal of ASCII digits and one optional point (no sign, exponent, nan or inf).
     private static func decimal(_ text: Substring) -> Double? {
         guard !text.isEmpty, text != ".", text.utf8.filter({ $0 == UInt8(ascii: ".") }).count <= 1,
-              text.utf8.allSatisfy({ $0 == UInt8(ascii: ".") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
+            text.utf8.allSatisfy({ $0 == UInt8(ascii: ".") || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) })
         else { return nil }
         return Double(text)
     }
@@ -93,7 +95,8 @@ public struct TimeSpan: Equatable, Sendable, CustomStringConvertible {
     /// `m:ss.s` for displays, `h:mm:ss.s` from an hour on (as durations are given: `1:02:03`).
     public static func format(_ seconds: Double) -> String {
         let tenths = Int((min(max(0, seconds), 1e15) * 10).rounded(.down))
-        let hours = tenths / 36000, minutes = tenths / 600 % 60
+        let hours = tenths / 36000
+        let minutes = tenths / 600 % 60
         let rest = tenths % 600
         let secondsPart = rest / 10
         let minutesText = hours > 0 ? "\(hours):\(minutes < 10 ? "0" : "")\(minutes)" : "\(minutes)"

@@ -40,16 +40,21 @@ public enum HomeAssistant {
     /// The host's own entity, available while its status says online, and its zones' (`all`'s too).
     public static func entities(host: String, zones: [String]) -> [Entity] {
         let hostID = objectID("announce_\(host)")
-        var entities = [Entity(
-            name: "announce \(host)", uniqueID: hostID, objectID: hostID, commandTopic: ZoneTopic.hostSay(host).name,
-            availabilityTopic: ZoneTopic.status(host).name, availabilityTemplate: "{{ value_json.state }}",
-            payloadAvailable: "online", payloadNotAvailable: "offline",
-            device: .init(identifiers: [hostID], name: "announce \(host)", model: "announce daemon"))]
+        var entities = [
+            Entity(
+                name: "announce \(host)", uniqueID: hostID, objectID: hostID,
+                commandTopic: ZoneTopic.hostSay(host).name,
+                availabilityTopic: ZoneTopic.status(host).name, availabilityTemplate: "{{ value_json.state }}",
+                payloadAvailable: "online", payloadNotAvailable: "offline",
+                device: .init(identifiers: [hostID], name: "announce \(host)", model: "announce daemon"))
+        ]
         for zone in zones + [ZoneTopic.allZone] {
             let zoneID = objectID("announce_zone_\(zone)")
-            entities.append(Entity(name: "announce zone \(zone)", uniqueID: zoneID, objectID: zoneID,
-                                   commandTopic: ZoneTopic.zoneSay(zone).name,
-                                   device: .init(identifiers: [zoneID], name: "announce zone \(zone)", model: "announce zone")))
+            entities.append(
+                Entity(
+                    name: "announce zone \(zone)", uniqueID: zoneID, objectID: zoneID,
+                    commandTopic: ZoneTopic.zoneSay(zone).name,
+                    device: .init(identifiers: [zoneID], name: "announce zone \(zone)", model: "announce zone")))
         }
         return entities
     }
@@ -63,12 +68,15 @@ public enum HomeAssistant {
     /// empty, at most `Limits.maxSpeechBytes`.
     public static func text(_ payload: [UInt8]) -> Result<String, ZoneRefusal> {
         guard payload.count <= Limits.maxSpeechBytes else {
-            return .failure(ZoneRefusal(id: nil, reason: "text of \(payload.count) bytes is over \(Limits.maxSpeechBytes)"))
+            return .failure(
+                ZoneRefusal(id: nil, reason: "text of \(payload.count) bytes is over \(Limits.maxSpeechBytes)"))
         }
         guard let text = String(validating: payload, as: UTF8.self), !payload.contains(0) else {
             return .failure(ZoneRefusal(id: nil, reason: "text is not UTF-8, or has a NUL byte"))
         }
-        guard text.contains(where: { !$0.isWhitespace }) else { return .failure(ZoneRefusal(id: nil, reason: "text is empty")) }
+        guard text.contains(where: { !$0.isWhitespace }) else {
+            return .failure(ZoneRefusal(id: nil, reason: "text is empty"))
+        }
         return .success(text)
     }
 }

@@ -21,7 +21,8 @@ public enum SeenRecords {
         let kept = entries.filter { $0.expires >= now }
         guard kept.count > limit else { return expired.map(\.name) }
         let excess = kept.count - limit * 9 / 10
-        let soonest = kept.filter { !$0.pending }.sorted { ($0.expires, $0.name) < ($1.expires, $1.name) }.prefix(excess)
+        let soonest = kept.filter { !$0.pending }.sorted { ($0.expires, $0.name) < ($1.expires, $1.name) }.prefix(
+            excess)
         return expired.map(\.name) + soonest.map(\.name)
     }
 }

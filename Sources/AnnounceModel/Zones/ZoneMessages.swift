@@ -106,7 +106,9 @@ public struct RemoteItem: Codable, Equatable, Sendable {
 
     /// An item with a file's bytes in the message (nil: a URL, speech or a stream), and its chimes'.
     public init(item: ItemRequest, bytes: [UInt8]?, chime: [UInt8]? = nil, chimeAfter: [UInt8]? = nil) {
-        self.init(item: item, audio: bytes.map { Data($0) }, chime: chime.map { Data($0) }, chimeAfter: chimeAfter.map { Data($0) })
+        self.init(
+            item: item, audio: bytes.map { Data($0) }, chime: chime.map { Data($0) },
+            chimeAfter: chimeAfter.map { Data($0) })
     }
 }
 
@@ -127,7 +129,8 @@ public struct RemoteCancel: Codable, Equatable, Sendable {
     /// The cancel a message holds, or nil (it is logged and dropped).
     public static func decode(_ payload: [UInt8]) -> RemoteCancel? {
         guard payload.count <= 4096, let cancel = try? JSONCoding.decode(RemoteCancel.self, from: payload),
-              cancel.v == WireProtocol.version, RemotePlay.isValidID(cancel.id), ZoneName.problem(cancel.from, kind: "host") == nil
+            cancel.v == WireProtocol.version, RemotePlay.isValidID(cancel.id),
+            ZoneName.problem(cancel.from, kind: "host") == nil
         else { return nil }
         return cancel
     }
@@ -178,8 +181,10 @@ public struct HostStatus: Codable, Equatable, Sendable {
     /// the broker publishes when it lost the host (it may be reconnecting).
     public var stopped: Bool?
 
-    public init(host: String, zones: [String], state: State, playing: String? = nil, queued: Int? = nil,
-                quiet: Bool? = nil, paused: Bool? = nil, time: Double? = nil, stopped: Bool? = nil) {
+    public init(
+        host: String, zones: [String], state: State, playing: String? = nil, queued: Int? = nil,
+        quiet: Bool? = nil, paused: Bool? = nil, time: Double? = nil, stopped: Bool? = nil
+    ) {
         self.v = WireProtocol.version
         self.host = host
         self.zones = zones

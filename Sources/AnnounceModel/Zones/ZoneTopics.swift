@@ -45,12 +45,18 @@ public enum ZoneTopic: Equatable, Sendable {
         let parts = name.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard parts.count >= 4, parts[0] == "announce", parts[1] == "v1" else { return nil }
         switch (parts[2], parts.count) {
-        case ("host", 5) where ZoneName.problem(parts[3], kind: "host") == nil && parts[4] == "play": self = .hostPlay(parts[3])
-        case ("zone", 5) where ZoneName.problem(parts[3], kind: "zone") == nil && parts[4] == "play": self = .zonePlay(parts[3])
-        case ("host", 5) where ZoneName.problem(parts[3], kind: "host") == nil && parts[4] == "say": self = .hostSay(parts[3])
-        case ("zone", 5) where ZoneName.problem(parts[3], kind: "zone") == nil && parts[4] == "say": self = .zoneSay(parts[3])
-        case ("host", 5) where ZoneName.problem(parts[3], kind: "host") == nil && parts[4] == "cancel": self = .hostCancel(parts[3])
-        case ("zone", 5) where ZoneName.problem(parts[3], kind: "zone") == nil && parts[4] == "cancel": self = .zoneCancel(parts[3])
+        case ("host", 5) where ZoneName.problem(parts[3], kind: "host") == nil && parts[4] == "play":
+            self = .hostPlay(parts[3])
+        case ("zone", 5) where ZoneName.problem(parts[3], kind: "zone") == nil && parts[4] == "play":
+            self = .zonePlay(parts[3])
+        case ("host", 5) where ZoneName.problem(parts[3], kind: "host") == nil && parts[4] == "say":
+            self = .hostSay(parts[3])
+        case ("zone", 5) where ZoneName.problem(parts[3], kind: "zone") == nil && parts[4] == "say":
+            self = .zoneSay(parts[3])
+        case ("host", 5) where ZoneName.problem(parts[3], kind: "host") == nil && parts[4] == "cancel":
+            self = .hostCancel(parts[3])
+        case ("zone", 5) where ZoneName.problem(parts[3], kind: "zone") == nil && parts[4] == "cancel":
+            self = .zoneCancel(parts[3])
         case ("result", 5) where RemotePlay.isValidID(parts[3]) && ZoneName.problem(parts[4], kind: "host") == nil:
             self = .result(request: parts[3], host: parts[4])
         case ("status", 4) where ZoneName.problem(parts[3], kind: "host") == nil: self = .status(parts[3])
@@ -68,9 +74,17 @@ public enum ZoneName {
     public static func problem(_ name: String, kind: String) -> String? {
         let bytes = Array(name.utf8)
         guard !bytes.isEmpty, bytes.count <= maxBytes else { return "\(kind) name must be 1 to \(maxBytes) bytes" }
-        func isAlphanumeric(_ byte: UInt8) -> Bool { (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte) }
-        guard isAlphanumeric(bytes[0]), bytes.allSatisfy({ isAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") })
-        else { return "\(kind) name '\(name)' may have only letters, digits, '.', '_' and '-' (and starts with a letter or digit)" }
+        func isAlphanumeric(_ byte: UInt8) -> Bool {
+            (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte)
+        }
+        guard isAlphanumeric(bytes[0]),
+            bytes.allSatisfy({
+                isAlphanumeric($0) || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-")
+            })
+        else {
+            return
+                "\(kind) name '\(name)' may have only letters, digits, '.', '_' and '-' (and starts with a letter or digit)"
+        }
         return nil
     }
 }

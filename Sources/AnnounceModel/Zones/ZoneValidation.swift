@@ -7,7 +7,8 @@ extension RemotePlay {
     /// The play a message holds, or why none: not JSON, a wrong version, a bad field.
     public static func decode(_ payload: [UInt8]) -> Result<RemotePlay, ZoneRefusal> {
         guard payload.count <= ZoneLimits.maxMessageBytes else {
-            return .failure(ZoneRefusal(id: nil, reason: "message of \(payload.count) bytes is over \(ZoneLimits.maxMessageBytes)"))
+            return .failure(
+                ZoneRefusal(id: nil, reason: "message of \(payload.count) bytes is over \(ZoneLimits.maxMessageBytes)"))
         }
         let play: RemotePlay
         do {
@@ -18,7 +19,9 @@ extension RemotePlay {
             return .failure(ZoneRefusal(id: nil, reason: "malformed play: not a JSON object"))
         }
         // An id worth answering to: the refusal can go back to the sender.
-        guard isValidID(play.id) else { return .failure(ZoneRefusal(id: nil, reason: "id must be 16 to 64 lowercase hex digits")) }
+        guard isValidID(play.id) else {
+            return .failure(ZoneRefusal(id: nil, reason: "id must be 16 to 64 lowercase hex digits"))
+        }
         if let problem = play.problem { return .failure(ZoneRefusal(id: play.id, reason: problem)) }
         return .success(play)
     }
@@ -31,13 +34,19 @@ extension RemotePlay {
         if !(0...Limits.latestTime).contains(sent) { return "sent must be 0 to \(Limits.latestTime), not \(sent)" }
         if items.isEmpty { return "a play needs at least one item" }
         let audioBytes = items.reduce(0) { $0 + $1.audioBytes }
-        if audioBytes > ZoneLimits.maxAudioBytes { return "audio of \(audioBytes) bytes is over \(ZoneLimits.maxAudioBytes)" }
+        if audioBytes > ZoneLimits.maxAudioBytes {
+            return "audio of \(audioBytes) bytes is over \(ZoneLimits.maxAudioBytes)"
+        }
         for (index, entry) in items.enumerated() {
             if let problem = entry.problem { return "items[\(index)]: \(problem)" }
         }
-        return PlayRequest(items: items.map {
-            $0.local(media: $0.audio == nil ? nil : "0", chime: $0.chime.map { _ in "/0" }, chimeAfter: $0.chimeAfter.map { _ in "/0" })
-        }).problem
+        return PlayRequest(
+            items: items.map {
+                $0.local(
+                    media: $0.audio == nil ? nil : "0", chime: $0.chime.map { _ in "/0" },
+                    chimeAfter: $0.chimeAfter.map { _ in "/0" })
+            }
+        ).problem
     }
 }
 
@@ -49,12 +58,18 @@ extension RemoteItem {
         if clip.environment != nil { return "clip.environment: not taken from another host" }
         if clip.proxies != nil { return "clip.proxies: not taken from another host" }
         if clip.media != nil || clip.pathBytes != nil { return "clip.media: names a file of the sender" }
-        if clip.chime != nil || clip.chimeAfter != nil { return "clip.chime: names a file of the sender; a chime travels as its bytes" }
+        if clip.chime != nil || clip.chimeAfter != nil {
+            return "clip.chime: names a file of the sender; a chime travels as its bytes"
+        }
         if chime?.isEmpty == true || chimeAfter?.isEmpty == true { return "chime is empty" }
-        if let url = clip.url, Clip.urlScheme(of: url) == "file" { return "clip.url: a file:// URL names a file of the sender" }
+        if let url = clip.url, Clip.urlScheme(of: url) == "file" {
+            return "clip.url: a file:// URL names a file of the sender"
+        }
         if let speech = clip.speech {
             for (field, value) in [("voice", speech.voice), ("lang", speech.language)] {
-                if let value, !Self.isVoiceName(value) { return "speech.\(field): '\(value)' is a path or URL, not a voice name" }
+                if let value, !Self.isVoiceName(value) {
+                    return "speech.\(field): '\(value)' is a path or URL, not a voice name"
+                }
             }
         }
         let kinds = [audio != nil, clip.url != nil, clip.speech != nil, clip.stream != nil].filter { $0 }.count

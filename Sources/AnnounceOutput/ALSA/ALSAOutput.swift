@@ -1,10 +1,11 @@
-import Synchronization
-import CALSA
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+import CALSA
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A PCM playback device through ALSA, negotiated the way aplay and out123 do:
 /// interleaved access, a sample format the device takes, channels, rate-near with
@@ -174,22 +175,29 @@ public final class ALSAOutput: AudioOutput {
         guard let hw = announce_hw_params_new() else { throw .internal("out of memory for ALSA hw params") }
         defer { snd_pcm_hw_params_free(hw) }
         try check(snd_pcm_hw_params_any(pcm, hw), device, "has no configurations")
-        try check(snd_pcm_hw_params_set_access(pcm, hw, SND_PCM_ACCESS_RW_INTERLEAVED), device,
-                  "does not take interleaved writes")
-        guard let sampleFormat = request.sampleFormats.first(where: {
-            isDescribable($0, pcm) && snd_pcm_hw_params_test_format(pcm, hw, alsaFormat($0)) == 0
-        }) else {
+        try check(
+            snd_pcm_hw_params_set_access(pcm, hw, SND_PCM_ACCESS_RW_INTERLEAVED), device,
+            "does not take interleaved writes")
+        guard
+            let sampleFormat = request.sampleFormats.first(where: {
+                isDescribable($0, pcm) && snd_pcm_hw_params_test_format(pcm, hw, alsaFormat($0)) == 0
+            })
+        else {
             throw .deviceUnavailable(device: device, reason: "takes none of the sample formats float, S32, S16")
         }
         try check(snd_pcm_hw_params_set_format(pcm, hw, alsaFormat(sampleFormat)), device, "refused \(sampleFormat)")
-        try check(snd_pcm_hw_params_set_channels(pcm, hw, UInt32(request.channels)), device,
-                  "cannot play \(request.channels) channel\(request.channels == 1 ? "" : "s")")
+        try check(
+            snd_pcm_hw_params_set_channels(pcm, hw, UInt32(request.channels)), device,
+            "cannot play \(request.channels) channel\(request.channels == 1 ? "" : "s")")
         var rate = UInt32(request.sampleRate)
         var dir: Int32 = 0
         try check(snd_pcm_hw_params_set_rate_near(pcm, hw, &rate, &dir), device, "cannot play \(request.sampleRate) Hz")
         if abs(Double(rate) - Double(request.sampleRate)) > Double(request.sampleRate) * rateTolerance {
-            throw .deviceUnavailable(device: device,
-                reason: "plays \(rate) Hz, not \(request.sampleRate) Hz (use a plug device such as 'default' or 'plughw:0')")
+            throw .deviceUnavailable(
+                device: device,
+                reason:
+                    "plays \(rate) Hz, not \(request.sampleRate) Hz (use a plug device such as 'default' or 'plughw:0')"
+            )
         }
         let isServer = snd_pcm_type(pcm) == SND_PCM_TYPE_IOPLUG
         var periodTime = UInt32(isServer ? request.serverPeriodMicroseconds : request.periodMicroseconds)
@@ -230,19 +238,22 @@ public final class ALSAOutput: AudioOutput {
         }
     }
 
-    private static func check(_ status: Int32, _ device: String, _ what: @autoclosure () -> String) throws(AnnounceError) {
+    private static func check(_ status: Int32, _ device: String, _ what: @autoclosure () -> String)
+        throws(AnnounceError)
+    {
         guard status < 0 else { return }
         throw .deviceUnavailable(device: device, reason: "\(what()): \(String(cString: snd_strerror(status)))")
     }
 
     static func openError(_ device: String, _ status: Int32) -> AnnounceError {
         if -status == EBUSY { return .deviceBusy(device: device, reason: DeviceHolders.busyReason(device: device)) }
-        let reason = switch -status {
-        case ENOENT, ENODEV, ENXIO: "no such device"
-        case ECONNREFUSED: "the sound server refused the connection (is it running?)"
-        case EACCES, EPERM: "permission denied"
-        default: "cannot open: \(String(cString: snd_strerror(status)))"
-        }
+        let reason =
+            switch -status {
+            case ENOENT, ENODEV, ENXIO: "no such device"
+            case ECONNREFUSED: "the sound server refused the connection (is it running?)"
+            case EACCES, EPERM: "permission denied"
+            default: "cannot open: \(String(cString: snd_strerror(status)))"
+            }
         return .deviceUnavailable(device: device, reason: reason)
     }
 }

@@ -1,9 +1,10 @@
-import CALSA
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+import CALSA
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A playback PCM ALSA knows about.
 public struct PlaybackDevice: Equatable, Sendable, Codable {
@@ -21,7 +22,8 @@ public enum DeviceCatalog {
         var hints: UnsafeMutablePointer<UnsafeMutableRawPointer?>?
         let status = snd_device_name_hint(-1, "pcm", &hints)
         guard status == 0, let list = hints else {
-            throw .deviceUnavailable(device: "*", reason: "cannot list devices: \(String(cString: snd_strerror(status)))")
+            throw .deviceUnavailable(
+                device: "*", reason: "cannot list devices: \(String(cString: snd_strerror(status)))")
         }
         defer { snd_device_name_free_hint(list) }
         var devices: [PlaybackDevice] = []
@@ -36,7 +38,11 @@ public enum DeviceCatalog {
                 do throws(AnnounceError) {
                     try DeviceProbe.check(name, environment: nil)
                 } catch {
-                    if case .deviceUnavailable(_, let reason) = error { device.problem = reason } else { device.problem = error.description }
+                    if case .deviceUnavailable(_, let reason) = error {
+                        device.problem = reason
+                    } else {
+                        device.problem = error.description
+                    }
                 }
             }
             devices.append(device)

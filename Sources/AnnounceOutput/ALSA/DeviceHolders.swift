@@ -1,9 +1,10 @@
-import CALSA
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+import CALSA
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A process that has an ALSA hardware playback PCM open.
 public struct DeviceHolder: Codable, Equatable, Sendable {
@@ -94,7 +95,8 @@ public enum DeviceHolders {
         var found: [(card: Int, device: Int, subdevice: Int?, pid: Int32)] = []
         var seen = Set<HolderKey>()
         func add(card: Int, device: Int, subdevice: Int?, pid: Int32) {
-            guard pid > 0, pid != excluding, seen.insert(HolderKey(pid: pid, card: card, device: device)).inserted else { return }
+            guard pid > 0, pid != excluding, seen.insert(HolderKey(pid: pid, card: card, device: device)).inserted
+            else { return }
             found.append((card, device, subdevice, pid))
         }
 
@@ -103,8 +105,12 @@ public enum DeviceHolders {
         for (card, cardPath) in numbered(asound, prefix: "card", suffix: "") {
             for (device, pcmPath) in numbered(cardPath, prefix: "pcm", suffix: "p") {
                 for (subdevice, subPath) in numbered(pcmPath, prefix: "sub", suffix: "") {
-                    guard let owner = readText(subPath + "/status").flatMap({ field($0, "owner_pid") }).flatMap({ Int32($0) }),
-                          owner > 0 else { continue }
+                    guard
+                        let owner = readText(subPath + "/status").flatMap({ field($0, "owner_pid") }).flatMap({
+                            Int32($0)
+                        }),
+                        owner > 0
+                    else { continue }
                     add(card: card, device: device, subdevice: subdevice, pid: processID(ofThread: owner, proc: proc))
                 }
             }
@@ -121,8 +127,10 @@ public enum DeviceHolders {
         }
 
         return found.map { entry in
-            DeviceHolder(card: entry.card, device: entry.device, subdevice: entry.subdevice, cardID: cardID(entry.card, asound: asound),
-                         pid: entry.pid, command: command(ofProcess: entry.pid, proc: proc))
+            DeviceHolder(
+                card: entry.card, device: entry.device, subdevice: entry.subdevice,
+                cardID: cardID(entry.card, asound: asound),
+                pid: entry.pid, command: command(ofProcess: entry.pid, proc: proc))
         }.sorted {
             ($0.card, $0.device, $0.subdevice ?? -1, $0.pid) < ($1.card, $1.device, $1.subdevice ?? -1, $1.pid)
         }
@@ -133,7 +141,8 @@ public enum DeviceHolders {
     /// Every holder when the name cannot be mapped to a card (`default`, `pulse`,
     /// a card id that is not found): we cannot follow a plugin chain, and the
     /// programs holding any card are the best guess.
-    public static func holders(ofDevice name: String, root: String = "/", excluding: Int32 = getpid()) -> [DeviceHolder] {
+    public static func holders(ofDevice name: String, root: String = "/", excluding: Int32 = getpid()) -> [DeviceHolder]
+    {
         let all = find(root: root, excluding: excluding)
         guard let target = target(ofDevice: name, root: root) else { return all }
         return holders(all, on: target)
@@ -153,7 +162,9 @@ public enum DeviceHolders {
     /// name that is one hardware device (`hw:`, `plughw:` with a known card), so
     /// a card's busy device is not repeated on each of its plugins, and `null` or
     /// `pulse` are never shown as busy.
-    public static func exactHolders(ofDevice name: String, among holders: [DeviceHolder], root: String = "/") -> [DeviceHolder] {
+    public static func exactHolders(ofDevice name: String, among holders: [DeviceHolder], root: String = "/")
+        -> [DeviceHolder]
+    {
         guard !holders.isEmpty, let target = target(ofDevice: name, root: root), target.device != nil else { return [] }
         return Self.holders(holders, on: target)
     }
@@ -178,7 +189,8 @@ public enum DeviceHolders {
         for argument in name[name.index(after: colon)...].split(separator: ",", omittingEmptySubsequences: false) {
             let argument = trimmed(String(argument))
             if let equals = argument.firstIndex(of: "=") {
-                keyed[trimmed(String(argument[..<equals])).uppercased()] = unquoted(String(argument[argument.index(after: equals)...]))
+                keyed[trimmed(String(argument[..<equals])).uppercased()] = unquoted(
+                    String(argument[argument.index(after: equals)...]))
             } else {
                 positional.append(unquoted(argument))
             }
@@ -208,7 +220,8 @@ public enum DeviceHolders {
         switch processes.count {
         case 0: return "held by another program"
         case 1: return "held by " + processes[0]
-        case 2, 3: return "held by " + processes.dropLast().joined(separator: ", ") + " and " + processes[processes.count - 1]
+        case 2, 3:
+            return "held by " + processes.dropLast().joined(separator: ", ") + " and " + processes[processes.count - 1]
         default: return "held by " + processes.prefix(3).joined(separator: ", ") + " and \(processes.count - 3) more"
         }
     }
@@ -237,12 +250,14 @@ public enum DeviceHolders {
 
     /// The process's command line for messages (see `readableCommand`).
     private static func command(ofProcess pid: Int32, proc: String) -> String {
-        readableCommand(cmdline: readFilePrefix(proc + "/\(pid)/cmdline", limit: 4096), comm: readText(proc + "/\(pid)/comm"))
+        readableCommand(
+            cmdline: readFilePrefix(proc + "/\(pid)/cmdline", limit: 4096), comm: readText(proc + "/\(pid)/comm"))
     }
 
     /// The process a thread belongs to (`Tgid:` of its status), or the id itself.
     private static func processID(ofThread id: Int32, proc: String) -> Int32 {
-        guard let status = readText(proc + "/\(id)/status"), let group = field(status, "Tgid").flatMap({ Int32($0) }), group > 0
+        guard let status = readText(proc + "/\(id)/status"), let group = field(status, "Tgid").flatMap({ Int32($0) }),
+            group > 0
         else { return id }
         return group
     }
@@ -265,7 +280,8 @@ public enum DeviceHolders {
         var arguments = (cmdline ?? []).split(separator: 0, omittingEmptySubsequences: true)
             .map { sanitized(String(decoding: $0, as: UTF8.self)) }
         if let program = arguments.first, !program.contains(" "), let slash = program.lastIndex(of: "/"),
-           program.index(after: slash) != program.endIndex {
+            program.index(after: slash) != program.endIndex
+        {
             arguments[0] = String(program[program.index(after: slash)...])
         }
         var command = arguments.enumerated().map { index, argument in
@@ -279,9 +295,11 @@ public enum DeviceHolders {
     /// Control characters (C0, DEL, C1) as "?": another user's argv must not
     /// reach a terminal as escape sequences or break a one-line message.
     private static func sanitized(_ text: String) -> String {
-        String(String.UnicodeScalarView(text.unicodeScalars.map { scalar in
-            scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) ? "?" : scalar
-        }))
+        String(
+            String.UnicodeScalarView(
+                text.unicodeScalars.map { scalar in
+                    scalar.value < 0x20 || (0x7F...0x9F).contains(scalar.value) ? "?" : scalar
+                }))
     }
 
     /// The value of a `key : value` line (spaces around either side ignored).
@@ -299,7 +317,7 @@ public enum DeviceHolders {
         let asound = joined(root, "proc/asound")
         for entry in directoryEntries(asound) {
             guard let card = number(entry, prefix: "card", suffix: ""),
-                  let id = readText(asound + "/" + entry + "/id"), trimmed(id) == name
+                let id = readText(asound + "/" + entry + "/id"), trimmed(id) == name
             else { continue }
             return card
         }
@@ -317,7 +335,9 @@ public enum DeviceHolders {
 
     /// N of `<prefix>N<suffix>`, digits only.
     private static func number(_ name: String, prefix: String, suffix: String) -> Int? {
-        guard name.hasPrefix(prefix), name.hasSuffix(suffix), name.count > prefix.count + suffix.count else { return nil }
+        guard name.hasPrefix(prefix), name.hasSuffix(suffix), name.count > prefix.count + suffix.count else {
+            return nil
+        }
         return decimal(name.dropFirst(prefix.count).dropLast(suffix.count))
     }
 
@@ -328,7 +348,9 @@ public enum DeviceHolders {
 
     private static func unquoted(_ text: String) -> String {
         let text = trimmed(text)
-        guard text.count >= 2, let first = text.first, first == "\"" || first == "'", text.last == first else { return text }
+        guard text.count >= 2, let first = text.first, first == "\"" || first == "'", text.last == first else {
+            return text
+        }
         return String(text.dropFirst().dropLast())
     }
 

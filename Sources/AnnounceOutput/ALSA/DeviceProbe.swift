@@ -1,9 +1,10 @@
-import CALSA
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+import CALSA
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Whether a PCM name can be played on here, found out when an item is accepted rather than
 /// when it reaches the head of the queue (after it may have preempted what was playing).
@@ -44,7 +45,8 @@ public enum DeviceProbe {
         defer { snd_config_delete(definition) }
         var node: OpaquePointer?
         var type: UnsafePointer<CChar>?
-        guard snd_config_search(definition, "type", &node) == 0, snd_config_get_string(node, &type) == 0, let type else { return nil }
+        guard snd_config_search(definition, "type", &node) == 0, snd_config_get_string(node, &type) == 0, let type
+        else { return nil }
         return String(cString: type)
     }
 
@@ -74,9 +76,12 @@ public enum DeviceProbe {
             return access(file, W_OK) == 0 ? nil : "cannot write \(file): \(String(cString: strerror(errno)))"
         }
         let directory = file.lastIndex(of: "/").map { $0 == file.startIndex ? "/" : String(file[..<$0]) } ?? "."
-        if stat(directory, &status) != 0 { return "cannot write \(file): \(directory): \(String(cString: strerror(errno)))" }
+        if stat(directory, &status) != 0 {
+            return "cannot write \(file): \(directory): \(String(cString: strerror(errno)))"
+        }
         if status.st_mode & S_IFMT != S_IFDIR { return "cannot write \(file): \(directory) is not a directory" }
-        return access(directory, W_OK | X_OK) == 0 ? nil : "cannot write \(file): \(directory): \(String(cString: strerror(errno)))"
+        return access(directory, W_OK | X_OK) == 0
+            ? nil : "cannot write \(file): \(directory): \(String(cString: strerror(errno)))"
     }
 
     /// The FILE of a `file:` name (the model's rule: `DeviceName`).

@@ -1,6 +1,6 @@
-import Synchronization
 import AnnounceModel
 import AnnounceSystem
+import Synchronization
 
 /// A speech engine started ahead and waiting for its text: espeak-ng takes ~8 ms to load its
 /// voice, one already started answers in under 1 ms (piper loads its model for much longer).
@@ -45,19 +45,24 @@ public final class EngineStandby: Sendable {
 
     /// The waiting engine when it runs `executable` as `command` and is still alive.
     func take(executable: String, command: SpeechCommand) -> ChildProcess? {
-        guard let waiting = waiting.withLock({ state -> Waiting? in
-            guard let found = state, found.executable == executable, found.command == command else { return nil }
-            state = nil
-            return found
-        }) else { return nil }
+        guard
+            let waiting = waiting.withLock({ state -> Waiting? in
+                guard let found = state, found.executable == executable, found.command == command else { return nil }
+                state = nil
+                return found
+            })
+        else { return nil }
         return waiting.process.isRunning ? waiting.process : nil
     }
 
     /// Starts one for `command` unless one waits for it already.
     func prepare(executable: String, command: SpeechCommand) {
         guard command.output != .wholeWAV,
-              waiting.withLock({ $0.map { $0.executable != executable || $0.command != command } ?? true }) else { return }
-        guard let process = try? ChildProcess.standby(executable: executable, arguments: command.arguments) else { return }
+            waiting.withLock({ $0.map { $0.executable != executable || $0.command != command } ?? true })
+        else { return }
+        guard let process = try? ChildProcess.standby(executable: executable, arguments: command.arguments) else {
+            return
+        }
         let replaced = waiting.withLock { state -> Waiting? in
             defer { state = Waiting(process: process, executable: executable, command: command, since: clock()) }
             return state

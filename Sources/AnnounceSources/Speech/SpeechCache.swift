@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// Rendered sentences, kept as WAV files under `$XDG_CACHE_HOME/announce/speech` and named by
 /// a hash of (engine and its build, voice, speed, language, SSML, text): a repeated
@@ -39,8 +40,10 @@ public final class SpeechCache: Sendable {
     /// The key of one sentence's render: 128 bits of FNV-1a over every input that changes it,
     /// the engine's build included (its path, size and time), so an upgraded engine renders anew.
     static func key(speech: Speech, engineBuild: String, sentence: String) -> String {
-        CacheDirectory.key(["announce-speech-1", speech.engine.rawValue, engineBuild, speech.voice ?? "", speech.language ?? "",
-                            speech.speed.map(String.init) ?? "", speech.ssml == true ? "ssml" : "text", sentence])
+        CacheDirectory.key([
+            "announce-speech-1", speech.engine.rawValue, engineBuild, speech.voice ?? "", speech.language ?? "",
+            speech.speed.map(String.init) ?? "", speech.ssml == true ? "ssml" : "text", sentence
+        ])
     }
 }
 
@@ -78,7 +81,10 @@ final class CacheWriter {
         while offset < bytes.count {
             let written = write(fd, bytes.baseAddress! + offset, bytes.count - offset)
             if written < 0 && errno == EINTR { continue }
-            guard written > 0 else { abandon(); return false }
+            guard written > 0 else {
+                abandon()
+                return false
+            }
             offset += written
         }
         dataBytes &+= UInt32(truncatingIfNeeded: bytes.count)

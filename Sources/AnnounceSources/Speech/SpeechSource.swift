@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import AnnounceSystem
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `announce say` as a `Source`: the text rendered a sentence at a time by a speech engine run
 /// as a program, streamed as it renders (the first frame plays while the engine still
@@ -31,8 +32,10 @@ public final class SpeechSource: Source {
     /// Starts rendering the first sentence (or opens its cached render). Throws 69 when the
     /// engine is not installed, 70 when it fails. `cancellation`: the play's stop, which kills
     /// the engine a read waits on.
-    public init(speech: Speech, cache: SpeechCache?, cancellation: Cancellation? = nil,
-                standby: EngineStandby? = nil) throws(AnnounceError) {
+    public init(
+        speech: Speech, cache: SpeechCache?, cancellation: Cancellation? = nil,
+        standby: EngineStandby? = nil
+    ) throws(AnnounceError) {
         self.cancellation = cancellation
         self.standby = standby
         self.speech = speech
@@ -41,15 +44,21 @@ public final class SpeechSource: Source {
         name = speech.label
         lengths = Array(repeating: nil, count: sentences.count)
         guard !sentences.isEmpty else { throw .usage("\(speech.label): nothing to say") }
-        let first = try Self.open(0, sentences: sentences, speech: speech, cache: cache, engine: &engine, cancellation: cancellation, standby: standby)
-        format = SourceFormat(sampleRate: first.header.sampleRate, channels: first.header.channels, exactSampleFormat: .int16)
+        let first = try Self.open(
+            0, sentences: sentences, speech: speech, cache: cache, engine: &engine, cancellation: cancellation,
+            standby: standby)
+        format = SourceFormat(
+            sampleRate: first.header.sampleRate, channels: first.header.channels, exactSampleFormat: .int16)
         lengths[0] = first.knownFrames
         current = (0, first)
         // Sentences rendered before: their lengths are known at once (and with all of them, the whole).
         if let cache, let build = engine?.build {
             for index in sentences.indices.dropFirst() {
-                guard let path = cache.lookup(SpeechCache.key(speech: speech, engineBuild: build, sentence: sentences[index])),
-                      let audio = try? SentenceAudio(cached: path) else { continue }
+                guard
+                    let path = cache.lookup(
+                        SpeechCache.key(speech: speech, engineBuild: build, sentence: sentences[index])),
+                    let audio = try? SentenceAudio(cached: path)
+                else { continue }
                 lengths[index] = audio.knownFrames
             }
         }
@@ -86,7 +95,9 @@ public final class SpeechSource: Source {
         return 1
     }
 
-    public func read(into buffer: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError) -> Int {
+    public func read(into buffer: UnsafeMutableRawPointer, frames: Int, as format: SampleFormat) throws(AnnounceError)
+        -> Int
+    {
         while let (index, audio) = current {
             let got: Int
             if format == .int16 {
@@ -119,8 +130,11 @@ public final class SpeechSource: Source {
             // At or past the end: only `--start` asks for that (a resume never goes there). The
             // length is known only now, so here is where `--start`'s one rule is applied (64).
             let rate = format.sampleRate
-            if frame > 0, let problem = PlaybackOptions.startProblem(TimeSpan(seconds: Double(frame) / Double(rate)),
-                                                                     sampleRate: rate, frames: start, name: name) {
+            if frame > 0,
+                let problem = PlaybackOptions.startProblem(
+                    TimeSpan(seconds: Double(frame) / Double(rate)),
+                    sampleRate: rate, frames: start, name: name)
+            {
                 throw problem
             }
             return
@@ -176,26 +190,32 @@ public final class SpeechSource: Source {
     }
 
     private func open(_ index: Int) throws(AnnounceError) -> SentenceAudio {
-        let audio = try Self.open(index, sentences: sentences, speech: speech, cache: cache, engine: &engine, cancellation: cancellation, standby: standby)
+        let audio = try Self.open(
+            index, sentences: sentences, speech: speech, cache: cache, engine: &engine, cancellation: cancellation,
+            standby: standby)
         guard audio.header.sampleRate == format.sampleRate, audio.header.channels == format.channels else {
-            throw .programFailed(program: speech.engine.program, reason: "sentence \(index + 1) came out in another format")
+            throw .programFailed(
+                program: speech.engine.program, reason: "sentence \(index + 1) came out in another format")
         }
         if let frames = audio.knownFrames { lengths[index] = frames }
         return audio
     }
 
-    private static func open(_ index: Int, sentences: [String], speech: Speech, cache: SpeechCache?,
-                             engine: inout EngineSetup?, cancellation: Cancellation?,
-                             standby: EngineStandby?) throws(AnnounceError) -> SentenceAudio {
+    private static func open(
+        _ index: Int, sentences: [String], speech: Speech, cache: SpeechCache?,
+        engine: inout EngineSetup?, cancellation: Cancellation?,
+        standby: EngineStandby?
+    ) throws(AnnounceError) -> SentenceAudio {
         if engine == nil { engine = try EngineSetup.find(for: speech) }
         let key = engine.map { SpeechCache.key(speech: speech, engineBuild: $0.build, sentence: sentences[index]) }
         if let key, let path = cache?.lookup(key), let audio = try? SentenceAudio(cached: path) { return audio }
         guard let engine else {
             throw speech.engine.notInstalled
         }
-        return try SentenceAudio(rendering: sentences[index], executable: engine.path, program: speech.engine.program,
-                                 command: engine.command, cacheWriter: key.flatMap { cache?.writer(for: $0) },
-                                 cancellation: cancellation, standby: standby)
+        return try SentenceAudio(
+            rendering: sentences[index], executable: engine.path, program: speech.engine.program,
+            command: engine.command, cacheWriter: key.flatMap { cache?.writer(for: $0) },
+            cancellation: cancellation, standby: standby)
     }
 }
 
@@ -215,8 +235,9 @@ struct EngineSetup {
             return EngineSetup(path: path, build: build, command: speech.engine.command(for: speech, model: nil))
         }
         let model = try PiperVoices.resolve(speech, piper: path)
-        return EngineSetup(path: path, build: build + ";" + (stamp(model.path) ?? model.path),
-                           command: speech.engine.command(for: speech, model: model))
+        return EngineSetup(
+            path: path, build: build + ";" + (stamp(model.path) ?? model.path),
+            command: speech.engine.command(for: speech, model: model))
     }
 
     private static func stamp(_ path: String) -> String? {

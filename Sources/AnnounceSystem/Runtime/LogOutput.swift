@@ -1,6 +1,7 @@
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// Where the daemon's log lines go: its stderr (daemon.log when auto-started), through a

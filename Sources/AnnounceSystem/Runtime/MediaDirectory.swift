@@ -1,8 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import CPosix
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `RUNTIME/media`: audio the queue owns (`announce play -`, URLs). The client streams stdin
 /// into a file here before it asks the daemon (`store`); the daemon downloads a URL item's body
@@ -20,7 +21,7 @@ public struct MediaDirectory: Sendable {
     /// `ANNOUNCE_TEST_MEDIA_LIMIT` (bytes) instead, so the tests need not pipe or serve 256 MiB.
     public static var limit: Int {
         #if DEBUG
-        if let limit = getenv("ANNOUNCE_TEST_MEDIA_LIMIT").flatMap({ Int(String(cString: $0)) }) { return limit }
+            if let limit = getenv("ANNOUNCE_TEST_MEDIA_LIMIT").flatMap({ Int(String(cString: $0)) }) { return limit }
         #endif
         return Limits.maxMediaBytes
     }
@@ -39,7 +40,8 @@ public struct MediaDirectory: Sendable {
     /// `label`: more than `limit` bytes or none at all (65), a read error (66), a write error
     /// such as a full disk (69); nothing is left behind by any of them.
     public func store(from fd: Int32, label: String, limit: Int) throws(AnnounceError) -> MediaFile {
-        let writer = try begin(label: label, limit: limit, overLimit: "the most announce takes from stdin; play a file instead")
+        let writer = try begin(
+            label: label, limit: limit, overLimit: "the most announce takes from stdin; play a file instead")
         let chunk = UnsafeMutableRawBufferPointer.allocate(byteCount: 1 << 16, alignment: 1)
         defer { chunk.deallocate() }
         while true {
@@ -60,12 +62,14 @@ public struct MediaDirectory: Sendable {
         var info = stat()
         guard fstat(fd, &info) == 0 else { throw .cannotOpen(path: label, reason: systemErrorMessage(errno)) }
         guard info.st_mode & S_IFMT == S_IFREG else {
-            throw .cannotOpen(path: label, reason: "not a regular file (the system queue takes files, and pipes the client read)")
+            throw .cannotOpen(
+                path: label, reason: "not a regular file (the system queue takes files, and pipes the client read)")
         }
         // Only local storage or memory: a kernel's files (/proc, /sys) are no audio, and a network
         // or FUSE file could stall the daemon's one control thread (the client reads those first).
         guard Self.isLocal(fd) else {
-            throw .cannotOpen(path: label, reason: "a file of /proc, /sys, FUSE or the network (the client reads those itself)")
+            throw .cannotOpen(
+                path: label, reason: "a file of /proc, /sys, FUSE or the network (the client reads those itself)")
         }
         let writer = try begin(label: label, limit: limit, overLimit: "the most the system queue takes of one file")
         if info.st_size > limit { throw writer.tooLarge }
@@ -89,7 +93,7 @@ public struct MediaDirectory: Sendable {
     public static let localFilesystems: Set<Int64> = [
         0xef53, 0x5846_5342, 0x9123_683e, 0x0102_1994, 0xf2f5_2010, 0x4d44, 0x2011_bab0, 0x7366_746e, 0x9660,
         0x1501_3346, 0x7371_7368, 0xe0f5_e1e2, 0x794c_7630, 0x2fc1_2fc1, 0x3153_464a, 0x5265_4973, 0x482b,
-        0xca45_1a4e, 0x3434, 0x8584_58f6,
+        0xca45_1a4e, 0x3434, 0x8584_58f6
     ]
 
     /// The file open at `fd` is on local storage or in memory (`localFilesystems`).
@@ -104,8 +108,9 @@ public struct MediaDirectory: Sendable {
         try create()
         let name = Self.newName()
         let temporary = path + "/." + name + ".tmp"
-        return MediaWriter(directory: self, name: name, temporary: temporary, descriptor: try Self.createLocked(temporary),
-                           label: label, limit: limit, overLimit: overLimit)
+        return MediaWriter(
+            directory: self, name: name, temporary: temporary, descriptor: try Self.createLocked(temporary),
+            label: label, limit: limit, overLimit: overLimit)
     }
 
     /// Where a URL item's download keeps what resuming it needs, beside its body `name`.
@@ -117,9 +122,10 @@ public struct MediaDirectory: Sendable {
     /// The media `clip` owns here: its audio, and the chimes a zone message carried.
     public func names(ownedBy clip: Clip) -> [String] {
         let prefix = path + "/"
-        return [clip.media].compactMap { $0 } + [clip.chime, clip.chimeAfter].compactMap { chime in
-            chime.flatMap { $0.hasPrefix(prefix) ? String($0.dropFirst(prefix.count)) : nil }
-        }
+        return [clip.media].compactMap { $0 }
+            + [clip.chime, clip.chimeAfter].compactMap { chime in
+                chime.flatMap { $0.hasPrefix(prefix) ? String($0.dropFirst(prefix.count)) : nil }
+            }
     }
 
     static func headName(_ name: String) -> String { name + ".head" }

@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// A media file being written (`MediaDirectory.begin`): chunks appended under a temporary
 /// name, then `finish` (fsync, rename, fsync of the directory) makes it the `MediaFile`.
@@ -20,7 +21,10 @@ public final class MediaWriter {
     private let overLimit: String
     private var descriptor: Int32
 
-    init(directory: MediaDirectory, name: String, temporary: String, descriptor: Int32, label: String, limit: Int, overLimit: String) {
+    init(
+        directory: MediaDirectory, name: String, temporary: String, descriptor: Int32, label: String, limit: Int,
+        overLimit: String
+    ) {
         self.directory = directory
         self.name = name
         self.temporary = temporary
@@ -56,11 +60,16 @@ public final class MediaWriter {
     /// The whole input, durable under its own name and still locked; none at all is 65.
     public func finish() throws(AnnounceError) -> MediaFile {
         guard count > 0 else { throw .undecodable(path: label, reason: "empty") }
-        guard fsync(descriptor) == 0, rename(temporary, directory.filePath(name)) == 0 else { throw storeFailure(errno) }
+        guard fsync(descriptor) == 0, rename(temporary, directory.filePath(name)) == 0 else {
+            throw storeFailure(errno)
+        }
         let file = MediaFile(name: name, path: directory.filePath(name), descriptor: descriptor)
         descriptor = -1
         let handle = open(directory.path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
-        if handle >= 0 { fsync(handle); close(handle) }
+        if handle >= 0 {
+            fsync(handle)
+            close(handle)
+        }
         return file
     }
 

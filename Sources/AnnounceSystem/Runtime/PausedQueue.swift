@@ -1,7 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// `announce pause` is a file, `paused` in the runtime directory: it outlives the daemon
 /// (a restarted or auto-started one stays paused) and a client reads it without one.

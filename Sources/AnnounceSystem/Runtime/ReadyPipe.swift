@@ -1,6 +1,7 @@
 import Synchronization
+
 #if canImport(Glibc)
-import Glibc
+    import Glibc
 #endif
 
 /// The pipe an auto-starting client waits on (`announce daemon --ready-fd N`): the daemon

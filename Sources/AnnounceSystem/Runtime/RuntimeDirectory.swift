@@ -1,10 +1,11 @@
-import FoundationEssentials
-import Logging
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
 import CPosix
+import FoundationEssentials
+import Logging
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The per-user directory holding the daemon's socket, lock, spool and log.
 /// cron and a login shell of the same user resolve the same one.
@@ -38,10 +39,12 @@ public struct RuntimeDirectory: Sendable {
     /// terminal, the journal) is left alone.
     @discardableResult
     public func rotateLogIfNeeded() -> Bool {
-        var current = stat(), named = stat()
+        var current = stat()
+        var named = stat()
         guard fstat(LogOutput.descriptor, &current) == 0, stat(logPath, &named) == 0,
-              current.st_dev == named.st_dev, current.st_ino == named.st_ino,
-              current.st_size >= Self.logLimitBytes else { return false }
+            current.st_dev == named.st_dev, current.st_ino == named.st_ino,
+            current.st_size >= Self.logLimitBytes
+        else { return false }
         // The new file first: when it cannot be made, the old one simply goes on.
         let fresh = logPath + ".new"
         let fd = open(fresh, O_WRONLY | O_CREAT | O_TRUNC | O_APPEND | O_CLOEXEC, 0o600)
@@ -72,10 +75,14 @@ public struct RuntimeDirectory: Sendable {
     /// and a login shell then reach the same daemon. An XDG_RUNTIME_DIR that is relative (the
     /// XDG spec's rule) or not a directory of the user's own (a stale one, or the caller's
     /// kept by `sudo -u`) is passed over; a relative ANNOUNCE_RUNTIME_DIR is refused by `prepare()`.
-    public static func defaultPath(environment: (String) -> String? = RuntimeDirectory.processEnvironment,
-                                   isOwnDirectory: (String) -> Bool = RuntimeDirectory.isOwnDirectory) -> String {
+    public static func defaultPath(
+        environment: (String) -> String? = RuntimeDirectory.processEnvironment,
+        isOwnDirectory: (String) -> Bool = RuntimeDirectory.isOwnDirectory
+    ) -> String {
         if let explicit = environment("ANNOUNCE_RUNTIME_DIR"), !explicit.isEmpty { return explicit }
-        if let xdg = environment("XDG_RUNTIME_DIR"), xdg.hasPrefix("/"), isOwnDirectory(xdg) { return xdg + "/announce" }
+        if let xdg = environment("XDG_RUNTIME_DIR"), xdg.hasPrefix("/"), isOwnDirectory(xdg) {
+            return xdg + "/announce"
+        }
         let logind = "/run/user/\(getuid())"
         if isOwnDirectory(logind) { return logind + "/announce" }
         return sharedTemporaryPath
@@ -87,14 +94,17 @@ public struct RuntimeDirectory: Sendable {
     /// Where `/tmp/announce-$UID` taken by someone else sends us: a directory in the user's
     /// home, which no other user can take (per host, for a home shared over NFS). Once made it
     /// is used from then on, so daemon and clients keep agreeing when the squatter leaves.
-    public static func squatFallbackPath(environment: (String) -> String? = RuntimeDirectory.processEnvironment) -> String? {
+    public static func squatFallbackPath(environment: (String) -> String? = RuntimeDirectory.processEnvironment)
+        -> String?
+    {
         var home = environment("HOME") ?? ""
         if !home.hasPrefix("/"), let entry = getpwuid(getuid()), let directory = entry.pointee.pw_dir {
             home = String(cString: directory)
         }
         guard home.hasPrefix("/") else { return nil }
         var name = [CChar](repeating: 0, count: 256)
-        let host = gethostname(&name, name.count - 1) == 0
+        let host =
+            gethostname(&name, name.count - 1) == 0
             ? String(decoding: name.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self) : "localhost"
         return (home == "/" ? "" : home) + "/.cache/announce/run-" + host
     }
@@ -110,8 +120,10 @@ public struct RuntimeDirectory: Sendable {
     /// The user's runtime directory (`defaultPath`), created and checked. When
     /// `/tmp/announce-$UID` is taken by another user (a directory, file, FIFO or symlink
     /// not ours), falls back to `squatFallbackPath` and warns once, when it makes it.
-    public static func prepare(environment: (String) -> String? = RuntimeDirectory.processEnvironment,
-                               warn: (String) -> Void = { Logger(label: "announce").warning("\($0)") }) throws(AnnounceError) -> RuntimeDirectory {
+    public static func prepare(
+        environment: (String) -> String? = RuntimeDirectory.processEnvironment,
+        warn: (String) -> Void = { Logger(label: "announce").warning("\($0)") }
+    ) throws(AnnounceError) -> RuntimeDirectory {
         if let explicit = environment("ANNOUNCE_RUNTIME_DIR"), !explicit.isEmpty, !explicit.hasPrefix("/") {
             throw .usage("ANNOUNCE_RUNTIME_DIR must be an absolute path, not '\(explicit)'")
         }
@@ -122,22 +134,29 @@ public struct RuntimeDirectory: Sendable {
 
     /// `path` in a world-writable directory, unless someone else holds the name: then
     /// `fallback`, made (with its parents) and announced by `warn` when this call makes it.
-    static func prepareShared(_ path: String, fallback: String?, warn: (String) -> Void) throws(AnnounceError) -> RuntimeDirectory {
+    static func prepareShared(_ path: String, fallback: String?, warn: (String) -> Void) throws(AnnounceError)
+        -> RuntimeDirectory
+    {
         if let fallback, isOwnDirectory(fallback) { return try prepare(fallback) }
         var info = stat()
         guard lstat(path, &info) == 0, info.st_mode & S_IFMT != S_IFDIR || info.st_uid != getuid() else {
             return try prepare(path)  // ours, or free to make
         }
-        let taken = "\(path) is taken by \(info.st_uid == getuid() ? "a \(fileKind(info.st_mode)) of yours" : "uid \(info.st_uid)")"
+        let taken =
+            "\(path) is taken by \(info.st_uid == getuid() ? "a \(fileKind(info.st_mode)) of yours" : "uid \(info.st_uid)")"
         guard let fallback else {
-            throw .unavailable("runtime directory \(taken) and there is no home directory to fall back on; set ANNOUNCE_RUNTIME_DIR to a private directory")
+            throw .unavailable(
+                "runtime directory \(taken) and there is no home directory to fall back on; set ANNOUNCE_RUNTIME_DIR to a private directory"
+            )
         }
         // The parents too (~/.cache may not exist yet): private when we make them.
         var parent = ""
         for component in fallback.split(separator: "/").dropLast() {
             parent += "/" + component
             if mkdir(parent, 0o700) != 0, errno != EEXIST {
-                throw .unavailable("runtime directory \(taken); cannot create \(parent) to fall back on: \(systemErrorMessage(errno)); set ANNOUNCE_RUNTIME_DIR to a private directory")
+                throw .unavailable(
+                    "runtime directory \(taken); cannot create \(parent) to fall back on: \(systemErrorMessage(errno)); set ANNOUNCE_RUNTIME_DIR to a private directory"
+                )
             }
         }
         let runtime = try prepare(fallback)
@@ -157,13 +176,19 @@ public struct RuntimeDirectory: Sendable {
             throw .unavailable("cannot inspect runtime directory \(path): \(systemErrorMessage(errno)); \(fix)")
         }
         guard info.st_mode & S_IFMT == S_IFDIR else {
-            throw .unavailable("runtime directory \(path) is a \(fileKind(info.st_mode)), not a directory; refusing to use it (\(fix))")
+            throw .unavailable(
+                "runtime directory \(path) is a \(fileKind(info.st_mode)), not a directory; refusing to use it (\(fix))"
+            )
         }
         guard info.st_uid == getuid() else {
-            throw .unavailable("runtime directory \(path) is owned by uid \(info.st_uid), not you (uid \(getuid())); refusing to use it (\(fix))")
+            throw .unavailable(
+                "runtime directory \(path) is owned by uid \(info.st_uid), not you (uid \(getuid())); refusing to use it (\(fix))"
+            )
         }
         guard info.st_mode & 0o077 == 0 else {
-            throw .unavailable("runtime directory \(path) is open to others (mode \(String(info.st_mode & 0o777, radix: 8))); it must be 0700 (chmod 700 \(path), or \(fix))")
+            throw .unavailable(
+                "runtime directory \(path) is open to others (mode \(String(info.st_mode & 0o777, radix: 8))); it must be 0700 (chmod 700 \(path), or \(fix))"
+            )
         }
         return RuntimeDirectory(path: path)
     }

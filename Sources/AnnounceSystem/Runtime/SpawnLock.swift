@@ -1,8 +1,9 @@
-import Synchronization
-#if canImport(Glibc)
-import Glibc
-#endif
 import AnnounceModel
+import Synchronization
+
+#if canImport(Glibc)
+    import Glibc
+#endif
 
 /// The clients' spawn lock (`spawn.lock` in the runtime directory), held while a daemon is
 /// being started, so that fifty clients at once start one. Given back by `release()` or
