@@ -248,6 +248,17 @@ def ratio_rows(res):
                 V.append((f"mixing: marginal daemon CPU per added stream ({rate / 1000:g} kHz, 4 → 16 streams)", "INFO",
                           f"{(by[(rate, 16)]['cpu_pct'] - by[(rate, 4)]['cpu_pct']) / 12:.3f}% of a core per stream "
                           "(the device's fixed cost left out); no target set"))
+        for r in [by.get((48000, 1))] if by.get((48000, 1), {}).get("kept_alert") else []:
+            k = r["kept_alert"]
+            V.append(("alert: the alert's stream kept open beside a playing one, its cost (1 stream at 48 kHz, paced `pulse`)",
+                      "INFO", f"daemon {k['cpu_pct']:.2f}% of a core, {k['ctxsw_per_s']:.0f} context switches/s, PulseAudio "
+                      f"{k['pulseaudio_pct']:.2f}%; the stream alone: {r['cpu_pct']:.2f}%, {r['ctxsw_per_s']:.0f}/s, "
+                      f"{r['pulseaudio_pct']:.2f}%; no target set"))
+        if "idle_after" in M:
+            i = M["idle_after"]
+            V.append(("mixing: idle wake-ups = 0 once the device closed after the streams and an alert (paced `pulse`)",
+                      "PASS" if i["ctxsw_per_s"] == 0 else "FAIL",
+                      f"{i['ctxsw_per_s']:.1f} context switches/s, {i['cpu_pct']:.3f}% of a core over {i['seconds']:.0f} s"))
         if M["references"]:
             V.append(("mixing: reference, one stream through ALSA `pulse` by aplay", "INFO",
                       "; ".join(f"`{r['command']}` {r['cpu_pct']:.2f}%" for r in M["references"]) + "; no target set"))
