@@ -161,7 +161,7 @@ final class Spool {
         let ended = Set(directoryEntries(outcomesDirectory))
         // Decoding is most of a restart's time (10,000 items: ~0.2 s on one core).
         let spoolDirectory = directory
-        let decoded = concurrentMap(names, threads: names.count < 512 ? 1 : onlineProcessors) { name in
+        let decoded = concurrentMap(names, threads: names.count < 512 ? 1 : min(usableProcessors, 8)) { name in
             readWholeFile(spoolDirectory + "/" + name).flatMap { try? JSONCoding.decode(QueueItem.self, from: $0) }
         }
         for (name, item) in zip(names, decoded) {

@@ -40,11 +40,10 @@ package func concurrentMap<Element: Sendable, Result: Sendable>(
     let fill: @Sendable (Range<Int>) -> Void = { range in
         for index in range { slots.buffer[index] = transform(elements[index]) }
     }
-    let share = (count + threads - 1) / threads
-    let others = (1..<threads).map { part in
-        startThread(named: "announce-start") { fill(part * share..<min(count, (part + 1) * share)) }
-    }
-    fill(0..<share)
+    // Part p of n is elements[p·count/n ..< (p+1)·count/n]: never empty, never past the end.
+    let part: @Sendable (Int) -> Range<Int> = { p in p * count / threads..<(p + 1) * count / threads }
+    let others = (1..<threads).map { p in startThread(named: "announce-start") { fill(part(p)) } }
+    fill(part(0))
     for thread in others { pthread_join(thread, nil) }
     return slots.buffer.map { $0! }
 }
@@ -59,5 +58,6 @@ private final class Slots<Value>: @unchecked Sendable {
     deinit { buffer.deinitialize().deallocate() }
 }
 
-/// Processors this process may run on, at least 1.
-package var onlineProcessors: Int { max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))) }
+/// Processors this process may run on (its affinity mask, as a container or taskset limits it),
+/// at least 1.
+package var usableProcessors: Int { Int(announce_usable_processors()) }

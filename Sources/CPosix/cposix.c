@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <fcntl.h>
 #include <signal.h>
@@ -333,6 +334,16 @@ void announce_interrupt_posting(sem_t *wake) {
 }
 
 int announce_interrupted(void) { return interrupt_signal; }
+
+int announce_usable_processors(void) {
+    cpu_set_t set;
+    if (sched_getaffinity(0, sizeof set, &set) != 0) {
+        long online = sysconf(_SC_NPROCESSORS_ONLN);
+        return online > 0 ? (int)online : 1;
+    }
+    int count = CPU_COUNT(&set);
+    return count > 0 ? count : 1;
+}
 
 void announce_name_this_thread(const char *name) {
     char cut[16];

@@ -73,6 +73,9 @@ int announce_interrupted(void);
 void announce_set_terminal_line_open(int open);
 /// Names the calling thread (at most 15 bytes, longer is cut) for top -H and /proc/.../comm.
 void announce_name_this_thread(const char *name);
+
+/// Processors this process may run on (its affinity mask), at least 1.
+int announce_usable_processors(void);
 /// Points the process environment (environ) at `array`, which the caller keeps alive for good.
 void announce_set_environ(char **array);
 /// The first line of debian/changelog as it was when this was compiled, NUL-terminated:
