@@ -14,7 +14,7 @@ extension EngineDriver {
             {
                 if engine.closeOutputIfIdle() { closed.append(name) }
                 engines.byDevice[name] = nil
-                engines.spareOverlays.removeValue(forKey: name)?.closeOutputIfIdle()
+                engines.spareOverlays.removeValue(forKey: name)?.engine.closeOutputIfIdle()
             }
             return closed.sorted()
         }
@@ -40,20 +40,24 @@ extension EngineDriver {
 
     /// An alert over something playing through a sound server's plugin gets an engine, and a
     /// stream, of its own: the server mixes it in at once, where the shared stream would have it
-    /// wait behind what that stream has buffered. Nil otherwise.
+    /// wait behind what that stream has buffered. The device's spare when it still fits. Nil otherwise.
     func overlayEngine(_ device: String) -> PlaybackEngine? {
         engines.withLock { engines in
-            guard engines.byDevice[device]?.playsThroughServer == true else { return nil }
-            return engines.spareOverlays.removeValue(forKey: device) ?? makeEngine(device)
+            guard let shared = engines.byDevice[device], shared.playsThroughServer else { return nil }
+            if let spare = engines.spareOverlays.removeValue(forKey: device) {
+                if spare.sharedOpenings == shared.openings { return spare.engine }
+                spare.engine.closeOutputIfIdle()
+            }
+            return makeEngine(device)
         }
     }
 
     /// An alert's engine after its play: the device's spare while the shared engine is open
-    /// (closed with it), else closed now.
-    func releaseOverlay(_ overlay: PlaybackEngine, device: String) {
+    /// (closed with it), unless its play failed; else closed now.
+    func releaseOverlay(_ overlay: PlaybackEngine, device: String, keep: Bool) {
         engines.withLock { engines in
-            if engines.byDevice[device] != nil && engines.spareOverlays[device] == nil {
-                engines.spareOverlays[device] = overlay
+            if keep, let shared = engines.byDevice[device], engines.spareOverlays[device] == nil {
+                engines.spareOverlays[device] = SpareOverlay(engine: overlay, sharedOpenings: shared.openings)
             } else {
                 overlay.closeOutputIfIdle()
             }

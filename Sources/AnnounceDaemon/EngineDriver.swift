@@ -36,7 +36,14 @@ final class EngineDriver: @unchecked Sendable {
         var users: [String: Int] = [:]
         /// An alert's own engine, kept open between alerts while the device's shared engine is:
         /// the next alert over the stream skips connecting to the sound server (~4 ms).
-        var spareOverlays: [String: PlaybackEngine] = [:]
+        var spareOverlays: [String: SpareOverlay] = [:]
+    }
+    /// A kept alert engine, for the next alert while the shared engine is in the same opening
+    /// (not reopened at another format or after a failure): it follows the shared stream, which
+    /// every play on the device joins while it is open.
+    struct SpareOverlay {
+        let engine: PlaybackEngine
+        let sharedOpenings: Int
     }
     /// Held while a device opens or closes, so a hardware PCM is never opened twice.
     let engines = Mutex(Engines())
@@ -310,7 +317,12 @@ final class EngineDriver: @unchecked Sendable {
             }
         }
         // Given back before the report: the control side may close the device at once.
-        if let overlay { releaseOverlay(overlay, device: device) } else { releaseEngine(device) }
+        if let overlay {
+            let healthy = (try? result.get()).map { $0.deviceFailure == nil } ?? false
+            releaseOverlay(overlay, device: device, keep: healthy)
+        } else {
+            releaseEngine(device)
+        }
         // Ended before the count was published (an unpaced device): a play that reached its
         // end waits for the count, which by then has read most of the file; a stopped one does not.
         let playedToEnd = (try? result.get()).map { !$0.stopped && $0.deviceFailure == nil } ?? false

@@ -49,6 +49,8 @@ public final class PlaybackEngine: @unchecked Sendable {
         /// Job slots not in use; a play holds its slot until its job is done.
         var freeSlots: UInt64 = OpenDevice.maxStreams == 64 ? .max : (1 << UInt64(OpenDevice.maxStreams)) - 1
         var isIdle: Bool { freeSlots.nonzeroBitCount == OpenDevice.maxStreams }
+        /// Times the device was opened: a stream kept beside this one is tied to one opening.
+        var openings = 0
     }
     private let state = Mutex(State())
     /// How often progress is reported, in seconds of audio played, unless the control says otherwise.
@@ -243,6 +245,9 @@ public final class PlaybackEngine: @unchecked Sendable {
     /// Plays in progress on this device.
     var activePlays: Int { state.withLock { OpenDevice.maxStreams - $0.freeSlots.nonzeroBitCount } }
 
+    /// How many times the device was opened so far (a reopening: a new format, after a failure).
+    public var openings: Int { state.withLock { $0.openings } }
+
     /// Something plays on it through a sound server's plugin: a stream opened beside it is mixed
     /// by the server at once.
     public var playsThroughServer: Bool {
@@ -294,6 +299,7 @@ public final class PlaybackEngine: @unchecked Sendable {
                 }
                 let request = OutputRequest(sampleRate: rate, channels: channels, sampleFormats: formats)
                 state.open = OpenDevice(output: try openOutput(device, request), keptOpen: keepOpen)
+                state.openings += 1
                 opened = true
             }
             guard let open = state.open else {

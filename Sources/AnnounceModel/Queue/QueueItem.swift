@@ -91,6 +91,8 @@ public struct Clip: Codable, Equatable, Sendable, NamedFile {
     private var streamBox: Boxed<LiveStream>?
     private var handedBox: Boxed<HandedFiles>?
 
+    /// Every stored property's key, the boxed ones under their values' names: one left out here
+    /// would still compile (an optional) and silently never reach the spool or the wire.
     private enum CodingKeys: String, CodingKey {
         case path, pathBytes, media, url, proxies, cache, device, extraDevices, gain, pan, loudness, chime, chimeAfter,
             loops,
