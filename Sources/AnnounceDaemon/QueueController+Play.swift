@@ -117,11 +117,8 @@ extension QueueController {
         lifecycles[item.id] = ItemLifecycle()  // before its effects: it may end at once (`--expire 0s`)
         var effects = lanes.main.enqueue(item, replace: replaces, now: now)
         // A preempted item stops while this one is spooled: the engine takes a moment to let go.
-        effects.removeAll { effect in
-            guard case .stopPlayback(let id, _) = effect else { return false }
-            stopPlay(id)
-            return true
-        }
+        for case .stopPlayback(let id, _) in effects { stopPlay(id) }
+        effects.removeAll { if case .stopPlayback = $0 { true } else { false } }
         if case .persist(let spooled)? = effects.first {
             effects.removeFirst()
             do { try spool.save(spooled) } catch {

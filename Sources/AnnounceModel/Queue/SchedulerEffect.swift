@@ -25,10 +25,10 @@ extension SchedulerEffect {
             case .persist, .interrupted:
                 held.append(effect)
             case .play(let item):
-                let deferred = held.filter {
-                    if case .persist(let written) = $0 { written.id != item.id } else { false }
+                let writesOthers = { (held: SchedulerEffect) in
+                    if case .persist(let written) = held { written.id != item.id } else { false }
                 }
-                out += held.filter { !deferred.contains($0) } + [effect] + deferred
+                out += held.filter { !writesOthers($0) } + [effect] + held.filter(writesOthers)
                 held = []
             case .stopPlayback, .finish:
                 out += held + [effect]

@@ -1,15 +1,12 @@
 """scale: a queue of SCALE_ITEMS items (paused, so they stay queued): the daemon's RSS per
 queued item, the enqueue round trip with them queued, and a restart that restores them from
 the spool, timed from spawn to a `status` that lists them all."""
-import os
-import select
-import subprocess
 import time
 
 from ..client import item
 from ..config import TMPFS, log
 from ..daemons import Daemon
-from ..proc import stats_ms, status_kib
+from ..proc import pct, stats_ms, status_kib
 
 
 def scale(b):
@@ -41,14 +38,10 @@ def scale(b):
     d.stop()  # the last restart's daemon has exited: its directory goes
     per_item = (queued["VmRSS"] - before["VmRSS"]) * 1024 / count
     ready = sorted(r["ready"] * 1e3 for r in restore)
-    log(f"scale: {count} items, {per_item:.0f} B per item, enqueue p99 {pct99(lat):.2f} ms, restored (ready) in "
+    log(f"scale: {count} items, {per_item:.0f} B per item, enqueue p99 {pct(lat, 99) * 1e3:.2f} ms, restored (ready) in "
         f"{ready[0]:.0f}-{ready[-1]:.0f} ms")
     b.res["scale"] = {"items": count, "before": before, "queued": queued, "enqueue": stats_ms(lat),
                       "restarts": restore, "total": total}
-
-
-def pct99(values):
-    return sorted(values)[int(len(values) * 0.99) - 1] * 1e3
 
 
 def restart(b, d, total):
