@@ -72,8 +72,8 @@ final class MPRISPlayer {
     }
 
     /// An object path element takes only [A-Za-z0-9_]: anything else of an id becomes `_XX`.
-    static func trackPath(_ id: String) -> String {
-        let element = id.utf8.map { byte -> String in
+    static func trackPath(_ id: ItemID) -> String {
+        let element = id.rawValue.utf8.map { byte -> String in
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"),
                 UInt8(ascii: "0")...UInt8(ascii: "9"):

@@ -178,7 +178,7 @@ public final class DaemonClient {
     /// From now on Ctrl-C (SIGINT), SIGTERM and SIGHUP cancel these items in the
     /// daemon before the process ends (128 + signal): the caller no longer wants them.
     /// So does giving up on a daemon that does not answer (see `next`).
-    public func cancelOnInterrupt(ids: [String]) {
+    public func cancelOnInterrupt(ids: [ItemID]) {
         let request = WireProtocol.encode(Request.cancel(.ids(ids)))
         cancelRequest = request
         _ = request.withUnsafeBytes { bytes in

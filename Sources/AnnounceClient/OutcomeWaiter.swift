@@ -9,10 +9,10 @@ public enum OutcomeWaiter {
     static let maxReconnects = 5
 
     public static func wait(
-        for ids: [String], on client: DaemonClient, progress: Bool,
+        for ids: [ItemID], on client: DaemonClient, progress: Bool,
         onEvent: (Event) -> Void
-    ) throws(AnnounceError) -> [String: Event] {
-        var outcomes: [String: Event] = [:]
+    ) throws(AnnounceError) -> [ItemID: Event] {
+        var outcomes: [ItemID: Event] = [:]
         var client = client
         var reconnects = 0
         while outcomes.count < ids.count {

@@ -21,11 +21,11 @@ final class Connection {
     private var output: [UInt8] = []
     private var outputStart = 0
     /// Items whose events this client waits for.
-    var waiting: Set<String> = []
+    var waiting: Set<ItemID> = []
     /// It also wants every progress tick of the items it waits for.
     var wantsProgress = false
     /// The last `waiting` sent for each item it waits for, to send only changes.
-    var reportedWaits: [String: Event] = [:]
+    var reportedWaits: [ItemID: Event] = [:]
     /// `events`: it gets every event.
     var subscribed = false
     /// Close once the output is flushed (after an error reply).

@@ -19,7 +19,7 @@ import Logging
 public final class Daemon {
     public struct Configuration: Sendable {
         /// Where items without `--device` play.
-        public var device: String
+        public var device: DeviceName
         /// Exit after this long with nothing queued and nobody connected (auto-started daemons).
         public var idleExit: Double?
         /// Told "ready" once the socket listens (the auto-starting client waits on it); set
@@ -70,7 +70,7 @@ public final class Daemon {
         public var services: [(name: String, start: @Sendable () -> (any DaemonService)?)] = []
 
         public init(
-            device: String = UserConfiguration.defaultDevice, idleExit: Double? = nil, ready: ReadyPipe? = nil,
+            device: DeviceName = UserConfiguration.defaultDevice, idleExit: Double? = nil, ready: ReadyPipe? = nil,
             quietHours: [QuietHours] = [], duckLevel: Double = UserConfiguration.defaultDuckLevel
         ) {
             self.device = device
@@ -91,7 +91,7 @@ public final class Daemon {
     /// What a play reads; nil: the item's file.
     private let makeSource: EngineDriver.SourceMaker?
     /// Whether a device can play here, asked when an item is accepted.
-    typealias DeviceProber = (_ device: String, _ environment: [String: String]?) throws(AnnounceError) -> Void
+    typealias DeviceProber = (_ device: DeviceName, _ environment: [String: String]?) throws(AnnounceError) -> Void
     private let probeDevice: DeviceProber
     /// Lowers other applications' streams for duck-others items (off in in-process tests: they must not touch a desktop's server).
     private let ducksOtherAudio: Bool

@@ -9,13 +9,13 @@ struct DeviceSupervisor {
     static let longestRetryDelay = 4.0
 
     /// Devices open now, as the engine driver reported.
-    private(set) var open: Set<String> = []
+    private(set) var open: Set<DeviceName> = []
     /// When the idle devices close: the daemon's own device's grace after the last play.
     private(set) var closeAt: Double?
     /// Every device something has started on: known to exist.
-    private(set) var played: Set<String> = []
+    private(set) var played: Set<DeviceName> = []
     /// Devices that failed mid-play: reopened with backoff until they are back.
-    private(set) var lost: Set<String> = []
+    private(set) var lost: Set<DeviceName> = []
     /// Who holds the busy device (`busy, held by pid 1234 (firefox)`), for waiting clients.
     private(set) var busyReason: String?
     /// When the busy or lost device is tried again.
@@ -35,13 +35,13 @@ struct DeviceSupervisor {
     }
 
     /// A play started on `device`. True when that opened it.
-    mutating func opened(_ device: String) -> Bool {
+    mutating func opened(_ device: DeviceName) -> Bool {
         played.insert(device)
         return open.insert(device).inserted
     }
 
     /// The engine driver closed `device`. True when it was open.
-    mutating func closed(_ device: String) -> Bool {
+    mutating func closed(_ device: DeviceName) -> Bool {
         open.remove(device) != nil
     }
 
@@ -51,7 +51,7 @@ struct DeviceSupervisor {
     }
 
     /// Nothing plays any more: the daemon's own `device`, when open, closes after `grace`.
-    mutating func nothingPlays(own device: String, grace: Double, now: Double) {
+    mutating func nothingPlays(own device: DeviceName, grace: Double, now: Double) {
         if open.contains(device), closeAt == nil { closeAt = now + grace }
     }
 
@@ -64,7 +64,7 @@ struct DeviceSupervisor {
 
     /// The first start of an item on `device`: the device works, whatever waited for it is
     /// over. True when it had been lost.
-    mutating func works(_ device: String) -> Bool {
+    mutating func works(_ device: DeviceName) -> Bool {
         retryDelay = Self.firstRetryDelay
         return lost.remove(device) != nil
     }
@@ -101,12 +101,12 @@ struct DeviceSupervisor {
 
     /// Whether a device needs the accept-time check: not one that has played here (a later
     /// failure is waited for or reported like one mid-play), nor one lost mid-play (waited for).
-    func isKnown(_ device: String) -> Bool {
+    func isKnown(_ device: DeviceName) -> Bool {
         played.contains(device) || lost.contains(device)
     }
 
     /// What a stream waiting for `devices` waits for: a lost one, else a busy one.
-    func waitReason(for devices: [String]) -> (reason: EventReason, warning: String?) {
+    func waitReason(for devices: [DeviceName]) -> (reason: EventReason, warning: String?) {
         devices.contains(where: lost.contains) ? (.deviceLost, nil) : (.deviceBusy, busyReason)
     }
 }

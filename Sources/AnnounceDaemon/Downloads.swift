@@ -17,9 +17,9 @@ final class Downloads: Sendable {
     static let parallel = 4
     private struct State {
         /// Every item's download, started or waiting, until its item ends.
-        var all: [String: ProgressiveDownload] = [:]
+        var all: [ItemID: ProgressiveDownload] = [:]
         /// Waiting to start, oldest first.
-        var waiting: [String] = []
+        var waiting: [ItemID] = []
         /// Transfers running now.
         var active = 0
     }
@@ -52,7 +52,7 @@ final class Downloads: Sendable {
     }
 
     /// Starts `download` if it waits and may run now.
-    private func start(_ id: String, _ download: ProgressiveDownload, urgent: Bool) -> GrowingFile {
+    private func start(_ id: ItemID, _ download: ProgressiveDownload, urgent: Bool) -> GrowingFile {
         let starts = state.withLock { state -> Bool in
             guard let index = state.waiting.firstIndex(of: id), urgent || state.active < Self.parallel else {
                 return false
@@ -91,7 +91,7 @@ final class Downloads: Sendable {
     }
 
     /// Ends `id`'s download (its item has its outcome; the spool deletes the files).
-    func stop(_ id: String) {
+    func stop(_ id: ItemID) {
         state.withLock { state in
             state.waiting.removeAll { $0 == id }
             return state.all.removeValue(forKey: id)

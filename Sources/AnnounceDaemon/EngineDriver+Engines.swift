@@ -7,9 +7,9 @@ import Synchronization
 /// that plays through a sound server.
 extension EngineDriver {
     /// Closes and forgets the engines nobody plays on (but `except`'s); returns the devices that were open.
-    func closeIdleEngines(except devices: Set<String>) -> [String] {
+    func closeIdleEngines(except devices: Set<DeviceName>) -> [DeviceName] {
         engines.withLock { engines in
-            var closed: [String] = []
+            var closed: [DeviceName] = []
             for (name, engine) in engines.byDevice where !devices.contains(name) && engines.users[name, default: 0] == 0
             {
                 if engine.closeOutputIfIdle() { closed.append(name) }
@@ -20,7 +20,7 @@ extension EngineDriver {
         }
     }
 
-    func acquireEngine(_ device: String) -> PlaybackEngine {
+    func acquireEngine(_ device: DeviceName) -> PlaybackEngine {
         engines.withLock { engines in
             engines.users[device, default: 0] += 1
             if let engine = engines.byDevice[device] { return engine }
@@ -30,7 +30,7 @@ extension EngineDriver {
         }
     }
 
-    func makeEngine(_ device: String) -> PlaybackEngine {
+    func makeEngine(_ device: DeviceName) -> PlaybackEngine {
         PlaybackEngine(device: device) { [openOutput, openEnvironments] device, request throws(AnnounceError) in
             try AudioEnvironment.whileApplied(openEnvironments[device]) { () throws(AnnounceError) in
                 try openOutput(device, request)
@@ -41,7 +41,7 @@ extension EngineDriver {
     /// An alert over something playing through a sound server's plugin gets an engine, and a
     /// stream, of its own: the server mixes it in at once, where the shared stream would have it
     /// wait behind what that stream has buffered. The device's spare when it still fits. Nil otherwise.
-    func overlayEngine(_ device: String) -> PlaybackEngine? {
+    func overlayEngine(_ device: DeviceName) -> PlaybackEngine? {
         engines.withLock { engines in
             guard let shared = engines.byDevice[device], shared.playsThroughServer else { return nil }
             if let spare = engines.spareOverlays.removeValue(forKey: device) {
@@ -54,7 +54,7 @@ extension EngineDriver {
 
     /// An alert's engine after its play: the device's spare while the shared engine is open
     /// (closed with it), unless its play failed; else closed now.
-    func releaseOverlay(_ overlay: PlaybackEngine, device: String, keep: Bool) {
+    func releaseOverlay(_ overlay: PlaybackEngine, device: DeviceName, keep: Bool) {
         engines.withLock { engines in
             if keep, let shared = engines.byDevice[device], engines.spareOverlays[device] == nil {
                 engines.spareOverlays[device] = SpareOverlay(engine: overlay, sharedOpenings: shared.openings)
@@ -64,7 +64,7 @@ extension EngineDriver {
         }
     }
 
-    func releaseEngine(_ device: String) {
+    func releaseEngine(_ device: DeviceName) {
         engines.withLock { engines in
             engines.users[device, default: 1] -= 1
             if engines.users[device] == 0 { engines.users[device] = nil }

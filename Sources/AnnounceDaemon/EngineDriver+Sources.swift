@@ -8,7 +8,7 @@ extension EngineDriver {
     /// `alertCache`, decoded once. `titles`: a live stream's title changes, by item id.
     static func sources(
         alertCache: AlertCache, speechCache: SpeechCache?, media: MediaDirectory?, downloads: Downloads?,
-        standby: EngineStandby, titles: @escaping @Sendable (String, String?) -> Void
+        standby: EngineStandby, titles: @escaping @Sendable (ItemID, String?) -> Void
     ) -> SourceMaker {
         { item, alert, cancellation throws(AnnounceError) in
             if let stream = item.clip.stream {

@@ -10,7 +10,7 @@ extension EngineDriver {
     /// file's network settings as they are when it starts. Its drops and retries go to the log.
     static func liveSource(
         _ stream: LiveStream, of item: QueueItem, cancellation: Cancellation,
-        titles: @escaping @Sendable (String, String?) -> Void
+        titles: @escaping @Sendable (ItemID, String?) -> Void
     ) throws(AnnounceError) -> any Source {
         let id = item.id
         let logger = Logger(label: "announce-daemon")

@@ -31,12 +31,12 @@ final class EngineDriver: @unchecked Sendable {
     private let makeSource: SourceMaker
     private let post: @Sendable (EngineReport) -> Void
     struct Engines {
-        var byDevice: [String: PlaybackEngine] = [:]
+        var byDevice: [DeviceName: PlaybackEngine] = [:]
         /// Plays holding each engine; an engine with none may be closed.
-        var users: [String: Int] = [:]
+        var users: [DeviceName: Int] = [:]
         /// An alert's own engine, kept open between alerts while the device's shared engine is:
         /// the next alert over the stream skips connecting to the sound server (~4 ms).
-        var spareOverlays: [String: SpareOverlay] = [:]
+        var spareOverlays: [DeviceName: SpareOverlay] = [:]
     }
     /// A kept alert engine, for the next alert while the shared engine is in the same opening
     /// (not reopened at another format or after a failure): it follows the shared stream, which
@@ -50,11 +50,11 @@ final class EngineDriver: @unchecked Sendable {
     /// The sound-server variables of the latest play on each device: the device opens with them.
     let openEnvironments = DeviceEnvironments()
     /// Plays in progress, by item id (one per device for multi-route).
-    private let controls = Mutex<[String: [PlaybackControl]]>([:])
+    private let controls = Mutex<[ItemID: [PlaybackControl]]>([:])
     private let running = Atomic<Int>(0)
     private let playEnded = CountingSemaphore()
     private let housekeeping = CountingSemaphore()
-    private let closeRequests = Mutex<[Set<String>]>([])
+    private let closeRequests = Mutex<[Set<DeviceName>]>([])
     private let shuttingDown = Atomic<Bool>(false)
     private var housekeeper = pthread_t()
     /// Decoded alert sounds.
@@ -103,7 +103,7 @@ final class EngineDriver: @unchecked Sendable {
     /// reported as one play), at mixer gain `gain` (ducked). `alert`: from the alert cache.
     /// `watched`: someone shows its progress (else it comes once a second). Control side.
     func play(
-        _ item: QueueItem, devices: [String], gain: Float = 1, alert: Bool = false, watched: Bool = false,
+        _ item: QueueItem, devices: [DeviceName], gain: Float = 1, alert: Bool = false, watched: Bool = false,
         tuning: Tuning = Tuning()
     ) {
         let group = RouteGroup(count: devices.count, post: post)
@@ -132,22 +132,22 @@ final class EngineDriver: @unchecked Sendable {
     }
 
     /// Stops a play; its `ended` report follows. Control side.
-    func stop(_ id: String) {
+    func stop(_ id: ItemID) {
         for control in controls.withLock({ $0[id] ?? [] }) { control.stop() }
     }
 
     /// Someone started showing a play's progress: report it at the engine's full rate. Control side.
-    func watchProgress(_ id: String) {
+    func watchProgress(_ id: ItemID) {
         for control in controls.withLock({ $0[id] ?? [] }) { control.progressInterval = nil }
     }
 
     /// Ramps a play's mixer gain (ducking). Control side.
-    func setGain(_ id: String, gain: Float, overSeconds seconds: Double) {
+    func setGain(_ id: ItemID, gain: Float, overSeconds seconds: Double) {
         for control in controls.withLock({ $0[id] ?? [] }) { control.setGain(gain, overSeconds: seconds) }
     }
 
     /// Closes every idle device but those in `except`; reports which. Control side.
-    func closeDevices(except devices: Set<String> = []) {
+    func closeDevices(except devices: Set<DeviceName> = []) {
         closeRequests.withLock { $0.append(devices) }
         housekeeping.signal()
     }
@@ -200,7 +200,7 @@ final class EngineDriver: @unchecked Sendable {
     }
 
     private func play(
-        _ item: QueueItem, device: String, control: PlaybackControl, alert: Bool, tuning: Tuning,
+        _ item: QueueItem, device: DeviceName, control: PlaybackControl, alert: Bool, tuning: Tuning,
         route: Int, group: RouteGroup
     ) {
         var details = PlayDetails(devices: DeviceList([device]))
@@ -341,7 +341,7 @@ final class EngineDriver: @unchecked Sendable {
                 let message = AnnounceError.deviceUnavailable(device: device, reason: failure.message).description
                 // A file that cannot be written (a full disk, EIO) does not come back as a device
                 // does: the item fails (69) instead of waiting for it as lost.
-                if failure.isDeviceLoss && DeviceName.fileArgument(device) == nil {
+                if failure.isDeviceLoss && device.fileArgument == nil {
                     details.deviceTrouble = .lost(device: device, reason: message)
                 }
                 // The engine gave the failed device up: it is closed as far as anyone can tell
@@ -366,9 +366,9 @@ final class EngineDriver: @unchecked Sendable {
 
 /// Each device's sound-server variables, shared with the engines' openers.
 final class DeviceEnvironments: Sendable {
-    private let byDevice = Mutex<[String: [String: String]]>([:])
+    private let byDevice = Mutex<[DeviceName: [String: String]]>([:])
 
-    subscript(device: String) -> [String: String]? {
+    subscript(device: DeviceName) -> [String: String]? {
         get { byDevice.withLock { $0[device] } }
         set { byDevice.withLock { $0[device] = newValue } }
     }

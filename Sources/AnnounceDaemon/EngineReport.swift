@@ -4,16 +4,17 @@ import AnnounceModel
 enum EngineReport: Sendable, Equatable {
     /// The first frames of this play went to the device.
     /// `buffering`: how the device was opened to buffer ("2 periods of 60 ms"), for the log.
-    case started(id: String, device: String, format: String, buffering: String, sampleRate: Int, totalFrames: Int64?)
+    case started(
+        id: ItemID, device: DeviceName, format: String, buffering: String, sampleRate: Int, totalFrames: Int64?)
     /// Frames heard so far in this play; the program's exact length once counted after the start.
-    case progress(id: String, framesPlayed: Int64, sampleRate: Int, totalFrames: Int64?)
+    case progress(id: ItemID, framesPlayed: Int64, sampleRate: Int, totalFrames: Int64?)
     /// The play ended: frames heard in it, the program's length when known.
     case ended(
-        id: String, heardFrames: Int64, totalFrames: Int64?, sampleRate: Int?, end: PlaybackEnd, details: PlayDetails)
+        id: ItemID, heardFrames: Int64, totalFrames: Int64?, sampleRate: Int?, end: PlaybackEnd, details: PlayDetails)
     /// These devices were closed (idle, or another device is needed).
-    case devicesClosed([String])
+    case devicesClosed([DeviceName])
     /// A live stream's title changed (nil: it has none now).
-    case title(id: String, title: String?)
+    case title(id: ItemID, title: String?)
     /// What other applications play changed (the watcher's, `OtherAudioWatcher`; nil: not watched, or no sound server).
     case otherAudio(OtherAudioScene?)
     /// One look the control thread asked for (`OtherAudioWatcher.lookSoon`) while it does not watch.
@@ -37,13 +38,13 @@ struct PlayDetails: Sendable, Equatable {
 /// Which device had trouble (a multi-route play has several) and what.
 enum DeviceTrouble: Sendable, Equatable {
     /// EBUSY at open; the reason names the holder.
-    case busy(device: String, reason: String)
+    case busy(device: DeviceName, reason: String)
     /// Failed mid-play: unplugged, the sound server went away.
-    case lost(device: String, reason: String)
+    case lost(device: DeviceName, reason: String)
     /// Could not be opened (missing, the sound server is not running).
-    case unavailable(device: String, reason: String)
+    case unavailable(device: DeviceName, reason: String)
 
-    var device: String {
+    var device: DeviceName {
         switch self {
         case .busy(let device, _), .lost(let device, _), .unavailable(let device, _): device
         }
@@ -52,10 +53,10 @@ enum DeviceTrouble: Sendable, Equatable {
 
 /// The devices one play used, in route order (several for a multi-route play).
 struct DeviceList: Sendable, Equatable, CustomStringConvertible {
-    var names: [String]
+    var names: [DeviceName]
 
-    init(_ names: [String]) { self.names = names }
+    init(_ names: [DeviceName]) { self.names = names }
 
     /// As the finished event and the log name them.
-    var description: String { names.joined(separator: ", ") }
+    var description: String { names.listed }
 }

@@ -6,14 +6,14 @@ final class EventHub {
     private(set) var connections: [Int32: Connection] = [:]
     /// Finished events held until the per-item device they played on is closed, so a waiting
     /// client finds that device's output complete.
-    private var held: [String: [Event]] = [:]
+    private var held: [DeviceName: [Event]] = [:]
 
     var isEmpty: Bool { connections.isEmpty }
 
     /// Who owns each live item that has an owner (the system queue's, or the system queue's
     /// items on its listener's daemon), so that each client sees of an event what it may
     /// (`Connection.view(of:)`). Forgotten with the item's `finished`.
-    var owners: [String: ItemOwner] = [:]
+    var owners: [ItemID: ItemOwner] = [:]
 
     /// `event` with its item's owner, when it has one and the event names none.
     private func withOwner(_ event: Event) -> Event {
@@ -61,12 +61,12 @@ final class EventHub {
     }
 
     /// Emits `event` once `device` is closed.
-    func emit(_ event: Event, whenClosed device: String) {
+    func emit(_ event: Event, whenClosed device: DeviceName) {
         held[device, default: []].append(event)
     }
 
     /// `device` is closed, or stays open for the next item: what waited for it goes out.
-    func release(_ device: String) {
+    func release(_ device: DeviceName) {
         for event in held.removeValue(forKey: device) ?? [] { emit(event) }
     }
 
@@ -74,15 +74,15 @@ final class EventHub {
     var isHolding: Bool { !held.isEmpty }
 
     /// The items whose finished events are held.
-    var heldIDs: [String] { held.values.flatMap { $0.compactMap(\.id) } }
+    var heldIDs: [ItemID] { held.values.flatMap { $0.compactMap(\.id) } }
 
     /// A client shows this item's progress. (An `events` listener's 25/50/75% marks need no more
     /// than the unwatched reports: eight per clip at least.)
-    func isProgressWatched(_ id: String) -> Bool { connections.values.contains { $0.showsProgress(of: id) } }
+    func isProgressWatched(_ id: ItemID) -> Bool { connections.values.contains { $0.showsProgress(of: id) } }
 
     /// A progress tick to the clients showing `id`'s progress, and a quarter mark (`milestone`
     /// 25, 50 or 75; 0 for none) to every subscriber. `event` is built only when someone listens.
-    func publishProgress(of id: String, milestone: Int, _ event: () -> Event) {
+    func publishProgress(of id: ItemID, milestone: Int, _ event: () -> Event) {
         let watchers = connections.values.filter { $0.showsProgress(of: id) }
         let subscribers = milestone > 0 ? connections.values.filter(\.subscribed) : []
         if watchers.isEmpty && subscribers.isEmpty { return }
@@ -110,5 +110,5 @@ final class EventHub {
 
 extension Connection {
     /// A client waiting for `id` with its progress shown (`play` on a terminal, `wait --progress`).
-    fileprivate func showsProgress(of id: String) -> Bool { wantsProgress && waiting.contains(id) }
+    fileprivate func showsProgress(of id: ItemID) -> Bool { wantsProgress && waiting.contains(id) }
 }

@@ -14,17 +14,17 @@ final class ListenerLink {
     let uid: uid_t
     let name: String
     let connection: Connection
-    private let device: String
+    private let device: DeviceName
     private let logger: Logger
     private let post: (EngineReport) -> Void
     /// What the queue calls the place a forwarded play is heard: opened with its first play,
     /// closed when none is left.
-    var route: String { "listener:\(name)" }
+    var route: DeviceName { "listener:\(name)" }
 
     /// A play forwarded: its local id, the remote one once answered, the rate heard time counts in.
     private struct Forwarded {
-        var local: String
-        var remote: String?
+        var local: ItemID
+        var remote: ItemID?
         var sampleRate: Int
         var heard: Int64 = 0
         /// The whole program's frames, when the file's length is known (durations, the quarter marks).
@@ -39,11 +39,13 @@ final class ListenerLink {
     static let startLimit = 5.0
     private var forwarded: [Forwarded] = []
     /// Plays given up here (`giveUp`): their next start goes to the device.
-    var gaveUp: Set<String> = []
+    var gaveUp: Set<ItemID> = []
     /// What each reply answers, in order: a play's local id, or nil (a cancel's).
-    private var awaiting: [String?] = []
+    private var awaiting: [ItemID?] = []
 
-    init(fd: Int32, uid: uid_t, name: String, device: String, logger: Logger, post: @escaping (EngineReport) -> Void) {
+    init(
+        fd: Int32, uid: uid_t, name: String, device: DeviceName, logger: Logger, post: @escaping (EngineReport) -> Void
+    ) {
         connection = Connection(fd: fd)
         self.uid = uid
         self.name = name
@@ -54,7 +56,7 @@ final class ListenerLink {
 
     var isDead: Bool { connection.dead }
 
-    func plays(_ id: String) -> Bool { forwarded.contains { $0.local == id } }
+    func plays(_ id: ItemID) -> Bool { forwarded.contains { $0.local == id } }
 
     /// Sends `item`'s play with its file (and chimes) handed over; false when it cannot (it
     /// then plays on the device).
@@ -135,7 +137,7 @@ final class ListenerLink {
 
     /// Cancels `id` there and gives it back to the queue, which starts it again at once, on
     /// the device this time (`gaveUp`): the listener's queue does not hold the machine's.
-    private func giveUp(_ id: String, reason: String) {
+    private func giveUp(_ id: ItemID, reason: String) {
         guard let index = forwarded.firstIndex(where: { $0.local == id }) else { return }
         let play = forwarded.remove(at: index)
         if let remote = play.remote, send(.cancel(.ids([remote]))) { awaiting.append(nil) }
@@ -149,7 +151,7 @@ final class ListenerLink {
     }
 
     /// Asks the listener's daemon to end the play; its `finished` reports it.
-    func stop(_ id: String, now: Bool = false) -> Bool {
+    func stop(_ id: ItemID, now: Bool = false) -> Bool {
         guard let index = forwarded.firstIndex(where: { $0.local == id }) else { return false }
         forwarded[index].stopAsked = true
         if let remote = forwarded[index].remote, send(.cancel(.ids([remote]))) { awaiting.append(nil) }

@@ -24,13 +24,13 @@ final class ListenerRoute {
     private let post: (EngineReport) -> Void
     private let logger: Logger
     /// The daemon's own device: where a play goes on when its listener leaves.
-    private let device: String
+    private let device: DeviceName
 
     /// Where logind says who is active on seat0 (a test's file).
     private let seat: String
 
     init(
-        path: String, listener: String?, device: String, seat: String = ListenerRoute.seatPath, logger: Logger,
+        path: String, listener: String?, device: DeviceName, seat: String = ListenerRoute.seatPath, logger: Logger,
         post: @escaping (EngineReport) -> Void
     ) throws(AnnounceError) {
         socket = try SocketListener(path: path, mode: 0o666)
@@ -108,7 +108,7 @@ final class ListenerRoute {
 
     /// Stops a forwarded play; false when `id` plays here on no listener. `now`: the daemon is
     /// stopping and waits for no answer: the play ends at once with what was heard.
-    func stop(_ id: String, now: Bool = false) -> Bool {
+    func stop(_ id: ItemID, now: Bool = false) -> Bool {
         links.values.first { $0.plays(id) }?.stop(id, now: now) ?? false
     }
 

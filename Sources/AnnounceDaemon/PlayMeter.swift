@@ -9,13 +9,13 @@ struct PlayMeter {
     /// The main lane's playing item in this play: its length once known, and frames heard.
     var playingTotal: Int64?
     var playingFrames: Int64 = 0
-    private var rates: [String: Int] = [:]
-    private var marks: [String: Int] = [:]
-    private var lastPlays: [String: PlayDetails] = [:]
+    private var rates: [ItemID: Int] = [:]
+    private var marks: [ItemID: Int] = [:]
+    private var lastPlays: [ItemID: PlayDetails] = [:]
     /// Live streams' titles now (`status`); kept across an item's interruptions.
-    private(set) var titles: [String: String] = [:]
+    private(set) var titles: [ItemID: String] = [:]
     /// The main lane's item whose position was last written to the spool mid-play, and when.
-    private var checkpoint: (id: String, time: Double)?
+    private var checkpoint: (id: ItemID, time: Double)?
 
     /// How often a playing item's position goes to the spool, in seconds of wall time: a daemon
     /// killed mid-play resumes it from there (speech: that sentence), not from its last
@@ -23,24 +23,24 @@ struct PlayMeter {
     static let checkpointInterval = 5.0
 
     /// Frames as seconds, to the millisecond; nil until the item's sample rate is known.
-    func seconds(_ frames: Int64?, of id: String) -> Double? {
+    func seconds(_ frames: Int64?, of id: ItemID) -> Double? {
         guard let frames, let rate = rates[id], rate > 0 else { return nil }
         return (Double(frames) / Double(rate) * 1000).rounded() / 1000
     }
 
     /// A play of `id` began at `rate`.
-    mutating func started(_ id: String, rate: Int) {
+    mutating func started(_ id: ItemID, rate: Int) {
         rates[id] = rate
     }
 
     /// A play of `id` ended; `details` say how.
-    mutating func ended(_ id: String, rate: Int?, details: PlayDetails) {
+    mutating func ended(_ id: ItemID, rate: Int?, details: PlayDetails) {
         if let rate { rates[id] = rate }
         lastPlays[id] = details
     }
 
     /// The quarter mark (25, 50 or 75) that `heard` of `total` frames reaches first now, else 0.
-    mutating func newMark(_ id: String, heard: Int64, total: Int64?) -> Int {
+    mutating func newMark(_ id: ItemID, heard: Int64, total: Int64?) -> Int {
         guard let total, total > 0 else { return 0 }
         let percent = Int(heard * 100 / total)
         let mark = [75, 50, 25].first { percent >= $0 } ?? 0
@@ -50,7 +50,7 @@ struct PlayMeter {
     }
 
     /// Whether the main lane's `id`, playing at `now`, is due to have its position spooled.
-    mutating func checkpointDue(_ id: String, now: Double) -> Bool {
+    mutating func checkpointDue(_ id: ItemID, now: Double) -> Bool {
         guard let checkpoint, checkpoint.id == id else {
             self.checkpoint = (id, now)
             return false
@@ -61,16 +61,16 @@ struct PlayMeter {
     }
 
     /// A live stream's title changed; false when it is the one kept.
-    mutating func setTitle(_ title: String?, of id: String) -> Bool {
+    mutating func setTitle(_ title: String?, of id: ItemID) -> Bool {
         defer { titles[id] = title }
         return titles[id] != title
     }
 
     /// How `id`'s last play went, if it played.
-    func lastPlay(of id: String) -> PlayDetails? { lastPlays[id] }
+    func lastPlay(of id: ItemID) -> PlayDetails? { lastPlays[id] }
 
     /// `id` is final: what was kept of it goes.
-    mutating func forget(_ id: String) {
+    mutating func forget(_ id: ItemID) {
         rates[id] = nil
         marks[id] = nil
         lastPlays[id] = nil

@@ -18,7 +18,7 @@ extension QueueController {
         _ alert: AlertRequest, media: String? = nil, owner: ItemOwner? = nil, wait: Bool, from connection: Connection,
         now: Double
     ) -> Bool {
-        var passed: Set<String> = []
+        var passed: Set<DeviceName> = []
         if let failure = deviceFailure(
             [alert.device ?? configuration.device], environment: alert.environment, passed: &passed)
         {

@@ -19,7 +19,7 @@ extension QueueController {
                     Event(
                         .interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
                         reason: EventReason(reason), heard: seconds(item.heardFrames, of: item.id),
-                        device: device, warning: warning))
+                        device: device.rawValue, warning: warning))
             }
         }
         switch wait {
@@ -29,7 +29,10 @@ extension QueueController {
             if newlyLost {
                 logger.warning(
                     "device '\(device)' lost: \(reason); \(item.id) keeps its place and resumes when it is back")
-                hub.emit(Event(.routeChange, time: now, reason: .oldDeviceUnavailable, device: device, warning: reason))
+                hub.emit(
+                    Event(
+                        .routeChange, time: now, reason: .oldDeviceUnavailable, device: device.rawValue, warning: reason
+                    ))
             }
             interrupted(.deviceLost, reason)
         case .stillLost:
@@ -43,7 +46,7 @@ extension QueueController {
     func scheduleDeviceClose(now: Double) {
         if devices.open.contains(where: { $0 != configuration.device }) {
             // Not the devices an item is about to play on (the next one may share its device).
-            var inUse: Set<String> = [configuration.device]
+            var inUse: Set<DeviceName> = [configuration.device]
             for item in lanes.onEngines {
                 inUse.formUnion(item.clip.devices(default: configuration.device))
             }

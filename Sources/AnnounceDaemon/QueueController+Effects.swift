@@ -128,18 +128,18 @@ extension QueueController {
     /// lifecycle goes at once: ids are never reused (`newID` skips the spool's outcomes, and
     /// lifecycles are made only as items are accepted or restored), so an id without one is
     /// final or unknown, and every event asks `lifecycles` first: nothing follows the outcome.
-    func finish(_ id: String, _ outcome: Outcome) -> Bool {
+    func finish(_ id: ItemID, _ outcome: Outcome) -> Bool {
         guard lifecycles[id]?.finish(outcome) == true else { return false }
         lifecycles[id] = nil
         return true
     }
 
     /// Stops a play wherever it plays: on a listener's daemon, or the engines.
-    func stopPlay(_ id: String) {
+    func stopPlay(_ id: ItemID) {
         if listenerRoute?.stop(id, now: terminating) != true { driver.stop(id) }
     }
 
-    func seconds(_ frames: Int64?, of id: String) -> Double? {
+    func seconds(_ frames: Int64?, of id: ItemID) -> Double? {
         meter.seconds(frames, of: id)
     }
 }

@@ -155,5 +155,5 @@ extension QueueController {
     }
 
     /// A mixed stream a call keeps paused.
-    func heldByCall(_ id: String) -> Bool { callInterrupted.contains(id) }
+    func heldByCall(_ id: ItemID) -> Bool { callInterrupted.contains(id) }
 }

@@ -28,7 +28,7 @@ extension QueueController {
         /// does not wait for a sound server).
         var statusWaiting: [Connection] = []
         /// Items the call in progress paused or keeps from starting (both lanes).
-        var callInterrupted: Set<String> = []
+        var callInterrupted: Set<ItemID> = []
 
         init(ducker: OtherAudioDucker?) { self.ducker = ducker }
     }
@@ -39,7 +39,7 @@ extension QueueController {
         var mixed: [QueueItem] = []
         /// The ids of each play request, by the request's key: a request that a daemon spooled
         /// and died before answering is sent again, and is answered with these.
-        var requests: [String: [String]] = [:]
+        var requests: [String: [ItemID]] = [:]
     }
 
     var runtime: RuntimeDirectory { parts.runtime }
@@ -63,7 +63,7 @@ extension QueueController {
         get { otherAudio.statusWaiting }
         _modify { yield &otherAudio.statusWaiting }
     }
-    var callInterrupted: Set<String> {
+    var callInterrupted: Set<ItemID> {
         get { otherAudio.callInterrupted }
         _modify { yield &otherAudio.callInterrupted }
     }

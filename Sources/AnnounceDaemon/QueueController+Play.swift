@@ -22,7 +22,7 @@ extension QueueController {
             return false
         }
         defer { spool.endRequest() }
-        var ids: [String] = []
+        var ids: [ItemID] = []
         for (item, replaces) in items {
             do { try admit(item, replacing: replaces, after: ids, now: now) } catch {
                 logger.error("\(error.description)")
@@ -51,7 +51,7 @@ extension QueueController {
     }
 
     /// A request sent again after a restart: answered with the items the spool kept for it.
-    private func answerResent(_ ids: [String], _ request: PlayRequest, _ connection: Connection, now: Double) {
+    private func answerResent(_ ids: [ItemID], _ request: PlayRequest, _ connection: Connection, now: Double) {
         logger.info("a play request sent again after a restart: its \(ids.count) item(s) were restored")
         let pending = pendingIDs
         let waitsForResume = lanes.main.isPaused && ids.contains { !lanes.isMixed($0) && pending.contains($0) }
@@ -66,7 +66,7 @@ extension QueueController {
         item: QueueItem, replaces: Bool
     )]? {
         var items: [(item: QueueItem, replaces: Bool)] = []
-        var passed: Set<String> = []  // devices checked for this request: each once, not per item
+        var passed: Set<DeviceName> = []  // devices checked for this request: each once, not per item
         for (index, itemRequest) in request.items.enumerated() {
             // A missing device is the daemon's own: it must not come twice either.
             let devices = itemRequest.clip.devices(default: configuration.device)
@@ -93,7 +93,7 @@ extension QueueController {
 
     /// One item of the request into its lane: spooled before it is accepted (a failure throws,
     /// nothing of it left), then queued on the main lane or started on the mixed one.
-    private func admit(_ item: QueueItem, replacing replaces: Bool, after ids: [String], now: Double)
+    private func admit(_ item: QueueItem, replacing replaces: Bool, after ids: [ItemID], now: Double)
         throws(AnnounceError)
     {
         if replaces, let tag = item.tag {
@@ -136,10 +136,11 @@ extension QueueController {
     /// lost mid-play (waited for) are not probed again: the check costs a connection to a sound server.
     /// A `file:` device is checked every time: that costs a stat, and its directory may have gone.
     /// Within one request each device is checked once (`passed`), not once per item.
-    func deviceFailure(_ devices: [String], environment: [String: String]?, passed: inout Set<String>) -> AnnounceError?
+    func deviceFailure(_ devices: [DeviceName], environment: [String: String]?, passed: inout Set<DeviceName>)
+        -> AnnounceError?
     {
         for device in devices
-        where !passed.contains(device) && (DeviceName.fileArgument(device) != nil || !self.devices.isKnown(device)) {
+        where !passed.contains(device) && (device.fileArgument != nil || !self.devices.isKnown(device)) {
             do { try probeDevice(device, environment) } catch { return error }
             passed.insert(device)
         }

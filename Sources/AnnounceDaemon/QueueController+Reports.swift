@@ -13,7 +13,7 @@ extension QueueController {
             meter.started(id, rate: rate)
             if devices.opened(device) {
                 logger.info("device '\(device)' opened as \(format), \(buffering)")
-                hub.emit(Event(.deviceOpened, time: now, device: device, format: format))
+                hub.emit(Event(.deviceOpened, time: now, device: device.rawValue, format: format))
             }
             // Announced once per play: a multi-route play reports a start per device.
             guard let item = item(id),
@@ -29,7 +29,9 @@ extension QueueController {
             // The device works: whatever waited for it is over.
             if devices.works(device) {
                 logger.info("device '\(device)' is back")
-                hub.emit(Event(.routeChange, time: now, reason: .newDeviceAvailable, device: device, format: format))
+                hub.emit(
+                    Event(.routeChange, time: now, reason: .newDeviceAvailable, device: device.rawValue, format: format)
+                )
             }
             if heard.endsInterruption {
                 hub.emit(
@@ -41,7 +43,7 @@ extension QueueController {
             hub.emit(
                 Event(
                     .started, time: now, id: id, path: item.clip.path, priority: item.priority,
-                    heard: seconds(item.heardFrames, of: id), duration: seconds(total, of: id), device: device,
+                    heard: seconds(item.heardFrames, of: id), duration: seconds(total, of: id), device: device.rawValue,
                     format: format))
         case .progress(let id, let frames, _, let counted):
             // An estimated length, counted exactly after the start.
@@ -84,7 +86,7 @@ extension QueueController {
                     end: end, now: now), now: now)
         case .devicesClosed(let closed):
             for device in closed where devices.closed(device) {
-                hub.emit(Event(.deviceClosed, time: now, device: device))
+                hub.emit(Event(.deviceClosed, time: now, device: device.rawValue))
                 hub.release(device)
             }
         case .title(let id, let title):

@@ -120,7 +120,7 @@ extension QueueController {
     /// Ends `ids` as cancelled on whichever lane holds them, the mixed lane's streams first;
     /// returns the ids neither knows.
     @discardableResult
-    func cancel(_ ids: [String], now: Double) -> [String] {
+    func cancel(_ ids: [ItemID], now: Double) -> [ItemID] {
         let (mixed, rest) = lanes.split(ids)
         for id in mixed { endMixed(id, .cancelled, now: now) }
         let (effects, unknown) = lanes.main.cancel(ids: rest, now: now)
@@ -167,9 +167,9 @@ extension QueueController {
     /// (even one that ended while it was being queued, like `--expire 0s`) gets its
     /// finished event at once. Returns the ids nobody knows.
     @discardableResult
-    func subscribe(_ connection: Connection, to ids: [String], progress: Bool) -> [String] {
+    func subscribe(_ connection: Connection, to ids: [ItemID], progress: Bool) -> [ItemID] {
         let pending = pendingIDs
-        var unknown: [String] = []
+        var unknown: [ItemID] = []
         connection.wantsProgress = progress
         for id in ids {
             if pending.contains(id) {
@@ -184,16 +184,16 @@ extension QueueController {
         return unknown
     }
 
-    func wait(for ids: [String], progress: Bool, connection: Connection) {
+    func wait(for ids: [ItemID], progress: Bool, connection: Connection) {
         let pending = pendingIDs
         let unknown = ids.filter { !pending.contains($0) && spool.outcome(of: $0) == nil }
         connection.send(WireProtocol.encode(Reply.ids(ids.filter { !unknown.contains($0) }, unknown: unknown)))
         subscribe(connection, to: ids.filter { !unknown.contains($0) }, progress: progress)
     }
 
-    func newID() -> String {
+    func newID() -> ItemID {
         while true {
-            let id = String(UInt64.random(in: 0..<(1 << 48)) | (1 << 48), radix: 16).dropFirst().description
+            let id = ItemID.random()
             if spool.outcome(of: id) == nil { return id }
         }
     }

@@ -32,16 +32,16 @@ extension QueueController {
             now: now)
     }
 
-    func playMixed(_ id: String) {
+    func playMixed(_ id: ItemID) {
         carryOut(lanes.mixed.play(id), now: clock())
     }
 
     /// Ends a mixed stream for good with `outcome`: at once when it does not play, else after its stop.
-    func endMixed(_ id: String, _ outcome: Outcome, now: Double) {
+    func endMixed(_ id: ItemID, _ outcome: Outcome, now: Double) {
         carryOut(lanes.mixed.end(id, outcome), now: now)
     }
 
-    func mixedEnded(_ id: String, heard: Int64, total: Int64?, end: PlaybackEnd, details: PlayDetails, now: Double) {
+    func mixedEnded(_ id: ItemID, heard: Int64, total: Int64?, end: PlaybackEnd, details: PlayDetails, now: Double) {
         let effects = lanes.mixed.playEnded(
             id, heard: heard, total: total, end: end,
             mayPlay: (policy[id]?.isPlaying ?? true) && !heldByCall(id),
@@ -78,7 +78,7 @@ extension QueueController {
     // MARK: sessions
 
     /// The mixer gain an item starts at: ducked while a duck-others session plays.
-    func startingGain(_ id: String) -> Float {
+    func startingGain(_ id: ItemID) -> Float {
         policy[id]?.ducked == true ? duckGain : 1
     }
 
@@ -89,14 +89,14 @@ extension QueueController {
     }
 
     /// A playing item, on either lane.
-    func item(_ id: String) -> QueueItem? { lanes.playing(id) }
+    func item(_ id: ItemID) -> QueueItem? { lanes.playing(id) }
 
     /// Any live item, also one waiting in the queue.
-    func anyItem(_ id: String) -> QueueItem? { lanes.item(id) }
+    func anyItem(_ id: ItemID) -> QueueItem? { lanes.item(id) }
 
     /// A session starts playing: pause whom it interrupts, duck whom it ducks. Returns the
     /// the scheduler's effects (a main-lane item it interrupts is held).
-    func activate(_ item: QueueItem, preempting: String?, now: Double) -> [SchedulerEffect] {
+    func activate(_ item: QueueItem, preempting: ItemID?, now: Double) -> [SchedulerEffect] {
         let decision = policy.activate(item.id, session: item.audioSession, preempting: preempting)
         var effects: [SchedulerEffect] = []
         for interruption in decision.interrupted where interruption.reason != .preempted {
@@ -119,7 +119,7 @@ extension QueueController {
 
     /// A session reached its final outcome: the streams it interrupted go on (or wait for
     /// `announce resume`), its ducking ends.
-    func deactivate(_ id: String, now: Double) -> [SchedulerEffect] {
+    func deactivate(_ id: ItemID, now: Double) -> [SchedulerEffect] {
         guard policy[id] != nil else { return [] }
         let decision = policy.deactivate(id)
         for end in decision.ended {

@@ -83,7 +83,7 @@ extension QueueController {
     }
 
     /// The reason `id` waits, or nil when it plays (or is not known here).
-    func waitingEvent(for id: String, ready: [QueueItem], scheduled: [QueueItem], now: Double) -> Event? {
+    func waitingEvent(for id: ItemID, ready: [QueueItem], scheduled: [QueueItem], now: Double) -> Event? {
         func waiting(_ reason: EventReason, _ item: QueueItem) -> Event {
             Event(.waiting, time: now, id: id, path: item.clip.path, priority: item.priority, reason: reason)
         }

@@ -6,7 +6,7 @@ extension QueueController {
     static let notPersisted = "a live stream is not resumed after the daemon restarts (--persist resumes it)"
 
     /// A live stream's title changed: kept for `status`, and told to listeners and waiting clients.
-    func streamTitleChanged(_ id: String, title: String?, now: Double) {
+    func streamTitleChanged(_ id: ItemID, title: String?, now: Double) {
         guard lifecycles[id] != nil, let item = item(id), meter.setTitle(title, of: id) else { return }
         logger.info("\(id) \(item.clip.path): \(title.map { "now \($0)" } ?? "no title now")")
         var event = Event(.title, time: now, id: id, path: item.clip.path, priority: item.priority)

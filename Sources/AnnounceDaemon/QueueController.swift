@@ -34,7 +34,7 @@ final class QueueController {
     var meter = PlayMeter()
     /// Each live item's state, made as it is accepted or restored (a final one leaves, `finish`):
     /// it alone decides what is announced of it: its start, its interruptions, its one outcome.
-    var lifecycles: [String: ItemLifecycle] = [:]
+    var lifecycles: [ItemID: ItemLifecycle] = [:]
     var terminating = false
     /// The config file as last read: a request rereads it when this changes (one stat).
     private var configStamp: FileStamp?
@@ -159,7 +159,7 @@ final class QueueController {
     /// Nothing queued, mixing or held for a device to close.
     var isIdle: Bool { lanes.main.count == 0 && lanes.mixed.isEmpty && !hub.isHolding }
 
-    var pendingIDs: Set<String> {
+    var pendingIDs: Set<ItemID> {
         Set(([lanes.main.playing].compactMap { $0 } + lanes.main.ready + lanes.main.scheduled).map(\.id))
             .union(lanes.mixed.ids)
             .union(hub.heldIDs)

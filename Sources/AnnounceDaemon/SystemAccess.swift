@@ -56,7 +56,7 @@ struct SystemAccess: Sendable {
     var controlGroupName: String? { controlGroup == nil ? nil : settings.controlGroup }
 
     /// Devices a non-root caller may name: `[system] devices`, else the daemon's own.
-    func allowedDevices(daemonDevice: String) -> [String] {
+    func allowedDevices(daemonDevice: DeviceName) -> [DeviceName] {
         settings.devices.isEmpty ? [daemonDevice] : settings.devices
     }
 }

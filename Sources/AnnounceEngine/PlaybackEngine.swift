@@ -37,9 +37,9 @@ public struct PlaybackReport: Equatable, Sendable {
 /// An idle device is opened at the first clip's own rate and channels, so a
 /// clip alone plays sample-exact; clips that join it are converted to it.
 public final class PlaybackEngine: @unchecked Sendable {
-    public typealias OutputOpener = (String, OutputRequest) throws(AnnounceError) -> any AudioOutput
+    public typealias OutputOpener = (DeviceName, OutputRequest) throws(AnnounceError) -> any AudioOutput
 
-    public let device: String
+    public let device: DeviceName
     private let openOutput: OutputOpener
     private let thread = PlaybackThread()
     private struct State {
@@ -57,12 +57,13 @@ public final class PlaybackEngine: @unchecked Sendable {
     public static let progressInterval = 0.1
 
     /// Opens a device through the output backend (`Outputs.backend`): every engine's default.
-    public static func defaultOpener(_ device: String, request: OutputRequest) throws(AnnounceError) -> any AudioOutput
+    public static func defaultOpener(_ device: DeviceName, request: OutputRequest) throws(AnnounceError)
+        -> any AudioOutput
     {
         try Outputs.backend.open(device, request: request)
     }
 
-    public init(device: String, openOutput: @escaping OutputOpener = PlaybackEngine.defaultOpener) {
+    public init(device: DeviceName, openOutput: @escaping OutputOpener = PlaybackEngine.defaultOpener) {
         self.device = device
         self.openOutput = openOutput
     }

@@ -69,7 +69,7 @@ public struct OutputFailure: Error, Sendable, Equatable {
 /// A device the playback thread writes to. Everything but `interrupt` is
 /// called from the playback thread only.
 public protocol AudioOutput: AnyObject {
-    var deviceName: String { get }
+    var deviceName: DeviceName { get }
     var format: OutputFormat { get }
     var periodFrames: Int { get }
     var bufferFrames: Int { get }

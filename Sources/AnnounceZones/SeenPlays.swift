@@ -17,7 +17,7 @@ import Synchronization
 final class SeenPlays: @unchecked Sendable {
     struct Record: Codable {
         var expires: Double
-        var ids: [String]?
+        var ids: [ItemID]?
         var answered: Bool?
         /// Its sender cancelled it before it came: it is never played.
         var cancelled: Bool?
@@ -58,7 +58,7 @@ final class SeenPlays: @unchecked Sendable {
     }
 
     /// The local items of play `id`, and whether its result was published.
-    func record(_ id: String, ids: [String], answered: Bool = false) {
+    func record(_ id: String, ids: [ItemID], answered: Bool = false) {
         guard var record = load(id) else { return }
         record.ids = ids
         record.answered = answered
@@ -74,7 +74,7 @@ final class SeenPlays: @unchecked Sendable {
     }
 
     /// The local items of play `id`, when it was queued here.
-    func ids(of id: String) -> [String]? { load(id)?.ids }
+    func ids(of id: String) -> [ItemID]? { load(id)?.ids }
 
     /// Play `id` was cancelled before it came.
     func wasCancelled(_ id: String) -> Bool { load(id)?.cancelled == true }
@@ -84,7 +84,7 @@ final class SeenPlays: @unchecked Sendable {
     }
 
     /// The plays queued but not answered when the daemon last stopped.
-    var unanswered: [(id: String, ids: [String])] {
+    var unanswered: [(id: String, ids: [ItemID])] {
         names().compactMap { name in
             guard let record = load(name), let ids = record.ids, record.answered != true else { return nil }
             return (name, ids)

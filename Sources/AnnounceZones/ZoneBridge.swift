@@ -268,7 +268,7 @@ public final class ZoneBridge: DaemonService, @unchecked Sendable {
             seen.record(play.id, ids: ids)
             let note = waited > 0 ? " (it waited \(Int(waited)) s at the broker)" : ""
             logger.info(
-                "zones: play \(play.id) from \(play.from) on \(topic) queued as \(ids.joined(separator: ", "))\(note)")
+                "zones: play \(play.id) from \(play.from) on \(topic) queued as \(ids.listed)\(note)")
             try waiter.wait(for: play.id, ids: ids, answered: answered)
         } catch {
             logger.warning("zones: play \(play.id) from \(play.from) not queued: \(error.description)")
@@ -278,7 +278,7 @@ public final class ZoneBridge: DaemonService, @unchecked Sendable {
 
     /// Queues `play` on this host's daemon: its audio and chimes into the media directory first,
     /// as `play -` does.
-    private func enqueue(_ play: RemotePlay) throws(AnnounceError) -> [String] {
+    private func enqueue(_ play: RemotePlay) throws(AnnounceError) -> [ItemID] {
         let media = MediaDirectory(runtime: runtime)
         var files: [MediaFile] = []
         defer { for file in files { file.release() } }

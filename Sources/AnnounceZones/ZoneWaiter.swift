@@ -15,9 +15,9 @@ import Synchronization
 final class ZoneWaiter: @unchecked Sendable {
     private struct Pending {
         let request: String
-        let ids: [String]
+        let ids: [ItemID]
         let answered: Bool
-        var outcomes: [String: Outcome] = [:]
+        var outcomes: [ItemID: Outcome] = [:]
     }
 
     private struct State {
@@ -27,7 +27,7 @@ final class ZoneWaiter: @unchecked Sendable {
         /// Plays waiting for outcomes, by request.
         var waiting: [String: Pending] = [:]
         /// Which play each awaited item belongs to.
-        var requestOf: [String: String] = [:]
+        var requestOf: [ItemID: String] = [:]
     }
 
     private let state = Mutex(State())
@@ -40,7 +40,7 @@ final class ZoneWaiter: @unchecked Sendable {
     var count: Int { state.withLock { $0.unreplied.count + $0.waiting.count } }
 
     /// Waits for `ids`' outcomes, then answers `request` (when `answered`) and notes it answered.
-    func wait(for request: String, ids: [String], answered: Bool) throws(AnnounceError) {
+    func wait(for request: String, ids: [ItemID], answered: Bool) throws(AnnounceError) {
         let pending = Pending(request: request, ids: ids, answered: answered)
         let result: Result<Bool, AnnounceError> = state.withLock { state in
             do throws(AnnounceError) {
@@ -110,7 +110,7 @@ final class ZoneWaiter: @unchecked Sendable {
     }
 
     /// One item's outcome; its play is answered once all of its items have one.
-    private func finished(_ id: String, _ outcome: Outcome) {
+    private func finished(_ id: ItemID, _ outcome: Outcome) {
         let done: Pending? = state.withLock { state in
             // A `finished` may come before its `wait`'s reply is read: it waits in the order.
             if let request = state.requestOf.removeValue(forKey: id), var pending = state.waiting[request] {

@@ -48,7 +48,7 @@ struct Alert: ParsableCommand {
     @Option(
         name: [.customLong("device"), .customShort("d")],
         help: "ALSA PCM to play on (see `announce devices`); default: the daemon's.", completion: deviceCompletion)
-    var device: String?
+    var device: DeviceName?
 
     @Flag(
         name: [.customLong("quiet"), .customShort("q")],
@@ -57,7 +57,7 @@ struct Alert: ParsableCommand {
 
     func validate() throws {
         // The client makes a relative file: device absolute (OutputBackend.resolvingFile).
-        if let device, let problem = DeviceName.problem(device, relativeFileAllowed: true) {
+        if let device, let problem = device.problem(relativeFileAllowed: true) {
             throw ValidationError(optionText(problem))
         }
     }

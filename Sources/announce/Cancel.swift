@@ -8,11 +8,11 @@ private let liveIDCompletion = CompletionKind.custom { _, _, _ in
     guard let client = try? DaemonClient.connect(autoStart: false),
         let status = try? client.call(.status).status
     else { return [] }
-    return liveIDs(in: status)
+    return liveIDs(in: status).map(\.rawValue)
 }
 
 /// The ids `cancel` can name: playing, mixing, queued and scheduled.
-private func liveIDs(in status: DaemonStatus) -> [String] {
+private func liveIDs(in status: DaemonStatus) -> [ItemID] {
     ([status.playing].compactMap { $0 } + (status.mixing ?? []) + status.queued + status.scheduled).map { $0.id }
 }
 
@@ -55,7 +55,7 @@ struct Cancel: ParsableCommand {
             let reply = try client.call(.cancel(try tag.map(CancelTarget.tag) ?? .ids(resolved(on: client))))
             if let unknown = reply.unknown, !unknown.isEmpty {
                 if !verbosity.quiet {
-                    printError("not queued (unknown or already final): \(unknown.joined(separator: ", "))")
+                    printError("not queued (unknown or already final): \(unknown.listed)")
                 }
                 throw ExitCode(Outcome.notPlayedExitCode)
             }
@@ -65,8 +65,9 @@ struct Cancel: ParsableCommand {
     }
 
     /// The ids with every unique prefix made whole (ItemIDPrefix); an ambiguous one is a usage error.
-    private func resolved(on client: DaemonClient) throws -> [String] {
-        guard ids.contains(where: { $0.utf8.count < 12 }) else { return ids }  // whole ids need no look-up
+    private func resolved(on client: DaemonClient) throws -> [ItemID] {
+        // Whole ids need no look-up.
+        guard ids.contains(where: { $0.utf8.count < 12 }) else { return ids.map { ItemID($0) } }
         guard let status = try client.call(.status).status else {
             throw AnnounceError.internal("status reply without status")
         }
@@ -74,7 +75,7 @@ struct Cancel: ParsableCommand {
             switch ItemIDPrefix.resolve(given, among: liveIDs(in: status)) {
             case .id(let id): return id
             case .ambiguous(let candidates):
-                throw AnnounceError.usage("\(given): ambiguous id prefix of \(candidates.joined(separator: ", "))")
+                throw AnnounceError.usage("\(given): ambiguous id prefix of \(candidates.listed)")
             }
         }
     }

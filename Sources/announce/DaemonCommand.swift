@@ -43,7 +43,7 @@ struct DaemonCommand: ParsableCommand {
         name: .shortAndLong,
         help: "ALSA PCM for items without --device (default: the config file's `device`, else `default`).",
         completion: deviceCompletion)
-    var device: String?
+    var device: DeviceName?
 
     @Option(
         parsing: .unconditional,

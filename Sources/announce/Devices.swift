@@ -32,10 +32,11 @@ struct Devices: ParsableCommand {
                 }
                 print(jsonLine(Versioned(["devices": listed])))
             } else {
-                let width = devices.map(\.name.count).max() ?? 0
+                let width = devices.map(\.name.rawValue.count).max() ?? 0
                 for (device, holders) in zip(devices, holders) {
                     output(
-                        device.name + String(repeating: " ", count: width - device.name.count + 2) + device.description)
+                        device.name.rawValue + String(repeating: " ", count: width - device.name.rawValue.count + 2)
+                            + device.description)
                     if let problem = device.problem {
                         output(String(repeating: " ", count: width + 2) + "cannot open here: " + problem)
                     }
@@ -52,7 +53,7 @@ struct Devices: ParsableCommand {
 
 /// A device as `announce devices --json` prints it: the catalog's keys plus who holds it.
 private struct ListedDevice: Encodable {
-    var name: String
+    var name: DeviceName
     var description: String
     var holders: [DeviceHolder]
     var problem: String?

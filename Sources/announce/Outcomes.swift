@@ -10,7 +10,7 @@ import Logging
 /// device that failed every item); the other outcomes get `PATH: KIND (REASON)` unless `quiet` or
 /// `shown` (the progress line ended with it already).
 func reportOutcomes(
-    _ outcomes: [String: Event], of items: [(id: String, path: String)], json: Bool, quiet: Bool,
+    _ outcomes: [ItemID: Event], of items: [(id: ItemID, path: String)], json: Bool, quiet: Bool,
     shown: Bool = false, logger: Logger
 ) -> Int32 {
     var status: Int32 = 0

@@ -95,15 +95,15 @@ final class ProgressLine {
 /// item's last waiting reason is shown when the line gets to it.
 final class ProgressFollower {
     private let line: ProgressLine
-    private let ids: [String]
+    private let ids: [ItemID]
     private let names: [String]
-    private var finished: Set<String> = []
-    private var heard: [String: (heard: Double?, duration: Double?)] = [:]
-    private var waits: [String: Event] = [:]
+    private var finished: Set<ItemID> = []
+    private var heard: [ItemID: (heard: Double?, duration: Double?)] = [:]
+    private var waits: [ItemID: Event] = [:]
     /// Live streams' titles, shown after their names.
-    private var titles: [String: String] = [:]
+    private var titles: [ItemID: String] = [:]
 
-    init(_ line: ProgressLine, ids: [String], names: [String]) {
+    init(_ line: ProgressLine, ids: [ItemID], names: [String]) {
         self.line = line
         self.ids = ids
         self.names = names
@@ -148,7 +148,7 @@ final class ProgressFollower {
     }
 
     /// A started item that stopped: its position (none after a device loss: it is no news then).
-    private func stopped(_ name: String, id: String, _ event: Event, state: String) {
+    private func stopped(_ name: String, id: ItemID, _ event: Event, state: String) {
         let lost = event.reason == .deviceLost
         line.show(
             name, heard: lost ? nil : heard[id]?.heard, duration: event.duration ?? heard[id]?.duration, state: state)

@@ -43,7 +43,7 @@ struct StreamFlags: ParsableArguments {
     }
 
     /// The clip that asks the daemon to play `url` live, on `devices` (the daemon's when empty).
-    func clip(_ url: String, playback: PlaybackFlags, devices: [String]) -> Clip {
+    func clip(_ url: String, playback: PlaybackFlags, devices: [DeviceName]) -> Clip {
         let options = playback.options
         var clip = Clip(
             path: url, device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,

@@ -14,7 +14,7 @@ struct DeviceFlags: ParsableArguments {
             ALSA PCM to play on (see `announce devices`); default: the daemon's. With --category multi-route, \
             give it up to \(Limits.maxDevices) times to play on every one at once.
             """, valueName: "device"), completion: deviceCompletion)
-    var device: [String] = []
+    var device: [DeviceName] = []
 
     /// The daemon's rules for clip.device and clip.extraDevices and for timed sessions, in the
     /// options' words; `resolved()` makes a relative file: device absolute. A bad --category
@@ -35,7 +35,7 @@ struct DeviceFlags: ParsableArguments {
     }
 
     /// The devices, a file: device's FILE made absolute (the daemon's working directory is /).
-    func resolved() throws(AnnounceError) -> [String] {
+    func resolved() throws(AnnounceError) -> [DeviceName] {
         try device.map { name throws(AnnounceError) in try Outputs.backend.resolvingFile(name, absolute: absolutePath) }
     }
 }
@@ -107,7 +107,7 @@ func submit(
         if delivery.noWait {
             delivery.json
                 ? print(jsonLine(Versioned(QueuedReply(ids: ids, pausedSince: reply.pausedSince))))
-                : output(ids.joined(separator: "\n"))
+                : output(ids.map(\.rawValue).joined(separator: "\n"))
             return
         }
         // A paused queue is never a silent hang: without the progress line the warning is
@@ -142,6 +142,11 @@ func submit(
 
 /// `play --no-wait --json`: the ids, and when the queue is paused, since when.
 private struct QueuedReply: Encodable {
-    var ids: [String]
+    var ids: [ItemID]
     var pausedSince: Double?
+}
+
+/// `--device NAME`: any name; what a request may name is `DeviceName`'s rule, checked in `validate()`.
+extension DeviceName: ExpressibleByArgument {
+    public init?(argument: String) { self.init(rawValue: argument) }
 }

@@ -90,7 +90,7 @@ struct CLILogHandler: LogHandler {
 let deviceCompletion = CompletionKind.custom { _, _, _ in
     // ALSA's own diagnostics must not reach the terminal while a shell completes.
     ALSALogBridge.install(Logger(label: "announce", factory: { _ in SwiftLogNoOpLogHandler() }))
-    return (try? Outputs.backend.devices(probing: false).map(\.name)) ?? []
+    return (try? Outputs.backend.devices(probing: false).map(\.name.rawValue)) ?? []
 }
 
 // The values ArgumentParser's defaults give a CaseIterable String enum, written out: its generic

@@ -93,16 +93,16 @@ struct FileDeviceNameTests {
             try DeviceProbe.resolvingFile("file:FILE=/tmp/x.wav,FORMAT=raw", absolute: absolute)
                 == "file:FILE=/tmp/x.wav,FORMAT=raw")
         #expect(try DeviceProbe.resolvingFile("plughw:CARD=PCH,DEV=0", absolute: absolute) == "plughw:CARD=PCH,DEV=0")
-        #expect(DeviceName.problem("file:FILE=/tmp/x.wav") == nil)
+        #expect(DeviceName("file:FILE=/tmp/x.wav").problem() == nil)
         #expect(
-            DeviceName.problem("file:FILE=x.wav")?.description
+            DeviceName("file:FILE=x.wav").problem()?.description
                 == "device file:FILE=x.wav: FILE must be an absolute path")
         // A client makes it absolute before it sends.
-        #expect(DeviceName.problem("file:FILE=x.wav", relativeFileAllowed: true) == nil)
+        #expect(DeviceName("file:FILE=x.wav").problem(relativeFileAllowed: true) == nil)
     }
 
     @Test func aFileDeviceWithoutFileIsAUsageError() {
-        for name in ["file:", "file", "file:FORMAT=wav"] {
+        for name: DeviceName in ["file:", "file", "file:FORMAT=wav"] {
             #expect(throws: AnnounceError.self, "\(name)") { try DeviceProbe.resolvingFile(name, absolute: absolute) }
         }
     }

@@ -222,7 +222,7 @@ private let secret = DeviceHolder(card: 2, device: 0, subdevice: nil, cardID: "H
 
     @Test func resolvesNames() {
         let root = systemFixture()
-        func target(_ name: String) -> DeviceTarget? { DeviceHolders.target(ofDevice: name, root: root.path) }
+        func target(_ name: DeviceName) -> DeviceTarget? { DeviceHolders.target(ofDevice: name, root: root.path) }
         #expect(target("hw:0") == DeviceTarget(card: 0, device: 0, subdevice: nil))
         #expect(target("hw:0,3") == DeviceTarget(card: 0, device: 3, subdevice: nil))
         #expect(target("hw:1,0,1") == DeviceTarget(card: 1, device: 0, subdevice: 1))
@@ -240,7 +240,7 @@ private let secret = DeviceHolder(card: 2, device: 0, subdevice: nil, cardID: "H
         #expect(target("front:0,0") == DeviceTarget(card: 0, device: nil, subdevice: nil))
         #expect(target("dmix:CARD=HDMI,DEV=3") == DeviceTarget(card: 2, device: nil, subdevice: nil))
         // Nothing to map.
-        for name in [
+        for name: DeviceName in [
             "default", "pulse", "null", "hw", "hw:", "hw:CARD=Nope,DEV=0", "hw:0,abc", "hw:0,-1", "file:/tmp/x.raw", ""
         ] {
             #expect(target(name) == nil, "\(name)")
@@ -250,7 +250,9 @@ private let secret = DeviceHolder(card: 2, device: 0, subdevice: nil, cardID: "H
     @Test func holdersOfNamedDevices() {
         let root = systemFixture()
         let all = DeviceHolders.find(root: root.path)
-        func holders(_ name: String) -> [Int32] { DeviceHolders.holders(ofDevice: name, root: root.path).map(\.pid) }
+        func holders(_ name: DeviceName) -> [Int32] {
+            DeviceHolders.holders(ofDevice: name, root: root.path).map(\.pid)
+        }
         #expect(holders("hw:0") == [4242])
         #expect(holders("plughw:CARD=PCH,DEV=0") == [4242])
         #expect(holders("hw:PCH,3") == [300])
@@ -268,7 +270,7 @@ private let secret = DeviceHolder(card: 2, device: 0, subdevice: nil, cardID: "H
     @Test func exactHoldersForTheDeviceList() {
         let root = systemFixture()
         let all = DeviceHolders.find(root: root.path)
-        func exact(_ name: String) -> [Int32] {
+        func exact(_ name: DeviceName) -> [Int32] {
             DeviceHolders.exactHolders(ofDevice: name, among: all, root: root.path).map(\.pid)
         }
         #expect(exact("hw:CARD=USB,DEV=0") == [301, 500, 600])

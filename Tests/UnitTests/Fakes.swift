@@ -89,7 +89,7 @@ final class MemorySource: Source, @unchecked Sendable {
 
 /// Records every frame written, as the device format says.
 final class CapturingOutput: AudioOutput, @unchecked Sendable {
-    let deviceName = "capture"
+    let deviceName: DeviceName = "capture"
     let format: OutputFormat
     let periodFrames: Int
     let bufferFrames: Int

@@ -130,9 +130,9 @@ import Testing
 
     /// What a client hears of each item makes sense in order (`ItemLifecycle`): interruption-began
     /// and -ended alternate, at most one finished, and nothing of the item after it.
-    static func expectOneLifeEach(_ events: [Event], finished ids: [String] = []) {
-        var open: Set<String> = []
-        var finished: Set<String> = []
+    static func expectOneLifeEach(_ events: [Event], finished ids: [ItemID] = []) {
+        var open: Set<ItemID> = []
+        var finished: Set<ItemID> = []
         for event in events {
             guard let id = event.id else { continue }
             #expect(!finished.contains(id), "\(event.event) after \(id)'s outcome: \(events.map(\.event))")

@@ -10,7 +10,7 @@ import Testing
 
 /// Resolution is not Equatable (each conformance costs every client start), so the tests
 /// compare what it names.
-private func named(_ resolution: ItemIDPrefix.Resolution) -> [String] {
+private func named(_ resolution: ItemIDPrefix.Resolution) -> [ItemID] {
     switch resolution {
     case .id(let id): [id]
     case .ambiguous(let candidates): ["ambiguous"] + candidates
@@ -18,7 +18,7 @@ private func named(_ resolution: ItemIDPrefix.Resolution) -> [String] {
 }
 
 @Suite struct ItemIDPrefixTests {
-    let live = ["3f9c0a6e21b4", "3f1d22aa0b01", "a0b1c2d3e4f5"]
+    let live: [ItemID] = ["3f9c0a6e21b4", "3f1d22aa0b01", "a0b1c2d3e4f5"]
 
     @Test func aWholeLiveIDIsItself() {
         #expect(named(ItemIDPrefix.resolve("3f9c0a6e21b4", among: live)) == ["3f9c0a6e21b4"])

@@ -3,7 +3,7 @@ import Testing
 @testable import AnnounceModel
 
 private func item(
-    _ id: String, _ priority: Priority = .normal, session: AudioSession = AudioSession(category: .playback),
+    _ id: ItemID, _ priority: Priority = .normal, session: AudioSession = AudioSession(category: .playback),
     delay: Double? = nil
 ) -> QueueItem {
     QueueItem(

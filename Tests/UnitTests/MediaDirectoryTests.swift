@@ -98,7 +98,7 @@ import Testing
             let kept = try stored()
             let played = try stored()
             let orphan = try stored()
-            for (id, name) in [("0000000000e1", kept), ("0000000000e2", played)] {
+            for (id, name) in [(ItemID("0000000000e1"), kept), (ItemID("0000000000e2"), played)] {
                 try spool.save(QueueItem(id: id, clip: Clip(path: Clip.stdinLabel, media: name), arrival: 1))
             }
             try spool.finish(

@@ -2,7 +2,7 @@ import Testing
 
 @testable import AnnounceModel
 
-private func stream(_ id: String, at arrival: Double = 0, tag: String? = nil, expireAfter: Double? = nil) -> QueueItem {
+private func stream(_ id: ItemID, at arrival: Double = 0, tag: String? = nil, expireAfter: Double? = nil) -> QueueItem {
     QueueItem(
         id: id, clip: Clip(path: "/sounds/\(id).wav"), tag: tag, arrival: arrival, expireAfter: expireAfter,
         session: AudioSession(category: .ambient))
@@ -83,8 +83,8 @@ private func describe(_ effects: [MixedLaneEffect]) -> [String] {
         lane.add(stream("b", at: 10), alert: false)
         _ = lane.play("a")
         _ = lane.play("b")
-        var asked: [String] = []
-        for id in ["a", "b"] {
+        var asked: [ItemID] = []
+        for id: ItemID in ["a", "b"] {
             let ended = lane.playEnded(
                 id, heard: 0, total: nil, end: .failed(code: 69, message: "busy"), mayPlay: true,
                 stopping: false
@@ -96,7 +96,7 @@ private func describe(_ effects: [MixedLaneEffect]) -> [String] {
         }
         #expect(asked == ["a", "b"])
         #expect(describe(lane.retryDevice(now: 10.25) { _ in false }) == ["play a", "play b"])
-        for id in ["a", "b"] {
+        for id: ItemID in ["a", "b"] {
             _ = lane.playEnded(
                 id, heard: 0, total: nil, end: .failed(code: 69, message: "busy"), mayPlay: true, stopping: false
             ) { _ in true }
@@ -136,7 +136,7 @@ private func describe(_ effects: [MixedLaneEffect]) -> [String] {
 
     @Test func stoppingTheDaemonStopsEveryPlayAndKeepsEachPlace() {
         var lane = MixedLane()
-        for id in ["a", "b"] { lane.add(stream(id, at: id == "a" ? 1 : 0), alert: false) }
+        for id: ItemID in ["a", "b"] { lane.add(stream(id, at: id == "a" ? 1 : 0), alert: false) }
         _ = lane.play("a")
         _ = lane.play("b")
         #expect(describe(lane.stopAll()) == ["stop b", "stop a"], "by arrival")
@@ -151,9 +151,9 @@ private func describe(_ effects: [MixedLaneEffect]) -> [String] {
     @Test(arguments: 0..<20 as Range<UInt64>) func randomWalkKeepsEveryStreamConsistent(seed: UInt64) {
         var generator = SplitMix64(state: seed)
         var lane = MixedLane()
-        var playing: Set<String> = []
-        var finished: Set<String> = []
-        var known: [String] = []
+        var playing: Set<ItemID> = []
+        var finished: Set<ItemID> = []
+        var known: [ItemID] = []
         var now = 0.0
         func check(_ effects: [MixedLaneEffect]) {
             for effect in effects {
@@ -179,7 +179,7 @@ private func describe(_ effects: [MixedLaneEffect]) -> [String] {
             let id = known.randomElement(using: &generator) ?? "none"
             switch Int.random(in: 0..<9, using: &generator) {
             case 0:
-                let new = "s\(step)"
+                let new: ItemID = "s\(step)"
                 known.append(new)
                 lane.add(
                     stream(

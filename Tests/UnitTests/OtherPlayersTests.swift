@@ -95,7 +95,7 @@ import Testing
 }
 
 @Suite struct NowPlayingTests {
-    private func item(_ id: String, _ state: ItemStatus.State, duration: Double? = nil) -> ItemStatus {
+    private func item(_ id: ItemID, _ state: ItemStatus.State, duration: Double? = nil) -> ItemStatus {
         var item = ItemStatus(id: id, state: state, path: "/sounds/\(id).wav", priority: .normal)
         item.duration = duration
         return item

@@ -27,7 +27,7 @@ import Testing
             let item = ItemRequest(clip: Clip(path: clip.path))
             let ids = try client.call(Request.play(items: [item, item], wait: true, progress: true)).ids ?? []
             try #require(ids.count == 2)
-            var progress: [String: Int] = [:]
+            var progress: [ItemID: Int] = [:]
             var played = 0
             while played < 2, let message = try client.next() {
                 guard case .event(let event) = message, let id = event.id else { continue }

@@ -11,7 +11,7 @@ import Testing
 // The clock is just the `now` each call gets; tests move it by hand.
 
 private func item(
-    _ id: String, _ priority: Priority = .normal, at arrival: Double = 0, interrupts: Bool = true,
+    _ id: ItemID, _ priority: Priority = .normal, at arrival: Double = 0, interrupts: Bool = true,
     onInterrupt: InterruptAction = .resume, dropAfter: Double = 0.8, tag: String? = nil,
     eligibleAt: Double? = nil, expireAfter: Double? = nil
 ) -> QueueItem {
@@ -66,8 +66,8 @@ extension Scheduler {
     }
 
     /// Plays everything to the end; returns the ids in the order they played.
-    fileprivate mutating func playAll(now: Double = 0) -> [String] {
-        var played: [String] = []
+    fileprivate mutating func playAll(now: Double = 0) -> [ItemID] {
+        var played: [ItemID] = []
         while let current = playing {
             played.append(current.id)
             _ = endPlaying(now: now)
@@ -99,7 +99,7 @@ extension Scheduler {
     @Test func ordersByPriorityThenArrival() {
         var scheduler = Scheduler()
         #expect(scheduler.pause(now: 0).isEmpty)
-        let arrivals: [(String, Priority)] = [
+        let arrivals: [(ItemID, Priority)] = [
             ("a", .low), ("b", .normal), ("c", .high), ("d", .critical),
             ("e", .normal), ("f", .low)
         ]
@@ -116,7 +116,7 @@ extension Scheduler {
     @Test func keepsArrivalOrderWithinALevelForAThousandItems() {
         var scheduler = Scheduler()
         _ = scheduler.pause(now: 0)
-        let ids = (1...1000).map { "n\($0)" }
+        let ids = (1...1000).map { ItemID("n\($0)") }
         for id in ids {
             _ = scheduler.enqueue(item(id, .normal), now: 0)
         }
@@ -619,7 +619,7 @@ extension Scheduler {
 
     @Test func restoresShuffledItemsInOrder() {
         func restored(
-            _ id: String, _ priority: Priority, sequence: UInt64, eligibleAt: Double? = nil,
+            _ id: ItemID, _ priority: Priority, sequence: UInt64, eligibleAt: Double? = nil,
             heard: Int64 = 0
         ) -> QueueItem {
             var restoredItem = item(id, priority, eligibleAt: eligibleAt)
@@ -678,10 +678,10 @@ extension Scheduler {
 
     /// What the daemon sees: a spool, the playing item, and every outcome.
     private struct FakeDaemon {
-        var spool: [String: QueueItem] = [:]
-        var finishes: [String: Int] = [:]
-        var accepted: Set<String> = []
-        var playing: String?
+        var spool: [ItemID: QueueItem] = [:]
+        var finishes: [ItemID: Int] = [:]
+        var accepted: Set<ItemID> = []
+        var playing: ItemID?
         var stopRequested = false
         var problems: [String] = []
 
@@ -693,7 +693,9 @@ extension Scheduler {
                     accepted.insert(item.id)
                     spool[item.id] = item
                 case .play(let item):
-                    if playing != nil { problems.append("play \(item.id) while \(playing ?? "") plays") }
+                    if playing != nil {
+                        problems.append("play \(item.id) while \(playing.map(\.rawValue) ?? "") plays")
+                    }
                     if spool[item.id] == nil { problems.append("play of unspooled \(item.id)") }
                     playing = item.id
                     stopRequested = false
@@ -744,13 +746,13 @@ extension Scheduler {
         var scheduler = Scheduler()
         var daemon = FakeDaemon()
         var now = 1_000.0
-        var issued: [String] = []
+        var issued: [ItemID] = []
         let tags: [String?] = [nil, "t0", "t1", "t2"]
 
         for step in 0..<4000 {
             switch Int.random(in: 0..<100, using: &generator) {
             case 0..<30:
-                let id = "i\(issued.count)"
+                let id: ItemID = "i\(issued.count)"
                 issued.append(id)
                 let newItem = item(
                     id, Priority.allCases.randomElement(using: &generator) ?? .normal, at: now,
@@ -777,7 +779,7 @@ extension Scheduler {
                 let live = Set(daemon.spool.keys)
                 let (effects, unknown) = scheduler.cancel(ids: ids, now: now)
                 // An id is unknown when it is not live at that point of the list (a repeat counts as final).
-                var seen: Set<String> = []
+                var seen: Set<ItemID> = []
                 let expectedUnknown = ids.filter { id in
                     defer { seen.insert(id) }
                     return !live.contains(id) || (seen.contains(id) && id != daemon.playing)

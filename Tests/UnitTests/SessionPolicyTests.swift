@@ -115,7 +115,7 @@ private let backgrounds: [[Kind]] = [
     [.held, .podcast]
 ]
 
-private func id(_ kind: Kind) -> String { "\(kind)" }
+private func id(_ kind: Kind) -> ItemID { "\(kind)" }
 
 /// Hand-set initial state: ducked when another kind in the set ducks.
 private func initialStreams(_ kinds: [Kind]) -> [ActiveStream] {

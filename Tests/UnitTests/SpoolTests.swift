@@ -25,11 +25,11 @@ import Testing
         try body(runtime)
     }
 
-    private func item(_ id: String) -> QueueItem {
+    private func item(_ id: ItemID) -> QueueItem {
         QueueItem(id: id, clip: Clip(path: "/sounds/\(id).wav"), arrival: 1)
     }
 
-    private func finished(_ id: String) -> Event { Event(.finished, time: 2, id: id, outcome: Outcome(.played)) }
+    private func finished(_ id: ItemID) -> Event { Event(.finished, time: 2, id: id, outcome: Outcome(.played)) }
 
     private func entries(_ path: String) -> Set<String> {
         Set((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [])
@@ -56,9 +56,9 @@ import Testing
     @Test func aLargeSpoolLoadsEveryItemWhole() throws {
         try withRuntime { runtime in
             let spool = try Spool(runtime: runtime)
-            var saved: [String: QueueItem] = [:]
+            var saved: [ItemID: QueueItem] = [:]
             for n in 0..<700 {
-                var queued = item(String(format: "%012x", 0xc000 + n))
+                var queued = item(ItemID(String(format: "%012x", 0xc000 + n)))
                 switch n % 4 {
                 case 1: queued.clip.speech = Speech(text: "item \(n)", engine: .espeakNG, voice: "en")
                 case 2: queued.clip.stream = LiveStream(url: "http://127.0.0.1/\(n)", seconds: Double(n))

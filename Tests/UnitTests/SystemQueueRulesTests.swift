@@ -23,7 +23,7 @@ import Testing
     }
 
     @Test func aFileReachesItOnlyAsADescriptor() {
-        let allowed = ["default"]
+        let allowed: [DeviceName] = ["default"]
         #expect(
             Self.item().systemRefusal(for: Self.member, allowedDevices: allowed)?.contains("opens no caller's path")
                 == true)
@@ -54,7 +54,7 @@ import Testing
     }
 
     @Test func urlsVoicesAndDevicesAreLimitedForUsers() {
-        let allowed = ["default", "plughw:1"]
+        let allowed: [DeviceName] = ["default", "plughw:1"]
         func url(_ text: String) -> ItemRequest {
             Self.item {
                 $0.url = text
@@ -68,7 +68,7 @@ import Testing
         #expect(url("https://example.org/a.mp3").systemRefusal(for: Self.member, allowedDevices: allowed) == nil)
         let spoken = Self.item { $0.speech = Speech(text: "hi", engine: .piper, voice: "/home/alice/model.onnx") }
         #expect(spoken.systemRefusal(for: Self.member, allowedDevices: allowed)?.contains("voice") == true)
-        func device(_ name: String?, extra: [String]? = nil) -> ItemRequest {
+        func device(_ name: DeviceName?, extra: [DeviceName]? = nil) -> ItemRequest {
             Self.item {
                 $0.handed = HandedFiles(audio: 0)
                 $0.device = name
@@ -77,8 +77,9 @@ import Testing
         }
         #expect(device(nil).systemRefusal(for: Self.member, allowedDevices: allowed) == nil)
         #expect(device("plughw:1").systemRefusal(for: Self.member, allowedDevices: allowed) == nil)
-        for crafted in ["file:FILE=/home/bob/x,FORMAT=raw", "plug:'file:FILE=/tmp/x'", "|cat", "plughw:1 ", "PLUGHW:1"]
-        {
+        for crafted: DeviceName in [
+            "file:FILE=/home/bob/x,FORMAT=raw", "plug:'file:FILE=/tmp/x'", "|cat", "plughw:1 ", "PLUGHW:1"
+        ] {
             #expect(
                 device(crafted).systemRefusal(for: Self.member, allowedDevices: allowed)?.contains("is not one")
                     == true, "\(crafted)")
@@ -134,7 +135,7 @@ import Testing
 
     @Test func aTagIsItsOwners() {
         var scheduler = Scheduler()
-        func item(_ id: String, uid: UInt32?) -> QueueItem {
+        func item(_ id: ItemID, uid: UInt32?) -> QueueItem {
             var item = QueueItem(id: id, clip: Clip(path: "/a.wav"), tag: "build", arrival: 0)
             item.owner = uid.map { ItemOwner(uid: $0, name: "u\($0)") }
             return item

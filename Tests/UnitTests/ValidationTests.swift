@@ -126,7 +126,7 @@ import Testing
                 }?.hasPrefix("extraDevices need category multi-route") == true)
         }
         // Eight in all, the daemon's device counted.
-        let eight = (1...7).map { "hw:\($0)" }
+        let eight = (1...7).map { DeviceName("hw:\($0)") }
         #expect(
             problem {
                 $0.session = multiRoute
@@ -146,7 +146,7 @@ import Testing
             .hasPrefix("at most 8 devices") == true)
         // Names: none empty, none over 1024 bytes, none twice.
         let long = String(repeating: "x", count: 1025)
-        for extra in [[""], [long], ["hw:1", ""]] {
+        for extra: [DeviceName] in [[""], ["\(long)"], ["hw:1", ""]] {
             #expect(
                 problem {
                     $0.session = multiRoute
@@ -155,8 +155,8 @@ import Testing
                     == "device name is empty or too long")
         }
         #expect(problem { $0.clip.device = "" } == "device name is empty or too long")
-        #expect(problem { $0.clip.device = long } == "device name is empty or too long")
-        #expect(problem { $0.clip.device = String(repeating: "x", count: 1024) } == nil)
+        #expect(problem { $0.clip.device = DeviceName(long) } == "device name is empty or too long")
+        #expect(problem { $0.clip.device = DeviceName(String(repeating: "x", count: 1024)) } == nil)
         #expect(
             problem {
                 $0.session = multiRoute

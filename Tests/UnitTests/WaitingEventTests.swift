@@ -12,7 +12,7 @@ import Testing
 /// A client that shows progress learns why its item waits (`waiting` events, docs/protocol.md).
 @Suite(.serialized, .timeLimit(.minutes(1))) struct WaitingEventTests {
     /// Every event of `ids` until all have finished.
-    static func events(of ids: [String], on client: DaemonClient) throws -> [Event] {
+    static func events(of ids: [ItemID], on client: DaemonClient) throws -> [Event] {
         var events: [Event] = []
         var finished = 0
         while finished < ids.count, let message = try client.next() {

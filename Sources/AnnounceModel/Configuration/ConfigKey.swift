@@ -13,7 +13,7 @@ struct ConfigKey: Sendable {
             guard value.utf8.count <= Limits.maxDeviceNameBytes else {
                 return warn("device name is longer than \(Limits.maxDeviceNameBytes) bytes")
             }
-            draft.configuration.device = value
+            draft.configuration.device = DeviceName(value)
         },
         ConfigKey(section: "", name: "loudness") { value, draft, warn in
             guard let target = LoudnessTarget(parsing: value) else {
@@ -136,8 +136,9 @@ struct ConfigKey: Sendable {
             draft.configuration.system.maxBytesPerUser = bytes
         },
         ConfigKey(section: "system", name: "devices") { value, draft, warn in
-            let names = value.split(separator: ",").map { String($0).trimming(" \t") }.filter { !$0.isEmpty }
-            if let bad = names.first(where: { DeviceName.problem($0) != nil }) {
+            let names = value.split(separator: ",").map { DeviceName(String($0).trimming(" \t")) }
+                .filter { !$0.rawValue.isEmpty }
+            if let bad = names.first(where: { $0.problem() != nil }) {
                 return warn("devices: '\(bad)' is no device name")
             }
             draft.configuration.system.devices = names

@@ -49,7 +49,7 @@
 /// Each key is one row of `ConfigKey.all` (its section, parser and bounds); parsing lives here,
 /// reading the file in AnnounceSystem (UserConfiguration+File).
 public struct UserConfiguration: Equatable, Sendable {
-    public var device: String?
+    public var device: DeviceName?
     /// `loudness`: what a play's loudness is brought to when it does not say.
     public var loudness = LoudnessTarget.standard
     /// The level other streams are ducked to, in dB (negative).
@@ -106,13 +106,14 @@ public struct UserConfiguration: Equatable, Sendable {
     /// `keep-open`: a short close grace that writes nothing.
     public static let defaultKeepOpen = 0.1
     /// The daemon's device when neither `--device` nor the file names one: ALSA's default PCM.
-    public static let defaultDevice = "default"
+    public static let defaultDevice: DeviceName = "default"
     public static let duckLevelRange = -60.0...0.0
     /// What a duck level must be, for the messages of the config file and `--duck-level`.
     public static let duckLevelRule = ConfigKey.levelRule(duckLevelRange, like: defaultDuckLevel)
 
     public init(
-        device: String? = nil, duckLevel: Double = UserConfiguration.defaultDuckLevel, quietHours: [QuietHours] = [],
+        device: DeviceName? = nil, duckLevel: Double = UserConfiguration.defaultDuckLevel,
+        quietHours: [QuietHours] = [],
         silence: SilenceRule = .default
     ) {
         self.device = device

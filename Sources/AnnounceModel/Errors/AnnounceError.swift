@@ -7,9 +7,9 @@ public enum AnnounceError: Error, Equatable, Sendable, CustomStringConvertible {
     /// The input cannot be opened: missing, no permission, a directory (66).
     case cannotOpen(path: String, reason: String)
     /// The audio device is missing, busy or refused the format (69).
-    case deviceUnavailable(device: String, reason: String)
+    case deviceUnavailable(device: DeviceName, reason: String)
     /// Another program holds the device (69); the reason names it.
-    case deviceBusy(device: String, reason: String)
+    case deviceBusy(device: DeviceName, reason: String)
     /// The daemon cannot run or cannot be reached: its runtime directory is unsafe,
     /// it failed to start (69, as for a device: nothing can play).
     case unavailable(String)

@@ -3,7 +3,7 @@
 public struct NowPlaying: Equatable, Sendable {
     public var status: PlaybackStatus
     /// The item's id; nil: no track.
-    public var id: String?
+    public var id: ItemID?
     /// The clip's label or path, or the text said.
     public var title: String?
     /// Seconds, when known.
@@ -16,7 +16,7 @@ public struct NowPlaying: Equatable, Sendable {
     public static let stopped = NowPlaying(status: .stopped, hasNext: false)
 
     public init(
-        status: PlaybackStatus, id: String? = nil, title: String? = nil, duration: Double? = nil,
+        status: PlaybackStatus, id: ItemID? = nil, title: String? = nil, duration: Double? = nil,
         position: Double? = nil, hasNext: Bool
     ) {
         self.status = status

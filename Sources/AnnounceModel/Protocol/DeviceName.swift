@@ -1,39 +1,43 @@
-/// ALSA PCM names as requests carry them: string rules only, so client and daemon share them.
-public enum DeviceName {
-    /// Why `name` cannot be a request's device: empty, longer than `Limits.maxDeviceNameBytes`,
+/// An ALSA PCM name as requests, the configuration and events carry it (`default`, `hw:1`,
+/// `pulse`, `file:FILE=/tmp/x.wav,FORMAT=wav`), with the rules of what a request may name, so
+/// that client and daemon share them.
+public struct DeviceName: TypedString {
+    public let rawValue: String
+    public init(rawValue: String) { self.rawValue = rawValue }
+
+    /// Why this cannot be a request's device: empty, longer than `Limits.maxDeviceNameBytes`,
     /// or a `file:` device whose FILE is relative (the daemon's directory is not the caller's;
     /// `relativeFileAllowed` for a client, which makes it absolute before it sends).
-    public static func problem(_ name: String, relativeFileAllowed: Bool = false) -> DeviceProblem? {
-        if name.isEmpty { return .emptyName }
-        if name.utf8.count > Limits.maxDeviceNameBytes { return .nameTooLong }
-        guard !relativeFileAllowed, let file = fileArgument(name) else { return nil }
-        return file.hasPrefix("/") ? nil : .relativeFile(name)
+    public func problem(relativeFileAllowed: Bool = false) -> DeviceProblem? {
+        if rawValue.isEmpty { return .emptyName }
+        if rawValue.utf8.count > Limits.maxDeviceNameBytes { return .nameTooLong }
+        guard !relativeFileAllowed, let file = fileArgument else { return nil }
+        return file.hasPrefix("/") ? nil : .relativeFile(self)
     }
 
     /// Why a clip cannot play on `device` (nil: the daemon's, which counts too) and `extra`:
     /// a bad name, extra devices outside category multi-route, more than `Limits.maxDevices`,
     /// or a name given twice.
     public static func problem(
-        device: String?, extra: [String], category: SessionCategory,
+        device: DeviceName?, extra: [DeviceName], category: SessionCategory,
         relativeFileAllowed: Bool = false
     ) -> DeviceProblem? {
         let given = [device].compactMap { $0 } + extra
         for name in given {
-            if let problem = problem(name, relativeFileAllowed: relativeFileAllowed) { return problem }
+            if let problem = name.problem(relativeFileAllowed: relativeFileAllowed) { return problem }
         }
         guard !extra.isEmpty else { return nil }
         if category != .multiRoute { return .severalNeedMultiRoute(category) }
         if extra.count + 1 > Limits.maxDevices { return .tooMany(extra.count + 1) }
-        var seen: Set<String> = []
+        var seen: Set<DeviceName> = []
         for name in given where !seen.insert(name).inserted { return .givenTwice(name) }
         return nil
     }
 
     /// The FILE of a `file:` name (named or first positional), or nil for other names.
-    public static func fileArgument(_ name: String) -> String? {
-        guard name.hasPrefix("file:") else { return nil }
-        let arguments = arguments(of: name)
-        return fileArgumentIndex(in: arguments).map { arguments[$0].value }
+    public var fileArgument: String? {
+        guard rawValue.hasPrefix("file:") else { return nil }
+        return Self.fileArgumentIndex(in: arguments).map { arguments[$0].value }
     }
 
     /// Which of a `file:` name's `arguments` is its FILE: the named one, else the first positional.
@@ -42,7 +46,8 @@ public enum DeviceName {
     }
 
     /// The arguments after `NAME:`, `KEY=VALUE` or positional, values optionally quoted; none without a colon.
-    public static func arguments(of name: String) -> [(name: String?, value: String)] {
+    public var arguments: [(name: String?, value: String)] {
+        let name = rawValue
         guard let colon = name.firstIndex(of: ":") else { return [] }
         var pieces: [String] = []
         var current = ""
@@ -73,12 +78,12 @@ public enum DeviceProblem: Equatable, Sendable, CustomStringConvertible {
     case emptyName
     case nameTooLong
     /// A `file:` device whose FILE is not absolute.
-    case relativeFile(String)
+    case relativeFile(DeviceName)
     /// Several devices, in a category other than multi-route.
     case severalNeedMultiRoute(SessionCategory)
     /// This many devices, more than `Limits.maxDevices`.
     case tooMany(Int)
-    case givenTwice(String)
+    case givenTwice(DeviceName)
 
     public var description: String {
         switch self {

@@ -28,7 +28,7 @@ public struct Event: Codable, Equatable, Sendable {
     public var event: EventKind
     /// Seconds since the epoch, daemon clock.
     public var time: Double
-    public var id: String?
+    public var id: ItemID?
     public var path: String?
     public var priority: Priority?
     /// waiting, interruption-began, route-change: why, typed; finished, quiet: in words (`.other`).
@@ -62,7 +62,7 @@ public struct Event: Codable, Equatable, Sendable {
     public var owner: ItemOwner?
 
     public init(
-        _ event: EventKind, time: Double, id: String? = nil, path: String? = nil, priority: Priority? = nil,
+        _ event: EventKind, time: Double, id: ItemID? = nil, path: String? = nil, priority: Priority? = nil,
         reason: EventReason? = nil, shouldResume: Bool? = nil, heard: Double? = nil, duration: Double? = nil,
         percent: Int? = nil, outcome: Outcome? = nil, device: String? = nil, format: String? = nil,
         frames: Int64? = nil, warning: String? = nil, quiet: Bool? = nil, state: QuietSwitch? = nil,

@@ -23,13 +23,13 @@ public enum EventReason: Hashable, Sendable {
     case otherAudioPlaying
     // interruption-began
     /// An item of higher priority took the main lane.
-    case preempted(by: String)
+    case preempted(by: ItemID)
     case nonMixableActivation
     case spokenAudioInterrupted
     /// A `--no-notify-others` session ended: waits for `announce resume`.
     case awaitingResume
     /// A session interrupted the main lane (status's `holds`).
-    case interruptedBy(String)
+    case interruptedBy(ItemID)
     // route-change
     case oldDeviceUnavailable
     case newDeviceAvailable
@@ -54,9 +54,9 @@ public enum EventReason: Hashable, Sendable {
         case "new-device-available": self = .newDeviceAvailable
         default:
             if let by = Self.suffix(of: text, after: "preempted by ") {
-                self = .preempted(by: by)
+                self = .preempted(by: ItemID(by))
             } else if let by = Self.suffix(of: text, after: "interrupted by ") {
-                self = .interruptedBy(by)
+                self = .interruptedBy(ItemID(by))
             } else {
                 self = .other(text)
             }

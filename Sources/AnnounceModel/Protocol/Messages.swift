@@ -119,14 +119,14 @@ public struct AlertRequest: Codable, Equatable, Sendable, NamedFile {
     /// `--ignore-quiet`: plays in quiet mode (nil or false: silenced while quiet mode is on).
     public var ignoreQuiet: Bool?
     /// ALSA PCM; nil plays on the daemon's device.
-    public var device: String?
+    public var device: DeviceName?
     /// The caller's sound-server variables, as `Clip.environment`.
     public var environment: [String: String]?
     /// System queue: the index of the descriptor the client handed the sound over as (`HandedFiles`).
     public var handed: Int?
 
     public init(
-        path: String, gain: Float = 1, ignoreQuiet: Bool? = nil, device: String? = nil,
+        path: String, gain: Float = 1, ignoreQuiet: Bool? = nil, device: DeviceName? = nil,
         environment: [String: String]? = nil
     ) {
         self.path = path
@@ -142,12 +142,12 @@ public struct AlertRequest: Codable, Equatable, Sendable, NamedFile {
 public struct ItemStatus: Codable, Equatable, Sendable {
     public enum State: String, Codable, Sendable { case playing, queued, interrupted, scheduled }
 
-    public var id: String
+    public var id: ItemID
     public var state: State
     public var path: String
     public var priority: Priority
     public var tag: String?
-    public var device: String?
+    public var device: DeviceName?
     /// Seconds heard so far (the resume point), when known.
     public var heard: Double?
     /// Seconds the whole program lasts, when known.
@@ -164,7 +164,7 @@ public struct ItemStatus: Codable, Equatable, Sendable {
     public var owner: ItemOwner?
 
     public init(
-        id: String, state: State, path: String, priority: Priority, tag: String? = nil, device: String? = nil,
+        id: ItemID, state: State, path: String, priority: Priority, tag: String? = nil, device: DeviceName? = nil,
         heard: Double? = nil, duration: Double? = nil, eligibleAt: Double? = nil, expiresAt: Double? = nil
     ) {
         self.id = id
@@ -182,7 +182,7 @@ public struct ItemStatus: Codable, Equatable, Sendable {
 
 public struct DaemonStatus: Codable, Equatable, Sendable {
     public var pid: Int32
-    public var device: String
+    public var device: DeviceName
     /// The device is open now (it is closed while idle).
     public var deviceOpen: Bool
     public var paused: Bool
@@ -227,7 +227,7 @@ public struct DaemonStatus: Codable, Equatable, Sendable {
     public var call: String?
 
     public init(
-        pid: Int32, device: String, deviceOpen: Bool, paused: Bool, playing: ItemStatus?,
+        pid: Int32, device: DeviceName, deviceOpen: Bool, paused: Bool, playing: ItemStatus?,
         queued: [ItemStatus], scheduled: [ItemStatus], quiet: QuietState = QuietState(quiet: false, reason: "")
     ) {
         self.pid = pid
@@ -261,7 +261,7 @@ extension DaemonStatus {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         pid = try container.decode(Int32.self, forKey: .pid)
-        device = try container.decode(String.self, forKey: .device)
+        device = try container.decode(DeviceName.self, forKey: .device)
         deviceOpen = try container.decode(Bool.self, forKey: .deviceOpen)
         paused = try container.decode(Bool.self, forKey: .paused)
         pausedSince = try container.decodeIfPresent(Double.self, forKey: .pausedSince)

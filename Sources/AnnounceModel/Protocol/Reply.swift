@@ -7,9 +7,9 @@ public enum Reply: Equatable, Sendable {
     case done
     /// play and alert: the new items' ids, in order, and `pausedSince` when the queue is paused.
     /// wait: the ids it will report on, and those nobody knows (`unknown`, omitted when empty).
-    case ids([String], unknown: [String] = [], pausedSince: Double? = nil)
+    case ids([ItemID], unknown: [ItemID] = [], pausedSince: Double? = nil)
     /// cancel by ids: those not found or already final (possibly none; always written).
-    case cancelled(unknown: [String])
+    case cancelled(unknown: [ItemID])
     case status(DaemonStatus)
     /// `{"ok":false,"error":...}`: the request was refused or failed.
     case failure(ReplyError)
@@ -22,12 +22,12 @@ public enum Reply: Equatable, Sendable {
     /// A bad request's error reply (64, a usage error).
     public static func refusal(_ message: String) -> Reply { .failure(AnnounceError.usage(message).exitCode, message) }
 
-    public var ids: [String]? {
+    public var ids: [ItemID]? {
         if case .ids(let ids, _, _) = self { ids } else { nil }
     }
 
     /// wait, cancel: the ids that are not (or no longer) known.
-    public var unknown: [String]? {
+    public var unknown: [ItemID]? {
         switch self {
         case .ids(_, let unknown, _): unknown
         case .cancelled(let unknown): unknown
@@ -75,11 +75,11 @@ extension Reply: Codable {
                 ReplyError(code: AnnounceError.internalExitCode, message: "the daemon failed without saying why"))
         } else if let status = try container.decodeIfPresent(DaemonStatus.self, forKey: .status) {
             self = .status(status)
-        } else if let ids = try container.decodeIfPresent([String].self, forKey: .ids) {
+        } else if let ids = try container.decodeIfPresent([ItemID].self, forKey: .ids) {
             self = .ids(
-                ids, unknown: try container.decodeIfPresent([String].self, forKey: .unknown) ?? [],
+                ids, unknown: try container.decodeIfPresent([ItemID].self, forKey: .unknown) ?? [],
                 pausedSince: try container.decodeIfPresent(Double.self, forKey: .pausedSince))
-        } else if let unknown = try container.decodeIfPresent([String].self, forKey: .unknown) {
+        } else if let unknown = try container.decodeIfPresent([ItemID].self, forKey: .unknown) {
             self = .cancelled(unknown: unknown)
         } else {
             self = .done

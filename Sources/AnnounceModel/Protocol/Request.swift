@@ -8,7 +8,7 @@ public enum Request: Equatable, Sendable {
     /// The system sound; with `wait`, its events follow until its `finished`.
     case alert(AlertRequest, wait: Bool)
     /// Stream these items' events; `progress` adds every progress tick.
-    case wait(ids: [String], progress: Bool)
+    case wait(ids: [ItemID], progress: Bool)
     case status, skip, pause, resume, stop, clear
     case cancel(CancelTarget)
     /// Every event, until the client disconnects.
@@ -80,7 +80,7 @@ public struct PlayRequest: Equatable, Sendable {
 
 /// `cancel`: what to end. `tag` wins when a line has both.
 public enum CancelTarget: Equatable, Sendable {
-    case ids([String])
+    case ids([ItemID])
     case tag(String)
 }
 
@@ -126,7 +126,7 @@ extension Request: Codable {
         let wait = try container.decodeIfPresent(Bool.self, forKey: .wait) ?? false
         let progress = try container.decodeIfPresent(Bool.self, forKey: .progress) ?? false
         let key = try container.decodeIfPresent(String.self, forKey: .key)
-        let ids = try container.decodeIfPresent([String].self, forKey: .ids)
+        let ids = try container.decodeIfPresent([ItemID].self, forKey: .ids)
         let tag = try container.decodeIfPresent(String.self, forKey: .tag)
         let state = try container.decodeIfPresent(QuietSwitch.self, forKey: .state)
         let until = try container.decodeIfPresent(Double.self, forKey: .until)

@@ -298,7 +298,7 @@ extension AlertRequest {
         {
             return problem
         }
-        if let device, let problem = DeviceName.problem(device) { return .device(problem) }
+        if let device, let problem = device.problem() { return .device(problem) }
         if let handed, !(0..<Limits.maxHandedFiles).contains(handed) { return .handed }
         return ItemRequest.environmentProblem(environment)
     }

@@ -4,17 +4,17 @@ public enum ItemIDPrefix {
     public enum Resolution: Sendable {
         /// An id to send as it is: a live id, or one that matches none (the daemon then says
         /// unknown or already final).
-        case id(String)
+        case id(ItemID)
         /// Several live ids begin with it.
-        case ambiguous([String])
+        case ambiguous([ItemID])
     }
 
     /// What `given` names among the ids of the items still live (queued, scheduled, playing, mixing).
-    public static func resolve(_ given: String, among live: [String]) -> Resolution {
-        if live.contains(given) { return .id(given) }
-        let matches = Array(Set(live.filter { $0.hasPrefix(given) })).sorted()
+    public static func resolve(_ given: String, among live: [ItemID]) -> Resolution {
+        if live.contains(ItemID(given)) { return .id(ItemID(given)) }
+        let matches = Array(Set(live.filter { $0.rawValue.hasPrefix(given) })).sorted()
         switch matches.count {
-        case 0: return .id(given)
+        case 0: return .id(ItemID(given))
         case 1: return .id(matches[0])
         default: return .ambiguous(matches)
         }

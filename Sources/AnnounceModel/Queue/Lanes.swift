@@ -6,22 +6,22 @@ public struct Lanes: Sendable {
     public var main: Scheduler
     public var mixed = MixedLane()
     /// The main-lane item the scheduler preempted for each id about to play.
-    public var preemptedFor: [String: String] = [:]
+    public var preemptedFor: [ItemID: ItemID] = [:]
 
     public init(main: Scheduler = Scheduler()) { self.main = main }
 
     /// Whether `id` is a stream of the mixed lane.
-    public func isMixed(_ id: String) -> Bool { mixed[id] != nil }
+    public func isMixed(_ id: ItemID) -> Bool { mixed[id] != nil }
 
     /// A playing item: a mixed stream (playing, or waiting in the lane), or the main lane's.
-    public func playing(_ id: String) -> QueueItem? {
+    public func playing(_ id: ItemID) -> QueueItem? {
         if let stream = mixed[id] { return stream.item }
         if let playing = main.playing, playing.id == id { return playing }
         return nil
     }
 
     /// Any live item, also one waiting in the main lane's queue.
-    public func item(_ id: String) -> QueueItem? {
+    public func item(_ id: ItemID) -> QueueItem? {
         playing(id) ?? main.ready.first { $0.id == id } ?? main.scheduled.first { $0.id == id }
     }
 
@@ -36,7 +36,7 @@ public struct Lanes: Sendable {
     }
 
     /// `ids` split by lane: the mixed lane's, and the rest (the main lane's, or unknown).
-    public func split(_ ids: [String]) -> (mixed: [String], rest: [String]) {
+    public func split(_ ids: [ItemID]) -> (mixed: [ItemID], rest: [ItemID]) {
         (ids.filter(isMixed), ids.filter { !isMixed($0) })
     }
 }

@@ -3,11 +3,11 @@ public enum MixedLaneEffect: Equatable, Sendable {
     /// Play this item from `item.heardFrames` over whatever plays (`alert`: a system sound).
     case play(QueueItem, alert: Bool)
     /// Stop its play in progress; `playEnded` follows.
-    case stop(id: String)
+    case stop(id: ItemID)
     /// Write the item to the spool (it keeps what was heard).
     case persist(QueueItem)
     /// It waits for its device: silent meanwhile, it ducks no one.
-    case suspend(id: String)
+    case suspend(id: ItemID)
     /// Final: it has left the lane.
     case finish(QueueItem, Outcome)
 }
@@ -35,15 +35,15 @@ public struct MixedLane: Sendable {
     public enum Waiting: Equatable, Sendable { case interrupted, device }
     enum StopIntent: Equatable, Sendable { case interrupt, end(Outcome) }
 
-    private var streams: [String: Stream] = [:]
+    private var streams: [ItemID: Stream] = [:]
 
     public init() {}
 
-    public subscript(id: String) -> Stream? { streams[id] }
+    public subscript(id: ItemID) -> Stream? { streams[id] }
     public var isEmpty: Bool { streams.isEmpty }
     /// Some stream's play is in progress.
     public var isPlaying: Bool { streams.values.contains(where: \.playing) }
-    public var ids: Set<String> { Set(streams.keys) }
+    public var ids: Set<ItemID> { Set(streams.keys) }
     /// Every stream, by arrival.
     public var all: [Stream] {
         streams.values.sorted { ($0.item.arrival, $0.item.id) < ($1.item.arrival, $1.item.id) }
@@ -55,7 +55,7 @@ public struct MixedLane: Sendable {
     }
 
     /// Plays a stream that does not play.
-    public mutating func play(_ id: String) -> [MixedLaneEffect] {
+    public mutating func play(_ id: ItemID) -> [MixedLaneEffect] {
         guard var stream = streams[id], !stream.playing else { return [] }
         stream.playing = true
         stream.waiting = nil
@@ -65,14 +65,14 @@ public struct MixedLane: Sendable {
     }
 
     /// A session interrupted it: its play (if any) stops and it waits.
-    public mutating func interrupt(_ id: String) -> [MixedLaneEffect] {
+    public mutating func interrupt(_ id: ItemID) -> [MixedLaneEffect] {
         guard streams[id] != nil else { return [] }
         streams[id]?.waiting = .interrupted
         return stop(id, intent: .interrupt)
     }
 
     /// Ends it for good with `outcome`: at once when it does not play, else after its stop.
-    public mutating func end(_ id: String, _ outcome: Outcome) -> [MixedLaneEffect] {
+    public mutating func end(_ id: ItemID, _ outcome: Outcome) -> [MixedLaneEffect] {
         guard let stream = streams[id] else { return [] }
         if stream.playing { return stop(id, intent: .end(outcome)) }
         streams[id] = nil
@@ -90,12 +90,12 @@ public struct MixedLane: Sendable {
     }
 
     /// `announce resume` or the end of an interruption: a stream paused by it goes on.
-    public mutating func resume(_ id: String) -> [MixedLaneEffect] {
+    public mutating func resume(_ id: ItemID) -> [MixedLaneEffect] {
         streams[id]?.waiting == .interrupted ? play(id) : []
     }
 
     /// Frames heard in the play in progress; `counted`, the exact length once known.
-    public mutating func progress(_ id: String, frames: Int64, counted: Int64?) {
+    public mutating func progress(_ id: ItemID, frames: Int64, counted: Int64?) {
         guard streams[id] != nil else { return }
         if let counted { streams[id]?.item.totalFrames = counted }
         streams[id]?.frames = frames
@@ -106,7 +106,7 @@ public struct MixedLane: Sendable {
     /// far) only for a failure that is not an end the daemon asked for: true when a busy or lost
     /// device is waited for. `stopping`: the daemon is going down; a stopped stream keeps its place.
     public mutating func playEnded(
-        _ id: String, heard: Int64, total: Int64?, end: PlaybackEnd, mayPlay: Bool,
+        _ id: ItemID, heard: Int64, total: Int64?, end: PlaybackEnd, mayPlay: Bool,
         stopping: Bool, waitsForDevice: (QueueItem) -> Bool
     ) -> [MixedLaneEffect] {
         guard var stream = streams[id] else { return [] }
@@ -143,7 +143,7 @@ public struct MixedLane: Sendable {
 
     /// The device is tried again: each stream waiting for it plays, unless its `--expire`
     /// passed before anything was heard, or a session keeps it paused (`held`).
-    public mutating func retryDevice(now: Double, held: (String) -> Bool) -> [MixedLaneEffect] {
+    public mutating func retryDevice(now: Double, held: (ItemID) -> Bool) -> [MixedLaneEffect] {
         var effects: [MixedLaneEffect] = []
         for stream in all where stream.waiting == .device {
             let id = stream.item.id
@@ -159,7 +159,7 @@ public struct MixedLane: Sendable {
         return effects
     }
 
-    private mutating func stop(_ id: String, intent: StopIntent) -> [MixedLaneEffect] {
+    private mutating func stop(_ id: ItemID, intent: StopIntent) -> [MixedLaneEffect] {
         guard streams[id]?.playing == true else { return [] }
         streams[id]?.stopIntent = intent
         return [.stop(id: id)]

@@ -12,7 +12,7 @@ public enum QueueHold: Hashable, Comparable, Sendable, CustomStringConvertible {
     /// `--if-other-audio wait`: the item at the head waits until no other audio plays.
     case otherAudio
     /// A session interrupted the lane (this item's id); lifted when it ends.
-    case interruptedBy(String)
+    case interruptedBy(ItemID)
     /// A `--no-notify-others` session left the lane paused until `announce resume`.
     case awaitingResume
 

@@ -2,7 +2,7 @@ extension QueueItem {
     /// The item a checked `ItemRequest` (`Request.problem`) becomes when it is accepted: the
     /// request's defaults applied, `--delay` counted from `now`, and an eligibility time that
     /// has already passed dropped (it is ready at once). The scheduler gives it its sequence.
-    public init(request: ItemRequest, id: String, now: Double) {
+    public init(request: ItemRequest, id: ItemID, now: Double) {
         let eligibleAt = request.at ?? request.delay.map { now + $0 }
         self.init(
             id: id, clip: request.clip, priority: request.priority ?? .default,

@@ -51,10 +51,10 @@ public struct Clip: Codable, Equatable, Sendable, NamedFile {
         set { streamBox = newValue.map(Boxed.init) }
     }
     /// ALSA PCM for this clip; nil plays on the daemon's device.
-    public var device: String?
+    public var device: DeviceName?
     /// Category multi-route only: further devices the clip plays on at the same time, after
     /// `device` (or the daemon's device when `device` is nil). At most `Limits.maxDevices` in all.
-    public var extraDevices: [String]?
+    public var extraDevices: [DeviceName]?
     /// Linear gain, applied on top of the normalised level.
     public var gain: Float
     public var pan: Float
@@ -101,7 +101,7 @@ public struct Clip: Codable, Equatable, Sendable, NamedFile {
     }
 
     public init(
-        path: String, device: String? = nil, extraDevices: [String]? = nil, gain: Float = 1, pan: Float = 0,
+        path: String, device: DeviceName? = nil, extraDevices: [DeviceName]? = nil, gain: Float = 1, pan: Float = 0,
         loops: Int = 0, start: Double? = nil, environment: [String: String]? = nil, seconds: Double? = nil,
         rate: Double? = nil, pitch: Double? = nil, skipSilence: Bool? = nil, speech: Speech? = nil,
         media: String? = nil, stream: LiveStream? = nil
@@ -167,7 +167,7 @@ public struct Clip: Codable, Equatable, Sendable, NamedFile {
     public func wallSeconds(forSource seconds: Double) -> Double { seconds / (rate ?? 1) }
 
     /// Every device the clip plays on, in order: `device` (else `defaultDevice`), then `extraDevices`.
-    public func devices(default defaultDevice: String) -> [String] {
+    public func devices(default defaultDevice: DeviceName) -> [DeviceName] {
         [device ?? defaultDevice] + (extraDevices ?? [])
     }
 }
@@ -175,7 +175,7 @@ public struct Clip: Codable, Equatable, Sendable, NamedFile {
 /// One accepted announcement: what the spool holds and the scheduler orders.
 /// Times are seconds since the Unix epoch on the daemon's clock.
 public struct QueueItem: Codable, Equatable, Sendable {
-    public var id: String
+    public var id: ItemID
     /// Arrival order, assigned by the scheduler; FIFO within a priority.
     public var sequence: UInt64
     public var clip: Clip
@@ -222,7 +222,7 @@ public struct QueueItem: Codable, Equatable, Sendable {
     public var owner: ItemOwner?
 
     public init(
-        id: String, sequence: UInt64 = 0, clip: Clip, priority: Priority = .default,
+        id: ItemID, sequence: UInt64 = 0, clip: Clip, priority: Priority = .default,
         interrupts: Bool = QueueItem.defaultInterrupts,
         onInterrupt: InterruptAction = .default, dropAfter: Double = QueueItem.defaultDropAfter, tag: String? = nil,
         arrival: Double, eligibleAt: Double? = nil, expireAfter: Double? = nil, session: AudioSession? = nil,
@@ -268,7 +268,7 @@ public struct QueueItem: Codable, Equatable, Sendable {
 
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        id = try container.decode(String.self, forKey: .id)
+        id = try container.decode(ItemID.self, forKey: .id)
         sequence = try container.decode(UInt64.self, forKey: .sequence)
         clip = try container.decode(Clip.self, forKey: .clip)
         priority = try container.decode(Priority.self, forKey: .priority)
@@ -337,13 +337,13 @@ public struct Outcome: Codable, Equatable, Sendable {
 
 /// Why the scheduler asks for the current item to stop.
 public enum StopReason: Equatable, Sendable {
-    case preempted(by: String)
+    case preempted(by: ItemID)
     case paused
     /// The queue is held for this reason (device busy or lost, a session interruption).
     case held(QueueHold)
     case skipped
     case cancelled
-    case replaced(by: String)
+    case replaced(by: ItemID)
     case stopped
 }
 

@@ -39,7 +39,7 @@ extension Scheduler {
         /// arrived earlier but became eligible (`--at`) while they played.
         var resumesFirst: Bool
         var sequence: UInt64
-        var id: String
+        var id: ItemID
 
         init(_ item: QueueItem) {
             priority = item.priority
@@ -65,7 +65,7 @@ extension Scheduler {
     struct TimedKey: Comparable, Sendable {
         var time: Double
         var sequence: UInt64
-        var id: String
+        var id: ItemID
 
         static func < (a: TimedKey, b: TimedKey) -> Bool {
             if a.time != b.time { return a.time < b.time }

@@ -8,11 +8,11 @@ import HeapModule
 /// id (a different sequence) is skipped when it reaches the top. Every public mutating call ends by
 /// dropping stale tops, so `nextDeadline` can read the tops as they are.
 public struct Scheduler: Sendable {
-    private var entries: [String: Entry] = [:]
+    private var entries: [ItemID: Entry] = [:]
     private var readyHeap = Heap<ReadyKey>()
     private var scheduledHeap = Heap<TimedKey>()
     private var expiryHeap = Heap<TimedKey>()
-    private var playingID: String?
+    private var playingID: ItemID?
     /// Why the playing item is being stopped; set from the `stopPlayback` effect until `playbackEnded`.
     private var pendingStop: StopReason?
 
@@ -115,7 +115,7 @@ public struct Scheduler: Sendable {
     /// at least `dropAfter`, or `onInterrupt == .drop`) or requeued at the head of their class, paused
     /// ones are requeued to resume. Then as `advance(now:)`. Ignores an id that is not the playing one.
     public mutating func playbackEnded(
-        id: String, heardFrames: Int64, totalFrames: Int64?, heardFraction: Double? = nil,
+        id: ItemID, heardFrames: Int64, totalFrames: Int64?, heardFraction: Double? = nil,
         end: PlaybackEnd, now: Double
     ) -> [SchedulerEffect] {
         guard playingID == id, var item = entries[id]?.item else { return [] }
@@ -173,10 +173,10 @@ public struct Scheduler: Sendable {
     }
 
     /// Cancels items by id; returns the ids that were not found (already final or unknown).
-    public mutating func cancel(ids: [String], now: Double) -> (effects: [SchedulerEffect], unknown: [String]) {
+    public mutating func cancel(ids: [ItemID], now: Double) -> (effects: [SchedulerEffect], unknown: [ItemID]) {
         defer { pruneHeapTops() }
         var effects: [SchedulerEffect] = []
-        var unknown: [String] = []
+        var unknown: [ItemID] = []
         for id in ids {
             guard let entry = entries[id] else {
                 unknown.append(id)
@@ -308,7 +308,7 @@ public struct Scheduler: Sendable {
     }
 
     /// The preempted item is dropped when enough was heard or it asks to be; otherwise it goes back.
-    private mutating func endPreempted(_ item: QueueItem, by preemptor: String, into effects: inout [SchedulerEffect]) {
+    private mutating func endPreempted(_ item: QueueItem, by preemptor: ItemID, into effects: inout [SchedulerEffect]) {
         var item = item
         if let fraction = item.heardFraction
             ?? item.totalFrames.flatMap({ $0 > 0 ? Double(item.heardFrames) / Double($0) : nil })

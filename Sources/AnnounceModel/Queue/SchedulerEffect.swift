@@ -3,7 +3,7 @@ public enum SchedulerEffect: Equatable, Sendable {
     /// Start playing this item from `item.heardFrames` (fading in when resuming mid-clip).
     case play(QueueItem)
     /// Stop the current item; `playbackEnded` follows.
-    case stopPlayback(id: String, reason: StopReason)
+    case stopPlayback(id: ItemID, reason: StopReason)
     /// Write the item to the spool (accepted, or its resume point changed).
     case persist(QueueItem)
     /// The item was interrupted and goes back to the queue.

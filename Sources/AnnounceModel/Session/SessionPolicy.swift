@@ -17,12 +17,12 @@ public enum InterruptionReason: String, Codable, CaseIterable, Sendable {
 
 /// A stream the policy pauses: emit `interruption-began` for `id` with `reason`.
 public struct Interruption: Equatable, Sendable {
-    public var id: String
+    public var id: ItemID
     /// The stream whose activation caused it.
-    public var by: String
+    public var by: ItemID
     public var reason: InterruptionReason
 
-    public init(id: String, by: String, reason: InterruptionReason) {
+    public init(id: ItemID, by: ItemID, reason: InterruptionReason) {
         self.id = id
         self.by = by
         self.reason = reason
@@ -33,12 +33,12 @@ public struct Interruption: Equatable, Sendable {
 /// With `shouldResume` the stream continues where it stopped; without, it stays paused
 /// until `SessionPolicy.resume(_:)` (`announce resume`).
 public struct InterruptionEnd: Equatable, Sendable {
-    public var id: String
+    public var id: ItemID
     /// The session whose deactivation ended it (the last that held it).
-    public var by: String
+    public var by: ItemID
     public var shouldResume: Bool
 
-    public init(id: String, by: String, shouldResume: Bool) {
+    public init(id: ItemID, by: ItemID, shouldResume: Bool) {
         self.id = id
         self.by = by
         self.shouldResume = shouldResume
@@ -47,10 +47,10 @@ public struct InterruptionEnd: Equatable, Sendable {
 
 /// Gain changes: ramp `ducked` down to the duck level (about 150 ms) and `unducked` back up (about 400 ms).
 public struct DuckChanges: Equatable, Sendable {
-    public var ducked: [String]
-    public var unducked: [String]
+    public var ducked: [ItemID]
+    public var unducked: [ItemID]
 
-    public init(ducked: [String] = [], unducked: [String] = []) {
+    public init(ducked: [ItemID] = [], unducked: [ItemID] = []) {
         self.ducked = ducked
         self.unducked = unducked
     }
@@ -61,11 +61,11 @@ public struct DuckChanges: Equatable, Sendable {
 /// A stream with an active session: from its first frame until its final outcome, including
 /// while it is interrupted or waits for `announce resume`.
 public struct ActiveStream: Codable, Equatable, Sendable {
-    public var id: String
+    public var id: ItemID
     public var session: AudioSession
     /// The active sessions that interrupted it and have not ended yet, in the order they did.
     /// Non-empty: it is paused until the last ends (what clients are told is `ItemLifecycle`'s).
-    public var interruptedBy: [String]
+    public var interruptedBy: [ItemID]
     /// A `--no-notify-others` session that interrupted it has ended: once no interruption holds it,
     /// it stays paused until an explicit resume.
     public var awaitsResume: Bool
@@ -76,7 +76,7 @@ public struct ActiveStream: Codable, Equatable, Sendable {
     public var suspended = false
 
     public init(
-        id: String, session: AudioSession, interruptedBy: [String] = [], awaitsResume: Bool = false,
+        id: ItemID, session: AudioSession, interruptedBy: [ItemID] = [], awaitsResume: Bool = false,
         ducked: Bool = false
     ) {
         self.id = id
@@ -94,7 +94,7 @@ public struct ActiveStream: Codable, Equatable, Sendable {
 /// What happens when a session activates. Ids are in activation order.
 public struct PolicyDecision: Equatable, Sendable {
     /// The stream that activates.
-    public var id: String
+    public var id: ItemID
     /// It starts at the duck level: a playing duck-others stream is already active.
     public var startsDucked: Bool
     /// Streams that pause now (they were playing; interruption-began). Streams already interrupted
@@ -104,7 +104,7 @@ public struct PolicyDecision: Equatable, Sendable {
     public var ducking: DuckChanges
 
     public init(
-        id: String, startsDucked: Bool = false, interrupted: [Interruption] = [], ducking: DuckChanges = DuckChanges()
+        id: ItemID, startsDucked: Bool = false, interrupted: [Interruption] = [], ducking: DuckChanges = DuckChanges()
     ) {
         self.id = id
         self.startsDucked = startsDucked
@@ -116,14 +116,14 @@ public struct PolicyDecision: Equatable, Sendable {
 /// What happens when a session ends. Ids are in activation order.
 public struct DeactivationDecision: Equatable, Sendable {
     /// The stream that ended.
-    public var id: String
+    public var id: ItemID
     /// Interruptions it was the last to hold (interruption-ended).
     public var ended: [InterruptionEnd]
     /// Gain changes: unducked when it was the last playing duck-others stream; ducked when a
     /// duck-others stream it had interrupted plays again.
     public var ducking: DuckChanges
 
-    public init(id: String, ended: [InterruptionEnd] = [], ducking: DuckChanges = DuckChanges()) {
+    public init(id: ItemID, ended: [InterruptionEnd] = [], ducking: DuckChanges = DuckChanges()) {
         self.id = id
         self.ended = ended
         self.ducking = ducking
@@ -179,17 +179,17 @@ public struct SessionPolicy: Equatable, Sendable {
         self.streams = streams
     }
 
-    public subscript(id: String) -> ActiveStream? { streams.first { $0.id == id } }
+    public subscript(id: ItemID) -> ActiveStream? { streams.first { $0.id == id } }
 
     /// Streams whose interruptions are over but wait for `announce resume`.
-    public var awaitingResume: [String] { streams.filter { $0.awaitsResume && !$0.isInterrupted }.map(\.id) }
+    public var awaitingResume: [ItemID] { streams.filter { $0.awaitsResume && !$0.isInterrupted }.map(\.id) }
 
     /// Playing streams that duck the others (for `status`).
-    public var duckers: [String] { streams.filter { $0.isPlaying && $0.session.options.duckOthers }.map(\.id) }
+    public var duckers: [ItemID] { streams.filter { $0.isPlaying && $0.session.options.duckOthers }.map(\.id) }
 
     /// A stream starts playing with `session`. An id already active is replaced: its record starts over,
     /// the interruptions it caused stay. `preempting`: the main-lane item the scheduler stopped for it.
-    public mutating func activate(_ id: String, session: AudioSession, preempting: String? = nil) -> PolicyDecision {
+    public mutating func activate(_ id: ItemID, session: AudioSession, preempting: ItemID? = nil) -> PolicyDecision {
         streams.removeAll { $0.id == id }
         var interrupted: [Interruption] = []
         for index in streams.indices {
@@ -216,7 +216,7 @@ public struct SessionPolicy: Equatable, Sendable {
 
     /// A stream reached its final outcome. Its interruptions end (should-resume by its
     /// `notifyOthersOnDeactivation`), and its ducking with it. An id not active changes nothing.
-    public mutating func deactivate(_ id: String) -> DeactivationDecision {
+    public mutating func deactivate(_ id: ItemID) -> DeactivationDecision {
         guard let index = streams.firstIndex(where: { $0.id == id }) else { return DeactivationDecision(id: id) }
         let notify = streams[index].session.options.notifyOthersOnDeactivation
         streams.remove(at: index)
@@ -234,7 +234,7 @@ public struct SessionPolicy: Equatable, Sendable {
     /// `announce resume` for a stream left paused by a `--no-notify-others` session. It plays again
     /// unless another session still interrupts it (it then resumes when that one ends, should-resume
     /// by that one's flag). Returns the gain changes (it may duck others again).
-    public mutating func resume(_ id: String) -> DuckChanges {
+    public mutating func resume(_ id: ItemID) -> DuckChanges {
         guard let index = streams.firstIndex(where: { $0.id == id }) else { return DuckChanges() }
         streams[index].awaitsResume = false
         return reduck(except: nil)
@@ -242,7 +242,7 @@ public struct SessionPolicy: Equatable, Sendable {
 
     /// A stream stops or starts producing sound for a reason outside the policy (a pause, a
     /// busy or lost device): while suspended it does not duck others. Returns the gain changes.
-    public mutating func setSuspended(_ id: String, _ suspended: Bool) -> DuckChanges {
+    public mutating func setSuspended(_ id: ItemID, _ suspended: Bool) -> DuckChanges {
         guard let index = streams.firstIndex(where: { $0.id == id }), streams[index].suspended != suspended else {
             return DuckChanges()
         }
@@ -257,7 +257,7 @@ public struct SessionPolicy: Equatable, Sendable {
     }
 
     /// Brings every `ducked` flag (but `except`'s) up to date and lists the changes.
-    private mutating func reduck(except excluded: String?) -> DuckChanges {
+    private mutating func reduck(except excluded: ItemID?) -> DuckChanges {
         var changes = DuckChanges()
         let snapshot = streams
         for index in streams.indices where streams[index].id != excluded {

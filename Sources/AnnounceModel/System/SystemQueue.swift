@@ -37,7 +37,7 @@ public struct SystemSettings: Equatable, Sendable {
     /// Bytes of handed files one user's waiting items may hold in the media directory.
     public var maxBytesPerUser: Int64 = 1 << 30
     /// Devices a non-root caller may name (`--device`), exactly; empty: only the daemon's own.
-    public var devices: [String] = []
+    public var devices: [DeviceName] = []
     /// Members of this group may pause, resume, stop, clear and set quiet mode, as root may.
     public var controlGroup: String?
     /// Whose sound server items are heard through on a desktop; nil: the user active on seat0.
@@ -53,7 +53,7 @@ public struct SystemSettings: Equatable, Sendable {
     /// Shown instead of another user's path, text or URL.
     public static let othersLabel = "(another user's)"
     /// What a listener's daemon is told an item is: its id, never its path or text.
-    public static func forwardedLabel(_ id: String) -> String { "system queue item \(id)" }
+    public static func forwardedLabel(_ id: ItemID) -> String { "system queue item \(id)" }
 }
 
 /// What a caller of the system queue may do, decided from who the socket says it is.

@@ -3,7 +3,7 @@
 extension ItemRequest {
     /// Why this item is refused to `caller`, or nil. `allowedDevices`: `[system] devices`, else
     /// the daemon's own device (a clip naming none plays there).
-    public func systemRefusal(for caller: Caller, allowedDevices: [String]) -> String? {
+    public func systemRefusal(for caller: Caller, allowedDevices: [DeviceName]) -> String? {
         if !caller.isSelf {
             // A file reaches the system queue only as a descriptor the client opened.
             let isFile = clip.speech == nil && clip.url == nil && clip.stream == nil
@@ -29,7 +29,7 @@ extension ItemRequest {
         let named = [clip.device].compactMap { $0 } + (clip.extraDevices ?? [])
         if let device = named.first(where: { !allowedDevices.contains($0) }) {
             return
-                "device '\(device)' is not one the system queue lets users choose ([system] devices: \(allowedDevices.joined(separator: ", ")))"
+                "device '\(device)' is not one the system queue lets users choose ([system] devices: \(allowedDevices.listed))"
         }
         return nil
     }
@@ -37,14 +37,14 @@ extension ItemRequest {
 
 extension AlertRequest {
     /// As `ItemRequest.systemRefusal`: a handed sound, and an allowed device.
-    public func systemRefusal(for caller: Caller, allowedDevices: [String]) -> String? {
+    public func systemRefusal(for caller: Caller, allowedDevices: [DeviceName]) -> String? {
         if !caller.isSelf && handed == nil {
             return "\(path): the system queue opens no caller's path; hand the file over (announce does)"
         }
         if caller.uid == 0 || caller.isSelf { return nil }
         if let device, !allowedDevices.contains(device) {
             return
-                "device '\(device)' is not one the system queue lets users choose ([system] devices: \(allowedDevices.joined(separator: ", ")))"
+                "device '\(device)' is not one the system queue lets users choose ([system] devices: \(allowedDevices.listed))"
         }
         return nil
     }

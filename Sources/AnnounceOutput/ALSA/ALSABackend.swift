@@ -3,11 +3,11 @@ import AnnounceModel
 /// ALSA as an `OutputBackend`: its PCMs (`ALSAOutput`), its configuration's devices
 /// (`DeviceCatalog`), its checks (`DeviceProbe`) and the processes on its hardware (`DeviceHolders`).
 struct ALSABackend: OutputBackend {
-    func open(_ device: String, request: OutputRequest) throws(AnnounceError) -> any AudioOutput {
+    func open(_ device: DeviceName, request: OutputRequest) throws(AnnounceError) -> any AudioOutput {
         try ALSAOutput(device: device, request: request)
     }
 
-    func probe(_ device: String, environment: [String: String]?) throws(AnnounceError) {
+    func probe(_ device: DeviceName, environment: [String: String]?) throws(AnnounceError) {
         try DeviceProbe.check(device, environment: environment)
     }
 
@@ -15,12 +15,12 @@ struct ALSABackend: OutputBackend {
         try DeviceCatalog.playbackDevices(probing: probing)
     }
 
-    func holders(of devices: [String]) -> [[DeviceHolder]] {
+    func holders(of devices: [DeviceName]) -> [[DeviceHolder]] {
         let busy = DeviceHolders.find()
         return devices.map { DeviceHolders.exactHolders(ofDevice: $0, among: busy) }
     }
 
-    func resolvingFile(_ device: String, absolute: (String) -> String) throws(AnnounceError) -> String {
+    func resolvingFile(_ device: DeviceName, absolute: (String) -> String) throws(AnnounceError) -> DeviceName {
         try DeviceProbe.resolvingFile(device, absolute: absolute)
     }
 }

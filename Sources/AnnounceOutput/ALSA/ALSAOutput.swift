@@ -13,7 +13,7 @@ import Synchronization
 /// Writes are non-blocking; the playback thread sleeps in poll() on the
 /// device's descriptors and an eventfd that `interrupt` writes to.
 public final class ALSAOutput: AudioOutput {
-    public let deviceName: String
+    public let deviceName: DeviceName
     public let format: OutputFormat
     public let periodFrames: Int
     public let bufferFrames: Int
@@ -46,14 +46,14 @@ public final class ALSAOutput: AudioOutput {
         return existing.contains("media.role") ? existing : existing + " media.role=announce"
     }
 
-    public init(device: String, request: OutputRequest) throws(AnnounceError) {
+    public init(device: DeviceName, request: OutputRequest) throws(AnnounceError) {
         deviceName = device
         Self.processEnvironment
         interruption = try EventFD()
         var handle: OpaquePointer?
         // Non-blocking: a busy device fails at once instead of hanging a cron job,
         // and a stop never waits behind a blocked write.
-        let opened = snd_pcm_open(&handle, device, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK)
+        let opened = snd_pcm_open(&handle, device.rawValue, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK)
         guard opened == 0, let pcm = handle else { throw Self.openError(device, opened) }
         self.pcm = pcm
         do {
@@ -169,7 +169,8 @@ public final class ALSAOutput: AudioOutput {
 
     // MARK: negotiation
 
-    private static func configure(_ pcm: OpaquePointer, device: String, request: OutputRequest) throws(AnnounceError)
+    private static func configure(_ pcm: OpaquePointer, device: DeviceName, request: OutputRequest)
+        throws(AnnounceError)
         -> (OutputFormat, Int, Int)
     {
         guard let hw = announce_hw_params_new() else { throw .internal("out of memory for ALSA hw params") }
@@ -238,14 +239,14 @@ public final class ALSAOutput: AudioOutput {
         }
     }
 
-    private static func check(_ status: Int32, _ device: String, _ what: @autoclosure () -> String)
+    private static func check(_ status: Int32, _ device: DeviceName, _ what: @autoclosure () -> String)
         throws(AnnounceError)
     {
         guard status < 0 else { return }
         throw .deviceUnavailable(device: device, reason: "\(what()): \(String(cString: snd_strerror(status)))")
     }
 
-    static func openError(_ device: String, _ status: Int32) -> AnnounceError {
+    static func openError(_ device: DeviceName, _ status: Int32) -> AnnounceError {
         if -status == EBUSY { return .deviceBusy(device: device, reason: DeviceHolders.busyReason(device: device)) }
         let reason =
             switch -status {

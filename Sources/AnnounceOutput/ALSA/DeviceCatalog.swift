@@ -8,7 +8,7 @@ import CALSA
 
 /// A playback PCM ALSA knows about.
 public struct PlaybackDevice: Equatable, Sendable, Codable {
-    public var name: String
+    public var name: DeviceName
     public var description: String
     /// Why it cannot be opened here (no such card, no sound server), when it cannot.
     public var problem: String?
@@ -33,10 +33,10 @@ public enum DeviceCatalog {
             let direction = hintValue(hint, "IOID")
             guard direction == nil || direction == "Output", let name = hintValue(hint, "NAME") else { continue }
             let description = (hintValue(hint, "DESC") ?? "").split(separator: "\n").joined(separator: " — ")
-            var device = PlaybackDevice(name: name, description: description)
+            var device = PlaybackDevice(name: DeviceName(name), description: description)
             if probing {
                 do throws(AnnounceError) {
-                    try DeviceProbe.check(name, environment: nil)
+                    try DeviceProbe.check(device.name, environment: nil)
                 } catch {
                     if case .deviceUnavailable(_, let reason) = error {
                         device.problem = reason

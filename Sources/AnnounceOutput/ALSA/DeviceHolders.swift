@@ -141,7 +141,8 @@ public enum DeviceHolders {
     /// Every holder when the name cannot be mapped to a card (`default`, `pulse`,
     /// a card id that is not found): we cannot follow a plugin chain, and the
     /// programs holding any card are the best guess.
-    public static func holders(ofDevice name: String, root: String = "/", excluding: Int32 = getpid()) -> [DeviceHolder]
+    public static func holders(ofDevice name: DeviceName, root: String = "/", excluding: Int32 = getpid())
+        -> [DeviceHolder]
     {
         let all = find(root: root, excluding: excluding)
         guard let target = target(ofDevice: name, root: root) else { return all }
@@ -162,7 +163,7 @@ public enum DeviceHolders {
     /// name that is one hardware device (`hw:`, `plughw:` with a known card), so
     /// a card's busy device is not repeated on each of its plugins, and `null` or
     /// `pulse` are never shown as busy.
-    public static func exactHolders(ofDevice name: String, among holders: [DeviceHolder], root: String = "/")
+    public static func exactHolders(ofDevice name: DeviceName, among holders: [DeviceHolder], root: String = "/")
         -> [DeviceHolder]
     {
         guard !holders.isEmpty, let target = target(ofDevice: name, root: root), target.device != nil else { return [] }
@@ -180,8 +181,8 @@ public enum DeviceHolders {
     ///
     /// A card is an index or an id from `<root>/proc/asound/cardN/id` (with `root`
     /// "/" also ALSA's own lookup, for systems where /proc/asound is hidden).
-    public static func target(ofDevice name: String, root: String = "/") -> DeviceTarget? {
-        let name = trimmed(name)
+    public static func target(ofDevice name: DeviceName, root: String = "/") -> DeviceTarget? {
+        let name = trimmed(name.rawValue)
         guard let colon = name.firstIndex(of: ":") else { return nil }
         let plugin = String(name[..<colon])
         var positional: [String] = []
@@ -229,7 +230,7 @@ public enum DeviceHolders {
     /// The reason of the exit-69 error when opening `device` failed with EBUSY:
     /// "busy, held by pid 4242 (mpv song.mp3)", or the plain "busy: another
     /// program is using it" when no holder can be seen.
-    public static func busyReason(device: String, root: String = "/", excluding: Int32 = getpid()) -> String {
+    public static func busyReason(device: DeviceName, root: String = "/", excluding: Int32 = getpid()) -> String {
         let holders = holders(ofDevice: device, root: root, excluding: excluding)
         return BusyWarning.text(holders: holders.isEmpty ? nil : describe(holders))
     }

@@ -16,7 +16,7 @@ public enum DeviceProbe {
     /// - Anything else is opened and closed at once, with `environment`'s sound-server
     ///   variables; a device another program holds (EBUSY) passes: waiting for it is
     ///   `--if-busy`'s business.
-    public static func check(_ device: String, environment: [String: String]?) throws(AnnounceError) {
+    public static func check(_ device: DeviceName, environment: [String: String]?) throws(AnnounceError) {
         // Under the lock every open takes: ALSA's configuration is reread by each open too.
         try AudioEnvironment.whileApplied(environment) { () throws(AnnounceError) in
             guard let type = definedType(device) else {
@@ -27,7 +27,7 @@ public enum DeviceProbe {
                 return
             }
             var handle: OpaquePointer?
-            let status = snd_pcm_open(&handle, device, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK)
+            let status = snd_pcm_open(&handle, device.rawValue, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK)
             if status == 0, let handle { snd_pcm_close(handle) }
             // Thrown under the lock: the reason may come from what the plugin printed (LibraryNoise).
             if status != 0 && -status != EBUSY { throw ALSAOutput.openError(device, status) }
@@ -36,12 +36,14 @@ public enum DeviceProbe {
 
     /// The `type` of the PCM that `device` names (arguments resolved), or nil when the
     /// configuration does not define it or its arguments do not fit.
-    static func definedType(_ device: String) -> String? {
+    static func definedType(_ device: DeviceName) -> String? {
         var top: OpaquePointer?
         guard snd_config_update_ref(&top) >= 0, let top else { return nil }
         defer { snd_config_unref(top) }
         var definition: OpaquePointer?
-        guard snd_config_search_definition(top, "pcm", device, &definition) >= 0, let definition else { return nil }
+        guard snd_config_search_definition(top, "pcm", device.rawValue, &definition) >= 0, let definition else {
+            return nil
+        }
         defer { snd_config_delete(definition) }
         var node: OpaquePointer?
         var type: UnsafePointer<CChar>?
@@ -53,23 +55,26 @@ public enum DeviceProbe {
     /// `file:FILE=rel.wav,FORMAT=wav` (or `file:rel.wav,wav`) with the FILE made absolute by
     /// `absolute` (the caller's directory): the daemon's is `/`. Other names come back as they are.
     /// Throws a usage error (64) for `file:` without a FILE.
-    public static func resolvingFile(_ device: String, absolute: (String) -> String) throws(AnnounceError) -> String {
-        guard device == "file" || device.hasPrefix("file:") else { return device }
-        var arguments = DeviceName.arguments(of: device)
+    public static func resolvingFile(_ device: DeviceName, absolute: (String) -> String) throws(AnnounceError)
+        -> DeviceName
+    {
+        guard device == "file" || device.rawValue.hasPrefix("file:") else { return device }
+        var arguments = device.arguments
         guard let index = DeviceName.fileArgumentIndex(in: arguments), !arguments[index].value.isEmpty else {
             throw .usage("\(device): ALSA's file device needs FILE, e.g. file:FILE=out.wav,FORMAT=wav")
         }
         let path = arguments[index].value
         if path.hasPrefix("/") { return device }
         arguments[index] = (name: "FILE", value: absolute(path))
-        return "file:" + arguments.map { ($0.name.map { $0 + "=" } ?? "") + quoted($0.value) }.joined(separator: ",")
+        return DeviceName(
+            "file:" + arguments.map { ($0.name.map { $0 + "=" } ?? "") + quoted($0.value) }.joined(separator: ","))
     }
 
     /// Why ALSA's file plugin could not write FILE: its directory is missing or not writable, or
     /// it is a directory. The path is not normalised: `sub/../x` needs `sub`, as for the kernel.
     /// A FILE starting with `|` is a command the plugin pipes to: not checked.
-    static func fileProblem(_ device: String) -> String? {
-        guard let file = fileArgument(device), !file.hasPrefix("|") else { return nil }
+    static func fileProblem(_ device: DeviceName) -> String? {
+        guard let file = device.fileArgument, !file.hasPrefix("|") else { return nil }
         var status = stat()
         if stat(file, &status) == 0 {
             if status.st_mode & S_IFMT == S_IFDIR { return "\(file) is a directory" }
@@ -83,9 +88,6 @@ public enum DeviceProbe {
         return access(directory, W_OK | X_OK) == 0
             ? nil : "cannot write \(file): \(directory): \(String(cString: strerror(errno)))"
     }
-
-    /// The FILE of a `file:` name (the model's rule: `DeviceName`).
-    public static func fileArgument(_ device: String) -> String? { DeviceName.fileArgument(device) }
 
     private static func quoted(_ value: String) -> String {
         value.contains(where: { ",'\" =".contains($0) }) ? "\"" + value + "\"" : value
