@@ -32,11 +32,9 @@ public enum OutcomeWaiter {
                     continue  // a dying daemon's socket can still take a connection: count it, try again
                 }
                 for id in reply.unknown ?? [] {
-                    outcomes[id] = Event(
-                        .finished, time: 0, id: id,
-                        outcome: Outcome(
-                            .failed, reason: "the daemon lost track of item \(id)", code: AnnounceError.internalExitCode
-                        ))
+                    let lost = Outcome(
+                        .failed, reason: "the daemon lost track of item \(id)", code: AnnounceError.internalExitCode)
+                    outcomes[id] = Event(time: 0, .finished(EventItem(id), outcome: lost))
                 }
                 continue
             }

@@ -50,7 +50,7 @@ final class EventHub {
         for connection in connections.values {
             let waits = event.id.map { connection.waiting.contains($0) } ?? false
             guard connection.subscribed || (waits && event.event != .queued) else { continue }
-            if connection.caller == nil || connection.view(of: event) == event {
+            if connection.caller == nil || connection.view(of: event) == Event.Wire(event) {
                 connection.send(line)
             } else {
                 if privateLine == nil { privateLine = WireProtocol.encode(event.privateView()) }
@@ -81,20 +81,21 @@ final class EventHub {
     func isProgressWatched(_ id: ItemID) -> Bool { connections.values.contains { $0.showsProgress(of: id) } }
 
     /// A progress tick to the clients showing `id`'s progress, and a quarter mark (`milestone`
-    /// 25, 50 or 75; 0 for none) to every subscriber. `event` is built only when someone listens.
-    func publishProgress(of id: ItemID, milestone: Int, _ event: () -> Event) {
+    /// 25, 50 or 75; 0 for none) to every subscriber. `event` (with its percent, nil for a tick) is
+    /// built only when someone listens.
+    func publishProgress(of id: ItemID, milestone: Int, _ event: (_ percent: Int?) -> Event) {
         let watchers = connections.values.filter { $0.showsProgress(of: id) }
         let subscribers = milestone > 0 ? connections.values.filter(\.subscribed) : []
         if watchers.isEmpty && subscribers.isEmpty { return }
-        var event = withOwner(event())
         if !watchers.isEmpty {
+            let event = withOwner(event(nil))
             let tick = WireProtocol.encode(event)
             for connection in watchers {
                 connection.send(connection.caller == nil ? tick : WireProtocol.encode(connection.view(of: event)))
             }
         }
         if !subscribers.isEmpty {
-            event.percent = milestone
+            let event = withOwner(event(milestone))
             let line = WireProtocol.encode(event)
             for connection in subscribers {
                 connection.send(connection.caller == nil ? line : WireProtocol.encode(connection.view(of: event)))

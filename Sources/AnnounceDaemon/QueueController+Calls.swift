@@ -14,8 +14,9 @@ extension QueueController {
             guard lifecycles[item.id]?.interrupt() == true else { return }
             hub.emit(
                 Event(
-                    .interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
-                    reason: .call, heard: seconds(heard, of: item.id), warning: call))
+                    time: now,
+                    .interruptionBegan(
+                        EventItem(item), reason: .call, heard: seconds(heard, of: item.id), warning: call)))
         }
         for stream in lanes.mixed.all where !stream.isAlert {
             announce(stream.item, heard: stream.item.heardFrames + stream.frames)
@@ -45,9 +46,7 @@ extension QueueController {
                 isMixed ? policy[id].map { !$0.isInterrupted && !$0.awaitsResume } ?? true : !lanes.main.isPaused
             if lifecycles[id]?.endInterruption() == true {
                 hub.emit(
-                    Event(
-                        .interruptionEnded, time: now, id: id, path: item.clip.path, priority: item.priority,
-                        shouldResume: resumes))
+                    Event(time: now, .interruptionEnded(EventItem(item), shouldResume: resumes)))
             }
             guard isMixed && resumes else { continue }
             applyDucking(policy.setSuspended(id, false))

@@ -17,9 +17,10 @@ extension QueueController {
             if lifecycles[item.id]?.interrupt() == true {
                 hub.emit(
                     Event(
-                        .interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
-                        reason: EventReason(reason), heard: seconds(item.heardFrames, of: item.id),
-                        device: device.rawValue, warning: warning))
+                        time: now,
+                        .interruptionBegan(
+                            EventItem(item), reason: EventReason(reason), heard: seconds(item.heardFrames, of: item.id),
+                            device: device.rawValue, warning: warning)))
             }
         }
         switch wait {
@@ -31,8 +32,8 @@ extension QueueController {
                     "device '\(device)' lost: \(reason); \(item.id) keeps its place and resumes when it is back")
                 hub.emit(
                     Event(
-                        .routeChange, time: now, reason: .oldDeviceUnavailable, device: device.rawValue, warning: reason
-                    ))
+                        time: now,
+                        .routeChange(reason: .oldDeviceUnavailable, device: device.rawValue, warning: reason)))
             }
             interrupted(.deviceLost, reason)
         case .stillLost:

@@ -85,9 +85,11 @@ extension QueueController {
                 if lifecycles[item.id]?.interrupt() == true {
                     hub.emit(
                         Event(
-                            .interruptionBegan, time: now, id: item.id, path: item.clip.path, priority: item.priority,
-                            reason: Self.describe(reason), heard: seconds(item.heardFrames, of: item.id),
-                            warning: reason == .held(.call) ? otherAudioScene?.call : nil))
+                            time: now,
+                            .interruptionBegan(
+                                EventItem(item), reason: Self.describe(reason),
+                                heard: seconds(item.heardFrames, of: item.id),
+                                warning: reason == .held(.call) ? otherAudioScene?.call : nil)))
                 }
             case .finish(let item, let outcome):
                 // The lifecycle alone decides that this is its one outcome.
@@ -96,12 +98,12 @@ extension QueueController {
                 lanes.preemptedFor = lanes.preemptedFor.filter { $0.value != item.id && $0.key != item.id }
                 let played = meter.lastPlay(of: item.id)
                 let event = Event(
-                    .finished, time: now, id: item.id, path: item.clip.path, priority: item.priority,
-                    reason: outcome.reason.map { EventReason($0) }, heard: seconds(item.heardFrames, of: item.id),
-                    duration: seconds(item.totalFrames, of: item.id), outcome: outcome,
-                    device: played?.devices.description,
-                    format: played?.format, frames: played?.frames, warning: played?.warning
-                ).owned(by: item.owner)
+                    time: now,
+                    .finished(
+                        EventItem(item), outcome: outcome, reason: outcome.reason.map { EventReason($0) },
+                        heard: seconds(item.heardFrames, of: item.id), duration: seconds(item.totalFrames, of: item.id),
+                        device: played?.devices.description, format: played?.format, frames: played?.frames,
+                        warning: played?.warning))
                 meter.forget(item.id)
                 downloads?.stop(item.id)
                 do { try spool.finish(item, event: event) } catch { logger.error("\(error.description)") }

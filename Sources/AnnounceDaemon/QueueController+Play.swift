@@ -110,8 +110,7 @@ extension QueueController {
             try spool.save(item)
             lifecycles[item.id] = ItemLifecycle()
             hub.emit(
-                Event(.queued, time: now, id: item.id, path: item.clip.path, priority: item.priority).owned(
-                    by: item.owner))
+                Event(time: now, .queued(EventItem(item))))
             return startMixed(item, alert: false, now: now)
         }
         lifecycles[item.id] = ItemLifecycle()  // before its effects: it may end at once (`--expire 0s`)
@@ -127,7 +126,7 @@ extension QueueController {
             }
         }
         hub.emit(
-            Event(.queued, time: now, id: item.id, path: item.clip.path, priority: item.priority).owned(by: item.owner))
+            Event(time: now, .queued(EventItem(item))))
         carryOut(effects, now: now)
     }
 

@@ -13,7 +13,7 @@ extension QueueController {
             meter.started(id, rate: rate)
             if devices.opened(device) {
                 logger.info("device '\(device)' opened as \(format), \(buffering)")
-                hub.emit(Event(.deviceOpened, time: now, device: device.rawValue, format: format))
+                hub.emit(Event(time: now, .deviceOpened(device: device.rawValue, format: format)))
             }
             // Announced once per play: a multi-route play reports a start per device.
             guard let item = item(id),
@@ -30,21 +30,21 @@ extension QueueController {
             if devices.works(device) {
                 logger.info("device '\(device)' is back")
                 hub.emit(
-                    Event(.routeChange, time: now, reason: .newDeviceAvailable, device: device.rawValue, format: format)
+                    Event(time: now, .routeChange(reason: .newDeviceAvailable, device: device.rawValue, format: format))
                 )
             }
             if heard.endsInterruption {
                 hub.emit(
-                    Event(
-                        .interruptionEnded, time: now, id: id, path: item.clip.path, priority: item.priority,
-                        shouldResume: true))
+                    Event(time: now, .interruptionEnded(EventItem(item), shouldResume: true)))
             }
             logger.info("\(id) \(item.clip.path): started on \(device) as \(format)")
             hub.emit(
                 Event(
-                    .started, time: now, id: id, path: item.clip.path, priority: item.priority,
-                    heard: seconds(item.heardFrames, of: id), duration: seconds(total, of: id), device: device.rawValue,
-                    format: format))
+                    time: now,
+                    .started(
+                        EventItem(item),
+                        heard: seconds(item.heardFrames, of: id), duration: seconds(total, of: id),
+                        device: device.rawValue, format: format)))
         case .progress(let id, let frames, _, let counted):
             // An estimated length, counted exactly after the start.
             if let counted, lanes.main.playing?.id == id { meter.playingTotal = counted }
@@ -63,8 +63,12 @@ extension QueueController {
             }
             let heard = heardBefore + frames
             let milestone = meter.newMark(id, heard: heard, total: total)
-            hub.publishProgress(of: id, milestone: milestone) {
-                Event(.progress, time: now, id: id, heard: seconds(heard, of: id), duration: seconds(total, of: id))
+            hub.publishProgress(of: id, milestone: milestone) { percent in
+                Event(
+                    time: now,
+                    .progress(
+                        EventItem(id), heard: seconds(heard, of: id), duration: seconds(total, of: id), percent: percent
+                    ))
             }
         case .ended(let id, let heard, let total, let rate, var end, let played):
             Self.rotateLog(runtime, logger)
@@ -86,7 +90,7 @@ extension QueueController {
                     end: end, now: now), now: now)
         case .devicesClosed(let closed):
             for device in closed where devices.closed(device) {
-                hub.emit(Event(.deviceClosed, time: now, device: device.rawValue))
+                hub.emit(Event(time: now, .deviceClosed(device: device.rawValue)))
                 hub.release(device)
             }
         case .title(let id, let title):

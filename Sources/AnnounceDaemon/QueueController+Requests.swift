@@ -85,11 +85,11 @@ extension QueueController {
         case .pause:
             setPausedMarker(true)
             carryOut(lanes.main.pause(now: now), now: now)
-            hub.emit(Event(.paused, time: now))
+            hub.emit(Event(time: now, .paused))
         case .resume:
             setPausedMarker(false)
             carryOut(resumeAwaiting(now: now) + lanes.main.resume(now: now), now: now)
-            hub.emit(Event(.resumed, time: now))
+            hub.emit(Event(time: now, .resumed))
         case .stop:
             for id in lanes.mixed.ids.sorted() { endMixed(id, .stopped, now: now) }
             carryOut(lanes.main.stop(now: now), now: now)
@@ -144,8 +144,9 @@ extension QueueController {
         logger.info("quiet \(setting.kind.rawValue): quiet mode is \(state.quiet ? "on" : "off") (\(state.reason))")
         hub.emit(
             Event(
-                .quiet, time: now, reason: .other(state.reason), quiet: state.quiet, state: setting.kind,
-                until: state.until))
+                time: now,
+                .quiet(reason: .other(state.reason), quiet: state.quiet, state: setting.kind, until: state.until)
+            ))
         connection.send(WireProtocol.encode(Reply.done))
     }
 

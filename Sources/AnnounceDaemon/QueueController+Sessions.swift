@@ -104,8 +104,10 @@ extension QueueController {
             if let other = anyItem(id), lifecycles[id]?.interrupt() == true {
                 hub.emit(
                     Event(
-                        .interruptionBegan, time: now, id: id, path: other.clip.path, priority: other.priority,
-                        reason: EventReason(interruption.reason), heard: seconds(other.heardFrames, of: id)))
+                        time: now,
+                        .interruptionBegan(
+                            EventItem(other), reason: EventReason(interruption.reason),
+                            heard: seconds(other.heardFrames, of: id))))
             }
             if lanes.isMixed(id) {
                 carryOut(lanes.mixed.interrupt(id), now: now)
@@ -125,9 +127,7 @@ extension QueueController {
         for end in decision.ended {
             if let other = anyItem(end.id), lifecycles[end.id]?.endInterruption() == true {
                 hub.emit(
-                    Event(
-                        .interruptionEnded, time: now, id: end.id, path: other.clip.path, priority: other.priority,
-                        shouldResume: end.shouldResume))
+                    Event(time: now, .interruptionEnded(EventItem(other), shouldResume: end.shouldResume)))
             }
             if end.shouldResume && !heldByCall(end.id) { carryOut(lanes.mixed.resume(end.id), now: now) }
         }

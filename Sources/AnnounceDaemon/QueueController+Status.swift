@@ -84,57 +84,40 @@ extension QueueController {
 
     /// The reason `id` waits, or nil when it plays (or is not known here).
     func waitingEvent(for id: ItemID, ready: [QueueItem], scheduled: [QueueItem], now: Double) -> Event? {
-        func waiting(_ reason: EventReason, _ item: QueueItem) -> Event {
-            Event(.waiting, time: now, id: id, path: item.clip.path, priority: item.priority, reason: reason)
+        func waiting(
+            _ reason: EventReason, _ item: QueueItem, ahead: Int? = nil, wait: Double? = nil, at: Double? = nil,
+            warning: String? = nil
+        ) -> Event {
+            Event(
+                time: now, .waiting(EventItem(item), reason: reason, ahead: ahead, wait: wait, at: at, warning: warning)
+            )
         }
         if let stream = lanes.mixed[id] {
             switch stream.waiting {
             case nil: return nil
-            case .interrupted? where heldByCall(id):
-                var event = waiting(.call, stream.item)
-                event.warning = otherAudioScene?.call
-                return event
+            case .interrupted? where heldByCall(id): return waiting(.call, stream.item, warning: otherAudioScene?.call)
             case .interrupted?: return waiting(.held, stream.item)
             case .device?:
                 let wait = devices.waitReason(for: stream.item.clip.devices(default: configuration.device))
-                var event = waiting(wait.reason, stream.item)
-                event.warning = wait.warning
-                return event
+                return waiting(wait.reason, stream.item, warning: wait.warning)
             }
         }
-        if let item = scheduled.first(where: { $0.id == id }) {
-            var event = waiting(.scheduled, item)
-            event.at = item.eligibleAt
-            return event
-        }
+        if let item = scheduled.first(where: { $0.id == id }) { return waiting(.scheduled, item, at: item.eligibleAt) }
         guard let position = ready.firstIndex(where: { $0.id == id }) else { return nil }
         let item = ready[position]
         if lanes.main.isPaused { return waiting(.paused, item) }
         switch lanes.main.holds.min() {  // the hold told first (QueueHold's order)
-        case .deviceBusy?:
-            var event = waiting(.deviceBusy, item)
-            event.warning = devices.busyReason
-            return event
+        case .deviceBusy?: return waiting(.deviceBusy, item, warning: devices.busyReason)
         case .deviceLost?: return waiting(.deviceLost, item)
-        case .call?:
-            var event = waiting(.call, item)
-            event.warning = otherAudioScene?.call
-            return event
+        case .call?: return waiting(.call, item, warning: otherAudioScene?.call)
         case .otherAudio?:
-            var event = waiting(.otherAudioPlaying, item)
-            event.warning = otherAudioScene?.playing.joined(separator: ", ")
-            return event
-        case let hold?:
-            var event = waiting(.held, item)
-            event.warning = hold.description
-            return event
+            return waiting(.otherAudioPlaying, item, warning: otherAudioScene?.playing.joined(separator: ", "))
+        case let hold?: return waiting(.held, item, warning: hold.description)
         case nil: break
         }
-        var event = waiting(.queued, item)
         let ahead = ready[..<position]
-        event.ahead = ahead.count + (lanes.main.playing == nil ? 0 : 1)
-        event.wait = secondsLeft(ahead)
-        return event
+        return waiting(
+            .queued, item, ahead: ahead.count + (lanes.main.playing == nil ? 0 : 1), wait: secondsLeft(ahead))
     }
 
     /// About how long the playing item and `ahead` still play, in wall time (frames heard are

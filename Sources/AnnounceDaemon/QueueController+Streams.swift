@@ -9,9 +9,7 @@ extension QueueController {
     func streamTitleChanged(_ id: ItemID, title: String?, now: Double) {
         guard lifecycles[id] != nil, let item = item(id), meter.setTitle(title, of: id) else { return }
         logger.info("\(id) \(item.clip.path): \(title.map { "now \($0)" } ?? "no title now")")
-        var event = Event(.title, time: now, id: id, path: item.clip.path, priority: item.priority)
-        event.title = title
-        hub.emit(event)
+        hub.emit(Event(time: now, .title(EventItem(item), title: title)))
     }
 
     /// The restored items but live streams that did not ask for `--persist`: those end
@@ -22,9 +20,7 @@ extension QueueController {
             guard let stream = item.clip.stream, stream.persist != true else { return true }
             let outcome = Outcome(.cancelled, reason: Self.notPersisted)
             let event = Event(
-                .finished, time: now, id: item.id, path: item.clip.path, priority: item.priority,
-                reason: EventReason(Self.notPersisted), outcome: outcome
-            ).owned(by: item.owner)
+                time: now, .finished(EventItem(item), outcome: outcome, reason: EventReason(Self.notPersisted)))
             do throws(AnnounceError) { try spool.finish(item, event: event) } catch {
                 logger.error("\(error.description)")
             }

@@ -34,9 +34,7 @@ extension QueueController {
             guard item.owner != nil else { return true }
             let outcome = Outcome(.cancelled, reason: "the system queue's play does not outlive its connection")
             let event = Event(
-                .finished, time: now, id: item.id, path: item.clip.path, priority: item.priority,
-                reason: EventReason(outcome.reason!), outcome: outcome
-            ).owned(by: item.owner)
+                time: now, .finished(EventItem(item), outcome: outcome, reason: EventReason(outcome.reason!)))
             do throws(AnnounceError) { try spool.finish(item, event: event) } catch {
                 logger.error("\(error.description)")
             }
@@ -189,8 +187,10 @@ extension QueueController {
 
 extension Connection {
     /// `event` as this client may see it: another user's item without its path, text or URL.
-    func view(of event: Event) -> Event {
-        guard let caller, !caller.isTrusted, let owner = event.owner, owner.uid != caller.uid else { return event }
+    func view(of event: Event) -> Event.Wire {
+        guard let caller, !caller.isTrusted, let owner = event.item?.owner, owner.uid != caller.uid else {
+            return Event.Wire(event)
+        }
         return event.privateView()
     }
 }

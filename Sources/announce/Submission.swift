@@ -115,11 +115,8 @@ func submit(
         if let since = reply.pausedSince {
             if delivery.json {
                 for (id, request) in zip(ids, requests) {
-                    print(
-                        jsonLine(
-                            Event(
-                                .waiting, time: since, id: id, path: request.clip.path, priority: request.priority,
-                                reason: .paused)))
+                    let item = EventItem(id, path: request.clip.path, priority: request.priority)
+                    print(jsonLine(Event(time: since, .waiting(item, reason: .paused))))
                 }
             }
             if display == nil {

@@ -46,11 +46,11 @@ import Testing
         subscriber.connection.subscribed = true
         waiter.connection.waiting = ["a"]
         for client in [subscriber, waiter, other] { hub.add(client.connection) }
-        hub.emit(Event(.queued, time: 0, id: "a"))
-        hub.emit(Event(.started, time: 0, id: "a"))
-        hub.emit(Event(.started, time: 0, id: "b"))
-        hub.emit(Event(.finished, time: 0, id: "a"))
-        hub.emit(Event(.started, time: 0, id: "a"))
+        hub.emit(Event(time: 0, .queued(EventItem("a"))))
+        hub.emit(Event(time: 0, .started(EventItem("a"))))
+        hub.emit(Event(time: 0, .started(EventItem("b"))))
+        hub.emit(Event(time: 0, .finished(EventItem("a"), outcome: Outcome(.played))))
+        hub.emit(Event(time: 0, .started(EventItem("a"))))
         #expect(subscriber.received() == ["queued a", "started a", "started b", "finished a", "started a"])
         #expect(waiter.received() == ["started a", "finished a"], "a finished item is no longer waited for")
         #expect(other.received() == [])
@@ -66,14 +66,14 @@ import Testing
         hub.add(subscriber.connection)
         hub.add(watcher.connection)
         var built = 0
-        let tick = { () -> Event in
+        func tick(_ percent: Int?) -> Event {
             built += 1
-            return Event(.progress, time: 0, id: "a")
+            return Event(time: 0, .progress(EventItem("a"), percent: percent))
         }
         hub.publishProgress(of: "a", milestone: 0, tick)
         hub.publishProgress(of: "a", milestone: 25, tick)
         hub.publishProgress(of: "b", milestone: 0, tick)
-        #expect(built == 2, "nothing is built when no one listens")
+        #expect(built == 3, "nothing is built when no one listens; a quarter mark once more")
         #expect(watcher.received() == ["progress a", "progress a"])
         #expect(subscriber.received() == ["progress a 25%"])
         #expect(hub.isProgressWatched("a") && !hub.isProgressWatched("b"))
@@ -84,7 +84,7 @@ import Testing
         let waiter = Client()
         waiter.connection.waiting = ["a"]
         hub.add(waiter.connection)
-        hub.emit(Event(.finished, time: 0, id: "a"), whenClosed: "file:/tmp/a.wav")
+        hub.emit(Event(time: 0, .finished(EventItem("a"), outcome: Outcome(.played))), whenClosed: "file:/tmp/a.wav")
         #expect(hub.isHolding && hub.heldIDs == ["a"])
         #expect(waiter.received() == [])
         hub.release("hw:0")

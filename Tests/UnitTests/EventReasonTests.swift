@@ -19,7 +19,7 @@ import Testing
 
     @Test func theWireStringsDecodeTypedAndEncodeTheSameBytes() throws {
         for (text, reason) in Self.documented {
-            let line = #"{"v":1,"event":"interruption-began","time":5,"reason":"\#(text)"}"#
+            let line = #"{"v":1,"event":"interruption-began","time":5,"id":"a","reason":"\#(text)"}"#
             let event = try JSONCoding.decode(Event.self, from: Array(line.utf8))
             #expect(event.reason == reason, "\(text)")
             let written = try #require(

@@ -103,7 +103,7 @@ import Testing
             }
             try spool.finish(
                 QueueItem(id: "0000000000e2", clip: Clip(path: Clip.stdinLabel, media: played), arrival: 1),
-                event: Event(.finished, time: 2, id: "0000000000e2", outcome: Outcome(.played)))
+                event: Event(time: 2, .finished(EventItem("0000000000e2"), outcome: Outcome(.played))))
             #expect(entries(media) == [kept, orphan].sorted())
             let restored = try Spool(runtime: runtime).load()
             #expect(restored.items.map(\.clip.media) == [kept])

@@ -136,7 +136,7 @@ import Testing
     }
 
     @Test func eventsAreToldFromRepliesAndUnknownKindsAreSkipped() throws {
-        let event = Event(.finished, time: 1, id: "0a0ad6c1de08", outcome: Outcome(.played))
+        let event = Event(time: 1, .finished(EventItem("0a0ad6c1de08"), outcome: Outcome(.played)))
         guard case .event(let read)? = try DaemonMessage.decode(WireProtocol.encode(event).dropLast()) else {
             throw ProtocolTestError("not an event")
         }

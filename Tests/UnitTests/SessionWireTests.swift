@@ -147,7 +147,7 @@ import Testing
             try decode(Request.self, #"{"v":1,"op":"alert","alert":{"path":"/a.wav","gain":1}}"#)
                 == .alert(AlertRequest(path: "/a.wav"), wait: false))
 
-        let event = Event(.routeChange, time: 1, reason: .oldDeviceUnavailable, device: "hw:1")
+        let event = Event(time: 1, .routeChange(reason: .oldDeviceUnavailable, device: "hw:1"))
         let line = try encoded(event)
         #expect(line == #"{"device":"hw:1","event":"route-change","reason":"old-device-unavailable","time":1,"v":1}"#)
         guard case .event(let decoded) = try DaemonMessage.decode(Array(line.utf8)) else {

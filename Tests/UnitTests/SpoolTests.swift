@@ -29,7 +29,7 @@ import Testing
         QueueItem(id: id, clip: Clip(path: "/sounds/\(id).wav"), arrival: 1)
     }
 
-    private func finished(_ id: ItemID) -> Event { Event(.finished, time: 2, id: id, outcome: Outcome(.played)) }
+    private func finished(_ id: ItemID) -> Event { Event(time: 2, .finished(EventItem(id), outcome: Outcome(.played))) }
 
     private func entries(_ path: String) -> Set<String> {
         Set((try? FileManager.default.contentsOfDirectory(atPath: path)) ?? [])

@@ -121,10 +121,11 @@ import Testing
         #expect(status.view(for: nil) == status)
 
         let finished = Event(
-            .finished, time: 1, id: "b1", path: "/home/bob/secret.wav", priority: .high,
-            reason: .other("cancelled by /home/bob/x"),
-            outcome: Outcome(.failed, reason: "/home/bob/secret.wav: no such file", code: 66),
-            device: "plughw:1", format: "s16", warning: "truncated"
+            time: 1,
+            .finished(
+                EventItem("b1", path: "/home/bob/secret.wav", priority: .high),
+                outcome: Outcome(.failed, reason: "/home/bob/secret.wav: no such file", code: 66),
+                reason: .other("cancelled by /home/bob/x"), device: "plughw:1", format: "s16", warning: "truncated")
         ).owned(by: bob)
         let view = finished.privateView()
         #expect(
@@ -267,15 +268,18 @@ import Testing
         }
         hub.owners["r1"] = ItemOwner(uid: 0, name: "root")
         hub.owners["a1"] = ItemOwner(uid: 1001, name: "alice")
-        hub.emit(Event(.queued, time: 1, id: "r1", path: "/root/secret.wav", priority: .high))
+        hub.emit(Event(time: 1, .queued(EventItem("r1", path: "/root/secret.wav", priority: .high))))
         hub.emit(
             Event(
-                .started, time: 2, id: "a1", path: "/home/alice/a.wav", priority: .normal, device: "default",
-                format: "s16"))
+                time: 2,
+                .started(
+                    EventItem("a1", path: "/home/alice/a.wav", priority: .normal), device: "default", format: "s16")))
         hub.emit(
             Event(
-                .finished, time: 3, id: "r1", path: "/root/secret.wav", priority: .high,
-                outcome: Outcome(.cancelled, reason: "cancelled by /root/x"), device: "default"))
+                time: 3,
+                .finished(
+                    EventItem("r1", path: "/root/secret.wav", priority: .high),
+                    outcome: Outcome(.cancelled, reason: "cancelled by /root/x"), device: "default")))
         let seen = member.received()
         #expect(seen.map { $0["path"] as? String } == ["(another user's)", "/home/alice/a.wav", "(another user's)"])
         #expect(seen.map { ($0["owner"] as? [String: Any])?["name"] as? String } == ["root", "alice", "root"])

@@ -13,79 +13,103 @@ public enum EventKind: String, Codable, CaseIterable, Sendable {
     case paused, resumed
     /// The quiet switch was changed (`announce quiet`).
     case quiet
-    /// A device went away (`reason` old-device-unavailable) or came back (new-device-available);
-    /// `device` names it.
+    /// A device went away (`reason` old-device-unavailable) or came back (new-device-available).
     case routeChange = "route-change"
-    /// To a client that waits with `progress`: why its item has not started (`reason`: queued,
-    /// scheduled, paused, device-busy, device-lost, held), sent when that changes.
+    /// To a client that waits with `progress`: why its item has not started, sent when that changes.
     case waiting
-    /// A live stream's title changed (`title`; absent: it has none now).
+    /// A live stream's title changed.
     case title
 }
 
+/// One event: when, and what happened with only the fields of its kind. On the wire it is one
+/// flat JSON object (`Event.Wire`); reading a field of it (`event.heard`) reads that object.
+@dynamicMemberLookup
 public struct Event: Codable, Equatable, Sendable {
-    public var v: Int
-    public var event: EventKind
     /// Seconds since the epoch, daemon clock.
     public var time: Double
-    public var id: ItemID?
+    public var payload: Payload
+
+    public init(time: Double, _ payload: Payload) {
+        self.time = time
+        self.payload = payload
+    }
+
+    /// Each kind's fields. Seconds heard and lengths are of the item's program; `device` and
+    /// `format` are the ALSA PCM and the format it was opened with.
+    public enum Payload: Equatable, Sendable {
+        case queued(EventItem)
+        case started(
+            EventItem, heard: Double? = nil, duration: Double? = nil, device: String? = nil, format: String? = nil)
+        /// `percent`: the milestone (25, 50, 75) for `events`; nil for a waiting terminal's ticks.
+        case progress(EventItem, heard: Double? = nil, duration: Double? = nil, percent: Int? = nil)
+        /// `warning`: the call or the device's problem that interrupted it.
+        case interruptionBegan(
+            EventItem, reason: EventReason, heard: Double? = nil, device: String? = nil, warning: String? = nil)
+        /// `shouldResume`: the item goes on by itself.
+        case interruptionEnded(EventItem, shouldResume: Bool)
+        /// `reason`: the outcome's, in words; `device`: every device it played on, listed;
+        /// `frames`: heard in its last play; `warning`: truncated input, underruns.
+        case finished(
+            EventItem, outcome: Outcome, reason: EventReason? = nil, heard: Double? = nil, duration: Double? = nil,
+            device: String? = nil, format: String? = nil, frames: Int64? = nil, warning: String? = nil)
+        /// Why it has not started (queued, scheduled, paused, device-busy, device-lost, held, …);
+        /// queued: how many play first and about how many seconds until it starts (when every
+        /// one ahead has a known length); scheduled: when it is due.
+        case waiting(
+            EventItem, reason: EventReason, ahead: Int? = nil, wait: Double? = nil, at: Double? = nil,
+            warning: String? = nil)
+        /// A live stream's title now (nil: it has none now).
+        case title(EventItem, title: String? = nil)
+        case deviceOpened(device: String, format: String? = nil)
+        case deviceClosed(device: String)
+        case routeChange(reason: EventReason, device: String, format: String? = nil, warning: String? = nil)
+        /// `quiet`: quiet mode is in effect now; `state`: the switch; `until`: the end of `until`.
+        case quiet(reason: EventReason? = nil, quiet: Bool, state: QuietSwitch, until: Double? = nil)
+        case paused
+        case resumed
+    }
+
+    public var kind: EventKind { Wire(self).event }
+
+    /// The item it is about, for an item's event.
+    public var item: EventItem? {
+        switch payload {
+        case .queued(let item), .started(let item, _, _, _, _), .progress(let item, _, _, _),
+            .interruptionBegan(let item, _, _, _, _), .interruptionEnded(let item, _),
+            .finished(let item, _, _, _, _, _, _, _, _), .waiting(let item, _, _, _, _, _), .title(let item, _):
+            item
+        case .deviceOpened, .deviceClosed, .routeChange, .quiet, .paused, .resumed: nil
+        }
+    }
+
+    public var id: ItemID? { item?.id }
+
+    /// A field as the JSON object has it: nil where this kind has none.
+    public subscript<Value>(dynamicMember field: KeyPath<Wire, Value>) -> Value { Wire(self)[keyPath: field] }
+
+    public init(from decoder: any Decoder) throws { try self.init(Wire(from: decoder)) }
+    public func encode(to encoder: any Encoder) throws { try Wire(self).encode(to: encoder) }
+}
+
+/// The item an event is about: its id, and what its owner and others may see of it.
+public struct EventItem: Equatable, Sendable {
+    public var id: ItemID
     public var path: String?
     public var priority: Priority?
-    /// waiting, interruption-began, route-change: why, typed; finished, quiet: in words (`.other`).
-    public var reason: EventReason?
-    /// interruption-ended: the item goes on by itself.
-    public var shouldResume: Bool?
-    /// progress, finished: seconds heard; duration when known.
-    public var heard: Double?
-    public var duration: Double?
-    /// progress milestones: 25, 50, 75.
-    public var percent: Int?
-    public var outcome: Outcome?
-    /// started, finished, device-*: the ALSA PCM and the format it was opened with. route-change: the device.
-    public var device: String?
-    public var format: String?
-    /// finished: frames heard in its last play, and a warning (truncated input, underruns).
-    public var frames: Int64?
-    public var warning: String?
-    /// quiet: quiet mode is in effect now, the switch position, and the end of `until`.
-    public var quiet: Bool?
-    public var state: QuietSwitch?
-    public var until: Double?
-    /// waiting: items that play first (queued), about how many seconds until it starts when
-    /// every one ahead has a known length, and when a scheduled item is due.
-    public var ahead: Int?
-    public var wait: Double?
-    public var at: Double?
-    /// title: a live stream's title now.
-    public var title: String?
-    /// System queue: who queued the item.
+    /// System queue: who queued it.
     public var owner: ItemOwner?
 
-    public init(
-        _ event: EventKind, time: Double, id: ItemID? = nil, path: String? = nil, priority: Priority? = nil,
-        reason: EventReason? = nil, shouldResume: Bool? = nil, heard: Double? = nil, duration: Double? = nil,
-        percent: Int? = nil, outcome: Outcome? = nil, device: String? = nil, format: String? = nil,
-        frames: Int64? = nil, warning: String? = nil, quiet: Bool? = nil, state: QuietSwitch? = nil,
-        until: Double? = nil
-    ) {
-        v = WireProtocol.version
-        self.event = event
-        self.time = time
+    public init(_ id: ItemID, path: String? = nil, priority: Priority? = nil, owner: ItemOwner? = nil) {
         self.id = id
         self.path = path
         self.priority = priority
-        self.reason = reason
-        self.shouldResume = shouldResume
-        self.heard = heard
-        self.duration = duration
-        self.percent = percent
-        self.outcome = outcome
-        self.device = device
-        self.format = format
-        self.frames = frames
-        self.warning = warning
-        self.quiet = quiet
-        self.state = state
-        self.until = until
+        self.owner = owner
+    }
+}
+
+extension EventItem {
+    /// A queued item as its events name it.
+    public init(_ item: QueueItem) {
+        self.init(item.id, path: item.clip.path, priority: item.priority, owner: item.owner)
     }
 }

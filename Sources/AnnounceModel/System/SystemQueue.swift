@@ -96,23 +96,29 @@ public struct Caller: Equatable, Sendable {
 extension Event {
     /// The same event, naming `owner` as its item's.
     public func owned(by owner: ItemOwner?) -> Event {
-        var event = self
-        event.owner = owner
-        return event
+        var wire = Wire(self)
+        guard wire.id != nil else { return self }
+        wire.owner = owner
+        return (try? Event(wire)) ?? self  // what Wire(self) holds is always an event
     }
 
     /// What a caller who does not own the item sees: owner, id, priority and kind; no path,
     /// text or URL, device, format, title or words of the reason.
-    public func privateView() -> Event {
-        var view = Event(
-            event, time: time, id: id, path: path == nil ? nil : SystemSettings.othersLabel, priority: priority,
-            reason: reason, shouldResume: shouldResume, heard: heard, duration: duration, percent: percent,
-            outcome: outcome.map { Outcome($0.kind, reason: $0.reason == nil ? nil : $0.kind.rawValue, code: $0.code) })
-        if case .other? = reason { view.reason = nil }
-        view.owner = owner
-        view.ahead = ahead
-        view.wait = wait
-        view.at = at
+    public func privateView() -> Wire {
+        let whole = Wire(self)
+        guard let item = whole.item else { return whole }
+        var view = Wire(
+            whole.event, time: time,
+            item: EventItem(
+                item.id, path: item.path == nil ? nil : SystemSettings.othersLabel, priority: item.priority,
+                owner: item.owner))
+        if case .other? = whole.reason {} else { view.reason = whole.reason }
+        view.shouldResume = whole.shouldResume
+        (view.heard, view.duration, view.percent) = (whole.heard, whole.duration, whole.percent)
+        view.outcome = whole.outcome.map {
+            Outcome($0.kind, reason: $0.reason == nil ? nil : $0.kind.rawValue, code: $0.code)
+        }
+        (view.ahead, view.wait, view.at) = (whole.ahead, whole.wait, whole.at)
         return view
     }
 }
