@@ -2,8 +2,6 @@
 
 #include "cloader.h"
 
-#include <pthread.h>
-
 static struct {
     CURLcode (*global_init)(long);
     CURL *(*easy_init)(void);
@@ -35,21 +33,14 @@ static const announce_symbol symbols[] = {
     SYMBOL(slist_free_all, "curl_slist_free_all"),
 };
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static const char *problem;
-static char problem_text[512];
-
-static void load(void) {
-    // The soname of libcurl 7.16 and later (Debian's libcurl4, whichever TLS flavour).
-    problem = announce_library_open("libcurl.so.4", "libcurl4", symbols, sizeof symbols / sizeof *symbols, problem_text,
-                                    sizeof problem_text);
-    if (!problem && curl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK) problem = "libcurl cannot start (curl_global_init failed)";
+static const char *start(void) {
+    return curl.global_init(CURL_GLOBAL_DEFAULT) != CURLE_OK ? "libcurl cannot start (curl_global_init failed)" : NULL;
 }
 
-const char *announce_curl_load(void) {
-    pthread_once(&once, load);
-    return problem;
-}
+// The soname of libcurl 7.16 and later (Debian's libcurl4, whichever TLS flavour).
+static announce_library library = ANNOUNCE_LIBRARY("libcurl.so.4", "libcurl4", symbols, start);
+
+const char *announce_curl_load(void) { return announce_library_load(&library); }
 
 CURL *announce_curl_easy_init(void) { return curl.easy_init(); }
 void announce_curl_easy_cleanup(CURL *handle) { curl.easy_cleanup(handle); }

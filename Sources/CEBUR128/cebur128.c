@@ -1,8 +1,6 @@
 #include "cebur128.h"
 #include "cloader.h"
 
-#include <pthread.h>
-
 static struct {
     ebur128_state *(*init)(unsigned int, unsigned long, int);
     void (*destroy)(ebur128_state **);
@@ -24,19 +22,9 @@ static const announce_symbol symbols[] = {
     SYMBOL(loudness_range, "ebur128_loudness_range"), SYMBOL(true_peak, "ebur128_true_peak"),
 };
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static const char *problem;
-static char problem_text[512];
+static announce_library library = ANNOUNCE_LIBRARY("libebur128.so.1", "libebur128-1", symbols, NULL);
 
-static void load(void) {
-    problem = announce_library_open("libebur128.so.1", "libebur128-1", symbols, sizeof symbols / sizeof *symbols, problem_text,
-                                    sizeof problem_text);
-}
-
-const char *announce_ebur128_load(void) {
-    pthread_once(&once, load);
-    return problem;
-}
+const char *announce_ebur128_load(void) { return announce_library_load(&library); }
 
 ebur128_state *announce_ebur128_init(unsigned int channels, unsigned long samplerate, int mode) {
     return lib.init(channels, samplerate, mode);

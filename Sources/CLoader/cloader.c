@@ -4,21 +4,35 @@
 #include <stdio.h>
 #include <string.h>
 
-const char *announce_library_open(const char *soname, const char *package, const announce_symbol *symbols, size_t count,
-                                  char *problem, size_t size) {
-    void *library = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
-    if (!library) {
+static const char *open_library(announce_library *library) {
+    char *problem = library->problem_text;
+    size_t size = sizeof library->problem_text;
+    void *handle = dlopen(library->soname, RTLD_NOW | RTLD_LOCAL);
+    if (!handle) {
         // "libcurl.so.4" is called libcurl.
-        const char *suffix = strstr(soname, ".so");
-        int length = suffix ? (int)(suffix - soname) : (int)strlen(soname);
-        snprintf(problem, size, "%.*s is not installed (%s): install the Debian package %s", length, soname, dlerror(), package);
+        const char *suffix = strstr(library->soname, ".so");
+        int length = suffix ? (int)(suffix - library->soname) : (int)strlen(library->soname);
+        snprintf(problem, size, "%.*s is not installed (%s): install the Debian package %s", length, library->soname, dlerror(),
+                 library->package);
         return problem;
     }
-    for (size_t i = 0; i < count; i++) {
-        if (!(*symbols[i].address = dlsym(library, symbols[i].name))) {
-            snprintf(problem, size, "%s lacks %s", soname, symbols[i].name);
+    for (size_t i = 0; i < library->count; i++) {
+        const announce_symbol *symbol = &library->symbols[i];
+        if (!(*symbol->address = dlsym(handle, symbol->name))) {
+            snprintf(problem, size, "%s lacks %s", library->soname, symbol->name);
             return problem;
         }
     }
-    return NULL;
+    return library->start ? library->start() : NULL;
+}
+
+const char *announce_library_load(announce_library *library) {
+    pthread_mutex_lock(&library->lock);
+    if (!library->tried) {
+        library->problem = open_library(library);
+        library->tried = 1;
+    }
+    const char *problem = library->problem;
+    pthread_mutex_unlock(&library->lock);
+    return problem;
 }

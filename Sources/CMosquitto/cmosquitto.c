@@ -40,10 +40,6 @@ static struct {
     const char *(*reason_string)(int);
 } lib;
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static const char *problem;
-static char problem_text[512];
-
 #define SYMBOL(field, name) {name, (void **)&lib.field}
 static const announce_symbol symbols[] = {
     SYMBOL(lib_init, "mosquitto_lib_init"), SYMBOL(new_, "mosquitto_new"), SYMBOL(destroy, "mosquitto_destroy"),
@@ -62,17 +58,15 @@ static const announce_symbol symbols[] = {
     SYMBOL(reason_string, "mosquitto_reason_string"),
 };
 
-static void load(void) {
-    // MQTT 5 needs libmosquitto 1.6 or later: an older one lacks the _v5 functions.
-    problem = announce_library_open("libmosquitto.so.1", "libmosquitto1", symbols, sizeof symbols / sizeof *symbols, problem_text,
-                                    sizeof problem_text);
-    if (!problem) lib.lib_init();
+static const char *start(void) {
+    lib.lib_init();
+    return NULL;
 }
 
-const char *announce_mqtt_load(void) {
-    pthread_once(&once, load);
-    return problem;
-}
+// MQTT 5 needs libmosquitto 1.6 or later: an older one lacks the _v5 functions.
+static announce_library library = ANNOUNCE_LIBRARY("libmosquitto.so.1", "libmosquitto1", symbols, start);
+
+const char *announce_mqtt_load(void) { return announce_library_load(&library); }
 
 struct announce_mqtt {
     struct mosquitto *mosq;

@@ -2,7 +2,6 @@
 
 #include "cloader.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -47,19 +46,9 @@ static const announce_symbol symbols[] = {
     SYMBOL(set_subscribe_callback, "pa_context_set_subscribe_callback"), SYMBOL(subscribe, "pa_context_subscribe"),
 };
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static const char *problem;
-static char problem_text[512];
+static announce_library library = ANNOUNCE_LIBRARY("libpulse.so.0", "libpulse0", symbols, NULL);
 
-static void load(void) {
-    problem = announce_library_open("libpulse.so.0", "libpulse0", symbols, sizeof symbols / sizeof *symbols, problem_text,
-                                    sizeof problem_text);
-}
-
-const char *announce_pulse_load(void) {
-    pthread_once(&once, load);
-    return problem;
-}
+const char *announce_pulse_load(void) { return announce_library_load(&library); }
 
 struct announce_pulse {
     pa_mainloop *loop;
@@ -97,7 +86,8 @@ static void on_state(pa_context *context, void *userdata) {
 }
 
 announce_pulse *announce_pulse_connect(int timeout_ms, char *error, size_t error_size) {
-    if (announce_pulse_load()) {
+    const char *problem = announce_pulse_load();
+    if (problem) {
         snprintf(error, error_size, "%s", problem);
         return NULL;
     }

@@ -6,7 +6,6 @@
 
 #include "cloader.h"
 
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,27 +19,18 @@ static struct {
     pa_operation *(*get_server_info)(pa_context *, pa_server_info_cb_t, void *);
 } ext;
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static int loaded;
+static const announce_symbol symbols[] = {
+    {"pa_context_get_sink_input_info", (void **)&ext.get_sink_input_info},
+    {"pa_ext_stream_restore_read", (void **)&ext.restore_read},
+    {"pa_ext_stream_restore_write", (void **)&ext.restore_write},
+    {"pa_proplist_gets", (void **)&ext.proplist_gets},
+    {"pa_context_get_server_info", (void **)&ext.get_server_info},
+};
 
-static void load(void) {
-    // announce_pulse_load opened it: this only finds the same library again.
-    static const announce_symbol symbols[] = {
-        {"pa_context_get_sink_input_info", (void **)&ext.get_sink_input_info},
-        {"pa_ext_stream_restore_read", (void **)&ext.restore_read},
-        {"pa_ext_stream_restore_write", (void **)&ext.restore_write},
-        {"pa_proplist_gets", (void **)&ext.proplist_gets},
-        {"pa_context_get_server_info", (void **)&ext.get_server_info},
-    };
-    char problem[256];
-    loaded = !announce_library_open("libpulse.so.0", "libpulse0", symbols, sizeof symbols / sizeof *symbols, problem, sizeof problem);
-}
+// announce_pulse_load opened it: this only finds the same library again.
+static announce_library library = ANNOUNCE_LIBRARY("libpulse.so.0", "libpulse0", symbols, NULL);
 
-static int ready(void) {
-    if (announce_pulse_load()) return 0;
-    pthread_once(&once, load);
-    return loaded;
-}
+static int ready(void) { return !announce_pulse_load() && !announce_library_load(&library); }
 
 // The database's name for a stream: module-stream-restore keeps it in the stream's properties; elsewhere
 // (pipewire-pulse) it is made as module-stream-restore makes it (pa_proplist_get_stream_group): by media

@@ -3,7 +3,6 @@
 #include "cloader.h"
 
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <systemd/sd-bus.h>
 
@@ -22,22 +21,12 @@
 #define DECLARE(name) static typeof(name) *p_##name;
 FUNCTIONS(DECLARE)
 
-static pthread_once_t once = PTHREAD_ONCE_INIT;
-static const char *problem;
-static char problem_text[512];
-
 #define SYMBOL(name) {#name, (void **)&p_##name},
 static const announce_symbol symbols[] = {FUNCTIONS(SYMBOL)};
 
-static void load(void) {
-    problem = announce_library_open("libsystemd.so.0", "libsystemd0", symbols, sizeof symbols / sizeof *symbols, problem_text,
-                                    sizeof problem_text);
-}
+static announce_library library = ANNOUNCE_LIBRARY("libsystemd.so.0", "libsystemd0", symbols, NULL);
 
-const char *announce_bus_load(void) {
-    pthread_once(&once, load);
-    return problem;
-}
+const char *announce_bus_load(void) { return announce_library_load(&library); }
 
 int announce_bus_open(const char *address, sd_bus **bus) {
     sd_bus *made = NULL;
