@@ -1,4 +1,4 @@
-#include "cpulse.h"
+#include "internal.h"
 
 #include "cloader.h"
 
@@ -178,14 +178,9 @@ int announce_pulse_list_streams(announce_pulse *pulse, announce_pulse_stream *st
     return finish(pulse, operation, &listing.done, timeout_ms) < 0 ? -1 : listing.count;
 }
 
-struct setting {
-    int done;
-    int success;
-};
-
-static void on_set(pa_context *context, int success, void *userdata) {
+void announce_pulse_on_set(pa_context *context, int success, void *userdata) {
     (void)context;
-    struct setting *setting = userdata;
+    struct announce_pulse_setting *setting = userdata;
     setting->success = success;
     setting->done = 1;
 }
@@ -197,8 +192,8 @@ int announce_pulse_set_volume(announce_pulse *pulse, uint32_t index, uint32_t ch
     memset(&cvolume, 0, sizeof cvolume);
     cvolume.channels = (uint8_t)channels;
     for (uint32_t channel = 0; channel < channels; channel++) cvolume.values[channel] = volume[channel];
-    struct setting setting = {0, 0};
-    pa_operation *operation = pa.set_sink_input_volume(pulse->context, index, &cvolume, on_set, &setting);
+    struct announce_pulse_setting setting = {0, 0};
+    pa_operation *operation = pa.set_sink_input_volume(pulse->context, index, &cvolume, announce_pulse_on_set, &setting);
     if (finish(pulse, operation, &setting.done, timeout_ms) < 0) return -1;
     return setting.success ? 0 : 1;
 }
@@ -214,8 +209,8 @@ static void on_news(pa_context *context, pa_subscription_event_type_t type, uint
 
 int announce_pulse_subscribe_streams(announce_pulse *pulse, int timeout_ms) {
     pa.set_subscribe_callback(pulse->context, on_news, pulse);
-    struct setting setting = {0, 0};
-    pa_operation *operation = pa.subscribe(pulse->context, PA_SUBSCRIPTION_MASK_SINK_INPUT, on_set, &setting);
+    struct announce_pulse_setting setting = {0, 0};
+    pa_operation *operation = pa.subscribe(pulse->context, PA_SUBSCRIPTION_MASK_SINK_INPUT, announce_pulse_on_set, &setting);
     if (finish(pulse, operation, &setting.done, timeout_ms) < 0 || !setting.success) return -1;
     return 0;
 }

@@ -70,20 +70,31 @@ static void fill(announce_pulse_restore_entry *entry, const char *name, const pa
     entry->muted = muted;
 }
 
-struct stream_lookup {
+// One entry looked for in a list, a stream's or the database's, and filled in when found.
+struct entry_lookup {
+    /// The database entry's name (NULL for a stream's).
+    const char *name;
     announce_pulse_restore_entry *entry;
     int found;
+    int failed;
     int done;
 };
 
+// Whether a list callback's `info` is one to look at: not the end of the list (`eol`, negative when
+// the list failed) and nothing found yet.
+static int looking(struct entry_lookup *lookup, const void *info, int eol) {
+    if (eol) {
+        lookup->failed = eol < 0;
+        lookup->done = 1;
+        return 0;
+    }
+    return info && !lookup->found;
+}
+
 static void on_stream(pa_context *context, const pa_sink_input_info *info, int eol, void *userdata) {
     (void)context;
-    struct stream_lookup *lookup = userdata;
-    if (eol) {
-        lookup->done = 1;
-        return;
-    }
-    if (!info || lookup->found) return;
+    struct entry_lookup *lookup = userdata;
+    if (!looking(lookup, info, eol)) return;
     char name[sizeof lookup->entry->name];
     restore_name(info->proplist, name, sizeof name);
     fill(lookup->entry, name, &info->channel_map, &info->volume, NULL, info->mute);
@@ -110,23 +121,10 @@ int announce_pulse_is_pipewire(announce_pulse *pulse, int timeout_ms) {
     return server.pipewire;
 }
 
-struct database_lookup {
-    const char *name;
-    announce_pulse_restore_entry *entry;
-    int found;
-    int failed;
-    int done;
-};
-
 static void on_entry(pa_context *context, const pa_ext_stream_restore_info *info, int eol, void *userdata) {
     (void)context;
-    struct database_lookup *lookup = userdata;
-    if (eol) {
-        lookup->failed = eol < 0;
-        lookup->done = 1;
-        return;
-    }
-    if (!info || lookup->found || !info->name || strcmp(info->name, lookup->name) != 0) return;
+    struct entry_lookup *lookup = userdata;
+    if (!looking(lookup, info, eol) || !info->name || strcmp(info->name, lookup->name) != 0) return;
     fill(lookup->entry, info->name, &info->channel_map, &info->volume, info->device, info->mute);
     lookup->found = 1;
 }
@@ -136,7 +134,7 @@ int announce_pulse_restore_entry_of(announce_pulse *pulse, uint32_t index, annou
     *has_saved = 0;
     if (!ready()) return 2;
     pa_context *context = announce_pulse_context(pulse);
-    struct stream_lookup found = {stream, 0, 0};
+    struct entry_lookup found = {NULL, stream, 0, 0, 0};
     if (announce_pulse_finish(pulse, ext.get_sink_input_info(context, index, on_stream, &found), &found.done, timeout_ms) < 0)
         return -1;
     // A stream that is gone gets an error reply: the end of a list without it.
@@ -148,24 +146,12 @@ int announce_pulse_restore_entry_of(announce_pulse *pulse, uint32_t index, annou
     struct server_lookup server = {0, 0};
     if (announce_pulse_finish(pulse, ext.get_server_info(context, on_server, &server), &server.done, timeout_ms) < 0) return -1;
     if (server.pipewire) return 0;
-    struct database_lookup lookup = {stream->name, saved, 0, 0, 0};
+    struct entry_lookup lookup = {stream->name, saved, 0, 0, 0};
     if (announce_pulse_finish(pulse, ext.restore_read(context, on_entry, &lookup), &lookup.done, timeout_ms) < 0) return -1;
     // No such extension: the server keeps no restore database (PulseAudio without module-stream-restore).
     if (lookup.failed) return 2;
     *has_saved = lookup.found;
     return 0;
-}
-
-struct writing {
-    int done;
-    int success;
-};
-
-static void on_written(pa_context *context, int success, void *userdata) {
-    (void)context;
-    struct writing *writing = userdata;
-    writing->success = success;
-    writing->done = 1;
 }
 
 int announce_pulse_restore_write(announce_pulse *pulse, const announce_pulse_restore_entry *entry, int timeout_ms) {
@@ -184,9 +170,10 @@ int announce_pulse_restore_write(announce_pulse *pulse, const announce_pulse_res
     if (info.volume.channels != info.channel_map.channels) info.volume.channels = 0;
     info.device = entry->device[0] ? entry->device : NULL;
     info.mute = entry->muted;
-    struct writing writing = {0, 0};
+    struct announce_pulse_setting writing = {0, 0};
     // Replace this one entry; apply_immediately 0: streams playing now keep their volumes.
-    pa_operation *operation = ext.restore_write(announce_pulse_context(pulse), PA_UPDATE_REPLACE, &info, 1, 0, on_written, &writing);
+    pa_operation *operation =
+        ext.restore_write(announce_pulse_context(pulse), PA_UPDATE_REPLACE, &info, 1, 0, announce_pulse_on_set, &writing);
     if (!operation) return 1;
     if (announce_pulse_finish(pulse, operation, &writing.done, timeout_ms) < 0) return -1;
     return writing.success ? 0 : 1;
