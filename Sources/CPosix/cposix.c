@@ -68,47 +68,52 @@ int announce_peer_ids(int fd, uid_t *uid, gid_t *gid) {
 #define MAX_SENT_DESCRIPTORS 250
 #define MAX_RECEIVED_DESCRIPTORS 253  /* SCM_MAX_FD */
 
-ssize_t announce_send_descriptors(int fd, const void *bytes, size_t length, const int *descriptors, int count) {
-    if (count < 0 || count > MAX_SENT_DESCRIPTORS) return -EINVAL;
-    struct iovec part = {(void *)bytes, length};
-    struct msghdr message = {0};
-    message.msg_iov = &part;
-    message.msg_iovlen = 1;
+// A message of one part, with room for the control data of as many descriptors as one can carry.
+struct descriptor_message {
+    struct iovec part;
+    struct msghdr header;
     union {
-        char buffer[CMSG_SPACE(sizeof(int) * MAX_SENT_DESCRIPTORS)];
+        char buffer[CMSG_SPACE(sizeof(int) * MAX_RECEIVED_DESCRIPTORS)];
         struct cmsghdr align;
     } control;
+};
+
+static void start_message(struct descriptor_message *message, void *bytes, size_t length) {
+    memset(message, 0, sizeof *message);
+    message->part.iov_base = bytes;
+    message->part.iov_len = length;
+    message->header.msg_iov = &message->part;
+    message->header.msg_iovlen = 1;
+}
+
+ssize_t announce_send_descriptors(int fd, const void *bytes, size_t length, const int *descriptors, int count) {
+    if (count < 0 || count > MAX_SENT_DESCRIPTORS) return -EINVAL;
+    struct descriptor_message message;
+    start_message(&message, (void *)bytes, length);
     if (count > 0) {
-        memset(&control, 0, sizeof control);
-        message.msg_control = control.buffer;
-        message.msg_controllen = CMSG_SPACE(sizeof(int) * count);
-        struct cmsghdr *header = CMSG_FIRSTHDR(&message);
+        message.header.msg_control = message.control.buffer;
+        message.header.msg_controllen = CMSG_SPACE(sizeof(int) * count);
+        struct cmsghdr *header = CMSG_FIRSTHDR(&message.header);
         header->cmsg_level = SOL_SOCKET;
         header->cmsg_type = SCM_RIGHTS;
         header->cmsg_len = CMSG_LEN(sizeof(int) * count);
         memcpy(CMSG_DATA(header), descriptors, sizeof(int) * count);
     }
     ssize_t sent;
-    while ((sent = sendmsg(fd, &message, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
+    while ((sent = sendmsg(fd, &message.header, MSG_NOSIGNAL)) < 0 && errno == EINTR) {}
     return sent < 0 ? -errno : sent;
 }
 
 ssize_t announce_receive_descriptors(int fd, void *buffer, size_t length, int *descriptors, int capacity, int *received) {
-    struct iovec part = {buffer, length};
-    struct msghdr message = {0};
-    message.msg_iov = &part;
-    message.msg_iovlen = 1;
-    union {
-        char buffer[CMSG_SPACE(sizeof(int) * MAX_RECEIVED_DESCRIPTORS)];
-        struct cmsghdr align;
-    } control;
-    message.msg_control = control.buffer;
-    message.msg_controllen = sizeof control.buffer;
+    struct descriptor_message message;
+    start_message(&message, buffer, length);
+    message.header.msg_control = message.control.buffer;
+    message.header.msg_controllen = sizeof message.control.buffer;
     *received = 0;
-    ssize_t got = recvmsg(fd, &message, MSG_CMSG_CLOEXEC);
+    ssize_t got = recvmsg(fd, &message.header, MSG_CMSG_CLOEXEC);
     if (got < 0) return -errno;
     int dropped = 0;
-    for (struct cmsghdr *header = CMSG_FIRSTHDR(&message); header; header = CMSG_NXTHDR(&message, header)) {
+    for (struct cmsghdr *header = CMSG_FIRSTHDR(&message.header); header; header = CMSG_NXTHDR(&message.header, header)) {
         if (header->cmsg_level != SOL_SOCKET || header->cmsg_type != SCM_RIGHTS) continue;
         int count = (int)((header->cmsg_len - CMSG_LEN(0)) / sizeof(int));
         int *given = (int *)CMSG_DATA(header);
@@ -117,7 +122,7 @@ ssize_t announce_receive_descriptors(int fd, void *buffer, size_t length, int *d
             else { close(given[index]); dropped = 1; }
         }
     }
-    if (dropped || (message.msg_flags & MSG_CTRUNC)) {
+    if (dropped || (message.header.msg_flags & MSG_CTRUNC)) {
         for (int index = 0; index < *received; index++) close(descriptors[index]);
         *received = 0;
         return -EMSGSIZE;
@@ -166,12 +171,28 @@ int announce_unix_accept(int listener) {
     return fd < 0 ? -errno : fd;
 }
 
+/// The signals that end announce: SIGINT, SIGTERM and SIGHUP.
+static void termination_signals(sigset_t *set) {
+    sigemptyset(set);
+    sigaddset(set, SIGINT);
+    sigaddset(set, SIGTERM);
+    sigaddset(set, SIGHUP);
+}
+
+/// `handler` for each termination signal, every signal blocked while it runs.
+static void handle_termination(void (*handler)(int)) {
+    struct sigaction action;
+    memset(&action, 0, sizeof action);
+    action.sa_handler = handler;
+    sigfillset(&action.sa_mask);
+    sigaction(SIGINT, &action, NULL);
+    sigaction(SIGTERM, &action, NULL);
+    sigaction(SIGHUP, &action, NULL);
+}
+
 int announce_termination_signalfd(void) {
     sigset_t set;
-    sigemptyset(&set);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGHUP);
+    termination_signals(&set);
     if (pthread_sigmask(SIG_BLOCK, &set, NULL) != 0) return -EINVAL;
     signal(SIGPIPE, SIG_IGN);
     int fd = signalfd(-1, &set, SFD_NONBLOCK | SFD_CLOEXEC);
@@ -196,34 +217,36 @@ int announce_cloexec_pipe(int fds[2]) {
     return pipe2(fds, O_CLOEXEC) == 0 ? 0 : -errno;
 }
 
-/// The child starts with no signal blocked and every signal at its default (the daemon
-/// blocks and ignores some), plus `flags` (a session or a process group of its own).
-static void clean_signals(posix_spawnattr_t *attributes, short flags) {
+/// Spawns `path` with `actions` (destroyed here): its pid, or -errno. The child starts with no
+/// signal blocked and every signal at its default (the daemon blocks and ignores some), plus
+/// `flags` (a session, or a process group of its own).
+static pid_t spawn(const char *path, char *const argv[], posix_spawn_file_actions_t *actions, short flags) {
+    posix_spawnattr_t attributes;
+    posix_spawnattr_init(&attributes);
     sigset_t none, all;
     sigemptyset(&none);
     sigfillset(&all);
-    posix_spawnattr_setsigmask(attributes, &none);
-    posix_spawnattr_setsigdefault(attributes, &all);
-    posix_spawnattr_setflags(attributes, flags | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    posix_spawnattr_setsigmask(&attributes, &none);
+    posix_spawnattr_setsigdefault(&attributes, &all);
+    if (flags & POSIX_SPAWN_SETPGROUP) posix_spawnattr_setpgroup(&attributes, 0);
+    posix_spawnattr_setflags(&attributes, flags | POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF);
+    pid_t pid = 0;
+    int status = posix_spawn(&pid, path, actions, &attributes, argv, environ);
+    posix_spawn_file_actions_destroy(actions);
+    posix_spawnattr_destroy(&attributes);
+    return status == 0 ? pid : -status;
 }
 
 pid_t announce_spawn_detached(const char *path, char *const argv[], const char *log_path, int ready_fd) {
     posix_spawn_file_actions_t actions;
-    posix_spawnattr_t attributes;
     posix_spawn_file_actions_init(&actions);
-    posix_spawnattr_init(&attributes);
     posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
     posix_spawn_file_actions_addopen(&actions, 1, log_path, O_WRONLY | O_CREAT | O_APPEND, 0600);
     posix_spawn_file_actions_adddup2(&actions, 1, 2);
     posix_spawn_file_actions_adddup2(&actions, ready_fd, 3);
     // Nothing else leaks in: a cron job's output pipe must not stay open in the daemon.
     posix_spawn_file_actions_addclosefrom_np(&actions, 4);
-    clean_signals(&attributes, POSIX_SPAWN_SETSID);
-    pid_t pid = 0;
-    int status = posix_spawn(&pid, path, &actions, &attributes, argv, environ);
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attributes);
-    return status == 0 ? pid : -status;
+    return spawn(path, argv, &actions, POSIX_SPAWN_SETSID);
 }
 
 int announce_memory_file(const char *name) {
@@ -233,21 +256,13 @@ int announce_memory_file(const char *name) {
 
 pid_t announce_spawn_piped(const char *path, char *const argv[], int in_fd, int out_fd, int err_fd) {
     posix_spawn_file_actions_t actions;
-    posix_spawnattr_t attributes;
     posix_spawn_file_actions_init(&actions);
-    posix_spawnattr_init(&attributes);
     posix_spawn_file_actions_adddup2(&actions, in_fd, 0);
     posix_spawn_file_actions_adddup2(&actions, out_fd, 1);
     posix_spawn_file_actions_adddup2(&actions, err_fd, 2);
     // A speech engine gets its three streams and nothing of the daemon's: no socket, no device.
     posix_spawn_file_actions_addclosefrom_np(&actions, 3);
-    posix_spawnattr_setpgroup(&attributes, 0);
-    clean_signals(&attributes, POSIX_SPAWN_SETPGROUP);
-    pid_t pid = 0;
-    int status = posix_spawn(&pid, path, &actions, &attributes, argv, environ);
-    posix_spawn_file_actions_destroy(&actions);
-    posix_spawnattr_destroy(&attributes);
-    return status == 0 ? pid : -status;
+    return spawn(path, argv, &actions, POSIX_SPAWN_SETPGROUP);
 }
 
 int announce_wait_exit(pid_t pid, int timeout_ms) {
@@ -294,23 +309,14 @@ int announce_cancel_on_signal(const char *path, const char *request, size_t leng
     if (!copy) return -ENOMEM;
     memcpy(copy, request, length);
     sigset_t set, old;
-    sigemptyset(&set);
-    sigaddset(&set, SIGINT);
-    sigaddset(&set, SIGTERM);
-    sigaddset(&set, SIGHUP);
+    termination_signals(&set);
     sigprocmask(SIG_BLOCK, &set, &old);
     free(cancel_request);
     cancel_request = copy;
     cancel_length = length;
     strcpy(cancel_path, path);
     sigprocmask(SIG_SETMASK, &old, NULL);
-    struct sigaction action;
-    memset(&action, 0, sizeof action);
-    action.sa_handler = cancel_and_exit;
-    sigfillset(&action.sa_mask);
-    sigaction(SIGINT, &action, NULL);
-    sigaction(SIGTERM, &action, NULL);
-    sigaction(SIGHUP, &action, NULL);
+    handle_termination(cancel_and_exit);
     return 0;
 }
 
@@ -324,13 +330,7 @@ static void record_interrupt(int signo) {
 
 void announce_interrupt_posting(sem_t *wake) {
     interrupt_wake = wake;
-    struct sigaction action;
-    memset(&action, 0, sizeof action);
-    action.sa_handler = record_interrupt;
-    sigfillset(&action.sa_mask);
-    sigaction(SIGINT, &action, NULL);
-    sigaction(SIGTERM, &action, NULL);
-    sigaction(SIGHUP, &action, NULL);
+    handle_termination(record_interrupt);
 }
 
 int announce_interrupted(void) { return interrupt_signal; }
