@@ -13,21 +13,22 @@ struct QueueCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "queue", abstract: "What is playing, queued and scheduled.")
 
-    @Flag(
-        help:
-            #"The daemon's state as one JSON object with "running" and "paused", also when no daemon runs (docs/json.md)."#
-    )
-    var json = false
+    @OptionGroup var flags: StatusFlags
 
-    @OptionGroup var verbosity: QuietFlag
-
-    func run() throws { try showStatus(json: json, listItems: true, quiet: verbosity.quiet) }
+    func run() throws { try showStatus(json: flags.json, listItems: true, quiet: flags.verbosity.quiet) }
 }
 
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "status", abstract: "The daemon's device, what plays, and how many items wait.")
 
+    @OptionGroup var flags: StatusFlags
+
+    func run() throws { try showStatus(json: flags.json, listItems: false, quiet: flags.verbosity.quiet) }
+}
+
+/// `--json` and `-q`, for `queue` and `status`.
+struct StatusFlags: ParsableArguments {
     @Flag(
         help:
             #"The daemon's state as one JSON object with "running" and "paused", also when no daemon runs (docs/json.md)."#
@@ -35,8 +36,6 @@ struct Status: ParsableCommand {
     var json = false
 
     @OptionGroup var verbosity: QuietFlag
-
-    func run() throws { try showStatus(json: json, listItems: false, quiet: verbosity.quiet) }
 }
 
 private func showStatus(json: Bool, listItems: Bool, quiet: Bool) throws {
