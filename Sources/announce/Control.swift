@@ -9,7 +9,24 @@ import ArgumentParser
 /// One generic command for the five: its `-q` costs one set of conformance records (which
 /// every client start scans) instead of five.
 struct ControlCommand<Control: ControlOperation>: ParsableCommand {
-    static var configuration: CommandConfiguration { Control.configuration }
+    // Each command is named as its request's op.
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(commandName: Control.request.operation.rawValue, abstract: abstract)
+    }
+
+    /// The command's one-line help.
+    private static var abstract: String {
+        switch Control.request {
+        case .skip: "End the playing item (outcome cancelled) and go on with the queue."
+        case .pause:
+            "Hold the queue; the playing item stops where it was heard to. Kept until resume, also with no daemon running."
+        case .resume: "Let the queue go on; a paused item resumes with a short fade-in."
+        case .stop:
+            "Silence: cancel the playing item, everything queued or scheduled, and every mixing stream and alert."
+        case .clear: "Cancel everything queued or scheduled; the playing item finishes."
+        default: preconditionFailure("\(Control.request) is not a control request")
+        }
+    }
 
     @OptionGroup var verbosity: QuietFlag
 
@@ -29,45 +46,16 @@ struct ControlCommand<Control: ControlOperation>: ParsableCommand {
     }
 }
 
+/// A control command's request; one type each, as every subcommand is a type of its own.
 protocol ControlOperation {
     static var request: Request { get }
-    static var configuration: CommandConfiguration { get }
 }
 
-enum SkipOperation: ControlOperation {
-    static let request = Request.skip
-    static let configuration = CommandConfiguration(
-        commandName: "skip", abstract: "End the playing item (outcome cancelled) and go on with the queue.")
-}
-
-enum PauseOperation: ControlOperation {
-    static let request = Request.pause
-    static let configuration = CommandConfiguration(
-        commandName: "pause",
-        abstract:
-            "Hold the queue; the playing item stops where it was heard to. Kept until resume, also with no daemon running."
-    )
-}
-
-enum ResumeOperation: ControlOperation {
-    static let request = Request.resume
-    static let configuration = CommandConfiguration(
-        commandName: "resume", abstract: "Let the queue go on; a paused item resumes with a short fade-in.")
-}
-
-enum StopOperation: ControlOperation {
-    static let request = Request.stop
-    static let configuration = CommandConfiguration(
-        commandName: "stop",
-        abstract: "Silence: cancel the playing item, everything queued or scheduled, and every mixing stream and alert."
-    )
-}
-
-enum ClearOperation: ControlOperation {
-    static let request = Request.clear
-    static let configuration = CommandConfiguration(
-        commandName: "clear", abstract: "Cancel everything queued or scheduled; the playing item finishes.")
-}
+enum SkipOperation: ControlOperation { static let request = Request.skip }
+enum PauseOperation: ControlOperation { static let request = Request.pause }
+enum ResumeOperation: ControlOperation { static let request = Request.resume }
+enum StopOperation: ControlOperation { static let request = Request.stop }
+enum ClearOperation: ControlOperation { static let request = Request.clear }
 
 typealias Skip = ControlCommand<SkipOperation>
 typealias Pause = ControlCommand<PauseOperation>
