@@ -93,32 +93,22 @@ let deviceCompletion = CompletionKind.custom { _, _, _ in
     return (try? Outputs.backend.devices(probing: false).map(\.name.rawValue)) ?? []
 }
 
+/// A CaseIterable String enum as an option's value, its cases the values.
+protocol CaseArgument: ExpressibleByArgument, CaseIterable, RawRepresentable<String> {}
+
 // The values ArgumentParser's defaults give a CaseIterable String enum, written out: its generic
 // defaults (a key path and string interpolation per case) run each time the option is defined, four
 // times a parse. (No descriptions: the defaults find each case's description equal to its name.)
-extension Priority: ExpressibleByArgument {
+extension CaseArgument {
     public static var allValueStrings: [String] { allCases.map { $0.rawValue } }
     public static var defaultCompletionKind: CompletionKind { .list(allValueStrings) }
     public static var allValueDescriptions: [String: String] { [:] }
 }
 
-extension InterruptAction: ExpressibleByArgument {
-    public static var allValueStrings: [String] { allCases.map { $0.rawValue } }
-    public static var defaultCompletionKind: CompletionKind { .list(allValueStrings) }
-    public static var allValueDescriptions: [String: String] { [:] }
-}
-
-extension IfBusy: ExpressibleByArgument {
-    public static var allValueStrings: [String] { allCases.map { $0.rawValue } }
-    public static var defaultCompletionKind: CompletionKind { .list(allValueStrings) }
-    public static var allValueDescriptions: [String: String] { [:] }
-}
-
-extension IfOtherAudio: ExpressibleByArgument {
-    public static var allValueStrings: [String] { allCases.map { $0.rawValue } }
-    public static var defaultCompletionKind: CompletionKind { .list(allValueStrings) }
-    public static var allValueDescriptions: [String: String] { [:] }
-}
+extension Priority: CaseArgument {}
+extension InterruptAction: CaseArgument {}
+extension IfBusy: CaseArgument {}
+extension IfOtherAudio: CaseArgument {}
 
 extension TimeOfDay {
     /// For `@Option(transform:)`: `--at 25:00` says why it is not a time.
