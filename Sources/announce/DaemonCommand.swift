@@ -45,10 +45,7 @@ struct DaemonCommand: ParsableCommand {
         completion: deviceCompletion)
     var device: DeviceName?
 
-    @Option(
-        parsing: .unconditional,
-        help: ArgumentHelp("Exit after this long with nothing queued and no client connected.", valueName: "duration"),
-        transform: TimeSpan.argument)
+    @Option(duration: "idle-exit", help: "Exit after this long with nothing queued and no client connected.")
     var idleExit: TimeSpan?
 
     @Flag(name: [.customLong("quiet"), .customShort("q")], help: "Log errors only (ANNOUNCE_LOG overrides).")

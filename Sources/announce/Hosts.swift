@@ -17,10 +17,7 @@ struct Hosts: ParsableCommand {
     @Flag(name: .customLong("json"), help: "One JSON object per host.")
     var json = false
 
-    @Option(
-        name: .customLong("timeout"), parsing: .unconditional,
-        help: ArgumentHelp("How long to try the broker (default 10s).", valueName: "duration"),
-        transform: TimeSpan.argument)
+    @Option(duration: "timeout", help: "How long to try the broker (default 10s).")
     var timeout: TimeSpan?
 
     func run() throws {

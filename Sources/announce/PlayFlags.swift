@@ -18,24 +18,20 @@ import Logging
 
 /// `--volume` or `--gain`, and `--loudness`, for `play`, `say` and `alert`.
 struct VolumeFlags: ParsableArguments {
-    // .unconditional: "--volume -1" must be out of range, not a missing value.
-    @Option(name: .customLong("volume"), parsing: .unconditional, help: "Linear volume, 0 to 1 (not with --gain).")
+    @Option(signed: "volume", help: "Linear volume, 0 to 1 (not with --gain).")
     var volume: Double?
 
-    // .unconditional: "--gain -6" must read -6 as the value, not as an option.
     @Option(
-        name: .customLong("gain"), parsing: .unconditional,
-        help: ArgumentHelp(
-            "Gain in dB, at most \(Int(Limits.maxGainDecibels)) (negative is quieter; not with --volume).",
-            valueName: "dB"))
+        signed: "gain",
+        help: "Gain in dB, at most \(Int(Limits.maxGainDecibels)) (negative is quieter; not with --volume).",
+        valueName: "dB")
     var gain: Double?
 
-    // .unconditional: "--loudness -16" must read -16 as the value.
     @Option(
-        name: .customLong("loudness"), parsing: .unconditional,
-        help: ArgumentHelp(
+        signed: "loudness",
+        help:
             "Loudness it plays at, in LUFS from \(Int(Limits.loudness.lowerBound)) to \(Int(Limits.loudness.upperBound)), its true peak kept under \(Int(Loudness.ceiling)) dBTP; off plays the file's own level, sample for sample. Default: the config file's loudness, else -16. --volume and --gain apply on top.",
-            valueName: "LUFS|off"))
+        valueName: "LUFS|off")
     var loudness: String?
 
     func validate() throws {
@@ -62,36 +58,31 @@ struct VolumeFlags: ParsableArguments {
 struct PlaybackFlags: ParsableArguments {
     @OptionGroup var level: VolumeFlags
 
-    @Option(
-        name: .customLong("pan"), parsing: .unconditional,
-        help: "Balance, -1 (left) to 1 (right). A mono clip with a pan plays in stereo.")
+    @Option(signed: "pan", help: "Balance, -1 (left) to 1 (right). A mono clip with a pan plays in stereo.")
     var pan: Double = 0
 
     @Option(
-        name: .customLong("loops"), parsing: .unconditional,
-        help: "Extra passes after the first (at most \(Limits.maxLoops)); -1 repeats until stopped.")
+        signed: "loops", help: "Extra passes after the first (at most \(Limits.maxLoops)); -1 repeats until stopped.")
     var loops: Int = 0
 
     @Option(
-        name: .customLong("start"), parsing: .unconditional,
-        help: ArgumentHelp(
-            "Where the first pass starts: 1.5s, 500ms, 1m30s, 0:24.9 (before the end of the file).", valueName: "time"),
-        transform: TimeSpan.argument)
+        duration: "start",
+        help: "Where the first pass starts: 1.5s, 500ms, 1m30s, 0:24.9 (before the end of the file).",
+        valueName: "time")
     var start: TimeSpan?
 
-    // .unconditional: "--rate -1" must be out of range, not a missing value.
     @Option(
-        name: .customLong("rate"), parsing: .unconditional,
-        help: ArgumentHelp(
+        signed: "rate",
+        help:
             "Tempo with the pitch kept, \(numberText(Limits.rate.lowerBound)) to \(numberText(Limits.rate.upperBound)): 2 plays twice as fast. Positions, lengths and --start stay in the file's time.",
-            valueName: "factor"))
+        valueName: "factor")
     var rate: Double?
 
     @Option(
-        name: .customLong("pitch"), parsing: .unconditional,
-        help: ArgumentHelp(
+        signed: "pitch",
+        help:
             "Pitch shift in semitones, \(numberText(Limits.pitch.lowerBound)) to \(numberText(Limits.pitch.upperBound)), with the length kept: 12 is an octave up.",
-            valueName: "semitones"))
+        valueName: "semitones")
     var pitch: Double?
 
     @Flag(
@@ -177,12 +168,11 @@ struct SessionFlags: ParsableArguments {
         help: "When this ends, leave the streams it interrupted paused until `announce resume` (default: they resume).")
     var noNotifyOthers = false
 
-    // .unconditional: "--duck-level -12" must read -12 as the value.
     @Option(
-        name: .customLong("duck-level"), parsing: .unconditional,
-        help: ArgumentHelp(
+        signed: "duck-level",
+        help:
             "How far --duck-others lowers the others: \(Int(UserConfiguration.duckLevelRange.lowerBound)) to \(Int(UserConfiguration.duckLevelRange.upperBound)) dB, as -12, -12dB or '-12 dB' (default: the config file's duck-level, else \(Int(UserConfiguration.defaultDuckLevel)) dB).",
-            valueName: "dB"))
+        valueName: "dB")
     var duckLevel: String?
 
     @Option(
@@ -268,8 +258,8 @@ struct QueueFlags: ParsableArguments {
     var onInterrupt: InterruptAction = .default
 
     @Option(
-        name: .customLong("drop-after"), parsing: .unconditional,
-        help: ArgumentHelp("A preempted item that had this fraction (0 to 1) heard is dropped.", valueName: "fraction"))
+        signed: "drop-after", help: "A preempted item that had this fraction (0 to 1) heard is dropped.",
+        valueName: "fraction")
     var dropAfter: Double = QueueItem.defaultDropAfter
 
     @Option(name: .customLong("tag"), help: "A label for cancel --tag and --replace.")
@@ -281,16 +271,13 @@ struct QueueFlags: ParsableArguments {
     var replace = false
 
     @Option(
-        name: .customLong("expire"), parsing: .unconditional,
-        help: ArgumentHelp(
-            "Give up (expired, 75) if not started within this time (10s, 5m, 1m30s, 1:30), counted from --at/--delay when given.",
-            valueName: "duration"), transform: TimeSpan.argument)
+        duration: "expire",
+        help:
+            "Give up (expired, 75) if not started within this time (10s, 5m, 1m30s, 1:30), counted from --at/--delay when given."
+    )
     var expire: TimeSpan?
 
-    @Option(
-        name: .customLong("delay"), parsing: .unconditional,
-        help: ArgumentHelp("Play no sooner than this long from now (not with --at).", valueName: "duration"),
-        transform: TimeSpan.argument)
+    @Option(duration: "delay", help: "Play no sooner than this long from now (not with --at).")
     var delay: TimeSpan?
 
     @Option(

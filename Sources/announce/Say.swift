@@ -27,10 +27,9 @@ struct VoiceFlags: ParsableArguments {
     var voice: String?
 
     @Option(
-        name: .customLong("speed"), parsing: .unconditional,
-        help: ArgumentHelp(
-            "Words per minute, \(Limits.speechSpeed.lowerBound) to \(Limits.speechSpeed.upperBound).", valueName: "wpm")
-    )
+        signed: "speed",
+        help: "Words per minute, \(Limits.speechSpeed.lowerBound) to \(Limits.speechSpeed.upperBound).",
+        valueName: "wpm")
     var speed: Int?
 
     @Option(

@@ -16,10 +16,8 @@ struct StreamFlags: ParsableArguments {
     var isOn = false
 
     @Option(
-        name: .customLong("duration"), parsing: .unconditional,
-        help: ArgumentHelp(
-            "With --stream: stop after this much of it has been heard (10s, 5m, 1h30m); the outcome is played.",
-            valueName: "duration"), transform: TimeSpan.argument)
+        duration: "duration",
+        help: "With --stream: stop after this much of it has been heard (10s, 5m, 1h30m); the outcome is played.")
     var duration: TimeSpan?
 
     @Flag(

@@ -24,10 +24,10 @@ struct ZoneFlags: ParsableArguments {
     var hostLists: [String] = []
 
     @Option(
-        name: .customLong("wait-timeout"), parsing: .unconditional,
-        help: ArgumentHelp(
-            "With --zone or --host: how long to wait for the hosts' outcomes (default 60s); a host that has not answered by then is `no answer` (69).",
-            valueName: "duration"), transform: TimeSpan.argument)
+        duration: "wait-timeout",
+        help:
+            "With --zone or --host: how long to wait for the hosts' outcomes (default 60s); a host that has not answered by then is `no answer` (69)."
+    )
     var waitTimeout: TimeSpan?
 
     var hosts: [String] { hostLists.flatMap { $0.split(separator: ",").map { String($0).trimming(" ") } } }
