@@ -78,9 +78,7 @@ public final class LeveledSource: WrappingSource {
         self.follow = follow
         let input = source.format
         channels = input.channels
-        format = SourceFormat(
-            sampleRate: input.sampleRate, channels: input.channels, exactSampleFormat: .float32,
-            container: input.container, codec: input.codec)
+        format = input.asFloat32
         limiter = TruePeakLimiter(channels: channels, sampleRate: input.sampleRate, ceiling: ceiling)
         chunk = .allocate(capacity: Self.chunkFrames * channels)
         limited = .allocate(capacity: (Self.chunkFrames + limiter.latency) * channels)

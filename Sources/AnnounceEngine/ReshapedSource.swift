@@ -39,10 +39,8 @@ public final class ReshapedSource: WrappingSource {
         self.reshaping = reshaping
         let input = source.format
         channels = input.channels
-        // Float out, whatever the source was: the device then opens in float if it can.
-        format = SourceFormat(
-            sampleRate: input.sampleRate, channels: input.channels, exactSampleFormat: .float32,
-            container: input.container, codec: input.codec)
+        // Float out, whatever the source was.
+        format = input.asFloat32
         skipper = reshaping.silence.map {
             SilenceSkipper(channels: input.channels, sampleRate: input.sampleRate, rule: $0)
         }
