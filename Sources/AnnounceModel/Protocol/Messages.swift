@@ -228,7 +228,7 @@ public struct DaemonStatus: Codable, Equatable, Sendable {
 
     public init(
         pid: Int32, device: DeviceName, deviceOpen: Bool, paused: Bool, playing: ItemStatus?,
-        queued: [ItemStatus], scheduled: [ItemStatus], quiet: QuietState = QuietState(quiet: false, reason: "")
+        queued: [ItemStatus], scheduled: [ItemStatus], quiet: QuietState = .notQuiet
     ) {
         self.pid = pid
         self.device = device

@@ -52,11 +52,6 @@ public struct ReplyError: Codable, Equatable, Sendable {
     /// The exit status a client should end with (DESIGN §1).
     public var code: Int32
     public var message: String
-
-    public init(code: Int32, message: String) {
-        self.code = code
-        self.message = message
-    }
 }
 
 extension Reply: Codable {

@@ -89,14 +89,6 @@ public enum QuietRequest: Equatable, Sendable {
     case on, off
     /// Quiet until this time (seconds since the epoch).
     case until(Double)
-
-    public var kind: QuietSwitch {
-        switch self {
-        case .on: .on
-        case .off: .off
-        case .until: .until
-        }
-    }
 }
 
 /// A line that decodes but is no request of its op (no `items`, a cancel of nothing): the
@@ -185,9 +177,11 @@ extension Request: Codable {
             try container.encode(progress, forKey: .progress)
         case .cancel(.ids(let ids)): try container.encode(ids, forKey: .ids)
         case .cancel(.tag(let tag)): try container.encode(tag, forKey: .tag)
-        case .quiet(let quiet):
-            try container.encode(quiet.kind, forKey: .state)
-            if case .until(let until) = quiet { try container.encode(until, forKey: .until) }
+        case .quiet(.on): try container.encode(QuietSwitch.on, forKey: .state)
+        case .quiet(.off): try container.encode(QuietSwitch.off, forKey: .state)
+        case .quiet(.until(let until)):
+            try container.encode(QuietSwitch.until, forKey: .state)
+            try container.encode(until, forKey: .until)
         case .status, .skip, .pause, .resume, .stop, .clear, .events: break
         }
     }

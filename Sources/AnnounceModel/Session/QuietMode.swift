@@ -202,23 +202,14 @@ public struct QuietState: Codable, Equatable, Sendable {
     /// With `setting == .until`: when it ends.
     public var until: Double?
     /// The configured quiet hours (`HH:MM-HH:MM` on the wire).
-    public var hours: [QuietHours]
+    public var hours: [QuietHours] = []
     /// Why, in a few words: "quiet hours 22:00-07:00", "announce quiet on".
     public var reason: String
     /// What quiet mode does (the config file's `quiet-level`); absent from an older daemon: silent.
     public var level: QuietLevel?
 
-    public init(
-        quiet: Bool, setting: QuietSwitch? = nil, until: Double? = nil, hours: [QuietHours] = [], reason: String,
-        level: QuietLevel? = nil
-    ) {
-        self.quiet = quiet
-        self.setting = setting
-        self.until = until
-        self.hours = hours
-        self.reason = reason
-        self.level = level
-    }
+    /// Sound as usual, for no reason worth telling (a status without quiet mode).
+    public static let notQuiet = QuietState(quiet: false, reason: "")
 }
 
 /// One quiet-hours window, `HH:MM-HH:MM` local time: from the start minute (included) to the
@@ -229,11 +220,6 @@ public struct QuietHours: Hashable, Codable, Sendable, CustomStringConvertible {
     public var start: Int
     /// Minutes since local midnight, 1 to 1440 (exclusive end).
     public var end: Int
-
-    public init(start: Int, end: Int) {
-        self.start = start
-        self.end = end
-    }
 
     /// `22:00-07:00`, `7:30-8:00`, `00:00-24:00`. Throws `.usage` with a short reason.
     public init(parsing text: String) throws(AnnounceError) {

@@ -21,12 +21,6 @@ public struct Interruption: Equatable, Sendable {
     /// The stream whose activation caused it.
     public var by: ItemID
     public var reason: InterruptionReason
-
-    public init(id: ItemID, by: ItemID, reason: InterruptionReason) {
-        self.id = id
-        self.by = by
-        self.reason = reason
-    }
 }
 
 /// An interruption that is over: emit `interruption-ended` for `id` with `should-resume`.
@@ -37,23 +31,12 @@ public struct InterruptionEnd: Equatable, Sendable {
     /// The session whose deactivation ended it (the last that held it).
     public var by: ItemID
     public var shouldResume: Bool
-
-    public init(id: ItemID, by: ItemID, shouldResume: Bool) {
-        self.id = id
-        self.by = by
-        self.shouldResume = shouldResume
-    }
 }
 
 /// Gain changes: ramp `ducked` down to the duck level (about 150 ms) and `unducked` back up (about 400 ms).
 public struct DuckChanges: Equatable, Sendable {
-    public var ducked: [ItemID]
-    public var unducked: [ItemID]
-
-    public init(ducked: [ItemID] = [], unducked: [ItemID] = []) {
-        self.ducked = ducked
-        self.unducked = unducked
-    }
+    public var ducked: [ItemID] = []
+    public var unducked: [ItemID] = []
 
     public var isEmpty: Bool { ducked.isEmpty && unducked.isEmpty }
 }
@@ -65,26 +48,15 @@ public struct ActiveStream: Codable, Equatable, Sendable {
     public var session: AudioSession
     /// The active sessions that interrupted it and have not ended yet, in the order they did.
     /// Non-empty: it is paused until the last ends (what clients are told is `ItemLifecycle`'s).
-    public var interruptedBy: [ItemID]
+    public var interruptedBy: [ItemID] = []
     /// A `--no-notify-others` session that interrupted it has ended: once no interruption holds it,
     /// it stays paused until an explicit resume.
-    public var awaitsResume: Bool
+    public var awaitsResume = false
     /// Its gain is at the duck level (or ramping there), also while paused, so it resumes at the right level.
-    public var ducked: Bool
+    public var ducked = false
     /// Paused for a reason outside the policy (the queue paused, its device busy or gone): it
     /// keeps its session and interruptions, but does not duck others meanwhile.
     public var suspended = false
-
-    public init(
-        id: ItemID, session: AudioSession, interruptedBy: [ItemID] = [], awaitsResume: Bool = false,
-        ducked: Bool = false
-    ) {
-        self.id = id
-        self.session = session
-        self.interruptedBy = interruptedBy
-        self.awaitsResume = awaitsResume
-        self.ducked = ducked
-    }
 
     public var isInterrupted: Bool { !interruptedBy.isEmpty }
     /// Producing sound: neither interrupted nor waiting for a resume. Only playing streams duck others.
@@ -96,21 +68,12 @@ public struct PolicyDecision: Equatable, Sendable {
     /// The stream that activates.
     public var id: ItemID
     /// It starts at the duck level: a playing duck-others stream is already active.
-    public var startsDucked: Bool
+    public var startsDucked = false
     /// Streams that pause now (they were playing; interruption-began). Streams already interrupted
     /// are not listed again, but stay paused until this session ends too.
-    public var interrupted: [Interruption]
+    public var interrupted: [Interruption] = []
     /// Gain changes for the other streams.
-    public var ducking: DuckChanges
-
-    public init(
-        id: ItemID, startsDucked: Bool = false, interrupted: [Interruption] = [], ducking: DuckChanges = DuckChanges()
-    ) {
-        self.id = id
-        self.startsDucked = startsDucked
-        self.interrupted = interrupted
-        self.ducking = ducking
-    }
+    public var ducking = DuckChanges()
 }
 
 /// What happens when a session ends. Ids are in activation order.
@@ -118,16 +81,10 @@ public struct DeactivationDecision: Equatable, Sendable {
     /// The stream that ended.
     public var id: ItemID
     /// Interruptions it was the last to hold (interruption-ended).
-    public var ended: [InterruptionEnd]
+    public var ended: [InterruptionEnd] = []
     /// Gain changes: unducked when it was the last playing duck-others stream; ducked when a
     /// duck-others stream it had interrupted plays again.
-    public var ducking: DuckChanges
-
-    public init(id: ItemID, ended: [InterruptionEnd] = [], ducking: DuckChanges = DuckChanges()) {
-        self.id = id
-        self.ended = ended
-        self.ducking = ducking
-    }
+    public var ducking = DuckChanges()
 }
 
 /// The session policy (DESIGN §3): who mixes, who is interrupted, who is ducked, who resumes.

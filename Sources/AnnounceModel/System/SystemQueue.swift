@@ -5,11 +5,6 @@
 public struct ItemOwner: Codable, Equatable, Hashable, Sendable {
     public var uid: UInt32
     public var name: String
-
-    public init(uid: UInt32, name: String) {
-        self.uid = uid
-        self.name = name
-    }
 }
 
 /// The files a system-queue client opened with its own rights and sent beside the request line
