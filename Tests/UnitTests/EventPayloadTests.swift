@@ -52,9 +52,28 @@ import Testing
             #"{"v":1,"event":"finished","time":1,"outcome":{"kind":"played"}}"#,
             #"{"v":1,"event":"finished","time":1,"id":"a"}"#,
             #"{"v":1,"event":"device-closed","time":1}"#,
-            #"{"v":1,"event":"interruption-ended","time":1,"id":"a"}"#
+            #"{"v":1,"event":"interruption-ended","time":1,"id":"a"}"#,
+            #"{"v":1,"event":"route-change","time":1,"device":"hw:0"}"#
         ] {
             #expect(throws: DecodingError.self, "\(line)") { try JSONCoding.decode(Event.self, from: Array(line.utf8)) }
+        }
+    }
+
+    /// What another user is sent of any event about an item decodes again, without the words.
+    @Test func anotherUsersViewOfEveryKindDecodes() throws {
+        let owned = EventItem("0a0ad6c1de08", path: "/home/bob/x.wav", owner: ItemOwner(uid: 7, name: "bob"))
+        let payloads: [Event.Payload] = [
+            .interruptionBegan(owned, reason: .other("skipped"), warning: "/home/bob"),
+            .waiting(owned, reason: .other("tea-break"), warning: "/home/bob"),
+            .finished(owned, outcome: Outcome(.failed, reason: "/home/bob/x.wav: gone", code: 66), reason: .other("x")),
+            .started(owned, device: "file:FILE=/home/bob/out.wav", format: "S16_LE 48000 Hz 1 ch"),
+            .title(owned, title: "bob's radio")
+        ]
+        for payload in payloads {
+            let view = Event(time: 1, payload).privateView()
+            let read = try JSONCoding.decode(Event.self, from: try #require(JSONCoding.encode(view)))
+            #expect(read.path == "(another user's)" && read.owner?.uid == 7, "\(view.event)")
+            #expect(read.reason == nil && read.warning == nil && read.device == nil && read.title == nil)
         }
     }
 

@@ -111,7 +111,7 @@ extension Event {
                 try required(wire.item, "id"), heard: wire.heard, duration: wire.duration, percent: wire.percent)
         case .interruptionBegan:
             payload = .interruptionBegan(
-                try required(wire.item, "id"), reason: try required(wire.reason, "reason"), heard: wire.heard,
+                try required(wire.item, "id"), reason: wire.reason, heard: wire.heard,
                 device: wire.device, warning: wire.warning)
         case .interruptionEnded:
             payload = .interruptionEnded(
@@ -123,7 +123,7 @@ extension Event {
                 frames: wire.frames, warning: wire.warning)
         case .waiting:
             payload = .waiting(
-                try required(wire.item, "id"), reason: try required(wire.reason, "reason"), ahead: wire.ahead,
+                try required(wire.item, "id"), reason: wire.reason, ahead: wire.ahead,
                 wait: wire.wait, at: wire.at, warning: wire.warning)
         case .title:
             payload = .title(try required(wire.item, "id"), title: wire.title)

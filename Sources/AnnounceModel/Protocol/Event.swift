@@ -42,9 +42,10 @@ public struct Event: Codable, Equatable, Sendable {
             EventItem, heard: Double? = nil, duration: Double? = nil, device: String? = nil, format: String? = nil)
         /// `percent`: the milestone (25, 50, 75) for `events`; nil for a waiting terminal's ticks.
         case progress(EventItem, heard: Double? = nil, duration: Double? = nil, percent: Int? = nil)
-        /// `warning`: the call or the device's problem that interrupted it.
+        /// `warning`: the call or the device's problem that interrupted it. `reason` (and a
+        /// waiting item's) is absent only where another user's item is shown without its words.
         case interruptionBegan(
-            EventItem, reason: EventReason, heard: Double? = nil, device: String? = nil, warning: String? = nil)
+            EventItem, reason: EventReason?, heard: Double? = nil, device: String? = nil, warning: String? = nil)
         /// `shouldResume`: the item goes on by itself.
         case interruptionEnded(EventItem, shouldResume: Bool)
         /// `reason`: the outcome's, in words; `device`: every device it played on, listed;
@@ -56,7 +57,7 @@ public struct Event: Codable, Equatable, Sendable {
         /// queued: how many play first and about how many seconds until it starts (when every
         /// one ahead has a known length); scheduled: when it is due.
         case waiting(
-            EventItem, reason: EventReason, ahead: Int? = nil, wait: Double? = nil, at: Double? = nil,
+            EventItem, reason: EventReason?, ahead: Int? = nil, wait: Double? = nil, at: Double? = nil,
             warning: String? = nil)
         /// A live stream's title now (nil: it has none now).
         case title(EventItem, title: String? = nil)
