@@ -127,7 +127,9 @@ enum OtherAudioCallChecks {
             let clip = directory + "/announce-1000.wav"
             let phone = directory + "/phone-440.wav"
             try Sox.tone(clip, frequency: 1000, seconds: clipSeconds, rate: Int(rate), channels: 2)
-            try Sox.tone(phone, frequency: 440, seconds: 1, rate: Int(rate), channels: 2)
+            // 3 s: the status taken once the call began still finds it going under a loaded run's
+            // slow client start (a 1 s call had ended by then once in CI).
+            try Sox.tone(phone, frequency: 440, seconds: 3, rate: Int(rate), channels: 2)
             try await OtherAudioDuckChecks.waitForBytes(recording, atLeast: bytesPerSecond / 2)
             let client = try await runtime.subscribe()
             let play = try Runner.launch(["play", clip], environment: runtime.environment, killAfter: 40)
