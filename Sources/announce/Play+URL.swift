@@ -17,8 +17,8 @@ extension Play {
                     "announce plays \(Clip.urlSchemes.dropLast().joined(separator: ", ")) and \(Clip.urlSchemes.last ?? "") URLs, not \(scheme)"
             )
         }
-        let options = item.playback.options
-        let devices = try item.output.resolved()
+        let options = playback.options
+        let devices = try output.resolved()
         var clip = Clip(
             path: url, device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
             gain: options.gain, pan: options.pan, loops: options.loops, start: options.start?.seconds,
@@ -26,7 +26,7 @@ extension Play {
         clip.url = url
         clip.cache = cache
         clip.proxies = callerProxies()
-        item.playback.reshape(&clip)
+        playback.reshape(&clip)
         return clip
     }
 }

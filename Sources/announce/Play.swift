@@ -85,7 +85,12 @@ struct Play: ParsableCommand {
     )
     var cache: Bool?
 
-    @OptionGroup var item: ItemFlags
+    @OptionGroup var output: DeviceFlags
+    @OptionGroup var playback: PlaybackFlags
+    @OptionGroup var chimes: ChimeFlags
+    @OptionGroup var session: SessionFlags
+    @OptionGroup var queue: QueueFlags
+    @OptionGroup var delivery: DeliveryFlags
     @OptionGroup var stream: StreamFlags
     @OptionGroup var zones: ZoneFlags
 
@@ -96,9 +101,9 @@ struct Play: ParsableCommand {
         if files.filter({ $0 == Self.stdinArgument }).count > 1 {
             throw ValidationError("- (stdin) is given more than once; stdin can be read once")
         }
-        try item.output.validate(session: item.session, queue: item.queue)
-        try zones.validate(devices: item.output)
-        try stream.validate(files: files, playback: item.playback)
+        try output.validate(session: session, queue: queue)
+        try zones.validate(devices: output)
+        try stream.validate(files: files, playback: playback)
     }
 
     func run() throws {
@@ -110,13 +115,13 @@ struct Play: ParsableCommand {
         // Files are opened by their bytes (a name need not be UTF-8), shown as the parser decoded them.
         let fileNames = RawArguments.fileNames(files)
         try submit(
-            names: paths.map { String($0.split(separator: "/").last ?? "") }, paths: paths, delivery: item.delivery,
-            session: item.session, zones: zones, handover: { handover = $0 }
+            names: paths.map { String($0.split(separator: "/").last ?? "") }, paths: paths, delivery: delivery,
+            session: session, zones: zones, handover: { handover = $0 }
         ) { (handed: FileHandover?) throws(AnnounceError) in
             try zip(files, fileNames).map { argument, file throws(AnnounceError) in
                 let clip: Clip
                 if stream.isOn {
-                    clip = try stream.clip(argument, playback: item.playback, devices: item.output.resolved())
+                    clip = try stream.clip(argument, playback: playback, devices: output.resolved())
                 } else if let handed, Clip.urlScheme(of: argument) == nil {
                     clip = try handedClip(argument == Self.stdinArgument ? nil : SoundNames.resolve(file), to: handed)
                 } else if let input = try StoredInput.store(argument) {
@@ -131,7 +136,10 @@ struct Play: ParsableCommand {
                 } else {
                     clip = try checkedClip(SoundNames.resolve(file))
                 }
-                return try item.request(for: clip)
+                var request = queue.request(for: clip)
+                try session.apply(to: &request)
+                try chimes.apply(to: &request)
+                return request
             }
         }
     }
@@ -162,16 +170,16 @@ struct Play: ParsableCommand {
     {
         let decoder = try DecoderRegistry.open(file)
         let info = decoder.info
-        let options = item.playback.options
+        let options = playback.options
         if let problem = options.startProblem(in: info, path: label ?? file.text) { throw problem }
         // The daemon's working directory is /: a file: device's FILE is the caller's.
-        let devices = try item.output.resolved()
+        let devices = try output.resolved()
         var clip = Clip(
             path: file.text, device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
             gain: options.gain, pan: options.pan,
             loops: options.loops, start: options.start?.seconds, environment: AudioEnvironment.caller(), media: media)
         if let label { clip.path = label } else { clip.file = absoluteFile(file) }
-        item.playback.reshape(&clip)
+        playback.reshape(&clip)
         clip.seconds = decoder.lengthIsExact ? programSeconds(info, options).map(clip.wallSeconds) : nil
         return clip
     }

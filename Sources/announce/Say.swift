@@ -100,7 +100,12 @@ struct Say: ParsableCommand {
     var words: [String]
 
     @OptionGroup var voice: VoiceFlags
-    @OptionGroup var item: ItemFlags
+    @OptionGroup var output: DeviceFlags
+    @OptionGroup var playback: PlaybackFlags
+    @OptionGroup var chimes: ChimeFlags
+    @OptionGroup var session: SessionFlags
+    @OptionGroup var queue: QueueFlags
+    @OptionGroup var delivery: DeliveryFlags
     @OptionGroup var zones: ZoneFlags
 
     func validate() throws {
@@ -110,8 +115,8 @@ struct Say: ParsableCommand {
                 "--speed \(speed): out of range \(Limits.speechSpeed.lowerBound)…\(Limits.speechSpeed.upperBound) words per minute"
             )
         }
-        try item.output.validate(session: item.session, queue: item.queue)
-        try zones.validate(devices: item.output)
+        try output.validate(session: session, queue: queue)
+        try zones.validate(devices: output)
     }
 
     func run() throws {
@@ -122,9 +127,7 @@ struct Say: ParsableCommand {
             throw reportedExit(error)
         }
         let speech = voice.speech(text, configuration: UserConfiguration.load().configuration)
-        try submit(
-            names: [speech.label], paths: [speech.label], delivery: item.delivery, session: item.session, zones: zones
-        ) {
+        try submit(names: [speech.label], paths: [speech.label], delivery: delivery, session: session, zones: zones) {
             (_: FileHandover?) throws(AnnounceError) in
             if let problem = speech.problem { throw .usage(optionText(problem)) }
             // The engine runs in the daemon, which looks on the same PATH (and the usual bin
@@ -135,16 +138,19 @@ struct Say: ParsableCommand {
                 }
                 try EngineVoices.check(speech, program: program)
             }
-            let options = item.playback.options
+            let options = playback.options
             if options.start != nil && speech.ssml == true { throw .usage("--start cannot go into SSML") }
-            let devices = try item.output.resolved()
+            let devices = try output.resolved()
             var clip = Clip(
                 path: speech.label, device: devices.first,
                 extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
                 gain: options.gain, pan: options.pan, loops: options.loops, start: options.start?.seconds,
                 environment: AudioEnvironment.caller(), speech: speech)
-            item.playback.reshape(&clip)
-            return [try item.request(for: clip)]
+            playback.reshape(&clip)
+            var request = queue.request(for: clip)
+            try session.apply(to: &request)
+            try chimes.apply(to: &request)
+            return [request]
         }
     }
 

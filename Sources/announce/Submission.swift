@@ -40,25 +40,6 @@ struct DeviceFlags: ParsableArguments {
     }
 }
 
-/// The options of every item `play` and `say` queue: where and how it plays, its chimes, its
-/// session and place in the queue, and what the command prints.
-struct ItemFlags: ParsableArguments {
-    @OptionGroup var output: DeviceFlags
-    @OptionGroup var playback: PlaybackFlags
-    @OptionGroup var chimes: ChimeFlags
-    @OptionGroup var session: SessionFlags
-    @OptionGroup var queue: QueueFlags
-    @OptionGroup var delivery: DeliveryFlags
-
-    /// The request that queues `clip`: its queue, session and chime fields.
-    func request(for clip: Clip) throws(AnnounceError) -> ItemRequest {
-        var request = queue.request(for: clip)
-        try session.apply(to: &request)
-        try chimes.apply(to: &request)
-        return request
-    }
-}
-
 /// What `play` and `say` print and whether they wait.
 struct DeliveryFlags: ParsableArguments {
     @Flag(name: .customLong("no-wait"), help: "Print the item ids once they are safely queued, and exit 0.")
