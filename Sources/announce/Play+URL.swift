@@ -20,7 +20,7 @@ extension Play {
         let options = playback.options
         let devices = try output.resolved()
         var clip = Clip(
-            path: url, device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
+            path: url, device: devices.first, extraDevices: devices.extra,
             gain: options.gain, pan: options.pan, loops: options.loops, start: options.start?.seconds,
             environment: AudioEnvironment.caller())
         clip.url = url

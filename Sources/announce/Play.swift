@@ -175,7 +175,7 @@ struct Play: ParsableCommand {
         // The daemon's working directory is /: a file: device's FILE is the caller's.
         let devices = try output.resolved()
         var clip = Clip(
-            path: file.text, device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
+            path: file.text, device: devices.first, extraDevices: devices.extra,
             gain: options.gain, pan: options.pan,
             loops: options.loops, start: options.start?.seconds, environment: AudioEnvironment.caller(), media: media)
         if let label { clip.path = label } else { clip.file = absoluteFile(file) }

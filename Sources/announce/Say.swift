@@ -142,8 +142,7 @@ struct Say: ParsableCommand {
             if options.start != nil && speech.ssml == true { throw .usage("--start cannot go into SSML") }
             let devices = try output.resolved()
             var clip = Clip(
-                path: speech.label, device: devices.first,
-                extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
+                path: speech.label, device: devices.first, extraDevices: devices.extra,
                 gain: options.gain, pan: options.pan, loops: options.loops, start: options.start?.seconds,
                 environment: AudioEnvironment.caller(), speech: speech)
             playback.reshape(&clip)

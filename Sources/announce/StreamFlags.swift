@@ -40,11 +40,11 @@ struct StreamFlags: ParsableArguments {
         }
     }
 
-    /// The clip that asks the daemon to play `url` live, on `devices` (the daemon's when empty).
-    func clip(_ url: String, playback: PlaybackFlags, devices: [DeviceName]) -> Clip {
+    /// The clip that asks the daemon to play `url` live, on `devices` (`DeviceFlags.resolved()`).
+    func clip(_ url: String, playback: PlaybackFlags, devices: (first: DeviceName?, extra: [DeviceName]?)) -> Clip {
         let options = playback.options
         var clip = Clip(
-            path: url, device: devices.first, extraDevices: devices.count > 1 ? Array(devices.dropFirst()) : nil,
+            path: url, device: devices.first, extraDevices: devices.extra,
             gain: options.gain, pan: options.pan, environment: AudioEnvironment.caller(), stream: stream(url))
         playback.reshape(&clip)
         clip.seconds = duration?.seconds

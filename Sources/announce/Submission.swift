@@ -34,9 +34,13 @@ struct DeviceFlags: ParsableArguments {
         }
     }
 
-    /// The devices, a file: device's FILE made absolute (the daemon's working directory is /).
-    func resolved() throws(AnnounceError) -> [DeviceName] {
-        try device.map { name throws(AnnounceError) in try Outputs.backend.resolvingFile(name, absolute: absolutePath) }
+    /// The devices as a clip names them (none: the daemon's), a file: device's FILE made absolute
+    /// (the daemon's working directory is /): the first, and any others.
+    func resolved() throws(AnnounceError) -> (first: DeviceName?, extra: [DeviceName]?) {
+        let devices = try device.map { name throws(AnnounceError) in
+            try Outputs.backend.resolvingFile(name, absolute: absolutePath)
+        }
+        return (devices.first, devices.count > 1 ? Array(devices.dropFirst()) : nil)
     }
 }
 
