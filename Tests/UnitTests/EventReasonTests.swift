@@ -8,7 +8,8 @@ import Testing
     /// Every documented reason, as the wire spells it, and what it decodes to.
     static let documented: [(String, EventReason)] = [
         ("queued", .queued), ("scheduled", .scheduled), ("paused", .paused), ("held", .held),
-        ("device-busy", .deviceBusy), ("device-lost", .deviceLost),
+        ("device-busy", .deviceBusy), ("device-lost", .deviceLost), ("call", .call),
+        ("other audio playing", .otherAudioPlaying),
         ("preempted by 0a0ad6c1de08", .preempted(by: "0a0ad6c1de08")),
         ("non-mixable-activation", .nonMixableActivation), ("spoken-audio-interrupted", .spokenAudioInterrupted),
         ("waiting for announce resume", .awaitingResume),

@@ -38,30 +38,23 @@ public enum EventReason: Hashable, Sendable {
 
     /// The reason a string names; every string is one (`description` gives it back).
     public init(_ text: String) {
-        switch text {
-        case "queued": self = .queued
-        case "scheduled": self = .scheduled
-        case "paused": self = .paused
-        case "held": self = .held
-        case "device-busy": self = .deviceBusy
-        case "device-lost": self = .deviceLost
-        case "call": self = .call
-        case "other audio playing": self = .otherAudioPlaying
-        case "non-mixable-activation": self = .nonMixableActivation
-        case "spoken-audio-interrupted": self = .spokenAudioInterrupted
-        case "waiting for announce resume": self = .awaitingResume
-        case "old-device-unavailable": self = .oldDeviceUnavailable
-        case "new-device-available": self = .newDeviceAvailable
-        default:
-            if let by = Self.suffix(of: text, after: "preempted by ") {
-                self = .preempted(by: ItemID(by))
-            } else if let by = Self.suffix(of: text, after: "interrupted by ") {
-                self = .interruptedBy(ItemID(by))
-            } else {
-                self = .other(text)
-            }
+        if let plain = Self.plainByWord[text] {
+            self = plain
+        } else if let by = Self.suffix(of: text, after: "preempted by ") {
+            self = .preempted(by: ItemID(by))
+        } else if let by = Self.suffix(of: text, after: "interrupted by ") {
+            self = .interruptedBy(ItemID(by))
+        } else {
+            self = .other(text)
         }
     }
+
+    /// The reasons without a value, by their word: `description` is the one spelling.
+    private static let plainByWord: [String: EventReason] = Dictionary(
+        uniqueKeysWithValues: [
+            queued, scheduled, paused, held, deviceBusy, deviceLost, call, otherAudioPlaying, nonMixableActivation,
+            spokenAudioInterrupted, awaitingResume, oldDeviceUnavailable, newDeviceAvailable
+        ].map { ($0.description, $0) })
 
     /// How the session policy's reasons are sent.
     public init(_ reason: InterruptionReason) {

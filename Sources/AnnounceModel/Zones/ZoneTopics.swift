@@ -45,18 +45,15 @@ public enum ZoneTopic: Equatable, Sendable {
         let parts = name.split(separator: "/", omittingEmptySubsequences: false).map(String.init)
         guard parts.count >= 4, parts[0] == "announce", parts[1] == "v1" else { return nil }
         switch (parts[2], parts.count) {
-        case ("host", 5) where ZoneName.problem(parts[3], kind: "host") == nil && parts[4] == "play":
-            self = .hostPlay(parts[3])
-        case ("zone", 5) where ZoneName.problem(parts[3], kind: "zone") == nil && parts[4] == "play":
-            self = .zonePlay(parts[3])
-        case ("host", 5) where ZoneName.problem(parts[3], kind: "host") == nil && parts[4] == "say":
-            self = .hostSay(parts[3])
-        case ("zone", 5) where ZoneName.problem(parts[3], kind: "zone") == nil && parts[4] == "say":
-            self = .zoneSay(parts[3])
-        case ("host", 5) where ZoneName.problem(parts[3], kind: "host") == nil && parts[4] == "cancel":
-            self = .hostCancel(parts[3])
-        case ("zone", 5) where ZoneName.problem(parts[3], kind: "zone") == nil && parts[4] == "cancel":
-            self = .zoneCancel(parts[3])
+        case ("host", 5), ("zone", 5):
+            let (name, forHost) = (parts[3], parts[2] == "host")
+            guard ZoneName.problem(name, kind: parts[2]) == nil else { return nil }
+            switch parts[4] {
+            case "play": self = forHost ? .hostPlay(name) : .zonePlay(name)
+            case "say": self = forHost ? .hostSay(name) : .zoneSay(name)
+            case "cancel": self = forHost ? .hostCancel(name) : .zoneCancel(name)
+            default: return nil
+            }
         case ("result", 5) where RemotePlay.isValidID(parts[3]) && ZoneName.problem(parts[4], kind: "host") == nil:
             self = .result(request: parts[3], host: parts[4])
         case ("status", 4) where ZoneName.problem(parts[3], kind: "host") == nil: self = .status(parts[3])
