@@ -28,11 +28,20 @@ final class ClipFeed {
     private var codaGiven = 0
     private var programEnded = false
 
-    /// Frames asked of the source per read: a small first one, so the play starts at once.
+    /// Frames asked of the source by a pass's first read: few, so the play starts at once (the
+    /// loudness stage's limiter, a resampler or a decoder work through them before the first frame).
+    /// Each later read asks for as many as the pass has given, which are then waiting to be played.
+    static let firstReadFrames = 2048
+    /// Frames per read at most, when they are resampled or arrive while read.
     static let chunkFrames = 8192
-    /// Frames per read once playing, when they go straight to the ring (no resampling): a WAV
+    /// Frames per read at most when they go straight to the ring (no resampling): a WAV
     /// then takes an eighth of the reads (256 KB of 16-bit stereo; each read is a system call).
     static let directChunkFrames = 65536
+
+    /// How many frames the next read asks for, at most `limit`.
+    private func readFrames(limit: Int) -> Int {
+        min(limit, max(Self.firstReadFrames, Int(clamping: framesThisPass)))
+    }
 
     init(
         source: any Source, ringFormat: SampleFormat, resampler: Resampler?, loops: Int, prelude: [Float] = [],
@@ -59,8 +68,8 @@ final class ClipFeed {
     func fill(_ destination: UnsafeMutableRawPointer, room: Int) throws(AnnounceError) -> Int? {
         while true {
             guard let resampler, let scratch else {
-                let chunk = framesThisPass == 0 || source.arrivesWhileRead ? Self.chunkFrames : Self.directChunkFrames
-                return try input(into: destination, frames: min(room, chunk), as: ringFormat)
+                let limit = source.arrivesWhileRead ? Self.chunkFrames : Self.directChunkFrames
+                return try input(into: destination, frames: min(room, readFrames(limit: limit)), as: ringFormat)
             }
             let output = destination.assumingMemoryBound(to: Float.self)
             if flushing {
@@ -68,7 +77,8 @@ final class ClipFeed {
                 return tail > 0 ? tail : nil
             }
             if pendingFrames == 0 {
-                guard let got = try input(into: scratch, frames: Self.chunkFrames, as: .float32) else {
+                guard let got = try input(into: scratch, frames: readFrames(limit: Self.chunkFrames), as: .float32)
+                else {
                     flushing = true
                     continue
                 }

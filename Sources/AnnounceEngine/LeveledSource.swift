@@ -130,7 +130,7 @@ public final class LeveledSource: WrappingSource {
     {
         precondition(format == .float32, "a leveled source reads as float only")
         let output = buffer.assumingMemoryBound(to: Float.self)
-        while fifo.frames < frames, !passEnded { try pull() }
+        while fifo.frames < frames, !passEnded { try pull(frames - fifo.frames + limiter.latency) }
         return fifo.read(into: output, frames: frames)
     }
 
@@ -144,9 +144,9 @@ public final class LeveledSource: WrappingSource {
         position = frame
     }
 
-    /// One read of the source, gained and limited, into the fifo.
-    private func pull() throws(AnnounceError) {
-        let got = try inner.read(into: chunk, frames: Self.chunkFrames, as: .float32)
+    /// One read of up to `wanted` frames of the source, gained and limited, into the fifo.
+    private func pull(_ wanted: Int) throws(AnnounceError) {
+        let got = try inner.read(into: chunk, frames: min(Self.chunkFrames, wanted), as: .float32)
         guard got > 0 else {
             fifo.append(limited, count: limiter.flush(into: limited))
             passEnded = true
