@@ -181,22 +181,23 @@ enum OtherAudioCallChecks {
     /// parts last the clip's length (each start that opens the device loses its first 7–9 ms, the
     /// resume fades in over 50 ms): nothing heard twice, nothing skipped.
     static func analyseCall(_ samples: [Double], server: OtherAudioServer.Kind) throws {
-        func spans(_ frequency: Double) -> [ClosedRange<Double>] {
+        // An underrun on a loaded machine splits a span; spans closer than `joined` are one. The
+        // call is paplay's, whose underruns are not what is checked: it is joined more widely.
+        func spans(_ frequency: Double, joined gap: Double) -> [ClosedRange<Double>] {
             let envelope = ToneAnalysis.envelope(samples, frequency: frequency, rate: rate, window: window, hop: hop)
-            // An underrun on a loaded machine splits a span; less than 60 ms apart is one.
             return ToneAnalysis.spans(
                 envelope, level: ToneAnalysis.plateau(envelope), rate: rate, window: window, hop: hop
             )
             .reduce(into: [ClosedRange<Double>]()) { joined, span in
-                if let last = joined.last, span.lowerBound - last.upperBound < 0.06 {
+                if let last = joined.last, span.lowerBound - last.upperBound < gap {
                     joined[joined.count - 1] = last.lowerBound...span.upperBound
                 } else {
                     joined.append(span)
                 }
             }
         }
-        let voice = spans(1000)
-        let call = spans(440)
+        let voice = spans(1000, joined: 0.06)
+        let call = spans(440, joined: 0.5)
         let text = { (spans: [ClosedRange<Double>]) in
             spans.map { String(format: "%.3f–%.3f", $0.lowerBound, $0.upperBound) }
         }
