@@ -52,6 +52,8 @@ final class EngineDriver: @unchecked Sendable {
     /// Plays in progress, by item id (one per device for multi-route).
     private let controls = Mutex<[ItemID: [PlaybackControl]]>([:])
     private let running = Atomic<Int>(0)
+    /// The plays' decode threads, two kept parked between plays.
+    private let playThreads = ParkedThreads(named: "announce-play", keep: 2)
     private let playEnded = CountingSemaphore()
     private let housekeeping = CountingSemaphore()
     private let closeRequests = Mutex<[Set<DeviceName>]>([])
@@ -115,7 +117,7 @@ final class EngineDriver: @unchecked Sendable {
         controls.withLock { $0[item.id] = plays.map(\.1) }
         for (index, (device, control)) in plays.enumerated() {
             running.add(1, ordering: .relaxed)
-            let thread = startThread(named: "announce-play") { [self] in
+            playThreads.run { [self] in
                 play(item, device: device, control: control, alert: alert, tuning: tuning, route: index, group: group)
                 controls.withLock { controls in
                     if controls[item.id]?.contains(where: { $0 === control }) == true {
@@ -127,7 +129,6 @@ final class EngineDriver: @unchecked Sendable {
                 playEnded.signal()
                 if item.clip.speech != nil { housekeeping.signal() }  // a speech engine may wait now: time its end
             }
-            pthread_detach(thread)
         }
     }
 
@@ -156,6 +157,7 @@ final class EngineDriver: @unchecked Sendable {
     func shutdown() {
         for control in controls.withLock({ $0.values.flatMap { $0 } }) { control.stop() }
         while running.load(ordering: .acquiring) > 0 { playEnded.wait() }
+        playThreads.release()
         standby.close()
         shuttingDown.store(true, ordering: .releasing)
         housekeeping.signal()
