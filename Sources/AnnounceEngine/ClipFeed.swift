@@ -27,6 +27,8 @@ final class ClipFeed {
     private var preludeGiven = 0
     private var codaGiven = 0
     private var programEnded = false
+    /// Reads copy the file's samples (linear PCM, all there, no stage): they may be large.
+    private let readsStraight: Bool
 
     /// Frames asked of the source by a pass's first read: few, so the play starts at once (the
     /// loudness stage's limiter, a resampler or a decoder work through them before the first frame).
@@ -34,8 +36,10 @@ final class ClipFeed {
     static let firstReadFrames = 2048
     /// Frames per read at most, when they are resampled or arrive while read.
     static let chunkFrames = 8192
-    /// Frames per read at most when they go straight to the ring (no resampling): a WAV
-    /// then takes an eighth of the reads (256 KB of 16-bit stereo; each read is a system call).
+    /// Frames per read at most when they go straight from the file to the ring (linear PCM, no
+    /// stage, no resampling): a WAV then takes an eighth of the reads (256 KB of 16-bit stereo;
+    /// each read is a system call). Others stay at `chunkFrames`: a stop is seen between reads,
+    /// and 65536 frames of MP3, or through the loudness stage, take up to 9 ms.
     static let directChunkFrames = 65536
 
     /// How many frames the next read asks for, at most `limit`.
@@ -52,6 +56,8 @@ final class ClipFeed {
         self.ringFormat = ringFormat  // float32 when resampling or chiming
         precondition(ringFormat == .float32 || prelude.isEmpty && coda.isEmpty, "chimes go to a float ring")
         self.resampler = resampler
+        readsStraight =
+            !(source is any WrappingSource) && !source.arrivesWhileRead && source.format.codec?.isLinearPCM == true
         scratch = resampler == nil ? nil : .allocate(capacity: Self.chunkFrames * channels)
         loopsLeft = loops
         self.prelude = prelude
@@ -68,7 +74,7 @@ final class ClipFeed {
     func fill(_ destination: UnsafeMutableRawPointer, room: Int) throws(AnnounceError) -> Int? {
         while true {
             guard let resampler, let scratch else {
-                let limit = source.arrivesWhileRead ? Self.chunkFrames : Self.directChunkFrames
+                let limit = readsStraight ? Self.directChunkFrames : Self.chunkFrames
                 return try input(into: destination, frames: min(room, readFrames(limit: limit)), as: ringFormat)
             }
             let output = destination.assumingMemoryBound(to: Float.self)
