@@ -34,7 +34,8 @@ final class ClipFeed {
     /// loudness stage's limiter, a resampler or a decoder work through them before the first frame).
     /// Each later read asks for as many as the pass has given, which are then waiting to be played.
     static let firstReadFrames = 2048
-    /// Frames per read at most, when they are resampled or arrive while read.
+    /// Frames per read at most, but for a file's own PCM: decoded, through a stage, resampled or
+    /// arriving while read.
     static let chunkFrames = 8192
     /// Frames per read at most when they go straight from the file to the ring (linear PCM, no
     /// stage, no resampling): a WAV then takes an eighth of the reads (256 KB of 16-bit stereo;

@@ -42,11 +42,12 @@ final class MemorySource: Source, @unchecked Sendable {
 
     init(
         name: String = "memory.wav", samples: [Int16], channels: Int, rate: Int = 48_000, floatOnly: Bool = false,
-        lengthKnown: Bool = true, canSeek: Bool = true, resumption: Resumption = .exactFrame
+        lengthKnown: Bool = true, canSeek: Bool = true, resumption: Resumption = .exactFrame, codec: Codec? = nil
     ) {
         self.name = name
         self.samples = samples
-        format = SourceFormat(sampleRate: rate, channels: channels, exactSampleFormat: floatOnly ? .float32 : .int16)
+        format = SourceFormat(
+            sampleRate: rate, channels: channels, exactSampleFormat: floatOnly ? .float32 : .int16, codec: codec)
         readableFormats = floatOnly ? [.float32] : [.float32, .int16]
         self.lengthKnown = lengthKnown
         self.canSeek = canSeek

@@ -1,3 +1,4 @@
+import Foundation
 import Synchronization
 import Testing
 
@@ -12,19 +13,11 @@ import Testing
 @Suite struct ParkedThreadsTests {
     /// Threads of this process named `name`, from /proc.
     static func threads(named name: String) -> Int {
-        var count = 0
-        guard let directory = opendir("/proc/self/task") else { return -1 }
-        defer { closedir(directory) }
-        while let entry = readdir(directory) {
-            let tid = withUnsafeBytes(of: entry.pointee.d_name) {
-                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            guard tid.first?.isNumber == true,
-                let comm = readWholeFile("/proc/self/task/\(tid)/comm", limit: 64)
-            else { continue }
-            if String(decoding: comm.filter { $0 != 10 }, as: UTF8.self) == name { count += 1 }
-        }
-        return count
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.filter { task in
+            (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
+                .trimmingCharacters(in: .whitespacesAndNewlines) == name
+        }.count
     }
 
     /// Waits up to 5 s for `condition`, looking every millisecond.
