@@ -265,19 +265,20 @@ enum Runner {
             status: child.exitStatus ?? signal.map { 128 + $0 } ?? -1, signal: signal, stdout: stdout, stderr: stderr)
     }
 
-    /// `announce ARGS...` started now, not when a task gets a thread of the cooperative pool
-    /// (a loaded test run may keep them all busy for long): its outcome is awaited later.
-    static func launch(_ arguments: [String], environment: [String: String?] = [:], killAfter: Double) throws
-        -> Launched
-    {
+    /// `announce ARGS...` (or `executable ARGS...`) started now, not when a task gets a thread of
+    /// the cooperative pool (a loaded test run may keep them all busy for long): its outcome is
+    /// awaited later.
+    static func launch(
+        _ arguments: [String], executable: String? = nil, environment: [String: String?] = [:], killAfter: Double
+    ) throws -> Launched {
         let work = try Harness.workResult.get()
         let id = UUID().uuidString
         let out = work.appendingPathComponent("captures/\(id).stdout").path
         let err = work.appendingPathComponent("captures/\(id).stderr").path
-        let executable = try Harness.binary()
+        let executable = try executable ?? Harness.binary()
         let child = try ChildProcess(
-            "announce", [executable] + arguments, environment: try Harness.environment(environment),
-            stdout: out, stderr: err, stdin: "/dev/null")
+            (executable as NSString).lastPathComponent, [executable] + arguments,
+            environment: try Harness.environment(environment), stdout: out, stderr: err, stdin: "/dev/null")
         return Launched(child: child, outPath: out, errPath: err, killAfter: killAfter)
     }
 
