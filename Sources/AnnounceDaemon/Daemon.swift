@@ -65,6 +65,9 @@ public final class Daemon {
         /// A user's permanent daemon: offered to the system queue at this directory as its
         /// listener (`SystemQueueLink`); nil: not.
         public var systemQueueDirectory: String?
+        /// How long its stop may take, services and exit, before the process ends anyway (the
+        /// spool is already written); nil: unbounded (a daemon inside a test's process).
+        public var stopSeconds: Double?
         /// The caller's services, started once the socket listens (zones' bridge: it is a client
         /// of this socket), stopped before it closes.
         public var services: [(name: String, start: @Sendable () -> (any DaemonService)?)] = []
@@ -149,7 +152,15 @@ public final class Daemon {
         let now = clock()
         // The services in start order; stopped in the reverse order when the loop returns.
         let services = ServiceGroup(logger: logger)
-        defer { services.stopAll() }
+        defer {
+            services.stopAll(
+                limit: configuration.stopSeconds.map { [logger] seconds in
+                    StopLimit(seconds: seconds) { holder in
+                        logger.error("stopping took over \(Int(seconds)) s, held by \(holder): exiting now")
+                        _exit(0)
+                    }
+                })
+        }
         let downloads = Downloads(media: spool.media)
         let driver = try services.start("engine") {
             EngineDriver(

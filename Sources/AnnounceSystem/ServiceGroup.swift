@@ -34,11 +34,13 @@ public final class ServiceGroup {
     /// The names, in start order.
     public var names: [String] { started.map(\.name) }
 
-    /// Stops every service, the last started first. Once.
-    public func stopAll() {
+    /// Stops every service, the last started first. Once. `limit` is told which one it waits for.
+    public func stopAll(limit: StopLimit? = nil) {
         while let last = started.popLast() {
             logger.debug("stopping \(last.name)")
+            limit?.holding(last.name)
             last.service.stop()
         }
+        limit?.holding(nil)
     }
 }

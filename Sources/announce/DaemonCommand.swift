@@ -170,6 +170,9 @@ extension DaemonCommand {
         }
     }
 
+    /// How long a stop may take: its longest own wait is 2 s (the plays' last reports).
+    static let stopSeconds = 5.0
+
     /// The daemon's configuration from the config file at `path` (its problems logged as
     /// warnings), and the file's settings: the one reading for a user's daemon and the system's.
     private func configured(by path: String?, logger: Logger) -> (Daemon.Configuration, UserConfiguration) {
@@ -188,6 +191,7 @@ extension DaemonCommand {
         configuration.configStamp = stamp
         configuration.speechCacheBytes = user.speechCacheBytes
         configuration.interruptingRoles = user.interruptingRoles
+        configuration.stopSeconds = Self.stopSeconds  // the process's, not the file's
         return (configuration, user)
     }
 
