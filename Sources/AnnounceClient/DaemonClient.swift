@@ -61,7 +61,9 @@ public final class DaemonClient {
     {
         let target = try RuntimeDirectory.clientTarget()
         let runtime = if let runtime { runtime } else { try RuntimeDirectory.forClient(target) }
-        let system = target == .system(runtime.path)
+        // Its path, not the socket's presence now: a client reconnecting while the system
+        // daemon restarts must wait for it, never start one of its own there.
+        let system = try runtime.path == RuntimeDirectory.systemPath()
         if let fd = try tryConnect(runtime, system: system) {
             return DaemonClient(runtime: runtime, fd: fd, isSystem: system)
         }

@@ -227,7 +227,9 @@ struct SystemQueueTests {
         for _ in 0..<200 where ((try? await queue.status(as: nil)["queued"] as? [Any])??.count ?? 0) < 1 {
             try await Task.sleep(for: .milliseconds(50))
         }
-        try await queue.restartAfterKill()
+        // Down for a second: the waiting client finds no socket, and waits for the next daemon
+        // (it once took that for no system queue and tried to start one in its directory: 69).
+        try await queue.restartAfterKill(downFor: 1)
         let resumed = try await Runner.run(try Harness.binary(), ["resume"], environment: queue.rootEnvironment)
         #expect(resumed.status == 0, "\(resumed)")
         let outcome = await waiting.outcome()
@@ -351,10 +353,15 @@ final class SystemQueue: @unchecked Sendable {
     }
 
     /// SIGKILL, then a new daemon on the same directory.
-    func restartAfterKill() async throws {
+    /// `downFor`: seconds with no daemon and no socket before the next one starts (a service
+    /// manager's restart delay).
+    func restartAfterKill(downFor: Double = 0) async throws {
+        // Its socket goes first (a killed daemon leaves it; the next one's is waited for): a
+        // client that notices the kill at once finds none, as a slow one would.
+        unlink(directory + "/socket")
         daemon.signal(SIGKILL)
         _ = await daemon.exited(within: 10)
-        unlink(directory + "/socket")  // left by the killed one: the next one's is waited for
+        if downFor > 0 { try await Task.sleep(for: .seconds(downFor)) }
         daemon = try Self.launchDaemon(directory: directory, capture: capture, config: config, log: logPath)
         try await waitForSocket()
     }
