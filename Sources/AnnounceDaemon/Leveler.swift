@@ -92,7 +92,7 @@ final class Leveler: Sendable {
         }
         if !source.arrivesWhileRead || meters[0] === meter { try source.seek(toFrame: 0) }
         let measured = meters.count == 1 ? meters[0].measurement : LoudnessMeter.combined(meters)
-        let makeUp = try opening.makeUp(gain: measured.gain(toward: lufs), target: lufs)
+        let makeUp = try opening.makeUp(gain: measured.gain(toward: lufs), target: lufs, source: source)
         let gain = measured.gain(toward: lufs) + makeUp
         let seconds = (Double(opening.frames) / Double(format.sampleRate) * 10).rounded() / 10
         log(
@@ -124,15 +124,21 @@ final class Leveler: Sendable {
         return LoudnessCache.key(of: item.clip.file, target: target)
     }
 
-    /// A clip's first seconds: measured, their sample peak, and as many as fit kept for the rehearsal.
+    /// A clip's first seconds: measured, and their sample peak. A download's are also kept, as
+    /// many as fit, for the rehearsal; a file's are read again for it, the rare time it is needed
+    /// (keeping 30 s of stereo cost every play 10 MB of fresh pages and their copies).
     private struct Opening {
         let format: SourceFormat
+        let keeps: Bool
         var frames: Int64 = 0
         var ended = false
         var peak: Float = 0
         var kept: [Float] = []
 
-        init(format: SourceFormat) { self.format = format }
+        init(format: SourceFormat, keeps: Bool = false) {
+            self.format = format
+            self.keeps = keeps
+        }
 
         /// Frames measured before a clip plays: one over the opening, so that a clip of exactly
         /// its length is seen to end, and kept.
@@ -144,8 +150,6 @@ final class Leveler: Sendable {
             let chunk = 4096
             let buffer = UnsafeMutableBufferPointer<Float>.allocate(capacity: chunk * channels)
             defer { buffer.deallocate() }
-            let expected = min(source.duration.frames ?? limit, limit)
-            kept.reserveCapacity(min(Int(expected) * channels, Leveler.rehearsalSamples))
             while frames < limit {
                 let got = try source.read(
                     into: buffer.baseAddress!, frames: Int(min(Int64(chunk), limit - frames)), as: .float32)
@@ -161,7 +165,7 @@ final class Leveler: Sendable {
         mutating func take(_ samples: UnsafeBufferPointer<Float>, into meter: LoudnessMeter) throws(AnnounceError) {
             try meter.add(samples.baseAddress!, count: samples.count / format.channels)
             for sample in samples { peak = max(peak, abs(sample)) }
-            if kept.count + samples.count <= Leveler.rehearsalSamples { kept.append(contentsOf: samples) }
+            if keeps && kept.count + samples.count <= Leveler.rehearsalSamples { kept.append(contentsOf: samples) }
             frames += Int64(samples.count / format.channels)
         }
 
@@ -170,15 +174,15 @@ final class Leveler: Sendable {
             frames += other.frames
             ended = other.ended
             peak = max(peak, other.peak)
-            if kept.count + other.kept.count <= Leveler.rehearsalSamples { kept += other.kept }
         }
 
         /// The dB the limiter would take off at `gain`, played back through it: none when the
         /// peaks stay a dB clear of it (true peaks sit at most a little over sample peaks).
-        func makeUp(gain: Double, target: Double) throws(AnnounceError) -> Double {
-            guard peak > 0, 20 * log10(Double(peak)) + gain > LeveledSource.defaultCeiling - 1, !kept.isEmpty else {
-                return 0
-            }
+        /// `source`, at its start, is read again for it (and left there) unless this kept them.
+        func makeUp(gain: Double, target: Double, source: any Source) throws(AnnounceError) -> Double {
+            guard peak > 0, 20 * log10(Double(peak)) + gain > LeveledSource.defaultCeiling - 1 else { return 0 }
+            let kept = keeps ? self.kept : try again(source)
+            guard !kept.isEmpty else { return 0 }
             // Secant steps: each dB more lifts the clip by less, as more of it meets the limiter.
             var tried: (makeUp: Double, heard: Double)?
             var makeUp = 0.0
@@ -196,6 +200,25 @@ final class Leveler: Sendable {
             }
             // Never more than the limiter could give back: past 6 dB it would only flatten the clip.
             return min(max(makeUp, 0), 6)
+        }
+
+        /// The opening's samples (as many as the rehearsal takes), read again from `source`'s
+        /// start; `source` is left at its start.
+        private func again(_ source: any Source) throws(AnnounceError) -> [Float] {
+            let channels = format.channels
+            let wanted = Int(min(frames, Int64(Leveler.rehearsalSamples / channels)))
+            var samples = [Float](repeating: 0, count: wanted * channels)
+            var got = 0
+            try samples.withUnsafeMutableBufferPointer { buffer throws(AnnounceError) in
+                while got < wanted {
+                    let read = try source.read(
+                        into: buffer.baseAddress! + got * channels, frames: min(65536, wanted - got), as: .float32)
+                    if read == 0 { break }
+                    got += read
+                }
+            }
+            try source.seek(toFrame: 0)
+            return Array(samples[0..<got * channels])
         }
     }
 
@@ -246,7 +269,7 @@ final class Leveler: Sendable {
         private let progress = CountingSemaphore()
 
         private init(format: SourceFormat) throws(AnnounceError) {
-            state = Mutex(State(opening: Opening(format: format)))
+            state = Mutex(State(opening: Opening(format: format, keeps: true)))
             meter = try LoudnessMeter(channels: format.channels, sampleRate: format.sampleRate, full: false)
         }
 
