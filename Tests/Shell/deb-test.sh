@@ -88,7 +88,7 @@ system_seconds=$(sox --i -D "$out/system.wav" 2>/dev/null || echo 0)
 check "the system daemon wrote the chime to its file device (${system_seconds} s of ${chime_seconds} s, sox)" \
     'awk -v c="$system_seconds" -v s="$chime_seconds" "BEGIN { exit !(c >= s && c < s + 0.5) }"'
 check "SIGTERM stopped the system daemon within 10 s, exit 0 ($(tr '\n' ' ' <"$out/system-daemon-stop"); its log: $out/system-daemon.log)" \
-    '[ "$(cat "$out/system-daemon-stop")" = 0 ]'
+    '[ "$(cat "$out/system-daemon-status")" = 0 ]'
 check "apt remove left nothing of the package (it has no conffiles)" '[ ! -s "$out/left-after-remove" ] && [ -e "$out/removed" ]'
 check "apt purge left no file (piuparts)" 'grep -q "PASS: Installation and purging test." "$work/piuparts.log"'
 exit $fail
