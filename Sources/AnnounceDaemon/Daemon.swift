@@ -65,8 +65,9 @@ public final class Daemon {
         /// A user's permanent daemon: offered to the system queue at this directory as its
         /// listener (`SystemQueueLink`); nil: not.
         public var systemQueueDirectory: String?
-        /// How long its stop may take, services and exit, before the process ends anyway (the
-        /// spool is already written); nil: unbounded (a daemon inside a test's process).
+        /// How long its stop may take, services and exit, before the process ends anyway (every
+        /// item is spooled; a playing one may resume from its last checkpoint); nil: unbounded
+        /// (a daemon inside a test's process).
         public var stopSeconds: Double?
         /// The caller's services, started once the socket listens (zones' bridge: it is a client
         /// of this socket), stopped before it closes.

@@ -218,7 +218,8 @@ final class Leveler: Sendable {
                 }
             }
             try source.seek(toFrame: 0)
-            return Array(samples[0..<got * channels])
+            samples.removeSubrange((got * channels)...)
+            return samples
         }
     }
 

@@ -16,12 +16,7 @@ public final class StopLimit: Sendable {
     public init(seconds: Double, expired: @escaping @Sendable (_ holder: String) -> Void) {
         pthread_detach(
             startThread(named: "announce-stop") { [self] in
-                var deadline = timespec()
-                clock_gettime(CLOCK_MONOTONIC, &deadline)
-                let nanoseconds = Int(deadline.tv_nsec) + Int((seconds * 1e9).rounded())
-                deadline.tv_sec += nanoseconds / 1_000_000_000
-                deadline.tv_nsec = nanoseconds % 1_000_000_000
-                while clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &deadline, nil) == EINTR {}
+                _ = CountingSemaphore().wait(seconds: seconds)  // never signalled: a sleep
                 expired(holder.withLock { $0 })
             })
     }
