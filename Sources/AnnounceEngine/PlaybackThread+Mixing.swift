@@ -24,8 +24,11 @@ extension PlaybackThread {
                     block = min(block, job.fadeInAfter - job.mixed)
                 }
             }
+            // The end first, then the fill: the decode side commits its last frames before it
+            // sets the end, so a fill read before the end could miss them and cut the stream.
+            let ended = job.endOfInput.load(ordering: .acquiring)
             let filled = job.ring.filledFrames
-            if job.endOfInput.load(ordering: .acquiring) {
+            if ended {
                 // Every frame of it was mixed: from here on only its tail is waited for.
                 if filled == 0 { job.inputEnded = true } else { live += 1 }
                 longestEnding = max(longestEnding, filled)
