@@ -279,9 +279,10 @@ enum OtherAudioDuckChecks {
         let down = try #require(down90.flatMap { a in down10.map { a - $0 } }, "no ramp down")
         let up = try #require(up90.flatMap { a in up10.map { a - $0 } }, "no ramp up")
         // A step (no ramp) reads ~20 ms through the 25 ms window; 88 ms and 236 ms are the curves' own. On a
-        // loaded machine the duck thread stretches a ramp rather than jump (199 ms seen at load 12).
+        // loaded machine the duck thread stretches a ramp rather than jump (down 199 ms seen at load 12, up
+        // 473 ms in CI): up to about 3 times the curve is a ramp late, not a stuck one.
         #expect((0.045...0.3).contains(down), "ramp down 10–90 % in \(down) s, not about 88 ms (150 ms raised cosine)")
-        #expect((0.15...0.45).contains(up), "ramp up 10–90 % in \(up) s, not about 236 ms (400 ms raised cosine)")
+        #expect((0.15...0.7).contains(up), "ramp up 10–90 % in \(up) s, not about 236 ms (400 ms raised cosine)")
         let latency = try #require(down90) - onset
         #expect(latency <= 0.4, "the other stream reached the duck level \(latency) s after announce's onset")
     }
