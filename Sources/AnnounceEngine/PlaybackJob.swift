@@ -84,6 +84,8 @@ final class PlaybackJob: @unchecked Sendable {
     var inputEnded = false
     /// Stopped while others play: ramping to silence, then done.
     var fadingOut = false
+    /// Its ring was empty when this mixing cycle looked: a wait for data is a wait for it.
+    var emptyAtLook = false
     /// Silent until `fadeInAfter` frames are mixed, then fading in.
     var fadeWaiting = false
     var appliedGainRequest: UInt64 = 0

@@ -13,6 +13,7 @@ extension PlaybackThread {
         var arrivingEmpty = 0
         var longestEnding = 0
         forEachJob { _, job in
+            job.emptyAtLook = false
             guard !job.inputEnded else { return }
             if job.fadeWaiting, let id = job.mixID {
                 // The fade begins on the block boundary where the wake-up silence ends.
@@ -38,7 +39,10 @@ extension PlaybackThread {
             ongoing += 1
             if filled > 0 {
                 block = min(block, filled)
-            } else if job.arrivesWhileRead {
+                return
+            }
+            job.emptyAtLook = true
+            if job.arrivesWhileRead {
                 arrivingEmpty += 1
             } else {
                 starving = true
@@ -52,17 +56,15 @@ extension PlaybackThread {
         if starving {
             // A stream's decoding is late (it runs seconds ahead, so the disk stalled): wait for
             // it rather than leave a gap in it. Stops, gains and new streams still interrupt.
+            // The streams found empty above are the ones waited for, flagged whatever they hold
+            // now, then looked at again: frames committed since then are seen here or wake us.
             forEachJob { _, job in
-                if !job.inputEnded && !job.endOfInput.load(ordering: .acquiring) && job.ring.filledFrames == 0 {
-                    job.wantsData.store(true, ordering: .sequentiallyConsistent)
-                }
+                if job.emptyAtLook { job.wantsData.store(true, ordering: .sequentiallyConsistent) }
             }
             atomicMemoryFence(ordering: .sequentiallyConsistent)
             var arrived = false
             forEachJob { _, job in
-                if job.wantsData.load(ordering: .relaxed)
-                    && (job.ring.filledFrames > 0 || job.endOfInput.load(ordering: .acquiring))
-                {
+                if job.emptyAtLook && (job.endOfInput.load(ordering: .acquiring) || job.ring.filledFrames > 0) {
                     arrived = true
                 }
             }
