@@ -227,7 +227,7 @@ public final class PlaybackEngine: @unchecked Sendable {
         withExtendedLifetime(job) { thread.waitUntilReleased(slot: slot) }  // then the last reference is this side's
         reporter.report(job)
         failed = job.failure != nil
-        return report(stopped: job.stopRequested.load(ordering: .acquiring))
+        return report(stopped: job.endedByStop)
     }
 
     /// Closes the device so other programs can have it, if nothing plays on it;

@@ -63,6 +63,9 @@ final class PlaybackJob: @unchecked Sendable {
     let framesPlayed = Atomic<Int>(0)
     /// Set by the playback thread before `isDone`; read only after it.
     var failure: OutputFailure?
+    /// A stop ended it, not its end (set and read as `failure`): a stop that comes once it has
+    /// played to the end does not make it stopped.
+    var endedByStop = false
     /// Frames between progress ticks; 0 when nobody watches progress. Any thread may change it.
     let progressStepFrames: Atomic<Int>
     /// Bumped by the playback thread every `progressStepFrames` written, at most as often in wall time.
@@ -185,8 +188,9 @@ final class PlaybackJob: @unchecked Sendable {
     }
 
     /// Playback thread: the last thing it does with the job.
-    func finish(heard: Int, failure: OutputFailure? = nil) {
+    func finish(heard: Int, failure: OutputFailure? = nil, stopped: Bool = false) {
         self.failure = failure
+        endedByStop = stopped
         framesPlayed.store(heard, ordering: .releasing)
         isDone.store(true, ordering: .releasing)
         spaceAvailable.signal()

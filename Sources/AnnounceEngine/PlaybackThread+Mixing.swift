@@ -109,7 +109,7 @@ extension PlaybackThread {
             guard job.fadingOut, let id = job.mixID, mixer.ramp(of: id)?.isSettled ?? true else { return }
             let delay = pending ?? output.delay()
             pending = delay
-            finish(slot, job, heard: job.heard(pending: delay))
+            finish(slot, job, heard: job.heard(pending: delay), stopped: true)
         }
     }
 }

@@ -163,11 +163,11 @@ final class PlaybackThread: @unchecked Sendable {
         lastPending = .max
     }
 
-    func finish(_ slot: Int, _ job: PlaybackJob, heard: Int, failure: OutputFailure? = nil) {
+    func finish(_ slot: Int, _ job: PlaybackJob, heard: Int, failure: OutputFailure? = nil, stopped: Bool = false) {
         if let id = job.mixID { job.device.mixer.removeStream(id) }
         owned &= ~(1 << UInt64(slot))
         retiring |= 1 << UInt64(slot)  // the slot keeps its reference until `retire`
-        job.finish(heard: heard, failure: failure)
+        job.finish(heard: heard, failure: failure, stopped: stopped)
     }
 
     /// One step: apply stops and gains, retire streams heard to the end, then
@@ -252,14 +252,15 @@ final class PlaybackThread: @unchecked Sendable {
                 // Nothing else plays: drop what the device holds, so the stop is heard at once.
                 // Dropped before the jobs are done: after that the decode side may close the device.
                 device.output.drop()
-                forEachJob { slot, job in finish(slot, job, heard: job.heard(pending: pending)) }
+                forEachJob { slot, job in finish(slot, job, heard: job.heard(pending: pending), stopped: true) }
                 lastPending = .max
                 return
             }
             forEachJob { slot, job in
                 guard job.stopRequested.load(ordering: .acquiring), !job.fadingOut else { return }
                 if job.inputEnded {
-                    finish(slot, job, heard: job.mixed)  // its tail plays out under the others: all of it is heard
+                    // Its tail plays out under the others: all of it is heard.
+                    finish(slot, job, heard: job.mixed, stopped: true)
                 } else if let id = job.mixID {
                     job.fadingOut = true
                     device.mixer.setGain(

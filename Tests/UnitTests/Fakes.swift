@@ -104,6 +104,8 @@ final class CapturingOutput: AudioOutput, @unchecked Sendable {
     var failAfterFrames: Int?
     /// Called before each write; lets a test act mid-clip.
     var beforeWrite: ((Int) -> Void)?
+    /// Called as the device drains (a play's end); lets a test act then.
+    var onDrain: (() -> Void)?
     private var framesSoFar = 0
 
     init(format: OutputFormat, periodFrames: Int = 64) {
@@ -132,7 +134,10 @@ final class CapturingOutput: AudioOutput, @unchecked Sendable {
     func close() {}
 
     func delay() -> Int { 0 }
-    func drain() throws(OutputFailure) { drains.add(1, ordering: .relaxed) }
+    func drain() throws(OutputFailure) {
+        onDrain?()
+        drains.add(1, ordering: .relaxed)
+    }
     func drop() {}
 
     var drainCount: Int { drains.load(ordering: .relaxed) }

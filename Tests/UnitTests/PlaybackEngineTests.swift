@@ -97,6 +97,18 @@ import Testing
         #expect(!again.stopped && again.framesPlayed == 100)
     }
 
+    /// A stop that comes while the device drains the clip's end (a cancel or a preemption
+    /// racing the end) finds it heard to the end: played, not stopped.
+    @Test func aStopAsTheClipEndsLeavesItPlayed() throws {
+        let control = PlaybackControl()
+        let (engine, outputs) = makeEngine { output in output.onDrain = { control.stop() } }
+        let report = try engine.play(
+            MemorySource(samples: ramp(frames: 4_800, channels: 2), channels: 2), control: control)
+        #expect(!report.stopped, "stopped after it was heard to its end")
+        #expect(report.framesPlayed == 4_800)
+        #expect(outputs()[0].drainCount == 1)
+    }
+
     @Test func decodeFailureIsReportedAndTheEngineStaysUsable() throws {
         let (engine, _) = makeEngine()
         let broken = MemorySource(samples: ramp(frames: 100, channels: 2), channels: 2)
