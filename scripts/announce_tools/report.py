@@ -184,8 +184,8 @@ def render(res, out):
     if MI:
         w += ["## Micro-benchmarks (ordo-one/benchmark)", "",
               "`Benchmarks/` (a package of its own: `swift build` and `make test` never build it), through the",
-              "layers' public API; one iteration is one second of audio, one whole 1-minute file or 100 queue",
-              "items. Percentiles over the iterations; allocations (malloc count) show what the real-time",
+              "layers' public API; one iteration is one second of audio, one whole 1-minute file, 100 queue",
+              "items, or one protocol line (warm: a woken control thread pays several times more). Percentiles over the iterations; allocations (malloc count) show what the real-time",
               "paths must not do. Run alone: `cd Benchmarks && swift package --disable-sandbox benchmark`.", ""]
         w += micro_tables(MI["output"]) + [""]
 

@@ -158,4 +158,22 @@ let benchmarks: @Sendable () -> Void = {
             }
         }
     }
+
+    // The control thread's protocol work for a `play`: its request line decoded (the bench's
+    // preemption request: one clip, priority high), and an event encoded (each play has several).
+    // Warm here; on a woken control thread each costs several times as much.
+    Benchmark("protocol: a play request line decoded") { benchmark in
+        let line = Array(
+            #"{"items":[{"clip":{"gain":1,"loops":0,"pan":0,"path":"/tmp/wav-0.05s.wav"},"priority":"high"}],"op":"play","v":1,"wait":false}"#
+                .utf8)
+        for _ in benchmark.scaledIterations { blackHole(try Request(line: line)) }
+    }
+
+    Benchmark("protocol: a started event encoded") { benchmark in
+        let item = QueueItem(id: "0c2d83210a71", clip: Clip(path: "/tmp/wav-0.05s.wav"), arrival: 1_000)
+        let event = Event(
+            time: 1_765_000_000.123,
+            .started(EventItem(item), heard: 0, duration: 0.05, device: "null", format: "s16 48000 Hz 2 ch"))
+        for _ in benchmark.scaledIterations { blackHole(JSONCoding.encode(event)) }
+    }
 }
