@@ -81,6 +81,9 @@ public final class PlaybackControl: Sendable {
         if stopped { job.requestStop() }
     }
 
+    /// The job of the play in progress, if any.
+    var attachedJob: PlaybackJob? { state.withLock { $0.job } }
+
     func detach() {
         state.withLock { $0.job = nil }
     }

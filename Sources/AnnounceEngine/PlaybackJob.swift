@@ -63,8 +63,8 @@ final class PlaybackJob: @unchecked Sendable {
     let framesPlayed = Atomic<Int>(0)
     /// Set by the playback thread before `isDone`; read only after it.
     var failure: OutputFailure?
-    /// A stop ended it, not its end (set and read as `failure`): a stop that comes once it has
-    /// played to the end does not make it stopped.
+    /// A stop ended it before all of it was heard (set and read as `failure`): a stop that comes
+    /// once every frame of it was played, or is playing under other streams, does not.
     var endedByStop = false
     /// Frames between progress ticks; 0 when nobody watches progress. Any thread may change it.
     let progressStepFrames: Atomic<Int>

@@ -57,7 +57,8 @@ extension PlaybackThread {
             // A stream's decoding is late (it runs seconds ahead, so the disk stalled): wait for
             // it rather than leave a gap in it. Stops, gains and new streams still interrupt.
             // The streams found empty above are the ones waited for, flagged whatever they hold
-            // now, then looked at again: frames committed since then are seen here or wake us.
+            // now, then looked at again: frames committed since then are seen here, or wake us
+            // once there are enough (`hasDataToWake`).
             forEachJob { _, job in
                 if job.emptyAtLook { job.wantsData.store(true, ordering: .sequentiallyConsistent) }
             }

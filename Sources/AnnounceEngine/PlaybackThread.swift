@@ -167,7 +167,8 @@ final class PlaybackThread: @unchecked Sendable {
         if let id = job.mixID { job.device.mixer.removeStream(id) }
         owned &= ~(1 << UInt64(slot))
         retiring |= 1 << UInt64(slot)  // the slot keeps its reference until `retire`
-        job.finish(heard: heard, failure: failure, stopped: stopped)
+        // A stream heard to its last frame was not stopped, whatever asked: the stop lost the race to its end.
+        job.finish(heard: heard, failure: failure, stopped: stopped && !(job.inputEnded && heard >= job.mixed))
     }
 
     /// One step: apply stops and gains, retire streams heard to the end, then

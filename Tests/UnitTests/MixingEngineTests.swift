@@ -99,6 +99,34 @@ import Testing
             "A alone again, sample-exact")
     }
 
+    /// A stop that reaches a stream once its last frames are mixed (its tail plays under the
+    /// other) finds it heard to its end: played, not stopped, and the other plays on.
+    @Test func aStopAfterAStreamsLastFrameUnderAnotherLeavesItPlayed() throws {
+        let a = Self.tone(440, frames: 20_000)
+        let b = Self.tone(1000, frames: 6_000)
+        let gate = Gate(at: 4_800)
+        let control = PlaybackControl()
+        let stopped = Atomic<Bool>(false)
+        let (engine, _) = makeEngine(formats: [.float32]) { output in
+            output.beforeWrite = { written in
+                gate.check(written)
+                // On the playback thread, in the write of the block that took B's last frames.
+                if let job = control.attachedJob, job.inputEnded, !stopped.exchange(true, ordering: .relaxed) {
+                    control.stop()
+                }
+            }
+        }
+        let (first, second) = Self.overlap(
+            engine, gate: gate, MemorySource(floats: a, channels: 1), MemorySource(floats: b, channels: 1),
+            control: control)
+        let reportA = try first.wait()
+        let reportB = try second.wait()
+        let came = stopped.load(ordering: .relaxed)
+        #expect(came, "the stop came")
+        #expect(!reportB.stopped && reportB.framesPlayed == 6_000, "\(reportB)")
+        #expect(!reportA.stopped && reportA.framesPlayed == 20_000)
+    }
+
     @Test func aPlayThatStartsDuckedIsScaledFromItsFirstFrame() throws {
         // 3 000 frames are 46 writes of 64 and one of 56: the device holds its first write until the
         // decoder has read to the end, so the mixer knows the input ends inside a block and must
