@@ -185,8 +185,9 @@ def render(res, out):
         w += ["## Micro-benchmarks (ordo-one/benchmark)", "",
               "`Benchmarks/` (a package of its own: `swift build` and `make test` never build it), through the",
               "layers' public API; one iteration is one second of audio, one whole 1-minute file, 100 queue",
-              "items, or one protocol line (warm: a woken control thread pays several times more). Percentiles over the iterations; allocations (malloc count) show what the real-time",
-              "paths must not do. Run alone: `cd Benchmarks && swift package --disable-sandbox benchmark`.", ""]
+              "items, or one protocol line (warm: a woken control thread pays several times more). Percentiles",
+              "over the iterations; allocations (malloc count) show what the real-time paths must not do.",
+              "Run alone: `cd Benchmarks && swift package --disable-sandbox benchmark`.", ""]
         w += micro_tables(MI["output"]) + [""]
 
     for name, e in res.get("errors", {}).items():

@@ -1,7 +1,8 @@
 // Micro-benchmarks of announce's per-buffer work, through the layers' public API (the product
-// AnnounceLayers of the root package). One iteration = one second of audio, or one queue item,
-// so the figures read as "per second of audio" / "per item". The mixer and the PCM ring are
-// internal to AnnounceEngine and are measured end to end by `make bench` (mixing CPU) instead.
+// AnnounceLayers of the root package). One iteration = one second of audio, one queue item or one
+// protocol line, so the figures read as "per second of audio" / "per item" / "per line". The
+// mixer and the PCM ring are internal to AnnounceEngine and are measured end to end by
+// `make bench` (mixing CPU) instead.
 //
 // Run by `make bench` (scripts/bench.py) or by hand:
 //   cd Benchmarks && swift package --disable-sandbox benchmark
