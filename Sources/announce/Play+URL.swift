@@ -17,16 +17,10 @@ extension Play {
                     "announce plays \(Clip.urlSchemes.dropLast().joined(separator: ", ")) and \(Clip.urlSchemes.last ?? "") URLs, not \(scheme)"
             )
         }
-        let options = playback.options
-        let devices = try output.resolved()
-        var clip = Clip(
-            path: url, device: devices.first, extraDevices: devices.extra,
-            gain: options.gain, pan: options.pan, loops: options.loops, start: options.start?.seconds,
-            environment: AudioEnvironment.caller())
+        var clip = try item.clip(url)
         clip.url = url
         clip.cache = cache
         clip.proxies = callerProxies()
-        playback.reshape(&clip)
         return clip
     }
 }

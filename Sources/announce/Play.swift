@@ -85,14 +85,8 @@ struct Play: ParsableCommand {
     )
     var cache: Bool?
 
-    @OptionGroup var output: DeviceFlags
-    @OptionGroup var playback: PlaybackFlags
-    @OptionGroup var chimes: ChimeFlags
-    @OptionGroup var session: SessionFlags
-    @OptionGroup var queue: QueueFlags
-    @OptionGroup var delivery: DeliveryFlags
+    @OptionGroup var item: ItemFlags
     @OptionGroup var stream: StreamFlags
-    @OptionGroup var zones: ZoneFlags
 
     /// The argument that reads stdin.
     static let stdinArgument = "-"
@@ -101,9 +95,7 @@ struct Play: ParsableCommand {
         if files.filter({ $0 == Self.stdinArgument }).count > 1 {
             throw ValidationError("- (stdin) is given more than once; stdin can be read once")
         }
-        try output.validate(session: session, queue: queue)
-        try zones.validate(devices: output)
-        try stream.validate(files: files, playback: playback)
+        try stream.validate(files: files, playback: item.playback)
     }
 
     func run() throws {
@@ -115,13 +107,13 @@ struct Play: ParsableCommand {
         // Files are opened by their bytes (a name need not be UTF-8), shown as the parser decoded them.
         let fileNames = RawArguments.fileNames(files)
         try submit(
-            names: paths.map { String($0.split(separator: "/").last ?? "") }, paths: paths, delivery: delivery,
-            session: session, zones: zones, handover: { handover = $0 }
+            names: paths.map { String($0.split(separator: "/").last ?? "") }, paths: paths, item: item,
+            handover: { handover = $0 }
         ) { (handed: FileHandover?) throws(AnnounceError) in
             try zip(files, fileNames).map { argument, file throws(AnnounceError) in
                 let clip: Clip
                 if stream.isOn {
-                    clip = try stream.clip(argument, playback: playback, devices: output.resolved())
+                    clip = try stream.clip(argument, item: item)
                 } else if let handed, Clip.urlScheme(of: argument) == nil {
                     clip = try handedClip(argument == Self.stdinArgument ? nil : SoundNames.resolve(file), to: handed)
                 } else if let input = try StoredInput.store(argument) {
@@ -136,10 +128,7 @@ struct Play: ParsableCommand {
                 } else {
                     clip = try checkedClip(SoundNames.resolve(file))
                 }
-                var request = queue.request(for: clip)
-                try session.apply(to: &request)
-                try chimes.apply(to: &request)
-                return request
+                return try item.request(for: clip)
             }
         }
     }
@@ -170,16 +159,10 @@ struct Play: ParsableCommand {
     {
         let decoder = try DecoderRegistry.open(file)
         let info = decoder.info
-        let options = playback.options
+        let options = item.playback.options
         if let problem = options.startProblem(in: info, path: label ?? file.text) { throw problem }
-        // The daemon's working directory is /: a file: device's FILE is the caller's.
-        let devices = try output.resolved()
-        var clip = Clip(
-            path: file.text, device: devices.first, extraDevices: devices.extra,
-            gain: options.gain, pan: options.pan,
-            loops: options.loops, start: options.start?.seconds, environment: AudioEnvironment.caller(), media: media)
+        var clip = try item.clip(file.text, media: media)
         if let label { clip.path = label } else { clip.file = absoluteFile(file) }
-        playback.reshape(&clip)
         clip.seconds = decoder.lengthIsExact ? programSeconds(info, options).map(clip.wallSeconds) : nil
         return clip
     }

@@ -100,13 +100,7 @@ struct Say: ParsableCommand {
     var words: [String]
 
     @OptionGroup var voice: VoiceFlags
-    @OptionGroup var output: DeviceFlags
-    @OptionGroup var playback: PlaybackFlags
-    @OptionGroup var chimes: ChimeFlags
-    @OptionGroup var session: SessionFlags
-    @OptionGroup var queue: QueueFlags
-    @OptionGroup var delivery: DeliveryFlags
-    @OptionGroup var zones: ZoneFlags
+    @OptionGroup var item: ItemFlags
 
     func validate() throws {
         if words.isEmpty { throw ValidationError("Missing the text to say (or - for stdin).") }
@@ -115,8 +109,6 @@ struct Say: ParsableCommand {
                 "--speed \(speed): out of range \(Limits.speechSpeed.lowerBound)…\(Limits.speechSpeed.upperBound) words per minute"
             )
         }
-        try output.validate(session: session, queue: queue)
-        try zones.validate(devices: output)
     }
 
     func run() throws {
@@ -127,29 +119,19 @@ struct Say: ParsableCommand {
             throw reportedExit(error)
         }
         let speech = voice.speech(text, configuration: UserConfiguration.load().configuration)
-        try submit(names: [speech.label], paths: [speech.label], delivery: delivery, session: session, zones: zones) {
+        try submit(names: [speech.label], paths: [speech.label], item: item) {
             (_: FileHandover?) throws(AnnounceError) in
             if let problem = speech.problem { throw .usage(optionText(problem)) }
             // The engine runs in the daemon, which looks on the same PATH (and the usual bin
             // directories); with --zone or --host, on each host, which renders it itself.
-            if !zones.isOn {
+            if !item.zones.isOn {
                 guard let program = ChildProcess.find(speech.engine.program) else {
                     throw speech.engine.notInstalled
                 }
                 try EngineVoices.check(speech, program: program)
             }
-            let options = playback.options
-            if options.start != nil && speech.ssml == true { throw .usage("--start cannot go into SSML") }
-            let devices = try output.resolved()
-            var clip = Clip(
-                path: speech.label, device: devices.first, extraDevices: devices.extra,
-                gain: options.gain, pan: options.pan, loops: options.loops, start: options.start?.seconds,
-                environment: AudioEnvironment.caller(), speech: speech)
-            playback.reshape(&clip)
-            var request = queue.request(for: clip)
-            try session.apply(to: &request)
-            try chimes.apply(to: &request)
-            return [request]
+            if item.playback.start != nil && speech.ssml == true { throw .usage("--start cannot go into SSML") }
+            return [try item.request(for: item.clip(speech.label, speech: speech))]
         }
     }
 

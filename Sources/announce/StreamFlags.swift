@@ -40,13 +40,9 @@ struct StreamFlags: ParsableArguments {
         }
     }
 
-    /// The clip that asks the daemon to play `url` live, on `devices` (`DeviceFlags.resolved()`).
-    func clip(_ url: String, playback: PlaybackFlags, devices: (first: DeviceName?, extra: [DeviceName]?)) -> Clip {
-        let options = playback.options
-        var clip = Clip(
-            path: url, device: devices.first, extraDevices: devices.extra,
-            gain: options.gain, pan: options.pan, environment: AudioEnvironment.caller(), stream: stream(url))
-        playback.reshape(&clip)
+    /// The clip that asks the daemon to play `url` live, with the item's options.
+    func clip(_ url: String, item: ItemFlags) throws(AnnounceError) -> Clip {
+        var clip = try item.clip(url, stream: stream(url))
         clip.seconds = duration?.seconds
         clip.proxies = callerProxies()
         return clip

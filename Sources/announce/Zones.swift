@@ -35,7 +35,7 @@ struct ZoneFlags: ParsableArguments {
 
     static let defaultWaitTimeout = 60.0
 
-    func validate(devices: DeviceFlags) throws {
+    func validate(devices: [DeviceName]) throws {
         for zone in zones {
             if let problem = ZoneName.problem(zone, kind: "zone") {
                 throw ValidationError("--zone \(zone): \(problem)")
@@ -47,7 +47,7 @@ struct ZoneFlags: ParsableArguments {
             }
         }
         if waitTimeout != nil && !isOn { throw ValidationError("--wait-timeout goes with --zone or --host") }
-        if isOn && !devices.device.isEmpty {
+        if isOn && !devices.isEmpty {
             throw ValidationError("--device with --zone or --host: each host plays on its own device")
         }
     }
@@ -58,9 +58,8 @@ struct ZoneFlags: ParsableArguments {
 /// `play`/`say` with `--zone`/`--host`: the items go to the hosts through the broker, a file's
 /// audio in the message (at most `ZoneLimits.maxAudioBytes` in all; larger: serve it and play
 /// the URL), and the hosts' results come back. Returns the exit status.
-func submitToZones(_ requests: [ItemRequest], zones: ZoneFlags, delivery: DeliveryFlags, logger: Logger)
-    throws(AnnounceError) -> Int32
-{
+func submitToZones(_ requests: [ItemRequest], item: ItemFlags, logger: Logger) throws(AnnounceError) -> Int32 {
+    let zones = item.zones
     let (configuration, warnings) = UserConfiguration.load()
     for warning in warnings { logger.warning("\(warning)") }
     guard let settings = configuration.mqtt else {
@@ -79,8 +78,8 @@ func submitToZones(_ requests: [ItemRequest], zones: ZoneFlags, delivery: Delive
     play.sent = SystemClock.wall()
     play.startTogether()
     try sender.send(play, to: zones.targets)
-    if delivery.noWait {
-        delivery.json
+    if item.noWait {
+        item.json
             ? print(jsonLine(Versioned(SentPlay(id: play.id, hosts: hosts))))
             : output(hosts.map { "\($0): sent" }.joined(separator: "\n"))
         return 0
@@ -95,7 +94,7 @@ func submitToZones(_ requests: [ItemRequest], zones: ZoneFlags, delivery: Delive
     for report in reports {
         let line = HostLine(report)
         if status == 0 { status = line.exitCode }
-        if delivery.json { print(jsonLine(Versioned(line))) } else { output("\(report.host): \(line.text)") }
+        if item.json { print(jsonLine(Versioned(line))) } else { output("\(report.host): \(line.text)") }
     }
     return status
 }
