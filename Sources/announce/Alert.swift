@@ -6,8 +6,8 @@ import AnnounceSystem
 import ArgumentParser
 
 struct Alert: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "alert",
+    static let configuration = CommandConfiguration.subcommand(
+        "alert",
         abstract: "Play a short system sound at once, mixed over everything.",
         discussion: """
             Like AudioServicesPlaySystemSound: the file plays immediately, mixed over whatever \

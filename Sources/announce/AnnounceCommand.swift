@@ -118,6 +118,17 @@ struct AnnounceCommand: ParsableCommand {
     }
 }
 
+extension CommandConfiguration {
+    /// A subcommand's configuration, `announce` its super command: parsed as a root
+    /// (`AnnounceCommand.parsedDirectly`), ArgumentParser then leaves out its look for
+    /// `--generate-completion-script` (two throwaway parsers, about 4.5 M instructions: a third
+    /// of a warm `alert`'s), which the root's parse still answers.
+    static func subcommand(_ name: String, abstract: String, discussion: String = "") -> CommandConfiguration {
+        CommandConfiguration(
+            commandName: name, _superCommandName: "announce", abstract: abstract, discussion: discussion)
+    }
+}
+
 /// `announce --system CMD` and `announce --user CMD`: which queue (DESIGN §8), given before the
 /// command, for clients as `ANNOUNCE_SYSTEM` (RuntimeDirectory.clientTarget), for `daemon` as its `--system`.
 enum GlobalFlags {

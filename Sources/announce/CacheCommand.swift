@@ -7,8 +7,8 @@ import ArgumentParser
 /// `announce cache [--json]`, `announce cache clear`: what is kept to spare work: `say`'s
 /// rendered sentences and downloaded URLs.
 struct CacheCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "cache",
+    static let configuration = CommandConfiguration.subcommand(
+        "cache",
         abstract: "Show or clear what announce keeps to spare work: say's renders and downloads.",
         discussion: """
             The daemon keeps each sentence `say` rendered in $XDG_CACHE_HOME/announce/speech \

@@ -17,8 +17,8 @@ private func liveIDs(in status: DaemonStatus) -> [ItemID] {
 }
 
 struct Cancel: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "cancel",
+    static let configuration = CommandConfiguration.subcommand(
+        "cancel",
         abstract: "Cancel items by id, or every item with a tag.",
         discussion: """
             An id may be shortened to any prefix that only one queued, scheduled, playing or \

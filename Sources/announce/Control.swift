@@ -11,7 +11,7 @@ import ArgumentParser
 struct ControlCommand<Control: ControlOperation>: ParsableCommand {
     // Each command is named as its request's op.
     static var configuration: CommandConfiguration {
-        CommandConfiguration(commandName: Control.request.operation.rawValue, abstract: abstract)
+        CommandConfiguration.subcommand(Control.request.operation.rawValue, abstract: abstract)
     }
 
     /// The command's one-line help.

@@ -12,8 +12,8 @@ import Logging
 #endif
 
 struct DaemonCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "daemon",
+    static let configuration = CommandConfiguration.subcommand(
+        "daemon",
         abstract: "Run the queue owner in the foreground (systemd user unit, or debugging).",
         discussion: """
             `announce play` starts a daemon by itself when none answers; that one exits after \

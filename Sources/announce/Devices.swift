@@ -10,8 +10,8 @@ import FoundationEssentials
 #endif
 
 struct Devices: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "devices", abstract: "List ALSA playback devices; those that cannot open here are marked.")
+    static let configuration = CommandConfiguration.subcommand(
+        "devices", abstract: "List ALSA playback devices; those that cannot open here are marked.")
 
     @Flag(
         help:

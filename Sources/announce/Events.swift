@@ -8,8 +8,8 @@ import ArgumentParser
 #endif
 
 struct Events: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "events",
+    static let configuration = CommandConfiguration.subcommand(
+        "events",
         abstract: "Print the daemon's events as they happen, until interrupted.",
         discussion: """
             Events: queued, started, progress (25/50/75%: the highest mark passed since the \

@@ -5,8 +5,8 @@ import ArgumentParser
 
 /// `announce hosts`: the hosts on the config file's [mqtt] broker, from their retained status.
 struct Hosts: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "hosts",
+    static let configuration = CommandConfiguration.subcommand(
+        "hosts",
         abstract: "List the hosts and zones on the [mqtt] broker: online or offline, playing, queue, quiet.",
         discussion: """
             Each host's daemon keeps its status on the broker (retained); a host whose connection \

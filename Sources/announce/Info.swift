@@ -6,8 +6,8 @@ import ArgumentParser
 import FoundationEssentials
 
 struct Info: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "info",
+    static let configuration = CommandConfiguration.subcommand(
+        "info",
         abstract: "Show container, codec, rate, channels, frames, duration and loudness of audio files.",
         discussion: """
             Loudness is measured as EBU R128 (ITU-R BS.1770) measures it, with libebur128, as ffmpeg's \

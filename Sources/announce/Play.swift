@@ -11,8 +11,8 @@ import Logging
 #endif
 
 struct Play: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "play",
+    static let configuration = CommandConfiguration.subcommand(
+        "play",
         abstract: "Queue audio files and wait until they have been heard.",
         discussion: """
             The files go to the user's announce daemon, which plays one queue for every \

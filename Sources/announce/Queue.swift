@@ -10,8 +10,8 @@ import ArgumentParser
 /// `queue` and `status` show the same state: `queue` lists every item,
 /// `status` summarises.
 struct QueueCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "queue", abstract: "What is playing, queued and scheduled.")
+    static let configuration = CommandConfiguration.subcommand(
+        "queue", abstract: "What is playing, queued and scheduled.")
 
     @OptionGroup var flags: StatusFlags
 
@@ -19,8 +19,8 @@ struct QueueCommand: ParsableCommand {
 }
 
 struct Status: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "status", abstract: "The daemon's device, what plays, and how many items wait.")
+    static let configuration = CommandConfiguration.subcommand(
+        "status", abstract: "The daemon's device, what plays, and how many items wait.")
 
     @OptionGroup var flags: StatusFlags
 

@@ -11,8 +11,8 @@ private let quietSwitchNames = QuietSwitch.allCases.map { $0.rawValue }
 
 /// `announce quiet [on|off|until HH:MM] [--json]`: the silent switch (DESIGN §3).
 struct Quiet: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "quiet",
+    static let configuration = CommandConfiguration.subcommand(
+        "quiet",
         abstract: "The silent switch: quiet on, off, until a time; alone, show whether it is quiet.",
         discussion: """
             In quiet mode items of category ambient and solo-ambient (the default) end as \

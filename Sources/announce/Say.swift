@@ -71,8 +71,8 @@ struct VoiceFlags: ParsableArguments {
 extension SpeechEngine: ExpressibleByArgument {}
 
 struct Say: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "say",
+    static let configuration = CommandConfiguration.subcommand(
+        "say",
         abstract: "Speak text through the queue, and wait until it has been heard.",
         discussion: """
             The text is rendered by a speech engine run as a program (espeak-ng by default; piper and \

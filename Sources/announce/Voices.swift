@@ -8,8 +8,8 @@ import ArgumentParser
 #endif
 
 struct Voices: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "voices",
+    static let configuration = CommandConfiguration.subcommand(
+        "voices",
         abstract: "List each speech engine's voices: what `say --voice` takes.",
         discussion: """
             For each engine (espeak-ng, piper, flite): its voices with their language and, when \
