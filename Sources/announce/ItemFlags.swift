@@ -38,8 +38,9 @@ struct ItemFlags: ParsableArguments {
     @OptionGroup var zones: ZoneFlags
 
     /// The daemon's rules for clip.device and clip.extraDevices and for timed sessions, in the
-    /// options' words. A bad --category is SessionFlags' to report.
-    func validate() throws {
+    /// options' words. A bad --category is SessionFlags' to report. Called from the command's
+    /// `validate()`, after its own checks: ArgumentParser would run a group's `validate()` first.
+    func check() throws {
         if let audioSession = try? session.audioSession(),
             let problem = ItemRequest.timingProblem(audioSession, timed: queue.delay != nil || queue.at != nil)
         {

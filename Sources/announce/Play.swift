@@ -95,6 +95,7 @@ struct Play: ParsableCommand {
         if files.filter({ $0 == Self.stdinArgument }).count > 1 {
             throw ValidationError("- (stdin) is given more than once; stdin can be read once")
         }
+        try item.check()
         try stream.validate(files: files, playback: item.playback)
     }
 

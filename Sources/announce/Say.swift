@@ -109,6 +109,7 @@ struct Say: ParsableCommand {
                 "--speed \(speed): out of range \(Limits.speechSpeed.lowerBound)…\(Limits.speechSpeed.upperBound) words per minute"
             )
         }
+        try item.check()
     }
 
     func run() throws {
