@@ -17,7 +17,7 @@ extension Play {
                     "announce plays \(Clip.urlSchemes.dropLast().joined(separator: ", ")) and \(Clip.urlSchemes.last ?? "") URLs, not \(scheme)"
             )
         }
-        var clip = try item.clip(url)
+        var clip = try itemClip(url)
         clip.url = url
         clip.cache = cache
         clip.proxies = callerProxies()

@@ -10,7 +10,7 @@ import Logging
     import Glibc
 #endif
 
-struct Play: ParsableCommand {
+struct Play: QueuingCommand {
     static let configuration = CommandConfiguration.subcommand(
         "play",
         abstract: "Queue audio files and wait until they have been heard.",
@@ -85,8 +85,14 @@ struct Play: ParsableCommand {
     )
     var cache: Bool?
 
-    @OptionGroup var item: ItemFlags
+    @OptionGroup var output: DeviceFlags
+    @OptionGroup var playback: PlaybackFlags
+    @OptionGroup var chimes: ChimeFlags
+    @OptionGroup var session: SessionFlags
+    @OptionGroup var queue: QueueFlags
+    @OptionGroup var delivery: DeliveryFlags
     @OptionGroup var stream: StreamFlags
+    @OptionGroup var zones: ZoneFlags
 
     /// The argument that reads stdin.
     static let stdinArgument = "-"
@@ -95,8 +101,8 @@ struct Play: ParsableCommand {
         if files.filter({ $0 == Self.stdinArgument }).count > 1 {
             throw ValidationError("- (stdin) is given more than once; stdin can be read once")
         }
-        try item.check()
-        try stream.validate(files: files, playback: item.playback)
+        try checkItemOptions()
+        try stream.validate(files: files, playback: playback)
     }
 
     func run() throws {
@@ -108,13 +114,13 @@ struct Play: ParsableCommand {
         // Files are opened by their bytes (a name need not be UTF-8), shown as the parser decoded them.
         let fileNames = RawArguments.fileNames(files)
         try submit(
-            names: paths.map { String($0.split(separator: "/").last ?? "") }, paths: paths, item: item,
+            names: paths.map { String($0.split(separator: "/").last ?? "") }, paths: paths, command: self,
             handover: { handover = $0 }
         ) { (handed: FileHandover?) throws(AnnounceError) in
             try zip(files, fileNames).map { argument, file throws(AnnounceError) in
                 let clip: Clip
                 if stream.isOn {
-                    clip = try stream.clip(argument, item: item)
+                    clip = try stream.clip(argument, for: self)
                 } else if let handed, Clip.urlScheme(of: argument) == nil {
                     clip = try handedClip(argument == Self.stdinArgument ? nil : SoundNames.resolve(file), to: handed)
                 } else if let input = try StoredInput.store(argument) {
@@ -129,7 +135,7 @@ struct Play: ParsableCommand {
                 } else {
                     clip = try checkedClip(SoundNames.resolve(file))
                 }
-                return try item.request(for: clip)
+                return try itemRequest(for: clip)
             }
         }
     }
@@ -160,9 +166,9 @@ struct Play: ParsableCommand {
     {
         let decoder = try DecoderRegistry.open(file)
         let info = decoder.info
-        let options = item.playback.options
+        let options = playback.options
         if let problem = options.startProblem(in: info, path: label ?? file.text) { throw problem }
-        var clip = try item.clip(file.text, media: media)
+        var clip = try itemClip(file.text, media: media)
         if let label { clip.path = label } else { clip.file = absoluteFile(file) }
         clip.seconds = decoder.lengthIsExact ? programSeconds(info, options).map(clip.wallSeconds) : nil
         return clip

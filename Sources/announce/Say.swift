@@ -70,7 +70,7 @@ struct VoiceFlags: ParsableArguments {
 
 extension SpeechEngine: ExpressibleByArgument {}
 
-struct Say: ParsableCommand {
+struct Say: QueuingCommand {
     static let configuration = CommandConfiguration.subcommand(
         "say",
         abstract: "Speak text through the queue, and wait until it has been heard.",
@@ -100,7 +100,13 @@ struct Say: ParsableCommand {
     var words: [String]
 
     @OptionGroup var voice: VoiceFlags
-    @OptionGroup var item: ItemFlags
+    @OptionGroup var output: DeviceFlags
+    @OptionGroup var playback: PlaybackFlags
+    @OptionGroup var chimes: ChimeFlags
+    @OptionGroup var session: SessionFlags
+    @OptionGroup var queue: QueueFlags
+    @OptionGroup var delivery: DeliveryFlags
+    @OptionGroup var zones: ZoneFlags
 
     func validate() throws {
         if words.isEmpty { throw ValidationError("Missing the text to say (or - for stdin).") }
@@ -109,7 +115,7 @@ struct Say: ParsableCommand {
                 "--speed \(speed): out of range \(Limits.speechSpeed.lowerBound)…\(Limits.speechSpeed.upperBound) words per minute"
             )
         }
-        try item.check()
+        try checkItemOptions()
     }
 
     func run() throws {
@@ -120,19 +126,19 @@ struct Say: ParsableCommand {
             throw reportedExit(error)
         }
         let speech = voice.speech(text, configuration: UserConfiguration.load().configuration)
-        try submit(names: [speech.label], paths: [speech.label], item: item) {
+        try submit(names: [speech.label], paths: [speech.label], command: self) {
             (_: FileHandover?) throws(AnnounceError) in
             if let problem = speech.problem { throw .usage(optionText(problem)) }
             // The engine runs in the daemon, which looks on the same PATH (and the usual bin
             // directories); with --zone or --host, on each host, which renders it itself.
-            if !item.zones.isOn {
+            if !zones.isOn {
                 guard let program = ChildProcess.find(speech.engine.program) else {
                     throw speech.engine.notInstalled
                 }
                 try EngineVoices.check(speech, program: program)
             }
-            if item.playback.start != nil && speech.ssml == true { throw .usage("--start cannot go into SSML") }
-            return [try item.request(for: item.clip(speech.label, speech: speech))]
+            if playback.start != nil && speech.ssml == true { throw .usage("--start cannot go into SSML") }
+            return [try itemRequest(for: itemClip(speech.label, speech: speech))]
         }
     }
 

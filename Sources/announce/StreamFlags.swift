@@ -40,9 +40,9 @@ struct StreamFlags: ParsableArguments {
         }
     }
 
-    /// The clip that asks the daemon to play `url` live, with the item's options.
-    func clip(_ url: String, item: ItemFlags) throws(AnnounceError) -> Clip {
-        var clip = try item.clip(url, stream: stream(url))
+    /// The clip that asks the daemon to play `url` live, with the command's other options.
+    func clip(_ url: String, for command: some QueuingCommand) throws(AnnounceError) -> Clip {
+        var clip = try command.itemClip(url, stream: stream(url))
         clip.seconds = duration?.seconds
         clip.proxies = callerProxies()
         return clip

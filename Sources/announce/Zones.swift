@@ -58,8 +58,9 @@ struct ZoneFlags: ParsableArguments {
 /// `play`/`say` with `--zone`/`--host`: the items go to the hosts through the broker, a file's
 /// audio in the message (at most `ZoneLimits.maxAudioBytes` in all; larger: serve it and play
 /// the URL), and the hosts' results come back. Returns the exit status.
-func submitToZones(_ requests: [ItemRequest], item: ItemFlags, logger: Logger) throws(AnnounceError) -> Int32 {
-    let zones = item.zones
+func submitToZones(_ requests: [ItemRequest], zones: ZoneFlags, delivery: DeliveryFlags, logger: Logger)
+    throws(AnnounceError) -> Int32
+{
     let (configuration, warnings) = UserConfiguration.load()
     for warning in warnings { logger.warning("\(warning)") }
     guard let settings = configuration.mqtt else {
@@ -78,8 +79,8 @@ func submitToZones(_ requests: [ItemRequest], item: ItemFlags, logger: Logger) t
     play.sent = SystemClock.wall()
     play.startTogether()
     try sender.send(play, to: zones.targets)
-    if item.noWait {
-        item.json
+    if delivery.noWait {
+        delivery.json
             ? print(jsonLine(Versioned(SentPlay(id: play.id, hosts: hosts))))
             : output(hosts.map { "\($0): sent" }.joined(separator: "\n"))
         return 0
@@ -94,7 +95,7 @@ func submitToZones(_ requests: [ItemRequest], item: ItemFlags, logger: Logger) t
     for report in reports {
         let line = HostLine(report)
         if status == 0 { status = line.exitCode }
-        if item.json { print(jsonLine(Versioned(line))) } else { output("\(report.host): \(line.text)") }
+        if delivery.json { print(jsonLine(Versioned(line))) } else { output("\(report.host): \(line.text)") }
     }
     return status
 }
