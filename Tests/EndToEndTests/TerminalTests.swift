@@ -87,6 +87,8 @@ struct TerminalTests {
         var environment = try runtime.resolvedEnvironment()
         environment["NO_COLOR"] = nil
         environment["TERM"] = "xterm-256color"
+        // Times on the line read the same whenever the test runs: an hour ahead is never tomorrow.
+        environment["TZ"] = zone(whereNowIs: 12, 0)
         let terminal = try Terminal(columns: columns, environment: environment)
         do {
             try await body(terminal, runtime, try Harness.binary())
@@ -97,6 +99,14 @@ struct TerminalTests {
         }
         terminal.close()
         await runtime.cleanup()
+    }
+
+    /// A POSIX TZ in which the local time now is about `hour`:`minute`.
+    static func zone(whereNowIs hour: Int, _ minute: Int) -> String {
+        let minutesToday = Int(Date().timeIntervalSince1970) / 60 % 1440
+        var west = (minutesToday - (hour * 60 + minute) + 1440) % 1440  // local = UTC - west
+        if west > 720 { west -= 1440 }
+        return "ANN\(west < 0 ? "-" : "+")\(abs(west) / 60):\(String(format: "%02d", abs(west) % 60))"
     }
 
     @Test("a play into a paused queue says so where the progress goes; the line ends with a newline when it has played")
@@ -202,14 +212,18 @@ struct TerminalTests {
         }
     }
 
-    @Test("a scheduled item says when it plays and how long that is from now")
-    func scheduled() async throws {
+    @Test(
+        "a scheduled item says when it plays and how long that is from now; on another day, the date too",
+        arguments: [(12, 0, "13:0"), (23, 30, "\\d{4}-\\d\\d-\\d\\d 00:3")])
+    func scheduled(hour: Int, minute: Int, when: String) async throws {
         let clip = try Self.tone("tone-1s.wav")
         try await Self.withTerminal { terminal, _, announce in
-            try terminal.type("\(announce) play -d null --delay 1h \(clip); echo EXIT=$?")
+            let zone = Self.zone(whereNowIs: hour, minute)
+            try terminal.type("TZ=\(zone) \(announce) play -d null --delay 1h \(clip); echo EXIT=$?")
             let rows = try await terminal.waitFor("the scheduled line") { $0.hasPrefix("… tone-1s.wav") }
             let line = rows.first { $0.hasPrefix("… tone-1s.wav") } ?? ""
-            #expect(line.wholeMatch(of: /… tone-1s\.wav  scheduled \d\d:\d\d \(in (59m|1h00m)\)/) != nil, "\(line)")
+            let expected = try Regex("… tone-1s\\.wav  scheduled \(when)\\d \\(in (59m|1h00m)\\)")
+            #expect(line.wholeMatch(of: expected) != nil, "\(zone): \(line)")
             try terminal.press("C-c")
             _ = try await terminal.waitFor("the exit") { $0 == "EXIT=130" }
         }
