@@ -39,19 +39,19 @@ struct Alert: ParsableCommand {
     @OptionGroup var level: VolumeFlags
 
     // Named explicitly, as in Play.swift.
-    @Flag(name: .customLong("ignore-quiet"), help: "Play even while quiet mode is on.")
+    @Flag(long: "ignore-quiet", help: "Play even while quiet mode is on.")
     var ignoreQuiet = false
 
-    @Flag(name: .customLong("wait"), help: "Wait until the alert has been heard, and exit as play does.")
+    @Flag(long: "wait", help: "Wait until the alert has been heard, and exit as play does.")
     var wait = false
 
     @Option(
-        name: [.customLong("device"), .customShort("d")],
+        long: "device", short: "d",
         help: "ALSA PCM to play on (see `announce devices`); default: the daemon's.", completion: deviceCompletion)
     var device: DeviceName?
 
     @Flag(
-        name: [.customLong("quiet"), .customShort("q")],
+        long: "quiet", short: "q",
         help: "No warnings, and no reason line for exit 75; errors are still printed.")
     var quiet = false
 

@@ -48,7 +48,7 @@ struct DaemonCommand: ParsableCommand {
     @Option(duration: "idle-exit", help: "Exit after this long with nothing queued and no client connected.")
     var idleExit: TimeSpan?
 
-    @Flag(name: [.customLong("quiet"), .customShort("q")], help: "Log errors only (ANNOUNCE_LOG overrides).")
+    @Flag(long: "quiet", short: "q", help: "Log errors only (ANNOUNCE_LOG overrides).")
     var quiet = false
 
     @Option(help: .hidden)
@@ -58,8 +58,8 @@ struct DaemonCommand: ParsableCommand {
     var system = false
 
     @Option(
-        name: .customLong("run-as"),
-        help: ArgumentHelp("With --system, started as root: the user to become (default: announce).", valueName: "user")
+        long: "run-as",
+        help: "With --system, started as root: the user to become (default: announce).", valueName: "user"
     )
     var runAs: String?
 

@@ -14,7 +14,7 @@ struct Hosts: ParsableCommand {
             within --timeout, 64 without an [mqtt] broker in the config file.
             """)
 
-    @Flag(name: .customLong("json"), help: "One JSON object per host.")
+    @Flag(long: "json", help: "One JSON object per host.")
     var json = false
 
     @Option(duration: "timeout", help: "How long to try the broker (default 10s).")

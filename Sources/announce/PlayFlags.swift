@@ -86,7 +86,7 @@ struct PlaybackFlags: ParsableArguments {
     var pitch: Double?
 
     @Flag(
-        name: .customLong("skip-silence"),
+        long: "skip-silence",
         help:
             "Trim the silence at both ends and cut every pause longer than the config file's silence-gap (default 300 ms) to that length."
     )
@@ -128,43 +128,42 @@ private let sessionModeNames = SessionMode.allCases.map { $0.rawValue }
 /// The session an item plays in (DESIGN §3): category, mode and options, and `--duck-level`, `--if-busy`.
 struct SessionFlags: ParsableArguments {
     @Option(
-        name: .customLong("category"),
-        help: ArgumentHelp(
-            """
+        long: "category",
+        help: """
             Session category: ambient (mixes with whatever plays), solo-ambient (the default; one at a time, \
             in queue order), playback (plays in quiet mode) or multi-route (as playback, on every --device given). \
             Quiet mode silences ambient and solo-ambient.
-            """, valueName: "category"), completion: .list(sessionCategoryNames))
+            """, completion: .list(sessionCategoryNames))
     var category: String?
 
     @Option(
-        name: .customLong("mode"),
-        help: ArgumentHelp(
+        long: "mode",
+        help:
             "What the audio is: default, spoken-audio (paused, not talked over, by --interrupt-spoken-audio) or voice-prompt.",
-            valueName: "mode"), completion: .list(sessionModeNames))
+        completion: .list(sessionModeNames))
     var mode: String?
 
     @Flag(
-        name: .customLong("mix-with-others"),
+        long: "mix-with-others",
         help:
             "Mix over whatever plays instead of waiting its turn (playback and multi-route; ambient always mixes, solo-ambient never)."
     )
     var mixWithOthers = false
 
     @Flag(
-        name: .customLong("duck-others"),
+        long: "duck-others",
         help: "While this plays, lower every other stream by the duck level (it still waits its turn unless it mixes).")
     var duckOthers = false
 
     @Flag(
-        name: .customLong("interrupt-spoken-audio"),
+        long: "interrupt-spoken-audio",
         help:
             "Pause the streams whose mode is spoken-audio until this ends; with ambient, playback or multi-route, also mix."
     )
     var interruptSpokenAudio = false
 
     @Flag(
-        name: .customLong("no-notify-others"),
+        long: "no-notify-others",
         help: "When this ends, leave the streams it interrupted paused until `announce resume` (default: they resume).")
     var noNotifyOthers = false
 
@@ -176,17 +175,17 @@ struct SessionFlags: ParsableArguments {
     var duckLevel: String?
 
     @Option(
-        name: .customLong("if-busy"),
-        help: ArgumentHelp(
+        long: "if-busy",
+        help:
             "When another program holds the device: wait (the default, for at most --expire when given) or fail (exit 69).",
-            valueName: "wait|fail"))
+        valueName: "wait|fail")
     var ifBusy: IfBusy = .default
 
     @Option(
-        name: .customLong("if-other-audio"),
-        help: ArgumentHelp(
+        long: "if-other-audio",
+        help:
             "When another application plays as this is about to start: play (the default), duck (as --duck-others), wait until it stops (for at most --expire when given) or skip (silenced, exit 75).",
-            valueName: "play|duck|wait|skip"))
+        valueName: "play|duck|wait|skip")
     var ifOtherAudio: IfOtherAudio = .play
 
     func validate() throws {
@@ -245,15 +244,15 @@ struct SessionFlags: ParsableArguments {
 
 struct QueueFlags: ParsableArguments {
     @Option(
-        name: .customLong("priority"),
+        long: "priority",
         help: "low, normal, high or critical. Higher preempts lower; critical is never preempted.")
     var priority: Priority = .default
 
-    @Flag(name: .customLong("no-interrupt"), help: "Wait for the playing item even when this one outranks it.")
+    @Flag(long: "no-interrupt", help: "Wait for the playing item even when this one outranks it.")
     var noInterrupt = false
 
     @Option(
-        name: .customLong("on-interrupt"),
+        long: "on-interrupt",
         help: "When preempted: resume (where it was heard to, with a short fade-in), restart or drop.")
     var onInterrupt: InterruptAction = .default
 
@@ -262,11 +261,11 @@ struct QueueFlags: ParsableArguments {
         valueName: "fraction")
     var dropAfter: Double = QueueItem.defaultDropAfter
 
-    @Option(name: .customLong("tag"), help: "A label for cancel --tag and --replace.")
+    @Option(long: "tag", help: "A label for cancel --tag and --replace.")
     var tag: String?
 
     @Flag(
-        name: .customLong("replace"),
+        long: "replace",
         help: "Queued, scheduled and playing items with the same --tag end as replaced: the newest message wins.")
     var replace = false
 
@@ -307,15 +306,15 @@ struct QueueFlags: ParsableArguments {
 /// in the same item (DESIGN §4, Chimes).
 struct ChimeFlags: ParsableArguments {
     @Option(
-        name: .customLong("chime"),
-        help: ArgumentHelp(
+        long: "chime",
+        help:
             "A sound played first, in the same item: a name as play finds sounds (chime, attention) or a file; none turns off the config file's [chime] default for the priority.",
-            valueName: "sound|none"))
+        valueName: "sound|none")
     var chime: String?
 
     @Option(
-        name: .customLong("chime-after"),
-        help: ArgumentHelp("A sound played after it, in the same item (closing, or a file).", valueName: "sound"))
+        long: "chime-after",
+        help: "A sound played after it, in the same item (closing, or a file).", valueName: "sound")
     var chimeAfter: String?
 
     /// `request`'s chimes: the options', else the config file's for its priority; each resolved

@@ -13,17 +13,16 @@ private let engineNames = SpeechEngine.allCases.map(\.rawValue)
 /// The speech engine and voice, for `say` (and the engine for `voices`).
 struct VoiceFlags: ParsableArguments {
     @Option(
-        name: .customLong("engine"),
-        help: ArgumentHelp(
-            "Speech engine: espeak-ng (the default), piper or flite (default: the config file's [speech] engine).",
-            valueName: "engine"), completion: .list(engineNames))
+        long: "engine",
+        help: "Speech engine: espeak-ng (the default), piper or flite (default: the config file's [speech] engine).",
+        completion: .list(engineNames))
     var engine: SpeechEngine?
 
     @Option(
-        name: .customLong("voice"),
-        help: ArgumentHelp(
-            "The engine's voice (see `announce voices`): espeak-ng's language or voice, flite's voice or .flitevox file, piper's model name or .onnx path; default: the config file's [speech] voice, else the engine's.",
-            valueName: "voice"))
+        long: "voice",
+        help:
+            "The engine's voice (see `announce voices`): espeak-ng's language or voice, flite's voice or .flitevox file, piper's model name or .onnx path; default: the config file's [speech] voice, else the engine's."
+    )
     var voice: String?
 
     @Option(
@@ -33,14 +32,13 @@ struct VoiceFlags: ParsableArguments {
     var speed: Int?
 
     @Option(
-        name: .customLong("lang"),
-        help: ArgumentHelp(
-            "Language (en, en-us, de, ...) when no --voice is given: the engine picks its voice for it.",
-            valueName: "tag"))
+        long: "lang",
+        help: "Language (en, en-us, de, ...) when no --voice is given: the engine picks its voice for it.",
+        valueName: "tag")
     var language: String?
 
     @Flag(
-        name: .customLong("ssml"),
+        long: "ssml",
         help: "The text is SSML (espeak-ng only). It is spoken as one piece: an interruption resumes it from its start."
     )
     var ssml = false

@@ -6,7 +6,7 @@ import ArgumentParser
 /// client only checks the options and sends the URL; the daemon connects when the item plays.
 struct StreamFlags: ParsableArguments {
     @Flag(
-        name: .customLong("stream"),
+        long: "stream",
         help: """
             Play the http(s) URLs as live streams (internet radio): the daemon connects when the item plays, \
             shows the stream's title, reconnects when it drops (for the config file's reconnect-limit, default 1m, \
@@ -21,7 +21,7 @@ struct StreamFlags: ParsableArguments {
     var duration: TimeSpan?
 
     @Flag(
-        name: .customLong("persist"),
+        long: "persist",
         help:
             "With --stream: a daemon restart resumes the stream (rejoining it live) instead of ending it as cancelled.")
     var persist = false

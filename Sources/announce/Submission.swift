@@ -8,25 +8,24 @@ import Logging
 /// `--device`, for `play` and `say`.
 struct DeviceFlags: ParsableArguments {
     @Option(
-        name: [.customLong("device"), .customShort("d")],
-        help: ArgumentHelp(
-            """
+        long: "device", short: "d",
+        help: """
             ALSA PCM to play on (see `announce devices`); default: the daemon's. With --category multi-route, \
             give it up to \(Limits.maxDevices) times to play on every one at once.
-            """, valueName: "device"), completion: deviceCompletion)
+            """, completion: deviceCompletion)
     var device: [DeviceName] = []
 }
 
 /// What `play` and `say` print and whether they wait.
 struct DeliveryFlags: ParsableArguments {
-    @Flag(name: .customLong("no-wait"), help: "Print the item ids once they are safely queued, and exit 0.")
+    @Flag(long: "no-wait", help: "Print the item ids once they are safely queued, and exit 0.")
     var noWait = false
 
-    @Flag(name: .customLong("json"), help: "Print each outcome (or, with --no-wait, the ids) as a JSON object.")
+    @Flag(long: "json", help: "Print each outcome (or, with --no-wait, the ids) as a JSON object.")
     var json = false
 
     @Flag(
-        name: [.customLong("quiet"), .customShort("q")],
+        long: "quiet", short: "q",
         help:
             "Errors only: no progress display, no ids with --no-wait, no warnings but that the queue is paused, no reason line for exit 75 (what --json asks for is still printed)."
     )

@@ -22,7 +22,7 @@ func output(_ text: String) {
 /// `-q, --quiet` for every subcommand.
 struct QuietFlag: ParsableArguments {
     @Flag(
-        name: [.customLong("quiet"), .customShort("q")],
+        long: "quiet", short: "q",
         help: "Errors only: no output (but what --json asks for), no warnings, no reason line for exit 75.")
     var quiet = false
 }

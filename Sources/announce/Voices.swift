@@ -24,8 +24,8 @@ struct Voices: ParsableCommand {
             """)
 
     @Option(
-        name: .customLong("engine"),
-        help: ArgumentHelp("Only this engine's voices: espeak-ng, piper or flite.", valueName: "engine"),
+        long: "engine",
+        help: "Only this engine's voices: espeak-ng, piper or flite.",
         completion: .list(SpeechEngine.allCases.map(\.rawValue)))
     var engine: SpeechEngine?
 

@@ -11,16 +11,15 @@ import Logging
 /// `--zone` and `--host`: play on other hosts through the MQTT broker (docs/ZONES.md).
 struct ZoneFlags: ParsableArguments {
     @Option(
-        name: .customLong("zone"),
-        help: ArgumentHelp(
-            "Play on every host of this zone (all: every host), through the config file's [mqtt] broker; repeatable. Prints one line per host and exits with the first host's status that did not play.",
-            valueName: "zone"))
+        long: "zone",
+        help:
+            "Play on every host of this zone (all: every host), through the config file's [mqtt] broker; repeatable. Prints one line per host and exits with the first host's status that did not play."
+    )
     var zones: [String] = []
 
     @Option(
-        name: .customLong("host"),
-        help: ArgumentHelp(
-            "Play on these hosts (comma-separated; repeatable), through the [mqtt] broker.", valueName: "name,..."))
+        long: "host",
+        help: "Play on these hosts (comma-separated; repeatable), through the [mqtt] broker.", valueName: "name,...")
     var hostLists: [String] = []
 
     @Option(
