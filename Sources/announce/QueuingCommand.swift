@@ -22,12 +22,13 @@ extension QueuingCommand {
     /// options' words. A bad --category is SessionFlags' to report. Called from the command's
     /// `validate()`, after its own checks.
     func checkItemOptions() throws {
-        if let audioSession = try? session.audioSession(),
+        let audioSession = try? session.audioSession()
+        if let audioSession,
             let problem = ItemRequest.timingProblem(audioSession, timed: queue.delay != nil || queue.at != nil)
         {
             throw ValidationError(optionText(problem))
         }
-        let category = (try? session.audioSession().category) ?? .default
+        let category = audioSession?.category ?? .default
         let device = output.device
         if let problem = DeviceName.problem(
             device: device.first, extra: Array(device.dropFirst()), category: category,
