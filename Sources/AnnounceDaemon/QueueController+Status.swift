@@ -12,14 +12,10 @@ extension QueueController {
     /// `announce status`: both lanes, holds, quiet mode and the daemon itself.
     func status() -> DaemonStatus {
         func describe(_ item: QueueItem, _ state: ItemStatus.State) -> ItemStatus {
-            var status = ItemStatus(
-                id: item.id, state: state, path: item.clip.path, priority: item.priority, tag: item.tag,
-                device: item.clip.device, heard: item.heardFrames > 0 ? seconds(item.heardFrames, of: item.id) : nil,
-                eligibleAt: item.eligibleAt, expiresAt: item.started ? nil : item.expiresAt)
-            if item.audioSession != .default { status.session = item.audioSession.description }
+            var status = ItemStatus(item, state)
+            if item.heardFrames > 0 { status.heard = seconds(item.heardFrames, of: item.id) }
             if policy[item.id]?.ducked == true { status.ducked = true }
             status.title = meter.titles[item.id]
-            status.owner = item.owner
             return status
         }
         var playing = lanes.main.playing.map { describe($0, .playing) }

@@ -162,21 +162,16 @@ public struct ItemStatus: Codable, Equatable, Sendable {
     public var title: String?
     /// System queue: who queued it.
     public var owner: ItemOwner?
+}
 
-    public init(
-        id: ItemID, state: State, path: String, priority: Priority, tag: String? = nil, device: DeviceName? = nil,
-        heard: Double? = nil, duration: Double? = nil, eligibleAt: Double? = nil, expiresAt: Double? = nil
-    ) {
-        self.id = id
-        self.state = state
-        self.path = path
-        self.priority = priority
-        self.tag = tag
-        self.device = device
-        self.heard = heard
-        self.duration = duration
-        self.eligibleAt = eligibleAt
-        self.expiresAt = expiresAt
+extension ItemStatus {
+    /// What `item` says of itself in `state`; the daemon adds what it knows of the playback (heard,
+    /// duration, ducked, title).
+    public init(_ item: QueueItem, _ state: State) {
+        self.init(
+            id: item.id, state: state, path: item.clip.path, priority: item.priority, tag: item.tag,
+            device: item.clip.device, eligibleAt: item.eligibleAt, expiresAt: item.started ? nil : item.expiresAt,
+            session: item.audioSession == .default ? nil : item.audioSession.description, owner: item.owner)
     }
 }
 

@@ -10,16 +10,6 @@ public struct VoiceEntry: Encodable, Equatable, Sendable {
     /// The engine's own words for it (espeak-ng's voice name, a piper model's dataset).
     public var description: String?
 
-    public init(
-        engine: SpeechEngine, name: String, language: String?, gender: String? = nil, description: String? = nil
-    ) {
-        self.engine = engine
-        self.name = name
-        self.language = language
-        self.gender = gender
-        self.description = description
-    }
-
     private enum CodingKeys: String, CodingKey {
         case engine, name, language = "lang", gender, description
     }

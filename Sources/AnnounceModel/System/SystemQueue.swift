@@ -136,10 +136,8 @@ extension DaemonStatus {
 extension ItemStatus {
     /// As `Event.privateView`: owner, id, priority, state and times.
     public func privateView() -> ItemStatus {
-        var view = ItemStatus(
+        ItemStatus(
             id: id, state: state, path: SystemSettings.othersLabel, priority: priority, heard: heard,
-            duration: duration, eligibleAt: eligibleAt, expiresAt: expiresAt)
-        view.owner = owner
-        return view
+            duration: duration, eligibleAt: eligibleAt, expiresAt: expiresAt, owner: owner)
     }
 }
