@@ -50,7 +50,7 @@ public final class Daemon {
         /// wakes): its quiet hours, duck level, silence rule and loudness apply from then on (its device, at
         /// the next start).
         public var configPath: String?
-        /// The file as it was when the configuration above was read from it.
+        /// The file as it was when last read: the daemon rereads it when this changes (one stat).
         public var configStamp: FileStamp?
         /// Other applications' media roles that interrupt announce like a call (`[session] interrupting-roles`).
         public var interruptingRoles = OtherAudioScene.defaultInterruptingRoles

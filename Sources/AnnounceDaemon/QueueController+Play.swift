@@ -145,4 +145,12 @@ extension QueueController {
         }
         return nil
     }
+
+    /// A new item's id: random, and not one whose outcome the spool still keeps.
+    func newID() -> ItemID {
+        while true {
+            let id = ItemID.random()
+            if spool.outcome(of: id) == nil { return id }
+        }
+    }
 }

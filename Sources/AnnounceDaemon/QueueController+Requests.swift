@@ -191,11 +191,4 @@ extension QueueController {
         connection.send(WireProtocol.encode(Reply.ids(ids.filter { !unknown.contains($0) }, unknown: unknown)))
         subscribe(connection, to: ids.filter { !unknown.contains($0) }, progress: progress)
     }
-
-    func newID() -> ItemID {
-        while true {
-            let id = ItemID.random()
-            if spool.outcome(of: id) == nil { return id }
-        }
-    }
 }

@@ -36,8 +36,6 @@ final class QueueController {
     /// it alone decides what is announced of it: its start, its interruptions, its one outcome.
     var lifecycles: [ItemID: ItemLifecycle] = [:]
     var terminating = false
-    /// The config file as last read: a request rereads it when this changes (one stat).
-    private var configStamp: FileStamp?
     /// The daemon on the session bus (MPRIS); nil in tests that run without one.
     var sessionBus: SessionBusPresence?
     /// The system queue's listeners' daemons: main-lane plays go through the listener's (DESIGN §8).
@@ -65,7 +63,6 @@ final class QueueController {
 
     /// Takes back what the spool kept and the quiet and paused state; nothing plays yet.
     func restore(now: Double) {
-        configStamp = configuration.configStamp
         spool.pruneOutcomes(now: now)
         var restored = spool.load()
         for problem in restored.problems { logger.warning("\(problem)") }
@@ -172,8 +169,8 @@ final class QueueController {
     func rereadConfigurationIfChanged() {
         guard let path = configuration.configPath else { return }
         let stamp = FileStamp(path)
-        guard stamp != configStamp else { return }
-        configStamp = stamp
+        guard stamp != configuration.configStamp else { return }
+        configuration.configStamp = stamp
         let (reread, warnings) = UserConfiguration.reload(path: path)
         for warning in warnings { logger.warning("\(warning)") }
         guard let user = reread else { return }
