@@ -36,12 +36,12 @@ final class SeenPlays: @unchecked Sendable {
         forgetExpired(now: SystemClock.wall())
     }
 
-    private func path(_ id: String) -> String { directory + "/" + id }
+    private func path(_ id: PlayID) -> String { directory + "/" + id.rawValue }
 
     /// True when `id` is new (and now remembered); false when it was seen before. A record that
     /// cannot be written counts as new: better a play than none, and the log says why.
     /// `durable` false: not synced (a refusal's: lost in a crash, a copy is only refused again).
-    func remember(_ id: String, expires: Double, cancelled: Bool = false, durable: Bool = true) -> Bool {
+    func remember(_ id: PlayID, expires: Double, cancelled: Bool = false, durable: Bool = true) -> Bool {
         let now = SystemClock.wall()
         if sweep.withLock({ now - $0.last > 3600 || $0.records >= ZoneLimits.maxSeenRecords }) {
             forgetExpired(now: now)
@@ -58,11 +58,11 @@ final class SeenPlays: @unchecked Sendable {
     }
 
     /// The local items of play `id`, and whether its result was published.
-    func record(_ id: String, ids: [ItemID], answered: Bool = false) {
+    func record(_ id: PlayID, ids: [ItemID], answered: Bool = false) {
         guard var record = load(id) else { return }
         record.ids = ids
         record.answered = answered
-        let temporary = path("." + id + ".tmp")
+        let temporary = directory + "/." + id.rawValue + ".tmp"
         let fd = open(temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o600)
         guard fd >= 0 else { return }
         let bytes = JSONCoding.encode(record, orElse: "{}")
@@ -74,17 +74,17 @@ final class SeenPlays: @unchecked Sendable {
     }
 
     /// The local items of play `id`, when it was queued here.
-    func ids(of id: String) -> [ItemID]? { load(id)?.ids }
+    func ids(of id: PlayID) -> [ItemID]? { load(id)?.ids }
 
     /// Play `id` was cancelled before it came.
-    func wasCancelled(_ id: String) -> Bool { load(id)?.cancelled == true }
+    func wasCancelled(_ id: PlayID) -> Bool { load(id)?.cancelled == true }
 
-    private func load(_ id: String) -> Record? {
+    private func load(_ id: PlayID) -> Record? {
         readWholeFile(path(id), limit: 1 << 20).flatMap { try? JSONCoding.decode(Record.self, from: $0) }
     }
 
     /// The plays queued but not answered when the daemon last stopped.
-    var unanswered: [(id: String, ids: [ItemID])] {
+    var unanswered: [(id: PlayID, ids: [ItemID])] {
         names().compactMap { name in
             guard let record = load(name), let ids = record.ids, record.answered != true else { return nil }
             return (name, ids)
@@ -103,15 +103,15 @@ final class SeenPlays: @unchecked Sendable {
         }
     }
 
-    private func names() -> [String] {
+    private func names() -> [PlayID] {
         guard let handle = opendir(directory) else { return [] }
         defer { closedir(handle) }
-        var names: [String] = []
+        var names: [PlayID] = []
         while let entry = readdir(handle) {
             let name = withUnsafeBytes(of: entry.pointee.d_name) {
-                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+                PlayID(String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self))
             }
-            if RemotePlay.isValidID(name) { names.append(name) }
+            if name.isWellFormed { names.append(name) }
         }
         return names
     }

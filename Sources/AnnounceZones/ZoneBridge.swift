@@ -242,7 +242,7 @@ public final class ZoneBridge: DaemonService, @unchecked Sendable {
             }
             let item = ItemRequest(clip: Clip(path: speech.label, speech: speech))
             // A new id that nobody can send again: nothing to remember (no record is written).
-            let play = RemotePlay(id: RemotePlay.newID(), from: "text", sent: clock(), items: [RemoteItem(item: item)])
+            let play = RemotePlay(id: PlayID.random(), from: "text", sent: clock(), items: [RemoteItem(item: item)])
             accept(play, topic: topic, waited: 0, answered: false)
         }
     }
@@ -334,7 +334,7 @@ public final class ZoneBridge: DaemonService, @unchecked Sendable {
     }
 
     /// Publishes this host's result of play `request`.
-    func answer(_ request: String, _ outcomes: [Outcome]) {
+    func answer(_ request: PlayID, _ outcomes: [Outcome]) {
         let result = RemoteResult(id: request, host: host, outcomes: outcomes, time: clock())
         do {
             try link.publish(

@@ -42,7 +42,7 @@ public final class ZoneSender {
     private var acknowledged: Set<Int32> = []
     /// Publications the broker acknowledged with a refusal (MQTT 5: not authorized, by its ACL).
     private var refused: Set<Int32> = []
-    private let request: String?
+    private let request: PlayID?
     /// Connected now; false from a loss until the link is back.
     private var isConnected = false
     /// Connected before: a `.connected` now is a reconnection.
@@ -51,12 +51,12 @@ public final class ZoneSender {
     /// Connected to the broker and caught up on the retained statuses (and subscribed to the
     /// results of `request`), or an error (69) once `timeout` seconds have passed. A sender
     /// with a `request` keeps its session at the broker for `waitsFor` seconds and a minute.
-    public init(settings: MQTTSettings, request: String? = nil, timeout: Double, waitsFor: Double = 0)
+    public init(settings: MQTTSettings, request: PlayID? = nil, timeout: Double, waitsFor: Double = 0)
         throws(AnnounceError)
     {
         deadline = SystemClock.monotonic() + timeout
         self.request = request
-        let clientID = "announce-send-\(getpid())-\(RemotePlay.newID().prefix(8))"
+        let clientID = "announce-send-\(getpid())-\(PlayID.random().rawValue.prefix(8))"
         let expiry = request == nil ? nil : UInt32(min(waitsFor.rounded(.up), Double(ZoneLimits.sessionExpiry))) + 60
         link = try MQTTLink(settings: settings, clientID: clientID, sessionExpiry: expiry)
         try link.start()

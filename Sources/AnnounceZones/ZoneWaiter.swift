@@ -14,7 +14,7 @@ import Synchronization
 /// event, also for one that ended before it was asked (from its outcome record).
 final class ZoneWaiter: @unchecked Sendable {
     private struct Pending {
-        let request: String
+        let request: PlayID
         let ids: [ItemID]
         let answered: Bool
         var outcomes: [ItemID: Outcome] = [:]
@@ -25,9 +25,9 @@ final class ZoneWaiter: @unchecked Sendable {
         /// Plays whose `wait` has no reply yet, in the order sent.
         var unreplied: [Pending] = []
         /// Plays waiting for outcomes, by request.
-        var waiting: [String: Pending] = [:]
+        var waiting: [PlayID: Pending] = [:]
         /// Which play each awaited item belongs to.
-        var requestOf: [ItemID: String] = [:]
+        var requestOf: [ItemID: PlayID] = [:]
     }
 
     private let state = Mutex(State())
@@ -40,7 +40,7 @@ final class ZoneWaiter: @unchecked Sendable {
     var count: Int { state.withLock { $0.unreplied.count + $0.waiting.count } }
 
     /// Waits for `ids`' outcomes, then answers `request` (when `answered`) and notes it answered.
-    func wait(for request: String, ids: [ItemID], answered: Bool) throws(AnnounceError) {
+    func wait(for request: PlayID, ids: [ItemID], answered: Bool) throws(AnnounceError) {
         let pending = Pending(request: request, ids: ids, answered: answered)
         let result: Result<Bool, AnnounceError> = state.withLock { state in
             do throws(AnnounceError) {

@@ -69,7 +69,7 @@ func submitToZones(_ requests: [ItemRequest], zones: ZoneFlags, delivery: Delive
     }
     let items = try requests.map(remoteItem)
     var play = RemotePlay(
-        id: RemotePlay.newID(), from: settings.host ?? ZoneBridge.machineName(), sent: SystemClock.wall(), items: items)
+        id: PlayID.random(), from: settings.host ?? ZoneBridge.machineName(), sent: SystemClock.wall(), items: items)
     if let problem = play.problem { throw .usage(problem) }
     let timeout = zones.waitTimeout?.seconds ?? ZoneFlags.defaultWaitTimeout
     let sender = try ZoneSender(settings: settings, request: play.id, timeout: min(timeout, 30), waitsFor: timeout)
@@ -144,7 +144,7 @@ private func messageBytes(_ path: String, label: String) throws(AnnounceError) -
 
 /// `--no-wait --json`: where the play went.
 private struct SentPlay: Encodable {
-    var id: String
+    var id: PlayID
     var hosts: [String]
 }
 

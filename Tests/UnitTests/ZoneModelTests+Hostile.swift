@@ -15,11 +15,11 @@ extension ZoneModelTests {
             return
         }
         #expect(
-            refusal.id == String(repeating: "ef", count: 16) && refusal.reason.hasPrefix("sent must be 0 to"),
+            refusal.id == PlayID(String(repeating: "ef", count: 16)) && refusal.reason.hasPrefix("sent must be 0 to"),
             "\(refusal)")
         for sent in [-1.0, Limits.latestTime + 1, 1e300, -.infinity] {
             let play = RemotePlay(
-                id: String(repeating: "ab", count: 16), from: "d", sent: sent,
+                id: PlayID(String(repeating: "ab", count: 16)), from: "d", sent: sent,
                 items: [RemoteItem(item: ItemRequest(clip: Clip(path: "x")), bytes: [1])])
             #expect(play.problem?.hasPrefix("sent must be") == true, "sent \(sent)")
         }
@@ -28,7 +28,8 @@ extension ZoneModelTests {
         var item = ItemRequest(clip: Clip(path: "x"))
         item.expire = 10
         let play = RemotePlay(
-            id: String(repeating: "ab", count: 16), from: "d", sent: 1000, items: [RemoteItem(item: item, bytes: [1])])
+            id: PlayID(String(repeating: "ab", count: 16)), from: "d", sent: 1000,
+            items: [RemoteItem(item: item, bytes: [1])])
         #expect(play.waitedAtBroker(expiryLeft: 4) == 6)
         #expect(play.waitedAtBroker(expiryLeft: nil) == 0)
         #expect(play.waitedAtBroker(expiryLeft: 1e12) == 0)
@@ -44,7 +45,7 @@ extension ZoneModelTests {
     @Test func aVoiceFromAnotherHostIsANameNeverAPathOrURL() {
         func speech(voice: String? = nil, language: String? = nil, engine: SpeechEngine = .piper) -> RemotePlay {
             RemotePlay(
-                id: String(repeating: "ab", count: 16), from: "desk", sent: 1000,
+                id: PlayID(String(repeating: "ab", count: 16)), from: "desk", sent: 1000,
                 items: [
                     RemoteItem(
                         item: ItemRequest(
@@ -77,7 +78,7 @@ extension ZoneModelTests {
         // Over the limit (3 kept > 2): the soonest to expire go until a tenth of the room is free,
         // but not a play still waiting for its outcome.
         #expect(SeenRecords.toForget(entries, now: 100, limit: 2) == ["a", "b", "d"])
-        let many = (0..<1000).map { Entry(name: String($0), expires: 1000 + Double($0), pending: $0 % 20 == 0) }
+        let many = (0..<1000).map { Entry(name: PlayID(String($0)), expires: 1000 + Double($0), pending: $0 % 20 == 0) }
         let forgotten = Set(SeenRecords.toForget(many, now: 0, limit: 100))
         #expect(
             many.count - forgotten.count == 90 && many.filter(\.pending).allSatisfy { !forgotten.contains($0.name) })

@@ -8,7 +8,7 @@ import Testing
     @Test func topicsRoundTripAndNothingElseParses() {
         let topics: [ZoneTopic] = [
             .hostPlay("kitchen"), .zonePlay("downstairs"), .zonePlay("all"),
-            .result(request: String(repeating: "0a", count: 8), host: "garage"), .status("pi-4.lan"),
+            .result(request: PlayID(String(repeating: "0a", count: 8)), host: "garage"), .status("pi-4.lan"),
             .hostSay("kitchen"), .zoneSay("all"), .hostCancel("k"), .zoneCancel("z")
         ]
         for topic in topics { #expect(ZoneTopic(topic.name) == topic, "\(topic.name)") }
@@ -76,7 +76,7 @@ import Testing
             ])
     }
 
-    private func play(_ items: [RemoteItem], id: String = String(repeating: "ab", count: 16)) -> RemotePlay {
+    private func play(_ items: [RemoteItem], id: PlayID = PlayID(String(repeating: "ab", count: 16))) -> RemotePlay {
         RemotePlay(id: id, from: "desk", sent: 1000, items: items)
     }
 
@@ -210,7 +210,17 @@ import Testing
         #expect(now.sameState(as: later))
         later.queued = 2
         #expect(!now.sameState(as: later))
-        #expect(RemotePlay.isValidID(RemotePlay.newID()) && RemotePlay.newID().count == 32)
+    }
+
+    @Test func aNewPlayIDIsWellFormedAndOthersAreNot() {
+        let id = PlayID.random()
+        #expect(id.isWellFormed && id.rawValue.count == 32 && id != PlayID.random())
+        let bad: [PlayID] = [
+            "", "0123456789abcde", PlayID(String(repeating: "a", count: 65)), "0123456789ABCDEF", "0123456789abcdeg",
+            "../../etc/passwd0"
+        ]
+        for id in bad { #expect(!id.isWellFormed, "\(id)") }
+        #expect(PlayID(String(repeating: "f", count: 64)).isWellFormed)
     }
 }
 
@@ -223,7 +233,7 @@ extension ZoneModelTests {
         var timed = item
         timed.at = 2000
         var play = RemotePlay(
-            id: String(repeating: "ab", count: 16), from: "d", sent: 1000,
+            id: PlayID(String(repeating: "ab", count: 16)), from: "d", sent: 1000,
             items: [
                 RemoteItem(item: item, bytes: [1]), RemoteItem(item: delayed, bytes: [1]),
                 RemoteItem(item: timed, bytes: [1]), RemoteItem(item: ItemRequest(clip: Clip(path: "y")), bytes: [1])
@@ -255,7 +265,7 @@ extension ZoneModelTests {
             return RemoteItem(item: request, bytes: [1])
         }
         var play = RemotePlay(
-            id: String(repeating: "ab", count: 16), from: "d", sent: 1000,
+            id: PlayID(String(repeating: "ab", count: 16)), from: "d", sent: 1000,
             items: [
                 item(), item { $0.at = 5000 }, item { $0.delay = 10 },
                 item { $0.session = AudioSession(category: .ambient) }
@@ -300,7 +310,7 @@ extension ZoneModelTests {
 
 extension ZoneModelTests {
     @Test func aCancelNamesAPlayAndItsSender() {
-        let cancel = RemoteCancel(id: String(repeating: "ab", count: 16), from: "desk")
+        let cancel = RemoteCancel(id: PlayID(String(repeating: "ab", count: 16)), from: "desk")
         #expect(RemoteCancel.decode(JSONCoding.encode(cancel, orElse: "")) == cancel)
         for bad in [
             #"{"v":1,"id":"xyz","from":"desk"}"#, #"{"v":2,"id":"\#(cancel.id)","from":"desk"}"#,

@@ -3,12 +3,12 @@
 /// again; never a play still waiting for its outcome (a restarted daemon answers it from there).
 public enum SeenRecords {
     public struct Entry: Equatable, Sendable {
-        public var name: String
+        public var name: PlayID
         public var expires: Double
         /// Queued here and not answered yet.
         public var pending: Bool
 
-        public init(name: String, expires: Double, pending: Bool) {
+        public init(name: PlayID, expires: Double, pending: Bool) {
             self.name = name
             self.expires = expires
             self.pending = pending
@@ -16,7 +16,7 @@ public enum SeenRecords {
     }
 
     /// The names to forget of `entries` at `now`.
-    public static func toForget(_ entries: [Entry], now: Double, limit: Int = ZoneLimits.maxSeenRecords) -> [String] {
+    public static func toForget(_ entries: [Entry], now: Double, limit: Int = ZoneLimits.maxSeenRecords) -> [PlayID] {
         let expired = entries.filter { $0.expires < now }
         let kept = entries.filter { $0.expires >= now }
         guard kept.count > limit else { return expired.map(\.name) }

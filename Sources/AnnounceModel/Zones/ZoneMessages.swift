@@ -6,30 +6,19 @@ import FoundationEssentials
 /// it again; a host plays it once).
 public struct RemotePlay: Codable, Equatable, Sendable {
     public var v: Int
-    /// 16 to 64 lowercase hex digits, made by the sender.
-    public var id: String
+    public var id: PlayID
     /// The sending host's name (for the log, and the items' labels).
     public var from: String
     /// When it was sent (seconds since the epoch, the sender's clock).
     public var sent: Double
     public var items: [RemoteItem]
 
-    public init(id: String, from: String, sent: Double, items: [RemoteItem]) {
+    public init(id: PlayID, from: String, sent: Double, items: [RemoteItem]) {
         self.v = WireProtocol.version
         self.id = id
         self.from = from
         self.sent = sent
         self.items = items
-    }
-
-    public static func isValidID(_ id: String) -> Bool {
-        (16...64).contains(id.utf8.count) && id.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) }
-    }
-
-    /// A new id: 128 random bits.
-    public static func newID() -> String {
-        (0..<4).map { _ in String(UInt32.random(in: 0...UInt32.max), radix: 16) }
-            .map { String(repeating: "0", count: 8 - $0.count) + $0 }.joined()
     }
 
     /// The message's expiry for the broker: the shortest `expire` of its items, counted from
@@ -117,10 +106,10 @@ public struct RemoteItem: Codable, Equatable, Sendable {
 /// never plays it.
 public struct RemoteCancel: Codable, Equatable, Sendable {
     public var v: Int
-    public var id: String
+    public var id: PlayID
     public var from: String
 
-    public init(id: String, from: String) {
+    public init(id: PlayID, from: String) {
         self.v = WireProtocol.version
         self.id = id
         self.from = from
@@ -129,7 +118,7 @@ public struct RemoteCancel: Codable, Equatable, Sendable {
     /// The cancel a message holds, or nil (it is logged and dropped).
     public static func decode(_ payload: [UInt8]) -> RemoteCancel? {
         guard payload.count <= 4096, let cancel = try? JSONCoding.decode(RemoteCancel.self, from: payload),
-            cancel.v == WireProtocol.version, RemotePlay.isValidID(cancel.id),
+            cancel.v == WireProtocol.version, cancel.id.isWellFormed,
             ZoneName.problem(cancel.from, kind: "host") == nil
         else { return nil }
         return cancel
@@ -140,12 +129,12 @@ public struct RemoteCancel: Codable, Equatable, Sendable {
 /// in order (a refused play: one `failed` outcome with the reason and code 64).
 public struct RemoteResult: Codable, Equatable, Sendable {
     public var v: Int
-    public var id: String
+    public var id: PlayID
     public var host: String
     public var outcomes: [Outcome]
     public var time: Double
 
-    public init(id: String, host: String, outcomes: [Outcome], time: Double) {
+    public init(id: PlayID, host: String, outcomes: [Outcome], time: Double) {
         self.v = WireProtocol.version
         self.id = id
         self.host = host

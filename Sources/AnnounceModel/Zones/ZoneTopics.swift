@@ -11,7 +11,7 @@
 public enum ZoneTopic: Equatable, Sendable {
     case hostPlay(String)
     case zonePlay(String)
-    case result(request: String, host: String)
+    case result(request: PlayID, host: String)
     case status(String)
     case hostSay(String)
     case zoneSay(String)
@@ -38,7 +38,7 @@ public enum ZoneTopic: Equatable, Sendable {
     /// Every host's status.
     public static let statusPattern = "\(root)/status/+"
     /// Every host's result of one request.
-    public static func resultPattern(request: String) -> String { "\(root)/result/\(request)/+" }
+    public static func resultPattern(request: PlayID) -> String { "\(root)/result/\(request)/+" }
 
     /// The topic `name` is, when it is one of the layout's with valid names; nil otherwise.
     public init?(_ name: String) {
@@ -54,8 +54,8 @@ public enum ZoneTopic: Equatable, Sendable {
             case "cancel": self = forHost ? .hostCancel(name) : .zoneCancel(name)
             default: return nil
             }
-        case ("result", 5) where RemotePlay.isValidID(parts[3]) && ZoneName.problem(parts[4], kind: "host") == nil:
-            self = .result(request: parts[3], host: parts[4])
+        case ("result", 5) where PlayID(parts[3]).isWellFormed && ZoneName.problem(parts[4], kind: "host") == nil:
+            self = .result(request: PlayID(parts[3]), host: parts[4])
         case ("status", 4) where ZoneName.problem(parts[3], kind: "host") == nil: self = .status(parts[3])
         default: return nil
         }

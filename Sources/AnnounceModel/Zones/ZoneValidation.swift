@@ -19,7 +19,7 @@ extension RemotePlay {
             return .failure(ZoneRefusal(id: nil, reason: "malformed play: not a JSON object"))
         }
         // An id worth answering to: the refusal can go back to the sender.
-        guard isValidID(play.id) else {
+        guard play.id.isWellFormed else {
             return .failure(ZoneRefusal(id: nil, reason: "id must be 16 to 64 lowercase hex digits"))
         }
         if let problem = play.problem { return .failure(ZoneRefusal(id: play.id, reason: problem)) }
@@ -97,10 +97,10 @@ extension RemoteItem {
 
 /// A play message a host does not play: logged, and answered to its sender when it has an id.
 public struct ZoneRefusal: Error, Equatable, Sendable {
-    public var id: String?
+    public var id: PlayID?
     public var reason: String
 
-    public init(id: String?, reason: String) {
+    public init(id: PlayID?, reason: String) {
         self.id = id
         self.reason = reason
     }
