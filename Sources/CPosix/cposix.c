@@ -37,13 +37,18 @@ int announce_unix_listen(const char *path, int backlog, mode_t mode) {
     if (status < 0) return status;
     int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
     if (fd < 0) return -errno;
-    // Only those the mode names may connect, whatever the directory's mode.
-    mode_t old = umask(~mode & 0777);
-    status = bind(fd, (struct sockaddr *)&address, sizeof address);
-    umask(old);
-    if (status < 0 || listen(fd, backlog) < 0) {
+    if (bind(fd, (struct sockaddr *)&address, sizeof address) < 0) {
         int error = errno;
         close(fd);
+        return -error;
+    }
+    // Only those the mode names may connect, whatever the directory's mode. Set before
+    // listen(): until then a connect is refused, whatever mode bind gave. Not by the umask:
+    // it is the whole process's, and another thread's files would get this mode meanwhile.
+    if (chmod(path, mode) < 0 || listen(fd, backlog) < 0) {
+        int error = errno;
+        close(fd);
+        unlink(path);
         return -error;
     }
     return fd;
