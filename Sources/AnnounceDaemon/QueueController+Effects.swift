@@ -109,10 +109,13 @@ extension QueueController {
                 do { try spool.finish(item, event: event) } catch { logger.error("\(error.description)") }
                 logger.info(
                     "\(item.id) \(item.clip.path): \(outcome.kind.rawValue)\(outcome.reason.map { " (\($0))" } ?? "")")
-                // Held until its own device closes (a multi-route play: the first such device).
-                if let device = played?.devices.names.first(where: {
-                    $0 != configuration.device && devices.open.contains($0)
-                }) {
+                // Held until its own device closes (a multi-route play: the first such device):
+                // what it wrote is heard by then. One that wrote nothing is told at once.
+                if let played, played.frames > 0,
+                    let device = played.devices.names.first(where: {
+                        $0 != configuration.device && devices.open.contains($0)
+                    })
+                {
                     hub.emit(event, whenClosed: device)
                 } else {
                     hub.emit(event)

@@ -283,8 +283,8 @@ public final class PlaybackEngine: @unchecked Sendable {
         try state.withLock { state throws(AnnounceError) -> (OpenDevice, Int, Bool, Bool) in
             var opened = false
             guard state.freeSlots != 0 else {
-                // the 33rd is refused
-                throw .deviceUnavailable(device: device, reason: "\(OpenDevice.maxStreams) streams already play on it")
+                // The 33rd fails (69). Not a device problem: nothing waits for the device to come back.
+                throw .unavailable("device '\(device)': \(OpenDevice.maxStreams) streams already play on it")
             }
             if state.isIdle,
                 state.open.map({ $0.output.format.sampleRate != rate || $0.output.format.channels != channels }) ?? true

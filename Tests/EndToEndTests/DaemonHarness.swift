@@ -74,6 +74,7 @@ struct WireStatus: Decodable, Sendable {
     var deviceOpen: Bool
     var paused: Bool
     var playing: WireItem?
+    var mixing: [WireItem]?
     var queued: [WireItem]
     var scheduled: [WireItem]
     var quiet: Bool?

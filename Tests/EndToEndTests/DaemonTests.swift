@@ -501,6 +501,37 @@ struct DaemonTests {
         }
     }
 
+    @Test("a 33rd stream on one device fails at once (69) saying so, and its client exits; the 32 play on")
+    func thirtyThirdStream() async throws {
+        try await withDaemonRuntime { runtime in
+            // The daemon's own device is another: a play's finished event waits for its own
+            // device to close, once it has written there.
+            _ = try await runtime.startDaemon(device: Harness.fileDevice(try Harness.capturePath("thirty-third")))
+            let listener = try runtime.client()
+            _ = try await offPool { try listener.call(#"{"v":1,"op":"events"}"#) }
+            let bed = try Tones.clip(440, seconds: 0.05)
+            let beds = try await runtime.announce(
+                ["play", "--no-wait", "-q", "--category", "ambient", "--loops", "-1", "-d", "null"]
+                    + Array(repeating: bed, count: 32))
+            try #require(beds.status == 0, "\(beds)")
+            _ = try await offPool {
+                var started = 0
+                return try listener.events(until: { event in
+                    if event.event == "started" { started += 1 }
+                    return started == 32
+                })
+            }
+            // It wrote nothing on null, so nothing holds its finished event until null closes.
+            let extra = try await runtime.announce(
+                ["play", "--category", "ambient", "-d", "null", try Tones.clip(880)], killAfter: 20)
+            #expect(
+                extra.status == 69 && extra.stderrLines == ["announce: device 'null': 32 streams already play on it"],
+                "\(extra)")
+            #expect(try await runtime.status().mixing?.count == 32)
+            try await runtime.control("stop")
+        }
+    }
+
     @Test("an auto-started daemon finding daemon.log past 1 MiB moves it to daemon.log.1 and logs anew")
     func logRotation() async throws {
         try await withDaemonRuntime { runtime in
