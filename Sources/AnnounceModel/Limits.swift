@@ -30,8 +30,9 @@ public enum Limits {
     public static let latestTime = 1e11
     /// Most channels a source may have: a header saying more is corrupt, not a layout.
     public static let maxChannels = 32
-    /// Highest sample rate a source may have, in Hz.
-    public static let maxSampleRate = 768_000
+    /// Sample rates a source may have, in Hz: below 16 Hz libebur128 measures nothing, so the
+    /// level could not be set; a header saying less (or over 768 kHz) is corrupt, not audio.
+    public static let sampleRates = 16...768_000
     /// Longest text `announce say` speaks, in bytes: with JSON's worst escaping (6 bytes a
     /// control character) it still fits a request line (`WireProtocol.maxLineBytes`).
     public static let maxSpeechBytes = 160 * 1024

@@ -42,8 +42,10 @@ func validate(channels: Int, sampleRate: Int, path: String) throws(AnnounceError
             path: path, reason: "header says \(channels) channels; at most \(Limits.maxChannels) are supported")
     }
     guard sampleRate > 0 else { throw .undecodable(path: path, reason: "header says 0 Hz") }
-    guard sampleRate <= Limits.maxSampleRate else {
+    guard Limits.sampleRates.contains(sampleRate) else {
+        let rates = Limits.sampleRates
         throw .undecodable(
-            path: path, reason: "header says \(sampleRate) Hz; at most \(Limits.maxSampleRate) Hz is supported")
+            path: path,
+            reason: "header says \(sampleRate) Hz; \(rates.lowerBound) to \(rates.upperBound) Hz is supported")
     }
 }

@@ -80,7 +80,7 @@ public final class SndFileDecoder: AudioDecoder {
         }
         factFrames = DeclaredLength.factFrames(header).flatMap { $0 > 0 && $0 < Int64(sfInfo.frames) ? $0 : nil }
         // Any length beyond a day at 768 kHz is libsndfile's "unknown", not a length.
-        lengthUnknown = sfInfo.frames > 86_400 * Int64(Limits.maxSampleRate)
+        lengthUnknown = sfInfo.frames > 86_400 * Int64(Limits.sampleRates.upperBound)
         // libsndfile neither reorders Vorbis/Opus channels nor tells their map (SFC_GET_CHANNEL_MAP_INFO).
         let minor = Int(announce_sf_minor(sfInfo.format))
         wavOrder =

@@ -79,6 +79,43 @@ struct BadInputTests {
         }
     }
 
+    /// A 16-bit stereo PCM WAV of `frames` frames of a square wave whose header says `rate`.
+    static func wav(rate: UInt32, frames: Int, named name: String) throws -> String {
+        var bytes: [UInt8] = []
+        func add(_ value: UInt32, _ count: Int) {
+            for i in 0..<count { bytes.append(UInt8(truncatingIfNeeded: value >> (8 * i))) }
+        }
+        let data = UInt32(frames * 4)
+        bytes += Array("RIFF".utf8)
+        add(36 + data, 4)
+        bytes += Array("WAVEfmt ".utf8)
+        for (value, count) in [(16, 4), (1, 2), (2, 2), (rate, 4), (rate * 4, 4), (4, 2), (16, 2)] as [(UInt32, Int)] {
+            add(value, count)
+        }
+        bytes += Array("data".utf8)
+        add(data, 4)
+        for frame in 0..<frames { for _ in 0..<2 { add(frame % 2 == 0 ? 8000 : UInt32(UInt16(bitPattern: -8000)), 2) } }
+        let path = try Harness.workResult.get().appendingPathComponent(name).path
+        try Data(bytes).write(to: URL(fileURLWithPath: path))
+        return path
+    }
+
+    /// libebur128 measures nothing below 16 Hz: such a header is refused as the decoders
+    /// refuse one over 768 kHz, not met by an internal error (70) at the level stage.
+    @Test("a WAV whose header says 15 Hz: 65 naming the rates supported, from play, info and alert; 16 Hz plays")
+    func sampleRateBelowTheFloor() async throws {
+        let slow = try Self.wav(rate: 15, frames: 30, named: "fifteen-hertz.wav")
+        let line = "announce: \(slow): header says 15 Hz; 16 to 768000 Hz is supported"
+        for arguments in [["play", "-d", "null", slow], ["info", slow], ["alert", "--wait", "-d", "null", slow]] {
+            let outcome = try await Runner.announce(arguments)
+            Self.expectOneError(outcome, status: 65, naming: "\(slow): ")
+            #expect(outcome.stderrLines == [line], "\(arguments)")
+        }
+        let lowest = try Self.wav(rate: 16, frames: 32, named: "sixteen-hertz.wav")
+        let played = try await Runner.announce(["play", "-d", "null", lowest])
+        #expect(played.status == 0 && played.stderr.isEmpty, "\(played)")
+    }
+
     /// Headers that parse and no frame that decodes (mpg123 decodes none either): not a
     /// silent success.
     @Test("an MP3 whose frames all trim away → 65 'holds no audio frames', from play, info and info --json")

@@ -84,7 +84,7 @@ public enum PiperVoices {
     static func load(_ path: String) -> VoiceModel? {
         guard access(path, R_OK) == 0, let bytes = readWholeFile(path + ".json"),
             let config = try? JSONDecoder().decode(Config.self, from: Data(bytes)),
-            (1...Limits.maxSampleRate).contains(config.audio.sampleRate)
+            Limits.sampleRates.contains(config.audio.sampleRate)
         else { return nil }
         let file = path.split(separator: "/").last.map(String.init) ?? path
         let description = [config.dataset, config.audio.quality].compactMap { $0 }.joined(separator: ", ")

@@ -35,7 +35,7 @@ struct WAVStreamHeader: Equatable {
                 func u16(_ at: Int) -> Int { Int(body[at]) | Int(body[at + 1]) << 8 }
                 let rate = u16(4) | u16(6) << 16
                 guard u16(0) == 1, u16(14) == 16 else { throw fail("not 16-bit PCM") }
-                guard (1...Limits.maxChannels).contains(u16(2)), (1...Limits.maxSampleRate).contains(rate) else {
+                guard (1...Limits.maxChannels).contains(u16(2)), Limits.sampleRates.contains(rate) else {
                     throw fail("WAV format out of range")
                 }
                 format = (rate, u16(2))
