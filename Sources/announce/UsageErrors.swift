@@ -50,8 +50,11 @@ enum UsageErrors {
 
     /// The candidate `word` most likely mistypes: the only one it begins (`--prio`), else the
     /// closest by edit distance, counting a swap of neighbours as one edit (`paly`).
-    static func nearest(_ word: String, among candidates: [String]) -> String? {
-        let prefixed = candidates.filter { $0.hasPrefix(word) && $0 != word }
+    static func nearest(_ word: String, among all: [String]) -> String? {
+        // The word itself is no suggestion: an option named only in the help's prose
+        // (`cancel --json`) is unknown, and not a typo of itself.
+        let candidates = all.filter { $0 != word }
+        let prefixed = candidates.filter { $0.hasPrefix(word) }
         if prefixed.count == 1, word.trimmingDashes.count >= 2 { return prefixed[0] }
         let limit = word.trimmingDashes.count <= 4 ? 1 : 2
         let scored = candidates.map { (candidate: $0, distance: editDistance(word, $0)) }.filter {

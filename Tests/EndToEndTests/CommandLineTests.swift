@@ -53,6 +53,10 @@ struct CommandLineTests {
         // Without a FILE, the unknown option or the bad value is still what is reported.
         UsageCase(arguments: ["info", "--jsn"], line: "announce: --jsn: unknown option; did you mean '--json'?"),
         UsageCase(arguments: ["play", "--helpp"], line: "announce: --helpp: unknown option; did you mean '--help'?"),
+        // Named in the help's prose, not an option here: no "did you mean '--json'?".
+        UsageCase(
+            arguments: ["cancel", "--json", "0a0ad6c1de08"],
+            line: "announce: --json: unknown option (see 'announce cancel --help')"),
         UsageCase(
             arguments: ["play", "--volume", "-1"],
             line: "announce: --volume -1: out of range 0…1 (see 'announce play --help')"),
