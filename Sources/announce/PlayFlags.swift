@@ -5,6 +5,7 @@ import AnnounceSources
 import AnnounceSystem
 import ArgumentParser
 import Logging
+import Synchronization
 
 #if canImport(Glibc)
     import Glibc
@@ -320,17 +321,36 @@ struct ChimeFlags: ParsableArguments {
     /// `request`'s chimes: the options', else the config file's for its priority; each resolved
     /// to an absolute path and opened as the daemon will (66, 65 naming it) before anything is queued.
     func apply(to request: inout ItemRequest) throws(AnnounceError) {
-        let before = chime ?? UserConfiguration.load().configuration.chimes[request.priority ?? .default]
-        request.clip.chime = try Self.checked(before, option: "--chime")
-        request.clip.chimeAfter = try Self.checked(chimeAfter, option: "--chime-after")
+        request.clip.chime =
+            if let chime { try Self.checked(chime, as: "--chime \(chime)") } else {
+                Self.configured(for: request.priority ?? .default)
+            }
+        request.clip.chimeAfter = try chimeAfter.flatMap { sound throws(AnnounceError) in
+            try Self.checked(sound, as: "--chime-after \(sound)")
+        }
     }
 
-    /// The sound's absolute path; nil for none. Its errors name it as given: `--chime ding: no such file`.
-    private static func checked(_ sound: String?, option: String) throws(AnnounceError) -> String? {
-        guard let sound, sound != "none" else { return nil }
+    /// The config file's chime for `priority`. Nothing in the file is fatal: one that cannot
+    /// play is a warning (once), and the item plays without it.
+    private static func configured(for priority: Priority) -> String? {
+        let file = UserConfiguration.defaultPath()
+        guard let sound = UserConfiguration.load(path: file).configuration.chimes[priority] else { return nil }
+        do throws(AnnounceError) {
+            return try checked(sound, as: "\(file ?? "config"): [chime] \(priority.rawValue) = \(sound)")
+        } catch {
+            let warning = "\(error.description); it plays without a chime"
+            if warned.withLock({ $0.insert(warning).inserted }) { Logger(label: "announce").warning("\(warning)") }
+            return nil
+        }
+    }
+    private static let warned = Mutex<Set<String>>([])
+
+    /// The sound's absolute path; nil for none. Its errors name it as `label`: `--chime ding: no such file`.
+    private static func checked(_ sound: String, as label: String) throws(AnnounceError) -> String? {
+        guard sound != "none" else { return nil }
         let path = absolutePath(SoundNames.resolve(sound))
         do throws(AnnounceError) { _ = try DecoderRegistry.open(FileName(path)) } catch {
-            throw error.naming(path, as: "\(option) \(sound)")
+            throw error.naming(path, as: label)
         }
         return path
     }

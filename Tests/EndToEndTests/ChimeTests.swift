@@ -90,6 +90,32 @@ struct ChimeTests {
         }
     }
 
+    /// Nothing in the config file is fatal: a `--chime` given is checked as an option (66, 65),
+    /// a `[chime]` entry only warns.
+    @Test("a [chime] entry that cannot play: one warning naming the file's line, and the item plays without it")
+    func badConfiguredChime() async throws {
+        let clip = try await LoudnessTests.clip("chime-config-bad", ["synth", "0.5", "sine", "440"])
+        let home = try LoudnessTests.configHome("[chime]\nhigh = /nonexistent/ding.wav\n")
+        let config = home + "/announce/config"
+        try await withDaemonRuntime { runtime in
+            let capture = try Harness.capturePath("chime-config-bad")
+            let outcome = try await runtime.announce(
+                ["play", clip, clip, "--priority", "high", "-d", Harness.fileDevice(capture)],
+                environment: ["XDG_CONFIG_HOME": home])
+            #expect(outcome.status == 0, "\(outcome)")
+            #expect(
+                outcome.stderrLines == [
+                    "announce: warning: \(config): [chime] high = /nonexistent/ding.wav: no such file; it plays without a chime"
+                ], "\(outcome)")
+            let soxi = try await Runner.run("soxi", ["-D", capture])
+            #expect(
+                abs((Double(soxi.stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? 0) - 1) < 0.01, "\(soxi)")
+            let quiet = try await runtime.announce(
+                ["play", "-q", clip, "--priority", "high", "-d", "null"], environment: ["XDG_CONFIG_HOME": home])
+            #expect(quiet.status == 0 && quiet.stderr.isEmpty, "-q: \(quiet)")
+        }
+    }
+
     @Test("a missing chime is 66 and one that is not audio 65, one line naming it as given, nothing queued")
     func badChimes() async throws {
         let clip = try await LoudnessTests.clip("chime-bad", ["synth", "0.2", "sine", "440"])
