@@ -86,6 +86,15 @@ public final class DaemonClient {
         return DaemonClient(runtime: runtime, fd: try startDaemon(runtime))
     }
 
+    /// For a command that reads or changes the queue (status, cancel, skip, pause...): the
+    /// daemon that answers; else, when the spool still holds items (a daemon died with them
+    /// queued), one started as `play` would, which takes them back so the command acts on them;
+    /// else nil: no daemon, and nothing queued.
+    public static func connectToQueue(runtime: RuntimeDirectory) throws(AnnounceError) -> DaemonClient? {
+        if let client = try connect(autoStart: false, runtime: runtime) { return client }
+        return runtime.holdsSpooledItems ? try connect(autoStart: true, runtime: runtime) : nil
+    }
+
     /// A connection, or nil when no daemon listens. A daemon that does not take it (stopped,
     /// or wedged with its backlog full) is an error once `answerTimeout` has passed.
     private static func tryConnect(_ runtime: RuntimeDirectory, system: Bool = false) throws(AnnounceError) -> Int32? {

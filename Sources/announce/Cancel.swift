@@ -45,7 +45,8 @@ struct Cancel: ParsableCommand {
     func run() throws {
         _ = CLILogHandler.bootstrap(quiet: verbosity.quiet)
         do {
-            guard let client = try DaemonClient.connect(autoStart: false) else {
+            let runtime = try RuntimeDirectory.forClient(RuntimeDirectory.clientTarget())
+            guard let client = try DaemonClient.connectToQueue(runtime: runtime) else {
                 if !ids.isEmpty {
                     printError("no daemon running: \(ids.joined(separator: ", ")) not queued")
                     throw ExitCode(Outcome.notPlayedExitCode)

@@ -35,7 +35,7 @@ struct ControlCommand<Control: ControlOperation>: ParsableCommand {
         let request = Control.request
         do {
             let runtime = try RuntimeDirectory.forClient(RuntimeDirectory.clientTarget())
-            guard let client = try DaemonClient.connect(autoStart: false, runtime: runtime) else {
+            guard let client = try DaemonClient.connectToQueue(runtime: runtime) else {
                 if request == .pause || request == .resume { try runtime.setPaused(request == .pause) }
                 return
             }

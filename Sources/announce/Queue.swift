@@ -42,7 +42,7 @@ private func showStatus(json: Bool, listItems: Bool, quiet: Bool) throws {
     _ = CLILogHandler.bootstrap(quiet: quiet)
     do {
         let runtime = try RuntimeDirectory.forClient(RuntimeDirectory.clientTarget())
-        guard let client = try DaemonClient.connect(autoStart: false, runtime: runtime) else {
+        guard let client = try DaemonClient.connectToQueue(runtime: runtime) else {
             // The pause outlives the daemon: the next one starts paused.
             let since = runtime.pausedSince
             if json {

@@ -158,6 +158,29 @@ struct ReliabilityTests {
         }
     }
 
+    @Test("after a SIGKILL, status and cancel find the spooled item: a daemon is started, takes it back and cancels it")
+    func commandsAfterAKilledDaemonSeeItsSpool() async throws {
+        try await withDaemonRuntime { runtime in
+            let queued = try await runtime.announce(
+                ["play", "--no-wait", "--loops", "-1", "-d", "null", try Tones.clip(440, seconds: 0.2)])
+            try #require(queued.status == 0, "\(queued)")
+            let id = queued.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+            let killed = try #require(runtime.lockPID)
+            kill(killed, SIGKILL)
+            try #require(await runtime.waitForLockRelease(timeout: 5))
+            #expect(FileManager.default.fileExists(atPath: runtime.spoolPath + "/\(id).json"))
+            // Not "no daemon running; nothing is queued": the spool says otherwise.
+            let status = try await runtime.status()
+            #expect(
+                status.pid != killed && (status.playing?.id == id || status.queued.contains { $0.id == id }),
+                "\(status)")
+            let cancel = try await runtime.announce(["cancel", id])
+            #expect(cancel.status == 0 && cancel.stderr.isEmpty, "\(cancel)")
+            let after = try await runtime.status()
+            #expect(after.playing == nil && after.queued.isEmpty, "\(after)")
+        }
+    }
+
     @Test("a waiting play keeps waiting while the daemon answers, and exits 69 once it is stopped, its item cancelled")
     func aWaitingPlayTellsAliveFromStopped() async throws {
         try await withDaemonRuntime { runtime in

@@ -18,6 +18,18 @@ public struct RuntimeDirectory: Sendable {
     /// Held by the client that is starting a daemon, so fifty callers start one.
     public var spawnLockPath: String { path + "/spawn.lock" }
     public var spoolPath: String { path + "/spool" }
+    /// The spool holds an item (`ID.json`): with no daemon running, one that died left it queued.
+    public var holdsSpooledItems: Bool {
+        guard let directory = opendir(spoolPath) else { return false }
+        defer { closedir(directory) }
+        while let entry = readdir(directory) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) {
+                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
+            }
+            if name.hasSuffix(".json"), ItemID(String(name.dropLast(5))).isWellFormed { return true }
+        }
+        return false
+    }
     public var outcomesPath: String { path + "/outcomes" }
     /// Present while the user has the queue paused, so a restarted daemon stays paused.
     public var pausedMarkerPath: String { path + "/paused" }
