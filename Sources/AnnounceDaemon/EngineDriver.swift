@@ -353,6 +353,22 @@ final class EngineDriver: @unchecked Sendable {
                     .failed(code: 69, message: message), played: report.framesPlayed, total: total,
                     rate: info.sampleRate)
             }
+            // A first play from a --start that the header's length allowed, in a file whose audio
+            // ends before it (truncated): nothing was heard, which is no success (64, as `play`
+            // says it of a length it knows).
+            if !report.stopped, report.framesPlayed == 0, item.heardFrames == 0, let start = item.clip.start,
+                startFrame > 0
+            {
+                let problem = PlaybackOptions.startPastEnd(
+                    TimeSpan(seconds: start), name: source.name,
+                    // A count against the header's ("truncated: 0.3 of 1.0 s") says where; an
+                    // Ogg file's, counted from the seek, would not.
+                    end: report.truncationWarning.flatMap { $0.contains(" of ") ? $0 : nil }
+                        ?? "the file is cut short before it")
+                details.warning = nil  // the reason says it: one line
+                return ended(
+                    .failed(code: problem.exitCode, message: problem.description), total: total, rate: info.sampleRate)
+            }
             ended(
                 report.stopped ? .stopped : .finished, played: report.framesPlayed, total: total, rate: info.sampleRate)
         case .failure(let error):

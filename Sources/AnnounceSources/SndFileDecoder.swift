@@ -267,12 +267,14 @@ public final class SndFileDecoder: AudioDecoder {
     }
 
     public func seek(toFrame frame: Int64) throws(AnnounceError) {
-        guard sf_seek(file, sf_count_t(frame), SEEK_SET) >= 0 else {
+        let position = sf_seek(file, sf_count_t(frame), SEEK_SET)
+        guard position >= 0 else {
             try view?.cursor.check()
             throw .undecodable(
                 path: path, reason: "cannot seek to frame \(frame): \(String(cString: sf_strerror(file)))")
         }
-        framesRead = frame
+        // Where it got: past the end of a cut Ogg file, its end, which is where a warning counts from.
+        framesRead = Int64(position)
     }
 
     private static func describe(_ sf: SF_INFO, path: String, sniffed: SniffedContainer) throws(AnnounceError)

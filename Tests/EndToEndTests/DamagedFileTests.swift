@@ -83,6 +83,24 @@ struct DamagedFileTests {
         #expect(info.status == 65, "\(info)")
     }
 
+    /// The header's length let `--start` pass, the audio ends before it: nothing is heard, so it is
+    /// no success, but the 64 `play` gives a --start past a known end.
+    @Test(
+        "--start past where a cut file's audio ends: 64, one line with where it ends, nothing played",
+        arguments: [
+            ("cut.flac", "0.6s", "0:00.6", "truncated: 0.3 of 1.0 s"),
+            ("cut.opus", "8s", "0:08.0", "the file is cut short before it")
+        ])
+    func startPastTheCut(_ file: String, _ start: String, _ said: String, _ end: String) async throws {
+        let path = try Harness.fixture("damaged/\(file)")
+        let play = try await Playback.run([path], ["--start", start], debug: false, label: "start-past-cut")
+        #expect(play.outcome.status == 64, "\(play.outcome)")
+        #expect(
+            play.outcome.stderrLines == ["announce: \(path): --start \(said) is at or past the end (\(end))"],
+            "\(play.outcome)")
+        #expect(play.capturedNothing)
+    }
+
     @Test("a WAV whose data chunk is longer than the file warns 'truncated' and info says so")
     func truncatedWAV() async throws {
         let path = try Harness.fixture("bad/huge-data-size.wav")

@@ -39,9 +39,12 @@ extension PlaybackOptions {
         guard let start, let frames else { return nil }
         let startFrame = start.frames(atRate: sampleRate)
         guard startFrame > 0, startFrame >= frames else { return nil }
-        return .usage(
-            "\(name): --start \(start) is at or past the end (\(TimeSpan(seconds: Double(frames) / Double(sampleRate))))"
-        )
+        return startPastEnd(start, name: name, end: "\(TimeSpan(seconds: Double(frames) / Double(sampleRate)))")
+    }
+
+    /// `start` at or past where `name`'s audio ends (`end` says where): 64.
+    public static func startPastEnd(_ start: TimeSpan, name: String, end: String) -> AnnounceError {
+        .usage("\(name): --start \(start) is at or past the end (\(end))")
     }
 
     /// Frames in the whole program: every pass, the first from `startFrame`; nil when it loops
