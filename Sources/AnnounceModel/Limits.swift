@@ -13,6 +13,9 @@ public enum Limits {
     public static let maxTagBytes = 256
     /// Most items in one `play` request.
     public static let maxItemsPerPlay = 1000
+    /// Most command-line arguments: ArgumentParser's time grows with the square of the positional
+    /// ones (16,000 words to `say` took 7 s of CPU); 4096 take 0.5 s, and hold a full `play`.
+    public static let maxArguments = 4096
     /// Most descriptors one request may hand over (system queue): an item's audio and two chimes.
     public static let maxHandedFiles = 3 * maxItemsPerPlay
     /// More extra passes than this is a typo; -1 repeats forever.

@@ -9,8 +9,13 @@ enum UsageErrors {
     static let commands: [ParsableCommand.Type] = AnnounceCommand.configuration.subcommands
 
     /// What ArgumentParser does not report, or reports as something else: an unknown command
-    /// (`announce paly`, `announce help plya`). Checked before parsing.
+    /// (`announce paly`, `announce help plya`), and more arguments than it parses in good time
+    /// (`Limits.maxArguments`). Checked before parsing.
     static func check(_ arguments: [String]) -> String? {
+        if arguments.count > Limits.maxArguments {
+            return
+                "\(arguments.count) arguments: at most \(Limits.maxArguments); give say a long text as one argument or on stdin (say -)"
+        }
         guard let first = arguments.first, !first.hasPrefix("-") else { return nil }
         if first == "help" {
             if arguments.count > 2 {
