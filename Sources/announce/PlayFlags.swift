@@ -281,7 +281,7 @@ struct QueueFlags: ParsableArguments {
     var delay: TimeSpan?
 
     @Option(
-        name: .customLong("at"),
+        name: .customLong("at"), parsing: .unconditional,  // "-1:00" is a bad time, not a missing one
         help: ArgumentHelp("Play at this local time (the next one to come).", valueName: "HH:MM[:SS]"),
         transform: TimeOfDay.argument)
     var at: TimeOfDay?

@@ -38,6 +38,10 @@ struct CommandLineTests {
             arguments: ["play", "--at", "25:00", "a.wav"],
             line: "announce: --at 25:00: hour 25 is past 23 (a 24-hour clock runs 00:00 to 23:59)"),
         UsageCase(arguments: ["play", "--at", "7:60", "a.wav"], line: "announce: --at 7:60: minute 60 is past 59"),
+        // A value that starts with "-" is a bad time, not a missing value.
+        UsageCase(
+            arguments: ["play", "--at", "-1:00", "a.wav"],
+            line: "announce: --at -1:00: not a time of day; give HH:MM or HH:MM:SS on a 24-hour clock, like 07:30"),
         UsageCase(
             arguments: ["play", "--delay", "-5s", "a.wav"], line: "announce: --delay -5s: a duration cannot be negative"
         ),
