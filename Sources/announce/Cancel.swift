@@ -40,6 +40,8 @@ struct Cancel: ParsableCommand {
     func validate() throws {
         if ids.isEmpty == (tag == nil) { throw ValidationError("Give item ids or --tag, not both and not neither.") }
         if ids.contains("") { throw ValidationError("an item id cannot be empty") }
+        // The rule play's --tag keeps: no item ever has a tag that breaks it.
+        if let tag, let problem = ItemRequest.tagProblem(tag) { throw ValidationError(optionText(problem)) }
     }
 
     func run() throws {

@@ -116,6 +116,15 @@ struct BadInputTests {
         #expect(played.status == 0 && played.stderr.isEmpty, "\(played)")
     }
 
+    @Test("an empty file name is said as '': 66 from play, info and alert")
+    func emptyName() async throws {
+        for command in ["play", "info", "alert"] {
+            let outcome = try await Runner.announce([command, ""])
+            #expect(
+                outcome.status == 66 && outcome.stderrLines == ["announce: '': no such file"], "\(command): \(outcome)")
+        }
+    }
+
     /// Headers that parse and no frame that decodes (mpg123 decodes none either): not a
     /// silent success.
     @Test("an MP3 whose frames all trim away → 65 'holds no audio frames', from play, info and info --json")

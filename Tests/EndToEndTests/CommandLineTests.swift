@@ -65,6 +65,10 @@ struct CommandLineTests {
         UsageCase(
             arguments: ["say"] + Array(repeating: "word", count: 4096),
             line: "announce: 4097 arguments: at most 4096; give say a long text as one argument or on stdin (say -)"),
+        UsageCase(
+            arguments: ["cancel", "--tag", ""],
+            line: "announce: --tag must be 1 to 256 bytes (see 'announce cancel --help')"
+        ),
         // Named in the help's prose, not an option here: no "did you mean '--json'?".
         UsageCase(
             arguments: ["cancel", "--json", "0a0ad6c1de08"],

@@ -40,8 +40,9 @@ public enum AnnounceError: Error, Equatable, Sendable, CustomStringConvertible {
     public var description: String {
         switch self {
         case .usage(let message): message
-        case .undecodable(let path, let reason): "\(path): \(reason)"
-        case .cannotOpen(let path, let reason): "\(path): \(reason)"
+        // An empty name is said as '' (as cat and ls say it), not as nothing before the colon.
+        case .undecodable(let path, let reason): "\(path.isEmpty ? "''" : path): \(reason)"
+        case .cannotOpen(let path, let reason): "\(path.isEmpty ? "''" : path): \(reason)"
         case .deviceUnavailable(let device, let reason), .deviceBusy(let device, let reason):
             "device '\(device)': \(reason)"
         case .unavailable(let message): message
