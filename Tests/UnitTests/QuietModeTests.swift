@@ -235,6 +235,14 @@ private func mode(_ setting: QuietSetting? = nil, _ windows: [QuietHours] = []) 
         #expect(warnings.count == 1 && warnings.first?.hasPrefix("cfg:2: unknown key 'volume'") == true, "\(warnings)")
     }
 
+    @Test func aFileThatIsNoConfigFileGivesTenWarningsNotOneALine() {
+        let garbage = (1...50).map { "\u{7f}ELF garbage line \($0)" }.joined(separator: "\n")
+        let (configuration, warnings) = UserConfiguration.parse(garbage, name: "cfg")
+        #expect(configuration == UserConfiguration())
+        #expect(warnings.count == 10 && warnings[0].hasPrefix("cfg:1: expected 'key = value'"), "\(warnings)")
+        #expect(warnings.last == "cfg: 41 more problems; is it announce's config file?", "\(warnings)")
+    }
+
     @Test func silenceGapAndLevelSetWhatSkipSilenceCuts() {
         let (configuration, warnings) = UserConfiguration.parse(
             "silence-gap = 500ms\nsilence-level = -40dB\n", name: "cfg")

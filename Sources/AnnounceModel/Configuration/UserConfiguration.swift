@@ -123,6 +123,12 @@ public struct UserConfiguration: Equatable, Sendable {
     }
 
     /// Parses config text; `name` prefixes each warning (`name:LINE: reason`).
+    /// Most warnings one reading of the file gives.
+    static let maxWarnings = 10
+
+    /// A line or key as a warning quotes it: at most 40 characters.
+    private static func shown(_ text: String) -> String { text.count > 40 ? text.prefix(40) + "…" : text }
+
     public static func parse(_ text: String, name: String) -> (configuration: UserConfiguration, warnings: [String]) {
         var draft = ConfigDraft()
         var warnings: [String] = []
@@ -144,7 +150,7 @@ public struct UserConfiguration: Equatable, Sendable {
                 continue
             }
             guard let equals = line.firstIndex(of: "=") else {
-                warn("expected 'key = value', not '\(line)'")
+                warn("expected 'key = value', not '\(shown(line))'")
                 continue
             }
             let key = String(line[..<equals]).trimming(" \t").lowercased()
@@ -156,13 +162,19 @@ public struct UserConfiguration: Equatable, Sendable {
             // An unknown section's keys: warned once, at its header.
             guard ConfigKey.sections.contains(section) else { continue }
             guard let known = ConfigKey.key(key, in: section) else {
-                warn(ConfigKey.unknown(key, in: section))
+                warn(ConfigKey.unknown(shown(key), in: section))
                 continue
             }
             known.take(value, &draft, warn)
         }
         var configuration = draft.configuration
         configuration.mqtt = draft.mqtt.finish { warnings.append("\(name):\(mqttLine): \($0)") }
+        // Not a config file at all (a binary, a script): a few short lines say so, not one a line.
+        if warnings.count > maxWarnings {
+            let more = warnings.count - (maxWarnings - 1)
+            warnings =
+                warnings.prefix(maxWarnings - 1) + ["\(name): \(more) more problems; is it announce's config file?"]
+        }
         return (configuration, warnings)
     }
 
