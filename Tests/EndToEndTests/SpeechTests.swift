@@ -84,6 +84,14 @@ struct SpeechTests {
             #expect(speed.status == 64 && speed.stderr.contains("--speed 10"), "\(speed)")
             let ssml = try await say(["--engine", "flite", "--ssml", "<speak>hi</speak>"])
             #expect(ssml.status == 64 && ssml.stderr.contains("flite does not read SSML"), "\(ssml)")
+            // espeak-ng would read an <audio src> file with the daemon's rights.
+            let audio = try await say(["--ssml", #"<speak>a<audio src="/etc/hostname"/>b</speak>"#])
+            #expect(
+                audio.status == 64
+                    && audio.stderrLines == [
+                        "announce: the text: SSML <audio> is not spoken; play the file with announce play"
+                    ],
+                "\(audio)")
             let nul = try await Runner.run(
                 "sh", ["-c", "printf 'ab\\000cd' | exec \"$0\" say -d \"$1\" -", try Harness.binary(), device],
                 environment: runtime.environment)

@@ -68,6 +68,17 @@ extension ZoneModelTests {
         #expect(Speech(text: "hi", engine: .piper, voice: "/home/u/voices/x").problem == nil)
     }
 
+    /// espeak-ng plays an SSML <audio src> itself: a file read with the daemon's rights, from
+    /// whoever sent the text (another user on the system queue, another host).
+    @Test func ssmlNamesNoFileToRead() {
+        for text in [#"<speak>a<audio src="/etc/shadow"/>b</speak>"#, "<speak>< AUDIO src='x.wav'></AUDIO></speak>"] {
+            let problem = Speech(text: text, ssml: true).problem
+            #expect(problem == "speech.text: SSML <audio> is not spoken; play the file with announce play", "\(text)")
+        }
+        #expect(Speech(text: "<speak>audio <break time='1s'/> and <audiophile/></speak>", ssml: true).problem == nil)
+        #expect(Speech(text: "plain <audio> words", ssml: nil).problem == nil, "plain text is spoken, not parsed")
+    }
+
     @Test func aHostForgetsExpiredPlayRecordsAndKeepsAtMostTheLimit() {
         typealias Entry = SeenRecords.Entry
         let entries = [

@@ -67,6 +67,11 @@ public struct Speech: Codable, Equatable, Sendable {
         if ssml == true && !engine.readsSSML {
             return "speech.ssml: \(engine.rawValue) does not read SSML (espeak-ng does)"
         }
+        // espeak-ng plays an <audio src> file itself, with the daemon's rights: the system
+        // queue's user, or this host for a play from another one. A file is `play`'s to open.
+        if ssml == true, text.contains(/<\s*audio\b/.ignoresCase()) {
+            return "speech.text: SSML <audio> is not spoken; play the file with announce play"
+        }
         return nil
     }
 
