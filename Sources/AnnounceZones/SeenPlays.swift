@@ -103,18 +103,7 @@ final class SeenPlays: @unchecked Sendable {
         }
     }
 
-    private func names() -> [PlayID] {
-        guard let handle = opendir(directory) else { return [] }
-        defer { closedir(handle) }
-        var names: [PlayID] = []
-        while let entry = readdir(handle) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) {
-                PlayID(String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self))
-            }
-            if name.isWellFormed { names.append(name) }
-        }
-        return names
-    }
+    private func names() -> [PlayID] { directoryEntries(directory).map(PlayID.init).filter(\.isWellFormed) }
 
     /// Forgets the records `SeenRecords` says (expired, or beyond the most kept).
     func forgetExpired(now: Double) {

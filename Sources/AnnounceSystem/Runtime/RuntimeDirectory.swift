@@ -20,15 +20,7 @@ public struct RuntimeDirectory: Sendable {
     public var spoolPath: String { path + "/spool" }
     /// The spool holds an item (`ID.json`): with no daemon running, one that died left it queued.
     public var holdsSpooledItems: Bool {
-        guard let directory = opendir(spoolPath) else { return false }
-        defer { closedir(directory) }
-        while let entry = readdir(directory) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) {
-                String(decoding: $0.prefix { $0 != 0 }, as: UTF8.self)
-            }
-            if name.hasSuffix(".json"), ItemID(String(name.dropLast(5))).isWellFormed { return true }
-        }
-        return false
+        directoryEntries(spoolPath).contains { $0.hasSuffix(".json") && ItemID(String($0.dropLast(5))).isWellFormed }
     }
     public var outcomesPath: String { path + "/outcomes" }
     /// Present while the user has the queue paused, so a restarted daemon stays paused.
