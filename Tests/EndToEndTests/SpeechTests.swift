@@ -138,7 +138,10 @@ struct SpeechTests {
     func stopDuringAStalledRender() async throws {
         try await withDaemonRuntime { runtime in
             let directory = try scratch("say-stall")
-            let engine = try fakeEngine(in: directory, "exec sleep 40")
+            // A duration nothing else on the machine sleeps, matched whole: `pgrep -f "sleep 40"`
+            // also found a `sleep 400` of another program and failed the test.
+            let stall = "sleep 40.0417"
+            let engine = try fakeEngine(in: directory, "exec \(stall)")
             try await runtime.startDaemon(
                 device: "null", environment: ["PATH": engine.path, "XDG_CACHE_HOME": directory])
             let queued = try await runtime.announce(["say", "--no-wait", Self.text])
@@ -161,11 +164,11 @@ struct SpeechTests {
                 monotonicNow() - stopped < 3,
                 "the stop took \(monotonicNow() - stopped) s: it waited for the stalled engine")
             // SIGKILL reaches its process group at once; a loaded machine may take a moment to end it.
-            var sleeping = try await Runner.run("pgrep", ["-f", "sleep 40"])
+            var sleeping = try await Runner.run("pgrep", ["-x", "-f", stall])
             let gone = monotonicNow() + 3
             while !sleeping.stdout.isEmpty && monotonicNow() < gone {
                 try await Task.sleep(for: .milliseconds(20))
-                sleeping = try await Runner.run("pgrep", ["-f", "sleep 40"])
+                sleeping = try await Runner.run("pgrep", ["-x", "-f", stall])
             }
             #expect(sleeping.stdout.isEmpty, "the stalled engine was left running: \(sleeping.stdout)")
         }
